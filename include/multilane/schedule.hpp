@@ -1,0 +1,145 @@
+// multilane/schedule.hpp — one collective call as data.
+//
+// A Schedule holds, for every rank, an ordered program of operations on byte ranges of that
+// rank's buffers: send a range to a peer, receive a range from a peer, copy a range locally.
+// Each operation lists the earlier operations of the same rank it depends on; an operation may
+// start as soon as all of its dependencies have completed (it need not wait for operations
+// that merely come before it in the program). Pipelining is explicit: a message cut into
+// segments is several operations, and "forward segment k" depends on "receive segment k".
+//
+// Matching rule (the contract between builders and every consumer):
+//   the k-th Send of rank a to rank b matches the k-th Recv of rank b from rank a,
+// counted in program order, and the two must have the same length. Messages from a to b are
+// delivered in that order (one FIFO channel per ordered pair); a transfer completes when
+// both its Send and its Recv have started. A schedule that is correct under these synchronous
+// semantics is correct under any amount of buffering.
+//
+// Buffers: Send and Recv are the user's buffers of the collective (sizes fixed by the
+// collective, see collective.hpp); Scratch is a per-rank temporary the schedule asks for.
+// Ranges refer to these buffers directly, so an executor can run the schedule zero-copy.
+//
+// Lanes: a Send or Recv may name the lane (NIC index) it should use; both ends of a transfer
+// name the same lane, since lane i of every node is on the same network. kAnyLane leaves the
+// choice to the executor (which stripes by peer).
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace multilane {
+
+enum class Collective : std::uint8_t { Bcast, Scatter, Gather, Allgather, Alltoall };
+inline constexpr Collective kAllCollectives[] = {Collective::Bcast, Collective::Scatter,
+                                                 Collective::Gather, Collective::Allgather,
+                                                 Collective::Alltoall};
+std::string_view to_string(Collective c);
+std::optional<Collective> parse_collective(std::string_view name);
+
+enum class Buffer : std::uint8_t { Send, Recv, Scratch };
+std::string_view to_string(Buffer b);
+
+struct Range {
+  Buffer buffer = Buffer::Recv;
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+  std::uint64_t end() const { return offset + length; }
+  friend bool operator==(const Range&, const Range&) = default;
+};
+
+enum class OpKind : std::uint8_t { Send, Recv, Copy };
+std::string_view to_string(OpKind k);
+
+inline constexpr int kAnyLane = -1;
+
+// Index of an operation within its rank's program.
+using OpIndex = std::uint32_t;
+inline constexpr OpIndex kNoOp = 0xffffffffu;
+
+struct Op {
+  OpKind kind = OpKind::Send;
+  std::int8_t lane = kAnyLane;  // Send/Recv: NIC to use
+  std::int32_t peer = -1;       // Send/Recv: the other rank
+  Range range;                  // Send: bytes read; Recv and Copy: bytes written
+  Range source;                 // Copy: bytes read
+  std::uint32_t deps_begin = 0;  // into Schedule::deps
+  std::uint32_t deps_count = 0;
+};
+
+// A whole collective call. Plain data: consumers read it, tests may mutate it.
+struct Schedule {
+  Collective collective = Collective::Bcast;
+  std::string algorithm;
+  int root = 0;
+  std::uint64_t size = 0;     // bytes: the whole message (bcast) or per rank (others)
+  std::uint64_t segment = 0;  // pipelining unit used by the builder (0: not pipelined)
+  int wan_pairs = 0;          // node pairs across the WAN (multilane scatter/gather), else 0
+
+  std::vector<Op> ops;                      // every rank's program, rank after rank
+  std::vector<std::uint32_t> rank_begin;    // size num_ranks()+1: rank r owns ops[rank_begin[r], rank_begin[r+1])
+  std::vector<OpIndex> deps;                // dependency lists, indices local to the rank
+  std::vector<std::uint64_t> scratch_bytes; // per rank
+
+  int num_ranks() const { return rank_begin.empty() ? 0 : static_cast<int>(rank_begin.size()) - 1; }
+  std::span<const Op> program(int rank) const {
+    return {ops.data() + rank_begin[rank], ops.data() + rank_begin[rank + 1]};
+  }
+  std::span<const OpIndex> deps_of(const Op& op) const {
+    return {deps.data() + op.deps_begin, op.deps_count};
+  }
+  std::size_t num_ops() const { return ops.size(); }
+};
+
+// Builds a Schedule rank by rank. Zero-length sends, receives and copies are dropped (their
+// index is kNoOp) and kNoOp dependencies are ignored, so builders handle empty messages and
+// empty segments without special cases.
+class ScheduleBuilder {
+ public:
+  ScheduleBuilder(Collective collective, std::string algorithm, int num_ranks, int root,
+                  std::uint64_t size, std::uint64_t segment);
+
+  // Starts the program of `rank`; ranks must be started in increasing order, each once.
+  void start_rank(int rank);
+  OpIndex send(int peer, Range range, int lane = kAnyLane, std::span<const OpIndex> deps = {});
+  OpIndex recv(int peer, Range range, int lane = kAnyLane, std::span<const OpIndex> deps = {});
+  OpIndex copy(Range to, Range from, std::span<const OpIndex> deps = {});
+  OpIndex send(int peer, Range range, int lane, std::initializer_list<OpIndex> deps) {
+    return send(peer, range, lane, std::span<const OpIndex>(deps.begin(), deps.size()));
+  }
+  OpIndex recv(int peer, Range range, int lane, std::initializer_list<OpIndex> deps) {
+    return recv(peer, range, lane, std::span<const OpIndex>(deps.begin(), deps.size()));
+  }
+  OpIndex copy(Range to, Range from, std::initializer_list<OpIndex> deps) {
+    return copy(to, from, std::span<const OpIndex>(deps.begin(), deps.size()));
+  }
+  // The current rank needs at least `bytes` of scratch.
+  void need_scratch(std::uint64_t bytes);
+  int current_rank() const { return current_; }
+  void set_wan_pairs(int pairs) { schedule_.wan_pairs = pairs; }
+
+  // Closes the last rank (ranks never started get empty programs) and returns the schedule.
+  Schedule finish();
+
+ private:
+  OpIndex append(Op op, std::span<const OpIndex> deps);
+  Schedule schedule_;
+  int current_ = -1;
+};
+
+// The same collective with every arrow reversed: sends become receives and vice versa, copies
+// swap source and destination, dependencies point the other way, and the Send and Recv
+// buffers swap roles. Turns a scatter into a gather (the papers' "gather is scatter with
+// every arrow reversed") and is an involution.
+Schedule reverse_schedule(const Schedule& schedule, Collective reversed_collective,
+                          std::string algorithm);
+
+// Human-readable listing: one line per operation, grouped by rank.
+std::string schedule_to_text(const Schedule& schedule, int max_ranks = -1);
+// JSON: {"collective":..., "algorithm":..., "ranks":[{"rank":0,"scratch":0,"ops":[...]}]}
+std::string schedule_to_json(const Schedule& schedule, int indent = -1);
+
+}  // namespace multilane
