@@ -19,8 +19,10 @@
 // Ranges refer to these buffers directly, so an executor can run the schedule zero-copy.
 //
 // Lanes: a Send or Recv may name the lane (NIC index) it should use; both ends of a transfer
-// name the same lane, since lane i of every node is on the same network. kAnyLane leaves the
-// choice to the executor (which stripes by peer).
+// name the same lane, since lane i of every node is on the same network. kAnyLane means the
+// transfer is striped evenly over every lane index that both nodes have (the papers' "link
+// aggregation": one transfer at the full node bandwidth). Trees whose nodes send to several
+// children at once name explicit lanes, so that each concurrent edge has a NIC of its own.
 #pragma once
 
 #include <cstdint>
