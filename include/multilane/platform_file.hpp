@@ -2,7 +2,11 @@
 //
 // The format is documented in docs/platform-format.md; examples are in examples/platforms/.
 // Errors are PlatformError with the message `FILE:LINE: key: reason` (unknown keys, missing
-// fields, zero or negative bandwidths, unknown sites in WAN links, duplicate names, bad units).
+// fields, zero or negative bandwidths, unknown sites in WAN links, duplicate names, bad units);
+// KEY is the dotted path of the offending value, like `site[1].node[0].lanes` or
+// `placement.nodes[3]`, and LINE its line (a missing key: the line of the table lacking it).
+// TOML syntax errors use the key `syntax`; a file that cannot be opened gives
+// `FILE: cannot open: REASON`.
 #pragma once
 
 #include <string>
@@ -32,6 +36,21 @@ struct GenerateOptions {
   double wan_aggregate_bps = 1.25e9;
   double wan_connection_bps = 0;  // 0: no per-connection cap
 };
+// Largest values generate_platform accepts (the CLI checks its arguments against these).
+struct GenerateLimits {
+  int sites = 4096;
+  int nodes = 65536;
+  int lanes = 64;
+  int cores = 1024;
+  long ranks = 1L << 22;  // sites x nodes x cores
+};
+inline constexpr GenerateLimits kGenerateLimits{};
+
+// Throws UsageError naming the first option out of range and the allowed range
+// ("sites must be between 1 and 4096, got 0"); bandwidths must be positive (the connection
+// cap may be 0: none), latencies zero or positive.
+void check_generate_options(const GenerateOptions& options);
+// Sites site0.., nodes SITE-0.., a WAN link between every two sites, one rank per core.
 Platform generate_platform(const GenerateOptions& options);
 
 }  // namespace multilane
