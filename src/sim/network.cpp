@@ -1,0 +1,127 @@
+#include "sim/network.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "multilane/errors.hpp"
+
+namespace multilane::sim {
+
+Network::Network(const Platform& platform) : platform_(platform) {
+  const auto nodes = platform.nodes.size();
+  lane_base_.assign(nodes + 1, 0);
+  for (std::size_t n = 0; n < nodes; ++n) {
+    lane_base_[n + 1] = lane_base_[n] + static_cast<std::uint32_t>(platform.nodes[n].lanes.size());
+  }
+  wan_base_ = 2 * lane_base_[nodes];
+  mem_base_ = wan_base_ + 2 * static_cast<std::uint32_t>(platform.wan_links.size());
+  capacity_.resize(mem_base_ + nodes);
+  for (std::size_t n = 0; n < nodes; ++n) {
+    const auto& node = platform.nodes[n];
+    for (std::size_t l = 0; l < node.lanes.size(); ++l) {
+      capacity_[lane_resource(int(n), int(l), true)] = node.lanes[l].up_bps;
+      capacity_[lane_resource(int(n), int(l), false)] = node.lanes[l].down_bps;
+    }
+    const auto& shm = platform.sites.at(node.site).shm;
+    capacity_[memory_resource(int(n))] = shm.copy_bps * std::max(node.cores, 1);
+  }
+  const auto sites = platform.sites.size();
+  site_pair_link_.assign(sites * sites, -1);
+  for (std::size_t i = 0; i < platform.wan_links.size(); ++i) {
+    const auto& w = platform.wan_links[i];
+    const double agg = w.aggregate_bps > 0 ? w.aggregate_bps : kInf;
+    capacity_[wan_resource(int(i), 0)] = agg;
+    capacity_[wan_resource(int(i), 1)] = agg;
+    site_pair_link_[w.site_a * sites + w.site_b] = int(i);
+    site_pair_link_[w.site_b * sites + w.site_a] = int(i);
+  }
+}
+
+ResourceKind Network::kind(std::uint32_t r) const {
+  if (r < wan_base_) return (r & 1u) ? ResourceKind::LaneDown : ResourceKind::LaneUp;
+  if (r < mem_base_) return ResourceKind::Wan;
+  return ResourceKind::Memory;
+}
+
+std::pair<int, int> Network::lane_of(std::uint32_t r) const {
+  const std::uint32_t global_lane = r / 2;
+  auto it = std::upper_bound(lane_base_.begin(), lane_base_.end(), global_lane);
+  const int node = static_cast<int>(it - lane_base_.begin()) - 1;
+  return {node, static_cast<int>(global_lane - lane_base_[node])};
+}
+
+double Network::connection_cap(std::uint32_t r, int connections) const {
+  const auto& link = platform_.wan_links[(r - wan_base_) / 2];
+  return link.connection_cap_bps(connections);
+}
+
+Path Network::copy_path(int rank) const {
+  const int node = platform_.ranks[rank].node;
+  Path p;
+  p.slots = 1;
+  p.resource[0] = memory_resource(node);
+  p.weight[0] = 1;
+  p.fixed_cap_bps = platform_.sites[platform_.nodes[node].site].shm.copy_bps;
+  p.lane = -2;
+  return p;
+}
+
+Path Network::transfer_path(int from, int to, int lane) const {
+  const int na = platform_.ranks[from].node;
+  const int nb = platform_.ranks[to].node;
+  const int sa = platform_.nodes[na].site;
+  const int sb = platform_.nodes[nb].site;
+  if (na == nb) {
+    // Shared memory: the sender copies into a shared segment, the receiver copies out.
+    Path p = copy_path(from);
+    p.fixed_cap_bps /= 2;
+    p.latency_s = platform_.sites[sa].shm.sync_latency_s;
+    return p;
+  }
+  const int la = lanes_of_node(na);
+  const int lb = lanes_of_node(nb);
+  Path p;
+  if (lane == -1) {
+    const int k = std::min({la, lb, kMaxStripe});
+    for (int i = 0; i < k; ++i) {
+      p.resource[p.slots] = lane_resource(na, i, true);
+      p.weight[p.slots++] = 1.0f / float(k);
+      p.resource[p.slots] = lane_resource(nb, i, false);
+      p.weight[p.slots++] = 1.0f / float(k);
+    }
+    p.connections = static_cast<std::uint16_t>(k);
+    p.lane = -1;
+  } else {
+    if (lane < 0 || lane >= la || lane >= lb) {
+      throw UsageError(fmt::format(
+          "rank {} (node {}, {} lanes) sends to rank {} (node {}, {} lanes) on lane {}, which "
+          "one of them does not have",
+          from, platform_.nodes[na].name, la, to, platform_.nodes[nb].name, lb, lane));
+    }
+    p.resource[p.slots] = lane_resource(na, lane, true);
+    p.weight[p.slots++] = 1;
+    p.resource[p.slots] = lane_resource(nb, lane, false);
+    p.weight[p.slots++] = 1;
+    p.connections = 1;
+    p.lane = static_cast<std::int16_t>(lane);
+  }
+  if (sa == sb) {
+    p.latency_s = platform_.sites[sa].lan_latency_s;
+    p.connections = 0;
+    return p;
+  }
+  const int link = site_pair_link_[std::size_t(sa) * platform_.sites.size() + std::size_t(sb)];
+  if (link < 0) {
+    throw UsageError(fmt::format("no WAN link between sites '{}' and '{}' (rank {} sends to rank {})",
+                                 platform_.sites[sa].name, platform_.sites[sb].name, from, to));
+  }
+  const auto& w = platform_.wan_links[link];
+  p.wan = wan_resource(link, w.site_a == sa ? 0 : 1);
+  p.resource[p.slots] = p.wan;
+  p.weight[p.slots++] = 1;
+  p.latency_s = w.latency_s;
+  return p;
+}
+
+}  // namespace multilane::sim

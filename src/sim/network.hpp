@@ -1,0 +1,78 @@
+// sim/network.hpp — the resources of a platform as the simulator sees them, and the path of a
+// transfer through them.
+//
+// Resources, numbered densely: for every node and lane an "up" and a "down" resource (lane
+// bandwidth each way), for every WAN link one resource per direction (aggregate bandwidth,
+// infinite when the link declares none), and for every node its memory (one core's copy
+// bandwidth times the node's cores). A Path lists the resources a flow crosses with the weight
+// of the flow on each (1, or 1/k on each of k lanes of a striped transfer), its latency and
+// what caps its rate: a fixed cap (memory copies) and, across a WAN, k connections each
+// limited to b_WAN cap(P) of the link (P = connections crossing that direction now).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "multilane/platform.hpp"
+
+namespace multilane::sim {
+
+inline constexpr std::uint32_t kNone = 0xffffffffu;
+inline constexpr int kMaxStripe = 8;                  // lanes a kAnyLane transfer stripes over
+inline constexpr int kMaxSlots = 2 * kMaxStripe + 1;  // lanes up + lanes down + WAN or memory
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct Path {
+  int slots = 0;
+  std::uint32_t resource[kMaxSlots] = {};
+  float weight[kMaxSlots] = {};
+  double latency_s = 0;
+  double fixed_cap_bps = kInf;   // per-flow cap independent of others (memory copies)
+  std::uint32_t wan = kNone;     // WAN direction resource crossed, if any
+  std::uint16_t connections = 0; // connections this flow opens on `wan`
+  std::int16_t lane = 0;         // lane used, -1 striped, -2 memory (for traces)
+};
+
+enum class ResourceKind : std::uint8_t { LaneUp, LaneDown, Wan, Memory };
+
+class Network {
+ public:
+  explicit Network(const Platform& platform);
+
+  // Path of a message from rank `from` to rank `to` on `lane` (kAnyLane: striped). Throws
+  // UsageError naming the sites when no WAN link joins them, or the lane a node lacks.
+  Path transfer_path(int from, int to, int lane) const;
+  // Path of a local copy by `rank`.
+  Path copy_path(int rank) const;
+
+  std::size_t num_resources() const { return capacity_.size(); }
+  double capacity(std::uint32_t r) const { return capacity_[r]; }
+  // Cap on one connection's rate across WAN direction resource `r` with `connections` active.
+  double connection_cap(std::uint32_t r, int connections) const;
+
+  ResourceKind kind(std::uint32_t r) const;
+  // For lanes: node and lane; for WAN: link and direction (0: a->b); for memory: node.
+  std::uint32_t lane_resource(int node, int lane, bool up) const {
+    return 2 * (lane_base_[node] + static_cast<std::uint32_t>(lane)) + (up ? 0 : 1);
+  }
+  std::uint32_t wan_resource(int link, int direction) const {
+    return wan_base_ + 2 * static_cast<std::uint32_t>(link) + static_cast<std::uint32_t>(direction);
+  }
+  std::uint32_t memory_resource(int node) const { return mem_base_ + static_cast<std::uint32_t>(node); }
+  std::uint32_t wan_base() const { return wan_base_; }
+  std::uint32_t mem_base() const { return mem_base_; }
+  int lanes_of_node(int node) const { return static_cast<int>(lane_base_[node + 1] - lane_base_[node]); }
+  // Inverse of lane_resource: (node, lane) of a lane resource.
+  std::pair<int, int> lane_of(std::uint32_t r) const;
+
+ private:
+  const Platform& platform_;
+  std::vector<std::uint32_t> lane_base_;  // per node, prefix sum of lanes (size nodes+1)
+  std::vector<double> capacity_;
+  std::vector<int> site_pair_link_;       // sites*sites -> link index or -1
+  std::uint32_t wan_base_ = 0;
+  std::uint32_t mem_base_ = 0;
+};
+
+}  // namespace multilane::sim
