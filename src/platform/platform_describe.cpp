@@ -73,8 +73,11 @@ std::string site_text(const Platform& platform, const Site& site) {
 
 std::string connection_cap_text(const WanLink& link) {
   std::string out;
-  if (!link.per_connection_table.empty()) {
-    out += "measured per connection:";
+  if (link.per_connection_table.size() == 1) {
+    out += "at most " + format_bandwidth(link.per_connection_table.front().bps) +
+           " per connection";
+  } else if (!link.per_connection_table.empty()) {
+    out += "per connection (P->rate):";
     for (const auto& p : link.per_connection_table) {
       out += fmt::format(" {}->{}", p.connections, format_bandwidth(p.bps));
     }

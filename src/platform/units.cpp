@@ -88,7 +88,9 @@ std::string_view trim(std::string_view text) {
 }
 
 [[noreturn]] void fail(std::string_view what, std::string_view text, std::string_view expected) {
-  throw UsageError(fmt::format("{} \"{}\" does not parse: expected {}", what, text, expected));
+  const bool negative = trim(text).starts_with('-');
+  throw UsageError(fmt::format("{} \"{}\" does not parse: {}expected {}", what, text,
+                               negative ? "negative values are not allowed; " : "", expected));
 }
 
 std::string size_expectation() {
