@@ -1,0 +1,30 @@
+// verify/access.hpp — which bytes an operation touches, and how big each buffer is.
+//
+// A Send reads its range; a Recv writes its range; a Copy reads `source` and writes `range`.
+// Buffer sizes come from the collective (Send, Recv) and from the schedule (Scratch).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "multilane/schedule.hpp"
+
+namespace multilane::verify {
+
+inline constexpr int kNumBuffers = 3;  // Send, Recv, Scratch
+inline int buffer_index(Buffer b) { return static_cast<int>(b); }
+
+std::uint64_t buffer_bytes(const Schedule& schedule, int rank, Buffer buffer);
+
+inline std::optional<Range> read_range(const Op& op) {
+  if (op.kind == OpKind::Send) return op.range;
+  if (op.kind == OpKind::Copy) return op.source;
+  return std::nullopt;
+}
+
+inline std::optional<Range> written_range(const Op& op) {
+  if (op.kind == OpKind::Recv || op.kind == OpKind::Copy) return op.range;
+  return std::nullopt;
+}
+
+}  // namespace multilane::verify

@@ -1,0 +1,173 @@
+#include "verify/races.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <optional>
+
+#include "verify/access.hpp"
+#include "verify/interval_map.hpp"
+#include "verify/reachability.hpp"
+
+namespace multilane::verify {
+
+namespace {
+
+// Who last wrote a run of bytes, and who read it since (a shared, immutable reader list).
+struct Access {
+  OpIndex writer = kNoOp;     // kNoOp: the bytes hold what they held before the call
+  std::uint32_t readers = 0;  // head of a list in RankRaceChecker::reader_nodes_, 0 = none
+  friend bool operator==(const Access&, const Access&) = default;
+};
+
+struct AccessTraits {
+  static Access shifted(const Access& a, std::uint64_t) { return a; }
+  static bool continues(const Access& left, std::uint64_t, const Access& right) {
+    return left == right;
+  }
+};
+
+enum class Hazard { ReadAfterWrite, WriteAfterWrite, WriteAfterRead };
+
+struct Conflict {
+  Hazard hazard;
+  OpIndex other;
+  std::uint64_t begin;
+  std::uint64_t end;
+};
+
+class RankRaceChecker {
+ public:
+  RankRaceChecker(const Schedule& s, int rank, ErrorSink& sink)
+      : s_(s), rank_(rank), program_(s.program(rank)), reach_(s, rank), sink_(sink) {
+    reader_nodes_.push_back({kNoOp, 0});  // index 0 is the empty list
+    ordered_stamp_.assign(program_.size(), kNoOp);
+    ordered_result_.assign(program_.size(), false);
+    create_maps_of_written_buffers();
+  }
+
+  void run() {
+    for (OpIndex i = 0; i < program_.size() && !sink_.full(); ++i) {
+      conflicts_.clear();
+      const Op& op = program_[i];
+      if (const auto r = read_range(op)) on_read(i, *r);
+      if (const auto w = written_range(op)) on_write(i, *w);
+      report(i, op);
+    }
+  }
+
+ private:
+  using AccessMap = IntervalMap<Access, AccessTraits>;
+  struct ReaderNode {
+    OpIndex op;
+    std::uint32_t next;
+  };
+
+  // Bytes nobody writes cannot race: only buffers the rank writes are tracked.
+  void create_maps_of_written_buffers() {
+    for (const Op& op : program_) {
+      const auto w = written_range(op);
+      if (!w) continue;
+      auto& map = maps_[buffer_index(w->buffer)];
+      if (!map) map.emplace(buffer_bytes(s_, rank_, w->buffer), Access{});
+    }
+  }
+
+  // Whether `later` depends on `earlier`, remembered for the duration of one operation.
+  bool ordered(OpIndex earlier, OpIndex later) {
+    if (ordered_stamp_[earlier] != later) {
+      ordered_stamp_[earlier] = later;
+      ordered_result_[earlier] = reach_.precedes(earlier, later);
+    }
+    return ordered_result_[earlier];
+  }
+
+  void on_read(OpIndex i, const Range& range) {
+    auto& map = maps_[buffer_index(range.buffer)];
+    if (!map) return;
+    // Consecutive runs usually share one reader list: extend it once, keep them mergeable.
+    std::uint32_t last_old = kNone32;
+    std::uint32_t last_new = 0;
+    map->update(range.offset, range.end(), [&](std::uint64_t b, std::uint64_t e, Access& a) {
+      if (a.writer != kNoOp && !ordered(a.writer, i)) {
+        add_conflict(Hazard::ReadAfterWrite, a.writer, b, e);
+      }
+      if (a.readers != last_old) {
+        last_old = a.readers;
+        last_new = static_cast<std::uint32_t>(reader_nodes_.size());
+        reader_nodes_.push_back({i, a.readers});
+      }
+      a.readers = last_new;
+    });
+  }
+
+  void on_write(OpIndex i, const Range& range) {
+    auto& map = maps_[buffer_index(range.buffer)];
+    map->update(range.offset, range.end(), [&](std::uint64_t b, std::uint64_t e, Access& a) {
+      if (a.writer != kNoOp && !ordered(a.writer, i)) {
+        add_conflict(Hazard::WriteAfterWrite, a.writer, b, e);
+      }
+      for (std::uint32_t n = a.readers; n != 0; n = reader_nodes_[n].next) {
+        const OpIndex reader = reader_nodes_[n].op;
+        if (reader != i && !ordered(reader, i)) add_conflict(Hazard::WriteAfterRead, reader, b, e);
+      }
+      a = Access{i, 0};
+    });
+  }
+
+  void add_conflict(Hazard hazard, OpIndex other, std::uint64_t b, std::uint64_t e) {
+    for (Conflict& c : conflicts_) {
+      if (c.hazard == hazard && c.other == other && c.end == b) {
+        c.end = e;
+        return;
+      }
+    }
+    conflicts_.push_back({hazard, other, b, e});
+  }
+
+  void report(OpIndex i, const Op& op) {
+    for (const Conflict& c : conflicts_) {
+      const Range& touched = c.hazard == Hazard::ReadAfterWrite ? *read_range(op) : op.range;
+      const std::string what = describe_range(touched.buffer, c.begin, c.end);
+      const std::string other = describe_local_op(c.other, program_[c.other]);
+      const std::string self = describe_op(rank_, i, op);
+      switch (c.hazard) {
+        case Hazard::ReadAfterWrite:
+          sink_.add(fmt::format("{} reads {} written by {} but does not depend on it", self, what,
+                                other));
+          break;
+        case Hazard::WriteAfterWrite:
+          sink_.add(fmt::format("{} writes {} also written by {} but does not depend on it", self,
+                                what, other));
+          break;
+        case Hazard::WriteAfterRead:
+          sink_.add(fmt::format("{} writes {} read by {} but does not depend on it", self, what,
+                                other));
+          break;
+      }
+    }
+  }
+
+  static constexpr std::uint32_t kNone32 = 0xffffffffu;
+
+  const Schedule& s_;
+  int rank_;
+  std::span<const Op> program_;
+  Reachability reach_;
+  ErrorSink& sink_;
+  std::array<std::optional<AccessMap>, kNumBuffers> maps_;
+  std::vector<ReaderNode> reader_nodes_;
+  std::vector<OpIndex> ordered_stamp_;
+  std::vector<bool> ordered_result_;
+  std::vector<Conflict> conflicts_;
+};
+
+}  // namespace
+
+void check_races(const Schedule& schedule, ErrorSink& sink) {
+  for (int r = 0; r < schedule.num_ranks() && !sink.full(); ++r) {
+    RankRaceChecker(schedule, r, sink).run();
+  }
+}
+
+}  // namespace multilane::verify
