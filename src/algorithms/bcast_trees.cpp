@@ -1,0 +1,138 @@
+// bcast_trees.cpp — the classic broadcast trees, side by side: linear, chain, binary,
+// binomial, NCCL's double binary tree and MagPIe's site tree. Each is only a tree; the
+// schedule comes from the shared engine in tree_broadcast.cpp.
+#include <algorithm>
+#include <vector>
+
+#include "builders.hpp"
+#include "lane_coloring.hpp"
+#include "rank_order.hpp"
+#include "tree_broadcast.hpp"
+
+namespace multilane::algo {
+
+namespace {
+
+// Non-pipelined algorithms send the whole message at once.
+std::uint64_t whole_message(const BuildParams& params) { return std::max<std::uint64_t>(params.size, 1); }
+
+// Finalizes the trees, gives their concurrent edges lanes, and builds the schedule with tree i
+// carrying parts[i].
+Schedule broadcast_over(std::string name, const Platform& platform, const BuildParams& params,
+                        std::uint64_t segment, std::vector<Tree*> trees, std::vector<Range> parts) {
+  for (Tree* t : trees) t->finalize();
+  assign_lanes(trees, platform);
+  std::vector<TreePart> tree_parts;
+  for (std::size_t i = 0; i < trees.size(); ++i) tree_parts.push_back({trees[i], parts[i]});
+  return tree_broadcast_schedule(std::move(name), platform.num_ranks(), params.root, params.size,
+                                 segment, tree_parts);
+}
+
+Schedule one_tree(std::string name, const Platform& platform, const BuildParams& params,
+                  std::uint64_t segment, Tree& tree) {
+  return broadcast_over(std::move(name), platform, params, segment, {&tree},
+                        {Range{Buffer::Recv, 0, params.size}});
+}
+
+// The root first hands the whole message to one representative per remote site, one site
+// after the other and over all its lanes; then every site runs `local` from its
+// representative (the root's site only once the remote sends are done). This is how the
+// broadcast paper runs binary and binomial trees on several sites (section 6).
+template <typename LocalTree>
+void add_site_tree(Tree& tree, const Platform& platform, int root, LocalTree local) {
+  const auto groups = ranks_by_site(platform, root);
+  int phase = 0;
+  for (std::size_t s = 1; s < groups.size(); ++s) {
+    tree.add_edge(root, groups[s].front(), phase++, EdgeLanes::Striped);
+  }
+  for (std::size_t s = 1; s < groups.size(); ++s) local(tree, groups[s], 0);
+  local(tree, groups[0], phase);
+}
+
+}  // namespace
+
+Schedule bcast_linear(const Platform& platform, const BuildParams& params) {
+  const int p = platform.num_ranks();
+  Tree tree(p, params.root);
+  add_flat(tree, relative_order(p, params.root));
+  return one_tree("linear", platform, params, whole_message(params), tree);
+}
+
+Schedule bcast_chain(const Platform& platform, const BuildParams& params) {
+  Tree tree(platform.num_ranks(), params.root);
+  add_chain(tree, site_grouped_order(platform, params.root));
+  return one_tree("chain", platform, params, params.segment, tree);
+}
+
+Schedule bcast_binary(const Platform& platform, const BuildParams& params) {
+  Tree tree(platform.num_ranks(), params.root);
+  add_site_tree(tree, platform, params.root,
+                [](Tree& t, std::span<const int> order, int phase) { add_binary_heap(t, order, phase); });
+  return one_tree("binary", platform, params, params.segment, tree);
+}
+
+Schedule bcast_binomial(const Platform& platform, const BuildParams& params) {
+  const int p = platform.num_ranks();
+  Tree tree(p, params.root);
+  add_binomial(tree, relative_order(p, params.root));
+  return one_tree("binomial", platform, params, whole_message(params), tree);
+}
+
+Schedule bcast_site_binomial(const Platform& platform, const BuildParams& params) {
+  Tree tree(platform.num_ranks(), params.root);
+  add_site_tree(tree, platform, params.root,
+                [](Tree& t, std::span<const int> order, int phase) { add_binomial(t, order, phase); });
+  return one_tree("site-binomial", platform, params, whole_message(params), tree);
+}
+
+namespace {
+
+// In-order binary tree over positions 1..n (NCCL's "btree"): position x with lowest set bit h
+// has children x - h/2 and the largest x + h/2^k <= n. Odd positions are the leaves.
+void add_inorder_tree(Tree& tree, int n, auto rank_at) {
+  for (int x = 2; x <= n; x += 2) {
+    const int h = x & -x;
+    tree.add_edge(rank_at(x), rank_at(x - h / 2));
+    for (int d = h / 2; d >= 1; d /= 2) {
+      if (x + d <= n) {
+        tree.add_edge(rank_at(x), rank_at(x + d));
+        break;
+      }
+    }
+  }
+}
+
+int inorder_root(int n) {
+  int r = 1;
+  while (r * 2 <= n) r *= 2;
+  return r;
+}
+
+}  // namespace
+
+Schedule bcast_dbtree(const Platform& platform, const BuildParams& params) {
+  // Two trees over the n = p-1 non-root ranks, each carrying half the message; the second is
+  // the first mirrored (n even) or shifted by one (n odd), so that a rank is an inner node in
+  // at most one tree and sends at most two halves in all.
+  const int p = platform.num_ranks();
+  const int n = p - 1;
+  const int root = params.root;
+  auto first = [&](int x) { return absolute_rank(x, root, p); };
+  auto second = [&](int x) {
+    const int y = (n % 2 == 0) ? n + 1 - x : x % n + 1;
+    return absolute_rank(y, root, p);
+  };
+  Tree a(p, root);
+  Tree b(p, root);
+  if (n >= 1) {
+    a.add_edge(root, first(inorder_root(n)));
+    b.add_edge(root, second(inorder_root(n)));
+    add_inorder_tree(a, n, first);
+    add_inorder_tree(b, n, second);
+  }
+  const std::uint64_t half = (params.size + 1) / 2;
+  return broadcast_over("dbtree", platform, params, params.segment, {&a, &b},
+                        {Range{Buffer::Recv, 0, half}, Range{Buffer::Recv, half, params.size - half}});
+}
+
+}  // namespace multilane::algo

@@ -1,0 +1,36 @@
+// builders.hpp — every schedule builder, declared for the registry (registry.cpp).
+//
+// One file per collective (bcast_*.cpp, scatter*.cpp, allgather.cpp, alltoall.cpp), algorithms
+// side by side. Parameters are validated by build_schedule() before a builder runs.
+#pragma once
+
+#include "multilane/algorithms.hpp"
+
+namespace multilane::algo {
+
+Schedule bcast_linear(const Platform&, const BuildParams&);
+Schedule bcast_chain(const Platform&, const BuildParams&);
+Schedule bcast_binary(const Platform&, const BuildParams&);
+Schedule bcast_binomial(const Platform&, const BuildParams&);
+Schedule bcast_vandegeijn(const Platform&, const BuildParams&);
+Schedule bcast_multilane(const Platform&, const BuildParams&);
+Schedule bcast_multilane_sites(const Platform&, const BuildParams&);
+Schedule bcast_dbtree(const Platform&, const BuildParams&);
+Schedule bcast_site_binomial(const Platform&, const BuildParams&);
+
+Schedule scatter_linear(const Platform&, const BuildParams&);
+Schedule scatter_binomial(const Platform&, const BuildParams&);
+Schedule scatter_single_lane(const Platform&, const BuildParams&);
+Schedule scatter_multilane(const Platform&, const BuildParams&);
+Schedule gather_linear(const Platform&, const BuildParams&);
+Schedule gather_binomial(const Platform&, const BuildParams&);
+Schedule gather_single_lane(const Platform&, const BuildParams&);
+Schedule gather_multilane(const Platform&, const BuildParams&);
+
+Schedule allgather_ring(const Platform&, const BuildParams&);
+Schedule allgather_recursive_doubling(const Platform&, const BuildParams&);
+
+Schedule alltoall_pairwise(const Platform&, const BuildParams&);
+Schedule alltoall_linear(const Platform&, const BuildParams&);
+
+}  // namespace multilane::algo
