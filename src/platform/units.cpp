@@ -22,17 +22,23 @@ namespace multilane {
 
 namespace {
 
+// Whether a unit is used when writing, only listed in error messages, or merely accepted.
+enum class Listing { kWritten, kListed, kAlias };
+
 template <typename Scale>
 struct Unit {
   std::string_view text;
   Scale scale;
-  bool alias = false;  // accepted but not listed in messages (e.g. "kB" next to "KB")
+  Listing listing = Listing::kWritten;
 };
+
+constexpr auto kAlias = Listing::kAlias;
+constexpr auto kListed = Listing::kListed;
 
 constexpr std::array<Unit<std::uint64_t>, 8> kSizeUnits{{
     {"B", 1},
     {"KB", 1000},
-    {"kB", 1000, true},
+    {"kB", 1000, kAlias},
     {"MB", 1000 * 1000},
     {"GB", 1000 * 1000 * 1000},
     {"KiB", 1024},
@@ -40,32 +46,44 @@ constexpr std::array<Unit<std::uint64_t>, 8> kSizeUnits{{
     {"GiB", 1024 * 1024 * 1024},
 }};
 
-constexpr std::array<Unit<double>, 6> kDurationUnits{{
-    {"s", 1},
-    {"ms", 1e-3},
-    {"us", 1e-6},
-    {"\u00b5s", 1e-6, true},  // micro sign
-    {"\u03bcs", 1e-6, true},  // Greek small letter mu
-    {"ns", 1e-9},
+// A real-valued unit is 10^exponent times a power of two, applied as "NUMBERe<exponent>"
+// (one correctly rounded decimal conversion) times the factor (exact): "50us" is then the
+// same double as the literal 50e-6, which keeps written files bit-exact.
+struct RealScale {
+  int exponent;
+  double factor;
+};
+
+constexpr std::array<Unit<RealScale>, 6> kDurationUnits{{
+    {"s", {0, 1}},
+    {"ms", {-3, 1}},
+    {"us", {-6, 1}},
+    {"\u00b5s", {-6, 1}, kAlias},  // micro sign
+    {"\u03bcs", {-6, 1}, kAlias},  // Greek small letter mu
+    {"ns", {-9, 1}},
 }};
 
-// Bit units are bytes / 8; every scale below is exactly representable as a double.
-constexpr std::array<Unit<double>, 23> kBandwidthUnits{{
-    {"bit/s", 0.125},     {"kbit/s", 125},         {"Kbit/s", 125, true},
-    {"Mbit/s", 125e3},    {"Gbit/s", 125e6},       {"bps", 0.125},
-    {"kbps", 125},        {"Kbps", 125, true},     {"Mbps", 125e3},
-    {"Gbps", 125e6},      {"b/s", 0.125, true},    {"kb/s", 125, true},
-    {"Kb/s", 125, true},  {"Mb/s", 125e3, true},  {"Gb/s", 125e6},
-    {"B/s", 1},           {"KB/s", 1e3},           {"kB/s", 1e3, true},
-    {"MB/s", 1e6},        {"GB/s", 1e9},           {"KiB/s", 1024},
-    {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0},
+// Bit units are bytes / 8.
+constexpr std::array<Unit<RealScale>, 23> kBandwidthUnits{{
+    {"bit/s", {0, 0.125}},          {"kbit/s", {3, 0.125}},
+    {"Kbit/s", {3, 0.125}, kAlias}, {"Mbit/s", {6, 0.125}},
+    {"Gbit/s", {9, 0.125}},         {"bps", {0, 0.125}, kListed},
+    {"kbps", {3, 0.125}, kListed},  {"Kbps", {3, 0.125}, kAlias},
+    {"Mbps", {6, 0.125}, kListed},  {"Gbps", {9, 0.125}, kListed},
+    {"b/s", {0, 0.125}, kAlias},    {"kb/s", {3, 0.125}, kAlias},
+    {"Kb/s", {3, 0.125}, kAlias},   {"Mb/s", {6, 0.125}, kAlias},
+    {"Gb/s", {9, 0.125}, kListed},  {"B/s", {0, 1}},
+    {"KB/s", {3, 1}},               {"kB/s", {3, 1}, kAlias},
+    {"MB/s", {6, 1}},               {"GB/s", {9, 1}},
+    {"KiB/s", {0, 1024}},           {"MiB/s", {0, 1048576.0}},
+    {"GiB/s", {0, 1073741824.0}},
 }};
 
 template <typename Scale>
 std::string unit_list(std::span<const Unit<Scale>> units) {
   std::string out;
   for (const auto& u : units) {
-    if (u.alias) continue;
+    if (u.listing == kAlias) continue;
     if (!out.empty()) out += ", ";
     out += u.text;
   }
@@ -98,28 +116,50 @@ std::string size_expectation() {
          unit_list(std::span<const Unit<std::uint64_t>>(kSizeUnits));
 }
 
-// A non-negative decimal number followed by a unit (spaces allowed between them).
+// A non-negative decimal number (optionally with an exponent) followed by a unit, spaces
+// allowed between them.
 struct NumberAndUnit {
-  double value = 0;
+  std::string_view number;
   std::string_view unit;
 };
 
 std::optional<NumberAndUnit> split_real(std::string_view text) {
   if (text.empty() || !(text.front() >= '0' && text.front() <= '9')) return std::nullopt;
-  NumberAndUnit out;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out.value);
-  if (ec != std::errc{} || !std::isfinite(out.value)) return std::nullopt;
-  out.unit = trim(text.substr(static_cast<std::size_t>(end - text.data())));
-  return out;
+  double ignored = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ignored);
+  if (ec != std::errc{}) return std::nullopt;
+  const auto length = static_cast<std::size_t>(end - text.data());
+  return NumberAndUnit{text.substr(0, length), trim(text.substr(length))};
+}
+
+// number x 10^exponent, rounded once.
+std::optional<double> scaled_decimal(std::string_view number, int exponent) {
+  const auto e = number.find_first_of("eE");
+  if (e != std::string_view::npos) {
+    int own = 0;
+    const auto [end, ec] = std::from_chars(number.data() + e + 1, number.data() + number.size(),
+                                           own);
+    if (ec != std::errc{} || end != number.data() + number.size()) return std::nullopt;
+    exponent += own;
+    number = number.substr(0, e);
+  }
+  const std::string text = fmt::format("{}e{}", number, exponent);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return value;
 }
 
 double parse_real_with_unit(std::string_view what, std::string_view raw,
-                            std::span<const Unit<double>> units) {
+                            std::span<const Unit<RealScale>> units) {
   const std::string_view text = trim(raw);
   const auto parsed = split_real(text);
-  const Unit<double>* unit = parsed ? find_unit(units, parsed->unit) : nullptr;
-  if (unit == nullptr) fail(what, raw, "a number with a unit " + unit_list(units));
-  return parsed->value * unit->scale;
+  const Unit<RealScale>* unit = parsed ? find_unit(units, parsed->unit) : nullptr;
+  const auto value = unit ? scaled_decimal(parsed->number, unit->scale.exponent) : std::nullopt;
+  if (!value || !std::isfinite(*value * unit->scale.factor)) {
+    fail(what, raw, "a number with a unit " + unit_list(units));
+  }
+  return *value * unit->scale.factor;
 }
 
 // "64" KiB: digits with at most one '.', converted exactly. Returns false on overflow or when
@@ -147,11 +187,27 @@ bool exact_size(std::string_view number, std::uint64_t scale, std::uint64_t& byt
   return true;
 }
 
-// Shortest decimal that reads back as `value` (std::to_chars guarantees the round trip).
-std::string shortest(double value) {
+// The shortest digits that read back as `value` (std::to_chars guarantees the round trip),
+// written without an exponent as a number of units of 10^exponent: (5e-05, -6) -> "50".
+std::string plain_decimal(double value, int exponent) {
   std::array<char, 64> buffer{};
-  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
-  return std::string(buffer.data(), result.ptr);
+  const auto result = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value,
+                                    std::chars_format::scientific);
+  const std::string_view scientific(buffer.data(), result.ptr);  // "d.ddde-05"
+  const auto e = scientific.find('e');
+  std::string digits;
+  for (const char c : scientific.substr(0, e)) {
+    if (c != '.') digits += c;
+  }
+  std::string_view power = scientific.substr(e + 1);
+  if (power.front() == '+') power.remove_prefix(1);
+  int exp10 = 0;
+  std::from_chars(power.data(), power.data() + power.size(), exp10);
+  const int n = static_cast<int>(digits.size());
+  const int point = exp10 - exponent + 1;  // digits before the decimal point
+  if (point <= 0) return "0." + std::string(-point, '0') + digits;
+  if (point >= n) return digits + std::string(point - n, '0');
+  return digits.substr(0, point) + "." + digits.substr(point);
 }
 
 // Three significant digits in the largest of `units` (ascending scales) that keeps the number
@@ -173,21 +229,17 @@ std::string readable(double value, std::span<const std::pair<std::string_view, d
   return number + " " + std::string(units[pick].first);
 }
 
-// Among the texts that parse back to exactly `value`, the shortest one without an exponent
-// ("10ms" rather than "0.01s"); the base unit always qualifies, so there is always an answer.
-std::string exact(double value, std::span<const Unit<double>> units,
+// Among the texts that parse back to exactly `value`, the shortest ("10ms" rather than
+// "0.01s"); the base unit always qualifies, so there is always an answer.
+std::string exact(double value, std::span<const Unit<RealScale>> units,
                   double (*parse)(std::string_view)) {
   std::string best;
-  auto better = [](const std::string& a, const std::string& b) {
-    const bool a_exp = a.find('e') != std::string::npos;
-    const bool b_exp = b.find('e') != std::string::npos;
-    return a_exp != b_exp ? !a_exp : a.size() < b.size();
-  };
   for (const auto& u : units) {
-    if (u.alias) continue;
-    std::string candidate = shortest(value / u.scale) + std::string(u.text);
+    if (u.listing != Listing::kWritten) continue;
+    std::string candidate =
+        plain_decimal(value / u.scale.factor, u.scale.exponent) + std::string(u.text);
     if (parse(candidate) != value) continue;
-    if (best.empty() || better(candidate, best)) best = std::move(candidate);
+    if (best.empty() || candidate.size() < best.size()) best = std::move(candidate);
   }
   return best;
 }
