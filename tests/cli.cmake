@@ -1,0 +1,58 @@
+# tests/cli.cmake — command-line acceptance tests, included by the top CMakeLists.txt.
+#
+# Each test runs the real `multilane` binary through tests/expect.cmake, which checks the exit
+# status and a regular expression on the output (see the top of that file). Helper:
+#
+#   multilane_cli_test(NAME EXIT REGEX ARGS...)   runs `multilane ARGS...`
+set(MULTILANE_EXPECT ${CMAKE_CURRENT_LIST_DIR}/expect.cmake)
+
+function(multilane_cli_test name exit regex)
+  add_test(NAME ${name}
+           COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=${exit} "-DEXPECT_OUTPUT=${regex}"
+                   -P ${MULTILANE_EXPECT} -- $<TARGET_FILE:multilane> ${ARGN})
+endfunction()
+
+# Escapes the characters a CMake regular expression treats specially.
+function(multilane_regex_escape out text)
+  string(REGEX REPLACE "([][.*+?^$()|\\\\])" "\\\\\\1" escaped "${text}")
+  set(${out} "${escaped}" PARENT_SCOPE)
+endfunction()
+
+# ---- platform: show every example, reject every malformed example with its FILE:LINE: key ----
+set(platform_dir ${CMAKE_SOURCE_DIR}/examples/platforms)
+file(GLOB platform_examples CONFIGURE_DEPENDS ${platform_dir}/*.toml)
+foreach(path IN LISTS platform_examples)
+  get_filename_component(stem ${path} NAME_WE)
+  multilane_cli_test(cli-platform-show-${stem} 0 "^platform ${stem} .*placement: " platform show
+                     ${path})
+endforeach()
+
+file(GLOB platform_bad_examples CONFIGURE_DEPENDS ${platform_dir}/bad/*.toml)
+foreach(path IN LISTS platform_bad_examples)
+  get_filename_component(stem ${path} NAME_WE)
+  # Line 2 of each malformed file reads `# expect: LINE: key: reason`.
+  file(STRINGS ${path} expect_line REGEX "^# expect: ")
+  string(REGEX REPLACE "^# expect: ([0-9]+: [^:]+):.*" "\\1" line_and_key "${expect_line}")
+  multilane_regex_escape(expected "${path}:${line_and_key}: ")
+  multilane_cli_test(cli-platform-show-bad-${stem} 2 "${expected}" platform show ${path})
+endforeach()
+
+multilane_cli_test(cli-platform-show-missing-file 2 "nonexistent\\.toml: cannot open: " platform
+                   show ${CMAKE_BINARY_DIR}/nonexistent.toml)
+
+# generate writes a file that show then reads (a fixture orders the two).
+set(generated_platform ${CMAKE_BINARY_DIR}/cli-generated-platform.toml)
+multilane_cli_test(cli-platform-generate 0 "" platform generate --sites 3 --nodes 5 --lanes 2
+                   --cores 4 --wan-connection-bandwidth 250Mbit/s --output ${generated_platform})
+set_tests_properties(cli-platform-generate PROPERTIES FIXTURES_SETUP generated_platform)
+multilane_cli_test(cli-platform-show-generated 0
+                   "3 sites, 15 nodes, 60 ranks.*at most 250 Mbit/s per connection" platform show
+                   ${generated_platform})
+set_tests_properties(cli-platform-show-generated PROPERTIES FIXTURES_REQUIRED generated_platform)
+multilane_cli_test(cli-platform-generate-stdout 0 "name = \"generated-2x16x2x1\"" platform
+                   generate)
+multilane_cli_test(cli-platform-generate-bad-sites 2 "--sites: Value 0 not in range 1 to 4096"
+                   platform generate --sites 0)
+multilane_cli_test(cli-platform-generate-bad-bandwidth 2
+                   "--lane-bandwidth: bandwidth \"1Gbit\" does not parse" platform generate
+                   --lane-bandwidth 1Gbit)
