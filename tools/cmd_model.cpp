@@ -1,0 +1,17 @@
+// `multilane model`: closed-form times of algorithms on a platform (same options as `sim`).
+#include <memory>
+
+#include "command.hpp"
+#include "sim/sweep_cli.hpp"
+
+namespace {
+
+const bool registered = multilane::cli::register_command(
+    {"model", "Closed-form cost models of collective algorithms on a platform",
+     [](CLI::App& sub) -> multilane::cli::Runner {
+       auto options = std::make_shared<multilane::sim::SweepCli>();
+       multilane::sim::add_sweep_options(sub, *options, false);
+       return [options] { return multilane::sim::run_sweep_command(*options, false); };
+     }});
+
+}  // namespace
