@@ -48,8 +48,8 @@ GenerateOptions resolve(const GenerateArgs& args) {
   o.wan_latency_s = parse_option("--wan-latency", args.wan_latency, parse_duration);
   o.wan_aggregate_bps = parse_option("--wan-bandwidth", args.wan_bandwidth, parse_bandwidth);
   if (!args.wan_connection_bandwidth.empty()) {
-    o.wan_connection_bps = parse_option("--wan-connection-bandwidth",
-                                        args.wan_connection_bandwidth, parse_bandwidth);
+    o.wan_connection_bps =
+        parse_option("--wan-connection-bandwidth", args.wan_connection_bandwidth, parse_bandwidth);
   }
   return o;
 }
@@ -63,13 +63,14 @@ int run_generate(const GenerateArgs& args) {
   std::ofstream out(args.output, std::ios::binary);
   if (out) out << text;
   if (!out) {
-    throw UsageError(fmt::format("--output {}: cannot write: {}", args.output,
-                                 std::strerror(errno)));
+    throw UsageError(
+        fmt::format("--output {}: cannot write: {}", args.output, std::strerror(errno)));
   }
   return 0;
 }
 
-void add_count(CLI::App& app, const std::string& flag, int& value, int max, const std::string& help) {
+void add_count(CLI::App& app, const std::string& flag, int& value, int max,
+               const std::string& help) {
   app.add_option(flag, value, help)->check(CLI::Range(1, max))->capture_default_str();
 }
 

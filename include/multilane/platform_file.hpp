@@ -27,10 +27,10 @@ std::string describe_platform(const Platform& platform);
 
 struct GenerateOptions {
   int sites = 2;
-  int nodes = 16;             // per site
+  int nodes = 16;  // per site
   int lanes = 2;
   int cores = 1;
-  double lane_bps = 125e6;    // 1 Gbit/s
+  double lane_bps = 125e6;  // 1 Gbit/s
   double lan_latency_s = 50e-6;
   double wan_latency_s = 10e-3;
   double wan_aggregate_bps = 1.25e9;

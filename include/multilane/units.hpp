@@ -24,9 +24,9 @@ double parse_bandwidth(std::string_view text);
 // "0,1,7,1KiB" -> {0,1,7,1024}; the error names the token that does not parse.
 std::vector<std::uint64_t> parse_size_list(std::string_view text);
 
-std::string format_size(std::uint64_t bytes);        // "64 KiB", "1 MiB", "1048577 B"
-std::string format_duration(double seconds);         // "10 ms", "1.53 s"
-std::string format_bandwidth(double bytes_per_s);    // "1 Gbit/s"
+std::string format_size(std::uint64_t bytes);      // "64 KiB", "1 MiB", "1048577 B"
+std::string format_duration(double seconds);       // "10 ms", "1.53 s"
+std::string format_bandwidth(double bytes_per_s);  // "1 Gbit/s"
 
 // Shortest text with a unit that parse_duration / parse_bandwidth read back bit for bit:
 // 0.01 -> "10ms", 125e6 -> "1Gbit/s", 4e9 -> "4GB/s".

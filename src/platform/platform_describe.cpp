@@ -63,19 +63,17 @@ std::string site_nodes(const Platform& platform, const Site& site) {
 }
 
 std::string site_text(const Platform& platform, const Site& site) {
-  return fmt::format(
-             "  site {}: {}, LAN latency {}, shared memory {} copy / {} sync\n", site.name,
-             plural(static_cast<long>(site.nodes.size()), "node"),
-             format_duration(site.lan_latency_s), format_bandwidth(site.shm.copy_bps),
-             format_duration(site.shm.sync_latency_s)) +
+  return fmt::format("  site {}: {}, LAN latency {}, shared memory {} copy / {} sync\n", site.name,
+                     plural(static_cast<long>(site.nodes.size()), "node"),
+                     format_duration(site.lan_latency_s), format_bandwidth(site.shm.copy_bps),
+                     format_duration(site.shm.sync_latency_s)) +
          site_nodes(platform, site);
 }
 
 std::string connection_cap_text(const WanLink& link) {
   std::string out;
   if (link.per_connection_table.size() == 1) {
-    out += "at most " + format_bandwidth(link.per_connection_table.front().bps) +
-           " per connection";
+    out += "at most " + format_bandwidth(link.per_connection_table.front().bps) + " per connection";
   } else if (!link.per_connection_table.empty()) {
     out += "per connection (P->rate):";
     for (const auto& p : link.per_connection_table) {
@@ -116,18 +114,18 @@ std::string rank_ranges(const std::vector<int>& ranks) {
   while (i < ranks.size()) {
     std::size_t j = i;
     while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    out += (out.empty() ? "" : ",") + (i == j ? std::to_string(ranks[i])
-                                              : fmt::format("{}-{}", ranks[i], ranks[j]));
+    out += (out.empty() ? "" : ",") +
+           (i == j ? std::to_string(ranks[i]) : fmt::format("{}-{}", ranks[i], ranks[j]));
     i = j + 1;
   }
   return out.empty() ? "none" : out;
 }
 
 std::string placement_text(const Platform& platform) {
-  std::string out = fmt::format("placement: {} on {}, {}\n", plural(platform.num_ranks(), "rank"),
-                                plural(platform.total_cores(), "core"),
-                                is_block_placement(platform) ? "block (cores of a node filled in order)"
-                                                   : "explicit");
+  std::string out = fmt::format(
+      "placement: {} on {}, {}\n", plural(platform.num_ranks(), "rank"),
+      plural(platform.total_cores(), "core"),
+      is_block_placement(platform) ? "block (cores of a node filled in order)" : "explicit");
   for (int s = 0; s < platform.num_sites(); ++s) {
     const auto ranks = platform.ranks_of_site(s);
     out += fmt::format("  {}: {} ({})\n", platform.sites[s].name,

@@ -13,8 +13,7 @@ namespace {
 
 void check_range(std::string_view what, long value, long low, long high) {
   if (value < low || value > high) {
-    throw UsageError(
-        fmt::format("{} must be between {} and {}, got {}", what, low, high, value));
+    throw UsageError(fmt::format("{} must be between {} and {}, got {}", what, low, high, value));
   }
 }
 
@@ -43,9 +42,9 @@ void check_generate_options(const GenerateOptions& o) {
 
 Platform generate_platform(const GenerateOptions& o) {
   check_generate_options(o);
-  Platform p = make_uniform_platform(o.sites, o.nodes, o.lanes, o.cores, o.lane_bps,
-                                     o.lan_latency_s, o.wan_latency_s, o.wan_aggregate_bps,
-                                     o.wan_connection_bps);
+  Platform p =
+      make_uniform_platform(o.sites, o.nodes, o.lanes, o.cores, o.lane_bps, o.lan_latency_s,
+                            o.wan_latency_s, o.wan_aggregate_bps, o.wan_connection_bps);
   for (auto& site : p.sites) {
     for (std::size_t i = 0; i < site.nodes.size(); ++i) {
       p.nodes[site.nodes[i]].name = fmt::format("{}-{}", site.name, i);

@@ -142,8 +142,8 @@ std::vector<Lane> build_lanes(const NodeShape& shape, const TomlTable& at) {
       const auto down = draft.down ? draft.down : shape.lane_down;
       if (!up || !down) {
         at.fail(draft.key, draft.where,
-                fmt::format("{} bandwidth missing; give it in the lane or {}",
-                            up ? "down" : "up", kLaneHint));
+                fmt::format("{} bandwidth missing; give it in the lane or {}", up ? "down" : "up",
+                            kLaneHint));
       }
       lanes.push_back({*up, *down, draft.address});
     }
@@ -151,7 +151,7 @@ std::vector<Lane> build_lanes(const NodeShape& shape, const TomlTable& at) {
   }
   if (!shape.lane_up || !shape.lane_down) {
     at.fail_missing(shape.lane_up || shape.lane_down ? (shape.lane_up ? "lane_down" : "lane_up")
-                                                      : "lane_bandwidth",
+                                                     : "lane_bandwidth",
                     kLaneHint);
   }
   lanes.assign(shape.lane_count.value_or(1), Lane{*shape.lane_up, *shape.lane_down, ""});
@@ -273,8 +273,7 @@ class PlatformReader {
     link.site_b = site_named(at, "between[1]", (*pair)[1]);
     if (link.site_a == link.site_b) {
       at.fail("between", between,
-              fmt::format("a link from site \"{}\" to itself",
-                          platform_.sites[link.site_a].name));
+              fmt::format("a link from site \"{}\" to itself", platform_.sites[link.site_a].name));
     }
     if (platform_.wan_between(link.site_a, link.site_b) != nullptr) {
       at.fail("between", between,
@@ -309,8 +308,8 @@ class PlatformReader {
       const auto [it, fresh] = lines.emplace(*connections, point_at.line());
       if (!fresh) {
         point_at.fail("connections", point_at.get("connections"),
-                      fmt::format("connections = {} given twice (first at line {})",
-                                  *connections, it->second));
+                      fmt::format("connections = {} given twice (first at line {})", *connections,
+                                  it->second));
       }
       table.push_back({*connections, *bandwidth});
     }

@@ -35,8 +35,12 @@ std::string quoted(std::string_view text) {
   return out + "\"";
 }
 
-std::string duration_value(double seconds) { return quoted(format_duration_exact(seconds)); }
-std::string bandwidth_value(double bps) { return quoted(format_bandwidth_exact(bps)); }
+std::string duration_value(double seconds) {
+  return quoted(format_duration_exact(seconds));
+}
+std::string bandwidth_value(double bps) {
+  return quoted(format_bandwidth_exact(bps));
+}
 
 bool same_lane(const Lane& a, const Lane& b) {
   return a.up_bps == b.up_bps && a.down_bps == b.down_bps && a.address == b.address;
@@ -79,9 +83,9 @@ bool uniform_site(const Platform& platform, const Site& site) {
   const Node& first = platform.nodes[site.nodes.front()];
   for (std::size_t i = 0; i < site.nodes.size(); ++i) {
     const Node& node = platform.nodes[site.nodes[i]];
-    const bool alike = node.cores == first.cores && node.lanes.size() == first.lanes.size() &&
-                       std::equal(node.lanes.begin(), node.lanes.end(), first.lanes.begin(),
-                                  same_lane);
+    const bool alike =
+        node.cores == first.cores && node.lanes.size() == first.lanes.size() &&
+        std::equal(node.lanes.begin(), node.lanes.end(), first.lanes.begin(), same_lane);
     if (!alike || node.name != fmt::format("{}-{}", site.name, i)) return false;
   }
   return true;
@@ -106,14 +110,15 @@ std::string site_section(const Platform& platform, const Site& site) {
 }
 
 std::string wan_section(const Platform& platform, const WanLink& link) {
-  std::string out = fmt::format("[[wan]]\nbetween = [{}, {}]\nlatency = {}\n",
-                                quoted(platform.sites[link.site_a].name),
-                                quoted(platform.sites[link.site_b].name),
-                                duration_value(link.latency_s));
-  if (link.aggregate_bps > 0) out += fmt::format("bandwidth = {}\n", bandwidth_value(link.aggregate_bps));
+  std::string out = fmt::format(
+      "[[wan]]\nbetween = [{}, {}]\nlatency = {}\n", quoted(platform.sites[link.site_a].name),
+      quoted(platform.sites[link.site_b].name), duration_value(link.latency_s));
+  if (link.aggregate_bps > 0)
+    out += fmt::format("bandwidth = {}\n", bandwidth_value(link.aggregate_bps));
   if (link.tcp_window_bytes > 0) {
-    out += fmt::format("tcp_window = {}\n",
-                       quoted(format_size(static_cast<std::uint64_t>(std::llround(link.tcp_window_bytes)))));
+    out += fmt::format(
+        "tcp_window = {}\n",
+        quoted(format_size(static_cast<std::uint64_t>(std::llround(link.tcp_window_bytes)))));
   }
   const auto& table = link.per_connection_table;
   if (table.size() == 1 && table.front().connections == 1) {

@@ -17,11 +17,16 @@ std::string quoted_or_plain(const toml::node& value) {
   if (const auto* text = value.as_string()) return fmt::format("\"{}\"", text->get());
   if (const auto* number = value.as_integer()) return std::to_string(number->get());
   switch (value.type()) {
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::floating_point: return "a bare number";
-    case toml::node_type::boolean: return "a boolean";
-    default: return "a date or time";
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::floating_point:
+      return "a bare number";
+    case toml::node_type::boolean:
+      return "a boolean";
+    default:
+      return "a date or time";
   }
 }
 
@@ -48,7 +53,9 @@ void fail_at(const std::string& file, int line, std::string_view key, std::strin
   throw PlatformError(fmt::format("{}:{}: {}: {}", file, line, key, reason));
 }
 
-int line_of(const toml::node& node) { return static_cast<int>(node.source().begin.line); }
+int line_of(const toml::node& node) {
+  return static_cast<int>(node.source().begin.line);
+}
 
 std::string TomlTable::path_of(std::string_view key) const {
   return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
@@ -78,11 +85,14 @@ void TomlTable::allow_only(std::initializer_list<std::string_view> allowed) cons
           path_of(first_unknown->str()), "unknown key; allowed here: " + list);
 }
 
-const toml::node* TomlTable::get(std::string_view key) const { return table_->get(key); }
+const toml::node* TomlTable::get(std::string_view key) const {
+  return table_->get(key);
+}
 
 std::string checked_string(const TomlTable& at, std::string_view key, const toml::node& value) {
   const auto* text = value.as_string();
-  if (text == nullptr) at.fail(key, &value, "expected a quoted string, got " + quoted_or_plain(value));
+  if (text == nullptr)
+    at.fail(key, &value, "expected a quoted string, got " + quoted_or_plain(value));
   if (text->get().empty()) at.fail(key, &value, "must not be empty");
   return text->get();
 }

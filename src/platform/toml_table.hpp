@@ -48,8 +48,8 @@ class TomlTable {
   std::optional<std::string> string(std::string_view key) const;
   std::string required_string(std::string_view key) const;
   std::optional<int> integer(std::string_view key, int min, int max) const;
-  std::optional<double> duration(std::string_view key) const;   // seconds, >= 0
-  std::optional<double> bandwidth(std::string_view key) const;  // bytes/s, > 0
+  std::optional<double> duration(std::string_view key) const;     // seconds, >= 0
+  std::optional<double> bandwidth(std::string_view key) const;    // bytes/s, > 0
   std::optional<std::uint64_t> size(std::string_view key) const;  // bytes, > 0
 
   // A sub-table ([defaults]) or the tables of an array of tables ([[site]]), with their paths.

@@ -65,17 +65,28 @@ constexpr std::array<Unit<RealScale>, 6> kDurationUnits{{
 
 // Bit units are bytes / 8.
 constexpr std::array<Unit<RealScale>, 23> kBandwidthUnits{{
-    {"bit/s", {0, 0.125}},          {"kbit/s", {3, 0.125}},
-    {"Kbit/s", {3, 0.125}, kAlias}, {"Mbit/s", {6, 0.125}},
-    {"Gbit/s", {9, 0.125}},         {"bps", {0, 0.125}, kListed},
-    {"kbps", {3, 0.125}, kListed},  {"Kbps", {3, 0.125}, kAlias},
-    {"Mbps", {6, 0.125}, kListed},  {"Gbps", {9, 0.125}, kListed},
-    {"b/s", {0, 0.125}, kAlias},    {"kb/s", {3, 0.125}, kAlias},
-    {"Kb/s", {3, 0.125}, kAlias},   {"Mb/s", {6, 0.125}, kAlias},
-    {"Gb/s", {9, 0.125}, kListed},  {"B/s", {0, 1}},
-    {"KB/s", {3, 1}},               {"kB/s", {3, 1}, kAlias},
-    {"MB/s", {6, 1}},               {"GB/s", {9, 1}},
-    {"KiB/s", {0, 1024}},           {"MiB/s", {0, 1048576.0}},
+    {"bit/s", {0, 0.125}},
+    {"kbit/s", {3, 0.125}},
+    {"Kbit/s", {3, 0.125}, kAlias},
+    {"Mbit/s", {6, 0.125}},
+    {"Gbit/s", {9, 0.125}},
+    {"bps", {0, 0.125}, kListed},
+    {"kbps", {3, 0.125}, kListed},
+    {"Kbps", {3, 0.125}, kAlias},
+    {"Mbps", {6, 0.125}, kListed},
+    {"Gbps", {9, 0.125}, kListed},
+    {"b/s", {0, 0.125}, kAlias},
+    {"kb/s", {3, 0.125}, kAlias},
+    {"Kb/s", {3, 0.125}, kAlias},
+    {"Mb/s", {6, 0.125}, kAlias},
+    {"Gb/s", {9, 0.125}, kListed},
+    {"B/s", {0, 1}},
+    {"KB/s", {3, 1}},
+    {"kB/s", {3, 1}, kAlias},
+    {"MB/s", {6, 1}},
+    {"GB/s", {9, 1}},
+    {"KiB/s", {0, 1024}},
+    {"MiB/s", {0, 1048576.0}},
     {"GiB/s", {0, 1073741824.0}},
 }};
 
@@ -137,8 +148,8 @@ std::optional<double> scaled_decimal(std::string_view number, int exponent) {
   const auto e = number.find_first_of("eE");
   if (e != std::string_view::npos) {
     int own = 0;
-    const auto [end, ec] = std::from_chars(number.data() + e + 1, number.data() + number.size(),
-                                           own);
+    const auto [end, ec] =
+        std::from_chars(number.data() + e + 1, number.data() + number.size(), own);
     if (ec != std::errc{} || end != number.data() + number.size()) return std::nullopt;
     exponent += own;
     number = number.substr(0, e);
@@ -311,16 +322,15 @@ std::string format_size(std::uint64_t bytes) {
 }
 
 std::string format_duration(double seconds) {
-  static constexpr std::array<std::pair<std::string_view, double>, 4> units{{
-      {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1}}};
+  static constexpr std::array<std::pair<std::string_view, double>, 4> units{
+      {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1}}};
   if (seconds == 0) return "0 s";
   return readable(seconds, units);
 }
 
 std::string format_bandwidth(double bytes_per_s) {
   static constexpr std::array<std::pair<std::string_view, double>, 5> units{
-      {{"bit/s", 0.125}, {"kbit/s", 125}, {"Mbit/s", 125e3}, {"Gbit/s", 125e6},
-       {"Tbit/s", 125e9}}};
+      {{"bit/s", 0.125}, {"kbit/s", 125}, {"Mbit/s", 125e3}, {"Gbit/s", 125e6}, {"Tbit/s", 125e9}}};
   if (bytes_per_s == 0) return "0 bit/s";
   return readable(bytes_per_s, units);
 }

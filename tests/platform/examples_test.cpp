@@ -48,32 +48,33 @@ TEST_P(ExampleTest, RoundTripsThroughToml) {
 TEST_P(ExampleTest, DescribeNamesEverySite) {
   const Platform p = load_platform_file(example(GetParam().file));
   const std::string text = describe_platform(p);
-  for (const auto& site : p.sites) EXPECT_NE(text.find("site " + site.name + ":"), std::string::npos);
+  for (const auto& site : p.sites)
+    EXPECT_NE(text.find("site " + site.name + ":"), std::string::npos);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Platforms, ExampleTest,
-    ::testing::Values(ExpectedShape{"single-site-32.toml", 1, 32, 2, 1, 32, 0},
-                      ExpectedShape{"two-sites-16x2.toml", 2, 32, 2, 1, 32, 1},
-                      ExpectedShape{"grid-2x32-wan5ms.toml", 2, 64, 2, 1, 64, 1},
-                      ExpectedShape{"smp-16x16.toml", 1, 16, 1, 16, 256, 0},
-                      ExpectedShape{"smp-1x4.toml", 1, 1, 1, 4, 4, 0},
-                      ExpectedShape{"router-2x16.toml", 2, 32, 1, 1, 32, 1},
-                      ExpectedShape{"two-sites-4x2.toml", 2, 8, 2, 1, 8, 1}),
-    [](const auto& info) {
-      std::string name = info.param.file.substr(0, info.param.file.find('.'));
-      for (char& c : name) {
-        if (c == '-') c = '_';
-      }
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(Platforms, ExampleTest,
+                         ::testing::Values(ExpectedShape{"single-site-32.toml", 1, 32, 2, 1, 32, 0},
+                                           ExpectedShape{"two-sites-16x2.toml", 2, 32, 2, 1, 32, 1},
+                                           ExpectedShape{"grid-2x32-wan5ms.toml", 2, 64, 2, 1, 64,
+                                                         1},
+                                           ExpectedShape{"smp-16x16.toml", 1, 16, 1, 16, 256, 0},
+                                           ExpectedShape{"smp-1x4.toml", 1, 1, 1, 4, 4, 0},
+                                           ExpectedShape{"router-2x16.toml", 2, 32, 1, 1, 32, 1},
+                                           ExpectedShape{"two-sites-4x2.toml", 2, 8, 2, 1, 8, 1}),
+                         [](const auto& info) {
+                           std::string name = info.param.file.substr(0, info.param.file.find('.'));
+                           for (char& c : name) {
+                             if (c == '-') c = '_';
+                           }
+                           return name;
+                         });
 
 TEST(Examples, FiguresOfTheScatterGatherGrid) {
   const Platform p = load_platform_file(example("grid-2x32-wan5ms.toml"));
   const WanLink& wan = p.wan_links.at(0);
   EXPECT_EQ(wan.latency_s, 5e-3);
   EXPECT_EQ(wan.aggregate_bps, 125e6);
-  EXPECT_EQ(wan.per_connection_bps(1), 31.25e6);  // 250 Mbit/s per connection
+  EXPECT_EQ(wan.per_connection_bps(1), 31.25e6);    // 250 Mbit/s per connection
   EXPECT_EQ(wan.per_connection_bps(8), 125e6 / 8);  // the 1 Gbit/s aggregate shared
   EXPECT_EQ(p.nodes.front().lanes.front().up_bps, 125e6);
 }
@@ -106,8 +107,9 @@ TEST(Examples, SomeMalformedFilesSpelledOut) {
   EXPECT_EQ(testing::platform_error([&] { load_platform_file(bad + "zero-lanes.toml"); }),
             bad + "zero-lanes.toml:8: site[0].lanes: must be between 1 and 64, got 0");
   EXPECT_EQ(testing::platform_error([&] { load_platform_file(bad + "syntax-error.toml"); }),
-            bad + "syntax-error.toml:7: syntax: Error while parsing key-value pair: expected "
-                  "value, saw '\\n'");
+            bad +
+                "syntax-error.toml:7: syntax: Error while parsing key-value pair: expected "
+                "value, saw '\\n'");
 }
 
 TEST(Examples, MissingFile) {

@@ -70,6 +70,8 @@ lanes = [{up = "10Gbit/s", down = "5Gbit/s", address = "10.0.0.1"}, {bandwidth =
   EXPECT_EQ(p.num_ranks(), 10);  // every core, block
   EXPECT_EQ(p.ranks[8].node, 1);
   EXPECT_EQ(p.ranks[8].core, 0);
+  // Unlike nodes and lane addresses are written out node by node and read back the same.
+  testing::expect_same_platform(parse_platform(platform_to_toml(p), "written"), p);
 }
 
 TEST(PlatformFile, WanConnectionTableIsSortedAndInterpolated) {
@@ -139,8 +141,8 @@ nodes = ["a-1", "a-0", "a-1"]
 }
 
 TEST(PlatformFile, BlockPlacementOfFewerRanks) {
-  const Platform p = parse_platform(kTwoSites + "[placement]\nranks = 3\nmode = \"block\"\n",
-                                    "t.toml");
+  const Platform p =
+      parse_platform(kTwoSites + "[placement]\nranks = 3\nmode = \"block\"\n", "t.toml");
   ASSERT_EQ(p.num_ranks(), 3);
   EXPECT_EQ(p.site_of(2), 1);
 }
@@ -153,13 +155,14 @@ struct BadCase {
 
 class BadPlatform : public ::testing::TestWithParam<BadCase> {};
 
-TEST_P(BadPlatform, GivesExactError) { EXPECT_EQ(error_of(GetParam().text), GetParam().error); }
+TEST_P(BadPlatform, GivesExactError) {
+  EXPECT_EQ(error_of(GetParam().text), GetParam().error);
+}
 
 INSTANTIATE_TEST_SUITE_P(
     Errors, BadPlatform,
     ::testing::Values(
-        BadCase{"MissingName", "[[site]]\nname = \"a\"\n",
-                "t.toml:1: name: missing"},
+        BadCase{"MissingName", "[[site]]\nname = \"a\"\n", "t.toml:1: name: missing"},
         BadCase{"NoSite", "name = \"x\"\n",
                 "t.toml:1: site: missing; a platform needs at least one [[site]] table"},
         BadCase{"SiteNotArray", "name = \"x\"\n[site]\nname = \"a\"\n",
@@ -180,12 +183,12 @@ INSTANTIATE_TEST_SUITE_P(
                 "t.toml:13: site[2].nodes: give nodes = COUNT or [[site.node]] tables, not both"},
         BadCase{"NoNodes", kTwoSites + "[[site]]\nname = \"c\"\n",
                 "t.toml:11: site[2].nodes: missing; give nodes = COUNT or [[site.node]] tables"},
-        BadCase{"LanesNotAnInteger", kTwoSites + "[[site]]\nname = \"c\"\nnodes = 1\nlanes = \"2\"\n",
+        BadCase{"LanesNotAnInteger",
+                kTwoSites + "[[site]]\nname = \"c\"\nnodes = 1\nlanes = \"2\"\n",
                 "t.toml:14: site[2].lanes: expected an integer, got \"2\""},
         BadCase{"ZeroCores", kTwoSites + "[[site]]\nname = \"c\"\nnodes = 1\ncores = 0\n",
                 "t.toml:14: site[2].cores: must be between 1 and 65536, got 0"},
-        BadCase{"EmptyLaneList",
-                kTwoSites + "[[site]]\nname = \"c\"\n[[site.node]]\nlanes = []\n",
+        BadCase{"EmptyLaneList", kTwoSites + "[[site]]\nname = \"c\"\n[[site.node]]\nlanes = []\n",
                 "t.toml:14: site[2].node[0].lanes: must list at least 1 lane"},
         BadCase{"BandwidthAndUp",
                 kTwoSites + "[[site]]\nname = \"c\"\nnodes = 1\nlane_up = \"1Gbit/s\"\n"
@@ -238,8 +241,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"PlacementModeAndNodes",
                 kTwoSites + "[placement]\nmode = \"block\"\nnodes = [\"a-0\"]\n",
                 "t.toml:12: placement.mode: give mode or an explicit nodes list, not both"},
-        BadCase{"PlacementCountMismatch",
-                kTwoSites + "[placement]\nranks = 2\nnodes = [\"a-0\"]\n",
+        BadCase{"PlacementCountMismatch", kTwoSites + "[placement]\nranks = 2\nnodes = [\"a-0\"]\n",
                 "t.toml:12: placement.ranks: ranks = 2 but nodes lists 1 ranks"},
         BadCase{"PlacementZeroRanks", kTwoSites + "[placement]\nranks = 0\n",
                 "t.toml:12: placement.ranks: must be at least 1, got 0"},
