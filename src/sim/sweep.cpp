@@ -60,6 +60,7 @@ void evaluate(const Platform& platform, const SweepRequest& req, const Algorithm
       try {
         row.model_s = model_time(platform, req.collective, info.name, params, req.overhead_s);
       } catch (const UsageError& e) {
+        if (!req.simulate && !req.algorithms.empty()) throw;  // `model` of one named algorithm
         row.model_note = e.what();
       }
     }
@@ -127,7 +128,7 @@ SweepResult run_sweep(const Platform& platform, const SweepRequest& req) {
         evaluate(platform, req, *a, size, out);
       } catch (const UsageError& e) {
         if (!req.algorithms.empty()) {
-          throw UsageError(fmt::format("{} {} cannot run on platform {}: {}", to_string(req.collective),
+          throw UsageError(fmt::format("{} {} on platform {}: {}", to_string(req.collective),
                                        a->name, platform.name, e.what()));
         }
         SweepRow row;
