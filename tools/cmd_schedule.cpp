@@ -41,7 +41,7 @@ int print_schedule(const ScheduleArgs& args) {
   params.wan_pairs = args.wan_pairs;
   const Schedule schedule = build_schedule(platform, *collective, args.algorithm, params);
   if (args.json) {
-    std::cout << schedule_to_json(schedule, 1) << "\n";
+    std::cout << schedule_to_json(schedule) << "\n";
   } else {
     std::cout << schedule_to_text(schedule, args.max_ranks);
   }
