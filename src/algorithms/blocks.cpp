@@ -1,6 +1,7 @@
 #include "blocks.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 
 namespace multilane::algo {
 
@@ -9,10 +10,9 @@ BlockStore send_buffer_store(std::uint64_t size) {
 }
 
 BlockStore scratch_store(std::vector<int> ranks, std::uint64_t size) {
-  return {Buffer::Scratch, [ranks = std::move(ranks), size](int rank) {
-            const auto it = std::find(ranks.begin(), ranks.end(), rank);
-            return static_cast<std::uint64_t>(it - ranks.begin()) * size;
-          }};
+  std::unordered_map<int, std::uint64_t> offsets;
+  for (std::size_t i = 0; i < ranks.size(); ++i) offsets.emplace(ranks[i], i * size);
+  return {Buffer::Scratch, [offsets = std::move(offsets)](int rank) { return offsets.at(rank); }};
 }
 
 std::vector<Run> block_runs(std::span<const int> ranks) {

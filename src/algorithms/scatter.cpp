@@ -65,18 +65,14 @@ Schedule scatter_binomial(const Platform& platform, const BuildParams& params) {
 Schedule scatter_single_lane(const Platform& platform, const BuildParams& params) {
   const int p = platform.num_ranks();
   const auto groups = ranks_by_site(platform, params.root);
+  std::vector<int> group_of(p);
+  for (std::size_t s = 0; s < groups.size(); ++s) {
+    for (int u : groups[s]) group_of[u] = static_cast<int>(s);
+  }
   ScheduleBuilder b(Collective::Scatter, "single-lane", p, params.root, params.size, 0);
   for (int r = 0; r < p; ++r) {
     b.start_rank(r);
-    const int site = [&] {
-      for (std::size_t s = 0; s < groups.size(); ++s) {
-        for (int u : groups[s]) {
-          if (u == r) return static_cast<int>(s);
-        }
-      }
-      return 0;
-    }();
-    const auto& members = groups[site];
+    const auto& members = groups[group_of[r]];
     const int representative = members.front();
     if (r == params.root) {
       // One WAN message per remote site, then the own site, one block at a time.
