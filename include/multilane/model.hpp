@@ -44,9 +44,10 @@ bool has_closed_form(const Platform& platform, Collective collective, std::strin
 double smp_two_level_time(const Platform& platform, Collective collective,
                           std::string_view inter_node_algorithm, const BuildParams& params);
 
-// Segment sizes worth simulating for a pipelined algorithm, best model time first: the model's
-// optimum s* = sqrt(M·o·r/(h-1)) (with o = 0 the smallest segment allowed), bounded to
-// [max(min_segment, M/max_segments), M], rounded to powers of two, and its neighbours.
+// Segment sizes worth simulating for a pipelined algorithm: the three with the best model time
+// among the powers of two in [max(min_segment, M/max_segments), M] (and M itself), best first.
+// The model's optimum is s* = sqrt(M·o·r/(h-1)); with o = 0 it is the smallest segment allowed,
+// so max_segments bounds the cost of simulating it.
 std::vector<std::uint64_t> segment_candidates(const Platform& platform, Collective collective,
                                               std::string_view algorithm,
                                               const BuildParams& params, double overhead_s,
