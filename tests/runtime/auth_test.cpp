@@ -1,0 +1,117 @@
+// tests/runtime/auth_test.cpp — the connection handshake over loopback.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <future>
+
+#include "loopback.hpp"
+#include "runtime/auth.hpp"
+#include "runtime/transport_error.hpp"
+
+namespace multilane::runtime {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+// A connected loopback pair, each end on its own io_context (each driven by its own thread).
+struct SocketPair {
+  asio::io_context listener_io;
+  asio::io_context connector_io;
+  asio::ip::tcp::socket listener{listener_io};
+  asio::ip::tcp::socket connector{connector_io};
+
+  SocketPair() {
+    asio::ip::tcp::acceptor acceptor(listener_io, testing::loopback(0));
+    connector.connect(acceptor.local_endpoint());
+    acceptor.accept(listener);
+  }
+};
+
+HandshakeConfig config(std::string_view secret, std::uint64_t job = 42) {
+  return HandshakeConfig{job, JobSecret::from_text(secret), 2s};
+}
+
+// Handshake of both ends at once; returns each end's error text ("" when it succeeded).
+std::pair<std::string, std::string> handshake(const HandshakeConfig& listener_config,
+                                              const HandshakeConfig& connector_config) {
+  SocketPair pair;
+  auto run = [](asio::io_context& io, asio::ip::tcp::socket& socket, Role role,
+                const HandshakeConfig& c) -> std::string {
+    try {
+      authenticate(io, socket, role, c);
+      return "";
+    } catch (const TransportError& e) {
+      return e.what();
+    }
+  };
+  auto connector = testing::in_background([&] {
+    return run(pair.connector_io, pair.connector, Role::Connector, connector_config);
+  });
+  std::string listener_error = run(pair.listener_io, pair.listener, Role::Listener,
+                                   listener_config);
+  return {listener_error, connector.get()};
+}
+
+TEST(Auth, RightSecretAuthenticatesBothEnds) {
+  const auto [listener, connector] = handshake(config("s3cret"), config("s3cret"));
+  EXPECT_EQ(listener, "");
+  EXPECT_EQ(connector, "");
+}
+
+TEST(Auth, WrongSecretFailsOnBothEnds) {
+  const auto [listener, connector] = handshake(config("s3cret"), config("guess"));
+  EXPECT_THAT(listener, HasSubstr("peer failed authentication (wrong job secret?)"));
+  EXPECT_THAT(connector, HasSubstr("peer failed authentication (wrong job secret?)"));
+  EXPECT_THAT(listener, HasSubstr("handshake with 127.0.0.1:"));
+}
+
+TEST(Auth, WrongJobIsRefused) {
+  const auto [listener, connector] = handshake(config("s3cret", 1), config("s3cret", 2));
+  EXPECT_THAT(listener, HasSubstr("peer is in job 2, expected job 1"));
+  EXPECT_THAT(connector, HasSubstr("peer is in job 1, expected job 2"));
+}
+
+TEST(Auth, RandomSecretsDiffer) {
+  const JobSecret a = JobSecret::random();
+  const JobSecret b = JobSecret::random();
+  EXPECT_NE(a.key, b.key);
+  EXPECT_EQ(JobSecret::from_text("x").key, JobSecret::from_text("x").key);
+}
+
+// The listener end against a raw peer that sends `bytes` and then closes (or stays silent).
+std::string against_raw_peer(std::vector<std::byte> bytes, bool close_after) {
+  SocketPair pair;
+  asio::write(pair.connector, asio::buffer(bytes));
+  if (close_after) pair.connector.close();
+  HandshakeConfig c = config("s3cret");
+  c.timeout = 300ms;
+  try {
+    authenticate(pair.listener_io, pair.listener, Role::Listener, c);
+  } catch (const TransportError& e) {
+    EXPECT_FALSE(pair.listener.is_open()) << "a failed handshake closes the connection";
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Auth, GarbageIsRefused) {
+  EXPECT_THAT(against_raw_peer(testing::pattern(200), false),
+              HasSubstr("not a multilane peer (bad magic 0x"));
+}
+
+TEST(Auth, TruncatedHelloIsRefused) {
+  EXPECT_THAT(against_raw_peer(testing::pattern(10), true),
+              HasSubstr("peer closed the connection while we were waiting for the peer's hello "
+                        "(10 bytes done)"));
+}
+
+TEST(Auth, SilentPeerTimesOut) {
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THAT(against_raw_peer({}, false),
+              HasSubstr("timed out after 0.3 s waiting for the peer's hello"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+}
+
+}  // namespace
+}  // namespace multilane::runtime

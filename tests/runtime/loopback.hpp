@@ -1,0 +1,57 @@
+// tests/runtime/loopback.hpp — helpers for runtime tests over 127.0.0.1 only.
+//
+// Every helper is bounded in time (the transports' own timeouts) and joins its threads, so a
+// failing test cannot hang or leak sockets.
+#pragma once
+
+#include <asio.hpp>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <future>
+#include <utility>
+#include <vector>
+
+#include "runtime/stream_set.hpp"
+
+namespace multilane::runtime::testing {
+
+inline asio::ip::tcp::endpoint loopback(std::uint16_t port) {
+  return {asio::ip::make_address_v4("127.0.0.1"), port};
+}
+
+// Bytes whose value depends on the position, so misplaced chunks show.
+inline std::vector<std::byte> pattern(std::size_t size, unsigned seed = 7) {
+  std::vector<std::byte> bytes(size);
+  for (std::size_t i = 0; i < size; ++i) {
+    bytes[i] = static_cast<std::byte>((i * 131 + seed + (i >> 8)) & 0xff);
+  }
+  return bytes;
+}
+
+inline StreamOptions test_options(int streams) {
+  StreamOptions options;
+  options.job_id = 42;
+  options.secret = JobSecret::from_text("test secret");
+  options.streams = streams;
+  options.timeout = std::chrono::seconds(10);
+  return options;
+}
+
+// Two ends of a stream set: first accepted by a listener, second connected to it.
+inline std::pair<StreamSet, StreamSet> connected_sets(const StreamOptions& options) {
+  StreamListener listener(loopback(0), options);
+  auto connector = std::async(std::launch::async, [&] {
+    return connect_streams(loopback(listener.port()), options);
+  });
+  StreamSet accepted = listener.accept();
+  return {std::move(accepted), connector.get()};
+}
+
+// Runs `fn` on another thread; joined (and its exception rethrown by get()) before scope end.
+template <typename Fn>
+auto in_background(Fn fn) {
+  return std::async(std::launch::async, std::move(fn));
+}
+
+}  // namespace multilane::runtime::testing

@@ -1,0 +1,221 @@
+// tests/runtime/stream_set_test.cpp — striped transfers over 1..16 loopback streams, chunks
+// out of order, a peer closing mid-message, a silent peer, and listener/connector errors.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "loopback.hpp"
+#include "runtime/transport_error.hpp"
+#include "runtime/wire.hpp"
+
+namespace multilane::runtime {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+using namespace std::chrono_literals;
+
+class Transfer : public ::testing::TestWithParam<int> {};
+
+TEST_P(Transfer, OddSizesArriveByteExact) {
+  auto [receiver, sender] = testing::connected_sets(testing::test_options(GetParam()));
+  EXPECT_EQ(receiver.streams(), GetParam());
+  for (std::size_t size : {0ul, 1ul, 4097ul, 1024ul * 1024 + 3, 40'000ul}) {
+    const auto message = testing::pattern(size, static_cast<unsigned>(size));
+    std::vector<std::byte> buffer(size, std::byte{0xee});
+    auto send = testing::in_background([&] { sender.send(message, 5); });
+    receiver.recv(buffer, 5);
+    send.get();
+    EXPECT_TRUE(buffer == message) << size << " bytes over " << GetParam() << " streams";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Streams, Transfer, ::testing::Values(1, 4, 16));
+
+TEST(StreamSet, ManySmallChunksPerStreamAndBothDirectionsAtOnce) {
+  StreamOptions options = testing::test_options(3);
+  options.stripe = {1000, 777};
+  options.send_buffer = 64 * 1024;
+  options.receive_buffer = 64 * 1024;
+  auto [a, b] = testing::connected_sets(options);
+  const auto to_b = testing::pattern(300'001, 1);
+  const auto to_a = testing::pattern(200'003, 2);
+  std::vector<std::byte> at_a(to_a.size()), at_b(to_b.size());
+  auto other = testing::in_background([&] { b.send_recv(to_a, at_b); });
+  a.send_recv(to_b, at_a);
+  other.get();
+  EXPECT_TRUE(at_a == to_a);
+  EXPECT_TRUE(at_b == to_b);
+}
+
+TEST(StreamSet, BackToBackMessagesKeepTheirOrder) {
+  auto [receiver, sender] = testing::connected_sets(testing::test_options(4));
+  const std::vector<std::size_t> sizes{100'000, 5, 0, 70'000, 33'000, 1};
+  auto send = testing::in_background([&] {
+    for (std::size_t size : sizes) sender.send(testing::pattern(size, static_cast<unsigned>(size)));
+  });
+  for (std::size_t size : sizes) {
+    std::vector<std::byte> buffer(size);
+    receiver.recv(buffer);
+    EXPECT_TRUE(buffer == testing::pattern(size, static_cast<unsigned>(size))) << size;
+  }
+  send.get();
+}
+
+TEST(StreamSet, WrongBufferSizeIsAnError) {
+  auto [receiver, sender] = testing::connected_sets(testing::test_options(1));
+  auto send = testing::in_background([&] { sender.send(testing::pattern(10)); });
+  std::vector<std::byte> buffer(11);
+  EXPECT_THAT([&] { receiver.recv(buffer); },
+              ::testing::ThrowsMessage<TransportError>(
+                  HasSubstr("message 0 from 127.0.0.1:")));
+  send.get();
+  EXPECT_THROW(receiver.recv(buffer), TransportError) << "a failed set stays closed";
+}
+
+// A hand-driven peer: K authenticated raw sockets that write frames as a test dictates.
+class RawPeer {
+ public:
+  explicit RawPeer(const StreamOptions& options, std::uint16_t port) : options_(options) {
+    for (int i = 0; i < options.streams; ++i) {
+      sockets_.emplace_back(io_).connect(testing::loopback(port));
+      authenticate(io_, sockets_.back(), Role::Connector,
+                   HandshakeConfig{options.job_id, options.secret, options.timeout});
+    }
+  }
+  void write_chunk(int stream, const std::vector<std::byte>& message, std::uint64_t offset,
+                   std::uint64_t length) {
+    const FrameBytes header = encode_frame_header(
+        FrameHeader{kFrameStriped, options_.job_id, 0, 0, offset, length, message.size()});
+    auto& socket = sockets_[static_cast<std::size_t>(stream)];
+    asio::write(socket, asio::buffer(header));
+    asio::write(socket, asio::buffer(message.data() + offset, length));
+  }
+  void write_raw(int stream, const std::vector<std::byte>& bytes) {
+    asio::write(sockets_[static_cast<std::size_t>(stream)], asio::buffer(bytes));
+  }
+  void close() {
+    for (auto& s : sockets_) s.close();
+  }
+
+ private:
+  StreamOptions options_;
+  asio::io_context io_;
+  std::vector<asio::ip::tcp::socket> sockets_;
+};
+
+// Accepts a stream set while `script` drives a raw peer on another thread; `script` returns
+// when told to by `release` (so a silent peer stays connected until the test is done).
+struct RawScenario {
+  explicit RawScenario(const StreamOptions& o) : options(o) {}
+  StreamOptions options;
+  StreamListener listener{testing::loopback(0), options};
+  std::promise<void> release;
+  std::future<void> peer;  // declared last: waited for first
+
+  template <typename Script>
+  StreamSet start(Script script) {
+    peer = testing::in_background([this, script, released = release.get_future()] {
+      RawPeer raw(options, listener.port());
+      script(raw);
+      released.wait_for(10s);
+    });
+    return listener.accept();
+  }
+  ~RawScenario() {
+    release.set_value();
+    if (peer.valid()) peer.wait();
+  }
+};
+
+TEST(StreamSet, ChunksOutOfOrderAcrossStreamsLandRight) {
+  RawScenario scenario{testing::test_options(2)};
+  const auto message = testing::pattern(100'000);
+  StreamSet receiver = scenario.start([&](RawPeer& raw) {
+    raw.write_chunk(1, message, 75'000, 25'000);  // the end first, on the second stream
+    raw.write_chunk(1, message, 50'000, 25'000);
+    std::this_thread::sleep_for(50ms);
+    raw.write_chunk(0, message, 25'000, 25'000);
+    raw.write_chunk(0, message, 0, 25'000);
+  });
+  std::vector<std::byte> buffer(message.size());
+  receiver.recv(buffer);
+  EXPECT_TRUE(buffer == message);
+}
+
+TEST(StreamSet, PeerClosingMidMessageIsNamed) {
+  RawScenario scenario{testing::test_options(1)};
+  const auto message = testing::pattern(1000);
+  StreamSet receiver = scenario.start([&](RawPeer& raw) {
+    const FrameBytes header =
+        encode_frame_header(FrameHeader{0, scenario.options.job_id, 0, 0, 0, 1000, 1000});
+    raw.write_raw(0, std::vector<std::byte>(header.begin(), header.end()));
+    raw.write_raw(0, std::vector<std::byte>(message.begin(), message.begin() + 100));
+    raw.close();
+  });
+  std::vector<std::byte> buffer(message.size());
+  EXPECT_THAT([&] { receiver.recv(buffer); },
+              ::testing::ThrowsMessage<TransportError>(MatchesRegex(
+                  "peer 127\\.0\\.0\\.1:[0-9]+ closed the connection during message 0 "
+                  "\\(received 100 of 1000 bytes\\)")));
+}
+
+TEST(StreamSet, PeerClosingBeforeTheMessageIsNamed) {
+  RawScenario scenario{testing::test_options(3)};
+  StreamSet receiver = scenario.start([](RawPeer& raw) { raw.close(); });
+  std::vector<std::byte> buffer(10);
+  EXPECT_THAT([&] { receiver.recv(buffer); },
+              ::testing::ThrowsMessage<TransportError>(
+                  HasSubstr("closed the connection before message 0 was complete (received 0 "
+                            "of 10 bytes)")));
+}
+
+TEST(StreamSet, SilentPeerTimesOutWithWhatWasAwaited) {
+  StreamOptions options = testing::test_options(2);
+  options.timeout = 200ms;
+  RawScenario scenario{options};
+  StreamSet receiver = scenario.start([](RawPeer&) {});
+  std::vector<std::byte> buffer(1000);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THAT([&] { receiver.recv(buffer); },
+              ::testing::ThrowsMessage<TransportError>(MatchesRegex(
+                  "timed out after 0\\.2 s waiting for message 0 from 127\\.0\\.0\\.1:[0-9]+: "
+                  "received 0 of 1000 bytes")));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+}
+
+TEST(StreamSet, BadFrameIsReported) {
+  RawScenario scenario{testing::test_options(1)};
+  StreamSet receiver = scenario.start([&](RawPeer& raw) {
+    raw.write_raw(0, std::vector<std::byte>(kFrameHeaderSize, std::byte{0x55}));
+  });
+  std::vector<std::byte> buffer(10);
+  EXPECT_THAT([&] { receiver.recv(buffer); },
+              ::testing::ThrowsMessage<TransportError>(HasSubstr("bad magic 0x55555555")));
+}
+
+TEST(StreamSet, ListenerTimesOutWaitingForConnections) {
+  StreamOptions options = testing::test_options(2);
+  options.timeout = 150ms;
+  StreamListener listener(testing::loopback(0), options);
+  EXPECT_THAT([&] { listener.accept(); },
+              ::testing::ThrowsMessage<TransportError>(MatchesRegex(
+                  "timed out after 0\\.15 s waiting for connection 1 of 2 on "
+                  "127\\.0\\.0\\.1:[0-9]+")));
+}
+
+TEST(StreamSet, WrongSecretFailsToConnect) {
+  StreamOptions good = testing::test_options(1);
+  StreamOptions bad = good;
+  bad.secret = JobSecret::from_text("other");
+  StreamListener listener(testing::loopback(0), good);
+  auto connector = testing::in_background([&] {
+    EXPECT_THROW(connect_streams(testing::loopback(listener.port()), bad), TransportError);
+  });
+  EXPECT_THROW(listener.accept(), TransportError);
+  connector.get();
+}
+
+}  // namespace
+}  // namespace multilane::runtime
