@@ -53,7 +53,8 @@ std::string hello_problem(const Hello& hello, Role own_role, std::uint64_t job_i
     return fmt::format("peer speaks protocol version {}, expected {}", version, kProtocolVersion);
   }
   if (role == static_cast<std::uint16_t>(own_role)) return "peer claims our own role";
-  if (peer_job != job_id) return fmt::format("peer is in job {}, expected job {}", peer_job, job_id);
+  if (peer_job != job_id)
+    return fmt::format("peer is in job {}, expected job {}", peer_job, job_id);
   return {};
 }
 

@@ -35,8 +35,7 @@ void set_buffer_sizes(Socket& socket, const StreamOptions& options) {
 }
 
 HandshakeConfig handshake_config(const StreamOptions& options, Clock::time_point deadline) {
-  const auto left =
-      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   return {options.job_id, options.secret, std::max(left, std::chrono::milliseconds{1})};
 }
 
@@ -76,8 +75,8 @@ asio::ip::tcp::socket connect_one(asio::io_context& io, const asio::ip::tcp::end
                                   Clock::time_point deadline, const StreamOptions& options) {
   asio::ip::tcp::socket socket(io);
   while (!try_connect(io, socket, endpoint, deadline, options)) {
-    const auto pause = std::min<Clock::duration>(std::chrono::milliseconds{20},
-                                                 deadline - Clock::now());
+    const auto pause =
+        std::min<Clock::duration>(std::chrono::milliseconds{20}, deadline - Clock::now());
     std::this_thread::sleep_for(pause);
   }
   socket.set_option(asio::ip::tcp::no_delay(true));
@@ -100,7 +99,9 @@ StreamListener::StreamListener(const asio::ip::tcp::endpoint& endpoint,
 
 StreamListener::~StreamListener() = default;
 
-std::uint16_t StreamListener::port() const { return acceptor_.local_endpoint().port(); }
+std::uint16_t StreamListener::port() const {
+  return acceptor_.local_endpoint().port();
+}
 
 StreamSet StreamListener::accept() {
   const auto deadline = Clock::now() + options_.timeout;
@@ -117,10 +118,9 @@ StreamSet StreamListener::accept() {
     if (!run_until(io_, deadline, [&] { return finished; })) {
       acceptor_.cancel();
       drain(io_, [&] { return finished; });
-      throw TransportError(fmt::format(
-          "timed out after {} waiting for connection {} of {} on {}",
-          seconds_text(options_.timeout), i + 1, options_.streams,
-          endpoint_text(acceptor_.local_endpoint())));
+      throw TransportError(fmt::format("timed out after {} waiting for connection {} of {} on {}",
+                                       seconds_text(options_.timeout), i + 1, options_.streams,
+                                       endpoint_text(acceptor_.local_endpoint())));
     }
     if (error) throw TransportError("accepting a connection failed: " + error.message());
     socket.set_option(asio::ip::tcp::no_delay(true));

@@ -201,14 +201,14 @@ struct StreamSet::Impl {
     const std::array<asio::const_buffer, 2> parts{
         asio::buffer(s.header_out), asio::buffer(send.message.data() + c.offset, c.length)};
     s.writing = true;
-    asio::async_write(s.socket, parts,
-                      [this, &s, flags, length = c.length](const asio::error_code& ec,
-                                                           std::size_t) {
-                        s.writing = false;
-                        if (ec) return write_failed(s, ec);
-                        send.sent += length;
-                        write_next(s, flags);
-                      });
+    asio::async_write(
+        s.socket, parts,
+        [this, &s, flags, length = c.length](const asio::error_code& ec, std::size_t) {
+          s.writing = false;
+          if (ec) return write_failed(s, ec);
+          send.sent += length;
+          write_next(s, flags);
+        });
   }
 
   void write_failed(Stream& s, const asio::error_code& ec) {
@@ -267,16 +267,16 @@ struct StreamSet::Impl {
       what = fmt::format("waiting for message {} from {}: {}", receive.id, peer, received_text());
     }
     if (send.active && send.busy_streams > 0) {
-      what += fmt::format("{}sending message {} to {}: {}", what.empty() ? "" : "; ", send.id,
-                          peer, sent_text());
+      what += fmt::format("{}sending message {} to {}: {}", what.empty() ? "" : "; ", send.id, peer,
+                          sent_text());
     }
     return fmt::format("timed out after {} {}", seconds_text(options.timeout), what);
   }
 
   void check_usable() const {
     if (!failure.empty()) {
-      throw TransportError(fmt::format("streams to {} are closed after an error: {}", peer,
-                                       failure));
+      throw TransportError(
+          fmt::format("streams to {} are closed after an error: {}", peer, failure));
     }
   }
 };
@@ -318,7 +318,11 @@ void StreamSet::send_recv(std::span<const std::byte> message, std::span<std::byt
   impl_->wait();
 }
 
-int StreamSet::streams() const { return static_cast<int>(impl_->streams.size()); }
-const std::string& StreamSet::peer() const { return impl_->peer; }
+int StreamSet::streams() const {
+  return static_cast<int>(impl_->streams.size());
+}
+const std::string& StreamSet::peer() const {
+  return impl_->peer;
+}
 
 }  // namespace multilane::runtime

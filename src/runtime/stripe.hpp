@@ -14,8 +14,8 @@
 namespace multilane::runtime {
 
 struct StripeOptions {
-  std::uint64_t threshold = 32 * 1024;   // messages shorter than this use one stream
-  std::uint64_t max_chunk = 1024 * 1024; // bytes per chunk at most (striped messages)
+  std::uint64_t threshold = 32 * 1024;    // messages shorter than this use one stream
+  std::uint64_t max_chunk = 1024 * 1024;  // bytes per chunk at most (striped messages)
 };
 
 struct Chunk {

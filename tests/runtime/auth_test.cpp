@@ -45,11 +45,10 @@ std::pair<std::string, std::string> handshake(const HandshakeConfig& listener_co
       return e.what();
     }
   };
-  auto connector = testing::in_background([&] {
-    return run(pair.connector_io, pair.connector, Role::Connector, connector_config);
-  });
-  std::string listener_error = run(pair.listener_io, pair.listener, Role::Listener,
-                                   listener_config);
+  auto connector = testing::in_background(
+      [&] { return run(pair.connector_io, pair.connector, Role::Connector, connector_config); });
+  std::string listener_error =
+      run(pair.listener_io, pair.listener, Role::Listener, listener_config);
   return {listener_error, connector.get()};
 }
 

@@ -41,9 +41,8 @@ inline StreamOptions test_options(int streams) {
 // Two ends of a stream set: first accepted by a listener, second connected to it.
 inline std::pair<StreamSet, StreamSet> connected_sets(const StreamOptions& options) {
   StreamListener listener(loopback(0), options);
-  auto connector = std::async(std::launch::async, [&] {
-    return connect_streams(loopback(listener.port()), options);
-  });
+  auto connector = std::async(std::launch::async,
+                              [&] { return connect_streams(loopback(listener.port()), options); });
   StreamSet accepted = listener.accept();
   return {std::move(accepted), connector.get()};
 }

@@ -68,8 +68,7 @@ TEST(StreamSet, WrongBufferSizeIsAnError) {
   auto send = testing::in_background([&] { sender.send(testing::pattern(10)); });
   std::vector<std::byte> buffer(11);
   EXPECT_THAT([&] { receiver.recv(buffer); },
-              ::testing::ThrowsMessage<TransportError>(
-                  HasSubstr("message 0 from 127.0.0.1:")));
+              ::testing::ThrowsMessage<TransportError>(HasSubstr("message 0 from 127.0.0.1:")));
   send.get();
   EXPECT_THROW(receiver.recv(buffer), TransportError) << "a failed set stays closed";
 }
@@ -156,9 +155,9 @@ TEST(StreamSet, PeerClosingMidMessageIsNamed) {
   });
   std::vector<std::byte> buffer(message.size());
   EXPECT_THAT([&] { receiver.recv(buffer); },
-              ::testing::ThrowsMessage<TransportError>(MatchesRegex(
-                  "peer 127\\.0\\.0\\.1:[0-9]+ closed the connection during message 0 "
-                  "\\(received 100 of 1000 bytes\\)")));
+              ::testing::ThrowsMessage<TransportError>(
+                  MatchesRegex("peer 127\\.0\\.0\\.1:[0-9]+ closed the connection during message 0 "
+                               "\\(received 100 of 1000 bytes\\)")));
 }
 
 TEST(StreamSet, PeerClosingBeforeTheMessageIsNamed) {
@@ -200,9 +199,9 @@ TEST(StreamSet, ListenerTimesOutWaitingForConnections) {
   options.timeout = 150ms;
   StreamListener listener(testing::loopback(0), options);
   EXPECT_THAT([&] { listener.accept(); },
-              ::testing::ThrowsMessage<TransportError>(MatchesRegex(
-                  "timed out after 0\\.15 s waiting for connection 1 of 2 on "
-                  "127\\.0\\.0\\.1:[0-9]+")));
+              ::testing::ThrowsMessage<TransportError>(
+                  MatchesRegex("timed out after 0\\.15 s waiting for connection 1 of 2 on "
+                               "127\\.0\\.0\\.1:[0-9]+")));
 }
 
 TEST(StreamSet, WrongSecretFailsToConnect) {

@@ -20,8 +20,7 @@ void expect_exact_cover(const std::vector<Chunk>& chunks, std::uint64_t size, in
 
 TEST(Stripe, SmallMessagesGoWholeToTheGivenStream) {
   const StripeOptions options;
-  EXPECT_EQ(plan_chunks(32 * 1024 - 1, 4, options, 3),
-            (std::vector<Chunk>{{3, 0, 32 * 1024 - 1}}));
+  EXPECT_EQ(plan_chunks(32 * 1024 - 1, 4, options, 3), (std::vector<Chunk>{{3, 0, 32 * 1024 - 1}}));
   EXPECT_EQ(plan_chunks(0, 4, options, 2), (std::vector<Chunk>{{2, 0, 0}}));
   EXPECT_EQ(plan_chunks(1 << 30, 1, options), (std::vector<Chunk>{{0, 0, 1 << 30}}));
 }

@@ -84,8 +84,9 @@ TEST(Wire, OffsetPlusLengthAboveTotal) {
 TEST(Wire, OffsetThatWouldWrapAround) {
   FrameHeader h = sample();
   h.offset = ~0ull - 50;
-  EXPECT_EQ(error_of(h), "frame from 127.0.0.1:4711: offset 18446744073709551565 + length 100 "
-                         "exceeds message length 1000");
+  EXPECT_EQ(error_of(h),
+            "frame from 127.0.0.1:4711: offset 18446744073709551565 + length 100 "
+            "exceeds message length 1000");
 }
 
 TEST(Wire, TotalAboveLimit) {
