@@ -8,7 +8,7 @@ foreach(algo linear chain binary binomial vandegeijn multilane multilane-sites d
                      --platform ${sim_platforms}/single-site-32.toml --collective bcast
                      --algorithm all --sizes 1KiB,1MiB,64MiB,256MiB --segment auto --json)
 endforeach()
-multilane_cli_test(cli-sim-json-shape 0 "\"collective\": \"bcast\".*\"results\".*\"time_s\".*\"segment\""
+multilane_cli_test(cli-sim-json-shape 0 "\"collective\": \"bcast\".*\"results\".*\"segment\".*\"time_s\""
                    sim --platform ${sim_platforms}/single-site-32.toml --algorithm multilane
                    --sizes 1MiB --json)
 multilane_cli_test(cli-sim-compare-model 0 "simulated +model +diff" sim

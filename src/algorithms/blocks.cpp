@@ -36,19 +36,19 @@ Range run_range(const Run& run, std::span<const int> ranks, std::uint64_t size,
 
 std::vector<OpIndex> send_blocks(ScheduleBuilder& b, int peer, std::span<const int> ranks,
                                  std::uint64_t size, const BlockStore& from,
-                                 std::span<const OpIndex> deps) {
+                                 std::span<const OpIndex> deps, int lane) {
   std::vector<OpIndex> sent;
   for (const Run& run : block_runs(ranks)) {
-    sent.push_back(b.send(peer, run_range(run, ranks, size, from), kAnyLane, deps));
+    sent.push_back(b.send(peer, run_range(run, ranks, size, from), lane, deps));
   }
   return sent;
 }
 
 std::vector<OpIndex> recv_blocks(ScheduleBuilder& b, int peer, std::span<const int> ranks,
-                                 std::uint64_t size, const BlockStore& into) {
+                                 std::uint64_t size, const BlockStore& into, int lane) {
   std::vector<OpIndex> received;
   for (const Run& run : block_runs(ranks)) {
-    received.push_back(b.recv(peer, run_range(run, ranks, size, into), kAnyLane, {}));
+    received.push_back(b.recv(peer, run_range(run, ranks, size, into), lane, {}));
   }
   return received;
 }
@@ -60,25 +60,25 @@ HeldBlocks hold_at_root(ScheduleBuilder& b, int root, std::uint64_t size) {
 }
 
 HeldBlocks receive_carried(ScheduleBuilder& b, int self, int from, std::vector<int> carried,
-                           std::uint64_t size) {
+                           std::uint64_t size, int lane) {
   if (carried.size() == 1) {
     BlockStore recv{Buffer::Recv, [](int) { return std::uint64_t{0}; }};
-    auto arrived = recv_blocks(b, from, carried, size, recv);
+    auto arrived = recv_blocks(b, from, carried, size, recv, lane);
     return {std::move(recv), std::move(arrived)};
   }
   b.need_scratch(carried.size() * size);
   const auto store = scratch_store(carried, size);
-  auto arrived = recv_blocks(b, from, carried, size, store);
+  auto arrived = recv_blocks(b, from, carried, size, store, lane);
   b.copy(Range{Buffer::Recv, 0, size}, Range{Buffer::Scratch, store.offset_of(self), size},
          arrived);
   return {store, std::move(arrived)};
 }
 
 OpIndex send_after(ScheduleBuilder& b, int peer, std::span<const int> ranks, std::uint64_t size,
-                   const HeldBlocks& held, OpIndex previous) {
+                   const HeldBlocks& held, OpIndex previous, int lane) {
   std::vector<OpIndex> deps = held.arrived;
   deps.push_back(previous);
-  for (OpIndex sent : send_blocks(b, peer, ranks, size, held.store, deps)) {
+  for (OpIndex sent : send_blocks(b, peer, ranks, size, held.store, deps, lane)) {
     if (sent != kNoOp) previous = sent;
   }
   return previous;

@@ -37,7 +37,7 @@ HeldBlocks hold_at_root(ScheduleBuilder& b, int root, std::uint64_t size);
 // `self` receives the blocks of `carried` (which includes its own) from `from`, into Recv
 // when it carries only its own block, else into Scratch, and copies its own block out.
 HeldBlocks receive_carried(ScheduleBuilder& b, int self, int from, std::vector<int> carried,
-                           std::uint64_t size);
+                           std::uint64_t size, int lane = kAnyLane);
 
 struct Run {
   std::size_t first;  // index into the list
@@ -49,15 +49,19 @@ std::vector<Run> block_runs(std::span<const int> ranks);
 // per run, each waiting for `deps`. Returns the send operations.
 std::vector<OpIndex> send_blocks(ScheduleBuilder& b, int peer, std::span<const int> ranks,
                                  std::uint64_t size, const BlockStore& from,
-                                 std::span<const OpIndex> deps);
+                                 std::span<const OpIndex> deps, int lane = kAnyLane);
 // Receives what send_blocks sends into `into`. Returns the receive operations.
 std::vector<OpIndex> recv_blocks(ScheduleBuilder& b, int peer, std::span<const int> ranks,
-                                 std::uint64_t size, const BlockStore& into);
+                                 std::uint64_t size, const BlockStore& into, int lane = kAnyLane);
+
+// A message that crosses the WAN travels on one lane: one TCP connection per node pair, as
+// in the scatter/gather paper (striping it over every NIC would open one connection per lane).
+inline constexpr int kWanLane = 0;
 
 // Sends `ranks`' blocks (from `held`) to `peer` once `previous` has completed: scatters
 // serve one destination at a time. Returns the last send (or `previous` when none was needed).
 OpIndex send_after(ScheduleBuilder& b, int peer, std::span<const int> ranks, std::uint64_t size,
-                   const HeldBlocks& held, OpIndex previous);
+                   const HeldBlocks& held, OpIndex previous, int lane = kAnyLane);
 // Hands every rank of `members` other than `self` its own block, one after the other.
 void hand_out(ScheduleBuilder& b, int self, std::span<const int> members, std::uint64_t size,
               const HeldBlocks& held, OpIndex previous = kNoOp);

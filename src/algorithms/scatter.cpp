@@ -79,11 +79,13 @@ Schedule scatter_single_lane(const Platform& platform, const BuildParams& params
       const HeldBlocks held = hold_at_root(b, r, params.size);
       OpIndex previous = kNoOp;
       for (std::size_t s = 1; s < groups.size(); ++s) {
-        previous = send_after(b, groups[s].front(), groups[s], params.size, held, previous);
+        previous =
+            send_after(b, groups[s].front(), groups[s], params.size, held, previous, kWanLane);
       }
       hand_out(b, r, members, params.size, held, previous);
     } else if (r == representative) {
-      hand_out(b, r, members, params.size, receive_carried(b, r, params.root, members, params.size));
+      hand_out(b, r, members, params.size,
+               receive_carried(b, r, params.root, members, params.size, kWanLane));
     } else {
       receive_carried(b, r, representative, {r}, params.size);
     }

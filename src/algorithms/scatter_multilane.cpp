@@ -65,7 +65,9 @@ void emit_root(ScheduleBuilder& b, int root, const std::vector<int>& home,
     if (s.sender != root) previous = send_after(b, s.sender, s.ranks, size, held, previous);
   }
   for (const Share& s : shares) {  // step 2: the root's own WAN pairs
-    if (s.sender == root) previous = send_after(b, s.receiver(), s.ranks, size, held, previous);
+    if (s.sender == root) {
+      previous = send_after(b, s.receiver(), s.ranks, size, held, previous, kWanLane);
+    }
   }
   hand_out(b, root, home, size, held, previous);  // step 3: the root's site
 }
@@ -81,7 +83,7 @@ void emit_dep_send(ScheduleBuilder& b, int self, int root, const std::vector<Sha
   for (const Share& s : shares) {
     if (s.sender != self) continue;
     const auto arrived = recv_blocks(b, root, s.ranks, size, store);
-    send_blocks(b, s.receiver(), s.ranks, size, store, arrived);
+    send_blocks(b, s.receiver(), s.ranks, size, store, arrived, kWanLane);
   }
   receive_carried(b, self, root, {self}, size);  // its own block comes last, in step 3
 }
@@ -114,7 +116,8 @@ Schedule scatter_multilane(const Platform& platform, const BuildParams& params) 
     } else if (share_of[r] < 0) {
       receive_carried(b, r, root, {r}, params.size);  // the root's site
     } else if (const Share& s = shares[share_of[r]]; s.receiver() == r) {
-      hand_out(b, r, s.ranks, params.size, receive_carried(b, r, s.sender, s.ranks, params.size));
+      hand_out(b, r, s.ranks, params.size,
+               receive_carried(b, r, s.sender, s.ranks, params.size, kWanLane));
     } else {
       receive_carried(b, r, s.receiver(), {r}, params.size);
     }

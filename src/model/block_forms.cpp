@@ -33,8 +33,8 @@ double binomial(const Figures& f, const Platform&, const BuildParams& p) {
   return ceil_log2(f.p) * (f.lan_s + f.overhead_s) + (f.p - 1) * m_of(p) / f.node_bps;
 }
 
-// MagPIe: L + n1·M/b_WAN(1) + (max(n0, n1) - 1)·(l + M/b_LAN). The one WAN message is striped
-// over the node's lanes (kAnyLane), so b_WAN(1) is the rate of that striped message.
+// MagPIe: L + n1·M/b_WAN(1) + (max(n0, n1) - 1)·(l + M/b_LAN). The one WAN message travels on
+// one lane, one TCP connection, as in the paper: b_WAN(1).
 double single_lane(const Figures& f, const Platform& platform, const BuildParams& p) {
   const double m = m_of(p);
   const int n0 = f.site_ranks[0];
@@ -42,7 +42,7 @@ double single_lane(const Figures& f, const Platform& platform, const BuildParams
   if (f.sites() > 2) throw UsageError("single-lane scatter/gather: closed form for two sites only");
   const WanPairsInputs in = wan_pairs_inputs(platform, p.root, remote_site(platform, p.root));
   const int n1 = f.site_ranks[1];
-  return in.wan_latency_s + n1 * m / std::min(f.wan_rate(f.lanes), in.lan_bps) +
+  return in.wan_latency_s + n1 * m / wan_pairs_connection_bps(in, 1) +
          (std::max(n0, n1) - 1) * (f.lan_s + f.overhead_s + m / in.lan_bps);
 }
 
