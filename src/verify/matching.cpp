@@ -8,33 +8,47 @@ namespace multilane::verify {
 
 namespace {
 
-// Sorting (ordered pair, global index) keys groups messages by pair in program order.
-std::uint64_t message_key(int sender, int receiver, int num_ranks, std::uint32_t g) {
-  const std::uint64_t pair =
-      static_cast<std::uint64_t>(sender) * static_cast<std::uint64_t>(num_ranks) +
-      static_cast<std::uint64_t>(receiver);
-  return (pair << 32) | g;
+// Messages of one ordered pair (sender, receiver), in program order: the unit of matching.
+std::uint64_t pair_index(int sender, int receiver, int num_ranks) {
+  return static_cast<std::uint64_t>(sender) * static_cast<std::uint64_t>(num_ranks) +
+         static_cast<std::uint64_t>(receiver);
 }
-std::uint64_t pair_of_key(std::uint64_t key) { return key >> 32; }
-std::uint32_t op_of_key(std::uint64_t key) { return static_cast<std::uint32_t>(key); }
 
+// Stable counting sort of global op indices by a key in [0, num_keys): O(n + num_keys).
+template <class Key>
+std::vector<std::uint32_t> stable_sort_by(const std::vector<std::uint32_t>& ops, int num_keys,
+                                          Key key) {
+  std::vector<std::uint32_t> start(static_cast<std::size_t>(num_keys) + 1, 0);
+  for (const std::uint32_t g : ops) ++start[key(g) + 1];
+  for (int k = 0; k < num_keys; ++k) start[k + 1] += start[k];
+  std::vector<std::uint32_t> out(ops.size());
+  for (const std::uint32_t g : ops) out[start[key(g)]++] = g;
+  return out;
+}
+
+// Sends and receives, each sorted by (sender, receiver, program order).
 struct SortedMessages {
-  std::vector<std::uint64_t> sends;
-  std::vector<std::uint64_t> recvs;
+  std::vector<std::uint32_t> sends;
+  std::vector<std::uint32_t> recvs;
+  std::vector<int> rank;  // per global op: its rank
 };
 
 SortedMessages sort_messages(const Schedule& s) {
   SortedMessages m;
   const int p = s.num_ranks();
+  m.rank.resize(s.ops.size());
   for (int r = 0; r < p; ++r) {
     for (std::uint32_t g = s.rank_begin[r]; g < s.rank_begin[r + 1]; ++g) {
-      const Op& op = s.ops[g];
-      if (op.kind == OpKind::Send) m.sends.push_back(message_key(r, op.peer, p, g));
-      if (op.kind == OpKind::Recv) m.recvs.push_back(message_key(op.peer, r, p, g));
+      m.rank[g] = r;
+      if (s.ops[g].kind == OpKind::Send) m.sends.push_back(g);
+      if (s.ops[g].kind == OpKind::Recv) m.recvs.push_back(g);
     }
   }
-  std::sort(m.sends.begin(), m.sends.end());
-  std::sort(m.recvs.begin(), m.recvs.end());
+  // Both lists are in (own rank, program order); radix-sort them by (sender, receiver).
+  const auto peer = [&](std::uint32_t g) { return s.ops[g].peer; };
+  const auto owner = [&](std::uint32_t g) { return m.rank[g]; };
+  m.sends = stable_sort_by(stable_sort_by(m.sends, p, peer), p, owner);
+  m.recvs = stable_sort_by(m.recvs, p, peer);
   return m;
 }
 
@@ -49,15 +63,20 @@ class Matcher {
 
   Matching run() {
     const SortedMessages m = sort_messages(s_);
+    const int p = s_.num_ranks();
+    const auto send_pair = [&](std::uint32_t g) { return pair_index(m.rank[g], s_.ops[g].peer, p); };
+    const auto recv_pair = [&](std::uint32_t g) { return pair_index(s_.ops[g].peer, m.rank[g], p); };
     out_.transfer_of_op.assign(s_.ops.size(), kNone);
     out_.executable = true;
     std::size_t i = 0;
     std::size_t j = 0;
     while (i < m.sends.size() || j < m.recvs.size()) {
-      const std::uint64_t pair = std::min(i < m.sends.size() ? pair_of_key(m.sends[i]) : ~0ull,
-                                          j < m.recvs.size() ? pair_of_key(m.recvs[j]) : ~0ull);
-      const std::size_t i_end = end_of_pair(m.sends, i, pair);
-      const std::size_t j_end = end_of_pair(m.recvs, j, pair);
+      const std::uint64_t pair = std::min(i < m.sends.size() ? send_pair(m.sends[i]) : ~0ull,
+                                          j < m.recvs.size() ? recv_pair(m.recvs[j]) : ~0ull);
+      std::size_t i_end = i;
+      while (i_end < m.sends.size() && send_pair(m.sends[i_end]) == pair) ++i_end;
+      std::size_t j_end = j;
+      while (j_end < m.recvs.size() && recv_pair(m.recvs[j_end]) == pair) ++j_end;
       match_pair(pair, m.sends, i, i_end, m.recvs, j, j_end);
       i = i_end;
       j = j_end;
@@ -67,14 +86,8 @@ class Matcher {
   }
 
  private:
-  static std::size_t end_of_pair(const std::vector<std::uint64_t>& keys, std::size_t from,
-                                 std::uint64_t pair) {
-    while (from < keys.size() && pair_of_key(keys[from]) == pair) ++from;
-    return from;
-  }
-
-  void match_pair(std::uint64_t pair, const std::vector<std::uint64_t>& sends, std::size_t i0,
-                  std::size_t i1, const std::vector<std::uint64_t>& recvs, std::size_t j0,
+  void match_pair(std::uint64_t pair, const std::vector<std::uint32_t>& sends, std::size_t i0,
+                  std::size_t i1, const std::vector<std::uint32_t>& recvs, std::size_t j0,
                   std::size_t j1) {
     const auto p = static_cast<std::uint64_t>(s_.num_ranks());
     const int sender = static_cast<int>(pair / p);
@@ -89,7 +102,7 @@ class Matcher {
     const auto pair_index = static_cast<std::uint32_t>(out_.pair_begin.size());
     out_.pair_begin.push_back(static_cast<std::uint32_t>(out_.transfers.size()));
     for (std::size_t k = 0; k < num_sends; ++k) {
-      const Transfer t{op_of_key(sends[i0 + k]), op_of_key(recvs[j0 + k])};
+      const Transfer t{sends[i0 + k], recvs[j0 + k]};
       check_transfer(t, k, sender, receiver);
       const auto index = static_cast<std::uint32_t>(out_.transfers.size());
       out_.transfer_of_op[t.send] = index;
@@ -99,13 +112,13 @@ class Matcher {
     }
   }
 
-  void report_count_mismatch(int sender, int receiver, const std::vector<std::uint64_t>& sends,
+  void report_count_mismatch(int sender, int receiver, const std::vector<std::uint32_t>& sends,
                              std::size_t i0, std::size_t num_sends,
-                             const std::vector<std::uint64_t>& recvs, std::size_t j0,
+                             const std::vector<std::uint32_t>& recvs, std::size_t j0,
                              std::size_t num_recvs) {
     const std::size_t common = std::min(num_sends, num_recvs);
     const std::uint32_t g =
-        num_sends > num_recvs ? op_of_key(sends[i0 + common]) : op_of_key(recvs[j0 + common]);
+        num_sends > num_recvs ? sends[i0 + common] : recvs[j0 + common];
     const int owner = num_sends > num_recvs ? sender : receiver;
     const Op& op = s_.ops[g];
     sink_.add(fmt::format(

@@ -1,0 +1,220 @@
+// The acceptance sweep: every algorithm verifies for every p from 1 to 130, on one-site,
+// uneven multi-site, one-node-site and multi-core platforms, for many roots, sizes and
+// segments. One test per (collective, algorithm), so CTest runs them in parallel and a failure
+// names the algorithm; each failure message names the whole case.
+//
+// Coverage and its budget (the whole sweep must stay within a few minutes under ASan on two
+// cores; see size_plans()): allgather and alltoall ignore the root and run with root 0; sizes 0, 1, 7 and 1000 with the default segment run for every p
+// and, up to p = 17, every root (else roots 0, p/2 and p-1); segments 1 and 7 with the sizes
+// they cut into at most 143 pieces. Segment 7 with size 1000 and the large size (1048577 =
+// 1 MiB + 1, odd) run for every p and root up to 17, then on a stride of p with roots 0 and
+// p-1; 4096-byte segments of the large size (257 pieces) on a coarser stride.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "multilane/algorithms.hpp"
+#include "multilane/platform.hpp"
+#include "multilane/verify.hpp"
+
+namespace multilane {
+namespace {
+
+constexpr int kMaxRanks = 130;
+constexpr int kAllRootsUpTo = 17;
+constexpr std::uint64_t kLarge = 1048577;
+constexpr int kLargeStride = 8;
+constexpr int kMaxReportedFailures = 5;
+
+// ---- platforms with at least kMaxRanks cores; ranks are placed on a prefix ----
+
+// Sites of the given node counts; lanes and cores of node i cycle through the given lists.
+Platform custom_platform(std::string name, const std::vector<int>& nodes_per_site,
+                         const std::vector<int>& lanes_cycle, const std::vector<int>& cores_cycle) {
+  Platform p;
+  p.name = std::move(name);
+  p.source = "generated";
+  std::size_t node_index = 0;
+  for (std::size_t s = 0; s < nodes_per_site.size(); ++s) {
+    Site site;
+    site.name = fmt::format("site{}", s);
+    site.lan_latency_s = 50e-6;
+    for (int n = 0; n < nodes_per_site[s]; ++n, ++node_index) {
+      Node node;
+      node.name = fmt::format("site{}-n{}", s, n);
+      node.site = static_cast<int>(s);
+      node.cores = cores_cycle[node_index % cores_cycle.size()];
+      node.lanes.assign(lanes_cycle[node_index % lanes_cycle.size()], Lane{125e6, 125e6, ""});
+      site.nodes.push_back(static_cast<int>(p.nodes.size()));
+      p.nodes.push_back(node);
+    }
+    p.sites.push_back(site);
+  }
+  for (int a = 0; a < p.num_sites(); ++a) {
+    for (int b = a + 1; b < p.num_sites(); ++b) {
+      WanLink w;
+      w.site_a = a;
+      w.site_b = b;
+      w.latency_s = 10e-3;
+      w.aggregate_bps = 1.25e9;
+      p.wan_links.push_back(w);
+    }
+  }
+  return p;
+}
+
+struct SweepPlatform {
+  std::string name;
+  Platform platform;  // placement is redone for every p
+};
+
+const std::vector<SweepPlatform>& sweep_platforms() {
+  static const std::vector<SweepPlatform> platforms = [] {
+    std::vector<SweepPlatform> v;
+    v.push_back({"one-site", make_uniform_platform(1, kMaxRanks, 2, 1, 125e6, 50e-6, 0, 0, 0)});
+    // Uneven sites (1, 2, 5, 1 and 60 nodes), nodes with 1, 2 or 3 lanes and 1-3 cores.
+    v.push_back({"uneven-sites", custom_platform("uneven-sites", {1, 2, 5, 1, 60}, {2, 1, 3},
+                                                 {1, 2, 3, 2})});
+    // Every node a site of its own, multi-core, one lane.
+    v.push_back({"one-node-sites",
+                 custom_platform("one-node-sites", std::vector<int>(kMaxRanks / 2, 1), {1}, {2})});
+    // Three sites of multi-core nodes with 3 lanes.
+    v.push_back({"smp-sites", make_uniform_platform(3, 11, 3, 4, 125e6, 50e-6, 10e-3, 1.25e9, 0)});
+    return v;
+  }();
+  return platforms;
+}
+
+// ---- which cases ----
+
+bool on_stride(int p, int stride) { return p % stride == 0 || p == kMaxRanks; }
+
+std::vector<int> roots_for(int p) {
+  std::vector<int> roots;
+  if (p <= kAllRootsUpTo) {
+    for (int r = 0; r < p; ++r) roots.push_back(r);
+  } else {
+    roots = {0, p / 2, p - 1};
+  }
+  return roots;
+}
+
+// One group of cases: a size, the segments tried with it (pipelined algorithms only), and
+// which p and roots get them.
+struct SizePlan {
+  std::uint64_t size;
+  std::vector<std::uint64_t> segments;
+  int full_up_to;  // every p up to here gets every root of roots_for()
+  int stride;      // above it, p on this stride (and kMaxRanks) get roots 0 and p-1
+};
+
+// Small segments only with small sizes, so no schedule exceeds a few thousand segments.
+const std::vector<SizePlan>& size_plans() {
+  static const std::vector<SizePlan> plans = {
+      {0, {kDefaultSegment}, kMaxRanks, 1},
+      {1, {1, kDefaultSegment}, kMaxRanks, 1},
+      {7, {1, 7, kDefaultSegment}, kMaxRanks, 1},
+      {1000, {kDefaultSegment}, kMaxRanks, 1},
+      {1000, {7}, kAllRootsUpTo, 16},
+      {kLarge, {kDefaultSegment}, kAllRootsUpTo, kLargeStride},
+      {kLarge, {4096}, 5, 32},
+  };
+  return plans;
+}
+
+bool has_root(Collective c) { return c != Collective::Allgather && c != Collective::Alltoall; }
+
+std::vector<int> plan_roots(const SizePlan& plan, Collective c, int p) {
+  if (!has_root(c)) return p <= plan.full_up_to || on_stride(p, plan.stride) ? std::vector{0}
+                                                                              : std::vector<int>{};
+  if (p <= plan.full_up_to) return roots_for(p);
+  if (!on_stride(p, plan.stride)) return {};
+  return {0, p - 1};
+}
+
+struct SweepCase {
+  const SweepPlatform* platform;
+  int ranks;
+  BuildParams params;
+  std::string describe(const AlgorithmInfo& a) const {
+    return fmt::format("{}/{} on {} p={} root={} size={} segment={}", to_string(a.collective),
+                       a.name, platform->name, ranks, params.root, params.size, params.segment);
+  }
+};
+
+// Calls `visit` for every case of the sweep of one algorithm.
+void for_each_case(const AlgorithmInfo& a, const std::function<void(const SweepCase&)>& visit) {
+  for (const SweepPlatform& sp : sweep_platforms()) {
+    for (int p = 1; p <= kMaxRanks; ++p) {
+      for (const SizePlan& plan : size_plans()) {
+        // Non-pipelined algorithms ignore the segment: one plan per size is enough for them.
+        if (!a.pipelined && plan.segments.front() != kDefaultSegment) continue;
+        const auto segments = a.pipelined ? plan.segments : std::vector{kDefaultSegment};
+        for (const int root : plan_roots(plan, a.collective, p)) {
+          for (const std::uint64_t segment : segments) {
+            visit({&sp, p, {.root = root, .size = plan.size, .segment = segment}});
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---- the test ----
+
+std::string test_name(const AlgorithmInfo& a) {
+  std::string name = fmt::format("{}_{}", to_string(a.collective), a.name);
+  for (char& c : name) {
+    if (c == '-') c = '_';
+  }
+  return name;
+}
+
+class VerifySweep : public ::testing::TestWithParam<const AlgorithmInfo*> {};
+
+TEST_P(VerifySweep, EveryCaseVerifies) {
+  const AlgorithmInfo& a = *GetParam();
+  Platform platform;
+  const SweepPlatform* placed_for = nullptr;
+  int placed_ranks = 0;
+  int cases = 0;
+  int failures = 0;
+  for_each_case(a, [&](const SweepCase& c) {
+    if (placed_for != c.platform || placed_ranks != c.ranks) {
+      platform = c.platform->platform;
+      platform.place_block(c.ranks);
+      placed_for = c.platform;
+      placed_ranks = c.ranks;
+    }
+    ++cases;
+    std::string error;
+    try {
+      const Schedule s = build_schedule(platform, a.collective, a.name, c.params);
+      const VerifyReport report = verify_schedule(s, platform, {.max_errors = 1});
+      if (!report.ok()) error = report.errors.front();
+    } catch (const std::exception& e) {
+      error = fmt::format("the builder threw: {}", e.what());
+    }
+    if (!error.empty() && ++failures <= kMaxReportedFailures) {
+      ADD_FAILURE() << c.describe(a) << ": " << error;
+    }
+  });
+  EXPECT_EQ(failures, 0) << "of " << cases << " cases";
+  RecordProperty("cases", cases);
+}
+
+std::vector<const AlgorithmInfo*> every_algorithm() {
+  std::vector<const AlgorithmInfo*> v;
+  for (const AlgorithmInfo& a : all_algorithms()) v.push_back(&a);
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllAlgorithms, VerifySweep, ::testing::ValuesIn(every_algorithm()),
+                         [](const auto& info) { return test_name(*info.param); });
+
+}  // namespace
+}  // namespace multilane

@@ -1,0 +1,29 @@
+# tests/verify_cli.cmake — acceptance tests of `multilane verify`.
+# Included by the top CMakeLists.txt after tests/cli.cmake (uses multilane_cli_test).
+set(verify_platforms ${CMAKE_SOURCE_DIR}/examples/platforms)
+
+# The acceptance commands: every collective and algorithm on the two-site example, and 500
+# random cases; both must end with "N verified, 0 failed" and no failure line.
+multilane_cli_test(cli-verify-two-sites 0 "\n[1-9][0-9]* verified, 0 failed\n$" verify
+                   --platform ${verify_platforms}/two-sites-16x2.toml --collective all
+                   --algorithm all --sizes 0,1,7,1000,1048577)
+multilane_cli_test(cli-verify-random 0 "\n500 verified, 0 failed\n$" verify --random 500 --seed 7)
+multilane_cli_test(cli-verify-default 0 "^[1-9][0-9]* verified, 0 failed\n$" verify)
+multilane_cli_test(cli-verify-all-roots 0 "^[1-9][0-9]* verified, 0 failed\n$" verify
+                   --platform ${verify_platforms}/two-sites-4x2.toml --roots all
+                   --sizes 0,1,1000 --segments 1,7,4096)
+multilane_cli_test(cli-verify-verbose 0 "ok +bcast/multilane p=16 root=3 size=1000 segment=7: [0-9]+ ops"
+                   verify --ranks 16 --collective bcast --algorithm multilane --roots 3
+                   --sizes 1000 --segments 7 --verbose)
+
+# Bad arguments: exit status 2 and a message naming the argument and what is allowed.
+multilane_cli_test(cli-verify-bad-collective 2 "--collective: unknown collective \"bcst\".*allgather" verify
+                   --collective bcst)
+multilane_cli_test(cli-verify-bad-algorithm 2 "--algorithm: unknown algorithm \"foo\".*bcast: linear, chain" verify
+                   --collective bcast --algorithm foo)
+multilane_cli_test(cli-verify-bad-root 2 "--roots: root 99 is out of range.*0\\.\\.31" verify --roots 0,99)
+multilane_cli_test(cli-verify-bad-size 2 "--sizes: .*12XB" verify --sizes 1,12XB)
+multilane_cli_test(cli-verify-bad-segment 2 "--segments: a segment must be at least 1 byte" verify
+                   --segments 0)
+multilane_cli_test(cli-verify-bad-ranks 2 "--ranks 999 is out of range" verify --ranks 999)
+multilane_cli_test(cli-verify-missing-platform 2 "no-such-file" verify --platform no-such-file.toml)
