@@ -11,7 +11,7 @@
 // was written in order by a few transfers stays a handful of runs.
 //
 // Runs live in a sorted vector, not a tree: schedules touch a buffer segment after segment, so
-// the run wanted is almost always the one last touched or the next (a remembered position
+// the run wanted is almost always the one last touched or a neighbour (a remembered position
 // makes the lookup O(1) then, binary search otherwise), and inserting a run moves only the
 // few runs behind it. This is several times faster than std::map, in Debug builds
 // especially, where the verifier runs thousands of schedules under the test suite.
@@ -87,6 +87,7 @@ class IntervalMap {
   std::size_t find(std::uint64_t at) const {
     if (contains(hint_, at)) return hint_;
     if (contains(hint_ + 1, at)) return hint_ = hint_ + 1;
+    if (hint_ > 0 && contains(hint_ - 1, at)) return hint_ = hint_ - 1;
     std::size_t lo = 0;  // runs_[lo].start <= at
     std::size_t hi = runs_.size();
     while (hi - lo > 1) {

@@ -4,15 +4,19 @@
 // names the algorithm; each failure message names the whole case.
 //
 // Coverage and its budget (the whole sweep must stay within a few minutes under ASan on two
-// cores; see size_plans()): allgather and alltoall ignore the root and run with root 0; sizes 0, 1, 7 and 1000 with the default segment run for every p
-// and, up to p = 17, every root (else roots 0, p/2 and p-1); segments 1 and 7 with the sizes
-// they cut into at most 143 pieces. Segment 7 with size 1000 and the large size (1048577 =
-// 1 MiB + 1, odd) run for every p and root up to 17, then on a stride of p with roots 0 and
-// p-1; 4096-byte segments of the large size (257 pieces) on a coarser stride.
+// cores; see size_plans()):
+//  - sizes 0, 1, 7 and 1000, with segments cutting them into at most 7 pieces, run for every
+//    p and, up to p = 17, every root (else roots 0, p/2 and p-1);
+//  - allgather and alltoall ignore the root and run with root 0; as their schedules grow as
+//    p² whatever the size, sizes 1 and 1000 run on every 4th p above 17 (0 and 7 on all);
+//  - finer pipelining (size 1000 in 7-byte segments) and the large size (1048577 = 1 MiB + 1,
+//    odd, in 64 KiB and 4096-byte segments) run for small p with every root, then on a
+//    stride of p with roots 0 and p-1.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -109,31 +113,41 @@ struct SizePlan {
   std::uint64_t size;
   std::vector<std::uint64_t> segments;
   int full_up_to;  // every p up to here gets every root of roots_for()
-  int stride;      // above it, p on this stride (and kMaxRanks) get roots 0 and p-1
+  int stride;      // above it, p on this stride (and kMaxRanks) get the stride roots
+  bool stride_last_root = true;  // stride roots: 0 and p-1 (true) or 0 only
+  // Allgather and alltoall schedules grow as p², whatever the size: those sizes whose
+  // schedules are the same as another size's but for offsets get this stride above
+  // kAllRootsUpTo.
+  int quadratic_stride = 1;
 };
 
-// Small segments only with small sizes, so no schedule exceeds a few thousand segments.
+// Small segments only with small sizes, so no schedule exceeds a few hundred segments; odd
+// segments (3, 7, 333) leave a short last segment.
 const std::vector<SizePlan>& size_plans() {
   static const std::vector<SizePlan> plans = {
       {0, {kDefaultSegment}, kMaxRanks, 1},
-      {1, {1, kDefaultSegment}, kMaxRanks, 1},
-      {7, {1, 7, kDefaultSegment}, kMaxRanks, 1},
-      {1000, {kDefaultSegment}, kMaxRanks, 1},
-      {1000, {7}, kAllRootsUpTo, 16},
+      {1, {kDefaultSegment}, kMaxRanks, 1, true, 4},
+      {7, {1, 3, kDefaultSegment}, kMaxRanks, 1},
+      {1000, {kDefaultSegment, 333}, kMaxRanks, 1, true, 4},
+      {1000, {7}, 9, 32},
       {kLarge, {kDefaultSegment}, kAllRootsUpTo, kLargeStride},
-      {kLarge, {4096}, 5, 32},
+      {kLarge, {4096}, 3, 64, false},
   };
   return plans;
 }
 
+std::vector<int> plan_roots(const SizePlan& plan, Collective c, int p);
+
 bool has_root(Collective c) { return c != Collective::Allgather && c != Collective::Alltoall; }
 
 std::vector<int> plan_roots(const SizePlan& plan, Collective c, int p) {
-  if (!has_root(c)) return p <= plan.full_up_to || on_stride(p, plan.stride) ? std::vector{0}
-                                                                              : std::vector<int>{};
-  if (p <= plan.full_up_to) return roots_for(p);
-  if (!on_stride(p, plan.stride)) return {};
-  return {0, p - 1};
+  if (!has_root(c) && p > kAllRootsUpTo && !on_stride(p, plan.quadratic_stride)) return {};
+  const bool full = p <= plan.full_up_to;
+  if (!full && !on_stride(p, plan.stride)) return {};
+  if (!has_root(c)) return {0};
+  if (full) return roots_for(p);
+  if (plan.stride_last_root && p > 1) return {0, p - 1};
+  return {0};
 }
 
 struct SweepCase {
@@ -151,8 +165,11 @@ void for_each_case(const AlgorithmInfo& a, const std::function<void(const SweepC
   for (const SweepPlatform& sp : sweep_platforms()) {
     for (int p = 1; p <= kMaxRanks; ++p) {
       for (const SizePlan& plan : size_plans()) {
-        // Non-pipelined algorithms ignore the segment: one plan per size is enough for them.
-        if (!a.pipelined && plan.segments.front() != kDefaultSegment) continue;
+        // Non-pipelined algorithms ignore the segment: the plans with the default are enough.
+        if (!a.pipelined && std::find(plan.segments.begin(), plan.segments.end(),
+                                      kDefaultSegment) == plan.segments.end()) {
+          continue;
+        }
         const auto segments = a.pipelined ? plan.segments : std::vector{kDefaultSegment};
         for (const int root : plan_roots(plan, a.collective, p)) {
           for (const std::uint64_t segment : segments) {
