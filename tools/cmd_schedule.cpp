@@ -54,12 +54,14 @@ const bool registered = multilane::cli::register_command(
        auto args = std::make_shared<ScheduleArgs>();
        app.add_option("--platform", args->platform,
                       "Platform TOML file (default: 2 sites x 16 nodes x 2 lanes)");
-       app.add_option("--collective,-c", args->collective, "bcast, scatter, gather, allgather, alltoall");
+       app.add_option("--collective,-c", args->collective,
+                      "bcast, scatter, gather, allgather, alltoall");
        app.add_option("--algorithm,-a", args->algorithm, "See `multilane algorithms`");
        app.add_option("--size,-s", args->size, "Message size (bcast) or per-rank block, e.g. 1MiB");
        app.add_option("--segment", args->segment, "Pipelining segment size (default 64KiB)");
        app.add_option("--root", args->root, "Root rank")->check(CLI::NonNegativeNumber);
-       app.add_option("--wan-pairs", args->wan_pairs, "WAN node pairs for multilane scatter/gather (0: auto)")
+       app.add_option("--wan-pairs", args->wan_pairs,
+                      "WAN node pairs for multilane scatter/gather (0: auto)")
            ->check(CLI::NonNegativeNumber);
        app.add_option("--max-ranks", args->max_ranks, "Ranks to print in text form (-1: all)");
        app.add_flag("--json", args->json, "Print JSON instead of text");

@@ -27,10 +27,10 @@ struct BuildParams {
 struct AlgorithmInfo {
   Collective collective;
   std::string_view name;
-  std::string_view summary;   // one line
-  std::string_view origin;    // the paper or system it comes from
-  bool pipelined;             // uses BuildParams::segment
-  bool uses_wan_pairs;        // uses BuildParams::wan_pairs
+  std::string_view summary;  // one line
+  std::string_view origin;   // the paper or system it comes from
+  bool pipelined;            // uses BuildParams::segment
+  bool uses_wan_pairs;       // uses BuildParams::wan_pairs
   Schedule (*build)(const Platform&, const BuildParams&);
 };
 
@@ -44,7 +44,7 @@ std::string algorithm_names(Collective collective);
 // Validates the parameters against the platform (root in range, segment > 0, ...) and builds.
 // Throws UsageError naming the offending parameter and its allowed range, or the valid
 // algorithm names when `algorithm` is unknown.
-Schedule build_schedule(const Platform& platform, Collective collective,
-                        std::string_view algorithm, const BuildParams& params);
+Schedule build_schedule(const Platform& platform, Collective collective, std::string_view algorithm,
+                        const BuildParams& params);
 
 }  // namespace multilane

@@ -34,7 +34,7 @@ struct ExpectedPiece {
   std::uint64_t origin_offset = 0;
 };
 // Every byte of `rank`'s Recv buffer is covered by exactly one piece, in increasing offset.
-std::vector<ExpectedPiece> expected_result(Collective collective, int rank, int num_ranks,
-                                           int root, std::uint64_t size);
+std::vector<ExpectedPiece> expected_result(Collective collective, int rank, int num_ranks, int root,
+                                           std::uint64_t size);
 
 }  // namespace multilane

@@ -27,22 +27,22 @@ struct Lane {
 
 // Shared-memory figures of a node, for transfers between ranks on the same node.
 struct SharedMemory {
-  double copy_bps = 4e9;          // memory copy bandwidth of one core
-  double sync_latency_s = 1e-6;   // cost of one synchronisation between cores
+  double copy_bps = 4e9;         // memory copy bandwidth of one core
+  double sync_latency_s = 1e-6;  // cost of one synchronisation between cores
 };
 
 struct Node {
   std::string name;
-  int site = 0;              // index into Platform::sites
-  int cores = 1;             // how many ranks may be placed on this node
-  std::vector<Lane> lanes;   // at least one
+  int site = 0;             // index into Platform::sites
+  int cores = 1;            // how many ranks may be placed on this node
+  std::vector<Lane> lanes;  // at least one
 };
 
 struct Site {
   std::string name;
   double lan_latency_s = 0;  // one-way latency between two nodes of this site
   SharedMemory shm;
-  std::vector<int> nodes;    // indices into Platform::nodes, in file order
+  std::vector<int> nodes;  // indices into Platform::nodes, in file order
 };
 
 // A wide-area link between two sites. Long fat pipes: a single TCP connection rarely fills
@@ -50,8 +50,8 @@ struct Site {
 struct WanLink {
   int site_a = 0;
   int site_b = 0;
-  double latency_s = 0;         // one-way
-  double aggregate_bps = 0;     // B_WAN: what all connections together can carry
+  double latency_s = 0;      // one-way
+  double aggregate_bps = 0;  // B_WAN: what all connections together can carry
   // Per-connection bandwidth b_WAN(P) when P connections are active. Either a table of
   // measured points (connections -> bytes/s, interpolated linearly, clamped at the ends) or a
   // TCP window cap (window / round-trip time). With neither, a connection is limited only by
@@ -103,8 +103,8 @@ struct Platform {
 
 // A one-site, `nodes`-node platform with `lanes` lanes of `lane_bps` each and one rank per
 // node. Handy for tests and for the closed-form examples of the broadcast paper.
-Platform make_uniform_platform(int sites, int nodes_per_site, int lanes, int cores,
-                               double lane_bps, double lan_latency_s, double wan_latency_s,
-                               double wan_aggregate_bps, double wan_connection_bps);
+Platform make_uniform_platform(int sites, int nodes_per_site, int lanes, int cores, double lane_bps,
+                               double lan_latency_s, double wan_latency_s, double wan_aggregate_bps,
+                               double wan_connection_bps);
 
 }  // namespace multilane

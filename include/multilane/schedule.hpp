@@ -64,10 +64,10 @@ inline constexpr OpIndex kNoOp = 0xffffffffu;
 
 struct Op {
   OpKind kind = OpKind::Send;
-  std::int8_t lane = kAnyLane;  // Send/Recv: NIC to use
-  std::int32_t peer = -1;       // Send/Recv: the other rank
-  Range range;                  // Send: bytes read; Recv and Copy: bytes written
-  Range source;                 // Copy: bytes read
+  std::int8_t lane = kAnyLane;   // Send/Recv: NIC to use
+  std::int32_t peer = -1;        // Send/Recv: the other rank
+  Range range;                   // Send: bytes read; Recv and Copy: bytes written
+  Range source;                  // Copy: bytes read
   std::uint32_t deps_begin = 0;  // into Schedule::deps
   std::uint32_t deps_count = 0;
 };
@@ -81,10 +81,11 @@ struct Schedule {
   std::uint64_t segment = 0;  // pipelining unit used by the builder (0: not pipelined)
   int wan_pairs = 0;          // node pairs across the WAN (multilane scatter/gather), else 0
 
-  std::vector<Op> ops;                      // every rank's program, rank after rank
-  std::vector<std::uint32_t> rank_begin;    // size num_ranks()+1: rank r owns ops[rank_begin[r], rank_begin[r+1])
-  std::vector<OpIndex> deps;                // dependency lists, indices local to the rank
-  std::vector<std::uint64_t> scratch_bytes; // per rank
+  std::vector<Op> ops;  // every rank's program, rank after rank
+  std::vector<std::uint32_t>
+      rank_begin;             // size num_ranks()+1: rank r owns ops[rank_begin[r], rank_begin[r+1])
+  std::vector<OpIndex> deps;  // dependency lists, indices local to the rank
+  std::vector<std::uint64_t> scratch_bytes;  // per rank
 
   int num_ranks() const { return rank_begin.empty() ? 0 : static_cast<int>(rank_begin.size()) - 1; }
   std::span<const Op> program(int rank) const {

@@ -22,11 +22,11 @@
 namespace multilane {
 
 struct WanPairsInputs {
-  int n0 = 1;                 // ranks in the root's site
-  int n1 = 1;                 // ranks in the remote site
-  double wan_latency_s = 0;   // L
-  double lan_bps = 0;         // b_LAN
-  double overhead_s = 0;      // α
+  int n0 = 1;                     // ranks in the root's site
+  int n1 = 1;                     // ranks in the remote site
+  double wan_latency_s = 0;       // L
+  double lan_bps = 0;             // b_LAN
+  double overhead_s = 0;          // α
   const WanLink* link = nullptr;  // gives b_WAN(P); nullptr: no WAN between the sites
 };
 

@@ -14,7 +14,8 @@ Range block(Buffer buffer, int rank, std::uint64_t size) {
 Schedule alltoall(const Platform& platform, const BuildParams& params, bool stepwise) {
   const int p = platform.num_ranks();
   const std::uint64_t size = params.size;
-  ScheduleBuilder b(Collective::Alltoall, stepwise ? "pairwise" : "linear", p, params.root, size, 0);
+  ScheduleBuilder b(Collective::Alltoall, stepwise ? "pairwise" : "linear", p, params.root, size,
+                    0);
   for (int r = 0; r < p; ++r) {
     b.start_rank(r);
     b.copy(block(Buffer::Recv, r, size), block(Buffer::Send, r, size), {});

@@ -14,7 +14,9 @@ namespace multilane::algo {
 namespace {
 
 // Non-pipelined algorithms send the whole message at once.
-std::uint64_t whole_message(const BuildParams& params) { return std::max<std::uint64_t>(params.size, 1); }
+std::uint64_t whole_message(const BuildParams& params) {
+  return std::max<std::uint64_t>(params.size, 1);
+}
 
 // Finalizes the trees, gives their concurrent edges lanes, and builds the schedule with tree i
 // carrying parts[i].
@@ -66,8 +68,9 @@ Schedule bcast_chain(const Platform& platform, const BuildParams& params) {
 
 Schedule bcast_binary(const Platform& platform, const BuildParams& params) {
   Tree tree(platform.num_ranks(), params.root);
-  add_site_tree(tree, platform, params.root,
-                [](Tree& t, std::span<const int> order, int phase) { add_binary_heap(t, order, phase); });
+  add_site_tree(tree, platform, params.root, [](Tree& t, std::span<const int> order, int phase) {
+    add_binary_heap(t, order, phase);
+  });
   return one_tree("binary", platform, params, params.segment, tree);
 }
 
@@ -80,8 +83,9 @@ Schedule bcast_binomial(const Platform& platform, const BuildParams& params) {
 
 Schedule bcast_site_binomial(const Platform& platform, const BuildParams& params) {
   Tree tree(platform.num_ranks(), params.root);
-  add_site_tree(tree, platform, params.root,
-                [](Tree& t, std::span<const int> order, int phase) { add_binomial(t, order, phase); });
+  add_site_tree(tree, platform, params.root, [](Tree& t, std::span<const int> order, int phase) {
+    add_binomial(t, order, phase);
+  });
   return one_tree("site-binomial", platform, params, whole_message(params), tree);
 }
 
@@ -131,8 +135,9 @@ Schedule bcast_dbtree(const Platform& platform, const BuildParams& params) {
     add_inorder_tree(b, n, second);
   }
   const std::uint64_t half = (params.size + 1) / 2;
-  return broadcast_over("dbtree", platform, params, params.segment, {&a, &b},
-                        {Range{Buffer::Recv, 0, half}, Range{Buffer::Recv, half, params.size - half}});
+  return broadcast_over(
+      "dbtree", platform, params, params.segment, {&a, &b},
+      {Range{Buffer::Recv, 0, half}, Range{Buffer::Recv, half, params.size - half}});
 }
 
 }  // namespace multilane::algo

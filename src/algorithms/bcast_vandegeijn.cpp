@@ -52,9 +52,9 @@ Schedule bcast_vandegeijn(const Platform& platform, const BuildParams& params) {
     for (mask >>= 1; mask > 0; mask >>= 1) {
       const int child = v + mask;
       if (child >= p || mask >= span) continue;
-      const OpIndex sent = b.send(layout.rank_at(child),
-                                  layout.chunks(child, child + subtree_span(child, p)), kAnyLane,
-                                  {previous, ready.empty() ? kNoOp : ready.front()});
+      const OpIndex sent =
+          b.send(layout.rank_at(child), layout.chunks(child, child + subtree_span(child, p)),
+                 kAnyLane, {previous, ready.empty() ? kNoOp : ready.front()});
       if (sent != kNoOp) previous = sent;
       ready.push_back(sent);
     }

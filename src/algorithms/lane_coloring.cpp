@@ -95,8 +95,8 @@ void assign_lanes(std::span<Tree* const> trees, const Platform& platform) {
   for (Tree* t : trees) {
     for (auto& e : t->edges()) {
       if (e.lanes != EdgeLanes::Colored || !crosses_nodes(platform, e)) continue;
-      colored.emplace_back(
-          &e, coloring.add(platform.node_of(e.from), nodes + platform.node_of(e.to)));
+      colored.emplace_back(&e,
+                           coloring.add(platform.node_of(e.from), nodes + platform.node_of(e.to)));
     }
   }
   for (auto [e, index] : colored) {

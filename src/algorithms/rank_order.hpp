@@ -10,8 +10,12 @@
 
 namespace multilane::algo {
 
-inline int relative_rank(int rank, int root, int p) { return (rank - root + p) % p; }
-inline int absolute_rank(int relative, int root, int p) { return (relative + root) % p; }
+inline int relative_rank(int rank, int root, int p) {
+  return (rank - root + p) % p;
+}
+inline int absolute_rank(int relative, int root, int p) {
+  return (relative + root) % p;
+}
 
 // Ranks in relative order: root, root+1, ..., wrapping around.
 std::vector<int> relative_order(int p, int root);

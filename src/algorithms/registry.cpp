@@ -11,7 +11,6 @@ namespace multilane {
 
 namespace {
 
-
 constexpr auto B = Collective::Bcast;
 constexpr auto S = Collective::Scatter;
 constexpr auto G = Collective::Gather;
@@ -23,35 +22,46 @@ constexpr std::array kAlgorithms = {
                   "Open MPI basic linear", false, false, algo::bcast_linear},
     AlgorithmInfo{B, "chain", "pipelined chain through every rank, sites one after another",
                   "broadcast paper, sec. 2.2", true, false, algo::bcast_chain},
-    AlgorithmInfo{B, "binary", "pipelined binary tree, one lane per child; on several sites the root first feeds one representative per site",
+    AlgorithmInfo{B, "binary",
+                  "pipelined binary tree, one lane per child; on several sites the root first "
+                  "feeds one representative per site",
                   "broadcast paper, sec. 2.2 and 6", true, false, algo::bcast_binary},
-    AlgorithmInfo{B, "binomial", "binomial tree, whole message, largest subtree first",
-                  "MPICH", false, false, algo::bcast_binomial},
-    AlgorithmInfo{B, "vandegeijn", "binomial scatter of p chunks, then recursive-doubling allgather (any p)",
+    AlgorithmInfo{B, "binomial", "binomial tree, whole message, largest subtree first", "MPICH",
+                  false, false, algo::bcast_binomial},
+    AlgorithmInfo{B, "vandegeijn",
+                  "binomial scatter of p chunks, then recursive-doubling allgather (any p)",
                   "van de Geijn et al., SC'94; MPICH", false, false, algo::bcast_vandegeijn},
-    AlgorithmInfo{B, "multilane", "two pipelined binary trees carrying one half each, leaves feeding the other tree (any p)",
-                  "broadcast paper, sec. 3.1", true, false, algo::bcast_multilane},
-    AlgorithmInfo{B, "multilane-sites", "multilane trees in every site, sites chained through the leaves' spare uplinks",
+    AlgorithmInfo{
+        B, "multilane",
+        "two pipelined binary trees carrying one half each, leaves feeding the other tree (any p)",
+        "broadcast paper, sec. 3.1", true, false, algo::bcast_multilane},
+    AlgorithmInfo{B, "multilane-sites",
+                  "multilane trees in every site, sites chained through the leaves' spare uplinks",
                   "broadcast paper, sec. 3.2", true, false, algo::bcast_multilane_sites},
-    AlgorithmInfo{B, "dbtree", "double binary tree: two pipelined trees, every rank inner in at most one",
+    AlgorithmInfo{B, "dbtree",
+                  "double binary tree: two pipelined trees, every rank inner in at most one",
                   "NCCL", true, false, algo::bcast_dbtree},
-    AlgorithmInfo{B, "site-binomial", "root to one representative per site over the WAN, binomial inside each site",
+    AlgorithmInfo{B, "site-binomial",
+                  "root to one representative per site over the WAN, binomial inside each site",
                   "MagPIe", false, false, algo::bcast_site_binomial},
     AlgorithmInfo{S, "linear", "root sends every rank its block at once", "Open MPI basic linear",
                   false, false, algo::scatter_linear},
     AlgorithmInfo{S, "binomial", "binomial tree; inner ranks relay their subtree's blocks", "MPICH",
                   false, false, algo::scatter_binomial},
-    AlgorithmInfo{S, "single-lane", "one WAN message per site to a representative, which scatters locally",
-                  "MagPIe; scatter/gather paper, sec. 3.2", false, false, algo::scatter_single_lane},
-    AlgorithmInfo{S, "multilane", "P node pairs cross the WAN at once (P given or from the cost model)",
+    AlgorithmInfo{
+        S, "single-lane", "one WAN message per site to a representative, which scatters locally",
+        "MagPIe; scatter/gather paper, sec. 3.2", false, false, algo::scatter_single_lane},
+    AlgorithmInfo{S, "multilane",
+                  "P node pairs cross the WAN at once (P given or from the cost model)",
                   "scatter/gather paper, sec. 4", false, true, algo::scatter_multilane},
     AlgorithmInfo{G, "linear", "every rank sends its block to the root at once",
                   "Open MPI basic linear", false, false, algo::gather_linear},
-    AlgorithmInfo{G, "binomial", "binomial tree; inner ranks gather their subtree's blocks", "MPICH",
-                  false, false, algo::gather_binomial},
+    AlgorithmInfo{G, "binomial", "binomial tree; inner ranks gather their subtree's blocks",
+                  "MPICH", false, false, algo::gather_binomial},
     AlgorithmInfo{G, "single-lane", "representatives gather their site, one WAN message per site",
                   "MagPIe; scatter/gather paper, sec. 3.2", false, false, algo::gather_single_lane},
-    AlgorithmInfo{G, "multilane", "P node pairs cross the WAN at once (the multilane scatter reversed)",
+    AlgorithmInfo{G, "multilane",
+                  "P node pairs cross the WAN at once (the multilane scatter reversed)",
                   "scatter/gather paper, sec. 4", false, true, algo::gather_multilane},
     AlgorithmInfo{AG, "ring", "p-1 steps around a ring", "MPICH, Open MPI", false, false,
                   algo::allgather_ring},
@@ -65,7 +75,9 @@ constexpr std::array kAlgorithms = {
 
 }  // namespace
 
-std::span<const AlgorithmInfo> all_algorithms() { return kAlgorithms; }
+std::span<const AlgorithmInfo> all_algorithms() {
+  return kAlgorithms;
+}
 
 const AlgorithmInfo* find_algorithm(Collective collective, std::string_view name) {
   for (const auto& a : kAlgorithms) {
@@ -84,8 +96,8 @@ std::string algorithm_names(Collective collective) {
   return names;
 }
 
-Schedule build_schedule(const Platform& platform, Collective collective,
-                        std::string_view algorithm, const BuildParams& params) {
+Schedule build_schedule(const Platform& platform, Collective collective, std::string_view algorithm,
+                        const BuildParams& params) {
   const AlgorithmInfo* info = find_algorithm(collective, algorithm);
   if (!info) {
     throw UsageError(fmt::format("unknown {} algorithm \"{}\": choose one of {}",

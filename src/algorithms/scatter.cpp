@@ -12,7 +12,9 @@ namespace multilane::algo {
 
 namespace {
 
-int subtree_span(int v, int p) { return v == 0 ? p : std::min(v & -v, p - v); }
+int subtree_span(int v, int p) {
+  return v == 0 ? p : std::min(v & -v, p - v);
+}
 
 std::vector<int> subtree_ranks(int v, int p, int root) {
   std::vector<int> ranks;
@@ -46,10 +48,9 @@ Schedule scatter_binomial(const Platform& platform, const BuildParams& params) {
   for (int r = 0; r < p; ++r) {
     b.start_rank(r);
     const int v = relative_rank(r, root, p);
-    const HeldBlocks held =
-        v == 0 ? hold_at_root(b, r, params.size)
-               : receive_carried(b, r, absolute_rank(v - (v & -v), root, p),
-                                 subtree_ranks(v, p, root), params.size);
+    const HeldBlocks held = v == 0 ? hold_at_root(b, r, params.size)
+                                   : receive_carried(b, r, absolute_rank(v - (v & -v), root, p),
+                                                     subtree_ranks(v, p, root), params.size);
     int mask = 1;
     while (mask < subtree_span(v, p)) mask <<= 1;
     OpIndex previous = kNoOp;
@@ -102,8 +103,7 @@ Schedule gather_binomial(const Platform& platform, const BuildParams& params) {
 }
 
 Schedule gather_single_lane(const Platform& platform, const BuildParams& params) {
-  return reverse_schedule(scatter_single_lane(platform, params), Collective::Gather,
-                          "single-lane");
+  return reverse_schedule(scatter_single_lane(platform, params), Collective::Gather, "single-lane");
 }
 
 }  // namespace multilane::algo

@@ -36,7 +36,8 @@ int pairs_for_site(const Platform& platform, const BuildParams& params, int site
                   most);
 }
 
-std::vector<Share> plan_shares(const Platform& platform, const BuildParams& params, int* pairs_used) {
+std::vector<Share> plan_shares(const Platform& platform, const BuildParams& params,
+                               int* pairs_used) {
   const auto groups = ranks_by_site(platform, params.root);
   const auto sites = site_order(platform, params.root);
   const auto& home = groups.front();
@@ -50,7 +51,8 @@ std::vector<Share> plan_shares(const Platform& platform, const BuildParams& para
     std::size_t next = 0;
     for (int j = 0; j < pairs; ++j) {
       const std::size_t count = n1 / pairs + (j < n1 % pairs ? 1 : 0);
-      shares.push_back({home[j], std::vector<int>(remote.begin() + next, remote.begin() + next + count)});
+      shares.push_back(
+          {home[j], std::vector<int>(remote.begin() + next, remote.begin() + next + count)});
       next += count;
     }
   }
@@ -126,8 +128,8 @@ Schedule scatter_multilane(const Platform& platform, const BuildParams& params) 
 }
 
 Schedule gather_multilane(const Platform& platform, const BuildParams& params) {
-  Schedule s = reverse_schedule(scatter_multilane(platform, params), Collective::Gather,
-                                "multilane");
+  Schedule s =
+      reverse_schedule(scatter_multilane(platform, params), Collective::Gather, "multilane");
   return s;
 }
 

@@ -50,9 +50,9 @@ class Tree {
  private:
   int num_ranks_;
   int root_;
-  std::vector<TreeEdge> edges_;          // sorted by `from` after finalize()
-  std::vector<std::uint32_t> first_out_; // CSR over edges_
-  std::vector<std::uint32_t> in_edge_;   // index into edges_, or none
+  std::vector<TreeEdge> edges_;           // sorted by `from` after finalize()
+  std::vector<std::uint32_t> first_out_;  // CSR over edges_
+  std::vector<std::uint32_t> in_edge_;    // index into edges_, or none
 };
 
 // order[0] -> order[1] -> ... (one child each).

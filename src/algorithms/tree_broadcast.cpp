@@ -69,9 +69,8 @@ void emit_tree_broadcast(ScheduleBuilder& builder, int rank, std::span<const Tre
   }
 }
 
-Schedule tree_broadcast_schedule(std::string algorithm, int num_ranks, int root,
-                                 std::uint64_t size, std::uint64_t segment,
-                                 std::span<const TreePart> parts) {
+Schedule tree_broadcast_schedule(std::string algorithm, int num_ranks, int root, std::uint64_t size,
+                                 std::uint64_t segment, std::span<const TreePart> parts) {
   ScheduleBuilder builder(Collective::Bcast, std::move(algorithm), num_ranks, root, size, segment);
   for (int r = 0; r < num_ranks; ++r) {
     builder.start_rank(r);

@@ -27,9 +27,8 @@ void emit_tree_broadcast(ScheduleBuilder& builder, int rank, std::span<const Tre
                          std::uint64_t segment);
 
 // Builds a whole broadcast schedule from finalized, lane-assigned trees.
-Schedule tree_broadcast_schedule(std::string algorithm, int num_ranks, int root,
-                                 std::uint64_t size, std::uint64_t segment,
-                                 std::span<const TreePart> parts);
+Schedule tree_broadcast_schedule(std::string algorithm, int num_ranks, int root, std::uint64_t size,
+                                 std::uint64_t segment, std::span<const TreePart> parts);
 
 // Number of segments of `length` bytes cut every `segment` bytes, and the k-th of them.
 std::uint64_t segment_count(std::uint64_t length, std::uint64_t segment);

@@ -6,13 +6,17 @@
 
 namespace multilane {
 
-int wan_pairs_x(int n1, int pairs) { return (n1 + pairs - 1) / pairs; }
+int wan_pairs_x(int n1, int pairs) {
+  return (n1 + pairs - 1) / pairs;
+}
 
 int wan_pairs_y(int n0, int n1, int pairs) {
   return n0 >= n1 ? n0 + n1 - 1 - wan_pairs_x(n1, pairs) : n1 + pairs - 2;
 }
 
-int max_wan_pairs(const WanPairsInputs& in) { return std::max(1, std::min(in.n0, in.n1)); }
+int max_wan_pairs(const WanPairsInputs& in) {
+  return std::max(1, std::min(in.n0, in.n1));
+}
 
 double wan_pairs_connection_bps(const WanPairsInputs& in, int pairs) {
   const double wan = in.link ? in.link->per_connection_bps(pairs) : in.lan_bps;
@@ -41,8 +45,9 @@ int optimal_wan_pairs(const WanPairsInputs& in, std::uint64_t size) {
 namespace {
 double node_bandwidth(const Platform& platform, int rank) {
   const auto& lanes = platform.nodes[platform.node_of(rank)].lanes;
-  return std::accumulate(lanes.begin(), lanes.end(), 0.0,
-                         [](double sum, const Lane& l) { return sum + std::min(l.up_bps, l.down_bps); });
+  return std::accumulate(lanes.begin(), lanes.end(), 0.0, [](double sum, const Lane& l) {
+    return sum + std::min(l.up_bps, l.down_bps);
+  });
 }
 }  // namespace
 

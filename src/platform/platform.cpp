@@ -31,8 +31,8 @@ double WanLink::connection_cap_bps(int connections) const {
 
 double WanLink::per_connection_bps(int connections) const {
   connections = std::max(connections, 1);
-  double share = aggregate_bps > 0 ? aggregate_bps / connections
-                                   : std::numeric_limits<double>::infinity();
+  double share =
+      aggregate_bps > 0 ? aggregate_bps / connections : std::numeric_limits<double>::infinity();
   return std::min(connection_cap_bps(connections), share);
 }
 
@@ -65,16 +65,17 @@ void Platform::place_block(int count) {
                                 std::to_string(total_cores()) + " cores");
   }
   ranks.clear();
-  for (int n = 0; n < static_cast<int>(nodes.size()) && static_cast<int>(ranks.size()) < count; ++n) {
+  for (int n = 0; n < static_cast<int>(nodes.size()) && static_cast<int>(ranks.size()) < count;
+       ++n) {
     for (int c = 0; c < nodes[n].cores && static_cast<int>(ranks.size()) < count; ++c) {
       ranks.push_back({n, c});
     }
   }
 }
 
-Platform make_uniform_platform(int sites, int nodes_per_site, int lanes, int cores,
-                               double lane_bps, double lan_latency_s, double wan_latency_s,
-                               double wan_aggregate_bps, double wan_connection_bps) {
+Platform make_uniform_platform(int sites, int nodes_per_site, int lanes, int cores, double lane_bps,
+                               double lan_latency_s, double wan_latency_s, double wan_aggregate_bps,
+                               double wan_connection_bps) {
   Platform p;
   p.name = "uniform";
   p.source = "generated";

@@ -9,11 +9,16 @@ std::uint64_t buffer_size(Collective collective, Buffer buffer, int rank, int nu
   if (buffer == Buffer::Scratch) return 0;
   const bool send = buffer == Buffer::Send;
   switch (collective) {
-    case Collective::Bcast: return send ? 0 : size;
-    case Collective::Scatter: return send ? (is_root ? all : 0) : size;
-    case Collective::Gather: return send ? size : (is_root ? all : 0);
-    case Collective::Allgather: return send ? size : all;
-    case Collective::Alltoall: return all;
+    case Collective::Bcast:
+      return send ? 0 : size;
+    case Collective::Scatter:
+      return send ? (is_root ? all : 0) : size;
+    case Collective::Gather:
+      return send ? size : (is_root ? all : 0);
+    case Collective::Allgather:
+      return send ? size : all;
+    case Collective::Alltoall:
+      return all;
   }
   return 0;
 }
@@ -27,14 +32,18 @@ bool has_input(Collective collective, int rank, int root) {
   return true;
 }
 
-std::vector<ExpectedPiece> expected_result(Collective collective, int rank, int num_ranks,
-                                           int root, std::uint64_t size) {
+std::vector<ExpectedPiece> expected_result(Collective collective, int rank, int num_ranks, int root,
+                                           std::uint64_t size) {
   std::vector<ExpectedPiece> out;
   if (size == 0) return out;
   const auto block = [&](int i) { return static_cast<std::uint64_t>(i) * size; };
   switch (collective) {
-    case Collective::Bcast: out.push_back({0, size, root, 0}); break;
-    case Collective::Scatter: out.push_back({0, size, root, block(rank)}); break;
+    case Collective::Bcast:
+      out.push_back({0, size, root, 0});
+      break;
+    case Collective::Scatter:
+      out.push_back({0, size, root, block(rank)});
+      break;
     case Collective::Gather:
       if (rank == root) {
         for (int i = 0; i < num_ranks; ++i) out.push_back({block(i), size, i, 0});

@@ -14,7 +14,9 @@ constexpr std::array<std::string_view, 5> kCollectiveNames = {"bcast", "scatter"
                                                               "allgather", "alltoall"};
 }
 
-std::string_view to_string(Collective c) { return kCollectiveNames[static_cast<int>(c)]; }
+std::string_view to_string(Collective c) {
+  return kCollectiveNames[static_cast<int>(c)];
+}
 
 std::optional<Collective> parse_collective(std::string_view name) {
   for (std::size_t i = 0; i < kCollectiveNames.size(); ++i) {
@@ -25,18 +27,24 @@ std::optional<Collective> parse_collective(std::string_view name) {
 
 std::string_view to_string(Buffer b) {
   switch (b) {
-    case Buffer::Send: return "send";
-    case Buffer::Recv: return "recv";
-    case Buffer::Scratch: return "scratch";
+    case Buffer::Send:
+      return "send";
+    case Buffer::Recv:
+      return "recv";
+    case Buffer::Scratch:
+      return "scratch";
   }
   return "?";
 }
 
 std::string_view to_string(OpKind k) {
   switch (k) {
-    case OpKind::Send: return "send";
-    case OpKind::Recv: return "recv";
-    case OpKind::Copy: return "copy";
+    case OpKind::Send:
+      return "send";
+    case OpKind::Recv:
+      return "recv";
+    case OpKind::Copy:
+      return "copy";
   }
   return "?";
 }
@@ -71,8 +79,8 @@ OpIndex ScheduleBuilder::append(Op op, std::span<const OpIndex> deps) {
   for (OpIndex d : deps) {
     if (d == kNoOp) continue;
     if (d >= index) {
-      throw std::logic_error(fmt::format("ScheduleBuilder: rank {} op {} depends on later op {}",
-                                         current_, index, d));
+      throw std::logic_error(
+          fmt::format("ScheduleBuilder: rank {} op {} depends on later op {}", current_, index, d));
     }
     schedule_.deps.push_back(d);
   }
@@ -132,7 +140,8 @@ Buffer swap_user_buffers(Buffer b) {
 }
 }  // namespace
 
-Schedule reverse_schedule(const Schedule& s, Collective reversed_collective, std::string algorithm) {
+Schedule reverse_schedule(const Schedule& s, Collective reversed_collective,
+                          std::string algorithm) {
   Schedule out;
   out.collective = reversed_collective;
   out.algorithm = std::move(algorithm);
@@ -182,8 +191,12 @@ std::string range_text(const Range& r) {
 std::string op_text(const Schedule& s, const Op& op) {
   std::string text;
   switch (op.kind) {
-    case OpKind::Send: text = fmt::format("send {} -> rank {}", range_text(op.range), op.peer); break;
-    case OpKind::Recv: text = fmt::format("recv {} <- rank {}", range_text(op.range), op.peer); break;
+    case OpKind::Send:
+      text = fmt::format("send {} -> rank {}", range_text(op.range), op.peer);
+      break;
+    case OpKind::Recv:
+      text = fmt::format("recv {} <- rank {}", range_text(op.range), op.peer);
+      break;
     case OpKind::Copy:
       text = fmt::format("copy {} <- {}", range_text(op.range), range_text(op.source));
       break;
@@ -198,9 +211,9 @@ std::string op_text(const Schedule& s, const Op& op) {
 }  // namespace
 
 std::string schedule_to_text(const Schedule& s, int max_ranks) {
-  std::string out = fmt::format("{} {} root={} size={} segment={} ranks={} ops={}\n",
-                                to_string(s.collective), s.algorithm, s.root, s.size, s.segment,
-                                s.num_ranks(), s.num_ops());
+  std::string out =
+      fmt::format("{} {} root={} size={} segment={} ranks={} ops={}\n", to_string(s.collective),
+                  s.algorithm, s.root, s.size, s.segment, s.num_ranks(), s.num_ops());
   const int shown = max_ranks < 0 ? s.num_ranks() : std::min(max_ranks, s.num_ranks());
   for (int r = 0; r < shown; ++r) {
     const auto prog = s.program(r);

@@ -93,8 +93,8 @@ TEST(MultilaneSitesBcast, CrossesEachWanLinkWithTheMessageOnceInTwoStreams) {
   const std::uint64_t size = 999;
   const auto s = bcast(platform, "multilane-sites", size, 4, 100);
   const auto [bytes, pairs] = wan_traffic(s, platform);
-  EXPECT_EQ(bytes, 2 * size);      // two site boundaries, M over each
-  EXPECT_EQ(pairs.size(), 4u);     // two streams (M_A and M_B) per boundary
+  EXPECT_EQ(bytes, 2 * size);   // two site boundaries, M over each
+  EXPECT_EQ(pairs.size(), 4u);  // two streams (M_A and M_B) per boundary
   const auto plain = bcast(platform, "multilane", size, 4, 100);
   EXPECT_GT(wan_traffic(plain, platform).first, 2 * size);  // site-oblivious trees cross more
 }

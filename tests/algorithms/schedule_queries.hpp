@@ -46,7 +46,7 @@ inline std::set<int> lanes(const Schedule& s, int rank, OpKind kind) {
 
 // Bytes and distinct ordered rank pairs that cross between sites.
 inline std::pair<std::uint64_t, std::set<std::pair<int, int>>> wan_traffic(const Schedule& s,
-                                                                          const Platform& p) {
+                                                                           const Platform& p) {
   std::uint64_t bytes = 0;
   std::set<std::pair<int, int>> pairs;
   for (const auto& t : sends_of(s)) {
