@@ -5,6 +5,8 @@
 //
 // Coverage and its budget (the whole sweep must stay within a few minutes under ASan on two
 // cores; see size_plans()):
+//  - p up to 17 and every 8th p run on all four platforms, the other p on one platform each,
+//    in turn (so every p is covered, and every platform sees p of every residue);
 //  - sizes 0, 1, 7 and 1000, with segments cutting them into at most 7 pieces, run for every
 //    p and, up to p = 17, every root (else roots 0, p/2 and p-1);
 //  - allgather and alltoall ignore the root and run with root 0; as their schedules grow as
@@ -138,6 +140,9 @@ const std::vector<SizePlan>& size_plans() {
 
 std::vector<int> plan_roots(const SizePlan& plan, Collective c, int p);
 
+// Small p and a stride of p run on every platform; every other p on one of them in turn.
+bool on_every_platform(int p) { return p <= kAllRootsUpTo || on_stride(p, kLargeStride); }
+
 bool has_root(Collective c) { return c != Collective::Allgather && c != Collective::Alltoall; }
 
 std::vector<int> plan_roots(const SizePlan& plan, Collective c, int p) {
@@ -162,8 +167,11 @@ struct SweepCase {
 
 // Calls `visit` for every case of the sweep of one algorithm.
 void for_each_case(const AlgorithmInfo& a, const std::function<void(const SweepCase&)>& visit) {
-  for (const SweepPlatform& sp : sweep_platforms()) {
+  const auto& platforms = sweep_platforms();
+  for (std::size_t i = 0; i < platforms.size(); ++i) {
+    const SweepPlatform& sp = platforms[i];
     for (int p = 1; p <= kMaxRanks; ++p) {
+      if (!on_every_platform(p) && p % platforms.size() != i) continue;
       for (const SizePlan& plan : size_plans()) {
         // Non-pipelined algorithms ignore the segment: the plans with the default are enough.
         if (!a.pipelined && std::find(plan.segments.begin(), plan.segments.end(),
@@ -183,18 +191,19 @@ void for_each_case(const AlgorithmInfo& a, const std::function<void(const SweepC
 
 // ---- the test ----
 
-std::string test_name(const AlgorithmInfo& a) {
-  std::string name = fmt::format("{}_{}", to_string(a.collective), a.name);
-  for (char& c : name) {
-    if (c == '-') c = '_';
+// The parameter is "collective/algorithm", so CTest's test names and gtest's output read well.
+class VerifySweep : public ::testing::TestWithParam<std::string> {
+ protected:
+  static const AlgorithmInfo& algorithm(const std::string& param) {
+    const auto slash = param.find('/');
+    const auto* info =
+        find_algorithm(*parse_collective(param.substr(0, slash)), param.substr(slash + 1));
+    return *info;
   }
-  return name;
-}
-
-class VerifySweep : public ::testing::TestWithParam<const AlgorithmInfo*> {};
+};
 
 TEST_P(VerifySweep, EveryCaseVerifies) {
-  const AlgorithmInfo& a = *GetParam();
+  const AlgorithmInfo& a = algorithm(GetParam());
   Platform platform;
   const SweepPlatform* placed_for = nullptr;
   int placed_ranks = 0;
@@ -224,14 +233,22 @@ TEST_P(VerifySweep, EveryCaseVerifies) {
   RecordProperty("cases", cases);
 }
 
-std::vector<const AlgorithmInfo*> every_algorithm() {
-  std::vector<const AlgorithmInfo*> v;
-  for (const AlgorithmInfo& a : all_algorithms()) v.push_back(&a);
+std::vector<std::string> every_algorithm() {
+  std::vector<std::string> v;
+  for (const AlgorithmInfo& a : all_algorithms()) {
+    v.push_back(fmt::format("{}/{}", to_string(a.collective), a.name));
+  }
   return v;
 }
 
 INSTANTIATE_TEST_SUITE_P(AllAlgorithms, VerifySweep, ::testing::ValuesIn(every_algorithm()),
-                         [](const auto& info) { return test_name(*info.param); });
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& c : name) {
+                             if (c == '/' || c == '-') c = '_';
+                           }
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace multilane
