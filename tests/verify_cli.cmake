@@ -4,10 +4,10 @@ set(verify_platforms ${CMAKE_SOURCE_DIR}/examples/platforms)
 
 # The acceptance commands: every collective and algorithm on the two-site example, and 500
 # random cases; both must end with "N verified, 0 failed" and no failure line.
-multilane_cli_test(cli-verify-two-sites 0 "\n[1-9][0-9]* verified, 0 failed\n$" verify
+multilane_cli_test(cli-verify-two-sites 0 "^[1-9][0-9]* verified, 0 failed\n$" verify
                    --platform ${verify_platforms}/two-sites-16x2.toml --collective all
                    --algorithm all --sizes 0,1,7,1000,1048577)
-multilane_cli_test(cli-verify-random 0 "\n500 verified, 0 failed\n$" verify --random 500 --seed 7)
+multilane_cli_test(cli-verify-random 0 "^500 verified, 0 failed\n$" verify --random 500 --seed 7)
 multilane_cli_test(cli-verify-default 0 "^[1-9][0-9]* verified, 0 failed\n$" verify)
 multilane_cli_test(cli-verify-all-roots 0 "^[1-9][0-9]* verified, 0 failed\n$" verify
                    --platform ${verify_platforms}/two-sites-4x2.toml --roots all
