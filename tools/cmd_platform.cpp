@@ -12,6 +12,7 @@
 #include <fstream>
 #include <memory>
 
+#include "cli_options.hpp"
 #include "command.hpp"
 #include "multilane/errors.hpp"
 #include "multilane/platform_file.hpp"
@@ -32,14 +33,6 @@ struct GenerateArgs {
   std::string output;                    // empty: stdout
 };
 
-template <typename Parse>
-auto parse_option(std::string_view option, const std::string& text, Parse parse) {
-  try {
-    return parse(text);
-  } catch (const UsageError& e) {
-    throw UsageError(fmt::format("{}: {}", option, e.what()));
-  }
-}
 
 GenerateOptions resolve(const GenerateArgs& args) {
   GenerateOptions o = args.options;

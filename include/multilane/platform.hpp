@@ -94,6 +94,13 @@ struct Platform {
   std::vector<int> ranks_of_site(int site) const;
   int num_sites() const { return static_cast<int>(sites.size()); }
 
+  // Builders for platforms made in code (tests, generators): append a site, append a node
+  // of `lanes` identical lanes to a site, join every pair of sites with a copy of `link`
+  // (whose site_a/site_b are set). Each returns the new index where there is one.
+  int add_site(std::string site_name, double lan_latency_s);
+  int add_node(int site, std::string node_name, int cores, int lanes, double lane_bps);
+  void connect_all_sites(const WanLink& link);
+
   // Places `count` ranks on the nodes in file order, filling every core of a node first.
   // Throws std::invalid_argument when count exceeds the total number of cores.
   void place_block(int count);

@@ -73,38 +73,54 @@ void Platform::place_block(int count) {
   }
 }
 
-Platform make_uniform_platform(int sites, int nodes_per_site, int lanes, int cores, double lane_bps,
-                               double lan_latency_s, double wan_latency_s, double wan_aggregate_bps,
-                               double wan_connection_bps) {
+int Platform::add_site(std::string site_name, double lan_latency_s) {
+  Site site;
+  site.name = std::move(site_name);
+  site.lan_latency_s = lan_latency_s;
+  sites.push_back(std::move(site));
+  return num_sites() - 1;
+}
+
+int Platform::add_node(int site, std::string node_name, int cores, int lanes, double lane_bps) {
+  Node node;
+  node.name = std::move(node_name);
+  node.site = site;
+  node.cores = cores;
+  node.lanes.assign(lanes, Lane{lane_bps, lane_bps, ""});
+  nodes.push_back(std::move(node));
+  const int index = static_cast<int>(nodes.size()) - 1;
+  sites.at(site).nodes.push_back(index);
+  return index;
+}
+
+void Platform::connect_all_sites(const WanLink& link) {
+  for (int a = 0; a < num_sites(); ++a) {
+    for (int b = a + 1; b < num_sites(); ++b) {
+      WanLink w = link;
+      w.site_a = a;
+      w.site_b = b;
+      wan_links.push_back(std::move(w));
+    }
+  }
+}
+
+Platform make_uniform_platform(int sites, int nodes_per_site, int lanes, int cores,
+                               double lane_bps, double lan_latency_s, double wan_latency_s,
+                               double wan_aggregate_bps, double wan_connection_bps) {
   Platform p;
   p.name = "uniform";
   p.source = "generated";
   for (int s = 0; s < sites; ++s) {
-    Site site;
-    site.name = "site" + std::to_string(s);
-    site.lan_latency_s = lan_latency_s;
+    const int site = p.add_site("site" + std::to_string(s), lan_latency_s);
     for (int n = 0; n < nodes_per_site; ++n) {
-      Node node;
-      node.name = site.name + "-n" + std::to_string(n);
-      node.site = s;
-      node.cores = cores;
-      node.lanes.assign(lanes, Lane{lane_bps, lane_bps, ""});
-      site.nodes.push_back(static_cast<int>(p.nodes.size()));
-      p.nodes.push_back(node);
-    }
-    p.sites.push_back(site);
-  }
-  for (int a = 0; a < sites; ++a) {
-    for (int b = a + 1; b < sites; ++b) {
-      WanLink w;
-      w.site_a = a;
-      w.site_b = b;
-      w.latency_s = wan_latency_s;
-      w.aggregate_bps = wan_aggregate_bps;
-      if (wan_connection_bps > 0) w.per_connection_table = {{1, wan_connection_bps}};
-      p.wan_links.push_back(w);
+      p.add_node(site, p.sites[site].name + "-n" + std::to_string(n), cores, lanes, lane_bps);
     }
   }
+  WanLink link;
+  link.latency_s = wan_latency_s;
+  link.aggregate_bps = wan_aggregate_bps;
+  if (wan_connection_bps > 0) link.per_connection_table = {{1, wan_connection_bps}};
+  p.connect_all_sites(link);
   p.place_block(p.total_cores());
   return p;
 }
