@@ -129,9 +129,10 @@ std::vector<const AlgorithmInfo*> selected_algorithms(const VerifyArgs& args) {
     valid += fmt::format("{}{}: {}", valid.empty() ? "" : "; ", to_string(c), algorithm_names(c));
   }
   if (out.empty()) {
-    throw UsageError(fmt::format("--algorithm: unknown algorithm \"{}\" for --collective {}: "
-                                 "choose all or one of {}",
-                                 args.algorithm, args.collective, valid));
+    throw UsageError(
+        fmt::format("--algorithm: unknown algorithm \"{}\" for --collective {}: "
+                    "choose all or one of {}",
+                    args.algorithm, args.collective, valid));
   }
   return out;
 }
@@ -144,9 +145,10 @@ std::vector<int> parse_roots(const std::string& text, int num_ranks) {
   }
   for (const std::uint64_t root : parse_size_list(text)) {
     if (root >= static_cast<std::uint64_t>(num_ranks)) {
-      throw UsageError(fmt::format("--roots: root {} is out of range: the platform has {} ranks "
-                                   "(0..{}), or give all",
-                                   root, num_ranks, num_ranks - 1));
+      throw UsageError(
+          fmt::format("--roots: root {} is out of range: the platform has {} ranks "
+                      "(0..{}), or give all",
+                      root, num_ranks, num_ranks - 1));
     }
     roots.push_back(static_cast<int>(root));
   }
@@ -262,7 +264,8 @@ class RandomCases {
 
 std::string describe_shape(const Platform& p) {
   std::string nodes;
-  for (const Site& s : p.sites) nodes += fmt::format("{}{}", nodes.empty() ? "" : "+", s.nodes.size());
+  for (const Site& s : p.sites)
+    nodes += fmt::format("{}{}", nodes.empty() ? "" : "+", s.nodes.size());
   return fmt::format("{} site{} of {} nodes", p.sites.size(), p.sites.size() == 1 ? "" : "s",
                      nodes);
 }
@@ -273,9 +276,10 @@ int run_random(const VerifyArgs& args) {
   for (int i = 0; i < args.random; ++i) {
     const Platform platform = random.platform();
     const Case c = random.draw_case(platform.num_ranks());
-    run_case(platform, c,
-             fmt::format(" [random case {} of seed {}, {}]", i, args.seed, describe_shape(platform)),
-             args.verbose, tally);
+    run_case(
+        platform, c,
+        fmt::format(" [random case {} of seed {}, {}]", i, args.seed, describe_shape(platform)),
+        args.verbose, tally);
   }
   fmt::print("{} verified, {} failed\n", tally.verified, tally.failed);
   return tally.failed == 0 ? 0 : 1;
@@ -285,7 +289,8 @@ Runner setup(CLI::App& app) {
   auto args = std::make_shared<VerifyArgs>();
   app.add_option("--platform", args->platform_file,
                  "Platform TOML file (default: generated, 2 sites x 16 nodes x 2 lanes)");
-  app.add_option("--ranks", args->ranks, "Place this many ranks (default: the platform's placement)");
+  app.add_option("--ranks", args->ranks,
+                 "Place this many ranks (default: the platform's placement)");
   app.add_option("--collective", args->collective,
                  "bcast, scatter, gather, allgather, alltoall or all")
       ->capture_default_str();

@@ -46,10 +46,10 @@ struct VerifyOptions {
 };
 
 struct VerifyReport {
-  std::vector<std::string> errors;   // at most max_errors, in the order found
-  bool truncated = false;            // max_errors were found and checking stopped early
-  std::uint64_t ops = 0;             // operations in the schedule
-  std::uint64_t transfers = 0;       // matched send/recv pairs that were delivered
+  std::vector<std::string> errors;  // at most max_errors, in the order found
+  bool truncated = false;           // max_errors were found and checking stopped early
+  std::uint64_t ops = 0;            // operations in the schedule
+  std::uint64_t transfers = 0;      // matched send/recv pairs that were delivered
   bool ok() const { return errors.empty(); }
 };
 

@@ -12,7 +12,9 @@
 namespace multilane::verify {
 
 inline constexpr int kNumBuffers = 3;  // Send, Recv, Scratch
-inline int buffer_index(Buffer b) { return static_cast<int>(b); }
+inline int buffer_index(Buffer b) {
+  return static_cast<int>(b);
+}
 
 std::uint64_t buffer_bytes(const Schedule& schedule, int rank, Buffer buffer);
 

@@ -66,27 +66,25 @@ void DataFlow::check_results() {
 
 void DataFlow::check_rank_result(int rank) {
   const ContentMap& recv = map(rank, Buffer::Recv);
-  const auto expected =
-      expected_result(s_.collective, rank, s_.num_ranks(), s_.root, s_.size);
+  const auto expected = expected_result(s_.collective, rank, s_.num_ranks(), s_.root, s_.size);
   for (const ExpectedPiece& want : expected) {
     std::string problem;
-    recv.for_each(want.offset, want.offset + want.length,
-                  [&](std::uint64_t b, std::uint64_t e, const Origin& o) {
-                    if (!problem.empty()) return;
-                    const std::uint64_t want_offset = want.origin_offset + (b - want.offset);
-                    const std::string where = describe_range(Buffer::Recv, b, e);
-                    if (o.rank == Origin::kUnwritten) {
-                      problem = fmt::format("{} was never written", where);
-                    } else if (o.rank == Origin::kStale) {
-                      problem = fmt::format("{} holds bytes that were read before being written",
-                                            where);
-                    } else if (o.rank != want.origin_rank || o.offset != want_offset) {
-                      problem = fmt::format(
-                          "{} holds rank {} input[{},{}) but should hold rank {} input[{},{})",
-                          where, o.rank, o.offset, o.offset + (e - b), want.origin_rank,
-                          want_offset, want_offset + (e - b));
-                    }
-                  });
+    recv.for_each(
+        want.offset, want.offset + want.length,
+        [&](std::uint64_t b, std::uint64_t e, const Origin& o) {
+          if (!problem.empty()) return;
+          const std::uint64_t want_offset = want.origin_offset + (b - want.offset);
+          const std::string where = describe_range(Buffer::Recv, b, e);
+          if (o.rank == Origin::kUnwritten) {
+            problem = fmt::format("{} was never written", where);
+          } else if (o.rank == Origin::kStale) {
+            problem = fmt::format("{} holds bytes that were read before being written", where);
+          } else if (o.rank != want.origin_rank || o.offset != want_offset) {
+            problem = fmt::format(
+                "{} holds rank {} input[{},{}) but should hold rank {} input[{},{})", where, o.rank,
+                o.offset, o.offset + (e - b), want.origin_rank, want_offset, want_offset + (e - b));
+          }
+        });
     if (!problem.empty()) {
       sink_.add(fmt::format("rank {} ends with wrong bytes: {}", rank, problem));
       return;

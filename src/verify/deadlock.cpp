@@ -33,7 +33,8 @@ WaitEdge waits_for(const Executor& x, std::uint32_t op) {
   // Both ends are ready, so an earlier message of the pair is still pending, and one of its
   // ends is not ready (otherwise it would have been delivered).
   const Transfer& earlier = m.transfers[x.next_transfer(m.pair_of_transfer[t])];
-  return {x.ready(earlier.send) ? earlier.recv : earlier.send, "the earlier message of the pair at"};
+  return {x.ready(earlier.send) ? earlier.recv : earlier.send,
+          "the earlier message of the pair at"};
 }
 
 }  // namespace

@@ -54,12 +54,12 @@ class Executor {
 
   const Schedule& schedule_;
   const Matching& matching_;
-  std::vector<std::uint32_t> pending_deps_;     // per op: dependencies not yet complete
-  std::vector<std::uint32_t> dependents_begin_; // CSR of the reverse dependency edges
+  std::vector<std::uint32_t> pending_deps_;      // per op: dependencies not yet complete
+  std::vector<std::uint32_t> dependents_begin_;  // CSR of the reverse dependency edges
   std::vector<std::uint32_t> dependents_;
-  std::vector<std::uint32_t> next_transfer_;    // per pair
+  std::vector<std::uint32_t> next_transfer_;  // per pair
   std::vector<bool> done_;
-  std::vector<std::uint32_t> worklist_;         // ready operations not yet started
+  std::vector<std::uint32_t> worklist_;  // ready operations not yet started
   std::uint64_t completed_ops_ = 0;
   std::uint64_t delivered_ = 0;
 };

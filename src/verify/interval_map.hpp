@@ -116,8 +116,7 @@ class IntervalMap {
     std::size_t out = first > 0 ? first - 1 : first;
     const std::size_t stop = last < runs_.size() ? last : runs_.size() - 1;  // right neighbour
     for (std::size_t i = out + 1; i <= stop; ++i) {
-      if (Traits::continues(runs_[out].value, runs_[i].start - runs_[out].start,
-                            runs_[i].value)) {
+      if (Traits::continues(runs_[out].value, runs_[i].start - runs_[out].start, runs_[i].value)) {
         continue;
       }
       ++out;

@@ -64,8 +64,12 @@ class Matcher {
   Matching run() {
     const SortedMessages m = sort_messages(s_);
     const int p = s_.num_ranks();
-    const auto send_pair = [&](std::uint32_t g) { return pair_index(m.rank[g], s_.ops[g].peer, p); };
-    const auto recv_pair = [&](std::uint32_t g) { return pair_index(s_.ops[g].peer, m.rank[g], p); };
+    const auto send_pair = [&](std::uint32_t g) {
+      return pair_index(m.rank[g], s_.ops[g].peer, p);
+    };
+    const auto recv_pair = [&](std::uint32_t g) {
+      return pair_index(s_.ops[g].peer, m.rank[g], p);
+    };
     out_.transfer_of_op.assign(s_.ops.size(), kNone);
     out_.executable = true;
     std::size_t i = 0;
@@ -117,8 +121,7 @@ class Matcher {
                              const std::vector<std::uint32_t>& recvs, std::size_t j0,
                              std::size_t num_recvs) {
     const std::size_t common = std::min(num_sends, num_recvs);
-    const std::uint32_t g =
-        num_sends > num_recvs ? sends[i0 + common] : recvs[j0 + common];
+    const std::uint32_t g = num_sends > num_recvs ? sends[i0 + common] : recvs[j0 + common];
     const int owner = num_sends > num_recvs ? sender : receiver;
     const Op& op = s_.ops[g];
     sink_.add(fmt::format(
@@ -131,14 +134,15 @@ class Matcher {
   void check_transfer(const Transfer& t, std::size_t k, int sender, int receiver) {
     const Op& send = s_.ops[t.send];
     const Op& recv = s_.ops[t.recv];
-    const std::string message = fmt::format("message #{} from rank {} to rank {}", k, sender, receiver);
+    const std::string message =
+        fmt::format("message #{} from rank {} to rank {}", k, sender, receiver);
     const auto local = [&](std::uint32_t g, int rank) { return g - s_.rank_begin[rank]; };
     if (send.range.length != recv.range.length) {
-      sink_.add(fmt::format("{}: rank {} op #{} sends {} ({} bytes) but rank {} op #{} receives "
-                            "into {} ({} bytes)",
-                            message, sender, local(t.send, sender), describe_range(send.range),
-                            send.range.length, receiver, local(t.recv, receiver),
-                            describe_range(recv.range), recv.range.length));
+      sink_.add(fmt::format(
+          "{}: rank {} op #{} sends {} ({} bytes) but rank {} op #{} receives "
+          "into {} ({} bytes)",
+          message, sender, local(t.send, sender), describe_range(send.range), send.range.length,
+          receiver, local(t.recv, receiver), describe_range(recv.range), recv.range.length));
       out_.executable = false;
     }
     if (send.lane != kAnyLane && recv.lane != kAnyLane && send.lane != recv.lane) {

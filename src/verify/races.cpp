@@ -162,8 +162,8 @@ class RankRaceChecker {
                                 what, other));
           break;
         case Hazard::WriteAfterRead:
-          sink_.add(fmt::format("{} writes {} read by {} but does not depend on it", self, what,
-                                other));
+          sink_.add(
+              fmt::format("{} writes {} read by {} but does not depend on it", self, what, other));
           break;
       }
     }

@@ -35,7 +35,7 @@ class Reachability {
   std::span<const Op> program_;
   std::size_t table_limit_ops_;
   std::size_t words_per_row_ = 0;
-  std::vector<std::uint64_t> table_;  // row b: bit a set when b depends on a
+  std::vector<std::uint64_t> table_;    // row b: bit a set when b depends on a
   std::vector<std::uint32_t> visited_;  // search: epoch of the last visit per op
   std::uint32_t epoch_ = 0;
   std::vector<OpIndex> stack_;

@@ -10,9 +10,12 @@ void ErrorSink::add(std::string message) {
 
 std::string describe_action(const Op& op) {
   switch (op.kind) {
-    case OpKind::Send: return fmt::format("send to rank {}", op.peer);
-    case OpKind::Recv: return fmt::format("recv from rank {}", op.peer);
-    case OpKind::Copy: return "copy";
+    case OpKind::Send:
+      return fmt::format("send to rank {}", op.peer);
+    case OpKind::Recv:
+      return fmt::format("recv from rank {}", op.peer);
+    case OpKind::Copy:
+      return "copy";
   }
   return fmt::format("operation of unknown kind {}", static_cast<int>(op.kind));
 }

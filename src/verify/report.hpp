@@ -1,7 +1,8 @@
 // verify/report.hpp — how the verifier's checks word and collect their findings.
 //
 // Every check writes complete sentences into one ErrorSink, which keeps the first
-// `max_errors`; checks ask full() to stop early once nothing more would be kept. The describe_* helpers give all messages the same vocabulary:
+// `max_errors`; checks ask full() to stop early once nothing more would be kept. The describe_*
+// helpers give all messages the same vocabulary:
 //   rank 3 op #5 (send to rank 4)      recv[4096,8192)      rank 0 input[0,4096)
 #pragma once
 

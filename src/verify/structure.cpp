@@ -125,8 +125,8 @@ class OpChecker {
                        kAnyLane));
     } else if (lane >= lanes) {
       fail(fmt::format("uses lane {} but node {} has {} lane{} (0..{})", lane,
-                       platform_.nodes[platform_.node_of(rank_)].name, lanes,
-                       lanes == 1 ? "" : "s", lanes - 1));
+                       platform_.nodes[platform_.node_of(rank_)].name, lanes, lanes == 1 ? "" : "s",
+                       lanes - 1));
     }
   }
 

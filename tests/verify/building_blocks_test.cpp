@@ -50,7 +50,8 @@ TEST(VerifyIntervalMap, RandomWritesMatchBytewiseModel) {
       const auto got = bytes_of(map);
       ASSERT_EQ(got.size(), kSize);
       for (std::uint64_t x = 0; x < kSize; ++x) {
-        ASSERT_TRUE(same(got[x], model[x])) << "round " << round << " step " << step << " byte " << x;
+        ASSERT_TRUE(same(got[x], model[x]))
+            << "round " << round << " step " << step << " byte " << x;
       }
     }
   }

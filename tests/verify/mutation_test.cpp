@@ -52,7 +52,9 @@ Schedule build(const Platform& platform, const Target& t) {
                         {.root = 1, .size = 1000, .segment = 300});
 }
 
-std::string name(const Target& t) { return fmt::format("{}/{}", to_string(t.collective), t.algorithm); }
+std::string name(const Target& t) {
+  return fmt::format("{}/{}", to_string(t.collective), t.algorithm);
+}
 
 // Global index of every op of a kind.
 std::vector<std::pair<int, OpIndex>> ops_of_kind(const Schedule& s, OpKind kind) {

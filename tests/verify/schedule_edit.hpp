@@ -7,7 +7,9 @@
 
 namespace multilane::testing {
 
-inline Op& op_at(Schedule& s, int rank, OpIndex index) { return s.ops[s.rank_begin[rank] + index]; }
+inline Op& op_at(Schedule& s, int rank, OpIndex index) {
+  return s.ops[s.rank_begin[rank] + index];
+}
 
 // Deletes one operation: later operations of the rank move down by one, dependencies on the
 // deleted one are dropped, dependencies on later ones are renumbered.

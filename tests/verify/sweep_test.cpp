@@ -83,8 +83,8 @@ const std::vector<SweepPlatform>& sweep_platforms() {
     std::vector<SweepPlatform> v;
     v.push_back({"one-site", make_uniform_platform(1, kMaxRanks, 2, 1, 125e6, 50e-6, 0, 0, 0)});
     // Uneven sites (1, 2, 5, 1 and 60 nodes), nodes with 1, 2 or 3 lanes and 1-3 cores.
-    v.push_back({"uneven-sites", custom_platform("uneven-sites", {1, 2, 5, 1, 60}, {2, 1, 3},
-                                                 {1, 2, 3, 2})});
+    v.push_back({"uneven-sites",
+                 custom_platform("uneven-sites", {1, 2, 5, 1, 60}, {2, 1, 3}, {1, 2, 3, 2})});
     // Every node a site of its own, multi-core, one lane.
     v.push_back({"one-node-sites",
                  custom_platform("one-node-sites", std::vector<int>(kMaxRanks / 2, 1), {1}, {2})});
@@ -97,7 +97,9 @@ const std::vector<SweepPlatform>& sweep_platforms() {
 
 // ---- which cases ----
 
-bool on_stride(int p, int stride) { return p % stride == 0 || p == kMaxRanks; }
+bool on_stride(int p, int stride) {
+  return p % stride == 0 || p == kMaxRanks;
+}
 
 std::vector<int> roots_for(int p) {
   std::vector<int> roots;
@@ -114,8 +116,8 @@ std::vector<int> roots_for(int p) {
 struct SizePlan {
   std::uint64_t size;
   std::vector<std::uint64_t> segments;
-  int full_up_to;  // every p up to here gets every root of roots_for()
-  int stride;      // above it, p on this stride (and kMaxRanks) get the stride roots
+  int full_up_to;                // every p up to here gets every root of roots_for()
+  int stride;                    // above it, p on this stride (and kMaxRanks) get the stride roots
   bool stride_last_root = true;  // stride roots: 0 and p-1 (true) or 0 only
   // Allgather and alltoall schedules grow as p², whatever the size: those sizes whose
   // schedules are the same as another size's but for offsets get this stride above
@@ -141,9 +143,13 @@ const std::vector<SizePlan>& size_plans() {
 std::vector<int> plan_roots(const SizePlan& plan, Collective c, int p);
 
 // Small p and a stride of p run on every platform; every other p on one of them in turn.
-bool on_every_platform(int p) { return p <= kAllRootsUpTo || on_stride(p, kLargeStride); }
+bool on_every_platform(int p) {
+  return p <= kAllRootsUpTo || on_stride(p, kLargeStride);
+}
 
-bool has_root(Collective c) { return c != Collective::Allgather && c != Collective::Alltoall; }
+bool has_root(Collective c) {
+  return c != Collective::Allgather && c != Collective::Alltoall;
+}
 
 std::vector<int> plan_roots(const SizePlan& plan, Collective c, int p) {
   if (!has_root(c) && p > kAllRootsUpTo && !on_stride(p, plan.quadratic_stride)) return {};

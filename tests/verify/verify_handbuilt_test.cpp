@@ -17,10 +17,16 @@ using testing::set_deps;
 constexpr std::uint64_t kSeg = 4096;
 constexpr std::uint64_t kSize = 2 * kSeg;
 
-Platform four_nodes() { return make_uniform_platform(1, 4, 2, 1, 125e6, 50e-6, 0, 0, 0); }
-Platform nodes(int n) { return make_uniform_platform(1, n, 2, 1, 125e6, 50e-6, 0, 0, 0); }
+Platform four_nodes() {
+  return make_uniform_platform(1, 4, 2, 1, 125e6, 50e-6, 0, 0, 0);
+}
+Platform nodes(int n) {
+  return make_uniform_platform(1, n, 2, 1, 125e6, 50e-6, 0, 0, 0);
+}
 
-Range recv_seg(int k) { return {Buffer::Recv, k * kSeg, kSeg}; }
+Range recv_seg(int k) {
+  return {Buffer::Recv, k * kSeg, kSeg};
+}
 
 // Broadcast from rank 0 in two segments over a binary tree 0 -> {1, 2}, 1 -> 3.
 // Rank 0 feeds rank 1 on lane 0 and rank 2 on lane 1; rank 1 forwards each segment as soon as
@@ -127,8 +133,9 @@ TEST(VerifyHandBuilt, ReadBeforeWriteInExecution) {
 TEST(VerifyHandBuilt, WrongLaneForNode) {
   Schedule s = tree_bcast();
   op_at(s, 1, 2).lane = 2;
-  EXPECT_EQ(errors_of(s, four_nodes()),
-            Errors{"rank 1 op #2 (send to rank 3) uses lane 2 but node site0-n1 has 2 lanes (0..1)"});
+  EXPECT_EQ(
+      errors_of(s, four_nodes()),
+      Errors{"rank 1 op #2 (send to rank 3) uses lane 2 but node site0-n1 has 2 lanes (0..1)"});
 }
 
 TEST(VerifyHandBuilt, LanesOfMatchedEndsDiffer) {
@@ -153,8 +160,8 @@ TEST(VerifyHandBuilt, BothReceiveFirstDeadlocks) {
   ScheduleBuilder b(Collective::Allgather, "hand-exchange", 2, 0, 10, 0);
   for (int r = 0; r < 2; ++r) {
     b.start_rank(r);
-    const OpIndex got = b.recv(1 - r, {Buffer::Recv, static_cast<std::uint64_t>(1 - r) * 10, 10},
-                               kAnyLane, {});
+    const OpIndex got =
+        b.recv(1 - r, {Buffer::Recv, static_cast<std::uint64_t>(1 - r) * 10, 10}, kAnyLane, {});
     b.send(1 - r, {Buffer::Send, 0, 10}, kAnyLane, {got});
     b.copy({Buffer::Recv, static_cast<std::uint64_t>(r) * 10, 10}, {Buffer::Send, 0, 10}, {});
   }
@@ -271,8 +278,9 @@ TEST(VerifyHandBuilt, UnorderedWritesRace) {
   op_at(s, 0, 2).range = {Buffer::Recv, 15, 10};
   const Errors errors = errors_of(s, nodes(3));
   ASSERT_FALSE(errors.empty());
-  EXPECT_EQ(errors.front(), "rank 0 op #2 (recv from rank 2) writes recv[15,20) also written by "
-                            "op #1 (recv from rank 1) but does not depend on it");
+  EXPECT_EQ(errors.front(),
+            "rank 0 op #2 (recv from rank 2) writes recv[15,20) also written by "
+            "op #1 (recv from rank 1) but does not depend on it");
 }
 
 TEST(VerifyHandBuilt, MaxErrorsBoundsTheReport) {
