@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_options.hpp"
 #include "command.hpp"
 #include "multilane/algorithms.hpp"
 #include "multilane/errors.hpp"
@@ -155,15 +156,6 @@ std::vector<int> parse_roots(const std::string& text, int num_ranks) {
   return roots;
 }
 
-template <typename Parse>
-auto parse_option(std::string_view option, const std::string& text, Parse parse) {
-  try {
-    return parse(text);
-  } catch (const UsageError& e) {
-    throw UsageError(fmt::format("{}: {}", option, e.what()));
-  }
-}
-
 std::vector<std::uint64_t> segments_for(const AlgorithmInfo& a, std::uint64_t size,
                                         const std::vector<std::uint64_t>& explicit_segments) {
   if (!a.pipelined) return {kDefaultSegment};
@@ -211,31 +203,17 @@ class RandomCases {
     p.source = "generated";
     const int sites = uniform(1, 4);
     for (int s = 0; s < sites; ++s) {
-      Site site;
-      site.name = fmt::format("s{}", s);
-      site.lan_latency_s = 50e-6;
+      p.add_site(fmt::format("s{}", s), 50e-6);
       const int nodes = uniform(1, 12);
       for (int n = 0; n < nodes; ++n) {
-        Node node;
-        node.name = fmt::format("s{}-n{}", s, n);
-        node.site = s;
-        node.cores = uniform(1, 3);
-        node.lanes.assign(static_cast<std::size_t>(uniform(1, 3)), Lane{125e6, 125e6, ""});
-        site.nodes.push_back(static_cast<int>(p.nodes.size()));
-        p.nodes.push_back(node);
-      }
-      p.sites.push_back(site);
-    }
-    for (int a = 0; a < sites; ++a) {
-      for (int b = a + 1; b < sites; ++b) {
-        WanLink w;
-        w.site_a = a;
-        w.site_b = b;
-        w.latency_s = 10e-3;
-        w.aggregate_bps = 1.25e9;
-        p.wan_links.push_back(w);
+        const int cores = uniform(1, 3);
+        p.add_node(s, fmt::format("s{}-n{}", s, n), cores, uniform(1, 3), 125e6);
       }
     }
+    WanLink wan;
+    wan.latency_s = 10e-3;
+    wan.aggregate_bps = 1.25e9;
+    p.connect_all_sites(wan);
     p.place_block(uniform(1, p.total_cores()));
     return p;
   }

@@ -46,30 +46,17 @@ Platform custom_platform(std::string name, const std::vector<int>& nodes_per_sit
   p.source = "generated";
   std::size_t node_index = 0;
   for (std::size_t s = 0; s < nodes_per_site.size(); ++s) {
-    Site site;
-    site.name = fmt::format("site{}", s);
-    site.lan_latency_s = 50e-6;
+    const int site = p.add_site(fmt::format("site{}", s), 50e-6);
     for (int n = 0; n < nodes_per_site[s]; ++n, ++node_index) {
-      Node node;
-      node.name = fmt::format("site{}-n{}", s, n);
-      node.site = static_cast<int>(s);
-      node.cores = cores_cycle[node_index % cores_cycle.size()];
-      node.lanes.assign(lanes_cycle[node_index % lanes_cycle.size()], Lane{125e6, 125e6, ""});
-      site.nodes.push_back(static_cast<int>(p.nodes.size()));
-      p.nodes.push_back(node);
-    }
-    p.sites.push_back(site);
-  }
-  for (int a = 0; a < p.num_sites(); ++a) {
-    for (int b = a + 1; b < p.num_sites(); ++b) {
-      WanLink w;
-      w.site_a = a;
-      w.site_b = b;
-      w.latency_s = 10e-3;
-      w.aggregate_bps = 1.25e9;
-      p.wan_links.push_back(w);
+      p.add_node(site, fmt::format("site{}-n{}", s, n),
+                 cores_cycle[node_index % cores_cycle.size()],
+                 lanes_cycle[node_index % lanes_cycle.size()], 125e6);
     }
   }
+  WanLink wan;
+  wan.latency_s = 10e-3;
+  wan.aggregate_bps = 1.25e9;
+  p.connect_all_sites(wan);
   return p;
 }
 
