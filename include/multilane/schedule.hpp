@@ -98,7 +98,7 @@ struct Schedule {
 };
 
 // Builds a Schedule rank by rank. Zero-length sends, receives and copies are dropped (their
-// index is kNoOp) and kNoOp dependencies are ignored, so builders handle empty messages and
+// index is kNoOp); kNoOp and repeated dependencies are ignored, so builders handle empty messages and
 // empty segments without special cases.
 class ScheduleBuilder {
  public:

@@ -77,7 +77,8 @@ OpIndex ScheduleBuilder::append(Op op, std::span<const OpIndex> deps) {
   const auto index = static_cast<OpIndex>(schedule_.ops.size() - first);
   op.deps_begin = static_cast<std::uint32_t>(schedule_.deps.size());
   for (OpIndex d : deps) {
-    if (d == kNoOp) continue;
+    const auto listed = schedule_.deps.begin() + op.deps_begin;
+    if (d == kNoOp || std::find(listed, schedule_.deps.end(), d) != schedule_.deps.end()) continue;
     if (d >= index) {
       throw std::logic_error(
           fmt::format("ScheduleBuilder: rank {} op {} depends on later op {}", current_, index, d));
