@@ -2,16 +2,16 @@
 #include <memory>
 
 #include "command.hpp"
-#include "sim/sweep_cli.hpp"
+#include "sweep_command.hpp"
 
 namespace {
 
 const bool registered = multilane::cli::register_command(
     {"model", "Closed-form cost models of collective algorithms on a platform",
      [](CLI::App& sub) -> multilane::cli::Runner {
-       auto options = std::make_shared<multilane::sim::SweepCli>();
-       multilane::sim::add_sweep_options(sub, *options, false);
-       return [options] { return multilane::sim::run_sweep_command(*options, false); };
+       auto options = std::make_shared<multilane::cli::SweepCli>();
+       multilane::cli::add_sweep_options(sub, *options, false);
+       return [options] { return multilane::cli::run_sweep_command(*options, false); };
      }});
 
 }  // namespace

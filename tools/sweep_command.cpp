@@ -1,14 +1,9 @@
-// sim/sweep_cli.hpp — the options shared by `multilane sim` and `multilane model` and the run
-// that follows (header-only: only the command-line tool includes it, with CLI11).
-//
-//   --platform FILE --collective C --algorithm A|all --sizes LIST [--segment SIZE|auto]
-//   [--wan-pairs P|auto] [--root R] [--overhead DURATION] [--json] [--trace OUT.json]
-//   [--plot OUT.png] [--sweep-pairs]
-#pragma once
+#include "sweep_command.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -16,7 +11,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <unistd.h>
 
 #include "multilane/algorithms.hpp"
 #include "multilane/errors.hpp"
@@ -25,16 +19,13 @@
 #include "multilane/units.hpp"
 #include "sim/sweep.hpp"
 
-namespace multilane::sim {
+namespace multilane::cli {
 
-struct SweepCli {
-  std::string platform, collective = "bcast", algorithm = "all", sizes, segment = "auto";
-  std::string wan_pairs = "auto", overhead = "0s", trace, plot;
-  int root = 0;
-  bool json = false, compare_model = false, sweep_pairs = false;
-};
+using sim::run_sweep;
+using sim::SweepRequest;
+using sim::SweepResult;
 
-inline void add_sweep_options(CLI::App& app, SweepCli& o, bool is_sim) {
+void add_sweep_options(CLI::App& app, SweepCli& o, bool is_sim) {
   app.add_option("--platform", o.platform, "platform TOML file")->required();
   app.add_option("--collective", o.collective, "bcast, scatter, gather, allgather or alltoall");
   app.add_option("--algorithm", o.algorithm, "algorithm name, or all")->capture_default_str();
@@ -55,7 +46,7 @@ inline void add_sweep_options(CLI::App& app, SweepCli& o, bool is_sim) {
   }
 }
 
-inline std::string plot_script() {
+static std::string plot_script() {
   std::error_code ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   for (const auto& base : {exe.parent_path().parent_path(), std::filesystem::current_path()}) {
@@ -65,25 +56,27 @@ inline std::string plot_script() {
   throw std::runtime_error("cannot find scripts/plot.py (next to the build directory or in .)");
 }
 
-inline void run_plot(const std::string& json_text, const std::string& png, const std::string& title) {
+static void run_plot(const std::string& json_text, const std::string& png,
+                     const std::string& title) {
   const std::string data = png + ".data.json";
   std::ofstream(data) << json_text;
-  const std::string cmd = fmt::format("/usr/bin/python3 '{}' '{}' '{}' --title '{}'", plot_script(),
-                                      data, png, title);
+  const std::string cmd =
+      fmt::format("/usr/bin/python3 '{}' '{}' '{}' --title '{}'", plot_script(), data, png, title);
   const int status = std::system(cmd.c_str());
   std::filesystem::remove(data);
   if (status != 0) throw std::runtime_error(fmt::format("plotting failed: {}", cmd));
 }
 
 // The P sweep: simulated and modelled time of the multilane algorithm for every P.
-inline std::string pairs_sweep(const Platform& platform, const SweepRequest& base, bool json_out,
+static std::string pairs_sweep(const Platform& platform, const SweepRequest& base, bool json_out,
                                const std::string& plot) {
   nlohmann::json doc;
   doc["platform"] = platform.name;
   doc["collective"] = std::string(to_string(base.collective));
   doc["x"] = "wan_pairs";
   auto rows = nlohmann::json::array();
-  std::string table = fmt::format("{:>10} {:>5} {:>12} {:>12}\n", "size", "P", "simulated", "model");
+  std::string table =
+      fmt::format("{:>10} {:>5} {:>12} {:>12}\n", "size", "P", "simulated", "model");
   for (std::uint64_t size : base.sizes) {
     for (const auto& pt : wan_pairs_sweep(platform, base.root, size)) {
       SweepRequest r = base;
@@ -96,26 +89,32 @@ inline std::string pairs_sweep(const Platform& platform, const SweepRequest& bas
       table += fmt::format("{:>10} {:>5} {:>12} {:>12}\n", format_size(size), pt.pairs,
                            row.sim_s ? format_duration(*row.sim_s) : "-",
                            format_duration(row.model_s.value_or(pt.time_s)));
-      nlohmann::json j{{"algorithm", fmt::format("{} sim", format_size(size))}, {"size", pt.pairs},
-                       {"wan_pairs", pt.pairs}, {"time_s", row.sim_s.value_or(pt.time_s)}};
+      nlohmann::json j{{"algorithm", fmt::format("{} sim", format_size(size))},
+                       {"size", pt.pairs},
+                       {"wan_pairs", pt.pairs},
+                       {"time_s", row.sim_s.value_or(pt.time_s)}};
       rows.push_back(j);
-      rows.push_back({{"algorithm", fmt::format("{} model", format_size(size))}, {"size", pt.pairs},
-                      {"wan_pairs", pt.pairs}, {"time_s", row.model_s.value_or(pt.time_s)}});
+      rows.push_back({{"algorithm", fmt::format("{} model", format_size(size))},
+                      {"size", pt.pairs},
+                      {"wan_pairs", pt.pairs},
+                      {"time_s", row.model_s.value_or(pt.time_s)}});
     }
   }
   doc["results"] = rows;
   if (!plot.empty()) {
-    run_plot(doc.dump(), plot, fmt::format("{} vs WAN pairs P, {}", to_string(base.collective), platform.name));
+    run_plot(doc.dump(), plot,
+             fmt::format("{} vs WAN pairs P, {}", to_string(base.collective), platform.name));
   }
   return json_out ? doc.dump(2) + "\n" : table;
 }
 
-inline int run_sweep_command(const SweepCli& o, bool is_sim) {
+int run_sweep_command(const SweepCli& o, bool is_sim) {
   const auto collective = parse_collective(o.collective);
   if (!collective) {
-    throw UsageError(fmt::format("unknown collective \"{}\": choose one of bcast, scatter, gather, "
-                                 "allgather, alltoall",
-                                 o.collective));
+    throw UsageError(
+        fmt::format("unknown collective \"{}\": choose one of bcast, scatter, gather, "
+                    "allgather, alltoall",
+                    o.collective));
   }
   SweepRequest req;
   req.collective = *collective;
@@ -131,7 +130,8 @@ inline int run_sweep_command(const SweepCli& o, bool is_sim) {
       req.wan_pairs = std::stoi(o.wan_pairs, &used);
       if (used != o.wan_pairs.size() || req.wan_pairs < 1) throw std::invalid_argument("");
     } catch (const std::exception&) {
-      throw UsageError(fmt::format("--wan-pairs \"{}\": give a whole number >= 1, or auto", o.wan_pairs));
+      throw UsageError(
+          fmt::format("--wan-pairs \"{}\": give a whole number >= 1, or auto", o.wan_pairs));
     }
   }
   req.root = o.root;
@@ -150,17 +150,18 @@ inline int run_sweep_command(const SweepCli& o, bool is_sim) {
   }
   const SweepResult result = run_sweep(platform, req);
   if (!o.trace.empty() && result.first_trace) {
-    std::ofstream(o.trace) << trace_to_json(*result.first_trace, platform,
-                                            fmt::format("{} {} on {}", o.collective,
-                                                        result.rows.front().algorithm, platform.name));
+    std::ofstream(o.trace) << trace_to_json(
+        *result.first_trace, platform,
+        fmt::format("{} {} on {}", o.collective, result.rows.front().algorithm, platform.name));
   }
   const std::string json_text = sweep_json(result, req, platform);
   if (!o.plot.empty()) {
-    run_plot(json_text, o.plot,
-             fmt::format("{} on {} ({})", o.collective, platform.name, is_sim ? "simulated" : "model"));
+    run_plot(
+        json_text, o.plot,
+        fmt::format("{} on {} ({})", o.collective, platform.name, is_sim ? "simulated" : "model"));
   }
   fmt::print("{}", o.json ? json_text : sweep_table(result, req));
   return 0;
 }
 
-}  // namespace multilane::sim
+}  // namespace multilane::cli

@@ -1,0 +1,26 @@
+// tools/sweep_command.hpp — the options shared by `multilane sim` and `multilane model`, and
+// the run that follows: build each algorithm's schedule per size, simulate it (sim) or cost it
+// with the closed forms (model), print a table or JSON, optionally plot and sweep P.
+//
+//   --platform FILE --collective C --algorithm A|all --sizes LIST [--segment SIZE|auto]
+//   [--wan-pairs P|auto] [--root R] [--overhead DURATION] [--json] [--trace OUT.json]
+//   [--plot OUT.png] [--sweep-pairs]
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace multilane::cli {
+
+struct SweepCli {
+  std::string platform, collective = "bcast", algorithm = "all", sizes, segment = "auto";
+  std::string wan_pairs = "auto", overhead = "0s", trace, plot;
+  int root = 0;
+  bool json = false, compare_model = false, sweep_pairs = false;
+};
+
+void add_sweep_options(CLI::App& app, SweepCli& options, bool is_sim);
+// Returns the process exit status.
+int run_sweep_command(const SweepCli& options, bool is_sim);
+
+}  // namespace multilane::cli
