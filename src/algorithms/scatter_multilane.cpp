@@ -128,9 +128,7 @@ Schedule scatter_multilane(const Platform& platform, const BuildParams& params) 
 }
 
 Schedule gather_multilane(const Platform& platform, const BuildParams& params) {
-  Schedule s =
-      reverse_schedule(scatter_multilane(platform, params), Collective::Gather, "multilane");
-  return s;
+  return reverse_schedule(scatter_multilane(platform, params), Collective::Gather, "multilane");
 }
 
 }  // namespace multilane::algo
