@@ -20,7 +20,7 @@ namespace {
 
 constexpr std::uint32_t kHelloMagic = 0x484c4d31;  // "1MLH" on the wire
 constexpr std::size_t kNonceBytes = 32;
-constexpr std::size_t kHelloSize = 4 + 2 + 2 + 8 + kNonceBytes;
+constexpr std::size_t kHelloSize = 4 + 2 + 2 + 8 + 8 + kNonceBytes;
 constexpr std::string_view kProofContext = "multilane-auth-v1";
 
 using Hello = std::array<std::byte, kHelloSize>;
@@ -30,13 +30,14 @@ void ensure_sodium() {
   if (sodium_init() < 0) throw TransportError("libsodium failed to initialise");
 }
 
-Hello make_hello(Role role, std::uint64_t job_id) {
+Hello make_hello(Role role, std::uint64_t job_id, std::uint64_t identity) {
   Hello hello{};
   std::size_t pos = 0;
   put_le<std::uint32_t>(hello, pos, kHelloMagic);
   put_le<std::uint16_t>(hello, pos, kProtocolVersion);
   put_le<std::uint16_t>(hello, pos, static_cast<std::uint16_t>(role));
   put_le<std::uint64_t>(hello, pos, job_id);
+  put_le<std::uint64_t>(hello, pos, identity);
   randombytes_buf(hello.data() + pos, kNonceBytes);
   return hello;
 }
@@ -135,11 +136,18 @@ JobSecret JobSecret::from_text(std::string_view text) {
   return secret;
 }
 
-void authenticate(asio::io_context& io, asio::ip::tcp::socket& socket, Role role,
-                  const HandshakeConfig& config) {
+namespace {
+std::uint64_t identity_of(const Hello& hello) {
+  std::size_t pos = 4 + 2 + 2 + 8;
+  return get_le<std::uint64_t>(hello, pos);
+}
+}  // namespace
+
+std::uint64_t authenticate(asio::io_context& io, asio::ip::tcp::socket& socket, Role role,
+                           const HandshakeConfig& config) {
   ensure_sodium();
   Exchange exchange(io, socket, config);
-  const Hello own = make_hello(role, config.job_id);
+  const Hello own = make_hello(role, config.job_id, config.identity);
   Hello peer{};
   exchange.send(own, "our hello");
   exchange.receive(peer, "the peer's hello");
@@ -154,6 +162,7 @@ void authenticate(asio::io_context& io, asio::ip::tcp::socket& socket, Role role
   if (sodium_memcmp(peer_proof.data(), expected.data(), expected.size()) != 0) {
     exchange.fail("peer failed authentication (wrong job secret?)");
   }
+  return identity_of(peer);
 }
 
 }  // namespace multilane::runtime

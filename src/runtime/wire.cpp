@@ -14,7 +14,7 @@ FrameBytes encode_frame_header(const FrameHeader& header) {
   put_le<std::uint16_t>(bytes, pos, kProtocolVersion);
   put_le<std::uint16_t>(bytes, pos, header.flags);
   for (std::uint64_t field : {header.job_id, header.sequence, header.message_id, header.offset,
-                              header.length, header.total}) {
+                              header.length, header.total, header.signature}) {
     put_le<std::uint64_t>(bytes, pos, field);
   }
   return bytes;
@@ -64,7 +64,7 @@ FrameDecode decode_frame_header(std::span<const std::byte, kFrameHeaderSize> byt
   FrameHeader h;
   h.flags = get_le<std::uint16_t>(bytes, pos);
   for (std::uint64_t* field :
-       {&h.job_id, &h.sequence, &h.message_id, &h.offset, &h.length, &h.total}) {
+       {&h.job_id, &h.sequence, &h.message_id, &h.offset, &h.length, &h.total, &h.signature}) {
     *field = get_le<std::uint64_t>(bytes, pos);
   }
   if (auto problem = header_problem(h, check); !problem.empty()) return fail(problem);

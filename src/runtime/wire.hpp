@@ -7,7 +7,7 @@
 //
 // Encoding: kFrameHeaderSize bytes, little-endian, fields in this order:
 //   u32 magic, u16 version, u16 flags, u64 job_id, u64 sequence, u64 message_id,
-//   u64 offset, u64 length, u64 total
+//   u64 offset, u64 length, u64 total, u64 signature
 // decode_frame_header() checks magic, version, job id, flags, the byte range and the size
 // limit, and reports the first problem as a sentence naming the peer, e.g.
 //   "frame from 127.0.0.1:4711: offset 900 + length 200 exceeds message length 1000".
@@ -25,7 +25,7 @@ namespace multilane::runtime {
 
 inline constexpr std::uint32_t kFrameMagic = 0x464c4d31;  // "1MLF" on the wire
 inline constexpr std::uint16_t kProtocolVersion = 1;
-inline constexpr std::size_t kFrameHeaderSize = 4 + 2 + 2 + 6 * 8;
+inline constexpr std::size_t kFrameHeaderSize = 4 + 2 + 2 + 7 * 8;
 
 // Flag bits. kFrameStriped: the message was cut into several chunks (informational, lets a
 // trace tell striped from single-chunk messages).
@@ -40,6 +40,10 @@ struct FrameHeader {
   std::uint64_t offset = 0;      // where this chunk's bytes go in the message
   std::uint64_t length = 0;      // bytes following this header
   std::uint64_t total = 0;       // bytes of the whole message
+  // Fingerprint of the call the message belongs to (collective, algorithm, root, size, ...):
+  // both ends compute it from their own arguments, so a mismatch is detected on arrival
+  // instead of corrupting data. 0 for point-to-point messages.
+  std::uint64_t signature = 0;
   friend bool operator==(const FrameHeader&, const FrameHeader&) = default;
 };
 

@@ -52,6 +52,20 @@ std::pair<std::string, std::string> handshake(const HandshakeConfig& listener_co
   return {listener_error, connector.get()};
 }
 
+TEST(Auth, EachEndLearnsTheOthersIdentity) {
+  SocketPair pair;
+  HandshakeConfig listener_config = config("s3cret");
+  HandshakeConfig connector_config = config("s3cret");
+  listener_config.identity = 0x1111'2222'3333'4444;
+  connector_config.identity = 0xfeed'beef;
+  auto connector = testing::in_background([&] {
+    return authenticate(pair.connector_io, pair.connector, Role::Connector, connector_config);
+  });
+  EXPECT_EQ(authenticate(pair.listener_io, pair.listener, Role::Listener, listener_config),
+            0xfeed'beefu);
+  EXPECT_EQ(connector.get(), 0x1111'2222'3333'4444u);
+}
+
 TEST(Auth, RightSecretAuthenticatesBothEnds) {
   const auto [listener, connector] = handshake(config("s3cret"), config("s3cret"));
   EXPECT_EQ(listener, "");

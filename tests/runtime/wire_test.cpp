@@ -9,7 +9,7 @@ namespace {
 constexpr std::string_view kPeer = "127.0.0.1:4711";
 
 FrameHeader sample() {
-  return FrameHeader{kFrameStriped, 42, 7, 3, 900, 100, 1000};
+  return FrameHeader{kFrameStriped, 42, 7, 3, 900, 100, 1000, 0x5151};
 }
 
 std::string error_of(const FrameHeader& h, FrameCheck check = {42, 1u << 20}) {
@@ -19,10 +19,11 @@ std::string error_of(const FrameHeader& h, FrameCheck check = {42, 1u << 20}) {
 
 TEST(Wire, RoundTripIsExactAndLittleEndian) {
   const FrameBytes bytes = encode_frame_header(sample());
-  EXPECT_EQ(bytes.size(), 56u);
+  EXPECT_EQ(bytes.size(), 64u);
   EXPECT_EQ(bytes[0], std::byte{0x31});  // magic, least significant byte first
   EXPECT_EQ(bytes[4], std::byte{kProtocolVersion});
-  EXPECT_EQ(bytes[8], std::byte{42});  // job id
+  EXPECT_EQ(bytes[8], std::byte{42});     // job id
+  EXPECT_EQ(bytes[56], std::byte{0x51});  // signature, the last field
   const FrameDecode decoded = decode_frame_header(bytes, FrameCheck{42, 1u << 20}, kPeer);
   ASSERT_TRUE(decoded.header) << decoded.error;
   EXPECT_EQ(*decoded.header, sample());
