@@ -1,0 +1,334 @@
+// bench/simgrid_peer.cpp — multilane's simulator side by side with SimGrid on the same schedules.
+//
+// For every algorithm and size, builds the schedule once, simulates it with multilane's
+// simulate() and replays it in SimGrid (simgrid_replay.hpp; each SimGrid run in a child process,
+// see simgrid_child.hpp), several times each, and prints a Markdown table: simulated time of both
+// and their difference, wall-clock time of both (medians) and the speed-up.
+//
+//   simgrid_peer --platform examples/platforms/two-sites-16x2.toml
+//                [--collective bcast] [--algorithms binomial,binary,...] [--sizes 64KiB,1MiB,16MiB]
+//                [--segment 64KiB] [--root 0] [--runs 5] [--latency overlapped|per-message|both]
+//                [--tcp-window SIZE] [--check MARGIN] [--timeout SECONDS]
+//
+// --tcp-window sets a TCP window on every WAN link of the platform (both simulators see it), so
+// that the per-connection cap, and SimGrid's TCP-gamma, come into play. --check MARGIN exits with
+// status 1 when a simulated time of SimGrid (overlapped latency) differs from multilane's by more
+// than MARGIN (a fraction). Bad arguments exit with status 2 and say why.
+#include <fmt/format.h>
+#include <simgrid/version.h>
+#include <CLI/CLI.hpp>
+#include <simgrid/s4u/Engine.hpp>  // before version.h, which needs its macros
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "multilane/algorithms.hpp"
+#include "multilane/errors.hpp"
+#include "multilane/platform_file.hpp"
+#include "multilane/sim.hpp"
+#include "multilane/units.hpp"
+#include "simgrid_child.hpp"
+#include "simgrid_platform.hpp"
+#include "simgrid_replay.hpp"
+
+namespace multilane::simgrid_peer {
+
+namespace {
+
+struct Options {
+  std::string platform;
+  std::string collective = "bcast";
+  std::string algorithms = "binomial,binary,chain,multilane,multilane-sites,vandegeijn";
+  std::string sizes = "64KiB,1MiB,16MiB";
+  std::string segment = "64KiB";
+  int root = 0;
+  int runs = 5;
+  std::string latency = "both";
+  std::string tcp_window;
+  double check = -1;  // negative: no check
+  double timeout_s = 600;
+};
+
+// One algorithm at one size: simulated times and median wall-clock times.
+struct Row {
+  std::string algorithm;
+  std::uint64_t size = 0;
+  std::uint64_t transfers = 0;
+  double ours_s = 0;
+  double ours_wall_s = 0;
+  std::optional<double> simgrid_s;          // overlapped latency
+  std::optional<double> simgrid_per_msg_s;  // per-message latency
+  double simgrid_wall_s = 0;                // of the faster latency mode (SimGrid at its best)
+};
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::vector<LatencyMode> parse_modes(const std::string& text) {
+  if (text == "overlapped") return {LatencyMode::Overlapped};
+  if (text == "per-message") return {LatencyMode::PerMessage};
+  if (text == "both") return {LatencyMode::Overlapped, LatencyMode::PerMessage};
+  throw UsageError(
+      fmt::format("--latency: \"{}\" is not one of overlapped, per-message, both", text));
+}
+
+// The child's answer: simulated time, then build and run wall times, exactly (hex floats).
+std::string encode(const ReplayResult& r) {
+  return fmt::format("{:a} {:a} {:a} {} {}", r.time_s, r.build_s, r.run_s, r.comms, r.execs);
+}
+
+ReplayResult decode(const std::string& text) {
+  std::istringstream in(text);
+  std::string time, build, run;
+  ReplayResult r;
+  if (!(in >> time >> build >> run >> r.comms >> r.execs)) {
+    throw std::runtime_error(fmt::format("unreadable answer from the SimGrid run: \"{}\"", text));
+  }
+  r.time_s = std::strtod(time.c_str(), nullptr);
+  r.build_s = std::strtod(build.c_str(), nullptr);
+  r.run_s = std::strtod(run.c_str(), nullptr);
+  return r;
+}
+
+// Simulated time (the same in every run: both simulators are deterministic) and median wall time.
+struct Measured {
+  double time_s = 0;
+  double wall_s = 0;
+};
+
+Measured measure_ours(const Schedule& schedule, const Platform& platform, int runs,
+                      std::uint64_t& transfers) {
+  std::vector<double> walls;
+  Measured m;
+  for (int i = 0; i < runs; ++i) {
+    const SimResult r = simulate(schedule, platform);
+    if (i > 0 && r.time_s != m.time_s) {
+      throw std::runtime_error(fmt::format(
+          "multilane's simulator is not deterministic: {} then {} s", m.time_s, r.time_s));
+    }
+    m.time_s = r.time_s;
+    transfers = r.transfers;
+    walls.push_back(r.wall_s);
+  }
+  m.wall_s = median(walls);
+  return m;
+}
+
+Measured measure_simgrid(const Schedule& schedule, const Platform& platform, LatencyMode mode,
+                         const Options& o) {
+  std::vector<double> walls;
+  Measured m;
+  for (int i = 0; i < o.runs; ++i) {
+    const ChildOutcome outcome = run_in_child(
+        [&] { return encode(replay_in_simgrid(schedule, platform, mode)); }, o.timeout_s);
+    if (outcome.status == ChildOutcome::Status::UsageError) throw UsageError(outcome.text);
+    if (outcome.status != ChildOutcome::Status::Ok) {
+      throw std::runtime_error(fmt::format("{} {} bytes, SimGrid ({} latency): {}",
+                                           schedule.algorithm, schedule.size, to_string(mode),
+                                           outcome.text));
+    }
+    const ReplayResult r = decode(outcome.text);
+    if (i > 0 && r.time_s != m.time_s) {
+      throw std::runtime_error(
+          fmt::format("SimGrid is not deterministic: {} then {} s", m.time_s, r.time_s));
+    }
+    m.time_s = r.time_s;
+    walls.push_back(r.build_s + r.run_s);
+  }
+  m.wall_s = median(walls);
+  return m;
+}
+
+std::string percent(double ratio) {
+  return fmt::format("{:+.2f}%", (ratio - 1) * 100);
+}
+
+void print_header(const Options& o, const Platform& platform, const std::vector<LatencyMode>& modes,
+                  std::uint64_t segment) {
+  int major = 0, minor = 0, patch = 0;
+  sg_version_get(&major, &minor, &patch);
+  const SimGridSettings settings = simgrid_settings(platform);
+  std::string cfg;
+  for (const auto& c : settings.config) cfg += " --cfg=" + c;
+  fmt::print("multilane simulate() vs SimGrid {}.{}.{} (S4U activity graph)\n", major, minor,
+             patch);
+  fmt::print(
+      "platform {} ({}): {} sites, {} nodes, {} ranks{}\n", platform.name, o.platform,
+      platform.num_sites(), platform.nodes.size(), platform.num_ranks(),
+      o.tcp_window.empty() ? "" : fmt::format("; TCP window {} on every WAN link", o.tcp_window));
+  fmt::print("{} from rank {}, segment {}; medians of {} run(s)\n", o.collective, o.root,
+             format_size(segment), o.runs);
+  fmt::print("SimGrid:{}", cfg);
+  for (LatencyMode m : modes) {
+    fmt::print("{}",
+               m == LatencyMode::Overlapped
+                   ? "; overlapped: latency factor 0 for data, a 0-byte comm carries the latency"
+                   : "; per-message: CM02 as is (latency, then bytes, per message)");
+  }
+  fmt::print("\n");
+  for (const auto& c : settings.caveats) fmt::print("caveat: {}\n", c);
+  fmt::print(
+      "wall: simulate() vs SimGrid platform + activity graph + Engine::run (the faster latency "
+      "mode)\n\n");
+}
+
+void print_table_head(const std::vector<LatencyMode>& modes) {
+  std::string head = "| algorithm | size | transfers | multilane | ";
+  std::string rule = "|---|---|---:|---:|";
+  for (LatencyMode m : modes) {
+    head += m == LatencyMode::Overlapped ? "SimGrid | diff | " : "SimGrid per-message | ";
+    rule += m == LatencyMode::Overlapped ? "---:|---:|" : "---:|";
+  }
+  head += "multilane wall | SimGrid wall | speed-up |";
+  rule += "---:|---:|---:|";
+  fmt::print("{}\n{}\n", head, rule);
+}
+
+void print_row(const Row& r) {
+  std::string line = fmt::format("| {} | {} | {} | {} | ", r.algorithm, format_size(r.size),
+                                 r.transfers, format_duration(r.ours_s));
+  if (r.simgrid_s) {
+    line +=
+        fmt::format("{} | {} | ", format_duration(*r.simgrid_s), percent(*r.simgrid_s / r.ours_s));
+  }
+  if (r.simgrid_per_msg_s) line += fmt::format("{} | ", format_duration(*r.simgrid_per_msg_s));
+  line += fmt::format("{} | {} | {:.0f}x |", format_duration(r.ours_wall_s),
+                      format_duration(r.simgrid_wall_s), r.simgrid_wall_s / r.ours_wall_s);
+  fmt::print("{}\n", line);
+  std::fflush(stdout);
+}
+
+Row measure_row(const Platform& platform, const Options& o, Collective collective,
+                const std::string& algorithm, std::uint64_t size, std::uint64_t segment,
+                const std::vector<LatencyMode>& modes) {
+  BuildParams params;
+  params.root = o.root;
+  params.size = size;
+  params.segment = segment;
+  const Schedule schedule = build_schedule(platform, collective, algorithm, params);
+  Row row;
+  row.algorithm = algorithm;
+  row.size = size;
+  const Measured ours = measure_ours(schedule, platform, o.runs, row.transfers);
+  row.ours_s = ours.time_s;
+  row.ours_wall_s = ours.wall_s;
+  for (std::size_t i = 0; i < modes.size(); ++i) {
+    const Measured sg = measure_simgrid(schedule, platform, modes[i], o);
+    (modes[i] == LatencyMode::Overlapped ? row.simgrid_s : row.simgrid_per_msg_s) = sg.time_s;
+    row.simgrid_wall_s = i == 0 ? sg.wall_s : std::min(row.simgrid_wall_s, sg.wall_s);
+  }
+  return row;
+}
+
+int run(const Options& o) {
+  if (o.runs < 1 || o.runs > 1000) {
+    throw UsageError(fmt::format("--runs must be between 1 and 1000, got {}", o.runs));
+  }
+  if (!(o.timeout_s > 0))
+    throw UsageError(fmt::format("--timeout must be positive, got {}", o.timeout_s));
+  const std::vector<LatencyMode> modes = parse_modes(o.latency);
+  if (o.check >= 0 && modes.front() != LatencyMode::Overlapped) {
+    throw UsageError("--check compares overlapped latency: use --latency overlapped or both");
+  }
+  const auto collective = parse_collective(o.collective);
+  if (!collective) {
+    throw UsageError(fmt::format("--collective: unknown collective \"{}\"", o.collective));
+  }
+  Platform platform = load_platform_file(o.platform);
+  if (!o.tcp_window.empty()) {
+    const std::uint64_t window = parse_size(o.tcp_window);
+    if (window == 0) throw UsageError("--tcp-window must be positive");
+    for (auto& link : platform.wan_links) link.tcp_window_bytes = double(window);
+  }
+  const std::uint64_t segment = parse_size(o.segment);
+  const std::vector<std::uint64_t> sizes = parse_size_list(o.sizes);
+  const std::vector<std::string> algorithms = split_list(o.algorithms);
+  if (algorithms.empty() || sizes.empty())
+    throw UsageError("--algorithms and --sizes must not be empty");
+
+  print_header(o, platform, modes, segment);
+  print_table_head(modes);
+  double worst = 0;
+  std::string worst_row;
+  for (const auto& algorithm : algorithms) {
+    for (std::uint64_t size : sizes) {
+      const Row row = measure_row(platform, o, *collective, algorithm, size, segment, modes);
+      print_row(row);
+      if (row.simgrid_s && std::abs(*row.simgrid_s / row.ours_s - 1) >= worst) {
+        worst = std::abs(*row.simgrid_s / row.ours_s - 1);
+        worst_row = fmt::format("{} {}", algorithm, format_size(size));
+      }
+    }
+  }
+  if (modes.front() == LatencyMode::Overlapped) {
+    fmt::print("\nlargest difference (overlapped latency): {:.2f}% ({})\n", worst * 100, worst_row);
+  }
+  if (o.check >= 0 && worst > o.check) {
+    fmt::print(stderr, "simgrid_peer: check failed: {} differs by {:.2f}%, more than {:.2f}%\n",
+               worst_row, worst * 100, o.check * 100);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+}  // namespace multilane::simgrid_peer
+
+int main(int argc, char** argv) {
+  using namespace multilane;
+  simgrid_peer::Options o;
+  CLI::App app{"simgrid_peer — multilane's simulator and SimGrid on the same schedules"};
+  app.add_option("--platform", o.platform, "platform TOML file")->required();
+  app.add_option("--collective", o.collective, "collective")->capture_default_str();
+  app.add_option("--algorithms", o.algorithms, "comma-separated algorithms")->capture_default_str();
+  app.add_option("--sizes", o.sizes, "comma-separated message sizes")->capture_default_str();
+  app.add_option("--segment", o.segment, "segment size of pipelined algorithms")
+      ->capture_default_str();
+  app.add_option("--root", o.root, "root rank")->capture_default_str();
+  app.add_option("--runs", o.runs, "runs of each simulator per case (medians)")
+      ->capture_default_str();
+  app.add_option("--latency", o.latency, "SimGrid latency: overlapped, per-message or both")
+      ->capture_default_str();
+  app.add_option("--tcp-window", o.tcp_window, "TCP window set on every WAN link (e.g. 1MiB)");
+  app.add_option("--check", o.check,
+                 "fail (exit 1) when SimGrid's simulated time differs by more than this fraction");
+  app.add_option("--timeout", o.timeout_s, "seconds one SimGrid run may take")
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int status = app.exit(e);
+    return status == 0 ? 0 : 2;
+  }
+  try {
+    return simgrid_peer::run(o);
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "simgrid_peer: {}\n", e.what());
+    return 2;
+  } catch (const PlatformError& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "simgrid_peer: error: {}\n", e.what());
+    return 1;
+  }
+}
