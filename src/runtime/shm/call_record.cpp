@@ -1,0 +1,88 @@
+#include "runtime/shm/call_record.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+
+#include "multilane/units.hpp"
+
+namespace multilane::runtime::shm {
+namespace {
+
+constexpr std::uint64_t kBarrierKind = 0xff;
+
+std::atomic_ref<std::uint64_t> atomic(std::uint64_t& field) {
+  return std::atomic_ref<std::uint64_t>(field);
+}
+
+bool same_call(const CallInfo& a, const CallInfo& b) {
+  return a.serial == b.serial && a.collective == b.collective && a.root == b.root &&
+         a.size == b.size && a.geometry == b.geometry;
+}
+
+}  // namespace
+
+CallRecord pack(const CallInfo& call) {
+  CallRecord record;
+  record.serial = call.serial;
+  const std::uint64_t kind =
+      call.collective ? static_cast<std::uint64_t>(*call.collective) : kBarrierKind;
+  record.shape = kind << 32 | static_cast<std::uint32_t>(call.root);
+  record.size = call.size;
+  record.geometry = call.geometry.buffer_size << 16 | call.geometry.buffers;
+  return record;
+}
+
+CallInfo unpack(const CallRecord& record) {
+  CallInfo call;
+  call.serial = record.serial;
+  const std::uint64_t kind = record.shape >> 32;
+  if (kind != kBarrierKind) call.collective = static_cast<Collective>(kind);
+  call.root = static_cast<int>(static_cast<std::uint32_t>(record.shape));
+  call.size = record.size;
+  call.geometry.buffer_size = record.geometry >> 16;
+  call.geometry.buffers = static_cast<std::uint32_t>(record.geometry & 0xffff);
+  return call;
+}
+
+std::string describe(const CallInfo& call) {
+  if (call.serial == 0) return "no call yet";
+  if (!call.collective) return fmt::format("call {} (barrier)", call.serial);
+  const bool rooted = *call.collective == Collective::Bcast ||
+                      *call.collective == Collective::Scatter ||
+                      *call.collective == Collective::Gather;
+  return fmt::format("call {} ({} of {}{}, {} buffers of {})", call.serial,
+                     to_string(*call.collective), format_size(call.size),
+                     rooted ? fmt::format(" from root {}", call.root) : "", call.geometry.buffers,
+                     format_size(call.geometry.buffer_size));
+}
+
+void store_record(RankRecord& rank, const CallRecord& call) {
+  atomic(rank.call.serial).store(0, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  atomic(rank.call.shape).store(call.shape, std::memory_order_relaxed);
+  atomic(rank.call.size).store(call.size, std::memory_order_relaxed);
+  atomic(rank.call.geometry).store(call.geometry, std::memory_order_relaxed);
+  atomic(rank.call.serial).store(call.serial, std::memory_order_release);
+}
+
+std::optional<CallRecord> load_record(RankRecord& rank) {
+  CallRecord call;
+  call.serial = atomic(rank.call.serial).load(std::memory_order_acquire);
+  call.shape = atomic(rank.call.shape).load(std::memory_order_relaxed);
+  call.size = atomic(rank.call.size).load(std::memory_order_relaxed);
+  call.geometry = atomic(rank.call.geometry).load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (call.serial == 0 || atomic(rank.call.serial).load(std::memory_order_relaxed) != call.serial) {
+    return std::nullopt;
+  }
+  return call;
+}
+
+std::string call_mismatch(const CallInfo& ours, const CallInfo& theirs, int their_rank) {
+  if (theirs.serial > ours.serial || same_call(ours, theirs)) return {};
+  return fmt::format("collective calls differ: local rank {} is in {} but this rank in {}",
+                     their_rank, describe(theirs), describe(ours));
+}
+
+}  // namespace multilane::runtime::shm

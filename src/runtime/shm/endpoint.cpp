@@ -1,0 +1,193 @@
+#include "runtime/shm/endpoint.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <utility>
+
+#include "runtime/shm/process_alive.hpp"
+#include "runtime/shm/shm_error.hpp"
+
+namespace multilane::runtime::shm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::uint32_t stage_value(std::uint64_t stage) {
+  return static_cast<std::uint32_t>(stage + 1);
+}
+
+// Puts and writer syncs need the buffer: its previous stage must have been read. (A writer that
+// puts nothing still waits: its arrival must not count towards the buffer's previous stage.)
+bool needs_free_buffer(const Step& step) {
+  return is_put(step.primitive) || (is_sync(step.primitive) && step.role == SyncRole::Writer);
+}
+
+pid_t pid_of(RankRecord& rank) {
+  return std::atomic_ref<std::int32_t>(rank.pid).load(std::memory_order_acquire);
+}
+
+std::string seconds(std::chrono::milliseconds duration) {
+  return fmt::format("{:g} s", static_cast<double>(duration.count()) / 1000.0);
+}
+
+}  // namespace
+
+ShmEndpoint::ShmEndpoint(SegmentView view, int local_rank, const WaitPolicy& policy,
+                         std::string label)
+    : view_(view), rank_(local_rank), policy_(policy), label_(std::move(label)) {}
+
+void ShmEndpoint::enter_call(const CallInfo& call) {
+  call_ = call;
+  store_record(view_.ranks[static_cast<std::size_t>(rank_)], pack(call));
+}
+
+SyncWord& ShmEndpoint::word_waited_on(const Step& step) const {
+  SlotHeader& slot = view_.slots[step.stage.slot];
+  return needs_free_buffer(step) ? slot.drained : slot.filled;
+}
+
+std::uint32_t ShmEndpoint::target_of(const Step& step) const {
+  return needs_free_buffer(step) ? stage_value(step.stage.previous) : stage_value(step.stage.index);
+}
+
+bool ShmEndpoint::startable(const Step& step) const {
+  if (needs_free_buffer(step)) {
+    return !step.stage.reuses || has_reached(word_waited_on(step), target_of(step));
+  }
+  if (is_sync(step.primitive) && step.role == SyncRole::Reader) {
+    return has_reached(word_waited_on(step), target_of(step));
+  }
+  return true;
+}
+
+std::string ShmEndpoint::describe_wait(const Step& step) const {
+  if (needs_free_buffer(step)) {
+    return fmt::format("the readers of stage {} to release pipeline buffer {} in {}",
+                       step.stage.previous, step.stage.slot, describe(call_));
+  }
+  const std::string who =
+      step.peer >= 0 ? fmt::format("local rank {}", step.peer) : std::string("the writers");
+  return fmt::format("{} to fill pipeline buffer {} (stage {}) in {}", who, step.stage.slot,
+                     step.stage.index, describe(call_));
+}
+
+std::string ShmEndpoint::laggards() const {
+  std::string text;
+  for (int r = 0; r < local_size(); ++r) {
+    const auto record = load_record(view_.ranks[static_cast<std::size_t>(r)]);
+    if (r == rank_ || !record || record->serial >= call_.serial) continue;
+    text += fmt::format("; local rank {} is in {}", r, describe(unpack(*record)));
+  }
+  return text;
+}
+
+void ShmEndpoint::wait(const Step& step) {
+  check_not_broken();
+  const auto check = [&] { check_ranks_alive(describe_wait(step)); };
+  if (wait_until_reached(word_waited_on(step), target_of(step), policy_, check)) return;
+  check_not_broken();
+  check_ranks_alive(describe_wait(step), true);
+  fail(fmt::format("timed out after {} waiting for {}{}", seconds(policy_.timeout),
+                   describe_wait(step), laggards()));
+}
+
+void ShmEndpoint::check_call(const Step& step) {
+  for (int r = 0; r < local_size(); ++r) {
+    if (r == rank_ || (step.peer >= 0 && r != step.peer)) continue;
+    const auto record = load_record(view_.ranks[static_cast<std::size_t>(r)]);
+    if (!record) continue;  // being rewritten: that rank has moved on to its next call
+    const std::string mismatch = call_mismatch(call_, unpack(*record), r);
+    if (!mismatch.empty()) fail(mismatch);
+  }
+}
+
+void ShmEndpoint::perform(const Step& step, const ShmBuffers& buffers) {
+  if (step.length > 0 && !is_sync(step.primitive) && step.primitive != Primitive::LocalCopy &&
+      step.slot_offset + step.length > view_.capacity) {
+    fail(fmt::format("{} of {} bytes at {} exceeds the data area of {} bytes",
+                     to_string(step.primitive), step.length, step.slot_offset, view_.capacity));
+  }
+  std::byte* shared = view_.data + step.slot_offset;
+  switch (step.primitive) {
+    case Primitive::SenderPut:
+    case Primitive::GroupSegPut:
+      if (step.length > 0) std::memcpy(shared, buffers.send + step.offset, step.length);
+      return;
+    case Primitive::PairSync:
+    case Primitive::GroupSync:
+      if (step.role == SyncRole::Writer) {
+        arrive(view_.slots[step.stage.slot].filled, step.stage.writers,
+               stage_value(step.stage.index));
+      } else if (step.check_call) {
+        check_call(step);
+      }
+      return;
+    case Primitive::ReceiverGet:
+    case Primitive::GroupGet:
+    case Primitive::GroupSegGet:
+      if (step.length > 0) std::memcpy(buffers.recv + step.offset, shared, step.length);
+      if (step.release) {
+        arrive(view_.slots[step.stage.slot].drained, step.stage.readers,
+               stage_value(step.stage.index));
+      }
+      return;
+    case Primitive::LocalCopy:
+      std::memcpy(buffers.recv + step.offset, buffers.send + step.source, step.length);
+      return;
+  }
+}
+
+void ShmEndpoint::break_group(const std::string& reason) {
+  SyncWord& broken = view_.header->broken;
+  std::uint32_t unclaimed = 0;
+  if (std::atomic_ref<std::uint32_t>(broken.arrivals).compare_exchange_strong(unclaimed, 1)) {
+    const std::size_t length = std::min(reason.size(), kReasonBytes - 1);
+    std::memcpy(view_.header->reason, reason.data(), length);
+    view_.header->reason[length] = '\0';
+    publish(broken, static_cast<std::uint32_t>(rank_ + 1));
+  }
+  broken_ = true;
+  wake_everyone(view_.header->attached);
+  for (SlotHeader& slot : view_.slots) {
+    wake_everyone(slot.filled);
+    wake_everyone(slot.drained);
+  }
+}
+
+void ShmEndpoint::fail(const std::string& reason) {
+  break_group(reason);
+  throw ShmError(label_ + ": " + reason);
+}
+
+void ShmEndpoint::check_not_broken() {
+  const std::uint32_t broken = load_value(view_.header->broken);
+  if (broken == 0) {
+    if (broken_) throw ShmError(label_ + ": this rank failed earlier; the group is unusable");
+    return;
+  }
+  broken_ = true;
+  const int by = static_cast<int>(broken) - 1;
+  const std::string reason(view_.header->reason, strnlen(view_.header->reason, kReasonBytes));
+  if (by == rank_) throw ShmError(label_ + ": this rank failed earlier: " + reason);
+  throw ShmError(fmt::format("{}: local rank {} failed: {}", label_, by, reason));
+}
+
+void ShmEndpoint::check_ranks_alive(const std::string& waiting_for, bool now) {
+  const auto time = Clock::now();
+  if (!now && time < next_liveness_check_) return;
+  next_liveness_check_ = time + policy_.check_interval;
+  for (int r = 0; r < local_size(); ++r) {
+    if (r == rank_) continue;
+    const pid_t pid = pid_of(view_.ranks[static_cast<std::size_t>(r)]);
+    if (pid != 0 && !process_alive(pid)) {
+      fail(fmt::format("local rank {} (pid {}) died while this rank waited for {}", r, pid,
+                       waiting_for));
+    }
+  }
+}
+
+}  // namespace multilane::runtime::shm

@@ -1,0 +1,82 @@
+// runtime/shm/endpoint.hpp — one local rank's side of a group segment: it runs Steps.
+//
+// The executor-facing interface of the shared-memory layer. For each Step of a plan
+// (runtime/shm/plan.hpp), in order:
+//   startable(step)  never blocks: whether the step's wait is over (puts: the buffer's previous
+//                    readers are done; reader syncs: every writer of the stage synced);
+//   wait(step)       blocks until it is: polls for the spin time, then sleeps on the futex,
+//                    checking between sleeps that the group is not broken and that every rank's
+//                    process is alive; throws ShmError on timeout, dead rank or broken group;
+//   perform(step)    does it (copies, arrives at the sync word); never blocks.
+// run() is the three in a row. Any failure breaks the group (fail()): the reason goes into the
+// segment and every rank's next wait throws ShmError naming the rank that failed and why.
+//
+// Not thread-safe: one thread per endpoint. The endpoint does not own the segment.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+#include "runtime/shm/call_record.hpp"
+#include "runtime/shm/layout.hpp"
+#include "runtime/shm/step.hpp"
+#include "runtime/shm/sync_word.hpp"
+
+namespace multilane::runtime::shm {
+
+struct ShmBuffers {
+  const std::byte* send = nullptr;  // puts and LocalCopy read here
+  std::byte* recv = nullptr;        // gets and LocalCopy write here
+};
+
+class ShmEndpoint {
+ public:
+  // `label` starts every error message, e.g. "shm group job 2a node 0, local rank 1".
+  ShmEndpoint(SegmentView view, int local_rank, const WaitPolicy& policy, std::string label);
+
+  int local_rank() const { return rank_; }
+  int local_size() const { return static_cast<int>(view_.ranks.size()); }
+  const WaitPolicy& policy() const { return policy_; }
+  const std::string& label() const { return label_; }
+
+  // Records the call this rank enters: other ranks check it, and errors name it.
+  void enter_call(const CallInfo& call);
+  const CallInfo& call() const { return call_; }
+
+  bool startable(const Step& step) const;
+  void wait(const Step& step);
+  void perform(const Step& step, const ShmBuffers& buffers);
+  void run(const Step& step, const ShmBuffers& buffers) {
+    if (!startable(step)) wait(step);
+    perform(step, buffers);
+  }
+
+  // Marks the group broken with `reason` (the first reason any rank gives wins) and wakes every
+  // rank that sleeps on the segment.
+  void break_group(const std::string& reason);
+  // break_group(), then throws ShmError.
+  [[noreturn]] void fail(const std::string& reason);
+  // Throws ShmError if the group is broken (by any rank).
+  void check_not_broken();
+  // Throws ShmError naming the first rank whose process is gone; `waiting_for` says what this
+  // rank was doing. Rate-limited to one look per check interval unless `now` is set.
+  void check_ranks_alive(const std::string& waiting_for, bool now = false);
+
+ private:
+  SyncWord& word_waited_on(const Step& step) const;
+  std::uint32_t target_of(const Step& step) const;
+  std::string describe_wait(const Step& step) const;
+  std::string laggards() const;
+  void check_call(const Step& step);
+
+  SegmentView view_;
+  int rank_;
+  WaitPolicy policy_;
+  std::string label_;
+  CallInfo call_;
+  bool broken_ = false;
+  std::chrono::steady_clock::time_point next_liveness_check_{};
+};
+
+}  // namespace multilane::runtime::shm

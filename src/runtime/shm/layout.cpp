@@ -1,0 +1,45 @@
+#include "runtime/shm/layout.hpp"
+
+namespace multilane::runtime::shm {
+namespace {
+
+constexpr std::size_t kPage = 4096;
+
+constexpr std::size_t round_up(std::size_t bytes, std::size_t unit) {
+  return (bytes + unit - 1) / unit * unit;
+}
+
+struct Offsets {
+  std::size_t ranks, slots, data, total;
+};
+
+Offsets offsets(int local_size, std::size_t capacity) {
+  Offsets at{};
+  at.ranks = round_up(sizeof(SegmentHeader), alignof(RankRecord));
+  at.slots = round_up(at.ranks + sizeof(RankRecord) * static_cast<std::size_t>(local_size),
+                      alignof(SlotHeader));
+  at.data = round_up(at.slots + sizeof(SlotHeader) * kMaxPipelineBuffers, kPage);
+  at.total = round_up(at.data + capacity, kPage);
+  return at;
+}
+
+}  // namespace
+
+std::size_t segment_bytes(int local_size, std::size_t capacity) {
+  return offsets(local_size, capacity).total;
+}
+
+SegmentView view_segment(std::byte* base, int local_size, std::size_t capacity) {
+  const Offsets at = offsets(local_size, capacity);
+  SegmentView view;
+  view.header = reinterpret_cast<SegmentHeader*>(base);
+  view.ranks = {reinterpret_cast<RankRecord*>(base + at.ranks),
+                static_cast<std::size_t>(local_size)};
+  view.slots = {reinterpret_cast<SlotHeader*>(base + at.slots),
+                static_cast<std::size_t>(kMaxPipelineBuffers)};
+  view.data = base + at.data;
+  view.capacity = capacity;
+  return view;
+}
+
+}  // namespace multilane::runtime::shm

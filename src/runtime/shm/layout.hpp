@@ -1,0 +1,74 @@
+// runtime/shm/layout.hpp — what a group's shared-memory segment contains, and where.
+//
+//   SegmentHeader        identity (job, node, instance, ranks, capacity), the attach counter,
+//                        the "broken" word and the reason a group broke
+//   RankRecord[p]        per local rank: pid (0 until attached) and the call it is in
+//   SlotHeader[64]       per pipeline buffer: `filled` and `drained` sync words
+//   data area            `capacity` bytes, page aligned, cut into pipeline buffers per call
+//
+// Every field shared between ranks is accessed through std::atomic_ref, except the data area
+// (plain copies, ordered by the sync words) and the fields the creator writes before it
+// publishes `magic`. Every record and sync word has a cache line of its own.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "runtime/shm/sync_word.hpp"
+
+namespace multilane::runtime::shm {
+
+inline constexpr std::uint64_t kSegmentMagic = 0x314d48534c4d4c4dULL;  // "MLMLSHM1"
+inline constexpr std::uint32_t kLayoutVersion = 1;
+inline constexpr int kMaxPipelineBuffers = 64;
+inline constexpr int kMaxLocalSize = 4096;
+inline constexpr std::size_t kReasonBytes = 256;
+
+struct alignas(64) SegmentHeader {
+  std::uint64_t magic = 0;  // published last by the creator
+  std::uint32_t version = 0;
+  std::uint32_t local_size = 0;
+  std::uint64_t job_id = 0;
+  std::uint32_t node_id = 0;
+  std::uint32_t instance = 0;
+  std::uint64_t capacity = 0;      // bytes of the data area
+  SyncWord attached;               // arrivals: ranks that mapped the segment; value: 1 once all did
+  SyncWord broken;                 // value: 0, or 1 + the local rank that broke the group
+  char reason[kReasonBytes] = {};  // why, written by that rank before it publishes `broken`
+};
+
+// The call a rank is in, so that ranks can tell that they disagree (call_check.hpp).
+struct CallRecord {
+  std::uint64_t serial = 0;    // 1 for the group's first collective call, then 2, 3, ...
+  std::uint64_t shape = 0;     // collective and root, packed
+  std::uint64_t size = 0;      // bytes per block (the whole message for bcast)
+  std::uint64_t geometry = 0;  // buffer size and pipeline buffers, packed
+};
+
+struct alignas(64) RankRecord {
+  std::int32_t pid = 0;  // 0 until the rank attached
+  std::uint32_t reserved = 0;
+  CallRecord call;
+};
+
+struct SlotHeader {
+  SyncWord filled;   // 1 + the last stage whose writers all synced
+  SyncWord drained;  // 1 + the last stage whose readers all finished reading
+};
+
+// Pointers into one mapped segment.
+struct SegmentView {
+  SegmentHeader* header = nullptr;
+  std::span<RankRecord> ranks;
+  std::span<SlotHeader> slots;  // kMaxPipelineBuffers of them
+  std::byte* data = nullptr;
+  std::size_t capacity = 0;
+};
+
+// Bytes a segment needs for `local_size` ranks and a data area of `capacity` bytes.
+std::size_t segment_bytes(int local_size, std::size_t capacity);
+// The parts of a segment of segment_bytes(local_size, capacity) bytes at `base`.
+SegmentView view_segment(std::byte* base, int local_size, std::size_t capacity);
+
+}  // namespace multilane::runtime::shm

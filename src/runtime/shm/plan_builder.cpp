@@ -1,0 +1,215 @@
+#include "runtime/shm/plan_builder.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace multilane::runtime::shm {
+namespace {
+
+constexpr std::uint64_t kCacheLine = 64;
+
+}  // namespace
+
+std::uint64_t buffer_stride(const Geometry& geometry) {
+  return (geometry.buffer_size + kCacheLine - 1) / kCacheLine * kCacheLine;
+}
+
+std::uint64_t data_bytes(const Geometry& geometry) {
+  return buffer_stride(geometry) * geometry.buffers;
+}
+
+std::uint64_t shared_bytes(const CallShape& call) {
+  const auto p = static_cast<std::uint64_t>(call.local_size);
+  if (!call.collective || *call.collective == Collective::Bcast) return call.size;
+  if (*call.collective == Collective::Alltoall) return p * p * call.size;
+  return p * call.size;
+}
+
+bool fits_one_stage(const CallShape& call, const Geometry& geometry) {
+  // Compared by division: p * p * size may overflow 64 bits.
+  const auto p = static_cast<std::uint64_t>(call.local_size);
+  const std::uint64_t b = geometry.buffer_size;
+  if (!call.collective || *call.collective == Collective::Bcast) return call.size <= b;
+  if (*call.collective == Collective::Alltoall) return call.size <= b / p / p;
+  return call.size <= b / p;
+}
+
+std::uint64_t chunk_count(std::uint64_t total, std::uint64_t chunk) {
+  return total == 0 ? 0 : (total - 1) / chunk + 1;
+}
+
+Chunk chunk_at(std::uint64_t total, std::uint64_t chunk, std::uint64_t index) {
+  const std::uint64_t offset = index * chunk;
+  return {offset, std::min(chunk, total - offset)};
+}
+
+PlanBuilder::PlanBuilder(int local_rank, const Geometry& geometry, StageClock& clock, ShmPlan& plan)
+    : rank_(local_rank), geometry_(geometry), clock_(clock), plan_(plan) {
+  plan_.steps.clear();
+  plan_.first_stage = clock_.next;
+  plan_.stages = 0;
+}
+
+void PlanBuilder::enter_epoch() {
+  // Lazily, at the call's first stage: a call without stages (0 bytes) changes nothing.
+  if (clock_.geometry == geometry_) return;
+  const StageClock previous = clock_;
+  clock_.epoch_start = clock_.next;
+  clock_.geometry = geometry_;
+  wait_for_epoch(previous);
+}
+
+void PlanBuilder::wait_for_epoch(const StageClock& epoch) {
+  const std::uint64_t used = epoch.next - epoch.epoch_start;
+  const std::uint64_t buffers = epoch.geometry.buffers;
+  for (std::uint64_t slot = 0; slot < std::min(used, buffers); ++slot) {
+    Step step;
+    step.primitive = Primitive::GroupSegPut;
+    step.stage.previous = epoch.epoch_start + slot + (used - 1 - slot) / buffers * buffers;
+    step.stage.index = step.stage.previous + buffers;
+    step.stage.slot = static_cast<std::uint32_t>(slot);
+    step.stage.reuses = true;
+    plan_.steps.push_back(step);
+  }
+}
+
+Stage PlanBuilder::stage(std::uint32_t writers, std::uint32_t readers) {
+  enter_epoch();
+  Stage stage;
+  stage.index = clock_.next++;
+  const std::uint64_t in_epoch = stage.index - clock_.epoch_start;
+  stage.slot = static_cast<std::uint32_t>(in_epoch % geometry_.buffers);
+  stage.reuses = in_epoch >= geometry_.buffers;
+  stage.previous = stage.reuses ? stage.index - geometry_.buffers : 0;
+  stage.writers = writers;
+  stage.readers = readers;
+  plan_.stages = clock_.next - plan_.first_stage;
+  return stage;
+}
+
+bool PlanBuilder::merge_with_last(const Step& step) {
+  if (plan_.steps.empty()) return false;
+  Step& last = plan_.steps.back();
+  if (last.primitive != step.primitive || last.stage.index != step.stage.index || last.release ||
+      last.slot_offset + last.length != step.slot_offset ||
+      last.offset + last.length != step.offset) {
+    return false;
+  }
+  last.length += step.length;
+  last.release = step.release;
+  return true;
+}
+
+void PlanBuilder::put(Primitive primitive, const Stage& stage, std::uint64_t slot_offset,
+                      std::uint64_t offset, std::uint64_t length, int reader) {
+  if (length == 0) return;
+  if (slot_offset + length > geometry_.buffer_size) {
+    throw std::logic_error("shm plan: put beyond its pipeline buffer");
+  }
+  Step step;
+  step.primitive = primitive;
+  step.peer = reader;
+  step.stage = stage;
+  step.slot_offset = stage.slot * buffer_stride(geometry_) + slot_offset;
+  step.offset = offset;
+  step.length = length;
+  if (!merge_with_last(step)) plan_.steps.push_back(step);
+}
+
+void PlanBuilder::sync(Primitive primitive, const Stage& stage, SyncRole role, int writer) {
+  Step step;
+  step.primitive = primitive;
+  step.role = role;
+  step.stage = stage;
+  if (role == SyncRole::Reader) {
+    step.peer = writer;
+    step.check_call = !checked_call_;
+    checked_call_ = true;
+  }
+  plan_.steps.push_back(step);
+}
+
+void PlanBuilder::get(Primitive primitive, const Stage& stage, std::uint64_t slot_offset,
+                      std::uint64_t offset, std::uint64_t length, bool release) {
+  if (length == 0 && !release) return;
+  if (slot_offset + length > geometry_.buffer_size) {
+    throw std::logic_error("shm plan: get beyond its pipeline buffer");
+  }
+  if (length == 0 && !plan_.steps.empty() && is_get(plan_.steps.back().primitive) &&
+      plan_.steps.back().stage.index == stage.index) {
+    plan_.steps.back().release = true;  // an empty last get: the previous get releases
+    return;
+  }
+  Step step;
+  step.primitive = primitive;
+  step.release = release;
+  step.stage = stage;
+  step.slot_offset = stage.slot * buffer_stride(geometry_) + slot_offset;
+  step.offset = offset;
+  step.length = length;
+  if (!merge_with_last(step)) plan_.steps.push_back(step);
+}
+
+void PlanBuilder::sender_put(const Stage& stage, std::uint64_t slot_offset, std::uint64_t offset,
+                             std::uint64_t length, int reader) {
+  put(Primitive::SenderPut, stage, slot_offset, offset, length, reader);
+}
+
+void PlanBuilder::group_seg_put(const Stage& stage, std::uint64_t slot_offset, std::uint64_t offset,
+                                std::uint64_t length, int reader) {
+  put(Primitive::GroupSegPut, stage, slot_offset, offset, length, reader);
+}
+
+void PlanBuilder::pair_sync(const Stage& stage, SyncRole role, int writer) {
+  sync(Primitive::PairSync, stage, role, writer);
+}
+
+void PlanBuilder::group_sync(const Stage& stage, SyncRole role, int writer) {
+  sync(Primitive::GroupSync, stage, role, writer);
+}
+
+void PlanBuilder::receiver_get(const Stage& stage, std::uint64_t slot_offset, std::uint64_t offset,
+                               std::uint64_t length, bool release) {
+  get(Primitive::ReceiverGet, stage, slot_offset, offset, length, release);
+}
+
+void PlanBuilder::group_get(const Stage& stage, std::uint64_t slot_offset, std::uint64_t offset,
+                            std::uint64_t length, bool release) {
+  get(Primitive::GroupGet, stage, slot_offset, offset, length, release);
+}
+
+void PlanBuilder::group_seg_get(const Stage& stage, std::uint64_t slot_offset, std::uint64_t offset,
+                                std::uint64_t length, bool release) {
+  get(Primitive::GroupSegGet, stage, slot_offset, offset, length, release);
+}
+
+void PlanBuilder::local_copy(std::uint64_t recv_offset, std::uint64_t send_offset,
+                             std::uint64_t length) {
+  if (length == 0) return;
+  Step step;
+  step.primitive = Primitive::LocalCopy;
+  step.offset = recv_offset;
+  step.source = send_offset;
+  step.length = length;
+  plan_.steps.push_back(step);
+}
+
+void build_plan(const CallShape& call, int local_rank, const Geometry& geometry, StageClock& clock,
+                ShmPlan& plan) {
+  PlanBuilder builder(local_rank, geometry, clock, plan);
+  if (!call.collective) return plan_barrier(builder, call);
+  switch (*call.collective) {
+    case Collective::Bcast:
+      return plan_bcast(builder, call);
+    case Collective::Scatter:
+      return plan_scatter(builder, call);
+    case Collective::Gather:
+      return plan_gather(builder, call);
+    case Collective::Allgather:
+      return plan_allgather(builder, call);
+    case Collective::Alltoall:
+      return plan_alltoall(builder, call);
+  }
+}
+
+}  // namespace multilane::runtime::shm

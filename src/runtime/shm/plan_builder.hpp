@@ -1,0 +1,81 @@
+// runtime/shm/plan_builder.hpp — composes one rank's steps in the vocabulary of the paper.
+//
+// The plan_*.cpp files describe each collective for one rank with these calls. The builder
+// allocates stage numbers and pipeline buffers round robin, drops zero-length copies, merges
+// a put or get that continues the previous one (same stage, adjacent in shared memory and in
+// the user's buffer), and marks the first reader sync of the call for the call check. When the
+// call changes the geometry, every rank's plan starts with waits for every buffer of the
+// previous epoch to be read (zero-length Group_seg_puts), so no rank writes a new buffer that
+// overlaps an old one still being read.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/shm/plan.hpp"
+
+namespace multilane::runtime::shm {
+
+class PlanBuilder {
+ public:
+  PlanBuilder(int local_rank, const Geometry& geometry, StageClock& clock, ShmPlan& plan);
+
+  int rank() const { return rank_; }
+  const Geometry& geometry() const { return geometry_; }
+
+  // The next stage of the group, used by `writers` and `readers` ranks. Every rank must
+  // allocate the same stages in the same order, whether it takes part in them or not.
+  Stage stage(std::uint32_t writers, std::uint32_t readers);
+
+  // `slot_offset` is the offset inside the stage's pipeline buffer; `offset` the offset in the
+  // send buffer (puts) or receive buffer (gets). `peer`: the single reader (puts), the single
+  // writer (reader syncs), or -1.
+  void sender_put(const Stage& stage, std::uint64_t slot_offset, std::uint64_t offset,
+                  std::uint64_t length, int reader);
+  void group_seg_put(const Stage& stage, std::uint64_t slot_offset, std::uint64_t offset,
+                     std::uint64_t length, int reader = -1);
+  void pair_sync(const Stage& stage, SyncRole role, int writer);
+  void group_sync(const Stage& stage, SyncRole role, int writer = -1);
+  void receiver_get(const Stage& stage, std::uint64_t slot_offset, std::uint64_t offset,
+                    std::uint64_t length, bool release);
+  void group_get(const Stage& stage, std::uint64_t slot_offset, std::uint64_t offset,
+                 std::uint64_t length, bool release);
+  void group_seg_get(const Stage& stage, std::uint64_t slot_offset, std::uint64_t offset,
+                     std::uint64_t length, bool release);
+  void local_copy(std::uint64_t recv_offset, std::uint64_t send_offset, std::uint64_t length);
+
+ private:
+  void put(Primitive primitive, const Stage& stage, std::uint64_t slot_offset, std::uint64_t offset,
+           std::uint64_t length, int reader);
+  void sync(Primitive primitive, const Stage& stage, SyncRole role, int writer);
+  void get(Primitive primitive, const Stage& stage, std::uint64_t slot_offset, std::uint64_t offset,
+           std::uint64_t length, bool release);
+  // Extends the last step if `step` continues it; true if it did.
+  bool merge_with_last(const Step& step);
+  void enter_epoch();
+  void wait_for_epoch(const StageClock& epoch);
+
+  int rank_;
+  Geometry geometry_;
+  StageClock& clock_;
+  ShmPlan& plan_;
+  bool checked_call_ = false;
+};
+
+// One chunk of a message cut into pieces of at most `chunk` bytes.
+struct Chunk {
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+};
+// Number of chunks of `total` bytes (0 for 0 bytes).
+std::uint64_t chunk_count(std::uint64_t total, std::uint64_t chunk);
+Chunk chunk_at(std::uint64_t total, std::uint64_t chunk, std::uint64_t index);
+
+// Every collective's steps for one rank (one file each).
+void plan_bcast(PlanBuilder& plan, const CallShape& call);
+void plan_scatter(PlanBuilder& plan, const CallShape& call);
+void plan_gather(PlanBuilder& plan, const CallShape& call);
+void plan_allgather(PlanBuilder& plan, const CallShape& call);
+void plan_alltoall(PlanBuilder& plan, const CallShape& call);
+void plan_barrier(PlanBuilder& plan, const CallShape& call);
+
+}  // namespace multilane::runtime::shm

@@ -1,0 +1,267 @@
+#include "runtime/shm/shm_group.hpp"
+
+#include <fmt/format.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "multilane/collective.hpp"
+#include "multilane/errors.hpp"
+#include "multilane/units.hpp"
+#include "runtime/shm/attach.hpp"
+#include "runtime/shm/layout.hpp"
+
+namespace multilane::runtime::shm {
+namespace {
+
+constexpr std::uint64_t kMinBufferSize = 64;
+
+Geometry geometry_of(const ShmTuning& tuning) {
+  return {tuning.buffer_size, static_cast<std::uint32_t>(std::max(tuning.pipeline_buffers, 0))};
+}
+
+// The tuning's problem, or an empty string.
+std::string tuning_problem(const ShmTuning& tuning, std::uint64_t capacity) {
+  if (tuning.buffer_size < kMinBufferSize) {
+    return fmt::format("buffer size {} is below the minimum of {} bytes", tuning.buffer_size,
+                       kMinBufferSize);
+  }
+  if (tuning.pipeline_buffers < 1 || tuning.pipeline_buffers > kMaxPipelineBuffers) {
+    return fmt::format("{} pipeline buffers is outside 1..{}", tuning.pipeline_buffers,
+                       kMaxPipelineBuffers);
+  }
+  const std::uint64_t needed = data_bytes(geometry_of(tuning));
+  if (capacity != 0 && needed > capacity) {
+    return fmt::format(
+        "{} pipeline buffers of {} need {} bytes but the segment's data area has {} bytes "
+        "(ShmOptions::capacity)",
+        tuning.pipeline_buffers, format_size(tuning.buffer_size), needed, capacity);
+  }
+  return {};
+}
+
+std::uint64_t capacity_of(const ShmOptions& options) {
+  return options.capacity != 0 ? options.capacity : data_bytes(geometry_of(options.tuning));
+}
+
+void check_options(int node_id, int local_rank, int local_size, const ShmOptions& options) {
+  if (local_size < 1 || local_size > kMaxLocalSize) {
+    throw UsageError(
+        fmt::format("shm group: local size {} is outside 1..{}", local_size, kMaxLocalSize));
+  }
+  if (local_rank < 0 || local_rank >= local_size) {
+    throw UsageError(
+        fmt::format("shm group: local rank {} is outside 0..{}", local_rank, local_size - 1));
+  }
+  if (node_id < 0) throw UsageError(fmt::format("shm group: node id {} is negative", node_id));
+  if (options.timeout.count() <= 0 || options.check_interval.count() <= 0) {
+    throw UsageError("shm group: timeout and check interval must be positive");
+  }
+  if (const auto problem = tuning_problem(options.tuning, capacity_of(options)); !problem.empty()) {
+    throw UsageError("shm group: tuning: " + problem);
+  }
+}
+
+bool overlap(std::span<const std::byte> a, std::span<std::byte> b) {
+  if (a.empty() || b.empty()) return false;
+  const std::less<const std::byte*> before;
+  return before(a.data(), b.data() + b.size()) && before(b.data(), a.data() + a.size());
+}
+
+}  // namespace
+
+std::chrono::nanoseconds default_spin(int local_size) {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  const int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+  if (local_size > cores) return std::chrono::nanoseconds(0);
+  return std::chrono::microseconds(50);
+}
+
+struct ShmGroup::State {
+  GroupIdentity identity;
+  ShmOptions options;
+  ShmSegment segment;
+  ShmEndpoint endpoint;
+  StageClock clock;
+  ShmPlan plan;
+  std::uint64_t serial = 0;
+
+  State(const GroupIdentity& group, const ShmOptions& options_, const WaitPolicy& policy)
+      : identity(group),
+        options(options_),
+        segment(attach_group(group, policy)),
+        endpoint(view_segment(segment.data(), group.local_size, group.capacity), group.local_rank,
+                 policy, group_label(group)) {}
+
+  [[noreturn]] void usage_error(const std::string& what) {
+    endpoint.break_group(what);
+    throw UsageError(endpoint.label() + ": " + what);
+  }
+
+  // The block size of the call (collective.hpp), after checking every buffer this rank uses.
+  std::uint64_t block_size(Collective collective, std::span<const std::byte> send,
+                           std::span<std::byte> recv, int root);
+};
+
+std::uint64_t ShmGroup::State::block_size(Collective collective, std::span<const std::byte> send,
+                                          std::span<std::byte> recv, int root) {
+  const int p = identity.local_size;
+  const int me = identity.local_rank;
+  const std::string name(to_string(collective));
+  if (root < 0 || root >= p) {
+    usage_error(fmt::format("{}: root {} is outside 0..{}", name, root, p - 1));
+  }
+  std::uint64_t size = 0;
+  switch (collective) {
+    case Collective::Bcast:
+      return recv.size();
+    case Collective::Scatter:
+      size = recv.size();
+      break;
+    case Collective::Gather:
+    case Collective::Allgather:
+      size = send.size();
+      break;
+    case Collective::Alltoall:
+      if (send.size() % static_cast<std::size_t>(p) != 0) {
+        usage_error(
+            fmt::format("alltoall: the send buffer has {} bytes, not a multiple of the {} "
+                        "local ranks",
+                        send.size(), p));
+      }
+      size = send.size() / static_cast<std::size_t>(p);
+      break;
+  }
+  const auto check = [&](Buffer buffer, std::size_t actual) {
+    const std::uint64_t expected = multilane::buffer_size(collective, buffer, me, p, root, size);
+    if (actual != expected) {
+      usage_error(
+          fmt::format("{}: the {} buffer has {} bytes but must have {} ({} local ranks, "
+                      "{} bytes per block)",
+                      name, to_string(buffer), actual, expected, p, size));
+    }
+  };
+  // Buffers a rank does not use (scatter's send and gather's receive buffer off the root) are
+  // ignored, as in MPI.
+  if (collective != Collective::Scatter || me == root) check(Buffer::Send, send.size());
+  if (collective != Collective::Gather || me == root) check(Buffer::Recv, recv.size());
+  if (overlap(send, recv)) usage_error(name + ": the send and receive buffers overlap");
+  return size;
+}
+
+ShmGroup::ShmGroup(std::uint64_t job_id, int node_id, int local_rank, int local_size,
+                   const ShmOptions& options) {
+  check_options(node_id, local_rank, local_size, options);
+  GroupIdentity group;
+  group.job_id = job_id;
+  group.node_id = static_cast<std::uint32_t>(node_id);
+  group.instance = options.instance;
+  group.local_rank = local_rank;
+  group.local_size = local_size;
+  group.capacity = capacity_of(options);
+  WaitPolicy policy;
+  policy.spin = options.spin.value_or(default_spin(local_size));
+  policy.timeout = options.timeout;
+  policy.check_interval = options.check_interval;
+  state_ = std::make_unique<State>(group, options, policy);
+}
+
+ShmGroup::ShmGroup(ShmGroup&&) noexcept = default;
+ShmGroup& ShmGroup::operator=(ShmGroup&&) noexcept = default;
+ShmGroup::~ShmGroup() = default;
+
+int ShmGroup::local_rank() const {
+  return state_->identity.local_rank;
+}
+int ShmGroup::local_size() const {
+  return state_->identity.local_size;
+}
+std::uint64_t ShmGroup::capacity() const {
+  return state_->identity.capacity;
+}
+const SegmentName& ShmGroup::segment_name() const {
+  return state_->segment.name();
+}
+ShmEndpoint& ShmGroup::endpoint() {
+  return state_->endpoint;
+}
+
+const ShmPlan& ShmGroup::prepare(Collective collective, std::span<const std::byte> send,
+                                 std::span<std::byte> recv, int root,
+                                 std::optional<ShmTuning> tuning) {
+  State& s = *state_;
+  s.endpoint.check_not_broken();
+  const ShmTuning chosen = tuning.value_or(s.options.tuning);
+  if (const auto problem = tuning_problem(chosen, s.identity.capacity); !problem.empty()) {
+    s.usage_error(fmt::format("{}: tuning: {}", to_string(collective), problem));
+  }
+  if (collective == Collective::Allgather &&
+      chosen.buffer_size < static_cast<std::uint64_t>(s.identity.local_size)) {
+    s.usage_error(fmt::format("allgather: buffer size {} is below the {} local ranks",
+                              chosen.buffer_size, s.identity.local_size));
+  }
+  CallShape shape;
+  shape.collective = collective;
+  shape.root = root;
+  shape.size = s.block_size(collective, send, recv, root);
+  shape.local_size = s.identity.local_size;
+  CallInfo call;
+  call.serial = ++s.serial;
+  call.collective = collective;
+  call.root = root;
+  call.size = shape.size;
+  call.geometry = geometry_of(chosen);
+  s.endpoint.enter_call(call);
+  build_plan(shape, s.identity.local_rank, call.geometry, s.clock, s.plan);
+  return s.plan;
+}
+
+void ShmGroup::run(Collective collective, std::span<const std::byte> send,
+                   std::span<std::byte> recv, int root, std::optional<ShmTuning> tuning) {
+  const ShmPlan& plan = prepare(collective, send, recv, root, tuning);
+  // bcast puts from, and gets into, the one buffer.
+  const ShmBuffers buffers{collective == Collective::Bcast ? recv.data() : send.data(),
+                           recv.data()};
+  for (const Step& step : plan.steps) state_->endpoint.run(step, buffers);
+}
+
+void ShmGroup::barrier() {
+  State& s = *state_;
+  s.endpoint.check_not_broken();
+  CallShape shape;
+  shape.local_size = s.identity.local_size;
+  CallInfo call;
+  call.serial = ++s.serial;
+  call.geometry = s.clock.geometry.buffers != 0 ? s.clock.geometry : geometry_of(s.options.tuning);
+  s.endpoint.enter_call(call);
+  build_plan(shape, s.identity.local_rank, call.geometry, s.clock, s.plan);
+  for (const Step& step : s.plan.steps) s.endpoint.run(step, {});
+}
+
+void ShmGroup::bcast(std::span<std::byte> buffer, int root, std::optional<ShmTuning> tuning) {
+  run(Collective::Bcast, {}, buffer, root, tuning);
+}
+
+void ShmGroup::scatter(std::span<const std::byte> send, std::span<std::byte> recv, int root,
+                       std::optional<ShmTuning> tuning) {
+  run(Collective::Scatter, send, recv, root, tuning);
+}
+
+void ShmGroup::gather(std::span<const std::byte> send, std::span<std::byte> recv, int root,
+                      std::optional<ShmTuning> tuning) {
+  run(Collective::Gather, send, recv, root, tuning);
+}
+
+void ShmGroup::allgather(std::span<const std::byte> send, std::span<std::byte> recv,
+                         std::optional<ShmTuning> tuning) {
+  run(Collective::Allgather, send, recv, 0, tuning);
+}
+
+void ShmGroup::alltoall(std::span<const std::byte> send, std::span<std::byte> recv,
+                        std::optional<ShmTuning> tuning) {
+  run(Collective::Alltoall, send, recv, 0, tuning);
+}
+
+}  // namespace multilane::runtime::shm

@@ -1,0 +1,98 @@
+// runtime/shm/shm_group.hpp — the ranks of one node and their collectives over shared memory.
+//
+//   ShmGroup group(job_id, node_id, local_rank, local_size, options);
+//   group.bcast(buffer, root);          group.scatter(send, recv, root);
+//   group.gather(send, recv, root);     group.allgather(send, recv);
+//   group.alltoall(send, recv);         group.barrier();
+//
+// Buffers are the caller's, with the MPI semantics of multilane/collective.hpp (bcast works in
+// place; scatter's send and gather's receive buffer matter at the root only; send and receive
+// buffers must not overlap). Every rank of the group must make the same calls in the same order
+// with the same root, sizes and tuning, like MPI collectives.
+//
+// The constructor creates (local rank 0) or joins the node's segment and returns once every
+// rank attached (runtime/shm/attach.hpp); the segment's name is gone from /dev/shm from then
+// on, and the mapping goes with the last ShmGroup. Each call builds this rank's plan
+// (runtime/shm/plan.hpp: the paper's Table 1, with its switch points) and runs it step by step
+// (runtime/shm/endpoint.hpp). An executor that interleaves shared-memory steps with other work
+// uses prepare() and endpoint() instead of the collective calls.
+//
+// Errors: bad arguments throw multilane::UsageError; a timeout, a dead rank, disagreeing calls
+// or a failure of another rank throw ShmError (a TransportError) naming the rank and the call.
+// Either breaks the group for every rank: later calls throw again.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+
+#include "multilane/schedule.hpp"
+#include "runtime/shm/endpoint.hpp"
+#include "runtime/shm/plan.hpp"
+#include "runtime/shm/segment_name.hpp"
+
+namespace multilane::runtime::shm {
+
+// The paper's two tuning parameters, per call.
+struct ShmTuning {
+  std::uint64_t buffer_size = 32 * 1024;  // B: one pipeline buffer, and the one-stage limit
+  int pipeline_buffers = 8;               // buffers in the ring
+};
+
+struct ShmOptions {
+  std::uint32_t instance = 0;                 // tells apart several groups of one job on one node
+  ShmTuning tuning;                           // used by calls that do not pass their own
+  std::uint64_t capacity = 0;                 // bytes of the data area; 0: what `tuning` needs
+  std::chrono::milliseconds timeout{60'000};  // every wait, including the setup
+  std::chrono::milliseconds check_interval{20};  // liveness checks while sleeping
+  std::optional<std::chrono::nanoseconds> spin;  // polling before sleeping; nullopt: 50 us,
+                                                 // or none when ranks outnumber the cores
+};
+
+class ShmGroup {
+ public:
+  ShmGroup(std::uint64_t job_id, int node_id, int local_rank, int local_size,
+           const ShmOptions& options = {});
+  ShmGroup(ShmGroup&&) noexcept;
+  ShmGroup& operator=(ShmGroup&&) noexcept;
+  ~ShmGroup();
+
+  int local_rank() const;
+  int local_size() const;
+  std::uint64_t capacity() const;  // bytes of the data area
+  const SegmentName& segment_name() const;
+
+  void barrier();
+  void bcast(std::span<std::byte> buffer, int root, std::optional<ShmTuning> tuning = {});
+  void scatter(std::span<const std::byte> send, std::span<std::byte> recv, int root,
+               std::optional<ShmTuning> tuning = {});
+  void gather(std::span<const std::byte> send, std::span<std::byte> recv, int root,
+              std::optional<ShmTuning> tuning = {});
+  void allgather(std::span<const std::byte> send, std::span<std::byte> recv,
+                 std::optional<ShmTuning> tuning = {});
+  void alltoall(std::span<const std::byte> send, std::span<std::byte> recv,
+                std::optional<ShmTuning> tuning = {});
+  // Any collective (bcast: `recv` is the buffer, `send` is ignored).
+  void run(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
+           int root, std::optional<ShmTuning> tuning = {});
+
+  // For executors: checks the call, enters it and returns this rank's plan, which the caller
+  // must then run to the end with endpoint() (the plan stays valid until the next call).
+  const ShmPlan& prepare(Collective collective, std::span<const std::byte> send,
+                         std::span<std::byte> recv, int root, std::optional<ShmTuning> tuning = {});
+  ShmEndpoint& endpoint();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// The spin time the group uses when ShmOptions::spin is not set: 50 us, or none when
+// `local_size` ranks outnumber the cores this process may run on (polling would then take the
+// core from the rank that is awaited).
+std::chrono::nanoseconds default_spin(int local_size);
+
+}  // namespace multilane::runtime::shm

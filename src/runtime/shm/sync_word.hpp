@@ -1,0 +1,66 @@
+// runtime/shm/sync_word.hpp — a counter in shared memory that ranks wait on: poll, then futex.
+//
+// A SyncWord holds a 32-bit `value` that only grows (modulo 2^32) and is the futex word, a count
+// of the ranks sleeping on it, and an arrival counter for phases with several participants.
+// Values are compared as a signed 32-bit difference (reached()), so they may wrap around as long
+// as waiters are never more than 2^31 steps behind.
+//
+// Waking is cheap when nobody sleeps: publish() stores the value and issues FUTEX_WAKE only if a
+// sleeper is registered. The sleeper registers, then re-reads the value before sleeping; both
+// sides use sequentially consistent operations, so either the waker sees the sleeper or the
+// sleeper sees the new value (no lost wake-up). A rank killed while sleeping leaves the count
+// too high, which only costs later wakers a system call.
+//
+// Data written before publish()/arrive() is visible to a rank that saw the value reached
+// (release / acquire).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+
+namespace multilane::runtime::shm {
+
+struct alignas(64) SyncWord {
+  std::uint32_t value = 0;     // the futex word
+  std::uint32_t sleepers = 0;  // ranks inside futex_wait on `value`
+  std::uint32_t arrivals = 0;  // participants arrived in the current phase
+};
+
+inline bool reached(std::uint32_t value, std::uint32_t target) {
+  return static_cast<std::int32_t>(value - target) >= 0;
+}
+
+inline std::uint32_t load_value(SyncWord& word) {
+  return std::atomic_ref<std::uint32_t>(word.value).load(std::memory_order_acquire);
+}
+
+inline bool has_reached(SyncWord& word, std::uint32_t target) {
+  return reached(load_value(word), target);
+}
+
+// Sets the value and wakes its sleepers.
+void publish(SyncWord& word, std::uint32_t value);
+
+// One of `participants` arrives; the last one resets the arrival count and publishes `value`.
+// Returns true for the last one. The count must be back at 0 before anyone arrives for the next
+// phase, which callers guarantee by waiting for `value` first.
+bool arrive(SyncWord& word, std::uint32_t participants, std::uint32_t value);
+
+// Wakes every sleeper, whether registered or not (used when a group breaks).
+void wake_everyone(SyncWord& word);
+
+struct WaitPolicy {
+  std::chrono::nanoseconds spin{0};              // polling before the first sleep
+  std::chrono::milliseconds timeout{60'000};     // the whole wait
+  std::chrono::milliseconds check_interval{20};  // longest sleep between two checks
+};
+
+// Waits until `word` reaches `target`. Polls for `policy.spin`, then sleeps on the futex in
+// slices of at most `policy.check_interval`, calling `check()` after every slice (it throws to
+// abandon the wait: broken group, dead peer). Returns false when `policy.timeout` passed.
+bool wait_until_reached(SyncWord& word, std::uint32_t target, const WaitPolicy& policy,
+                        const std::function<void()>& check);
+
+}  // namespace multilane::runtime::shm

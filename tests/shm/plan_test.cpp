@@ -1,0 +1,184 @@
+// The plans (runtime/shm/plan.hpp) run in one process: Table 1's decomposition, the switch
+// points, exact bytes and freedom from deadlock for every collective over sizes around every
+// switch point, many interleavings, and sequences of calls that change the geometry.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/shm/plan.hpp"
+#include "shm/in_process.hpp"
+
+namespace multilane::runtime::shm {
+namespace {
+
+using testing::plan_of;
+using testing::PlannedCall;
+using testing::run_in_process;
+
+// The rank's steps as "Sender_put Group_sync/W ..." (merged repeats of one primitive kept).
+std::string primitives(const ShmPlan& plan) {
+  std::string text;
+  for (const Step& step : plan.steps) {
+    if (!text.empty()) text += ' ';
+    text += std::string(to_string(step.primitive));
+    if (is_sync(step.primitive)) text += step.role == SyncRole::Writer ? "/W" : "/R";
+  }
+  return text;
+}
+
+CallShape shape(Collective collective, int ranks, std::uint64_t size, int root = 0) {
+  CallShape call;
+  call.collective = collective;
+  call.local_size = ranks;
+  call.size = size;
+  call.root = root;
+  return call;
+}
+
+const Geometry kSmall{1024, 4};
+
+TEST(ShmPlan, Table1DecompositionBelowTheBufferSize) {
+  // 4 ranks, 1 KiB buffer; every call below fits one stage.
+  EXPECT_EQ(primitives(plan_of(shape(Collective::Bcast, 4, 1000, 1), 1, kSmall)),
+            "Sender_put Group_sync/W");
+  EXPECT_EQ(primitives(plan_of(shape(Collective::Bcast, 4, 1000, 1), 2, kSmall)),
+            "Group_sync/R Group_get");
+  EXPECT_EQ(primitives(plan_of(shape(Collective::Scatter, 4, 256, 1), 1, kSmall)),
+            "Sender_put Sender_put Group_sync/W local_copy");
+  EXPECT_EQ(primitives(plan_of(shape(Collective::Scatter, 4, 256, 1), 3, kSmall)),
+            "Group_sync/R Group_seg_get");
+  EXPECT_EQ(primitives(plan_of(shape(Collective::Gather, 4, 256, 0), 0, kSmall)),
+            "local_copy Group_sync/R Receiver_get");
+  EXPECT_EQ(primitives(plan_of(shape(Collective::Gather, 4, 256, 0), 2, kSmall)),
+            "Group_seg_put Group_sync/W");
+  EXPECT_EQ(primitives(plan_of(shape(Collective::Alltoall, 4, 64, 0), 1, kSmall)),
+            "local_copy Group_seg_put Group_seg_put Group_sync/W Group_sync/R Group_seg_get "
+            "Group_seg_get Group_seg_get");
+  EXPECT_EQ(primitives(plan_of(shape(Collective::Allgather, 4, 256, 0), 0, kSmall)),
+            "local_copy Group_seg_put Group_sync/W Group_sync/R Group_get");
+}
+
+TEST(ShmPlan, Table1DecompositionAboveTheBufferSize) {
+  // bcast: the same primitives, one stage per chunk of B.
+  const ShmPlan bcast = plan_of(shape(Collective::Bcast, 4, 2500, 0), 3, kSmall);
+  EXPECT_EQ(bcast.stages, 3u);
+  EXPECT_EQ(primitives(bcast),
+            "Group_sync/R Group_get Group_sync/R Group_get Group_sync/R Group_get");
+  // scatter and gather: pair-wise, chunk-major over the 3 other ranks, 2 chunks each.
+  const ShmPlan scatter_root = plan_of(shape(Collective::Scatter, 4, 2000, 0), 0, kSmall);
+  EXPECT_EQ(scatter_root.stages, 6u);
+  EXPECT_EQ(primitives(scatter_root),
+            "Sender_put Pair_sync/W Sender_put Pair_sync/W Sender_put Pair_sync/W "
+            "Sender_put Pair_sync/W Sender_put Pair_sync/W Sender_put Pair_sync/W local_copy");
+  EXPECT_EQ(primitives(plan_of(shape(Collective::Scatter, 4, 2000, 0), 2, kSmall)),
+            "Pair_sync/R Receiver_get Pair_sync/R Receiver_get");
+  EXPECT_EQ(primitives(plan_of(shape(Collective::Gather, 4, 2000, 0), 2, kSmall)),
+            "Sender_put Pair_sync/W Sender_put Pair_sync/W");
+  // alltoall: 3 rounds of pair-wise exchange, each one stage per sender.
+  const ShmPlan alltoall = plan_of(shape(Collective::Alltoall, 4, 100, 0), 1, kSmall);
+  EXPECT_EQ(alltoall.stages, 12u);
+  EXPECT_EQ(primitives(alltoall),
+            "local_copy Sender_put Pair_sync/W Pair_sync/R Receiver_get Sender_put Pair_sync/W "
+            "Pair_sync/R Receiver_get Sender_put Pair_sync/W Pair_sync/R Receiver_get");
+}
+
+TEST(ShmPlan, SwitchPointsAreAtTheBufferSize) {
+  const Geometry g{1000, 2};
+  for (const int p : {2, 3, 4, 7}) {
+    const auto b = g.buffer_size;
+    const std::uint64_t up = static_cast<std::uint64_t>(p);
+    EXPECT_TRUE(fits_one_stage(shape(Collective::Bcast, p, b), g));
+    EXPECT_FALSE(fits_one_stage(shape(Collective::Bcast, p, b + 1), g));
+    for (const Collective c : {Collective::Scatter, Collective::Gather, Collective::Allgather}) {
+      EXPECT_TRUE(fits_one_stage(shape(c, p, b / up), g)) << to_string(c) << " p=" << p;
+      EXPECT_FALSE(fits_one_stage(shape(c, p, b / up + 1), g)) << to_string(c) << " p=" << p;
+      EXPECT_EQ(plan_of(shape(c, p, b / up), 0, g).stages, 1u);
+    }
+    EXPECT_TRUE(fits_one_stage(shape(Collective::Alltoall, p, b / up / up), g));
+    EXPECT_FALSE(fits_one_stage(shape(Collective::Alltoall, p, b / up / up + 1), g));
+    EXPECT_EQ(plan_of(shape(Collective::Alltoall, p, b / up / up), 0, g).stages, 1u);
+    EXPECT_EQ(plan_of(shape(Collective::Alltoall, p, b / up / up + 1), 0, g).stages, up * (up - 1));
+  }
+  // No overflow: p * p * size beyond 64 bits is simply "does not fit".
+  EXPECT_FALSE(fits_one_stage(shape(Collective::Alltoall, 4096, std::uint64_t{1} << 50), g));
+}
+
+TEST(ShmPlan, ZeroBytesAndOneRankUseNoStage) {
+  for (const Collective c : kAllCollectives) {
+    EXPECT_EQ(plan_of(shape(c, 5, 0, 2), 2, kSmall).stages, 0u) << to_string(c);
+    EXPECT_TRUE(plan_of(shape(c, 5, 0, 2), 2, kSmall).steps.empty()) << to_string(c);
+    const ShmPlan alone = plan_of(shape(c, 1, 4000), 0, kSmall);
+    EXPECT_EQ(alone.stages, 0u) << to_string(c);
+    for (const Step& step : alone.steps) EXPECT_EQ(step.primitive, Primitive::LocalCopy);
+  }
+}
+
+// Sizes just around every switch point of `p` ranks and buffer size `b`, and a few chunks.
+std::vector<std::uint64_t> sizes_around(int p, std::uint64_t b) {
+  const auto up = static_cast<std::uint64_t>(p);
+  std::vector<std::uint64_t> sizes{0,          1,     7, b / up / up, b / up / up + 1, b / up,
+                                   b / up + 1, b - 1, b, b + 1,       3 * b + 5};
+  std::erase(sizes, 0u);
+  sizes.push_back(0);
+  return sizes;
+}
+
+TEST(ShmPlan, EveryCollectiveDeliversExactBytesWithoutDeadlock) {
+  const std::vector<Geometry> geometries{{64, 1}, {100, 2}, {256, 3}, {1000, 8}};
+  int runs = 0;
+  for (const Collective c : kAllCollectives) {
+    for (int p = 1; p <= 8; ++p) {
+      for (const Geometry& g : geometries) {
+        if (c == Collective::Allgather && g.buffer_size < static_cast<std::uint64_t>(p)) continue;
+        for (const std::uint64_t size : sizes_around(p, g.buffer_size)) {
+          for (const int root : {0, p - 1, p / 2}) {
+            const std::uint32_t seed = static_cast<std::uint32_t>(runs++);
+            const std::string problem = run_in_process(p, {{shape(c, p, size, root), g}}, seed);
+            ASSERT_EQ(problem, "") << to_string(c) << " p=" << p << " B=" << g.buffer_size
+                                   << " D=" << g.buffers << " size=" << size << " root=" << root;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(ShmPlan, SequencesOfCallsWithChangingGeometryInRandomInterleavings) {
+  // Ranks drift apart by whole calls, buffers are reused across calls, and the geometry changes
+  // between calls (the drain must keep a new, overlapping buffer from being overwritten while
+  // an old one is read).
+  const std::vector<Geometry> geometries{{64, 1}, {64, 5}, {200, 2}, {96, 3}, {1024, 4}};
+  std::mt19937 random(12345);
+  for (std::uint32_t run = 0; run < 300; ++run) {
+    const int p = 2 + static_cast<int>(random() % 5);
+    std::vector<PlannedCall> calls;
+    for (int i = 0; i < 12; ++i) {
+      PlannedCall call;
+      const auto kind = random() % 6;
+      if (kind < 5) call.shape.collective = kAllCollectives[kind];
+      call.shape.local_size = p;
+      call.shape.root = static_cast<int>(random() % static_cast<unsigned>(p));
+      call.shape.size = random() % 3 == 0 ? 0 : random() % 700;
+      call.geometry = geometries[random() % geometries.size()];
+      calls.push_back(call);
+    }
+    const std::string problem = run_in_process(p, calls, run);
+    ASSERT_EQ(problem, "") << "run " << run << ", " << p << " ranks";
+  }
+}
+
+TEST(ShmPlan, ManyPipelineBuffersAndFewAgree) {
+  // Alltoall switches its order at p buffers; both sides of the switch, many interleavings.
+  for (std::uint32_t buffers = 1; buffers <= 9; ++buffers) {
+    for (std::uint32_t seed = 0; seed < 20; ++seed) {
+      const std::string problem =
+          run_in_process(6, {{shape(Collective::Alltoall, 6, 300), Geometry{128, buffers}}}, seed);
+      ASSERT_EQ(problem, "") << buffers << " buffers, seed " << seed;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace multilane::runtime::shm
