@@ -6,13 +6,13 @@
 // A transport object that threw is broken: later calls on it throw again.
 #pragma once
 
-#include <stdexcept>
+#include "multilane/errors.hpp"
 
 namespace multilane::runtime {
 
-class TransportError : public std::runtime_error {
+class TransportError : public CommunicationError {
  public:
-  using std::runtime_error::runtime_error;
+  using CommunicationError::CommunicationError;
 };
 
 }  // namespace multilane::runtime

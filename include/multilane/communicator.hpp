@@ -1,0 +1,151 @@
+// multilane/communicator.hpp — the C++ API of the runtime: one job of ranks exchanging messages
+// and running collectives over TCP.
+//
+//   auto comm = multilane::Communicator::from_environment();   // started by `multilane launch`
+//   std::vector<std::byte> data(1 << 20);
+//   comm.bcast(data, /*root=*/0);                              // algorithm chosen by the model
+//   comm.bcast(data, 0, {.algorithm = "multilane"});           // or named
+//
+// Semantics (MPI's, with one tag):
+//   * Point-to-point messages from rank a to rank b match in order: the k-th send of a to b
+//     fills the k-th receive of b from a, whose buffer must have exactly the sent length.
+//   * Collectives must be called by every rank in the same order with matching arguments
+//     (collective.hpp gives the buffer sizes). Ranks that disagree (another collective,
+//     size, root or algorithm at the same call) get a CommunicationError saying so.
+//   * Every operation either completes or throws: a peer that died or made no progress for
+//     the timeout (60 s, MULTILANE_TIMEOUT) fails it with a message naming the rank and
+//     what was awaited. After a failed operation the communicator is broken and every later
+//     call throws again (like MPI's default error handler, but catchable).
+//   * A Communicator is used from one thread at a time.
+//
+// Errors: UsageError for bad arguments (wrong buffer size, root out of range, unknown
+// algorithm), CommunicationError for failures of the job. attempt() turns either into a
+// Status for code that prefers return values.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "multilane/errors.hpp"
+#include "multilane/platform.hpp"
+#include "multilane/schedule.hpp"
+
+namespace multilane {
+
+// Per-call choices; the defaults let the cost model decide.
+struct CollectiveOptions {
+  std::string algorithm = "auto";  // a name from `multilane algorithms`, or "auto"
+  std::uint64_t segment = 0;       // pipelining unit in bytes; 0: the model's best
+  int wan_pairs = 0;               // multilane scatter/gather node pairs; 0: P_opt
+};
+
+// Transport settings of a job. from_environment() reads overrides from MULTILANE_* variables
+// (docs/runtime.md lists them).
+struct CommunicatorOptions {
+  std::chrono::milliseconds timeout{60'000};
+  int lan_streams = 1;  // TCP connections per peer and lane inside a site
+  int wan_streams = 4;  // ... and between sites (long fat pipes need several)
+  std::uint64_t stripe_threshold = 32 * 1024;  // shorter messages use one stream
+  std::uint64_t max_chunk = 1024 * 1024;       // bytes per chunk of a striped message
+  int lan_socket_buffer = 0;                   // SO_SNDBUF/SO_RCVBUF, 0: the system's
+  int wan_socket_buffer = 0;
+  std::uint64_t wan_pacing_bps = 0;                // SO_MAX_PACING_RATE for WAN streams, 0: none
+  std::uint64_t unexpected_budget = 256ull << 20;  // early-arriving bytes kept in memory
+  bool explain = false;                            // rank 0 prints each algorithm choice and why
+};
+
+struct Status {
+  bool ok = true;
+  std::string message;  // empty when ok
+  explicit operator bool() const { return ok; }
+};
+
+// Runs `f`, turning a multilane exception into a Status.
+template <typename F>
+Status attempt(F&& f) {
+  try {
+    f();
+    return {};
+  } catch (const UsageError& e) {
+    return {false, e.what()};
+  } catch (const CommunicationError& e) {
+    return {false, e.what()};
+  } catch (const PlatformError& e) {
+    return {false, e.what()};
+  }
+}
+
+class RequestState;
+
+// A non-blocking send or receive in flight.
+class Request {
+ public:
+  Request() = default;
+  explicit Request(std::shared_ptr<RequestState> state);
+  bool valid() const { return state_ != nullptr; }
+  // True once complete; throws CommunicationError if it failed.
+  bool test();
+  // Waits until complete (bounded by the communicator's timeout); throws if it failed.
+  void wait();
+
+ private:
+  std::shared_ptr<RequestState> state_;
+};
+
+class CommunicatorImpl;
+
+class Communicator {
+ public:
+  // Joins the job the environment describes (docs/launching.md): rank, size, rendezvous,
+  // job secret, platform file. Without those variables: a lone rank 0 of 1.
+  static Communicator from_environment(CommunicatorOptions options = {});
+  explicit Communicator(std::unique_ptr<CommunicatorImpl> impl);
+  Communicator(Communicator&&) noexcept;
+  Communicator& operator=(Communicator&&) noexcept;
+  ~Communicator();
+
+  int rank() const;
+  int size() const;
+  // The platform the job runs on (from MULTILANE_PLATFORM, or one site of one node per rank).
+  const Platform& platform() const;
+  const CommunicatorOptions& options() const;
+
+  void send(std::span<const std::byte> data, int peer);
+  void recv(std::span<std::byte> data, int peer);
+  Request isend(std::span<const std::byte> data, int peer);
+  Request irecv(std::span<std::byte> data, int peer);
+
+  void barrier();
+  // bcast: `buffer` holds the root's data on the root and receives it elsewhere.
+  void bcast(std::span<std::byte> buffer, int root, const CollectiveOptions& options = {});
+  // scatter: the root's `send` holds size() blocks of recv.size() bytes; block i goes to rank i.
+  void scatter(std::span<const std::byte> send, std::span<std::byte> recv, int root,
+               const CollectiveOptions& options = {});
+  // gather: every rank's `send` becomes block i of the root's `recv` (size() blocks).
+  void gather(std::span<const std::byte> send, std::span<std::byte> recv, int root,
+              const CollectiveOptions& options = {});
+  void allgather(std::span<const std::byte> send, std::span<std::byte> recv,
+                 const CollectiveOptions& options = {});
+  // alltoall: block j of rank i's `send` goes to block i of rank j's `recv`.
+  void alltoall(std::span<const std::byte> send, std::span<std::byte> recv,
+                const CollectiveOptions& options = {});
+  // Any collective by value; `size` as in collective.hpp (bytes per rank, or the whole
+  // message for bcast, which works in `recv`).
+  void run(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
+           int root, std::uint64_t size, const CollectiveOptions& options = {});
+
+  // The algorithm "auto" picks for this call, and the modelled time of every candidate.
+  std::string explain(Collective collective, std::uint64_t size, int root = 0) const;
+  // The algorithm name "auto" resolves to (or `options.algorithm` when it names one).
+  std::string resolve_algorithm(Collective collective, std::uint64_t size, int root,
+                                const CollectiveOptions& options = {}) const;
+
+ private:
+  std::unique_ptr<CommunicatorImpl> impl_;
+};
+
+}  // namespace multilane

@@ -1,0 +1,27 @@
+// runtime/address_book.cpp — see address_book.hpp.
+#include "runtime/address_book.hpp"
+
+namespace multilane::runtime {
+
+std::string join_addresses(const std::vector<std::string>& addresses) {
+  std::string text;
+  for (const auto& address : addresses) {
+    if (!text.empty()) text += ',';
+    text += address;
+  }
+  return text;
+}
+
+std::vector<std::string> split_addresses(const std::string& text) {
+  std::vector<std::string> addresses;
+  std::size_t begin = 0;
+  while (begin <= text.size() && !text.empty()) {
+    const auto comma = text.find(',', begin);
+    addresses.push_back(text.substr(begin, comma - begin));
+    if (comma == std::string::npos) break;
+    begin = comma + 1;
+  }
+  return addresses;
+}
+
+}  // namespace multilane::runtime

@@ -1,0 +1,331 @@
+// runtime/communicator.cpp — the Communicator (see multilane/communicator.hpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "multilane/collective.hpp"
+#include "multilane/platform_file.hpp"
+#include "runtime/communicator_impl.hpp"
+#include "runtime/schedule_run.hpp"
+
+namespace multilane {
+
+using runtime::Engine;
+using runtime::EngineConfig;
+
+Platform job_platform(const std::string& platform_file, int size) {
+  if (platform_file.empty()) {
+    // One site of single-lane nodes on 10 Gbit/s with 20 us latency: a LAN-class guess that
+    // only serves to rank the algorithms when no platform is described.
+    Platform platform = make_uniform_platform(1, size, 1, 1, 1.25e9, 20e-6, 0, 0, 0);
+    platform.name = "default";
+    return platform;
+  }
+  Platform platform = load_platform_file(platform_file);
+  if (platform.num_ranks() != size) {
+    if (size > platform.total_cores()) {
+      throw UsageError(fmt::format("platform {} has {} cores in all, too few for {} ranks",
+                                   platform_file, platform.total_cores(), size));
+    }
+    platform.place_block(size);
+  }
+  return platform;
+}
+
+namespace {
+
+EngineConfig engine_config(const CommunicatorSetup& setup) {
+  const CommunicatorOptions& o = setup.options;
+  EngineConfig config;
+  config.rank = setup.rank;
+  config.size = setup.size;
+  config.job_id = setup.job_id;
+  config.secret = setup.secret;
+  config.lane_addresses.clear();
+  for (const Lane& lane : setup.platform.nodes.at(setup.platform.node_of(setup.rank)).lanes) {
+    config.lane_addresses.push_back(lane.address.empty() ? setup.host : lane.address);
+  }
+  config.lan = {o.lan_streams, {o.lan_socket_buffer, o.lan_socket_buffer, 0}};
+  config.wan = {o.wan_streams, {o.wan_socket_buffer, o.wan_socket_buffer, o.wan_pacing_bps}};
+  config.stripe = {o.stripe_threshold, o.max_chunk};
+  config.timeout = o.timeout;
+  config.unexpected_budget = o.unexpected_budget;
+  return config;
+}
+
+void check_options(const CommunicatorOptions& o) {
+  auto range = [](const char* name, long long value, long long low, long long high) {
+    if (value < low || value > high) {
+      throw UsageError(
+          fmt::format("{} {} is out of range: must be {}..{}", name, value, low, high));
+    }
+  };
+  range("lan_streams", o.lan_streams, 1, 256);
+  range("wan_streams", o.wan_streams, 1, 256);
+  range("timeout (ms)", o.timeout.count(), 1, 86'400'000);
+  if (o.max_chunk == 0) throw UsageError("max_chunk must be at least 1 byte");
+}
+
+}  // namespace
+
+CommunicatorImpl::CommunicatorImpl(CommunicatorSetup setup, runtime::AddressBook& book)
+    : setup_(std::move(setup)), sent_(setup_.size, 0), received_(setup_.size, 0) {
+  check_options(setup_.options);
+  if (setup_.platform.num_ranks() != setup_.size) {
+    throw UsageError(fmt::format("the platform places {} ranks, the job has {}",
+                                 setup_.platform.num_ranks(), setup_.size));
+  }
+  engine_ = std::make_unique<Engine>(engine_config(setup_));
+  book.publish(setup_.rank, engine_->listening_addresses());
+  for (int peer = 0; peer < setup_.size; ++peer) {
+    engine_->set_peer_addresses(
+        peer, peer == setup_.rank ? engine_->listening_addresses() : book.lookup(peer));
+  }
+}
+
+CommunicatorImpl::~CommunicatorImpl() = default;
+
+void CommunicatorImpl::check_usable() const {
+  if (!broken_.empty()) {
+    throw CommunicationError("this communicator is unusable after an earlier failure: " + broken_);
+  }
+}
+
+void CommunicatorImpl::check_peer(int peer, const char* what) const {
+  if (peer < 0 || peer >= setup_.size) {
+    throw UsageError(
+        fmt::format("{} {} is out of range: must be 0..{}", what, peer, setup_.size - 1));
+  }
+}
+
+void CommunicatorImpl::wait(RequestState& state) {
+  const std::string error = state.wait();
+  if (error.empty()) return;
+  if (broken_.empty()) broken_ = error;
+  throw CommunicationError(error);
+}
+
+namespace {
+
+std::vector<int> common_lanes(const Platform& platform, int a, int b) {
+  std::vector<int> lanes(std::min(platform.lanes_of(a), platform.lanes_of(b)));
+  for (std::size_t i = 0; i < lanes.size(); ++i) lanes[i] = static_cast<int>(i);
+  return lanes;
+}
+
+}  // namespace
+
+std::shared_ptr<RequestState> CommunicatorImpl::start_send(std::span<const std::byte> data,
+                                                           int peer) {
+  check_usable();
+  check_peer(peer, "destination rank");
+  auto state = std::make_shared<RequestState>();
+  const auto& p = setup_.platform;
+  runtime::SendRequest request{
+      peer,
+      common_lanes(p, setup_.rank, peer),
+      p.site_of(setup_.rank) == p.site_of(peer) ? runtime::LinkClass::Lan : runtime::LinkClass::Wan,
+      {0, sent_[peer]++},
+      0,
+      data};
+  engine_->post([this, request = std::move(request), state] {
+    engine_->send(request, [state](const std::string& error) { state->complete(error); });
+  });
+  return state;
+}
+
+std::shared_ptr<RequestState> CommunicatorImpl::start_recv(std::span<std::byte> data, int peer) {
+  check_usable();
+  check_peer(peer, "source rank");
+  auto state = std::make_shared<RequestState>();
+  runtime::RecvRequest request{peer, {0, received_[peer]++}, 0, data};
+  engine_->post([this, request, state] {
+    engine_->recv(request, [state](const std::string& error) { state->complete(error); });
+  });
+  return state;
+}
+
+runtime::AlgorithmChoice CommunicatorImpl::choose(Collective collective, std::uint64_t size,
+                                                  int root,
+                                                  const CollectiveOptions& options) const {
+  const ChoiceKey key{collective, size, root, options.segment, options.wan_pairs};
+  std::lock_guard lock(choices_mutex_);
+  if (auto it = choices_.find(key); it != choices_.end()) return it->second;
+  const BuildParams params{root, size, options.segment, options.wan_pairs};
+  runtime::AlgorithmChoice choice = runtime::choose_algorithm(setup_.platform, collective, params);
+  if (setup_.options.explain && setup_.rank == 0) {
+    fmt::print(stderr, "multilane explain: {}\n",
+               runtime::explain_choice(choice, collective, params, setup_.size));
+  }
+  return choices_.emplace(key, std::move(choice)).first->second;
+}
+
+std::shared_ptr<const Schedule> CommunicatorImpl::schedule_for(Collective collective,
+                                                               std::string_view algorithm,
+                                                               const BuildParams& params) {
+  const ScheduleKey key{collective,  std::string(algorithm), params.root,
+                        params.size, params.segment,         params.wan_pairs};
+  auto& slot = schedules_[key];
+  if (!slot) {
+    slot = std::make_shared<const Schedule>(
+        build_schedule(setup_.platform, collective, algorithm, params));
+  }
+  return slot;
+}
+
+std::string CommunicatorImpl::describe(const Schedule& schedule, std::uint64_t sequence) const {
+  std::string text =
+      fmt::format("{} #{} ({}", to_string(schedule.collective), sequence, schedule.algorithm);
+  if (schedule.collective != Collective::Allgather && schedule.collective != Collective::Alltoall) {
+    text += fmt::format(", root {}", schedule.root);
+  }
+  return text + fmt::format(", {} bytes)", schedule.size);
+}
+
+namespace {
+
+void check_buffer(Collective collective, Buffer buffer, std::size_t given, int rank, int ranks,
+                  int root, std::uint64_t size) {
+  const std::uint64_t needed = buffer_size(collective, buffer, rank, ranks, root, size);
+  if (given >= needed) return;
+  throw UsageError(
+      fmt::format("{}: the {} buffer of rank {} has {} bytes, but this call needs {} "
+                  "({} bytes per rank, {} ranks)",
+                  to_string(collective), buffer == Buffer::Send ? "send" : "receive", rank, given,
+                  needed, size, ranks));
+}
+
+}  // namespace
+
+void CommunicatorImpl::run(Collective collective, std::span<const std::byte> send,
+                           std::span<std::byte> recv, int root, std::uint64_t size,
+                           const CollectiveOptions& options) {
+  check_usable();
+  check_peer(root, "root");
+  check_buffer(collective, Buffer::Send, send.size(), setup_.rank, setup_.size, root, size);
+  check_buffer(collective, Buffer::Recv, recv.size(), setup_.rank, setup_.size, root, size);
+  std::string algorithm = options.algorithm;
+  BuildParams params{root, size, options.segment, options.wan_pairs};
+  if (algorithm == "auto") {
+    const runtime::AlgorithmChoice choice = choose(collective, size, root, options);
+    algorithm = choice.best.algorithm;
+    params = choice.best.params;
+  } else {
+    if (!find_algorithm(collective, algorithm)) {
+      throw UsageError(fmt::format("unknown {} algorithm '{}': use auto or one of {}",
+                                   to_string(collective), algorithm, algorithm_names(collective)));
+    }
+    params = runtime::resolve_params(setup_.platform, collective, algorithm, params);
+  }
+  auto schedule = schedule_for(collective, algorithm, params);
+  const std::uint64_t sequence = ++sequence_;
+  runtime::CallIdentity identity{sequence, runtime::call_signature(*schedule),
+                                 describe(*schedule, sequence)};
+  auto state = std::make_shared<RequestState>();
+  const runtime::CallBuffers buffers{send, recv};
+  engine_->post([this, schedule, buffers, identity = std::move(identity), state]() mutable {
+    runtime::start_schedule_run(*engine_, schedule, setup_.platform, setup_.rank, buffers,
+                                std::move(identity),
+                                [state](const std::string& error) { state->complete(error); });
+  });
+  wait(*state);
+}
+
+void CommunicatorImpl::barrier() {
+  // A 1-byte allgather: nobody leaves before everybody arrived.
+  std::byte token{1};
+  std::vector<std::byte> all(setup_.size);
+  run(Collective::Allgather, {&token, 1}, all, 0, 1, {"recursive-doubling", 0, 0});
+}
+
+// --- Communicator: thin forwarding to the implementation ---------------------------------
+
+Communicator::Communicator(std::unique_ptr<CommunicatorImpl> impl) : impl_(std::move(impl)) {}
+Communicator::Communicator(Communicator&&) noexcept = default;
+Communicator& Communicator::operator=(Communicator&&) noexcept = default;
+Communicator::~Communicator() = default;
+
+int Communicator::rank() const {
+  return impl_->rank();
+}
+int Communicator::size() const {
+  return impl_->size();
+}
+const Platform& Communicator::platform() const {
+  return impl_->platform();
+}
+const CommunicatorOptions& Communicator::options() const {
+  return impl_->options();
+}
+
+void Communicator::send(std::span<const std::byte> data, int peer) {
+  auto state = impl_->start_send(data, peer);
+  impl_->wait(*state);
+}
+
+void Communicator::recv(std::span<std::byte> data, int peer) {
+  auto state = impl_->start_recv(data, peer);
+  impl_->wait(*state);
+}
+
+Request Communicator::isend(std::span<const std::byte> data, int peer) {
+  return Request(impl_->start_send(data, peer));
+}
+
+Request Communicator::irecv(std::span<std::byte> data, int peer) {
+  return Request(impl_->start_recv(data, peer));
+}
+
+void Communicator::barrier() {
+  impl_->barrier();
+}
+
+void Communicator::bcast(std::span<std::byte> buffer, int root, const CollectiveOptions& options) {
+  impl_->run(Collective::Bcast, {}, buffer, root, buffer.size(), options);
+}
+
+void Communicator::scatter(std::span<const std::byte> send, std::span<std::byte> recv, int root,
+                           const CollectiveOptions& options) {
+  impl_->run(Collective::Scatter, send, recv, root, recv.size(), options);
+}
+
+void Communicator::gather(std::span<const std::byte> send, std::span<std::byte> recv, int root,
+                          const CollectiveOptions& options) {
+  impl_->run(Collective::Gather, send, recv, root, send.size(), options);
+}
+
+void Communicator::allgather(std::span<const std::byte> send, std::span<std::byte> recv,
+                             const CollectiveOptions& options) {
+  impl_->run(Collective::Allgather, send, recv, 0, send.size(), options);
+}
+
+void Communicator::alltoall(std::span<const std::byte> send, std::span<std::byte> recv,
+                            const CollectiveOptions& options) {
+  if (send.size() % size() != 0) {
+    throw UsageError(
+        fmt::format("alltoall: the send buffer has {} bytes, not a multiple of the "
+                    "{} ranks",
+                    send.size(), size()));
+  }
+  impl_->run(Collective::Alltoall, send, recv, 0, send.size() / size(), options);
+}
+
+void Communicator::run(Collective collective, std::span<const std::byte> send,
+                       std::span<std::byte> recv, int root, std::uint64_t size,
+                       const CollectiveOptions& options) {
+  impl_->run(collective, send, recv, root, size, options);
+}
+
+std::string Communicator::explain(Collective collective, std::uint64_t size, int root) const {
+  const BuildParams params{root, size, 0, 0};
+  return runtime::explain_choice(impl_->choose(collective, size, root, {}), collective, params,
+                                 impl_->size());
+}
+
+std::string Communicator::resolve_algorithm(Collective collective, std::uint64_t size, int root,
+                                            const CollectiveOptions& options) const {
+  if (options.algorithm != "auto") return options.algorithm;
+  return impl_->choose(collective, size, root, options).best.algorithm;
+}
+
+}  // namespace multilane

@@ -1,0 +1,79 @@
+// runtime/communicator_impl.hpp — what a Communicator is made of (internal).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "multilane/communicator.hpp"
+#include "runtime/address_book.hpp"
+#include "runtime/algorithm_choice.hpp"
+#include "runtime/engine.hpp"
+#include "runtime/request_state.hpp"
+
+namespace multilane {
+
+// Everything a rank needs to join a job, however it was started.
+struct CommunicatorSetup {
+  int rank = 0;
+  int size = 1;
+  std::uint64_t job_id = 0;
+  runtime::JobSecret secret;
+  Platform platform;  // with exactly `size` ranks placed
+  CommunicatorOptions options;
+  std::string host = "127.0.0.1";  // listening address of lanes the platform gives none
+};
+
+// The platform a job of `size` ranks runs on: the file's (re-placed block-wise when it holds
+// another number of ranks) or, without a file, one site with one single-lane node per rank.
+Platform job_platform(const std::string& platform_file, int size);
+
+class CommunicatorImpl {
+ public:
+  // Listens, publishes this rank's addresses in `book`, and looks up every peer's.
+  CommunicatorImpl(CommunicatorSetup setup, runtime::AddressBook& book);
+  ~CommunicatorImpl();
+
+  int rank() const { return setup_.rank; }
+  int size() const { return setup_.size; }
+  const Platform& platform() const { return setup_.platform; }
+  const CommunicatorOptions& options() const { return setup_.options; }
+
+  std::shared_ptr<RequestState> start_send(std::span<const std::byte> data, int peer);
+  std::shared_ptr<RequestState> start_recv(std::span<std::byte> data, int peer);
+  void run(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
+           int root, std::uint64_t size, const CollectiveOptions& options);
+  void barrier();
+  // Throws the error of a failed operation and breaks the communicator.
+  void wait(RequestState& state);
+
+  runtime::AlgorithmChoice choose(Collective collective, std::uint64_t size, int root,
+                                  const CollectiveOptions& options) const;
+
+  // Keeps alive whatever serves the address book (the rendezvous of rank 0).
+  std::shared_ptr<void> keep_alive;
+
+ private:
+  void check_usable() const;
+  void check_peer(int peer, const char* what) const;
+  std::shared_ptr<const Schedule> schedule_for(Collective collective, std::string_view algorithm,
+                                               const BuildParams& params);
+  std::string describe(const Schedule& schedule, std::uint64_t sequence) const;
+
+  CommunicatorSetup setup_;
+  std::unique_ptr<runtime::Engine> engine_;
+  std::vector<std::uint64_t> sent_;      // point-to-point messages sent to each peer
+  std::vector<std::uint64_t> received_;  // ... and receives posted from each peer
+  std::uint64_t sequence_ = 0;           // collective calls so far
+  std::string broken_;                   // the first failure, "" while usable
+  using ScheduleKey = std::tuple<Collective, std::string, int, std::uint64_t, std::uint64_t, int>;
+  std::map<ScheduleKey, std::shared_ptr<const Schedule>> schedules_;
+  using ChoiceKey = std::tuple<Collective, std::uint64_t, int, std::uint64_t, int>;
+  mutable std::mutex choices_mutex_;
+  mutable std::map<ChoiceKey, runtime::AlgorithmChoice> choices_;
+};
+
+}  // namespace multilane

@@ -1,0 +1,187 @@
+// runtime/schedule_run.cpp — see schedule_run.hpp.
+#include "runtime/schedule_run.hpp"
+
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace multilane::runtime {
+
+namespace {
+
+class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
+ public:
+  ScheduleRun(Engine& engine, std::shared_ptr<const Schedule> schedule, const Platform& platform,
+              int rank, CallBuffers buffers, CallIdentity identity,
+              std::function<void(const std::string&)> done)
+      : engine_(engine),
+        schedule_(std::move(schedule)),
+        platform_(platform),
+        rank_(rank),
+        buffers_(buffers),
+        identity_(std::move(identity)),
+        done_(std::move(done)),
+        program_(schedule_->program(rank)),
+        scratch_(schedule_->scratch_bytes.empty() ? 0 : schedule_->scratch_bytes[rank]) {}
+
+  void start() {
+    index_messages();
+    link_dependencies();
+    auto self = shared_from_this();
+    engine_.begin_call(identity_.sequence, identity_.signature,
+                       [self](const std::string& error) { self->fail(error); });
+    if (program_.empty()) return finish("");
+    for (std::uint32_t i = 0; i < program_.size(); ++i) {
+      if (remaining_[i] == 0) ready_.push_back(i);
+    }
+    drain();
+  }
+
+ private:
+  // Message k of the call on each ordered pair, counted separately for sends and receives.
+  void index_messages() {
+    std::vector<std::uint64_t> sends(schedule_->num_ranks(), 0);
+    std::vector<std::uint64_t> recvs(schedule_->num_ranks(), 0);
+    message_.resize(program_.size(), 0);
+    for (std::size_t i = 0; i < program_.size(); ++i) {
+      const Op& op = program_[i];
+      if (op.kind == OpKind::Send) message_[i] = sends[op.peer]++;
+      if (op.kind == OpKind::Recv) message_[i] = recvs[op.peer]++;
+    }
+  }
+
+  void link_dependencies() {
+    remaining_.resize(program_.size(), 0);
+    dependents_.resize(program_.size());
+    for (std::uint32_t i = 0; i < program_.size(); ++i) {
+      for (OpIndex dep : schedule_->deps_of(program_[i])) {
+        dependents_[dep].push_back(i);
+        ++remaining_[i];
+      }
+    }
+  }
+
+  void drain() {
+    if (draining_) return;  // an operation that completed at once: the outer loop goes on
+    draining_ = true;
+    while (!ready_.empty() && !over_) {
+      const std::uint32_t i = ready_.back();
+      ready_.pop_back();
+      launch(i);
+    }
+    draining_ = false;
+  }
+
+  std::span<std::byte> bytes(const Range& range) {
+    std::span<std::byte> buffer;
+    switch (range.buffer) {
+      case Buffer::Send:
+        // Schedules only read the Send buffer (the verifier checks it).
+        buffer = {const_cast<std::byte*>(buffers_.send.data()), buffers_.send.size()};
+        break;
+      case Buffer::Recv:
+        buffer = buffers_.recv;
+        break;
+      case Buffer::Scratch:
+        buffer = scratch_;
+        break;
+    }
+    return buffer.subspan(range.offset, range.length);
+  }
+
+  std::vector<int> lanes_to(const Op& op) const {
+    if (op.lane != kAnyLane) return {op.lane};
+    const int common = std::min(platform_.lanes_of(rank_), platform_.lanes_of(op.peer));
+    std::vector<int> lanes(common);
+    for (int l = 0; l < common; ++l) lanes[l] = l;
+    return lanes;
+  }
+
+  void launch(std::uint32_t i) {
+    const Op& op = program_[i];
+    auto self = shared_from_this();
+    auto on_done = [self, i](const std::string& error) { self->op_done(i, error); };
+    const MessageKey key{identity_.sequence, message_[i]};
+    switch (op.kind) {
+      case OpKind::Send: {
+        const LinkClass link = platform_.site_of(rank_) == platform_.site_of(op.peer)
+                                   ? LinkClass::Lan
+                                   : LinkClass::Wan;
+        engine_.send(
+            SendRequest{op.peer, lanes_to(op), link, key, identity_.signature, bytes(op.range)},
+            on_done);
+        break;
+      }
+      case OpKind::Recv:
+        engine_.recv(RecvRequest{op.peer, key, identity_.signature, bytes(op.range)}, on_done);
+        break;
+      case OpKind::Copy: {
+        const auto to = bytes(op.range);
+        const auto from = bytes(op.source);
+        std::memmove(to.data(), from.data(), to.size());
+        op_done(i, "");
+        break;
+      }
+    }
+  }
+
+  void op_done(std::uint32_t i, const std::string& error) {
+    if (over_) return;
+    if (!error.empty()) return fail(error);
+    ++completed_;
+    for (std::uint32_t next : dependents_[i]) {
+      if (--remaining_[next] == 0) ready_.push_back(next);
+    }
+    if (completed_ == program_.size()) return finish("");
+    drain();
+  }
+
+  void fail(const std::string& error) { finish(error); }
+
+  void finish(const std::string& error) {
+    if (over_) return;
+    over_ = true;
+    engine_.end_call(identity_.sequence);  // abandons whatever is still pending
+    done_(error.empty() ? error : identity_.description + ": " + error);
+  }
+
+  Engine& engine_;
+  std::shared_ptr<const Schedule> schedule_;
+  const Platform& platform_;
+  int rank_;
+  CallBuffers buffers_;
+  CallIdentity identity_;
+  std::function<void(const std::string&)> done_;
+  std::span<const Op> program_;
+  std::vector<std::byte> scratch_;
+  std::vector<std::uint64_t> message_;
+  std::vector<std::uint32_t> remaining_;
+  std::vector<std::vector<std::uint32_t>> dependents_;
+  std::vector<std::uint32_t> ready_;
+  std::size_t completed_ = 0;
+  bool draining_ = false;
+  bool over_ = false;
+};
+
+}  // namespace
+
+void start_schedule_run(Engine& engine, std::shared_ptr<const Schedule> schedule,
+                        const Platform& platform, int rank, CallBuffers buffers,
+                        CallIdentity identity, std::function<void(const std::string&)> done) {
+  std::make_shared<ScheduleRun>(engine, std::move(schedule), platform, rank, buffers,
+                                std::move(identity), std::move(done))
+      ->start();
+}
+
+std::uint64_t call_signature(const Schedule& schedule) {
+  const std::string text = fmt::format("{}|{}|{}|{}|{}|{}|{}", to_string(schedule.collective),
+                                       schedule.algorithm, schedule.root, schedule.size,
+                                       schedule.segment, schedule.wan_pairs, schedule.num_ranks());
+  const std::uint64_t hash = XXH3_64bits(text.data(), text.size());
+  return hash == 0 ? 1 : hash;  // 0 means point-to-point on the wire
+}
+
+}  // namespace multilane::runtime

@@ -1,0 +1,47 @@
+// runtime/schedule_run.hpp — one rank's part of a collective call, executed on the engine.
+//
+// The rank's program (schedule.hpp) runs as a dataflow graph: every operation starts as soon as
+// its dependencies completed — sends and receives through the engine, copies at once — so the
+// pipelining written into the schedule happens for real. The k-th Send to a peer becomes
+// message k of the call on that ordered pair (matching rule of schedule.hpp); a kAnyLane
+// transfer is striped over every lane both nodes have, and transfers between sites use the
+// WAN link class (more streams).
+//
+// The first failing operation fails the call: the engine abandons the call's other operations
+// (no byte of the user's buffers is touched afterwards) and `done` gets the error prefixed with
+// the call's description ("bcast #3 (binomial, root 0, 1048576 bytes): timed out ...").
+// Everything runs on the engine's progress thread; `done` is called exactly once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "multilane/platform.hpp"
+#include "multilane/schedule.hpp"
+#include "runtime/engine.hpp"
+
+namespace multilane::runtime {
+
+struct CallBuffers {
+  std::span<const std::byte> send;
+  std::span<std::byte> recv;
+};
+
+struct CallIdentity {
+  std::uint64_t sequence = 0;   // call number, from 1, the same on every rank
+  std::uint64_t signature = 0;  // fingerprint of the call's arguments (call_signature())
+  std::string description;      // for error messages
+};
+
+// Starts the call on the engine's progress thread (call it there).
+void start_schedule_run(Engine& engine, std::shared_ptr<const Schedule> schedule,
+                        const Platform& platform, int rank, CallBuffers buffers,
+                        CallIdentity identity, std::function<void(const std::string&)> done);
+
+// Fingerprint of everything that must agree between ranks for a call to match.
+std::uint64_t call_signature(const Schedule& schedule);
+
+}  // namespace multilane::runtime

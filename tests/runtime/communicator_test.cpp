@@ -1,0 +1,223 @@
+// tests/runtime/communicator_test.cpp — the Communicator over real TCP on loopback, with the
+// ranks of a job as threads: exact bytes for point-to-point and every collective algorithm,
+// striping over streams and lanes, and the faults (mismatch, dead peer, timeout).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "local_job.hpp"
+#include "multilane/algorithms.hpp"
+#include "multilane/collective.hpp"
+#include "runtime/data_check.hpp"
+
+namespace multilane::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+void expect_all_ok(const std::vector<std::string>& errors) {
+  for (std::size_t r = 0; r < errors.size(); ++r) EXPECT_EQ(errors[r], "") << "rank " << r;
+}
+
+TEST(Communicator, PointToPointDeliversExactBytesOfEverySize) {
+  const std::vector<std::size_t> sizes{0, 1, 4097, (1u << 20) + 3};
+  expect_all_ok(run_local_job(local_job(2), [&](Communicator& comm) {
+    for (std::size_t size : sizes) {
+      if (comm.rank() == 0) {
+        comm.send(bytes_pattern(size, 1), 1);
+      } else {
+        std::vector<std::byte> got(size, std::byte{0});
+        comm.recv(got, 0);
+        EXPECT_EQ(got, bytes_pattern(size, 1)) << size << " bytes";
+      }
+    }
+  }));
+}
+
+TEST(Communicator, NonBlockingExchangeInBothDirections) {
+  expect_all_ok(run_local_job(local_job(2), [](Communicator& comm) {
+    const int peer = 1 - comm.rank();
+    const auto out = bytes_pattern(3 << 20, comm.rank());
+    std::vector<std::byte> in(3 << 20);
+    Request r = comm.irecv(in, peer);
+    Request s = comm.isend(out, peer);
+    s.wait();
+    r.wait();
+    EXPECT_TRUE(r.test());
+    EXPECT_EQ(in, bytes_pattern(3 << 20, peer));
+  }));
+}
+
+// Every collective and every algorithm, checked byte for byte on every rank.
+void check_every_algorithm(LocalJob job, std::uint64_t size) {
+  const int ranks = job.platform.num_ranks();
+  expect_all_ok(run_local_job(job, [&](Communicator& comm) {
+    for (const AlgorithmInfo& info : all_algorithms()) {
+      for (int root : {0, ranks - 1}) {
+        const Collective c = info.collective;
+        std::vector<std::byte> send(buffer_size(c, Buffer::Send, comm.rank(), ranks, root, size));
+        std::vector<std::byte> recv(buffer_size(c, Buffer::Recv, comm.rank(), ranks, root, size));
+        runtime::fill_for_check(c, comm.rank(), ranks, root, size, send, recv);
+        CollectiveOptions options;
+        options.algorithm = std::string(info.name);
+        options.segment = 1000;  // several segments even for small sizes
+        comm.run(c, send, recv, root, size, options);
+        EXPECT_EQ(runtime::check_result(c, comm.rank(), ranks, root, size, recv), "")
+            << to_string(c) << " " << info.name << " root " << root << " size " << size;
+      }
+    }
+  }));
+}
+
+TEST(Communicator, EveryAlgorithmOnFiveRanks) {
+  check_every_algorithm(local_job(5), 4097);
+}
+TEST(Communicator, EveryAlgorithmOnOneRank) {
+  check_every_algorithm(local_job(1), 1);
+}
+TEST(Communicator, EveryAlgorithmOnTwoSitesOfTwoLanes) {
+  check_every_algorithm(local_job(6, 2, 2), 3001);
+}
+
+TEST(Communicator, StripesLargeMessagesOverStreamsAndLanes) {
+  LocalJob job = local_job(2, 2);
+  job.options.lan_streams = 4;
+  job.options.max_chunk = 64 * 1024;
+  expect_all_ok(run_local_job(job, [](Communicator& comm) {
+    const std::size_t size = (5u << 20) + 1;
+    if (comm.rank() == 0) {
+      comm.send(bytes_pattern(size, 3), 1);
+    } else {
+      std::vector<std::byte> got(size);
+      comm.recv(got, 0);
+      EXPECT_EQ(got, bytes_pattern(size, 3));
+    }
+  }));
+}
+
+TEST(Communicator, EarlyMessagesBeyondTheBudgetWaitForTheirReceive) {
+  LocalJob job = local_job(2);
+  job.options.unexpected_budget = 1024;  // far below the message: the stream must pause
+  expect_all_ok(run_local_job(job, [](Communicator& comm) {
+    const std::size_t size = 2u << 20;
+    if (comm.rank() == 0) {
+      comm.send(bytes_pattern(100, 1), 1);
+      comm.send(bytes_pattern(size, 2), 1);
+    } else {
+      std::this_thread::sleep_for(200ms);  // both messages arrive before their receives
+      std::vector<std::byte> small(100), large(size);
+      comm.recv(small, 0);
+      comm.recv(large, 0);
+      EXPECT_EQ(small, bytes_pattern(100, 1));
+      EXPECT_EQ(large, bytes_pattern(size, 2));
+    }
+  }));
+}
+
+TEST(Communicator, DifferentAlgorithmsAtTheSameCallAreAMismatch) {
+  const auto errors = run_local_job(local_job(2), [](Communicator& comm) {
+    std::vector<std::byte> data(1000);
+    comm.bcast(data, 0, {comm.rank() == 0 ? "binomial" : "chain", 0, 0});
+  });
+  EXPECT_THAT(errors[1], HasSubstr("bcast #1 (chain, root 0, 1000 bytes): rank 0 runs a different "
+                                   "call as call #1"));
+}
+
+TEST(Communicator, DifferentSizesAreAMismatchNotCorruption) {
+  LocalJob job = local_job(3);
+  job.options.timeout = 2s;
+  const auto errors = run_local_job(job, [](Communicator& comm) {
+    std::vector<std::byte> data(comm.rank() == 2 ? 500 : 1000);
+    comm.bcast(data, 0, {"linear", 0, 0});
+  });
+  EXPECT_THAT(errors[2], HasSubstr("rank 0 runs a different call as call #1"));
+}
+
+TEST(Communicator, ReceiveFromADeadPeerFailsAtOnceNamingIt) {
+  LocalJob job = local_job(2);
+  job.options.timeout = 30s;  // the failure must come from the closed connections, not this
+  const auto start = std::chrono::steady_clock::now();
+  const auto errors = run_local_job(job, [](Communicator& comm) {
+    if (comm.rank() == 1) {
+      comm.send(bytes_pattern(10, 1), 0);
+      return;  // leaves: its communicator closes every connection
+    }
+    std::vector<std::byte> first(10), second(10);
+    comm.recv(first, 1);
+    comm.recv(second, 1);
+  });
+  EXPECT_EQ(errors[1], "");
+  EXPECT_EQ(errors[0], "rank 1 closed its connections (it exited or died)");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+}
+
+TEST(Communicator, SilentPeerTimesOutSayingWhatWasAwaited) {
+  LocalJob job = local_job(2);
+  job.options.timeout = 300ms;
+  const auto errors = run_local_job(job, [](Communicator& comm) {
+    if (comm.rank() == 1) {
+      std::this_thread::sleep_for(1s);
+      return;
+    }
+    std::vector<std::byte> data(10);
+    comm.recv(data, 1);
+  });
+  EXPECT_EQ(errors[0],
+            "timed out after 0.3 s waiting for rank 1 (point-to-point message 0): received 0 of "
+            "10 bytes; rank 1 never connected to this rank");
+}
+
+TEST(Communicator, AFailedCommunicatorRefusesLaterCalls) {
+  LocalJob job = local_job(2);
+  job.options.timeout = 200ms;
+  const auto errors = run_local_job(job, [](Communicator& comm) {
+    if (comm.rank() == 1) return;
+    std::vector<std::byte> data(10);
+    EXPECT_THROW(comm.recv(data, 1), CommunicationError);
+    comm.send(data, 1);
+  });
+  EXPECT_THAT(errors[0], HasSubstr("unusable after an earlier failure: timed out"));
+}
+
+TEST(Communicator, BadArgumentsNameTheArgumentAndRange) {
+  const auto errors = run_local_job(local_job(2), [](Communicator& comm) {
+    std::vector<std::byte> data(10);
+    if (comm.rank() == 0) {
+      EXPECT_THAT(attempt([&] { comm.send(data, 2); }).message,
+                  "destination rank 2 is out of range: must be 0..1");
+      EXPECT_THAT(attempt([&] { comm.bcast(data, -1); }).message,
+                  "root -1 is out of range: must be 0..1");
+      EXPECT_THAT(attempt([&] {
+                    comm.bcast(data, 0, {"fastest", 0, 0});
+                  }).message,
+                  HasSubstr("unknown bcast algorithm 'fastest': use auto or one of linear"));
+      std::vector<std::byte> small(15);
+      EXPECT_EQ(attempt([&] { comm.scatter(small, data, 0); }).message,
+                "scatter: the send buffer of rank 0 has 15 bytes, but this call needs 20 (10 "
+                "bytes per rank, 2 ranks)");
+    }
+    comm.barrier();
+  });
+  expect_all_ok(errors);
+}
+
+TEST(Communicator, AutoPicksTheModelsFastestAndExplainsIt) {
+  LocalJob job = local_job(8, 2);
+  expect_all_ok(run_local_job(job, [](Communicator& comm) {
+    const std::string text = comm.explain(Collective::Bcast, 16 << 20, 0);
+    EXPECT_THAT(text, HasSubstr("bcast of 16777216 bytes, root 0, 8 ranks: chose "));
+    EXPECT_THAT(text, HasSubstr("candidates: "));
+    // Two lanes per node and a large message: a two-tree algorithm (multilane, or NCCL's
+    // double binary tree, which the model rates a hair faster) beats every one-tree one.
+    const std::string chosen = comm.resolve_algorithm(Collective::Bcast, 16 << 20, 0);
+    EXPECT_THAT(chosen, ::testing::AnyOf("multilane", "multilane-sites", "dbtree"));
+    EXPECT_THAT(text, HasSubstr("chose " + chosen));
+    std::vector<std::byte> data(1 << 20);
+    runtime::fill_for_check(Collective::Bcast, comm.rank(), 8, 0, data.size(), {}, data);
+    comm.bcast(data, 0);
+    EXPECT_EQ(runtime::check_result(Collective::Bcast, comm.rank(), 8, 0, data.size(), data), "");
+  }));
+}
+
+}  // namespace
+}  // namespace multilane::testing

@@ -1,0 +1,101 @@
+// tests/runtime/local_job.hpp — several ranks of one job as threads of the test process.
+//
+// Each rank is a real Communicator with its own engine and TCP connections over 127.0.0.1;
+// only the address exchange is in memory. run_local_job() joins every thread and returns what
+// each rank threw ("" when it returned), so a failing rank cannot hang or crash the test.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "multilane/communicator.hpp"
+#include "runtime/address_book.hpp"
+#include "runtime/communicator_impl.hpp"
+
+namespace multilane::testing {
+
+class MemoryAddressBook : public runtime::AddressBook {
+ public:
+  void publish(int rank, const std::vector<std::string>& addresses) override {
+    {
+      std::lock_guard lock(mutex_);
+      book_[rank] = addresses;
+    }
+    changed_.notify_all();
+  }
+  std::vector<std::string> lookup(int rank) override {
+    std::unique_lock lock(mutex_);
+    if (!changed_.wait_for(lock, std::chrono::seconds(20), [&] { return book_.contains(rank); })) {
+      throw CommunicationError("rank " + std::to_string(rank) + " never published its address");
+    }
+    return book_[rank];
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<int, std::vector<std::string>> book_;
+};
+
+struct LocalJob {
+  Platform platform;
+  CommunicatorOptions options;
+  std::string secret = "local job secret";
+  // Secret of one rank, to test a rank that does not belong (empty: the job's).
+  std::map<int, std::string> secret_of;
+};
+
+inline std::vector<std::string> run_local_job(const LocalJob& job,
+                                              const std::function<void(Communicator&)>& body) {
+  const int size = job.platform.num_ranks();
+  MemoryAddressBook book;
+  std::vector<std::string> errors(size);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < size; ++rank) {
+    threads.emplace_back([&, rank] {
+      try {
+        CommunicatorSetup setup;
+        setup.rank = rank;
+        setup.size = size;
+        setup.job_id = 7;
+        const auto secret = job.secret_of.contains(rank) ? job.secret_of.at(rank) : job.secret;
+        setup.secret = runtime::JobSecret::from_text(secret);
+        setup.platform = job.platform;
+        setup.options = job.options;
+        Communicator comm(std::make_unique<CommunicatorImpl>(std::move(setup), book));
+        body(comm);
+      } catch (const std::exception& e) {
+        errors[rank] = e.what();
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  return errors;
+}
+
+inline LocalJob local_job(int ranks, int lanes = 1, int sites = 1) {
+  LocalJob job;
+  const int per_site = (ranks + sites - 1) / sites;
+  job.platform = make_uniform_platform(sites, per_site, lanes, 1, 1.25e9, 20e-6, 1e-3, 1.25e9, 1e8);
+  job.platform.place_block(ranks);
+  job.options.timeout = std::chrono::seconds(20);
+  return job;
+}
+
+inline std::vector<std::byte> bytes_pattern(std::size_t size, unsigned seed) {
+  std::vector<std::byte> bytes(size);
+  for (std::size_t i = 0; i < size; ++i) {
+    bytes[i] = static_cast<std::byte>((i * 131 + seed * 17 + (i >> 9)) & 0xff);
+  }
+  return bytes;
+}
+
+}  // namespace multilane::testing
