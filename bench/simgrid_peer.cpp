@@ -15,14 +15,18 @@
 // status 1 when a simulated time of SimGrid (overlapped latency) differs from multilane's by more
 // than MARGIN (a fraction). Bad arguments exit with status 2 and say why.
 #include <fmt/format.h>
-#include <simgrid/version.h>
 #include <CLI/CLI.hpp>
-#include <simgrid/s4u/Engine.hpp>  // before version.h, which needs its macros
+
+#include <simgrid/s4u/Engine.hpp>  // before version.h, which needs the macros it brings
+
+#include <simgrid/version.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -55,16 +59,29 @@ struct Options {
   double timeout_s = 600;
 };
 
-// One algorithm at one size: simulated times and median wall-clock times.
+// Simulated time (the same in every run: both simulators are deterministic) and the median
+// wall-clock and CPU times to simulate.
+struct Measured {
+  double time_s = 0;
+  double wall_s = 0;
+  double cpu_s = 0;
+};
+
+// One algorithm at one size.
 struct Row {
   std::string algorithm;
   std::uint64_t size = 0;
   std::uint64_t transfers = 0;
-  double ours_s = 0;
-  double ours_wall_s = 0;
-  std::optional<double> simgrid_s;          // overlapped latency
-  std::optional<double> simgrid_per_msg_s;  // per-message latency
-  double simgrid_wall_s = 0;                // of the faster latency mode (SimGrid at its best)
+  Measured ours;
+  std::optional<Measured> simgrid;          // overlapped latency
+  std::optional<Measured> simgrid_per_msg;  // per-message latency
+
+  // SimGrid at its best: the latency mode that took less CPU time.
+  const Measured& fastest_simgrid() const {
+    if (!simgrid) return *simgrid_per_msg;
+    if (!simgrid_per_msg) return *simgrid;
+    return simgrid->cpu_s <= simgrid_per_msg->cpu_s ? *simgrid : *simgrid_per_msg;
+  }
 };
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -92,49 +109,56 @@ std::vector<LatencyMode> parse_modes(const std::string& text) {
 
 // The child's answer: simulated time, then build and run wall times, exactly (hex floats).
 std::string encode(const ReplayResult& r) {
-  return fmt::format("{:a} {:a} {:a} {} {}", r.time_s, r.build_s, r.run_s, r.comms, r.execs);
+  return fmt::format("{:a} {:a} {:a} {:a} {} {}", r.time_s, r.build_s, r.run_s, r.cpu_s, r.comms,
+                     r.execs);
 }
 
 ReplayResult decode(const std::string& text) {
   std::istringstream in(text);
-  std::string time, build, run;
+  std::string time, build, run, cpu;
   ReplayResult r;
-  if (!(in >> time >> build >> run >> r.comms >> r.execs)) {
+  if (!(in >> time >> build >> run >> cpu >> r.comms >> r.execs)) {
     throw std::runtime_error(fmt::format("unreadable answer from the SimGrid run: \"{}\"", text));
   }
   r.time_s = std::strtod(time.c_str(), nullptr);
   r.build_s = std::strtod(build.c_str(), nullptr);
   r.run_s = std::strtod(run.c_str(), nullptr);
+  r.cpu_s = std::strtod(cpu.c_str(), nullptr);
   return r;
 }
 
-// Simulated time (the same in every run: both simulators are deterministic) and median wall time.
-struct Measured {
-  double time_s = 0;
-  double wall_s = 0;
-};
+double process_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
 
 Measured measure_ours(const Schedule& schedule, const Platform& platform, int runs,
                       std::uint64_t& transfers) {
-  std::vector<double> walls;
+  std::vector<double> walls, cpus;
   Measured m;
   for (int i = 0; i < runs; ++i) {
+    const double cpu_start = process_cpu_s();
+    const auto wall_start = std::chrono::steady_clock::now();
     const SimResult r = simulate(schedule, platform);
+    walls.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count());
+    cpus.push_back(process_cpu_s() - cpu_start);
     if (i > 0 && r.time_s != m.time_s) {
       throw std::runtime_error(fmt::format(
           "multilane's simulator is not deterministic: {} then {} s", m.time_s, r.time_s));
     }
     m.time_s = r.time_s;
     transfers = r.transfers;
-    walls.push_back(r.wall_s);
   }
   m.wall_s = median(walls);
+  m.cpu_s = median(cpus);
   return m;
 }
 
 Measured measure_simgrid(const Schedule& schedule, const Platform& platform, LatencyMode mode,
                          const Options& o) {
-  std::vector<double> walls;
+  std::vector<double> walls, cpus;
   Measured m;
   for (int i = 0; i < o.runs; ++i) {
     const ChildOutcome outcome = run_in_child(
@@ -152,8 +176,10 @@ Measured measure_simgrid(const Schedule& schedule, const Platform& platform, Lat
     }
     m.time_s = r.time_s;
     walls.push_back(r.build_s + r.run_s);
+    cpus.push_back(r.cpu_s);
   }
   m.wall_s = median(walls);
+  m.cpu_s = median(cpus);
   return m;
 }
 
@@ -168,8 +194,7 @@ void print_header(const Options& o, const Platform& platform, const std::vector<
   const SimGridSettings settings = simgrid_settings(platform);
   std::string cfg;
   for (const auto& c : settings.config) cfg += " --cfg=" + c;
-  fmt::print("multilane simulate() vs SimGrid {}.{}.{} (S4U activity graph)\n", major, minor,
-             patch);
+  fmt::print("multilane simulate() vs SimGrid {}.{}.{} (S4U activities)\n", major, minor, patch);
   fmt::print(
       "platform {} ({}): {} sites, {} nodes, {} ranks{}\n", platform.name, o.platform,
       platform.num_sites(), platform.nodes.size(), platform.num_ranks(),
@@ -186,8 +211,8 @@ void print_header(const Options& o, const Platform& platform, const std::vector<
   fmt::print("\n");
   for (const auto& c : settings.caveats) fmt::print("caveat: {}\n", c);
   fmt::print(
-      "wall: simulate() vs SimGrid platform + activity graph + Engine::run (the faster latency "
-      "mode)\n\n");
+      "time to simulate: simulate() vs SimGrid platform + replay + Engine::run, of the latency "
+      "mode that took less CPU; cpu = CPU time of the process (the machine is shared)\n\n");
 }
 
 void print_table_head(const std::vector<LatencyMode>& modes) {
@@ -197,21 +222,23 @@ void print_table_head(const std::vector<LatencyMode>& modes) {
     head += m == LatencyMode::Overlapped ? "SimGrid | diff | " : "SimGrid per-message | ";
     rule += m == LatencyMode::Overlapped ? "---:|---:|" : "---:|";
   }
-  head += "multilane wall | SimGrid wall | speed-up |";
-  rule += "---:|---:|---:|";
+  head += "multilane cpu | SimGrid cpu | speed-up cpu | speed-up wall |";
+  rule += "---:|---:|---:|---:|";
   fmt::print("{}\n{}\n", head, rule);
 }
 
 void print_row(const Row& r) {
   std::string line = fmt::format("| {} | {} | {} | {} | ", r.algorithm, format_size(r.size),
-                                 r.transfers, format_duration(r.ours_s));
-  if (r.simgrid_s) {
-    line +=
-        fmt::format("{} | {} | ", format_duration(*r.simgrid_s), percent(*r.simgrid_s / r.ours_s));
+                                 r.transfers, format_duration(r.ours.time_s));
+  if (r.simgrid) {
+    line += fmt::format("{} | {} | ", format_duration(r.simgrid->time_s),
+                        percent(r.simgrid->time_s / r.ours.time_s));
   }
-  if (r.simgrid_per_msg_s) line += fmt::format("{} | ", format_duration(*r.simgrid_per_msg_s));
-  line += fmt::format("{} | {} | {:.0f}x |", format_duration(r.ours_wall_s),
-                      format_duration(r.simgrid_wall_s), r.simgrid_wall_s / r.ours_wall_s);
+  if (r.simgrid_per_msg) line += fmt::format("{} | ", format_duration(r.simgrid_per_msg->time_s));
+  const Measured& sg = r.fastest_simgrid();
+  line +=
+      fmt::format("{} | {} | {:.0f}x | {:.0f}x |", format_duration(r.ours.cpu_s),
+                  format_duration(sg.cpu_s), sg.cpu_s / r.ours.cpu_s, sg.wall_s / r.ours.wall_s);
   fmt::print("{}\n", line);
   std::fflush(stdout);
 }
@@ -227,13 +254,10 @@ Row measure_row(const Platform& platform, const Options& o, Collective collectiv
   Row row;
   row.algorithm = algorithm;
   row.size = size;
-  const Measured ours = measure_ours(schedule, platform, o.runs, row.transfers);
-  row.ours_s = ours.time_s;
-  row.ours_wall_s = ours.wall_s;
-  for (std::size_t i = 0; i < modes.size(); ++i) {
-    const Measured sg = measure_simgrid(schedule, platform, modes[i], o);
-    (modes[i] == LatencyMode::Overlapped ? row.simgrid_s : row.simgrid_per_msg_s) = sg.time_s;
-    row.simgrid_wall_s = i == 0 ? sg.wall_s : std::min(row.simgrid_wall_s, sg.wall_s);
+  row.ours = measure_ours(schedule, platform, o.runs, row.transfers);
+  for (LatencyMode mode : modes) {
+    (mode == LatencyMode::Overlapped ? row.simgrid : row.simgrid_per_msg) =
+        measure_simgrid(schedule, platform, mode, o);
   }
   return row;
 }
@@ -272,8 +296,10 @@ int run(const Options& o) {
     for (std::uint64_t size : sizes) {
       const Row row = measure_row(platform, o, *collective, algorithm, size, segment, modes);
       print_row(row);
-      if (row.simgrid_s && std::abs(*row.simgrid_s / row.ours_s - 1) >= worst) {
-        worst = std::abs(*row.simgrid_s / row.ours_s - 1);
+      const double difference =
+          row.simgrid ? std::abs(row.simgrid->time_s / row.ours.time_s - 1) : 0;
+      if (row.simgrid && difference >= worst) {
+        worst = difference;
         worst_row = fmt::format("{} {}", algorithm, format_size(size));
       }
     }

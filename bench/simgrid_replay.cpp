@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <ctime>
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -28,192 +30,217 @@ namespace {
 
 constexpr int kMaxStripe = 8;  // lanes a kAnyLane transfer is cut over, as in multilane's simulator
 
-// One activity of the graph: a comm or an exec, by index.
-struct Ref {
-  bool exec = false;
-  std::uint32_t index = 0;
-  friend auto operator<=>(const Ref&, const Ref&) = default;
-};
+// What a SimGrid activity stands for, kept in its user data: a data comm (one stripe) of a
+// transfer, the zero-byte comm that carries a transfer's latency (Overlapped), or a copy's exec.
+enum class Role : std::uintptr_t { Data = 0, Latency = 1, Copy = 2 };
 
-// The activity graph of one schedule on one SimGrid platform.
-class ActivityGraph {
+void* tag(Role role, std::uint32_t index) {
+  return reinterpret_cast<void*>((std::uintptr_t(index) << 2) | std::uintptr_t(role));
+}
+
+// Replays one schedule: counts every transfer's and copy's unmet dependencies and starts its
+// SimGrid activities when the count reaches zero. A "waiter" is a transfer (ids 0..T-1) or a
+// copy (id T + its position in copies_).
+class Replay {
  public:
-  ActivityGraph(const Schedule& schedule, const Platform& platform, const SimGridPlatform& sg,
-                LatencyMode mode)
+  Replay(const Schedule& schedule, const Platform& platform, const SimGridPlatform& sg,
+         LatencyMode mode)
       : s_(schedule), platform_(platform), sg_(sg), mode_(mode), t_(match_transfers(schedule)) {
-    create_transfers();
-    create_copies();
-    link_transfers();
-    link_copies();
+    choose_lanes();
+    collect_copies();
+    count_dependencies();
   }
 
-  // Starts every activity whose predecessors are done; SimGrid starts the others as they become
-  // so while the engine runs.
+  // Starts everything that waits for nothing; the rest starts from on_completion().
   void start() {
-    for (auto& c : comms_) c->vetoable_start();
-    for (auto& e : execs_) e->vetoable_start();
+    for (std::uint32_t w = 0; w < waiting_.size(); ++w) {
+      if (waiting_[w] == 0) start_waiter(w);
+    }
   }
 
-  std::size_t comms() const { return comms_.size(); }
-  std::size_t execs() const { return execs_.size(); }
+  // SimGrid's completion callback, for every activity this replay started.
+  void on_completion(const sg4::Activity& activity) {
+    if (activity.get_state() != sg4::Activity::State::FINISHED) return;  // stays incomplete
+    const auto data = reinterpret_cast<std::uintptr_t>(activity.get_data<void>());
+    const auto index = static_cast<std::uint32_t>(data >> 2);
+    switch (static_cast<Role>(data & 3)) {
+      case Role::Data:
+        if (--stripes_left_[index] == 0) transfer_left(index);
+        break;
+      case Role::Latency:
+        complete(t_.recv_op[index]);
+        break;
+      case Role::Copy:
+        complete(index);
+        break;
+    }
+  }
+
+  std::uint64_t comms() const { return comms_; }
+  std::uint64_t execs() const { return execs_; }
 
   // Completion time of every rank; throws naming the first operation that never completed.
   std::vector<double> rank_finish() const {
     std::vector<double> finish(static_cast<std::size_t>(s_.num_ranks()), 0.0);
-    std::vector<Ref> refs;
     for (std::uint32_t g = 0; g < s_.ops.size(); ++g) {
-      refs.clear();
-      completion_of(g, refs);
-      for (const Ref& r : refs) {
-        const sg4::Activity& a = activity(r);
-        if (a.get_state() != sg4::Activity::State::FINISHED) throw_stuck(g);
-        double& f = finish[static_cast<std::size_t>(t_.rank_of_op[g])];
-        f = std::max(f, a.get_finish_time());
-      }
+      if (done_at_[g] < 0) throw_stuck(g);
+      double& f = finish[static_cast<std::size_t>(t_.rank_of_op[g])];
+      f = std::max(f, done_at_[g]);
     }
     return finish;
   }
 
  private:
-  const sg4::Activity& activity(Ref r) const {
-    if (r.exec) return *execs_[r.index];
-    return *comms_[r.index];
-  }
-
-  void add_successor(Ref from, const sg4::ActivityPtr& to) {
-    if (from.exec) {
-      execs_[from.index]->add_successor(to);
-    } else {
-      comms_[from.index]->add_successor(to);
-    }
-  }
-
-  // The activities whose completion completes op g: a Send's data comms (its bytes have left),
-  // a Recv's latency comm (Overlapped) or data comms (PerMessage), a Copy's exec.
-  void completion_of(std::uint32_t g, std::vector<Ref>& out) const {
-    const Op& op = s_.ops[g];
-    if (op.kind == OpKind::Copy) {
-      out.push_back({true, copy_exec_[g]});
-      return;
-    }
-    const std::uint32_t t = t_.of_op[g];
-    if (op.kind == OpKind::Recv && mode_ == LatencyMode::Overlapped) {
-      out.push_back({false, arrival_[t]});
-      return;
-    }
-    for (std::uint32_t c = stripe_begin_[t]; c < stripe_end_[t]; ++c) out.push_back({false, c});
-  }
-
-  void dependencies_of(std::uint32_t g, std::vector<Ref>& out) const {
-    const int rank = t_.rank_of_op[g];
-    for (OpIndex d : s_.deps_of(s_.ops[g])) completion_of(s_.rank_begin[rank] + d, out);
-  }
-
-  // The lanes a transfer uses, checked against the nodes and the platform's WAN links.
-  std::pair<int, int> lanes_of(const Op& send, int from, int to) const {
-    const int na = platform_.node_of(from);
-    const int nb = platform_.node_of(to);
-    if (na == nb) {
-      throw UsageError(fmt::format(
-          "ranks {} and {} share node {}: the SimGrid peer does not model shared memory (use a "
-          "platform with one rank per node)",
-          from, to, platform_.nodes[na].name));
-    }
-    const int sa = platform_.nodes[na].site;
-    const int sb = platform_.nodes[nb].site;
-    if (!sg_.sites_connected(sa, sb)) {
-      throw UsageError(
-          fmt::format("no WAN link between sites '{}' and '{}' (rank {} sends to rank {})",
-                      platform_.sites[sa].name, platform_.sites[sb].name, from, to));
-    }
-    const int la = platform_.lanes_of(from);
-    const int lb = platform_.lanes_of(to);
-    if (send.lane == kAnyLane) return {0, std::min({la, lb, kMaxStripe})};
-    if (send.lane < 0 || send.lane >= la || send.lane >= lb) {
-      throw UsageError(fmt::format(
-          "rank {} (node {}, {} lanes) sends to rank {} (node {}, {} lanes) on lane {}, which one "
-          "of them does not have",
-          from, platform_.nodes[na].name, la, to, platform_.nodes[nb].name, lb, int(send.lane)));
-    }
-    return {send.lane, 1};
-  }
-
-  void create_transfers() {
-    stripe_begin_.reserve(t_.size());
-    stripe_end_.reserve(t_.size());
-    if (mode_ == LatencyMode::Overlapped) arrival_.reserve(t_.size());
-    for (std::size_t t = 0; t < t_.size(); ++t) {
+  // The lanes of every transfer, checked against the nodes and the WAN links before anything
+  // runs: [first_lane_, first_lane_ + lanes_).
+  void choose_lanes() {
+    first_lane_.resize(t_.size());
+    lanes_.resize(t_.size());
+    stripes_left_.resize(t_.size());
+    for (std::uint32_t t = 0; t < t_.size(); ++t) {
       const Op& send = s_.ops[t_.send_op[t]];
       const int from = t_.rank_of_op[t_.send_op[t]];
       const int to = send.peer;
-      const auto [first_lane, lanes] = lanes_of(send, from, to);
+      const int na = platform_.node_of(from);
+      const int nb = platform_.node_of(to);
+      if (na == nb) {
+        throw UsageError(fmt::format(
+            "ranks {} and {} share node {}: the SimGrid peer does not model shared memory (use a "
+            "platform with one rank per node)",
+            from, to, platform_.nodes[na].name));
+      }
+      const int sa = platform_.nodes[na].site;
+      const int sb = platform_.nodes[nb].site;
+      if (!sg_.sites_connected(sa, sb)) {
+        throw UsageError(
+            fmt::format("no WAN link between sites '{}' and '{}' (rank {} sends to rank {})",
+                        platform_.sites[sa].name, platform_.sites[sb].name, from, to));
+      }
+      const int la = platform_.lanes_of(from);
+      const int lb = platform_.lanes_of(to);
+      int first = send.lane;
+      int count = 1;
+      if (send.lane == kAnyLane) {
+        first = 0;
+        count = std::min({la, lb, kMaxStripe});
+      } else if (send.lane < 0 || send.lane >= la || send.lane >= lb) {
+        throw UsageError(fmt::format(
+            "rank {} (node {}, {} lanes) sends to rank {} (node {}, {} lanes) on lane {}, which "
+            "one of them does not have",
+            from, platform_.nodes[na].name, la, to, platform_.nodes[nb].name, lb, int(send.lane)));
+      }
       // Never an empty stripe: a zero-byte comm is what carries latency alone.
-      const std::uint64_t bytes = send.range.length;
-      const auto stripes = static_cast<int>(std::min<std::uint64_t>(std::uint64_t(lanes), bytes));
-      stripe_begin_.push_back(static_cast<std::uint32_t>(comms_.size()));
-      for (int i = 0; i < stripes; ++i) {
-        const std::uint64_t share = bytes / stripes + (std::uint64_t(i) < bytes % stripes ? 1 : 0);
-        comms_.push_back(
-            sg4::Comm::sendto_init(sg_.lane_host(platform_.node_of(from), first_lane + i),
-                                   sg_.lane_host(platform_.node_of(to), first_lane + i))
-                ->set_payload_size(share));
-      }
-      stripe_end_.push_back(static_cast<std::uint32_t>(comms_.size()));
-      if (mode_ == LatencyMode::Overlapped) {
-        arrival_.push_back(static_cast<std::uint32_t>(comms_.size()));
-        comms_.push_back(sg4::Comm::sendto_init(sg_.lane_host(platform_.node_of(from), first_lane),
-                                                sg_.lane_host(platform_.node_of(to), first_lane))
-                             ->set_payload_size(0));
-      }
+      count = static_cast<int>(std::min<std::uint64_t>(std::uint64_t(count), send.range.length));
+      first_lane_[t] = static_cast<std::int8_t>(first);
+      lanes_[t] = static_cast<std::uint8_t>(count);
     }
   }
 
-  void create_copies() {
-    copy_exec_.assign(s_.ops.size(), 0);
+  void collect_copies() {
     for (std::uint32_t g = 0; g < s_.ops.size(); ++g) {
-      const Op& op = s_.ops[g];
-      if (op.kind != OpKind::Copy) continue;
-      copy_exec_[g] = static_cast<std::uint32_t>(execs_.size());
-      execs_.push_back(sg4::Exec::init()
-                           ->set_flops_amount(double(op.range.length))
-                           ->set_host(sg_.memory_host(platform_.node_of(t_.rank_of_op[g]))));
+      if (s_.ops[g].kind == OpKind::Copy) copies_.push_back(g);
     }
   }
 
-  // A transfer's comms wait for the Send's and the Recv's dependencies and for the previous
-  // transfer of the pair (its bytes having left, or, PerMessage, having arrived).
-  void link_transfers() {
-    std::vector<Ref> preds;
-    for (std::size_t t = 0; t < t_.size(); ++t) {
-      preds.clear();
-      dependencies_of(t_.send_op[t], preds);
-      dependencies_of(t_.recv_op[t], preds);
-      if (t_.previous[t] != kNoTransfer) completion_of(t_.send_op[t_.previous[t]], preds);
-      std::sort(preds.begin(), preds.end());
-      preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
-      for (std::uint32_t c = stripe_begin_[t]; c < stripe_end_[t]; ++c) {
-        for (const Ref& p : preds) add_successor(p, comms_[c]);
-        if (mode_ == LatencyMode::Overlapped) comms_[c]->add_successor(comms_[arrival_[t]]);
-      }
+  // Reverse dependency edges op -> waiter in compressed rows, and every waiter's count: a
+  // transfer waits for its Send's and its Recv's dependencies and for the previous transfer of
+  // its pair (to have left its sender, or, PerMessage, to have arrived: the Send then completes
+  // on arrival); a copy waits for its own dependencies.
+  void count_dependencies() {
+    const auto transfers = static_cast<std::uint32_t>(t_.size());
+    waiting_.assign(transfers + copies_.size(), 0);
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;  // (op, waiter)
+    auto wait_for_deps = [&](std::uint32_t g, std::uint32_t w) {
+      const int rank = t_.rank_of_op[g];
+      for (OpIndex d : s_.deps_of(s_.ops[g])) edges.emplace_back(s_.rank_begin[rank] + d, w);
+    };
+    for (std::uint32_t t = 0; t < transfers; ++t) {
+      wait_for_deps(t_.send_op[t], t);
+      wait_for_deps(t_.recv_op[t], t);
+      if (t_.previous[t] != kNoTransfer) edges.emplace_back(t_.send_op[t_.previous[t]], t);
+    }
+    for (std::uint32_t c = 0; c < copies_.size(); ++c) wait_for_deps(copies_[c], transfers + c);
+    edge_begin_.assign(s_.ops.size() + 1, 0);
+    for (const auto& [op, w] : edges) {
+      ++edge_begin_[op + 1];
+      ++waiting_[w];
+    }
+    for (std::size_t g = 0; g < s_.ops.size(); ++g) edge_begin_[g + 1] += edge_begin_[g];
+    dependents_.resize(edges.size());
+    std::vector<std::uint32_t> fill(edge_begin_.begin(), edge_begin_.end() - 1);
+    for (const auto& [op, w] : edges) dependents_[fill[op]++] = w;
+    done_at_.assign(s_.ops.size(), -1.0);
+  }
+
+  void start_waiter(std::uint32_t w) {
+    if (w < t_.size()) {
+      start_transfer(w);
+    } else {
+      start_copy(copies_[w - t_.size()]);
     }
   }
 
-  void link_copies() {
-    std::vector<Ref> preds;
-    for (std::uint32_t g = 0; g < s_.ops.size(); ++g) {
-      if (s_.ops[g].kind != OpKind::Copy) continue;
-      preds.clear();
-      dependencies_of(g, preds);
-      std::sort(preds.begin(), preds.end());
-      preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
-      for (const Ref& p : preds) add_successor(p, execs_[copy_exec_[g]]);
+  sg4::Host* lane_host(int rank, int lane) const {
+    return sg_.lane_host(platform_.node_of(rank), lane);
+  }
+
+  void start_transfer(std::uint32_t t) {
+    const Op& send = s_.ops[t_.send_op[t]];
+    const int from = t_.rank_of_op[t_.send_op[t]];
+    const std::uint64_t bytes = send.range.length;
+    const int stripes = lanes_[t];
+    stripes_left_[t] = static_cast<std::uint8_t>(stripes);
+    for (int i = 0; i < stripes; ++i) {
+      const std::uint64_t share = bytes / stripes + (std::uint64_t(i) < bytes % stripes ? 1 : 0);
+      const int lane = first_lane_[t] + i;
+      start_comm(lane_host(from, lane), lane_host(send.peer, lane), share, tag(Role::Data, t));
+    }
+  }
+
+  // The transfer's bytes have left the sender: its Send completes, and its Recv too
+  // (PerMessage, where leaving is arriving) or one route latency later (Overlapped).
+  void transfer_left(std::uint32_t t) {
+    complete(t_.send_op[t]);
+    if (mode_ == LatencyMode::PerMessage) {
+      complete(t_.recv_op[t]);
+      return;
+    }
+    const int from = t_.rank_of_op[t_.send_op[t]];
+    const int to = s_.ops[t_.send_op[t]].peer;
+    start_comm(lane_host(from, first_lane_[t]), lane_host(to, first_lane_[t]), 0,
+               tag(Role::Latency, t));
+  }
+
+  void start_comm(sg4::Host* from, sg4::Host* to, std::uint64_t bytes, void* data) {
+    sg4::CommPtr comm = sg4::Comm::sendto_init(from, to)->set_payload_size(bytes);
+    comm->set_data(data);
+    comm->start();
+    keep_.push_back(std::move(comm));
+    ++comms_;
+  }
+
+  void start_copy(std::uint32_t g) {
+    const Op& op = s_.ops[g];
+    sg4::ExecPtr exec = sg4::Exec::init()
+                            ->set_flops_amount(double(op.range.length))
+                            ->set_host(sg_.memory_host(platform_.node_of(t_.rank_of_op[g])));
+    exec->set_data(tag(Role::Copy, g));
+    exec->start();
+    keep_.push_back(std::move(exec));
+    ++execs_;
+  }
+
+  void complete(std::uint32_t g) {
+    done_at_[g] = sg4::Engine::get_clock();
+    for (std::uint32_t e = edge_begin_[g]; e < edge_begin_[g + 1]; ++e) {
+      if (--waiting_[dependents_[e]] == 0) start_waiter(dependents_[e]);
     }
   }
 
   [[noreturn]] void throw_stuck(std::uint32_t g) const {
     const int rank = t_.rank_of_op[g];
     const Op& op = s_.ops[g];
-    std::string what = std::string(to_string(op.kind));
+    std::string what(to_string(op.kind));
     if (op.kind != OpKind::Copy) {
       what += fmt::format(" {} rank {}", op.kind == OpKind::Send ? "to" : "from", op.peer);
     }
@@ -226,16 +253,29 @@ class ActivityGraph {
   const SimGridPlatform& sg_;
   LatencyMode mode_;
   Transfers t_;
-  std::vector<sg4::CommPtr> comms_;          // data stripes, then latency comms interleaved
-  std::vector<sg4::ExecPtr> execs_;          // copies
-  std::vector<std::uint32_t> stripe_begin_;  // per transfer, its data comms in comms_ ...
-  std::vector<std::uint32_t> stripe_end_;    // ... [stripe_begin_, stripe_end_)
-  std::vector<std::uint32_t> arrival_;       // per transfer, its latency comm (Overlapped)
-  std::vector<std::uint32_t> copy_exec_;     // per op, its exec (copies)
+  std::vector<std::int8_t> first_lane_;     // per transfer
+  std::vector<std::uint8_t> lanes_;         // per transfer: its stripes
+  std::vector<std::uint8_t> stripes_left_;  // per transfer: stripes still moving
+  std::vector<std::uint32_t> copies_;       // op indices of the copies
+  std::vector<std::uint32_t> waiting_;      // per waiter: unmet dependencies
+  std::vector<std::uint32_t> edge_begin_;   // per op: its dependents in dependents_
+  std::vector<std::uint32_t> dependents_;
+  std::vector<double> done_at_;  // per op: completion time, -1 until then
+  // Every activity started: SimGrid calls back into the S4U object when it completes, so it
+  // must outlive its run.
+  std::vector<sg4::ActivityPtr> keep_;
+  std::uint64_t comms_ = 0;
+  std::uint64_t execs_ = 0;
 };
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double process_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 }
 
 // Overlapped: data comms do not wait for the route latency (factor 0, but TCP-gamma still sees
@@ -260,23 +300,26 @@ ReplayResult replay_in_simgrid(const Schedule& schedule, const Platform& platfor
   for (const auto& c : settings.config) sg4::Engine::set_config(c);
 
   ReplayResult result;
+  const double cpu_start = process_cpu_s();
   const auto build_start = std::chrono::steady_clock::now();
   const SimGridPlatform sg(platform);
   if (mode == LatencyMode::Overlapped) {
     engine.get_netzone_root()->get_network_model()->set_lat_factor_cb(overlapped_latency_factor);
   }
-  ActivityGraph graph(schedule, platform, sg, mode);
-  graph.start();
+  Replay replay(schedule, platform, sg, mode);
+  sg4::Activity::on_completion_cb([&replay](const sg4::Activity& a) { replay.on_completion(a); });
+  replay.start();
   result.build_s = seconds_since(build_start);
 
   const auto run_start = std::chrono::steady_clock::now();
   engine.run();
   result.run_s = seconds_since(run_start);
+  result.cpu_s = process_cpu_s() - cpu_start;
 
-  result.rank_finish_s = graph.rank_finish();
+  result.rank_finish_s = replay.rank_finish();
   for (double f : result.rank_finish_s) result.time_s = std::max(result.time_s, f);
-  result.comms = graph.comms();
-  result.execs = graph.execs();
+  result.comms = replay.comms();
+  result.execs = replay.execs();
   return result;
 }
 

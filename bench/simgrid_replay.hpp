@@ -1,16 +1,17 @@
-// bench/simgrid_replay.hpp — a multilane Schedule replayed in SimGrid as a graph of S4U activities.
+// bench/simgrid_replay.hpp — a multilane Schedule replayed in SimGrid as S4U activities.
 //
-// A schedule is a dependency graph already, so it becomes one in SimGrid (the S4U activity
-// dependencies of SimGrid's dag-* examples): every transfer is one host-to-host Comm per lane it
-// uses (Comm::sendto_init between the lane hosts of simgrid_platform.hpp; a kAnyLane transfer is
-// cut evenly over the lanes both nodes have, at most 8, like multilane's simulator stripes it),
-// every Copy is an Exec on the node's memory host, and Activity::add_successor carries the
-// dependencies; SimGrid starts an activity once its predecessors have completed. Matching is the
-// schedule's rule: the k-th Send of a to b is the k-th Recv of b from a, one FIFO channel per
-// ordered pair, so the comms of transfer k start when the Send's dependencies, the Recv's
-// dependencies and transfer k-1 of the pair have completed. (Not actors and mailboxes: a mailbox
-// comm travels between the hosts of its two actors and so cannot pick a NIC; and the graph runs
-// inside SimGrid's kernel without actor context switches, SimGrid's fastest way to run it.)
+// Every transfer becomes one host-to-host Comm per lane it uses (Comm::sendto_init between the
+// lane hosts of simgrid_platform.hpp; a kAnyLane transfer is cut evenly over the lanes both nodes
+// have, at most 8, as multilane's simulator stripes it), every Copy an Exec on the node's memory
+// host. Matching is the schedule's rule: the k-th Send of a to b is the k-th Recv of b from a, one
+// FIFO channel per ordered pair, so the comms of transfer k start when the Send's dependencies,
+// the Recv's dependencies and transfer k-1 of the pair have completed. The replay counts those
+// dependencies itself and starts each activity from SimGrid's completion callback
+// (Activity::on_completion) the moment it may start, so only activities in flight exist — as with
+// an actor per rank, without the actors' context switches. (Not the S4U activity-dependency API
+// with the whole graph created up front: SimGrid 3.32 keeps every unfinished host-to-host comm in
+// one list that each completion walks, which makes that quadratic. Not mailboxes: a mailbox comm
+// travels between the hosts of its two actors and so cannot pick a NIC.)
 //
 // Latency, two ways:
 //   Overlapped   multilane's channel semantics. The data comms get latency factor 0 (bytes move at
@@ -42,14 +43,15 @@ std::string_view to_string(LatencyMode mode);
 struct ReplayResult {
   double time_s = 0;                  // completion time: max over ranks
   std::vector<double> rank_finish_s;  // per rank: completion of its last operation
-  std::uint64_t comms = 0;            // SimGrid comms created (data and latency)
-  std::uint64_t execs = 0;            // SimGrid execs created (copies)
-  double build_s = 0;                 // wall: SimGrid platform and activity graph
+  std::uint64_t comms = 0;            // SimGrid comms started (data and latency)
+  std::uint64_t execs = 0;            // SimGrid execs started (copies)
+  double build_s = 0;                 // wall: SimGrid platform and the replay's bookkeeping
   double run_s = 0;                   // wall: Engine::run
+  double cpu_s = 0;                   // CPU time of both (the machine may be shared)
 };
 
-// Creates a SimGrid engine, configures it (simgrid_settings), builds the platform and the
-// activity graph, runs it and reports. SimGrid's engine is one per process and cannot be created
+// Creates a SimGrid engine, configures it (simgrid_settings), builds the platform, replays the
+// schedule and reports. SimGrid's engine is one per process and cannot be created
 // again: call this at most once per process (simgrid_child.hpp runs it in a child process).
 // Throws UsageError when the platform cannot carry the schedule (no WAN link, a missing lane,
 // shared memory), std::invalid_argument when the schedule breaks the matching rule, and
