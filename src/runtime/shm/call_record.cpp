@@ -15,9 +15,11 @@ std::atomic_ref<std::uint64_t> atomic(std::uint64_t& field) {
   return std::atomic_ref<std::uint64_t>(field);
 }
 
-bool same_call(const CallInfo& a, const CallInfo& b) {
-  return a.serial == b.serial && a.collective == b.collective && a.root == b.root &&
-         a.size == b.size && a.geometry == b.geometry;
+// splitmix64's finaliser: every input bit affects every output bit.
+std::uint64_t mix(std::uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
 }
 
 }  // namespace
@@ -79,10 +81,13 @@ std::optional<CallRecord> load_record(RankRecord& rank) {
   return call;
 }
 
-std::string call_mismatch(const CallInfo& ours, const CallInfo& theirs, int their_rank) {
-  if (theirs.serial > ours.serial || same_call(ours, theirs)) return {};
-  return fmt::format("collective calls differ: local rank {} is in {} but this rank in {}",
-                     their_rank, describe(theirs), describe(ours));
+std::uint64_t fingerprint(const CallInfo& call) {
+  const CallRecord record = pack(call);
+  std::uint64_t digest = mix(record.serial);
+  for (const std::uint64_t field : {record.shape, record.size, record.geometry}) {
+    digest = mix(digest ^ field);
+  }
+  return digest == 0 ? 1 : digest;
 }
 
 }  // namespace multilane::runtime::shm

@@ -1,9 +1,10 @@
 // runtime/shm/call_record.hpp — which call a rank is in, packed into its RankRecord.
 //
 // Every rank writes its call (serial number, collective, root, size, pipeline buffers) into its
-// record before its first step; a reader that synced with a writer compares the two, so that
-// ranks calling different collectives, roots or sizes fail with a message naming both calls
-// instead of exchanging wrong bytes or hanging until the timeout.
+// record when it enters the call, so that errors can say where the other ranks are. Ranks that
+// disagree on a call are caught by fingerprints (runtime/shm/endpoint.hpp): every writer of a
+// stage adds its call's fingerprint to the buffer's sync word, and every reader checks that the
+// sum is `writers` times its own.
 #pragma once
 
 #include <cstdint>
@@ -35,9 +36,7 @@ std::string describe(const CallInfo& call);
 void store_record(RankRecord& rank, const CallRecord& call);
 std::optional<CallRecord> load_record(RankRecord& rank);
 
-// Whether a writer in call `theirs` may have produced a stage of our call `ours`: the same call,
-// or a later one (it moved on; nothing to compare). An empty string when consistent, else the
-// reason, e.g. "local rank 0 is in call 3 (bcast ...) but this rank in call 3 (scatter ...)".
-std::string call_mismatch(const CallInfo& ours, const CallInfo& theirs, int their_rank);
+// A 64-bit digest of the whole call (serial included), never 0.
+std::uint64_t fingerprint(const CallInfo& call);
 
 }  // namespace multilane::runtime::shm

@@ -42,6 +42,7 @@ ShmEndpoint::ShmEndpoint(SegmentView view, int local_rank, const WaitPolicy& pol
 
 void ShmEndpoint::enter_call(const CallInfo& call) {
   call_ = call;
+  fingerprint_ = fingerprint(call);
   store_record(view_.ranks[static_cast<std::size_t>(rank_)], pack(call));
 }
 
@@ -78,16 +79,22 @@ std::string ShmEndpoint::describe_wait(const Step& step) const {
 std::string ShmEndpoint::laggards() const {
   std::string text;
   for (int r = 0; r < local_size(); ++r) {
+    if (r == rank_) continue;
     const auto record = load_record(view_.ranks[static_cast<std::size_t>(r)]);
-    if (r == rank_ || !record || record->serial >= call_.serial) continue;
-    text += fmt::format("; local rank {} is in {}", r, describe(unpack(*record)));
+    const CallInfo where = record ? unpack(*record) : CallInfo{};  // serial 0: no call yet
+    if (where.serial < call_.serial) {
+      text += fmt::format("; local rank {} is in {}", r, describe(where));
+    }
   }
   return text;
 }
 
 void ShmEndpoint::wait(const Step& step) {
   check_not_broken();
-  const auto check = [&] { check_ranks_alive(describe_wait(step)); };
+  const auto check = [&] {
+    check_not_broken();
+    check_ranks_alive(describe_wait(step));
+  };
   if (wait_until_reached(word_waited_on(step), target_of(step), policy_, check)) return;
   check_not_broken();
   check_ranks_alive(describe_wait(step), true);
@@ -95,14 +102,25 @@ void ShmEndpoint::wait(const Step& step) {
                    describe_wait(step), laggards()));
 }
 
-void ShmEndpoint::check_call(const Step& step) {
+void ShmEndpoint::check_writers_call(const Step& step) {
+  const std::uint64_t sum =
+      std::atomic_ref<std::uint64_t>(view_.slots[step.stage.slot].filled.tag)
+          .load(std::memory_order_relaxed);  // ordered by the acquire of `filled`
+  if (sum == step.stage.writers * fingerprint_) return;
+  // Name where the writers are now (they may have moved on since they wrote).
+  std::string others;
   for (int r = 0; r < local_size(); ++r) {
     if (r == rank_ || (step.peer >= 0 && r != step.peer)) continue;
     const auto record = load_record(view_.ranks[static_cast<std::size_t>(r)]);
-    if (!record) continue;  // being rewritten: that rank has moved on to its next call
-    const std::string mismatch = call_mismatch(call_, unpack(*record), r);
-    if (!mismatch.empty()) fail(mismatch);
+    if (record && record->serial == call_.serial && fingerprint(unpack(*record)) == fingerprint_) {
+      continue;
+    }
+    others += fmt::format("; local rank {} is in {}", r,
+                          record ? describe(unpack(*record)) : std::string("another call"));
   }
+  if (others.empty()) others = "; a writer of the stage was in another call";
+  fail(fmt::format("collective calls differ at stage {}: this rank is in {}{}", step.stage.index,
+                   describe(call_), others));
 }
 
 void ShmEndpoint::perform(const Step& step, const ShmBuffers& buffers) {
@@ -118,27 +136,32 @@ void ShmEndpoint::perform(const Step& step, const ShmBuffers& buffers) {
       if (step.length > 0) std::memcpy(shared, buffers.send + step.offset, step.length);
       return;
     case Primitive::PairSync:
-    case Primitive::GroupSync:
-      if (step.role == SyncRole::Writer) {
-        arrive(view_.slots[step.stage.slot].filled, step.stage.writers,
-               stage_value(step.stage.index));
-      } else if (step.check_call) {
-        check_call(step);
-      }
+    case Primitive::GroupSync: {
+      SyncWord& filled = view_.slots[step.stage.slot].filled;
+      if (step.role == SyncRole::Reader) return check_writers_call(step);
+      std::atomic_ref<std::uint64_t>(filled.tag).fetch_add(fingerprint_, std::memory_order_relaxed);
+      arrive(filled, step.stage.writers, stage_value(step.stage.index));  // releases the tag too
       return;
+    }
     case Primitive::ReceiverGet:
     case Primitive::GroupGet:
     case Primitive::GroupSegGet:
       if (step.length > 0) std::memcpy(buffers.recv + step.offset, shared, step.length);
-      if (step.release) {
-        arrive(view_.slots[step.stage.slot].drained, step.stage.readers,
-               stage_value(step.stage.index));
-      }
+      if (step.release) release(step);
       return;
     case Primitive::LocalCopy:
       std::memcpy(buffers.recv + step.offset, buffers.send + step.source, step.length);
       return;
   }
+}
+
+void ShmEndpoint::release(const Step& step) {
+  SlotHeader& slot = view_.slots[step.stage.slot];
+  if (!count_arrival(slot.drained, step.stage.readers)) return;
+  // Every reader has checked the fingerprints; the next writers start from 0 once they see
+  // the buffer released.
+  std::atomic_ref<std::uint64_t>(slot.filled.tag).store(0, std::memory_order_relaxed);
+  publish(slot.drained, stage_value(step.stage.index));
 }
 
 void ShmEndpoint::break_group(const std::string& reason) {
@@ -184,6 +207,7 @@ void ShmEndpoint::check_ranks_alive(const std::string& waiting_for, bool now) {
     if (r == rank_) continue;
     const pid_t pid = pid_of(view_.ranks[static_cast<std::size_t>(r)]);
     if (pid != 0 && !process_alive(pid)) {
+      check_not_broken();  // a rank that failed, said why, and exited is not news
       fail(fmt::format("local rank {} (pid {}) died while this rank waited for {}", r, pid,
                        waiting_for));
     }

@@ -11,6 +11,10 @@
 // run() is the three in a row. Any failure breaks the group (fail()): the reason goes into the
 // segment and every rank's next wait throws ShmError naming the rank that failed and why.
 //
+// Every writer adds its call's fingerprint (call_record.hpp) to the stage's `filled` word when
+// it syncs, and every reader checks the sum after its wait: ranks that disagree on a call
+// (collective, root, size, tuning, number of calls) fail with both calls named.
+//
 // Not thread-safe: one thread per endpoint. The endpoint does not own the segment.
 #pragma once
 
@@ -68,13 +72,15 @@ class ShmEndpoint {
   std::uint32_t target_of(const Step& step) const;
   std::string describe_wait(const Step& step) const;
   std::string laggards() const;
-  void check_call(const Step& step);
+  void check_writers_call(const Step& step);
+  void release(const Step& step);
 
   SegmentView view_;
   int rank_;
   WaitPolicy policy_;
   std::string label_;
   CallInfo call_;
+  std::uint64_t fingerprint_ = 0;
   bool broken_ = false;
   std::chrono::steady_clock::time_point next_liveness_check_{};
 };

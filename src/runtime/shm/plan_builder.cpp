@@ -121,11 +121,7 @@ void PlanBuilder::sync(Primitive primitive, const Stage& stage, SyncRole role, i
   step.primitive = primitive;
   step.role = role;
   step.stage = stage;
-  if (role == SyncRole::Reader) {
-    step.peer = writer;
-    step.check_call = !checked_call_;
-    checked_call_ = true;
-  }
+  if (role == SyncRole::Reader) step.peer = writer;
   plan_.steps.push_back(step);
 }
 

@@ -3,7 +3,7 @@
 // The plan_*.cpp files describe each collective for one rank with these calls. The builder
 // allocates stage numbers and pipeline buffers round robin, drops zero-length copies, merges
 // a put or get that continues the previous one (same stage, adjacent in shared memory and in
-// the user's buffer), and marks the first reader sync of the call for the call check. When the
+// the user's buffer). When the
 // call changes the geometry, every rank's plan starts with waits for every buffer of the
 // previous epoch to be read (zero-length Group_seg_puts), so no rank writes a new buffer that
 // overlaps an old one still being read.
@@ -58,7 +58,6 @@ class PlanBuilder {
   Geometry geometry_;
   StageClock& clock_;
   ShmPlan& plan_;
-  bool checked_call_ = false;
 };
 
 // One chunk of a message cut into pieces of at most `chunk` bytes.

@@ -57,7 +57,6 @@ struct Step {
   Primitive primitive = Primitive::LocalCopy;
   SyncRole role = SyncRole::Writer;  // syncs only
   bool release = false;              // gets: the last get of this stage by this rank
-  bool check_call = false;           // reader syncs: compare the writers' calls with ours
   std::int32_t peer = -1;            // reader syncs: the writer; puts: the reader; -1: several
   Stage stage;
   std::uint64_t slot_offset = 0;  // where in the pipeline buffer

@@ -53,13 +53,18 @@ void publish(SyncWord& word, std::uint32_t value) {
   if (atomic(word.sleepers).load(std::memory_order_seq_cst) != 0) futex_wake_all(&word.value);
 }
 
-bool arrive(SyncWord& word, std::uint32_t participants, std::uint32_t value) {
+bool count_arrival(SyncWord& word, std::uint32_t participants) {
   if (participants > 1 &&
       atomic(word.arrivals).fetch_add(1, std::memory_order_acq_rel) + 1 < participants) {
     return false;
   }
-  // Nobody else touches `arrivals` until `value` is seen, so a relaxed reset suffices.
+  // Nobody else touches `arrivals` before the next publish, so a relaxed reset suffices.
   atomic(word.arrivals).store(0, std::memory_order_relaxed);
+  return true;
+}
+
+bool arrive(SyncWord& word, std::uint32_t participants, std::uint32_t value) {
+  if (!count_arrival(word, participants)) return false;
   publish(word, value);
   return true;
 }

@@ -26,6 +26,7 @@ struct alignas(64) SyncWord {
   std::uint32_t value = 0;     // the futex word
   std::uint32_t sleepers = 0;  // ranks inside futex_wait on `value`
   std::uint32_t arrivals = 0;  // participants arrived in the current phase
+  std::uint64_t tag = 0;       // what the participants of the phase add up (call fingerprints)
 };
 
 inline bool reached(std::uint32_t value, std::uint32_t target) {
@@ -43,9 +44,11 @@ inline bool has_reached(SyncWord& word, std::uint32_t target) {
 // Sets the value and wakes its sleepers.
 void publish(SyncWord& word, std::uint32_t value);
 
-// One of `participants` arrives; the last one resets the arrival count and publishes `value`.
-// Returns true for the last one. The count must be back at 0 before anyone arrives for the next
-// phase, which callers guarantee by waiting for `value` first.
+// Counts one of `participants` in; true for the last one, which has reset the count. The count
+// must be back at 0 before anyone arrives for the next phase, which callers guarantee by having
+// the last one publish a value that the next phase's participants wait for.
+bool count_arrival(SyncWord& word, std::uint32_t participants);
+// count_arrival(), and the last one publishes `value`. Returns true for the last one.
 bool arrive(SyncWord& word, std::uint32_t participants, std::uint32_t value);
 
 // Wakes every sleeper, whether registered or not (used when a group breaks).

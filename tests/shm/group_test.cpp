@@ -1,0 +1,187 @@
+// ShmGroup across real processes (fork): every collective, 2..8 ranks, sizes around every
+// switch point, exact bytes; the segment's name is gone once the group is up, and nothing is
+// left in /dev/shm afterwards.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "multilane/errors.hpp"
+#include "runtime/shm/shm_group.hpp"
+#include "shm/collective_data.hpp"
+#include "shm/fork_ranks.hpp"
+
+namespace multilane::runtime::shm {
+namespace {
+
+using testing::describe;
+using testing::run_and_check;
+using testing::run_ranks;
+using testing::unique_job_id;
+
+ShmOptions small_buffers() {
+  ShmOptions options;
+  options.tuning = {256, 3};  // small, so few bytes already cross every switch point
+  options.capacity = 64 * 1024;
+  options.timeout = std::chrono::seconds(5);
+  return options;
+}
+
+// Sizes around the switch points of p ranks with a buffer of b bytes.
+std::vector<std::uint64_t> sizes_around(int p, std::uint64_t b) {
+  const auto up = static_cast<std::uint64_t>(p);
+  return {0, 1, 13, b / up / up + 1, b / up, b / up + 1, b - 1, b + 1, 3 * b + 5};
+}
+
+void expect_ok(const std::vector<testing::RankOutcome>& outcomes) {
+  for (const auto& outcome : outcomes) EXPECT_TRUE(outcome.ok()) << describe(outcomes);
+}
+
+class ShmGroupCollective : public ::testing::TestWithParam<Collective> {};
+
+TEST_P(ShmGroupCollective, ExactBytesFromTwoToEightRanks) {
+  const Collective collective = GetParam();
+  for (int p = 2; p <= 8; ++p) {
+    const std::uint64_t job = unique_job_id();
+    const auto outcomes = run_ranks(p, [&](int rank) {
+      ShmGroup group(job, 0, rank, p, small_buffers());
+      std::uint32_t seed = 0;
+      for (const std::uint64_t size : sizes_around(p, 256)) {
+        for (const int root : {0, p - 1}) {
+          const std::string problem = run_and_check(group, collective, root, size, ++seed);
+          if (!problem.empty()) throw std::runtime_error(problem);
+        }
+      }
+      // Past the default buffer too, and with a per-call tuning of another geometry.
+      for (const auto& tuning : {ShmTuning{1024, 2}, ShmTuning{4096, 8}}) {
+        const std::string problem =
+            run_and_check(group, collective, p / 2, 20'000 + 3, ++seed, tuning);
+        if (!problem.empty()) throw std::runtime_error(problem);
+      }
+    });
+    expect_ok(outcomes);
+    EXPECT_TRUE(list_segments(job).empty()) << p << " ranks";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, ShmGroupCollective, ::testing::ValuesIn(kAllCollectives),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+TEST(ShmGroup, DefaultTuningAroundOneMebibyte) {
+  const std::uint64_t job = unique_job_id();
+  const auto outcomes = run_ranks(3, [&](int rank) {
+    ShmOptions options;
+    options.timeout = std::chrono::seconds(5);
+    ShmGroup group(job, 0, rank, 3, options);
+    std::uint32_t seed = 100;
+    for (const Collective c : kAllCollectives) {
+      const std::uint64_t size = c == Collective::Bcast ? (1u << 20) + 1 : (1u << 18) - 3;
+      const std::string problem = run_and_check(group, c, 1, size, ++seed);
+      if (!problem.empty()) throw std::runtime_error(problem);
+    }
+  });
+  expect_ok(outcomes);
+  EXPECT_TRUE(list_segments(job).empty());
+}
+
+TEST(ShmGroup, OneRankNeedsNobody) {
+  const std::uint64_t job = unique_job_id();
+  ShmGroup group(job, 3, 0, 1);
+  EXPECT_TRUE(list_segments(job).empty());  // removed as soon as everyone (itself) attached
+  for (const Collective c : kAllCollectives) {
+    EXPECT_EQ(run_and_check(group, c, 0, 1000, 1), "") << to_string(c);
+  }
+  group.barrier();
+}
+
+TEST(ShmGroup, NameIsGoneOnceEveryRankAttached) {
+  const std::uint64_t job = unique_job_id();
+  const auto outcomes = run_ranks(4, [&](int rank) {
+    ShmGroup group(job, 7, rank, 4, small_buffers());
+    // Every rank has mapped the segment: its name is gone, the memory still shared.
+    if (!list_segments(job).empty()) throw std::runtime_error("segment name still present");
+    if (group.segment_name().job_id != job || group.segment_name().node_id != 7) {
+      throw std::runtime_error("wrong segment name " + group.segment_name().text());
+    }
+    group.barrier();
+    const std::string problem = run_and_check(group, Collective::Allgather, 0, 100, 5);
+    if (!problem.empty()) throw std::runtime_error(problem);
+  });
+  expect_ok(outcomes);
+}
+
+TEST(ShmGroup, InstancesOfOneJobAreSeparateGroups) {
+  const std::uint64_t job = unique_job_id();
+  const auto outcomes = run_ranks(4, [&](int rank) {
+    // Ranks 0, 1 form instance 1, ranks 2, 3 instance 2; local ranks 0 and 1 in each.
+    ShmOptions options = small_buffers();
+    options.instance = 1 + static_cast<std::uint32_t>(rank / 2);
+    ShmGroup group(job, 0, rank % 2, 2, options);
+    const std::string problem = run_and_check(group, Collective::Bcast, 0, 1000, options.instance);
+    if (!problem.empty()) throw std::runtime_error(problem);
+  });
+  expect_ok(outcomes);
+  EXPECT_TRUE(list_segments(job).empty());
+}
+
+TEST(ShmGroup, RanksMayStartInAnyOrder) {
+  const std::uint64_t job = unique_job_id();
+  const auto outcomes = run_ranks(3, [&](int rank) {
+    // The creator comes last: the others look for its segment until it appears.
+    if (rank == 0) usleep(200'000);
+    ShmGroup group(job, 0, rank, 3, small_buffers());
+    const std::string problem = run_and_check(group, Collective::Gather, 0, 10, 1);
+    if (!problem.empty()) throw std::runtime_error(problem);
+  });
+  expect_ok(outcomes);
+  EXPECT_TRUE(list_segments(job).empty());
+}
+
+TEST(ShmGroup, ExecutorRunsThePlanStepByStep) {
+  // The interface an executor uses: prepare(), then startable / wait / perform per step.
+  const std::uint64_t job = unique_job_id();
+  const auto outcomes = run_ranks(3, [&](int rank) {
+    ShmGroup group(job, 0, rank, 3, small_buffers());
+    auto buffers = testing::buffers_of(Collective::Scatter, rank, 3, 2, 500, 9);
+    const ShmPlan& plan = group.prepare(Collective::Scatter, buffers.send, buffers.recv, 2);
+    for (const Step& step : plan.steps) {
+      while (!group.endpoint().startable(step)) sched_yield();  // poll instead of sleeping
+      group.endpoint().perform(step, {buffers.send.data(), buffers.recv.data()});
+    }
+    const std::string problem =
+        testing::check_result(Collective::Scatter, rank, 3, 2, 500, 9, buffers.recv);
+    if (!problem.empty()) throw std::runtime_error(problem);
+  });
+  expect_ok(outcomes);
+}
+
+TEST(ShmGroup, BadArgumentsAreUsageErrors) {
+  const std::uint64_t job = unique_job_id();
+  EXPECT_THROW(ShmGroup(job, 0, 2, 2), UsageError);
+  EXPECT_THROW(ShmGroup(job, -1, 0, 1), UsageError);
+  ShmOptions options;
+  options.tuning.pipeline_buffers = 65;
+  try {
+    ShmGroup(job, 0, 0, 1, options);
+    ADD_FAILURE() << "65 pipeline buffers accepted";
+  } catch (const UsageError& error) {
+    EXPECT_STREQ(error.what(), "shm group: tuning: 65 pipeline buffers is outside 1..64");
+  }
+  ShmGroup group(job, 0, 0, 1, small_buffers());
+  std::vector<std::byte> send(10), recv(20);
+  try {
+    group.scatter(send, recv, 0);
+    ADD_FAILURE() << "a short send buffer accepted";
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("scatter: the send buffer has 10 bytes but must "
+                        "have 20 (1 local ranks, 20 bytes per block)"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_TRUE(list_segments(job).empty());
+}
+
+}  // namespace
+}  // namespace multilane::runtime::shm
