@@ -1,0 +1,64 @@
+/* multilane/multilane.h — the C API of the runtime (C and Fortran via ISO_C_BINDING).
+ *
+ * The same operations and semantics as multilane/communicator.hpp. Every call returns
+ * ML_OK (0) or an error code; ml_last_error() then gives the message of this thread's last
+ * failing call ("bcast #3 (binomial, root 0, 1048576 bytes): timed out after 60 s waiting for
+ * rank 3 ..."). After a communication error the communicator is broken: later calls fail too.
+ *
+ *   ml_comm* comm;
+ *   if (ml_init(&comm) != ML_OK) { fprintf(stderr, "%s\n", ml_last_error()); return 1; }
+ *   ml_bcast(comm, buffer, bytes, 0, NULL);       -- NULL algorithm: "auto"
+ *   ml_finalize(comm);
+ */
+#ifndef MULTILANE_MULTILANE_H
+#define MULTILANE_MULTILANE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+  ML_OK = 0,
+  ML_ERR_USAGE = 1,         /* a bad argument: the message names it and the allowed range */
+  ML_ERR_COMMUNICATION = 2, /* a peer died, timed out, or ranks called different collectives */
+  ML_ERR_PLATFORM = 3       /* the platform file is malformed (FILE:LINE: key: reason) */
+};
+
+typedef struct ml_comm ml_comm;
+typedef struct ml_request ml_request;
+
+/* Joins the job the environment describes (docs/launching.md). */
+int ml_init(ml_comm** comm);
+/* Leaves the job and frees the communicator (NULL is allowed). */
+int ml_finalize(ml_comm* comm);
+int ml_rank(const ml_comm* comm);
+int ml_size(const ml_comm* comm);
+const char* ml_last_error(void);
+
+int ml_send(ml_comm* comm, const void* data, size_t bytes, int peer);
+int ml_recv(ml_comm* comm, void* data, size_t bytes, int peer);
+int ml_isend(ml_comm* comm, const void* data, size_t bytes, int peer, ml_request** request);
+int ml_irecv(ml_comm* comm, void* data, size_t bytes, int peer, ml_request** request);
+/* Both free the request once it completed (also when it failed). */
+int ml_wait(ml_request* request);
+int ml_test(ml_request* request, int* done);
+
+/* `algorithm`: a name from `multilane algorithms`, or NULL / "auto" for the model's choice. */
+int ml_barrier(ml_comm* comm);
+int ml_bcast(ml_comm* comm, void* buffer, size_t bytes, int root, const char* algorithm);
+int ml_scatter(ml_comm* comm, const void* send, void* recv, size_t bytes_per_rank, int root,
+               const char* algorithm);
+int ml_gather(ml_comm* comm, const void* send, void* recv, size_t bytes_per_rank, int root,
+              const char* algorithm);
+int ml_allgather(ml_comm* comm, const void* send, void* recv, size_t bytes_per_rank,
+                 const char* algorithm);
+int ml_alltoall(ml_comm* comm, const void* send, void* recv, size_t bytes_per_rank,
+                const char* algorithm);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MULTILANE_MULTILANE_H */

@@ -1,0 +1,168 @@
+// runtime/c_api.cpp — multilane/multilane.h on top of the Communicator.
+#include "multilane/multilane.h"
+
+#include <string>
+
+#include "multilane/collective.hpp"
+#include "multilane/communicator.hpp"
+
+struct ml_comm {
+  multilane::Communicator comm;
+};
+
+struct ml_request {
+  multilane::Request request;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+// Runs `f`, mapping each exception type to its code and keeping its message.
+template <typename F>
+int guarded(F&& f) {
+  try {
+    f();
+    return ML_OK;
+  } catch (const multilane::UsageError& e) {
+    last_error = e.what();
+    return ML_ERR_USAGE;
+  } catch (const multilane::PlatformError& e) {
+    last_error = e.what();
+    return ML_ERR_PLATFORM;
+  } catch (const multilane::CommunicationError& e) {
+    last_error = e.what();
+    return ML_ERR_COMMUNICATION;
+  } catch (const std::exception& e) {
+    last_error = e.what();
+    return ML_ERR_COMMUNICATION;
+  }
+}
+
+int null_argument(const char* name) {
+  last_error = std::string(name) + " must not be NULL";
+  return ML_ERR_USAGE;
+}
+
+multilane::CollectiveOptions options(const char* algorithm) {
+  multilane::CollectiveOptions o;
+  if (algorithm) o.algorithm = algorithm;
+  return o;
+}
+
+std::span<const std::byte> in(const void* data, size_t bytes) {
+  return {static_cast<const std::byte*>(data), data ? bytes : 0};
+}
+std::span<std::byte> out(void* data, size_t bytes) {
+  return {static_cast<std::byte*>(data), data ? bytes : 0};
+}
+
+int collective(ml_comm* comm, multilane::Collective c, const void* send, void* recv, size_t bytes,
+               int root, const char* algorithm) {
+  if (!comm) return null_argument("comm");
+  return guarded([&] {
+    using multilane::Buffer;
+    const int p = comm->comm.size();
+    const int r = comm->comm.rank();
+    const auto send_bytes = multilane::buffer_size(c, Buffer::Send, r, p, root, bytes);
+    const auto recv_bytes = multilane::buffer_size(c, Buffer::Recv, r, p, root, bytes);
+    comm->comm.run(c, in(send, send_bytes), out(recv, recv_bytes), root, bytes, options(algorithm));
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+int ml_init(ml_comm** comm) {
+  if (!comm) return null_argument("comm");
+  return guarded([&] { *comm = new ml_comm{multilane::Communicator::from_environment()}; });
+}
+
+int ml_finalize(ml_comm* comm) {
+  delete comm;
+  return ML_OK;
+}
+
+int ml_rank(const ml_comm* comm) {
+  return comm ? comm->comm.rank() : -1;
+}
+int ml_size(const ml_comm* comm) {
+  return comm ? comm->comm.size() : -1;
+}
+const char* ml_last_error(void) {
+  return last_error.c_str();
+}
+
+int ml_send(ml_comm* comm, const void* data, size_t bytes, int peer) {
+  if (!comm) return null_argument("comm");
+  return guarded([&] { comm->comm.send(in(data, bytes), peer); });
+}
+
+int ml_recv(ml_comm* comm, void* data, size_t bytes, int peer) {
+  if (!comm) return null_argument("comm");
+  return guarded([&] { comm->comm.recv(out(data, bytes), peer); });
+}
+
+int ml_isend(ml_comm* comm, const void* data, size_t bytes, int peer, ml_request** request) {
+  if (!comm) return null_argument("comm");
+  if (!request) return null_argument("request");
+  return guarded([&] { *request = new ml_request{comm->comm.isend(in(data, bytes), peer)}; });
+}
+
+int ml_irecv(ml_comm* comm, void* data, size_t bytes, int peer, ml_request** request) {
+  if (!comm) return null_argument("comm");
+  if (!request) return null_argument("request");
+  return guarded([&] { *request = new ml_request{comm->comm.irecv(out(data, bytes), peer)}; });
+}
+
+int ml_wait(ml_request* request) {
+  if (!request) return null_argument("request");
+  const int status = guarded([&] { request->request.wait(); });
+  delete request;
+  return status;
+}
+
+int ml_test(ml_request* request, int* done) {
+  if (!request) return null_argument("request");
+  if (!done) return null_argument("done");
+  *done = 0;
+  const int status = guarded([&] { *done = request->request.test() ? 1 : 0; });
+  if (*done || status != ML_OK) delete request;
+  return status;
+}
+
+int ml_barrier(ml_comm* comm) {
+  if (!comm) return null_argument("comm");
+  return guarded([&] { comm->comm.barrier(); });
+}
+
+int ml_bcast(ml_comm* comm, void* buffer, size_t bytes, int root, const char* algorithm) {
+  return collective(comm, multilane::Collective::Bcast, nullptr, buffer, bytes, root, algorithm);
+}
+
+int ml_scatter(ml_comm* comm, const void* send, void* recv, size_t bytes_per_rank, int root,
+               const char* algorithm) {
+  return collective(comm, multilane::Collective::Scatter, send, recv, bytes_per_rank, root,
+                    algorithm);
+}
+
+int ml_gather(ml_comm* comm, const void* send, void* recv, size_t bytes_per_rank, int root,
+              const char* algorithm) {
+  return collective(comm, multilane::Collective::Gather, send, recv, bytes_per_rank, root,
+                    algorithm);
+}
+
+int ml_allgather(ml_comm* comm, const void* send, void* recv, size_t bytes_per_rank,
+                 const char* algorithm) {
+  return collective(comm, multilane::Collective::Allgather, send, recv, bytes_per_rank, 0,
+                    algorithm);
+}
+
+int ml_alltoall(ml_comm* comm, const void* send, void* recv, size_t bytes_per_rank,
+                const char* algorithm) {
+  return collective(comm, multilane::Collective::Alltoall, send, recv, bytes_per_rank, 0,
+                    algorithm);
+}
+
+}  // extern "C"

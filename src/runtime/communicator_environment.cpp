@@ -1,0 +1,118 @@
+// runtime/communicator_environment.cpp — Communicator::from_environment(): joining a job
+// started by `multilane launch`, mpirun or ssh (docs/launching.md has the contract).
+//
+// Transport settings may be overridden per run by MULTILANE_* variables (docs/runtime.md):
+// STREAMS_LAN, STREAMS_WAN, SOCKET_BUFFER_LAN, SOCKET_BUFFER_WAN, PACING_WAN,
+// STRIPE_THRESHOLD, MAX_CHUNK, UNEXPECTED_BUDGET, HOST (the address to listen on when the
+// platform gives a lane none).
+#include <fmt/format.h>
+
+#include "multilane/units.hpp"
+#include "runtime/communicator_impl.hpp"
+#include "runtime/job_env.hpp"
+#include "runtime/rendezvous.hpp"
+
+namespace multilane {
+
+namespace {
+
+using runtime::JobEnvironment;
+
+// The rendezvous store as the communicator's address book: key "lanes/<rank>".
+class RendezvousBook : public runtime::AddressBook {
+ public:
+  explicit RendezvousBook(runtime::Rendezvous& store) : store_(store) {}
+  void publish(int rank, const std::vector<std::string>& addresses) override {
+    store_.put(fmt::format("lanes/{}", rank), runtime::join_addresses(addresses));
+  }
+  std::vector<std::string> lookup(int rank) override {
+    return runtime::split_addresses(store_.get(fmt::format("lanes/{}", rank)));
+  }
+
+ private:
+  runtime::Rendezvous& store_;
+};
+
+template <typename T>
+void override_from(const JobEnvironment& env, const char* name, T& value, T low, T high,
+                   T (*parse)(std::string_view)) {
+  auto it = env.settings.find(name);
+  if (it == env.settings.end()) return;
+  T parsed{};
+  try {
+    parsed = parse(it->second);
+  } catch (const std::exception& e) {
+    throw UsageError(fmt::format("MULTILANE_{}={}: {}", name, it->second, e.what()));
+  }
+  if (parsed < low || parsed > high) {
+    throw UsageError(fmt::format("MULTILANE_{}={} is out of range: must be {}..{}", name,
+                                 it->second, low, high));
+  }
+  value = parsed;
+}
+
+long long parse_count(std::string_view text) {
+  std::size_t used = 0;
+  const long long value = std::stoll(std::string(text), &used);
+  if (used != text.size()) throw UsageError("not a whole number");
+  return value;
+}
+
+std::uint64_t parse_bytes(std::string_view text) {
+  return parse_size(text);
+}
+
+std::uint64_t parse_rate(std::string_view text) {
+  return static_cast<std::uint64_t>(parse_bandwidth(text));
+}
+
+CommunicatorOptions options_from(const JobEnvironment& env, CommunicatorOptions options) {
+  options.timeout = env.timeout;
+  options.explain = options.explain || env.explain;
+  long long lan = options.lan_streams, wan = options.wan_streams;
+  long long lan_buffer = options.lan_socket_buffer, wan_buffer = options.wan_socket_buffer;
+  override_from(env, "STREAMS_LAN", lan, 1LL, 256LL, parse_count);
+  override_from(env, "STREAMS_WAN", wan, 1LL, 256LL, parse_count);
+  override_from(env, "SOCKET_BUFFER_LAN", lan_buffer, 0LL, 1LL << 30, parse_count);
+  override_from(env, "SOCKET_BUFFER_WAN", wan_buffer, 0LL, 1LL << 30, parse_count);
+  options.lan_streams = static_cast<int>(lan);
+  options.wan_streams = static_cast<int>(wan);
+  options.lan_socket_buffer = static_cast<int>(lan_buffer);
+  options.wan_socket_buffer = static_cast<int>(wan_buffer);
+  override_from(env, "PACING_WAN", options.wan_pacing_bps, std::uint64_t{0}, ~std::uint64_t{0},
+                parse_rate);
+  override_from(env, "STRIPE_THRESHOLD", options.stripe_threshold, std::uint64_t{0},
+                std::uint64_t{1} << 40, parse_bytes);
+  override_from(env, "MAX_CHUNK", options.max_chunk, std::uint64_t{1}, std::uint64_t{1} << 32,
+                parse_bytes);
+  override_from(env, "UNEXPECTED_BUDGET", options.unexpected_budget, std::uint64_t{0},
+                std::uint64_t{1} << 40, parse_bytes);
+  return options;
+}
+
+}  // namespace
+
+Communicator Communicator::from_environment(CommunicatorOptions options) {
+  const JobEnvironment env = JobEnvironment::from_environment();
+  CommunicatorSetup setup;
+  setup.rank = env.rank;
+  setup.size = env.size;
+  setup.job_id = env.job_id;
+  setup.secret = runtime::JobSecret::from_text(env.secret);
+  setup.platform = job_platform(env.platform_file, env.size);
+  setup.options = options_from(env, options);
+  if (auto host = env.settings.find("HOST"); host != env.settings.end()) setup.host = host->second;
+
+  std::shared_ptr<runtime::Rendezvous> store = runtime::join_rendezvous(env);
+  RendezvousBook book(*store);
+  auto impl = std::make_unique<CommunicatorImpl>(std::move(setup), book);
+  // A store served by rank 0 must live until every rank has read every address.
+  store->put(fmt::format("ready/{}", env.rank), "1");
+  if (env.serve_rendezvous && env.rank == 0) {
+    for (int rank = 1; rank < env.size; ++rank) store->get(fmt::format("ready/{}", rank));
+  }
+  impl->keep_alive = store;
+  return Communicator(std::move(impl));
+}
+
+}  // namespace multilane
