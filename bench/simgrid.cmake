@@ -9,6 +9,7 @@ endif()
 
 add_executable(simgrid_peer simgrid_peer.cpp simgrid_child.cpp simgrid_platform.cpp
                             simgrid_replay.cpp simgrid_transfers.cpp)
+target_include_directories(simgrid_peer PRIVATE ${CMAKE_SOURCE_DIR}/tools)  # cli_options.hpp
 target_link_libraries(simgrid_peer PRIVATE multilane::core PkgConfig::SIMGRID CLI11::CLI11)
 
 # Simulated times are deterministic: SimGrid, replaying the same schedules with multilane's
