@@ -1,0 +1,52 @@
+# bench/mpi.cmake — mpi_peer: Open MPI's MPI_Bcast / MPI_Scatter / MPI_Gather / MPI_Allgather /
+# MPI_Alltoall timed with the method of `multilane bench`, printing its JSON, for the side-by-side
+# tables of docs/performance.md ("Runtime over TCP (loopback)", bench/compare-openmpi.sh).
+# A plain C program against MPI's C API; needs Debian's Open MPI (libopenmpi-dev).
+enable_language(C)
+set(CMAKE_C_STANDARD 11)
+set(CMAKE_C_STANDARD_REQUIRED ON)
+find_package(MPI COMPONENTS C)
+if(NOT MPI_C_FOUND)
+  message(STATUS "MPI (libopenmpi-dev) not found: mpi_peer is not built")
+  return()
+endif()
+
+add_executable(mpi_peer mpi_peer.c)
+target_link_libraries(mpi_peer PRIVATE MPI::MPI_C)
+
+# Not a timing test: two ranks, tiny sizes, --check. The output must be the JSON the comparison
+# script reads (one row per size, one time per repetition, every byte verified) and a bad
+# argument must give a clear message and exit status 2.
+find_program(MULTILANE_MPIEXEC NAMES mpirun mpiexec HINTS ${MPIEXEC_EXECUTABLE})
+find_program(MULTILANE_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(NOT MULTILANE_MPIEXEC OR NOT MULTILANE_PYTHON3)
+  message(STATUS "mpirun or /usr/bin/python3 missing: the mpi_peer tests are skipped")
+  return()
+endif()
+# Root in a container: Open MPI refuses to start without these; --oversubscribe: 2 cores may be
+# fewer than the ranks; loopback TCP as in the comparison.
+set(mpi_peer_launch ${MULTILANE_MPIEXEC} --oversubscribe --allow-run-as-root --bind-to none
+                    --mca btl tcp,self --mca btl_tcp_if_include lo)
+set(mpi_peer_json_check [=[
+import json, sys
+doc = json.load(sys.stdin)
+assert doc["kind"] == "collective" and doc["collective"] == "alltoall" and doc["ranks"] == 2, doc
+sizes = [row["size"] for row in doc["results"]]
+assert sizes == [0, 1, 4097, 1024], sizes
+for row in doc["results"]:
+    assert row["algorithm"] == "openmpi", row
+    assert row["iterations"] == 3 and len(row["times_s"]) == 3, row
+    assert all(t >= 0 for t in row["times_s"]) and row["median_s"] >= 0, row
+    assert row["checked"] is True and row["check_ok"] is True, row
+print("mpi_peer JSON ok")
+]=])
+add_test(NAME mpi-peer-json
+         COMMAND sh -c "\"$0\" \"$@\" | ${MULTILANE_PYTHON3} -c '${mpi_peer_json_check}'"
+                 ${mpi_peer_launch} -n 2 $<TARGET_FILE:mpi_peer> --collective alltoall --sizes
+                 0,1,4097,1KiB --iterations 3 --repetitions 3 --check)
+set_tests_properties(mpi-peer-json PROPERTIES TIMEOUT 60 PASS_REGULAR_EXPRESSION "mpi_peer JSON ok")
+add_test(NAME mpi-peer-bad-size
+         COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=2 "-DEXPECT_OUTPUT=size \"12XB\" does not parse"
+                 -P ${MULTILANE_EXPECT} -- ${mpi_peer_launch} -n 2 $<TARGET_FILE:mpi_peer>
+                 --sizes 1,12XB)
+set_tests_properties(mpi-peer-bad-size PROPERTIES TIMEOUT 60)

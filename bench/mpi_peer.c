@@ -1,0 +1,452 @@
+/* bench/mpi_peer.c — Open MPI's collectives timed exactly like `multilane bench` times ours, so
+ * one script can put the two side by side (bench/compare-openmpi.sh, docs/performance.md).
+ *
+ *   mpirun -n 8 --mca btl tcp,self build/bench/mpi_peer --collective bcast --sizes 1MiB,64MiB
+ *          [--iterations K] [--repetitions R] [--root R] [--check]
+ *
+ * Method (src/runtime/collective_benchmark.hpp): one warm-up call (with --check, that call runs
+ * on patterned buffers and every rank verifies every byte it received); then per repetition an
+ * MPI_Barrier, K calls back to back timed with MPI_Wtime, the per-call time of every rank, and
+ * the maximum over ranks (MPI_Reduce MAX at rank 0); the result is the median over repetitions.
+ * K = 0 (default) picks K from the size like multilane: about 32 MiB per repetition, 1..20 calls.
+ *
+ * `size` means what it means in multilane/collective.hpp (MPI's count of MPI_BYTE): the whole
+ * message for bcast, one rank's block for scatter, gather, allgather and alltoall.
+ *
+ * Rank 0 prints the JSON of `multilane bench --json` with algorithm "openmpi":
+ *   {"kind":"collective","collective":..,"ranks":..,"platform":"mpi","library":..,
+ *    "results":[{"algorithm":"openmpi","size":..,"iterations":..,"times_s":[..],"median_s":..,
+ *                "checked":..,"check_ok":..}]}
+ * Exit status: 0, 1 when a --check failed, 2 on bad arguments (message on stderr). */
+#include <errno.h>
+#include <limits.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { kMaxSizes = 64, kMaxRepetitions = 1000, kMaxIterations = 1000000 };
+
+typedef enum { kBcast, kScatter, kGather, kAllgather, kAlltoall, kNoCollective } Collective;
+
+static const char* const kCollectiveNames[] = {"bcast", "scatter", "gather", "allgather",
+                                               "alltoall"};
+
+typedef struct {
+  Collective collective;
+  uint64_t sizes[kMaxSizes];
+  int num_sizes;
+  int iterations; /* 0: from the size */
+  int repetitions;
+  int root;
+  int check;
+} Options;
+
+typedef struct {
+  unsigned char* send;
+  unsigned char* recv;
+  size_t send_bytes;
+  size_t recv_bytes;
+} Buffers;
+
+/* ---- arguments ---------------------------------------------------------------------------- */
+
+/* Parses "4096", "64KiB", "1MB", "2 GiB" (binary and decimal units as multilane's parse_size;
+ * whole numbers only). Returns 0 and sets *bytes, or -1. */
+static int parse_size(const char* text, uint64_t* bytes) {
+  static const struct {
+    const char* name;
+    uint64_t scale;
+  } units[] = {{"", 1},
+               {"B", 1},
+               {"KB", 1000},
+               {"kB", 1000},
+               {"MB", 1000000},
+               {"GB", 1000000000},
+               {"KiB", 1ull << 10},
+               {"MiB", 1ull << 20},
+               {"GiB", 1ull << 30}};
+  if (*text < '0' || *text > '9') return -1;
+  errno = 0;
+  char* end = NULL;
+  const unsigned long long number = strtoull(text, &end, 10);
+  if (errno == ERANGE) return -1;
+  while (*end == ' ') ++end;
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; ++i) {
+    if (strcmp(end, units[i].name) == 0) {
+      if (number > UINT64_MAX / units[i].scale) return -1;
+      *bytes = number * units[i].scale;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+/* Splits a comma-separated size list into o->sizes. Returns 0 or -1 (message printed). */
+static int parse_size_list(const char* text, Options* o, int print) {
+  char copy[1024];
+  if (strlen(text) >= sizeof copy) {
+    if (print) fprintf(stderr, "mpi_peer: --sizes: list longer than %zu characters\n", sizeof copy);
+    return -1;
+  }
+  strcpy(copy, text);
+  o->num_sizes = 0;
+  char* saveptr = NULL;
+  for (char* token = strtok_r(copy, ",", &saveptr); token != NULL;
+       token = strtok_r(NULL, ",", &saveptr)) {
+    if (o->num_sizes == kMaxSizes) {
+      if (print) fprintf(stderr, "mpi_peer: --sizes: more than %d sizes\n", kMaxSizes);
+      return -1;
+    }
+    while (*token == ' ') ++token;
+    uint64_t bytes = 0;
+    if (parse_size(token, &bytes) != 0) {
+      if (print) {
+        fprintf(stderr,
+                "mpi_peer: --sizes: size \"%s\" does not parse: expected a whole number with an "
+                "optional unit B, KB, MB, GB, KiB, MiB or GiB, e.g. 1KiB,64MiB\n",
+                token);
+      }
+      return -1;
+    }
+    if (bytes > INT_MAX) {
+      if (print) {
+        fprintf(stderr, "mpi_peer: --sizes: size %s is above MPI's int count limit of %d bytes\n",
+                token, INT_MAX);
+      }
+      return -1;
+    }
+    o->sizes[o->num_sizes++] = bytes;
+  }
+  if (o->num_sizes == 0) {
+    if (print) fprintf(stderr, "mpi_peer: --sizes: empty list; expected e.g. 1KiB,64MiB\n");
+    return -1;
+  }
+  return 0;
+}
+
+/* Parses a whole number in [low, high]. Returns 0 or -1 (message printed). */
+static int parse_int(const char* option, const char* text, int low, int high, int* value,
+                     int print) {
+  errno = 0;
+  char* end = NULL;
+  const long number = strtol(text, &end, 10);
+  if (*text == '\0' || *end != '\0' || errno == ERANGE || number < low || number > high) {
+    if (print) {
+      fprintf(stderr, "mpi_peer: %s \"%s\": expected a whole number in %d..%d\n", option, text, low,
+              high);
+    }
+    return -1;
+  }
+  *value = (int)number;
+  return 0;
+}
+
+static void print_usage(void) {
+  fprintf(stderr,
+          "usage: mpi_peer --collective bcast|scatter|gather|allgather|alltoall --sizes LIST\n"
+          "                [--iterations K] [--repetitions R] [--root R] [--check]\n");
+}
+
+/* Every rank parses the same arguments; only rank 0 prints. Returns 0 or -1. */
+static int parse_arguments(int argc, char** argv, int ranks, int print, Options* o) {
+  memset(o, 0, sizeof *o);
+  o->collective = kBcast;
+  o->repetitions = 5;
+  if (parse_size_list("1KiB,1MiB", o, print) != 0) return -1;
+  for (int i = 1; i < argc; ++i) {
+    const char* arg = argv[i];
+    if (strcmp(arg, "--check") == 0) {
+      o->check = 1;
+      continue;
+    }
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+      if (print) print_usage();
+      return -1;
+    }
+    if (i + 1 == argc) {
+      if (print) {
+        fprintf(stderr, "mpi_peer: unknown option or missing value: %s\n", arg);
+        print_usage();
+      }
+      return -1;
+    }
+    const char* value = argv[++i];
+    int status = 0;
+    if (strcmp(arg, "--collective") == 0) {
+      o->collective = kNoCollective;
+      for (int c = 0; c < kNoCollective; ++c) {
+        if (strcmp(value, kCollectiveNames[c]) == 0) o->collective = (Collective)c;
+      }
+      if (o->collective == kNoCollective) {
+        if (print) {
+          fprintf(stderr,
+                  "mpi_peer: --collective \"%s\": choose one of bcast, scatter, gather, "
+                  "allgather, alltoall\n",
+                  value);
+        }
+        status = -1;
+      }
+    } else if (strcmp(arg, "--sizes") == 0) {
+      status = parse_size_list(value, o, print);
+    } else if (strcmp(arg, "--iterations") == 0) {
+      status = parse_int(arg, value, 0, kMaxIterations, &o->iterations, print);
+    } else if (strcmp(arg, "--repetitions") == 0) {
+      status = parse_int(arg, value, 1, kMaxRepetitions, &o->repetitions, print);
+    } else if (strcmp(arg, "--root") == 0) {
+      status = parse_int(arg, value, 0, ranks - 1, &o->root, print);
+    } else {
+      if (print) {
+        fprintf(stderr, "mpi_peer: unknown option: %s\n", arg);
+        print_usage();
+      }
+      status = -1;
+    }
+    if (status != 0) return -1;
+  }
+  return 0;
+}
+
+/* ---- buffers and the check ---------------------------------------------------------------- */
+
+/* Byte `offset` of rank `origin`'s input: differs for shifted blocks, swapped ranks, repeats. */
+static unsigned char pattern_byte(int origin, uint64_t offset) {
+  const uint64_t x = offset * 0x9e3779b1u + (uint64_t)origin * 0x85ebca6bu;
+  return (unsigned char)((x ^ (x >> 13) ^ (offset >> 8)) & 0xff);
+}
+
+/* Buffer sizes of multilane/collective.hpp (MPI semantics). */
+static Buffers allocate_buffers(Collective c, int rank, int ranks, int root, uint64_t size) {
+  const size_t block = (size_t)size;
+  const size_t all = block * (size_t)ranks;
+  Buffers b = {NULL, NULL, 0, 0};
+  switch (c) {
+    case kBcast:
+      b.recv_bytes = block;
+      break;
+    case kScatter:
+      b.send_bytes = rank == root ? all : 0;
+      b.recv_bytes = block;
+      break;
+    case kGather:
+      b.send_bytes = block;
+      b.recv_bytes = rank == root ? all : 0;
+      break;
+    case kAllgather:
+      b.send_bytes = block;
+      b.recv_bytes = all;
+      break;
+    case kAlltoall:
+    case kNoCollective:
+      b.send_bytes = all;
+      b.recv_bytes = all;
+      break;
+  }
+  /* One byte at least, so that malloc(0) never stands for an allocation failure. */
+  b.send = malloc(b.send_bytes + 1);
+  b.recv = malloc(b.recv_bytes + 1);
+  if (b.send == NULL || b.recv == NULL) {
+    fprintf(stderr, "mpi_peer: rank %d: cannot allocate %zu + %zu bytes of buffers\n", rank,
+            b.send_bytes, b.recv_bytes);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  /* Touch every page now, outside the timing (multilane's std::vector buffers are zeroed). */
+  memset(b.send, 0, b.send_bytes + 1);
+  memset(b.recv, 0, b.recv_bytes + 1);
+  return b;
+}
+
+static void free_buffers(Buffers* b) {
+  free(b->send);
+  free(b->recv);
+}
+
+/* Fills the input with the pattern (bcast's input is the root's receive buffer) and poisons
+ * every receive buffer. */
+static void fill_for_check(Collective c, int rank, int root, Buffers* b) {
+  memset(b->recv, 0xa5, b->recv_bytes);
+  const int bcast_root = c == kBcast && rank == root;
+  unsigned char* input = bcast_root ? b->recv : b->send;
+  const size_t length = bcast_root ? b->recv_bytes : b->send_bytes;
+  for (size_t i = 0; i < length; ++i) input[i] = pattern_byte(rank, i);
+}
+
+/* Which rank's input, and where in it, receive byte `i` must hold. */
+static void origin_of(Collective c, int rank, int root, uint64_t size, uint64_t i, int* origin,
+                      uint64_t* origin_offset) {
+  const int block = (int)(i / size);
+  const uint64_t within = i % size;
+  switch (c) {
+    case kBcast:
+      *origin = root;
+      *origin_offset = i;
+      return;
+    case kScatter:
+      *origin = root;
+      *origin_offset = (uint64_t)rank * size + i;
+      return;
+    case kGather:
+    case kAllgather:
+      *origin = block;
+      *origin_offset = within;
+      return;
+    case kAlltoall:
+    case kNoCollective:
+      *origin = block;
+      *origin_offset = (uint64_t)rank * size + within;
+      return;
+  }
+}
+
+/* Returns 1 when every received byte is right; otherwise prints the first wrong one. */
+static int check_result(Collective c, int rank, int root, uint64_t size, const Buffers* b) {
+  for (size_t i = 0; i < b->recv_bytes; ++i) {
+    int origin = 0;
+    uint64_t offset = 0;
+    origin_of(c, rank, root, size, i, &origin, &offset);
+    const unsigned char expected = pattern_byte(origin, offset);
+    if (b->recv[i] != expected) {
+      fprintf(stderr,
+              "mpi_peer: check failed: %s of %llu bytes: rank %d: receive byte %zu is 0x%02x, "
+              "expected 0x%02x (byte %llu of rank %d's input)\n",
+              kCollectiveNames[c], (unsigned long long)size, rank, i, b->recv[i], expected,
+              (unsigned long long)offset, origin);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* ---- timing ------------------------------------------------------------------------------- */
+
+static void run_collective(Collective c, int root, uint64_t size, Buffers* b) {
+  const int n = (int)size;
+  switch (c) {
+    case kBcast:
+      MPI_Bcast(b->recv, n, MPI_BYTE, root, MPI_COMM_WORLD);
+      return;
+    case kScatter:
+      MPI_Scatter(b->send, n, MPI_BYTE, b->recv, n, MPI_BYTE, root, MPI_COMM_WORLD);
+      return;
+    case kGather:
+      MPI_Gather(b->send, n, MPI_BYTE, b->recv, n, MPI_BYTE, root, MPI_COMM_WORLD);
+      return;
+    case kAllgather:
+      MPI_Allgather(b->send, n, MPI_BYTE, b->recv, n, MPI_BYTE, MPI_COMM_WORLD);
+      return;
+    case kAlltoall:
+    case kNoCollective:
+      MPI_Alltoall(b->send, n, MPI_BYTE, b->recv, n, MPI_BYTE, MPI_COMM_WORLD);
+      return;
+  }
+}
+
+/* Calls per repetition when --iterations is 0: about 32 MiB per repetition, 1..20 calls. */
+static int default_iterations(uint64_t size) {
+  const uint64_t budget = 32ull << 20;
+  const uint64_t k = budget / (size > 0 ? size : 1);
+  return k < 1 ? 1 : k > 20 ? 20 : (int)k;
+}
+
+static int compare_doubles(const void* a, const void* b) {
+  const double x = *(const double*)a;
+  const double y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+static double median(const double* values, int n) {
+  double sorted[kMaxRepetitions];
+  memcpy(sorted, values, (size_t)n * sizeof *values);
+  qsort(sorted, (size_t)n, sizeof *sorted, compare_doubles);
+  return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
+typedef struct {
+  int iterations;
+  double times_s[kMaxRepetitions]; /* max over ranks, rank 0 only */
+  double median_s;
+  int check_ok; /* on every rank */
+} Point;
+
+static Point measure(const Options* o, uint64_t size, int rank, int ranks) {
+  Point p;
+  memset(&p, 0, sizeof p);
+  Buffers b = allocate_buffers(o->collective, rank, ranks, o->root, size);
+  int ok = 1;
+  if (o->check) fill_for_check(o->collective, rank, o->root, &b);
+  run_collective(o->collective, o->root, size, &b); /* warm-up (and the checked call) */
+  if (o->check) ok = check_result(o->collective, rank, o->root, size, &b);
+  MPI_Allreduce(&ok, &p.check_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+
+  p.iterations = o->iterations > 0 ? o->iterations : default_iterations(size);
+  double mine[kMaxRepetitions];
+  for (int r = 0; r < o->repetitions; ++r) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = MPI_Wtime();
+    for (int i = 0; i < p.iterations; ++i) run_collective(o->collective, o->root, size, &b);
+    mine[r] = (MPI_Wtime() - start) / p.iterations;
+  }
+  MPI_Reduce(mine, p.times_s, o->repetitions, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  if (rank == 0) p.median_s = median(p.times_s, o->repetitions);
+  free_buffers(&b);
+  return p;
+}
+
+/* ---- output ------------------------------------------------------------------------------- */
+
+/* The first line of MPI_Get_library_version, as a JSON string body (quotes and backslashes
+ * dropped, which Open MPI's text does not contain anyway). */
+static void library_name(char* out, size_t capacity) {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  MPI_Get_library_version(version, &length);
+  size_t j = 0;
+  for (int i = 0; i < length && version[i] != '\n' && version[i] != '\0' && j + 1 < capacity; ++i) {
+    if (version[i] != '"' && version[i] != '\\' && (unsigned char)version[i] >= 0x20) {
+      out[j++] = version[i];
+    }
+  }
+  out[j] = '\0';
+}
+
+static void print_point(const Options* o, uint64_t size, const Point* p, int first) {
+  printf("%s\n    {\"algorithm\": \"openmpi\", \"size\": %llu, \"iterations\": %d, \"times_s\": [",
+         first ? "" : ",", (unsigned long long)size, p->iterations);
+  for (int r = 0; r < o->repetitions; ++r) printf("%s%.9g", r ? ", " : "", p->times_s[r]);
+  printf("], \"median_s\": %.9g, \"checked\": %s, \"check_ok\": %s}", p->median_s,
+         o->check ? "true" : "false", p->check_ok ? "true" : "false");
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  int ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  Options o;
+  if (parse_arguments(argc, argv, ranks, rank == 0, &o) != 0) {
+    MPI_Finalize();
+    return 2;
+  }
+  char library[256];
+  library_name(library, sizeof library);
+  if (rank == 0) {
+    printf(
+        "{\"kind\": \"collective\", \"collective\": \"%s\", \"ranks\": %d, \"platform\": "
+        "\"mpi\", \"library\": \"%s\", \"results\": [",
+        kCollectiveNames[o.collective], ranks, library);
+  }
+  int all_ok = 1;
+  for (int s = 0; s < o.num_sizes; ++s) {
+    const Point p = measure(&o, o.sizes[s], rank, ranks);
+    all_ok = all_ok && p.check_ok;
+    if (rank == 0) {
+      print_point(&o, o.sizes[s], &p, s == 0);
+      fflush(stdout);
+    }
+  }
+  if (rank == 0) printf("\n]}\n");
+  MPI_Finalize();
+  return all_ok ? 0 : 1;
+}
