@@ -17,7 +17,8 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
 fi
 cmake --build "$build" -j2 --target simgrid_peer >/dev/null
 peer=$build/bench/simgrid_peer
-platform=$here/examples/platforms/two-sites-16x2.toml
+cd "$here"
+platform=examples/platforms/two-sites-16x2.toml
 "$peer" --platform "$platform" --sizes 64KiB,1MiB,16MiB --runs "$runs"
 echo
 "$peer" --platform "$platform" --sizes 64KiB,1MiB,16MiB --runs "$runs" --tcp-window 1MiB

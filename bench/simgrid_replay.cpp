@@ -300,7 +300,6 @@ ReplayResult replay_in_simgrid(const Schedule& schedule, const Platform& platfor
   for (const auto& c : settings.config) sg4::Engine::set_config(c);
 
   ReplayResult result;
-  const double cpu_start = process_cpu_s();
   const auto build_start = std::chrono::steady_clock::now();
   const SimGridPlatform sg(platform);
   if (mode == LatencyMode::Overlapped) {
@@ -309,12 +308,13 @@ ReplayResult replay_in_simgrid(const Schedule& schedule, const Platform& platfor
   Replay replay(schedule, platform, sg, mode);
   sg4::Activity::on_completion_cb([&replay](const sg4::Activity& a) { replay.on_completion(a); });
   replay.start();
-  result.build_s = seconds_since(build_start);
+  result.setup_s = seconds_since(build_start);
 
+  const double cpu_start = process_cpu_s();
   const auto run_start = std::chrono::steady_clock::now();
   engine.run();
   result.run_s = seconds_since(run_start);
-  result.cpu_s = process_cpu_s() - cpu_start;
+  result.run_cpu_s = process_cpu_s() - cpu_start;
 
   result.rank_finish_s = replay.rank_finish();
   for (double f : result.rank_finish_s) result.time_s = std::max(result.time_s, f);

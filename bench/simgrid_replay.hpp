@@ -45,9 +45,9 @@ struct ReplayResult {
   std::vector<double> rank_finish_s;  // per rank: completion of its last operation
   std::uint64_t comms = 0;            // SimGrid comms started (data and latency)
   std::uint64_t execs = 0;            // SimGrid execs started (copies)
-  double build_s = 0;                 // wall: SimGrid platform and the replay's bookkeeping
-  double run_s = 0;                   // wall: Engine::run
-  double cpu_s = 0;                   // CPU time of both (the machine may be shared)
+  double setup_s = 0;                 // wall: SimGrid platform and the replay's bookkeeping
+  double run_s = 0;                   // wall: Engine::run, the simulation proper
+  double run_cpu_s = 0;               // CPU time of Engine::run (the machine may be shared)
 };
 
 // Creates a SimGrid engine, configures it (simgrid_settings), builds the platform, replays the
