@@ -3,7 +3,8 @@
 // For every algorithm and size, builds the schedule once, simulates it with multilane's
 // simulate() and replays it in SimGrid (simgrid_replay.hpp; each SimGrid run in a child process,
 // see simgrid_child.hpp), several times each, and prints a Markdown table: simulated time of both
-// and their difference, wall-clock time of both (medians) and the speed-up.
+// and their difference, and the time each takes to simulate (CPU and wall-clock, medians) with
+// the speed-up.
 //
 //   simgrid_peer --platform examples/platforms/two-sites-16x2.toml
 //                [--collective bcast] [--algorithms binomial,binary,...] [--sizes 64KiB,1MiB,16MiB]
@@ -26,7 +27,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <ctime>
 #include <optional>
 #include <sstream>
@@ -121,35 +121,6 @@ std::vector<LatencyMode> parse_modes(const std::string& text) {
       fmt::format("--latency: \"{}\" is not one of overlapped, per-message, both", text));
 }
 
-// The child's answer: simulated time, then build and run wall times, exactly (hex floats).
-std::string encode(const ReplayResult& r) {
-  std::string out = fmt::format("{:a} {:a} {:a} {:a} {} {} {}", r.time_s, r.setup_s, r.run_s,
-                                r.run_cpu_s, r.comms, r.execs, r.rank_finish_s.size());
-  for (double f : r.rank_finish_s) out += fmt::format(" {:a}", f);
-  return out;
-}
-
-ReplayResult decode(const std::string& text) {
-  std::istringstream in(text);
-  auto unreadable = [&] {
-    return std::runtime_error(fmt::format("unreadable answer from the SimGrid run: \"{}\"", text));
-  };
-  auto number = [&] {
-    std::string word;
-    if (!(in >> word)) throw unreadable();
-    return std::strtod(word.c_str(), nullptr);
-  };
-  ReplayResult r;
-  r.time_s = number();
-  r.setup_s = number();
-  r.run_s = number();
-  r.run_cpu_s = number();
-  std::size_t ranks = 0;
-  if (!(in >> r.comms >> r.execs >> ranks)) throw unreadable();
-  for (std::size_t i = 0; i < ranks; ++i) r.rank_finish_s.push_back(number());
-  return r;
-}
-
 double process_cpu_s() {
   timespec ts{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -186,14 +157,14 @@ Measured measure_simgrid(const Schedule& schedule, const Platform& platform, Lat
   Measured m;
   for (int i = 0; i < o.runs; ++i) {
     const ChildOutcome outcome = run_in_child(
-        [&] { return encode(replay_in_simgrid(schedule, platform, mode)); }, o.timeout_s);
+        [&] { return encode_result(replay_in_simgrid(schedule, platform, mode)); }, o.timeout_s);
     if (outcome.status == ChildOutcome::Status::UsageError) throw UsageError(outcome.text);
     if (outcome.status != ChildOutcome::Status::Ok) {
       throw std::runtime_error(fmt::format("{} {} bytes, SimGrid ({} latency): {}",
                                            schedule.algorithm, schedule.size, to_string(mode),
                                            outcome.text));
     }
-    const ReplayResult r = decode(outcome.text);
+    const ReplayResult r = decode_result(outcome.text);
     if (i > 0 && r.time_s != m.time_s) {
       throw std::runtime_error(
           fmt::format("SimGrid is not deterministic: {} then {} s", m.time_s, r.time_s));

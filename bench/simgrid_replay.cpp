@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <ctime>
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/NetZone.hpp>
+#include <sstream>
 #include <stdexcept>
 
 #include "multilane/errors.hpp"
@@ -287,6 +289,34 @@ double overlapped_latency_factor(double size, const sg4::Host*, const sg4::Host*
 }
 
 }  // namespace
+
+std::string encode_result(const ReplayResult& r) {
+  std::string out = fmt::format("{:a} {:a} {:a} {:a} {} {} {}", r.time_s, r.setup_s, r.run_s,
+                                r.run_cpu_s, r.comms, r.execs, r.rank_finish_s.size());
+  for (double f : r.rank_finish_s) out += fmt::format(" {:a}", f);
+  return out;
+}
+
+ReplayResult decode_result(const std::string& text) {
+  std::istringstream in(text);
+  auto unreadable = [&] {
+    return std::runtime_error(fmt::format("unreadable answer from the SimGrid run: \"{}\"", text));
+  };
+  auto number = [&] {
+    std::string word;
+    if (!(in >> word)) throw unreadable();
+    return std::strtod(word.c_str(), nullptr);
+  };
+  ReplayResult r;
+  r.time_s = number();
+  r.setup_s = number();
+  r.run_s = number();
+  r.run_cpu_s = number();
+  std::size_t ranks = 0;
+  if (!(in >> r.comms >> r.execs >> ranks)) throw unreadable();
+  for (std::size_t i = 0; i < ranks; ++i) r.rank_finish_s.push_back(number());
+  return r;
+}
 
 ReplayResult replay_in_simgrid(const Schedule& schedule, const Platform& platform,
                                LatencyMode mode) {

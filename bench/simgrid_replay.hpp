@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -49,6 +50,11 @@ struct ReplayResult {
   double run_s = 0;                   // wall: Engine::run, the simulation proper
   double run_cpu_s = 0;               // CPU time of Engine::run (the machine may be shared)
 };
+
+// The result as one line of text and back, exactly (hex floats): how a child process that ran the
+// replay reports it. decode_result throws std::runtime_error on a text it cannot read.
+std::string encode_result(const ReplayResult& result);
+ReplayResult decode_result(const std::string& text);
 
 // Creates a SimGrid engine, configures it (simgrid_settings), builds the platform, replays the
 // schedule and reports. SimGrid's engine is one per process and cannot be created
