@@ -315,7 +315,9 @@ int run(const Options& o) {
       "up to {} wall per run\n",
       format_duration(setup));
   if (o.check >= 0 && worst > o.check) {
-    fmt::print(stderr, "simgrid_peer: check failed: {} differs by {:.2f}%, more than {:.2f}%\n",
+    fmt::print(stderr,
+               "simgrid_peer: check failed: {} differs by {:.2g}% of its completion time, more "
+               "than {:.2g}%\n",
                worst_row, worst * 100, o.check * 100);
     return 1;
   }
