@@ -192,6 +192,10 @@ class Replay {
     const std::uint64_t bytes = send.range.length;
     const int stripes = lanes_[t];
     stripes_left_[t] = static_cast<std::uint8_t>(stripes);
+    if (stripes == 0) {  // an empty message has left as soon as it may start
+      transfer_left(t);
+      return;
+    }
     for (int i = 0; i < stripes; ++i) {
       const std::uint64_t share = bytes / stripes + (std::uint64_t(i) < bytes % stripes ? 1 : 0);
       const int lane = first_lane_[t] + i;
