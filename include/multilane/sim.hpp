@@ -89,7 +89,7 @@ struct SimResult {
   std::uint64_t events = 0;        // events popped from the event queue
   std::uint64_t rate_updates = 0;  // flow rate changes computed by the fair-sharing step
   std::size_t peak_flows = 0;      // largest number of concurrent flows
-  double wall_s = 0;               // wall-clock time of the simulation itself
+  double wall_s = 0;               // wall-clock time of simulate() (preparation and events)
   std::vector<TraceSlice> trace;   // when SimOptions::record_trace
 };
 

@@ -10,16 +10,12 @@ namespace multilane::sim {
 
 namespace {
 constexpr std::uint8_t kSendReady = 1, kRecvReady = 2, kPrevLeft = 4, kStarted = 8;
-constexpr std::uint32_t kCopyTag = 0x80000000u;
-constexpr std::uint32_t kDone = 0xffffffffu;
-
-bool later(const auto& a, const auto& b) {
-  return a.time > b.time || (a.time == b.time && a.payload > b.payload);
-}
+constexpr std::uint32_t kVersionMask = 0x3fffffffu;  // the version bits an event key keeps
 }  // namespace
 
 Engine::Engine(const Schedule& schedule, const Platform& platform, const SimOptions& options)
-    : schedule_(schedule),
+    : wall0_(std::chrono::steady_clock::now()),
+      schedule_(schedule),
       platform_(platform),
       options_(options),
       network_(platform),
@@ -29,18 +25,18 @@ Engine::Engine(const Schedule& schedule, const Platform& platform, const SimOpti
     throw std::invalid_argument(fmt::format("the schedule has {} ranks, the platform places {}",
                                             schedule.num_ranks(), platform.num_ranks()));
   }
-  tstate_.assign(program_.send_op.size(), 0);
-  for (std::size_t t = 0; t < tstate_.size(); ++t) {
-    if (t == 0 || program_.last_in_channel[t - 1]) tstate_[t] |= kPrevLeft;
+  auto& transfers = program_.transfers;
+  for (std::size_t t = 0; t < transfers.size(); ++t) {
+    if (t == 0 || transfers[t - 1].last_in_channel) transfers[t].state |= kPrevLeft;
   }
   finish_.assign(static_cast<std::size_t>(schedule.num_ranks()), 0.0);
 }
 
+// Key: kind (2 bits), version (30 bits, flow ends only), id (32 bits: flow, recv op or
+// transfer). Events of one instant pop in key order.
 void Engine::push(double time, Kind kind, std::uint32_t version, std::uint32_t id) {
-  const std::uint64_t payload = (static_cast<std::uint64_t>(kind) << 62) |
-                                (static_cast<std::uint64_t>(version & 0x3fffffffu) << 32) | id;
-  heap_.push_back({time, payload});
-  std::push_heap(heap_.begin(), heap_.end(), [](const Event& a, const Event& b) { return later(a, b); });
+  queue_.push(time, (static_cast<std::uint64_t>(kind) << 62) |
+                        (static_cast<std::uint64_t>(version & kVersionMask) << 32) | id);
 }
 
 int Engine::rank_of(std::uint32_t op) const {
@@ -48,26 +44,22 @@ int Engine::rank_of(std::uint32_t op) const {
   return static_cast<int>(it - schedule_.rank_begin.begin()) - 1;
 }
 
-int Engine::lane_of(std::uint32_t t) const {
-  const int a = schedule_.ops[program_.send_op[t]].lane;
-  return a != kAnyLane ? a : schedule_.ops[program_.recv_op[t]].lane;
-}
-
 void Engine::make_ready(std::uint32_t op) {
-  const Op& o = schedule_.ops[op];
-  if (o.kind == OpKind::Copy) {
-    start_copy(op);
+  const std::uint32_t link = program_.ops[op].link;
+  if (link & kCopyOp) {
+    start_copy(op, static_cast<int>(link & ~kCopyOp));
     return;
   }
-  const std::uint32_t t = program_.transfer[op];
-  tstate_[t] |= (o.kind == OpKind::Send) ? kSendReady : kRecvReady;
-  try_start(t);
+  Transfer& tr = program_.transfers[link];
+  tr.state |= (tr.send_op == op) ? kSendReady : kRecvReady;
+  try_start(link);
 }
 
 void Engine::try_start(std::uint32_t t) {
   constexpr std::uint8_t need = kSendReady | kRecvReady | kPrevLeft;
-  if ((tstate_[t] & (need | kStarted)) != need) return;
-  tstate_[t] |= kStarted;
+  std::uint8_t& state = program_.transfers[t].state;
+  if ((state & (need | kStarted)) != need) return;
+  state |= kStarted;
   if (options_.per_message_overhead_s > 0) {
     push(now_ + options_.per_message_overhead_s, kStart, 0, t);
   } else {
@@ -76,71 +68,72 @@ void Engine::try_start(std::uint32_t t) {
 }
 
 void Engine::start_transfer(std::uint32_t t) {
-  const std::uint64_t bytes = schedule_.ops[program_.send_op[t]].range.length;
+  const Transfer& tr = program_.transfers[t];
   ++transfers_;
-  bytes_ += bytes;
-  if (bytes == 0) {
-    transfer_left(t, now_);
+  bytes_ += tr.bytes;
+  const Path path = network_.transfer_path(tr.from, tr.to, tr.lane);
+  if (tr.bytes == 0) {
+    transfer_left(t, now_, path.latency_s, path.lane);
     return;
   }
-  const Path path = network_.transfer_path(sender(t), receiver(t), lane_of(t));
-  const std::uint32_t f = flows_.add(path, bytes, now_, t);
-  (void)f;
+  flows_.add(path, tr.bytes, now_, t);
 }
 
-void Engine::start_copy(std::uint32_t op) {
+void Engine::start_copy(std::uint32_t op, int rank) {
   const std::uint64_t bytes = schedule_.ops[op].range.length;
   ++copies_;
   bytes_ += bytes;
-  const int rank = rank_of(op);
   if (bytes == 0) {
     complete(op, rank);
     return;
   }
-  flows_.add(network_.copy_path(rank), bytes, now_, op | kCopyTag);
+  flows_.add(network_.copy_path(rank), bytes, now_, op | kCopyOp);
 }
 
 void Engine::flow_ended(std::uint32_t f) {
   const std::uint32_t owner = flows_.owner(f);
   const double start = flows_.start_time(f);
+  const double latency = flows_.latency(f);
+  const int lane = flows_.lane(f);
   flows_.remove(f, now_);
-  if (owner & kCopyTag) {
-    const std::uint32_t op = owner & ~kCopyTag;
-    const int rank = rank_of(op);
+  if (owner & kCopyOp) {
+    const std::uint32_t op = owner & ~kCopyOp;
+    const int rank = static_cast<int>(program_.ops[op].link & ~kCopyOp);
     if (options_.record_trace) {
-      trace_.push_back({rank, rank, kTraceMemory, schedule_.ops[op].range.length, start, now_, now_});
+      trace_.push_back(
+          {rank, rank, kTraceMemory, schedule_.ops[op].range.length, start, now_, now_});
     }
     complete(op, rank);
   } else {
-    transfer_left(owner, start);
+    transfer_left(owner, start, latency, lane);
   }
 }
 
-void Engine::transfer_left(std::uint32_t t, double start) {
-  const int from = sender(t);
-  const int to = receiver(t);
-  const std::uint64_t bytes = schedule_.ops[program_.send_op[t]].range.length;
-  const Path path = network_.transfer_path(from, to, lane_of(t));
-  const double arrive = now_ + path.latency_s;
+// The last byte of transfer t has left the sender: its Send completes now, its Recv one
+// latency later, and the next transfer of the channel may start.
+void Engine::transfer_left(std::uint32_t t, double start, double latency, int lane) {
+  const Transfer& tr = program_.transfers[t];
+  const double arrive = now_ + latency;
   if (options_.record_trace) {
-    const int lane = path.lane == -2 ? kTraceMemory : path.lane;
-    trace_.push_back({from, to, lane, bytes, start, now_, arrive});
+    trace_.push_back({tr.from, tr.to, lane, tr.bytes, start, now_, arrive});
   }
-  complete(program_.send_op[t], from);
-  push(arrive, kDeliver, 0, program_.recv_op[t]);
-  if (!program_.last_in_channel[t]) {
-    tstate_[t + 1] |= kPrevLeft;
+  complete(tr.send_op, tr.from);
+  push(arrive, kDeliver, 0, tr.recv_op);
+  if (!tr.last_in_channel) {
+    program_.transfers[t + 1].state |= kPrevLeft;
     try_start(t + 1);
   }
 }
 
 void Engine::complete(std::uint32_t op, int rank) {
-  program_.waiting[op] = kDone;
+  OpState* ops = program_.ops.data();
+  ops[op].waiting = kOpDone;
   ++completed_;
-  finish_[static_cast<std::size_t>(rank)] = std::max(finish_[static_cast<std::size_t>(rank)], now_);
-  for (std::uint32_t i = program_.dep_begin[op]; i < program_.dep_begin[op + 1]; ++i) {
+  double& finish = finish_[static_cast<std::size_t>(rank)];
+  finish = std::max(finish, now_);
+  for (std::uint32_t i = ops[op].dep_begin; i < ops[op + 1].dep_begin; ++i) {
     const std::uint32_t d = program_.dep_list[i];
-    if (--program_.waiting[d] == 0) ready_.push_back(d);
+    if (--ops[d].waiting == 0) ready_.push_back(d);
   }
 }
 
@@ -152,16 +145,16 @@ void Engine::drain_ready() {
   }
 }
 
-void Engine::dispatch(const Event& e) {
-  const auto kind = static_cast<Kind>(e.payload >> 62);
-  const auto version = static_cast<std::uint32_t>((e.payload >> 32) & 0x3fffffffu);
-  const auto id = static_cast<std::uint32_t>(e.payload & 0xffffffffu);
+void Engine::dispatch(EventQueue::Event e) {
+  const auto kind = static_cast<Kind>(e.key >> 62);
+  const auto version = static_cast<std::uint32_t>((e.key >> 32) & kVersionMask);
+  const auto id = static_cast<std::uint32_t>(e.key & 0xffffffffu);
   switch (kind) {
     case kFlowEnd:
-      if ((flows_.version(id) & 0x3fffffffu) == version) flow_ended(id);
+      if ((flows_.version(id) & kVersionMask) == version) flow_ended(id);
       break;
     case kDeliver:
-      complete(id, schedule_.ops[program_.send_op[program_.transfer[id]]].peer);
+      complete(id, program_.transfers[program_.ops[id].link].to);
       break;
     case kStart:
       start_transfer(id);
@@ -171,59 +164,65 @@ void Engine::dispatch(const Event& e) {
 }
 
 SimResult Engine::run() {
-  const auto wall0 = std::chrono::steady_clock::now();
   for (std::uint32_t g = 0; g < schedule_.ops.size(); ++g) {
-    if (program_.waiting[g] == 0) ready_.push_back(g);
+    if (program_.ops[g].waiting == 0) ready_.push_back(g);
   }
   std::reverse(ready_.begin(), ready_.end());  // start in program order
   drain_ready();
-  const auto cmp = [](const Event& a, const Event& b) { return later(a, b); };
   for (;;) {
     if (flows_.has_dirty()) {
       flows_.reshare(now_);
-      for (std::uint32_t f : flows_.changed()) push(flows_.finish_time(f), kFlowEnd, flows_.version(f), f);
+      for (std::uint32_t f : flows_.changed())
+        push(flows_.finish_time(f), kFlowEnd, flows_.version(f), f);
     }
-    if (heap_.empty()) break;
-    now_ = heap_.front().time;
-    while (!heap_.empty() && heap_.front().time == now_) {
-      std::pop_heap(heap_.begin(), heap_.end(), cmp);
-      const Event e = heap_.back();
-      heap_.pop_back();
+    if (queue_.empty()) break;
+    now_ = queue_.next_time();
+    do {
       ++events_;
-      dispatch(e);
-    }
+      dispatch(queue_.pop());
+    } while (queue_.in_instant());
   }
   check_all_done();
   SimResult result;
   fill_stats(result);
-  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0_).count();
   return result;
 }
 
 void Engine::check_all_done() const {
   if (completed_ == schedule_.ops.size()) return;
   for (std::uint32_t g = 0; g < schedule_.ops.size(); ++g) {
-    if (program_.waiting[g] == kDone) continue;
+    if (program_.ops[g].waiting == kOpDone) continue;
     const int r = rank_of(g);
     const Op& op = schedule_.ops[g];
     throw std::runtime_error(fmt::format(
         "deadlock: {} of {} operations never completed; first: rank {} op {} ({} peer {}, {} "
         "unfinished dependencies)",
         schedule_.ops.size() - completed_, schedule_.ops.size(), r, g - schedule_.rank_begin[r],
-        to_string(op.kind), op.peer, program_.waiting[g]));
+        to_string(op.kind), op.peer, program_.ops[g].waiting));
   }
 }
 
 void Engine::fill_stats(SimResult& result) {
   flows_.finish(now_);
-  result.rank_finish_s = finish_;
   result.time_s = finish_.empty() ? 0.0 : *std::max_element(finish_.begin(), finish_.end());
-  for (std::uint32_t r = 0; r < network_.wan_base(); r += 2) {
-    if (flows_.bytes(r) == 0 && flows_.bytes(r + 1) == 0) continue;
-    const auto [node, lane] = network_.lane_of(r);
-    result.lanes.push_back({node, lane, static_cast<std::uint64_t>(flows_.bytes(r) + 0.5),
-                            static_cast<std::uint64_t>(flows_.bytes(r + 1) + 0.5), flows_.busy(r),
-                            flows_.busy(r + 1)});
+  result.rank_finish_s = std::move(finish_);
+  // Lane resources are numbered node by node, lane by lane, up then down (network.hpp).
+  auto carried = [&](std::uint32_t up) {
+    return flows_.bytes(up) != 0 || flows_.bytes(up + 1) != 0;
+  };
+  std::size_t used = 0;
+  for (std::uint32_t up = 0; up < network_.wan_base(); up += 2) used += carried(up) ? 1 : 0;
+  result.lanes.reserve(used);
+  for (int node = 0; node < network_.num_nodes(); ++node) {
+    for (int lane = 0; lane < network_.lanes_of_node(node); ++lane) {
+      const std::uint32_t up = network_.lane_resource(node, lane, true);
+      const std::uint32_t down = up + 1;
+      if (!carried(up)) continue;
+      result.lanes.push_back({node, lane, static_cast<std::uint64_t>(flows_.bytes(up) + 0.5),
+                              static_cast<std::uint64_t>(flows_.bytes(down) + 0.5), flows_.busy(up),
+                              flows_.busy(down)});
+    }
   }
   for (int l = 0; l < static_cast<int>(platform_.wan_links.size()); ++l) {
     const std::uint32_t ab = network_.wan_resource(l, 0), ba = network_.wan_resource(l, 1);

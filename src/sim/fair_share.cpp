@@ -16,34 +16,61 @@ void Flows::reshare(double now) {
   if (dirty_.empty()) return;
   ++epoch_;
   for (std::uint32_t r : dirty_) {
-    if (mark_[r] == epoch_) continue;
+    Resource& res = res_[r];
+    if (res.mark == epoch_) continue;
+    if (res.head == kNone) {  // a component without flows: nothing to share
+      res.mark = epoch_;
+      continue;
+    }
+    if (res.count == 1 && share_isolated(slots_[res.head].flow, now)) continue;
     collect_component(r);
-    if (!comp_flows_.empty()) fill_component(now);
+    fill_component(now);
   }
   dirty_.clear();
+}
+
+// When flow f is alone on every resource it crosses, it is a component by itself: gives it its
+// rate and returns true. Progressive filling would raise it to the lowest of its cap and of
+// capacity / weight on its resources, which is what this computes, in the same arithmetic.
+bool Flows::share_isolated(std::uint32_t f, double now) {
+  Flow& flow = flows_[f];
+  const std::uint32_t end = flow.slot_base + flow.slots;
+  for (std::uint32_t s = flow.slot_base; s < end; ++s) {
+    if (res_[slots_[s].resource].count != 1) return false;
+  }
+  flow.mark = epoch_;
+  double level = kInf;
+  for (std::uint32_t s = flow.slot_base; s < end; ++s) {
+    Resource& res = res_[slots_[s].resource];
+    res.mark = epoch_;
+    level = std::min(level, res.capacity / static_cast<double>(slots_[s].weight));
+  }
+  set_rate(f, std::min(level, flow_cap(flow)), now);
+  return true;
 }
 
 void Flows::collect_component(std::uint32_t start) {
   comp_res_.clear();
   comp_flows_.clear();
   stack_.clear();
-  mark_[start] = epoch_;
+  res_[start].mark = epoch_;
   stack_.push_back(start);
   while (!stack_.empty()) {
     const std::uint32_t r = stack_.back();
     stack_.pop_back();
-    local_[r] = static_cast<std::uint32_t>(comp_res_.size());
+    res_[r].local = static_cast<std::uint32_t>(comp_res_.size());
     comp_res_.push_back(r);
-    for (std::uint32_t s = head_[r]; s != kNone; s = slot_next_[s]) {
-      const std::uint32_t f = s / kMaxSlots;
-      if (flow_mark_[f] == epoch_) continue;
-      flow_mark_[f] = epoch_;
-      flow_local_[f] = static_cast<std::uint32_t>(comp_flows_.size());
+    for (std::uint32_t s = res_[r].head; s != kNone; s = slots_[s].next) {
+      const std::uint32_t f = slots_[s].flow;
+      Flow& flow = flows_[f];
+      if (flow.mark == epoch_) continue;
+      flow.mark = epoch_;
+      flow.local = static_cast<std::uint32_t>(comp_flows_.size());
       comp_flows_.push_back(f);
-      for (std::uint32_t i = 0; i < slots_of_[f]; ++i) {
-        const std::uint32_t r2 = slot_res_[f * kMaxSlots + i];
-        if (mark_[r2] != epoch_) {
-          mark_[r2] = epoch_;
+      for (std::uint32_t i = 0; i < flow.slots; ++i) {
+        const std::uint32_t r2 = slots_[flow.slot_base + i].resource;
+        if (res_[r2].mark != epoch_) {
+          res_[r2].mark = epoch_;
           stack_.push_back(r2);
         }
       }
@@ -51,11 +78,11 @@ void Flows::collect_component(std::uint32_t start) {
   }
 }
 
-double Flows::flow_cap(std::uint32_t f) const {
-  double cap = fixed_cap_[f];
-  if (wan_[f] != kNone) {
-    const double per_connection = net_.connection_cap(wan_[f], static_cast<int>(conns_[wan_[f]]));
-    cap = std::min(cap, per_connection * conns_of_[f]);
+double Flows::flow_cap(const Flow& flow) const {
+  double cap = flow.fixed_cap;
+  if (flow.wan != kNone) {
+    const auto connections = static_cast<int>(conns_[flow.wan - net_.wan_base()]);
+    cap = std::min(cap, net_.connection_cap(flow.wan, connections) * flow.connections);
   }
   return cap;
 }
@@ -63,11 +90,11 @@ double Flows::flow_cap(std::uint32_t f) const {
 void Flows::freeze(std::size_t j, double rate) {
   frozen_[j] = 1;
   new_rate_[j] = rate;
-  const std::uint32_t f = comp_flows_[j];
-  for (std::uint32_t i = 0; i < slots_of_[f]; ++i) {
-    const std::uint32_t slot = f * kMaxSlots + i;
-    const std::uint32_t k = local_[slot_res_[slot]];
-    const double w = slot_weight_[slot];
+  const Flow& flow = flows_[comp_flows_[j]];
+  for (std::uint32_t i = 0; i < flow.slots; ++i) {
+    const Slot& slot = slots_[flow.slot_base + i];
+    const std::uint32_t k = res_[slot.resource].local;
+    const double w = slot.weight;
     if (rate != kInf) cap_left_[k] = std::max(0.0, cap_left_[k] - rate * w);
     wsum_[k] -= w;
     --unfrozen_on_[k];
@@ -80,17 +107,17 @@ void Flows::fill_component(double now) {
   cap_left_.assign(nr, 0);
   wsum_.assign(nr, 0);
   unfrozen_on_.assign(nr, 0);
-  for (std::size_t k = 0; k < nr; ++k) cap_left_[k] = net_.capacity(comp_res_[k]);
+  for (std::size_t k = 0; k < nr; ++k) cap_left_[k] = res_[comp_res_[k]].capacity;
   new_rate_.assign(nf, 0);
   frozen_.assign(nf, 0);
   cap_.resize(nf);
   for (std::size_t j = 0; j < nf; ++j) {
-    const std::uint32_t f = comp_flows_[j];
-    cap_[j] = flow_cap(f);
-    for (std::uint32_t i = 0; i < slots_of_[f]; ++i) {
-      const std::uint32_t slot = f * kMaxSlots + i;
-      const std::uint32_t k = local_[slot_res_[slot]];
-      wsum_[k] += slot_weight_[slot];
+    const Flow& flow = flows_[comp_flows_[j]];
+    cap_[j] = flow_cap(flow);
+    for (std::uint32_t i = 0; i < flow.slots; ++i) {
+      const Slot& slot = slots_[flow.slot_base + i];
+      const std::uint32_t k = res_[slot.resource].local;
+      wsum_[k] += slot.weight;
       ++unfrozen_on_[k];
     }
   }
@@ -113,8 +140,8 @@ void Flows::fill_component(double now) {
     for (std::size_t k = 0; k < nr; ++k) {
       if (unfrozen_on_[k] == 0) continue;
       if (level != kInf && !(wsum_[k] > 0 && cap_left_[k] / wsum_[k] <= threshold)) continue;
-      for (std::uint32_t s = head_[comp_res_[k]]; s != kNone; s = slot_next_[s]) {
-        const std::size_t j = flow_local_[s / kMaxSlots];
+      for (std::uint32_t s = res_[comp_res_[k]].head; s != kNone; s = slots_[s].next) {
+        const std::size_t j = flows_[slots_[s].flow].local;
         if (!frozen_[j]) {
           freeze(j, level);
           --left;
@@ -122,19 +149,22 @@ void Flows::fill_component(double now) {
       }
     }
   }
-  for (std::size_t j = 0; j < nf; ++j) {
-    const std::uint32_t f = comp_flows_[j];
-    const double old_rate = rate_[f];
-    const double rate = new_rate_[j];
-    if (old_rate > 0 && std::abs(rate - old_rate) <= kRateTolerance * old_rate) continue;
-    if (old_rate > 0 && old_rate != kInf) remaining_[f] -= old_rate * (now - last_[f]);
-    if (remaining_[f] < 0) remaining_[f] = 0;
-    last_[f] = now;
-    rate_[f] = rate;
-    ++version_[f];
-    ++rate_updates_;
-    changed_.push_back(f);
-  }
+  for (std::size_t j = 0; j < nf; ++j) set_rate(comp_flows_[j], new_rate_[j], now);
+}
+
+// Settles the bytes moved at the old rate and switches to the new one, unless the change is
+// negligible (then the pending finish event stays valid).
+void Flows::set_rate(std::uint32_t f, double rate, double now) {
+  Flow& flow = flows_[f];
+  const double old_rate = flow.rate;
+  if (old_rate > 0 && std::abs(rate - old_rate) <= kRateTolerance * old_rate) return;
+  if (old_rate > 0 && old_rate != kInf) flow.remaining -= old_rate * (now - flow.last);
+  if (flow.remaining < 0) flow.remaining = 0;
+  flow.last = now;
+  flow.rate = rate;
+  ++flow.version;
+  ++rate_updates_;
+  changed_.push_back(f);
 }
 
 }  // namespace multilane::sim

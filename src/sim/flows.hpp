@@ -1,8 +1,9 @@
 // sim/flows.hpp — the flows in progress and their max-min fair rates.
 //
 // A flow is a transfer (or copy) whose bytes are moving: `remaining` bytes at time `last`,
-// moving at `rate` since then. Flows live in a recycled pool (struct of arrays); each flow has
-// up to kMaxSlots resource slots, threaded into an intrusive doubly linked list per resource,
+// moving at `rate` since then. Flows live in a recycled pool of records; each flow owns one
+// slot per resource it crosses (a run of adjacent slots taken from a pool with a free list per
+// run length), and every slot is threaded into an intrusive doubly linked list of its resource,
 // so adding or removing a flow is O(slots) and allocates nothing in steady state.
 //
 // Rates are max-min fair with per-flow caps (progressive filling): raise every flow's rate
@@ -11,9 +12,16 @@
 // resources dirty; reshare() recomputes only the connected components (flows linked through
 // shared resources) that contain a dirty resource, one component at a time, and reports the
 // flows whose rate changed. Cost per component: O(rounds x (resources + flows)), rounds being
-// the number of distinct rate levels in it.
+// the number of distinct rate levels in it. A component of one flow (the flow is alone on
+// every resource it crosses: the common case of contention-free schedules) takes a direct
+// path, O(slots): its rate is the least of its cap and of capacity / weight over its resources,
+// which is exactly what progressive filling computes for it.
+//
+// Layout: a flow's fields sit in one record and a resource's in another (rather than one array
+// per field), so touching a flow or a resource is one or two cache misses on large platforms.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -25,9 +33,10 @@ class Flows {
  public:
   explicit Flows(const Network& network);
 
-  // Starts a flow of `bytes` along `path` at time `now`; `owner` is the caller's tag.
+  // Starts a flow of `bytes` along `path` at time `now`; `owner` is the caller's tag. The
+  // path's latency and lane are kept with the flow (latency(), lane()).
   std::uint32_t add(const Path& path, std::uint64_t bytes, double now, std::uint32_t owner);
-  // Ends flow `f` at time `now` (its slot is recycled).
+  // Ends flow `f` at time `now` (its record and slots are recycled).
   void remove(std::uint32_t f, double now);
   // Recomputes the rates of every component holding a dirty resource. Afterwards changed()
   // lists the flows whose rate changed; their remaining bytes are settled at `now`.
@@ -37,42 +46,76 @@ class Flows {
 
   // Time at which flow `f` finishes at its current rate.
   double finish_time(std::uint32_t f) const;
-  std::uint32_t owner(std::uint32_t f) const { return owner_[f]; }
-  std::uint32_t version(std::uint32_t f) const { return version_[f]; }
-  double start_time(std::uint32_t f) const { return start_[f]; }
+  std::uint32_t owner(std::uint32_t f) const { return flows_[f].owner; }
+  std::uint32_t version(std::uint32_t f) const { return flows_[f].version; }
+  double start_time(std::uint32_t f) const { return flows_[f].start; }
+  double rate(std::uint32_t f) const { return flows_[f].rate; }
+  double latency(std::uint32_t f) const { return flows_[f].latency; }
+  int lane(std::uint32_t f) const { return flows_[f].lane; }
   std::size_t active() const { return active_; }
   std::size_t peak_active() const { return peak_active_; }
   std::uint64_t rate_updates() const { return rate_updates_; }
 
-  // Statistics per resource, valid after finish(now).
+  // Statistics per resource, valid after finish(now); max_connections only for WAN resources.
   void finish(double now);
-  double bytes(std::uint32_t r) const { return bytes_[r]; }
-  double busy(std::uint32_t r) const { return busy_total_[r]; }
-  std::uint32_t max_connections(std::uint32_t r) const { return max_conns_[r]; }
+  double bytes(std::uint32_t r) const { return res_[r].bytes; }
+  double busy(std::uint32_t r) const { return res_[r].busy_total; }
+  std::uint32_t max_connections(std::uint32_t r) const { return max_conns_[r - net_.wan_base()]; }
 
  private:
-  std::uint32_t allocate();
+  struct Flow {
+    double remaining = 0;
+    double rate = 0;
+    double last = 0;  // time at which `remaining` was settled
+    double start = 0;
+    double fixed_cap = kInf;
+    double latency = 0;
+    std::uint32_t owner = 0;
+    std::uint32_t version = 0;  // bumped on every start, end and rate change
+    std::uint32_t wan = kNone;  // WAN direction resource crossed, if any
+    std::uint32_t slot_base = 0;
+    std::uint32_t mark = 0;   // reshare epoch that visited it
+    std::uint32_t local = 0;  // index in the component being filled
+    std::uint16_t connections = 0;
+    std::uint8_t slots = 0;
+    std::int8_t lane = 0;
+  };
+  struct Slot {
+    std::uint32_t resource = kNone;
+    std::uint32_t next = kNone;  // neighbours in the resource's list
+    std::uint32_t prev = kNone;
+    std::uint32_t flow = kNone;
+    float weight = 0;
+  };
+  struct Resource {
+    std::uint32_t head = kNone;  // first slot of its list
+    std::uint32_t count = 0;     // flows crossing it now
+    std::uint32_t mark = 0;      // reshare epoch that visited it
+    std::uint32_t local = 0;     // index in the component being filled
+    double capacity = 0;
+    double busy_since = 0;
+    double busy_total = 0;
+    double bytes = 0;
+  };
+
+  std::uint32_t allocate_flow();
+  std::uint32_t allocate_slots(int count);
   void link(std::uint32_t slot, std::uint32_t r, double now);
-  void unlink(std::uint32_t slot, std::uint32_t r, double now);
-  void mark_dirty(std::uint32_t r);
+  void unlink(std::uint32_t slot, double now);
+  bool share_isolated(std::uint32_t f, double now);
   void collect_component(std::uint32_t start);
   void fill_component(double now);
-  double flow_cap(std::uint32_t f) const;
+  double flow_cap(const Flow& flow) const;
   void freeze(std::size_t local_flow, double rate);
+  void set_rate(std::uint32_t f, double rate, double now);
 
   const Network& net_;
-  // Per resource.
-  std::vector<std::uint32_t> head_, count_, conns_, max_conns_, mark_, local_;
-  std::vector<double> busy_since_, busy_total_, bytes_;
-  // Per flow.
-  std::vector<double> remaining_, rate_, last_, start_, fixed_cap_;
-  std::vector<std::uint32_t> owner_, version_, wan_, flow_mark_, flow_local_;
-  std::vector<std::uint16_t> conns_of_;
-  std::vector<std::uint8_t> slots_of_;
-  // Per slot (flow * kMaxSlots + i).
-  std::vector<std::uint32_t> slot_res_, slot_next_, slot_prev_;
-  std::vector<float> slot_weight_;
-  std::vector<std::uint32_t> free_;
+  std::vector<Resource> res_;
+  std::vector<std::uint32_t> conns_, max_conns_;  // per WAN direction (resource - wan_base)
+  std::vector<Flow> flows_;
+  std::vector<std::uint32_t> free_flows_;
+  std::vector<Slot> slots_;
+  std::array<std::vector<std::uint32_t>, kMaxSlots + 1> free_slots_;  // by run length
   std::size_t active_ = 0, peak_active_ = 0;
   std::uint64_t rate_updates_ = 0;
   // Reshare scratch.

@@ -14,6 +14,11 @@ Network::Network(const Platform& platform) : platform_(platform) {
   for (std::size_t n = 0; n < nodes; ++n) {
     lane_base_[n + 1] = lane_base_[n] + static_cast<std::uint32_t>(platform.nodes[n].lanes.size());
   }
+  place_.resize(platform.ranks.size());
+  for (std::size_t r = 0; r < platform.ranks.size(); ++r) {
+    const int n = platform.ranks[r].node;
+    place_[r] = {n, platform.nodes[n].site, lane_base_[n], lanes_of_node(n)};
+  }
   wan_base_ = 2 * lane_base_[nodes];
   mem_base_ = wan_base_ + 2 * static_cast<std::uint32_t>(platform.wan_links.size());
   capacity_.resize(mem_base_ + nodes);
@@ -57,67 +62,67 @@ double Network::connection_cap(std::uint32_t r, int connections) const {
 }
 
 Path Network::copy_path(int rank) const {
-  const int node = platform_.ranks[rank].node;
+  const Place& at = place_[rank];
   Path p;
   p.slots = 1;
-  p.resource[0] = memory_resource(node);
+  p.resource[0] = memory_resource(at.node);
   p.weight[0] = 1;
-  p.fixed_cap_bps = platform_.sites[platform_.nodes[node].site].shm.copy_bps;
+  p.fixed_cap_bps = platform_.sites[at.site].shm.copy_bps;
   p.lane = -2;
   return p;
 }
 
 Path Network::transfer_path(int from, int to, int lane) const {
-  const int na = platform_.ranks[from].node;
-  const int nb = platform_.ranks[to].node;
-  const int sa = platform_.nodes[na].site;
-  const int sb = platform_.nodes[nb].site;
-  if (na == nb) {
+  const Place& a = place_[from];
+  const Place& b = place_[to];
+  if (a.node == b.node) {
     // Shared memory: the sender copies into a shared segment, the receiver copies out.
     Path p = copy_path(from);
     p.fixed_cap_bps /= 2;
-    p.latency_s = platform_.sites[sa].shm.sync_latency_s;
+    p.latency_s = platform_.sites[a.site].shm.sync_latency_s;
     return p;
   }
-  const int la = lanes_of_node(na);
-  const int lb = lanes_of_node(nb);
+  // Lane i of a node: resources 2 (lane_base + i) up and 2 (lane_base + i) + 1 down.
   Path p;
   if (lane == -1) {
-    const int k = std::min({la, lb, kMaxStripe});
+    const int k = std::min({a.lanes, b.lanes, kMaxStripe});
     for (int i = 0; i < k; ++i) {
-      p.resource[p.slots] = lane_resource(na, i, true);
+      p.resource[p.slots] = 2 * (a.lane_base + static_cast<std::uint32_t>(i));
       p.weight[p.slots++] = 1.0f / float(k);
-      p.resource[p.slots] = lane_resource(nb, i, false);
+      p.resource[p.slots] = 2 * (b.lane_base + static_cast<std::uint32_t>(i)) + 1;
       p.weight[p.slots++] = 1.0f / float(k);
     }
     p.connections = static_cast<std::uint16_t>(k);
     p.lane = -1;
   } else {
-    if (lane < 0 || lane >= la || lane >= lb) {
+    if (lane < 0 || lane >= a.lanes || lane >= b.lanes) {
       throw UsageError(fmt::format(
           "rank {} (node {}, {} lanes) sends to rank {} (node {}, {} lanes) on lane {}, which "
           "one of them does not have",
-          from, platform_.nodes[na].name, la, to, platform_.nodes[nb].name, lb, lane));
+          from, platform_.nodes[a.node].name, a.lanes, to, platform_.nodes[b.node].name, b.lanes,
+          lane));
     }
-    p.resource[p.slots] = lane_resource(na, lane, true);
+    p.resource[p.slots] = 2 * (a.lane_base + static_cast<std::uint32_t>(lane));
     p.weight[p.slots++] = 1;
-    p.resource[p.slots] = lane_resource(nb, lane, false);
+    p.resource[p.slots] = 2 * (b.lane_base + static_cast<std::uint32_t>(lane)) + 1;
     p.weight[p.slots++] = 1;
     p.connections = 1;
     p.lane = static_cast<std::int16_t>(lane);
   }
-  if (sa == sb) {
-    p.latency_s = platform_.sites[sa].lan_latency_s;
+  if (a.site == b.site) {
+    p.latency_s = platform_.sites[a.site].lan_latency_s;
     p.connections = 0;
     return p;
   }
-  const int link = site_pair_link_[std::size_t(sa) * platform_.sites.size() + std::size_t(sb)];
+  const int link =
+      site_pair_link_[std::size_t(a.site) * platform_.sites.size() + std::size_t(b.site)];
   if (link < 0) {
-    throw UsageError(fmt::format("no WAN link between sites '{}' and '{}' (rank {} sends to rank {})",
-                                 platform_.sites[sa].name, platform_.sites[sb].name, from, to));
+    throw UsageError(
+        fmt::format("no WAN link between sites '{}' and '{}' (rank {} sends to rank {})",
+                    platform_.sites[a.site].name, platform_.sites[b.site].name, from, to));
   }
   const auto& w = platform_.wan_links[link];
-  p.wan = wan_resource(link, w.site_a == sa ? 0 : 1);
+  p.wan = wan_resource(link, w.site_a == a.site ? 0 : 1);
   p.resource[p.slots] = p.wan;
   p.weight[p.slots++] = 1;
   p.latency_s = w.latency_s;

@@ -8,6 +8,9 @@
 // of the flow on each (1, or 1/k on each of k lanes of a striped transfer), its latency and
 // what caps its rate: a fixed cap (memory copies) and, across a WAN, k connections each
 // limited to b_WAN cap(P) of the link (P = connections crossing that direction now).
+//
+// transfer_path() reads one 16-byte record per rank (its node, site and lanes), not the
+// Platform's nested structures, so computing a path costs two cache misses on a million ranks.
 #pragma once
 
 #include <cstdint>
@@ -25,13 +28,13 @@ inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
 struct Path {
   int slots = 0;
-  std::uint32_t resource[kMaxSlots] = {};
-  float weight[kMaxSlots] = {};
+  std::uint32_t resource[kMaxSlots];  // the first `slots` entries are set
+  float weight[kMaxSlots];
   double latency_s = 0;
-  double fixed_cap_bps = kInf;   // per-flow cap independent of others (memory copies)
-  std::uint32_t wan = kNone;     // WAN direction resource crossed, if any
-  std::uint16_t connections = 0; // connections this flow opens on `wan`
-  std::int16_t lane = 0;         // lane used, -1 striped, -2 memory (for traces)
+  double fixed_cap_bps = kInf;    // per-flow cap independent of others (memory copies)
+  std::uint32_t wan = kNone;      // WAN direction resource crossed, if any
+  std::uint16_t connections = 0;  // connections this flow opens on `wan`
+  std::int16_t lane = 0;          // lane used, -1 striped, -2 memory (for traces)
 };
 
 enum class ResourceKind : std::uint8_t { LaneUp, LaneDown, Wan, Memory };
@@ -59,18 +62,30 @@ class Network {
   std::uint32_t wan_resource(int link, int direction) const {
     return wan_base_ + 2 * static_cast<std::uint32_t>(link) + static_cast<std::uint32_t>(direction);
   }
-  std::uint32_t memory_resource(int node) const { return mem_base_ + static_cast<std::uint32_t>(node); }
+  std::uint32_t memory_resource(int node) const {
+    return mem_base_ + static_cast<std::uint32_t>(node);
+  }
   std::uint32_t wan_base() const { return wan_base_; }
   std::uint32_t mem_base() const { return mem_base_; }
-  int lanes_of_node(int node) const { return static_cast<int>(lane_base_[node + 1] - lane_base_[node]); }
+  int lanes_of_node(int node) const {
+    return static_cast<int>(lane_base_[node + 1] - lane_base_[node]);
+  }
   // Inverse of lane_resource: (node, lane) of a lane resource.
   std::pair<int, int> lane_of(std::uint32_t r) const;
+  int num_nodes() const { return static_cast<int>(lane_base_.size()) - 1; }
 
  private:
   const Platform& platform_;
+  struct Place {  // where a rank lives
+    std::int32_t node;
+    std::int32_t site;
+    std::uint32_t lane_base;  // lane_base_[node]
+    std::int32_t lanes;       // lanes of the node
+  };
   std::vector<std::uint32_t> lane_base_;  // per node, prefix sum of lanes (size nodes+1)
+  std::vector<Place> place_;              // per rank
   std::vector<double> capacity_;
-  std::vector<int> site_pair_link_;       // sites*sites -> link index or -1
+  std::vector<int> site_pair_link_;  // sites*sites -> link index or -1
   std::uint32_t wan_base_ = 0;
   std::uint32_t mem_base_ = 0;
 };

@@ -12,19 +12,20 @@ namespace {
 // Reverse dependencies: who waits for whom, as compressed rows.
 void build_dependents(const Schedule& s, Program& p) {
   const std::size_t n = s.ops.size();
-  p.dep_begin.assign(n + 1, 0);
-  p.waiting.assign(n, 0);
+  p.ops.assign(n + 1, OpState{});
   for (int r = 0; r < s.num_ranks(); ++r) {
     const std::uint32_t base = s.rank_begin[r];
     for (std::uint32_t g = base; g < s.rank_begin[r + 1]; ++g) {
       const Op& op = s.ops[g];
-      p.waiting[g] = op.deps_count;
-      for (OpIndex d : s.deps_of(op)) ++p.dep_begin[base + d + 1];
+      p.ops[g].waiting = op.deps_count;
+      if (op.kind == OpKind::Copy) p.ops[g].link = kCopyOp | static_cast<std::uint32_t>(r);
+      for (OpIndex d : s.deps_of(op)) ++p.ops[base + d + 1].dep_begin;
     }
   }
-  for (std::size_t g = 0; g < n; ++g) p.dep_begin[g + 1] += p.dep_begin[g];
-  p.dep_list.resize(p.dep_begin[n]);
-  std::vector<std::uint32_t> fill(p.dep_begin.begin(), p.dep_begin.end() - 1);
+  for (std::size_t g = 0; g < n; ++g) p.ops[g + 1].dep_begin += p.ops[g].dep_begin;
+  p.dep_list.resize(p.ops[n].dep_begin);
+  std::vector<std::uint32_t> fill(n);
+  for (std::size_t g = 0; g < n; ++g) fill[g] = p.ops[g].dep_begin;
   for (int r = 0; r < s.num_ranks(); ++r) {
     const std::uint32_t base = s.rank_begin[r];
     for (std::uint32_t g = base; g < s.rank_begin[r + 1]; ++g) {
@@ -53,21 +54,27 @@ Channels build_channels(const Schedule& s) {
   Channels c;
   const int p = s.num_ranks();
   c.begin.assign(static_cast<std::size_t>(p) + 1, 0);
+  // channel_to[peer] is the channel of the current sender to peer, valid when
+  // stamp[peer] == sender: O(1) per send however many peers a rank has.
+  std::vector<std::uint32_t> channel_to(static_cast<std::size_t>(p));
+  std::vector<std::int32_t> stamp(static_cast<std::size_t>(p), -1);
   std::vector<std::pair<std::uint32_t, std::uint32_t>> row;  // (receiver, channel)
   for (int r = 0; r < p; ++r) {
     row.clear();
     for (const Op& op : s.program(r)) {
       if (op.kind != OpKind::Send) continue;
       if (op.peer < 0 || op.peer >= p) {
-        throw std::invalid_argument(fmt::format("rank {} sends to rank {}, out of range", r, op.peer));
+        throw std::invalid_argument(
+            fmt::format("rank {} sends to rank {}, out of range", r, op.peer));
       }
       const auto peer = static_cast<std::uint32_t>(op.peer);
-      auto it = std::find_if(row.begin(), row.end(), [&](const auto& e) { return e.first == peer; });
-      if (it == row.end()) {
-        row.emplace_back(peer, static_cast<std::uint32_t>(c.sends.size()));
+      if (stamp[peer] != r) {
+        stamp[peer] = r;
+        channel_to[peer] = static_cast<std::uint32_t>(c.sends.size());
+        row.emplace_back(peer, channel_to[peer]);
         c.sends.push_back(1);
       } else {
-        ++c.sends[it->second];
+        ++c.sends[channel_to[peer]];
       }
     }
     std::sort(row.begin(), row.end());
@@ -90,13 +97,10 @@ Program prepare_program(const Schedule& s) {
   std::vector<std::uint32_t> first(nch + 1, 0);
   for (std::size_t i = 0; i < nch; ++i) first[i + 1] = first[i] + ch.sends[i];
   const std::uint32_t transfers = first[nch];
-  p.send_op.assign(transfers, 0xffffffffu);
-  p.recv_op.assign(transfers, 0xffffffffu);
-  p.last_in_channel.assign(transfers, 0);
+  p.transfers.assign(transfers, Transfer{});
   for (std::size_t i = 0; i < nch; ++i) {
-    if (first[i + 1] > first[i]) p.last_in_channel[first[i + 1] - 1] = 1;
+    if (first[i + 1] > first[i]) p.transfers[first[i + 1] - 1].last_in_channel = 1;
   }
-  p.transfer.assign(s.ops.size(), 0xffffffffu);
   std::vector<std::uint32_t> next_send(first.begin(), first.end() - 1);
   std::vector<std::uint32_t> next_recv(first.begin(), first.end() - 1);
   const int nranks = s.num_ranks();
@@ -106,8 +110,13 @@ Program prepare_program(const Schedule& s) {
       if (op.kind == OpKind::Send) {
         const std::uint32_t c = ch.find(r, op.peer);
         const std::uint32_t t = next_send[c]++;
-        p.send_op[t] = g;
-        p.transfer[g] = t;
+        Transfer& tr = p.transfers[t];
+        tr.send_op = g;
+        tr.bytes = op.range.length;
+        tr.from = r;
+        tr.to = op.peer;
+        tr.lane = op.lane;
+        p.ops[g].link = t;
       } else if (op.kind == OpKind::Recv) {
         if (op.peer < 0 || op.peer >= nranks) {
           throw std::invalid_argument(
@@ -115,31 +124,31 @@ Program prepare_program(const Schedule& s) {
         }
         const std::uint32_t c = ch.find(op.peer, r);
         if (c == 0xffffffffu || next_recv[c] == first[c + 1]) {
-          throw std::invalid_argument(fmt::format(
-              "rank {} op {}: receive from rank {} has no matching send", r, g - s.rank_begin[r],
-              op.peer));
+          throw std::invalid_argument(
+              fmt::format("rank {} op {}: receive from rank {} has no matching send", r,
+                          g - s.rank_begin[r], op.peer));
         }
         const std::uint32_t t = next_recv[c]++;
-        p.recv_op[t] = g;
-        p.transfer[g] = t;
+        p.transfers[t].recv_op = g;
+        p.ops[g].link = t;
       }
     }
   }
   for (std::size_t c = 0; c < nch; ++c) {
     if (next_recv[c] != first[c + 1]) {
-      const Op& op = s.ops[p.send_op[next_recv[c]]];
+      const Op& op = s.ops[p.transfers[next_recv[c]].send_op];
       throw std::invalid_argument(fmt::format(
           "a send to rank {} ({} bytes) has no matching receive", op.peer, op.range.length));
     }
   }
-  for (std::uint32_t t = 0; t < transfers; ++t) {
-    const Op& a = s.ops[p.send_op[t]];
-    const Op& b = s.ops[p.recv_op[t]];
-    if (a.range.length != b.range.length) {
-      throw std::invalid_argument(fmt::format(
-          "send to rank {} of {} bytes matches a receive from rank {} of {} bytes", a.peer,
-          a.range.length, b.peer, b.range.length));
+  for (Transfer& tr : p.transfers) {
+    const Op& b = s.ops[tr.recv_op];
+    if (tr.bytes != b.range.length) {
+      throw std::invalid_argument(
+          fmt::format("send to rank {} of {} bytes matches a receive from rank {} of {} bytes",
+                      tr.to, tr.bytes, b.peer, b.range.length));
     }
+    if (tr.lane == kAnyLane) tr.lane = b.lane;
   }
   return p;
 }
