@@ -1,0 +1,44 @@
+// tools/bench_options.cpp — see bench_options.hpp.
+#include "bench_options.hpp"
+
+namespace multilane::cli {
+
+void BenchOptions::add_to(CLI::App& app) {
+  app.add_option("--collective", collective, "bcast, scatter, gather, allgather or alltoall")
+      ->capture_default_str();
+  app.add_option("--algorithm", algorithm, "algorithm name, auto, or all")->capture_default_str();
+  app.add_option("--sizes", sizes, "comma-separated sizes, e.g. 1KiB,1MiB,16MiB")
+      ->capture_default_str();
+  app.add_option("--segment", segment, "segment size of pipelined algorithms, or auto")
+      ->capture_default_str();
+  app.add_option("--root", root, "root rank")->capture_default_str();
+  app.add_option("--iterations", iterations, "calls per timed repetition (0: from the size)")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  app.add_option("--repetitions", repetitions, "timed repetitions; the median is reported")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app.add_flag("--check", check, "fill buffers with a pattern and verify every byte on every rank");
+  app.add_flag("--p2p", p2p, "point-to-point throughput from rank 0 to rank 1 instead");
+  app.add_option("--size", size, "--p2p: bytes per transfer")->capture_default_str();
+}
+
+std::vector<std::string> BenchOptions::to_arguments() const {
+  std::vector<std::string> args{"--collective",  collective,
+                                "--algorithm",   algorithm,
+                                "--sizes",       sizes,
+                                "--segment",     segment,
+                                "--root",        std::to_string(root),
+                                "--iterations",  std::to_string(iterations),
+                                "--repetitions", std::to_string(repetitions),
+                                "--size",        size};
+  if (check) args.push_back("--check");
+  if (p2p) args.push_back("--p2p");
+  if (!result_file.empty()) {
+    args.push_back("--result-file");
+    args.push_back(result_file);
+  }
+  return args;
+}
+
+}  // namespace multilane::cli

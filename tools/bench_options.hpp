@@ -1,0 +1,30 @@
+// tools/bench_options.hpp — the options of `multilane bench`, shared by the command the user
+// runs (which launches the job) and the hidden `bench-rank` command every rank runs.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace multilane::cli {
+
+struct BenchOptions {
+  std::string collective = "bcast";
+  std::string algorithm = "all";
+  std::string sizes = "1KiB,1MiB";
+  std::string segment = "auto";
+  int root = 0;
+  int iterations = 0;
+  int repetitions = 5;
+  bool check = false;
+  bool p2p = false;
+  std::string size = "64MiB";  // --p2p
+  std::string result_file;     // bench-rank: where rank 0 writes its JSON
+
+  // Declares the options shared by `bench` and `bench-rank`.
+  void add_to(CLI::App& app);
+  // The same options as arguments for `bench-rank`.
+  std::vector<std::string> to_arguments() const;
+};
+
+}  // namespace multilane::cli

@@ -1,0 +1,164 @@
+// `multilane bench`: launches a job of N ranks of itself (`bench-rank`), which measure
+// collectives or point-to-point throughput over the real runtime; prints a table or JSON.
+//
+//   multilane bench -n 8 --collective bcast --algorithm all --sizes 1KiB,1MiB,16MiB --check
+//   multilane bench -n 2 --p2p --streams 1,4 --size 256MiB
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "bench_options.hpp"
+#include "bench_report.hpp"
+#include "cli_options.hpp"
+#include "command.hpp"
+#include "multilane/algorithms.hpp"
+#include "multilane/units.hpp"
+#include "runtime/job_env.hpp"
+#include "runtime/launcher.hpp"
+
+namespace multilane::cli {
+namespace {
+
+struct BenchCli {
+  BenchOptions bench;
+  int ranks = 2;
+  std::string platform;
+  double timeout_s = 60;
+  bool json = false;
+  bool explain = false;
+  std::string streams = "1";
+};
+
+std::string self_executable() {
+  return std::filesystem::read_symlink("/proc/self/exe").string();
+}
+
+// A temporary file for rank 0's results, removed when the run ends.
+struct ResultFile {
+  std::filesystem::path path;
+  ResultFile() {
+    std::string name = (std::filesystem::temp_directory_path() / "multilane-bench-XXXXXX").string();
+    const int fd = ::mkstemp(name.data());
+    if (fd < 0) throw UsageError("cannot create a temporary file for the results");
+    ::close(fd);
+    path = name;
+  }
+  ~ResultFile() { std::filesystem::remove(path); }
+  nlohmann::json read() const {
+    std::ifstream in(path);
+    nlohmann::json doc;
+    try {
+      in >> doc;
+    } catch (const nlohmann::json::exception&) {
+      throw CommunicationError("the benchmark job ended without results from rank 0");
+    }
+    return doc;
+  }
+};
+
+void validate(const BenchCli& o) {
+  const auto collective = parse_collective(o.bench.collective);
+  if (!collective) {
+    throw UsageError(
+        fmt::format("--collective \"{}\": choose one of bcast, scatter, gather, "
+                    "allgather, alltoall",
+                    o.bench.collective));
+  }
+  const auto& a = o.bench.algorithm;
+  if (a != "all" && a != "auto" && !find_algorithm(*collective, a)) {
+    throw UsageError(fmt::format("--algorithm \"{}\": choose all, auto or one of {}", a,
+                                 algorithm_names(*collective)));
+  }
+  parse_option("--sizes", o.bench.sizes, parse_size_list);
+  if (o.bench.segment != "auto" && parse_option("--segment", o.bench.segment, parse_size) == 0) {
+    throw UsageError("--segment must be at least 1 byte, or auto");
+  }
+  if (o.bench.root < 0 || o.bench.root >= o.ranks) {
+    throw UsageError(
+        fmt::format("--root {} is out of range: must be 0..{}", o.bench.root, o.ranks - 1));
+  }
+  if (o.bench.p2p && o.ranks < 2) throw UsageError("--p2p needs -n 2 or more");
+  if (o.timeout_s <= 0) throw UsageError("--timeout must be a number of seconds > 0");
+}
+
+// One job; returns its results (throws when the job failed).
+nlohmann::json run_job(const BenchCli& o,
+                       const std::vector<std::pair<std::string, std::string>>& env) {
+  ResultFile results;
+  BenchOptions bench = o.bench;
+  bench.result_file = results.path.string();
+  runtime::LaunchSpec spec;
+  spec.ranks = o.ranks;
+  spec.command = {self_executable(), "bench-rank"};
+  for (auto& arg : bench.to_arguments()) spec.command.push_back(arg);
+  spec.platform_file = o.platform;
+  spec.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
+  spec.explain = o.explain;
+  spec.extra_environment = env;
+  const runtime::LaunchResult result = runtime::launch_job(spec);
+  if (result.exit_code != 0) {
+    std::string text = "the benchmark job failed";
+    for (const auto& failure : result.failures) text += "\n  " + failure;
+    throw CommunicationError(text);
+  }
+  return results.read();
+}
+
+bool all_checks_passed(const nlohmann::json& rows) {
+  for (const auto& row : rows) {
+    if (row.value("checked", false) && !row.value("check_ok", false)) return false;
+  }
+  return true;
+}
+
+int run_bench(const BenchCli& o) {
+  validate(o);
+  nlohmann::json rows;
+  nlohmann::json doc;
+  if (o.bench.p2p) {
+    rows = nlohmann::json::array();
+    for (std::uint64_t streams : parse_option("--streams", o.streams, parse_size_list)) {
+      if (streams < 1 || streams > 256) {
+        throw UsageError(fmt::format("--streams {} is out of range: must be 1..256", streams));
+      }
+      const std::string k = std::to_string(streams);
+      rows.push_back(run_job(o, {{"MULTILANE_STREAMS_LAN", k}, {"MULTILANE_STREAMS_WAN", k}}));
+    }
+    doc = {{"kind", "p2p"}, {"results", rows}};
+    fmt::print("{}", o.json ? doc.dump(2) + "\n" : p2p_table(rows));
+  } else {
+    doc = run_job(o, {});
+    rows = doc["results"];
+    fmt::print("{}", o.json ? doc.dump(2) + "\n" : collective_table(doc));
+  }
+  if (!all_checks_passed(rows)) {
+    fmt::print(stderr, "multilane bench: the --check verification FAILED (see above)\n");
+    return 1;
+  }
+  return 0;
+}
+
+const bool registered = register_command(
+    {"bench", "Measure collectives (or point-to-point throughput) on the real runtime",
+     [](CLI::App& sub) -> Runner {
+       auto o = std::make_shared<BenchCli>();
+       sub.add_option("-n,--ranks", o->ranks, "number of ranks to launch")
+           ->check(CLI::Range(1, 4096))
+           ->capture_default_str();
+       sub.add_option("--platform", o->platform, "platform TOML file (default: one node per rank)");
+       sub.add_option("--timeout", o->timeout_s, "seconds without progress before a rank gives up")
+           ->capture_default_str();
+       sub.add_flag("--json", o->json, "print JSON instead of a table");
+       sub.add_flag("--explain", o->explain, "rank 0 explains each algorithm choice");
+       sub.add_option("--streams", o->streams, "--p2p: comma-separated stream counts, e.g. 1,2,4,8")
+           ->capture_default_str();
+       o->bench.add_to(sub);
+       return [o] { return run_bench(*o); };
+     }});
+
+}  // namespace
+}  // namespace multilane::cli
