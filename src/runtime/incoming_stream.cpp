@@ -1,6 +1,8 @@
 // runtime/incoming_stream.cpp — see incoming_stream.hpp.
 #include "runtime/incoming_stream.hpp"
 
+#include "runtime/whole_transfer.hpp"
+
 #include <fmt/format.h>
 
 namespace multilane::runtime {
@@ -65,11 +67,11 @@ void IncomingStream::accept_chunk(const ReceiveSide::Target& target,
     return close(target.error);
   }
   if (target.bytes.empty()) return on_payload({}, std::move(early));
-  asio::async_read(socket_, asio::buffer(target.bytes.data(), target.bytes.size()),
-                   [self = shared_from_this(), early = std::move(early)](
-                       const asio::error_code& error, std::size_t) mutable {
-                     self->on_payload(error, std::move(early));
-                   });
+  read_whole(socket_, target.bytes,
+             [self = shared_from_this(), early = std::move(early)](const asio::error_code& error,
+                                                                   std::size_t) mutable {
+               self->on_payload(error, std::move(early));
+             });
 }
 
 void IncomingStream::on_payload(const asio::error_code& error,

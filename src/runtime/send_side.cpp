@@ -7,6 +7,7 @@
 
 #include "runtime/stream_identity.hpp"
 #include "runtime/transport_error.hpp"
+#include "runtime/whole_transfer.hpp"
 
 namespace multilane::runtime {
 
@@ -166,28 +167,26 @@ void SendSide::pump(Stream& stream) {
   if (stream.writing || stream.closed || !stream.socket || stream.queue.empty()) return;
   stream.writing = true;
   Job& job = stream.queue.front();
-  const std::array<asio::const_buffer, 2> buffers{
-      asio::buffer(job.header), asio::buffer(job.payload.data(), job.payload.size())};
-  asio::async_write(
-      *stream.socket, buffers, [this, s = &stream](const asio::error_code& error, std::size_t) {
-        s->writing = false;
-        if (s->closed) return;
-        if (error) {
-          const int peer = s->link->peer;
-          const std::string reason = fmt::format(
-              "sending to rank {} failed: {}{}", peer, error.message(),
-              error == asio::error::broken_pipe || error == asio::error::connection_reset
-                  ? fmt::format(" (rank {} exited or died)", peer)
-                  : "");
-          return link_failed(*s->link, reason);
-        }
-        Job job = std::move(s->queue.front());
-        s->queue.pop_front();
-        job.op->handed_over += job.payload.size();
-        job.op->last_progress = Clock::now();
-        if (--job.op->chunks_left == 0) finish(job.op, "");
-        pump(*s);
-      });
+  write_whole(*stream.socket, std::as_bytes(std::span(job.header)), job.payload,
+              [this, s = &stream](const asio::error_code& error, std::size_t) {
+                s->writing = false;
+                if (s->closed) return;
+                if (error) {
+                  const int peer = s->link->peer;
+                  const std::string reason = fmt::format(
+                      "sending to rank {} failed: {}{}", peer, error.message(),
+                      error == asio::error::broken_pipe || error == asio::error::connection_reset
+                          ? fmt::format(" (rank {} exited or died)", peer)
+                          : "");
+                  return link_failed(*s->link, reason);
+                }
+                Job job = std::move(s->queue.front());
+                s->queue.pop_front();
+                job.op->handed_over += job.payload.size();
+                job.op->last_progress = Clock::now();
+                if (--job.op->chunks_left == 0) finish(job.op, "");
+                pump(*s);
+              });
 }
 
 void SendSide::close_stream(Stream& stream, const std::string& reason) {
