@@ -125,25 +125,29 @@ std::vector<std::uint64_t> sizes_around(int p, std::uint64_t b) {
   return sizes;
 }
 
-TEST(ShmPlan, EveryCollectiveDeliversExactBytesWithoutDeadlock) {
+class ShmPlanCollective : public ::testing::TestWithParam<Collective> {};
+
+TEST_P(ShmPlanCollective, ExactBytesWithoutDeadlock) {
+  const Collective c = GetParam();
   const std::vector<Geometry> geometries{{64, 1}, {100, 2}, {256, 3}, {1000, 8}};
   int runs = 0;
-  for (const Collective c : kAllCollectives) {
-    for (int p = 1; p <= 8; ++p) {
-      for (const Geometry& g : geometries) {
-        if (c == Collective::Allgather && g.buffer_size < static_cast<std::uint64_t>(p)) continue;
-        for (const std::uint64_t size : sizes_around(p, g.buffer_size)) {
-          for (const int root : {0, p - 1, p / 2}) {
-            const std::uint32_t seed = static_cast<std::uint32_t>(runs++);
-            const std::string problem = run_in_process(p, {{shape(c, p, size, root), g}}, seed);
-            ASSERT_EQ(problem, "") << to_string(c) << " p=" << p << " B=" << g.buffer_size
-                                   << " D=" << g.buffers << " size=" << size << " root=" << root;
-          }
+  for (int p = 1; p <= 8; ++p) {
+    for (const Geometry& g : geometries) {
+      if (c == Collective::Allgather && g.buffer_size < static_cast<std::uint64_t>(p)) continue;
+      for (const std::uint64_t size : sizes_around(p, g.buffer_size)) {
+        for (const int root : {0, p - 1}) {
+          const std::uint32_t seed = static_cast<std::uint32_t>(runs++);
+          const std::string problem = run_in_process(p, {{shape(c, p, size, root), g}}, seed);
+          ASSERT_EQ(problem, "") << to_string(c) << " p=" << p << " B=" << g.buffer_size
+                                 << " D=" << g.buffers << " size=" << size << " root=" << root;
         }
       }
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(All, ShmPlanCollective, ::testing::ValuesIn(kAllCollectives),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
 
 TEST(ShmPlan, SequencesOfCallsWithChangingGeometryInRandomInterleavings) {
   // Ranks drift apart by whole calls, buffers are reused across calls, and the geometry changes
@@ -151,7 +155,7 @@ TEST(ShmPlan, SequencesOfCallsWithChangingGeometryInRandomInterleavings) {
   // an old one is read).
   const std::vector<Geometry> geometries{{64, 1}, {64, 5}, {200, 2}, {96, 3}, {1024, 4}};
   std::mt19937 random(12345);
-  for (std::uint32_t run = 0; run < 300; ++run) {
+  for (std::uint32_t run = 0; run < 200; ++run) {
     const int p = 2 + static_cast<int>(random() % 5);
     std::vector<PlannedCall> calls;
     for (int i = 0; i < 12; ++i) {

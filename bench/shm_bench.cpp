@@ -1,0 +1,233 @@
+// bench/shm_bench.cpp — multilane's shared-memory collectives beside Open MPI's, in one MPI run.
+//
+//   mpirun -n 2 --mca btl vader,self build/bench/shm_bench [--collectives bcast,scatter,...]
+//          [--sizes 8,64,...,16MiB] [--buffer-size 32KiB] [--pipeline-buffers 8]
+//          [--purge-cache 2.5MiB] [--budget 0.5]
+//
+// Every rank of the run is one local rank of a ShmGroup (all ranks must share one node). For
+// each collective and size the two implementations take turns, repetition by repetition, with
+// the SMP paper's method (section 7): optional cache purge, MPI_Barrier, time the call, then
+// MPI_Allreduce(MAX) of the times, so a repetition counts from the first rank's start to the
+// last rank's end. The table gives the median over repetitions of both and the ratio MPI / ours
+// (above 1: ours is faster). `size` is the collective's size as in multilane/collective.hpp:
+// the whole message for bcast, one rank's block otherwise. Before timing, each size is run once
+// by both and the results compared byte for byte.
+#include <mpi.h>
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "multilane/collective.hpp"
+#include "multilane/errors.hpp"
+#include "multilane/units.hpp"
+#include "runtime/shm/shm_group.hpp"
+
+namespace multilane::shm_bench {
+namespace {
+
+using runtime::shm::ShmGroup;
+using runtime::shm::ShmOptions;
+
+struct Options {
+  std::string collectives = "bcast,scatter,gather,alltoall";
+  std::string sizes = "8,64,512,4KiB,32KiB,128KiB,1MiB,4MiB,16MiB";
+  std::string buffer_size = "32KiB";
+  int pipeline_buffers = 8;
+  std::string purge_cache;  // empty: no purge
+  double budget = 0.5;      // seconds per collective and size (both implementations)
+  int max_repetitions = 1001;
+};
+
+struct Buffers {
+  std::vector<std::byte> send, recv, reference;
+};
+
+// The rank's buffers for the call, input filled with a pattern that depends on rank and place.
+Buffers buffers_for(Collective collective, int rank, int ranks, std::uint64_t size) {
+  Buffers b;
+  b.send.resize(buffer_size(collective, Buffer::Send, rank, ranks, 0, size));
+  b.recv.resize(buffer_size(collective, Buffer::Recv, rank, ranks, 0, size));
+  auto& input = input_buffer(collective) == Buffer::Send ? b.send : b.recv;
+  for (std::size_t i = 0; i < input.size(); ++i) {
+    input[i] = static_cast<std::byte>((i * 131 + static_cast<std::size_t>(rank) * 29 + 1) & 0xff);
+  }
+  b.reference = b.recv;
+  return b;
+}
+
+// MPI's version of the collective, root 0; `recv` as in collective.hpp.
+void run_mpi(Collective collective, std::uint64_t size, const std::vector<std::byte>& send,
+             std::vector<std::byte>& recv) {
+  const int count = static_cast<int>(size);
+  void* in = const_cast<std::byte*>(send.data());
+  switch (collective) {
+    case Collective::Bcast:
+      MPI_Bcast(recv.data(), count, MPI_BYTE, 0, MPI_COMM_WORLD);
+      return;
+    case Collective::Scatter:
+      MPI_Scatter(in, count, MPI_BYTE, recv.data(), count, MPI_BYTE, 0, MPI_COMM_WORLD);
+      return;
+    case Collective::Gather:
+      MPI_Gather(in, count, MPI_BYTE, recv.data(), count, MPI_BYTE, 0, MPI_COMM_WORLD);
+      return;
+    case Collective::Allgather:
+      MPI_Allgather(in, count, MPI_BYTE, recv.data(), count, MPI_BYTE, MPI_COMM_WORLD);
+      return;
+    case Collective::Alltoall:
+      MPI_Alltoall(in, count, MPI_BYTE, recv.data(), count, MPI_BYTE, MPI_COMM_WORLD);
+      return;
+  }
+}
+
+void run_ours(ShmGroup& group, Collective collective, const std::vector<std::byte>& send,
+              std::vector<std::byte>& recv) {
+  group.run(collective, send, recv, 0);
+}
+
+// Writes every byte of a block as large as the cache (the paper's purge), outside the timing.
+void purge(std::vector<std::byte>& block) {
+  static unsigned char value = 0;
+  std::memset(block.data(), ++value, block.size());
+}
+
+// One repetition with the paper's method; returns the slowest rank's time in seconds.
+template <typename Call>
+double time_once(Call call, std::vector<std::byte>& purge_block) {
+  if (!purge_block.empty()) purge(purge_block);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto start = std::chrono::steady_clock::now();
+  call();
+  const double mine = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double slowest = 0;
+  MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return slowest;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+// Both implementations once, results compared; aborts the run on a difference.
+void check_same_result(ShmGroup& group, Collective collective, std::uint64_t size, int rank,
+                       int ranks) {
+  Buffers ours = buffers_for(collective, rank, ranks, size);
+  Buffers theirs = buffers_for(collective, rank, ranks, size);
+  run_ours(group, collective, ours.send, ours.recv);
+  run_mpi(collective, size, theirs.send, theirs.recv);
+  if (ours.recv != theirs.recv) {
+    fmt::print(stderr, "rank {}: {} of {}: shared-memory result differs from MPI's\n", rank,
+               to_string(collective), format_size(size));
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+}
+
+struct Row {
+  double ours = 0, mpi = 0;
+  int repetitions = 0;
+};
+
+Row measure(ShmGroup& group, Collective collective, std::uint64_t size, const Options& options,
+            std::vector<std::byte>& purge_block, int rank, int ranks) {
+  check_same_result(group, collective, size, rank, ranks);
+  Buffers b = buffers_for(collective, rank, ranks, size);
+  const auto ours = [&] { run_ours(group, collective, b.send, b.recv); };
+  const auto mpi = [&] { run_mpi(collective, size, b.send, b.recv); };
+  // Repetitions from a first estimate, the same on every rank (the estimate is a max).
+  const double estimate = time_once(ours, purge_block) + time_once(mpi, purge_block);
+  int repetitions = static_cast<int>(options.budget / std::max(estimate, 1e-7));
+  repetitions = std::clamp(repetitions, 11, options.max_repetitions) | 1;
+  Row row;
+  row.repetitions = repetitions;
+  std::vector<double> ours_times, mpi_times;
+  for (int i = 0; i < repetitions; ++i) {  // taking turns: drift in the machine hits both
+    ours_times.push_back(time_once(ours, purge_block));
+    mpi_times.push_back(time_once(mpi, purge_block));
+  }
+  row.ours = median(ours_times);
+  row.mpi = median(mpi_times);
+  return row;
+}
+
+std::string microseconds(double seconds) { return fmt::format("{:.2f}", seconds * 1e6); }
+
+int run(int argc, char** argv) {
+  Options options;
+  CLI::App app{"multilane shared-memory collectives beside Open MPI's (run under mpirun)"};
+  app.add_option("--collectives", options.collectives, "comma-separated collectives");
+  app.add_option("--sizes", options.sizes, "comma-separated sizes (bcast: message, else block)");
+  app.add_option("--buffer-size", options.buffer_size, "pipeline buffer size B");
+  app.add_option("--pipeline-buffers", options.pipeline_buffers, "pipeline buffers (1..64)");
+  app.add_option("--purge-cache", options.purge_cache, "bytes written before each repetition");
+  app.add_option("--budget", options.budget, "seconds per collective and size");
+  CLI11_PARSE(app, argc, argv);
+
+  int rank = 0, ranks = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int node_ranks = 0;
+  MPI_Comm_size(node, &node_ranks);
+  if (node_ranks != ranks) throw UsageError("shm_bench: every rank must run on one node");
+
+  std::vector<Collective> collectives;
+  for (const auto& name : CLI::detail::split(options.collectives, ',')) {
+    const auto collective = parse_collective(name);
+    if (!collective) throw UsageError("shm_bench: unknown collective '" + name + "'");
+    collectives.push_back(*collective);
+  }
+  const std::vector<std::uint64_t> sizes = parse_size_list(options.sizes);
+  std::vector<std::byte> purge_block(options.purge_cache.empty() ? 0
+                                                                  : parse_size(options.purge_cache));
+
+  std::uint64_t job = 0;
+  if (rank == 0) job = std::random_device{}() | static_cast<std::uint64_t>(getpid()) << 32;
+  MPI_Bcast(&job, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  ShmOptions shm;
+  shm.tuning = {parse_size(options.buffer_size), options.pipeline_buffers};
+  ShmGroup group(job, 0, rank, ranks, shm);
+
+  if (rank == 0) {
+    fmt::print("{} ranks on one node; pipeline buffers: {} x {}; cache purge: {}\n\n", ranks,
+               options.pipeline_buffers, format_size(shm.tuning.buffer_size),
+               purge_block.empty() ? std::string("no") : format_size(purge_block.size()));
+    fmt::print("| collective | size | ours (us) | Open MPI (us) | MPI / ours | repetitions |\n");
+    fmt::print("|---|---|---|---|---|---|\n");
+  }
+  for (const Collective collective : collectives) {
+    for (const std::uint64_t size : sizes) {
+      const Row row = measure(group, collective, size, options, purge_block, rank, ranks);
+      if (rank == 0) {
+        fmt::print("| {} | {} | {} | {} | {:.2f} | {} |\n", to_string(collective),
+                   format_size(size), microseconds(row.ours), microseconds(row.mpi),
+                   row.mpi / row.ours, row.repetitions);
+        std::fflush(stdout);
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace multilane::shm_bench
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int status = 0;
+  try {
+    status = multilane::shm_bench::run(argc, argv);
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "shm_bench: {}\n", error.what());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  MPI_Finalize();
+  return status;
+}
