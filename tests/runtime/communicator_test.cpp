@@ -4,10 +4,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <future>
+
 #include "local_job.hpp"
 #include "multilane/algorithms.hpp"
 #include "multilane/collective.hpp"
+#include "runtime/auth.hpp"
 #include "runtime/data_check.hpp"
+#include "runtime/tcp_connect.hpp"
+#include "runtime/transport_error.hpp"
 
 namespace multilane::testing {
 namespace {
@@ -177,6 +182,54 @@ TEST(Communicator, AFailedCommunicatorRefusesLaterCalls) {
     comm.send(data, 1);
   });
   EXPECT_THAT(errors[0], HasSubstr("unusable after an earlier failure: timed out"));
+}
+
+// Strangers at a rank's door: one with a wrong secret, one sending random bytes. Both are
+// turned away (the handshake fails on their side too) and the job goes on unharmed.
+TEST(Communicator, StrangersAreRejectedAndTheJobCompletes) {
+  std::promise<std::string> intruders_done;
+  auto done = intruders_done.get_future().share();
+  const auto errors = run_local_job(
+      local_job(3),
+      [&](Communicator& comm) {
+        EXPECT_EQ(done.get(), "wrong secret rejected; garbage rejected");
+        std::vector<std::byte> data(100000);
+        runtime::fill_for_check(Collective::Bcast, comm.rank(), 3, 0, data.size(), {}, data);
+        comm.bcast(data, 0, {"binomial", 0, 0});
+        EXPECT_EQ(runtime::check_result(Collective::Bcast, comm.rank(), 3, 0, data.size(), data),
+                  "");
+      },
+      [&](MemoryAddressBook& book) {
+        const auto target = runtime::parse_endpoint(book.lookup(0).at(0), "rank 0");
+        std::string outcome;
+        {  // the right job id, the wrong secret
+          asio::io_context io;
+          asio::ip::tcp::socket socket(io);
+          socket.connect(target);
+          try {
+            runtime::authenticate(io, socket, runtime::Role::Connector,
+                                  {7, runtime::JobSecret::from_text("not the secret"), 5s, 0});
+            outcome += "wrong secret ACCEPTED";
+          } catch (const runtime::TransportError& e) {
+            outcome += "wrong secret rejected";
+          }
+        }
+        {  // random bytes, then silence until the rank hangs up
+          asio::io_context io;
+          asio::ip::tcp::socket socket(io);
+          socket.connect(target);
+          const auto garbage = bytes_pattern(4096, 99);
+          asio::write(socket, asio::buffer(garbage));
+          std::array<char, 256> reply{};
+          asio::error_code error;
+          while (!error) socket.read_some(asio::buffer(reply), error);
+          outcome += error == asio::error::eof || error == asio::error::connection_reset
+                         ? "; garbage rejected"
+                         : "; garbage: " + error.message();
+        }
+        intruders_done.set_value(outcome);
+      });
+  expect_all_ok(errors);
 }
 
 TEST(Communicator, BadArgumentsNameTheArgumentAndRange) {

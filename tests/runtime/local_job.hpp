@@ -53,10 +53,15 @@ struct LocalJob {
   std::map<int, std::string> secret_of;
 };
 
-inline std::vector<std::string> run_local_job(const LocalJob& job,
-                                              const std::function<void(Communicator&)>& body) {
+// `beside`, when given, runs on a thread of its own next to the ranks (e.g. an intruder that
+// reads the ranks' addresses from the book).
+inline std::vector<std::string> run_local_job(
+    const LocalJob& job, const std::function<void(Communicator&)>& body,
+    const std::function<void(MemoryAddressBook&)>& beside = {}) {
   const int size = job.platform.num_ranks();
   MemoryAddressBook book;
+  std::thread beside_thread;
+  if (beside) beside_thread = std::thread([&] { beside(book); });
   std::vector<std::string> errors(size);
   std::vector<std::thread> threads;
   for (int rank = 0; rank < size; ++rank) {
@@ -78,6 +83,7 @@ inline std::vector<std::string> run_local_job(const LocalJob& job,
     });
   }
   for (auto& thread : threads) thread.join();
+  if (beside_thread.joinable()) beside_thread.join();
   return errors;
 }
 
