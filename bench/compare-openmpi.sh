@@ -1,0 +1,150 @@
+#!/bin/sh
+# bench/compare-openmpi.sh — multilane's runtime next to Open MPI over TCP on loopback, on this
+# machine, in one go (docs/performance.md, "Runtime over TCP (loopback)").
+#
+#   bench/compare-openmpi.sh [-n RANKS] [--collectives LIST] [--sizes LIST] [--runs R]
+#                            [--repetitions K] [--build DIR] [--keep DIR]
+#
+#   -n             ranks (default 8)
+#   --collectives  any of bcast,scatter,gather,allgather,alltoall (default bcast,scatter,gather,alltoall)
+#   --sizes        sizes for every collective (default: bcast 1KiB,1MiB,16MiB,64MiB; the others
+#                  1KiB,1MiB,8MiB — `size` is one rank's block for them, as in MPI)
+#   --runs         how many times each side runs, alternating (default 3); the table gives the
+#                  median over runs of each run's median, and the spread max/min over runs
+#   --repetitions  timed repetitions per run (default 5), passed to both
+#   --build        build directory with `multilane` and bench/mpi_peer (default build-perf;
+#                  configured RelWithDebInfo and built when needed)
+#   --keep         directory where every run's JSON is kept (default: a temporary one, removed)
+#
+# Both sides use one method (src/runtime/collective_benchmark.hpp, bench/mpi_peer.c): warm-up,
+# barrier, K calls timed back to back, per-call time, maximum over ranks, median of repetitions.
+# Open MPI: mpirun --oversubscribe --bind-to none --mca btl tcp,self --mca btl_tcp_if_include lo
+# (no shared memory, unpinned like multilane's ranks). MULTILANE_* tuning variables in the
+# environment reach multilane's ranks. Ratio = Open MPI's time / multilane's: above 1, multilane
+# is faster. Every run is bounded by `timeout`.
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+python=/usr/bin/python3
+ranks=8
+collectives=bcast,scatter,gather,alltoall
+sizes=
+runs=3
+repetitions=5
+build=build-perf
+keep=
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  [ $# -ge 2 ] || usage
+  case $1 in
+    -n) ranks=$2 ;;
+    --collectives) collectives=$2 ;;
+    --sizes) sizes=$2 ;;
+    --runs) runs=$2 ;;
+    --repetitions) repetitions=$2 ;;
+    --build) build=$2 ;;
+    --keep) keep=$2 ;;
+    *) usage ;;
+  esac
+  shift 2
+done
+case $build in /*) ;; *) build=$here/$build ;; esac
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+cmake --build "$build" -j2 --target multilane mpi_peer >/dev/null
+multilane=$build/multilane
+peer=$build/bench/mpi_peer
+[ -x "$peer" ] || { echo "compare-openmpi.sh: $peer was not built (Open MPI missing?)" >&2; exit 1; }
+
+if [ -n "$keep" ]; then
+  mkdir -p "$keep"
+  out=$keep
+else
+  out=$(mktemp -d "${TMPDIR:-/tmp}/compare-openmpi-XXXXXX")
+  trap 'rm -rf "$out"' EXIT
+fi
+
+# Generous bounds: a run that hangs is killed, and the script stops (set -e).
+limit=1200
+echo "# $(date -u +%FT%TZ), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)," \
+  "$ranks ranks, $runs runs x $repetitions repetitions"
+for collective in $(echo "$collectives" | tr , ' '); do
+  if [ -n "$sizes" ]; then
+    list=$sizes
+  elif [ "$collective" = bcast ]; then
+    list=1KiB,1MiB,16MiB,64MiB
+  else
+    list=1KiB,1MiB,8MiB
+  fi
+  run=1
+  while [ "$run" -le "$runs" ]; do
+    # Alternating the two sides spreads the machine's other load over both.
+    echo "# $collective run $run: multilane bench -n $ranks --collective $collective" \
+      "--algorithm all --sizes $list --repetitions $repetitions --json" >&2
+    timeout "$limit" "$multilane" bench -n "$ranks" --collective "$collective" --algorithm all \
+      --sizes "$list" --repetitions "$repetitions" --json >"$out/$collective-multilane-$run.json"
+    echo "# $collective run $run: mpirun -n $ranks ... mpi_peer --collective $collective" \
+      "--sizes $list --repetitions $repetitions" >&2
+    timeout "$limit" mpirun --oversubscribe --allow-run-as-root --bind-to none -n "$ranks" \
+      --mca btl tcp,self --mca btl_tcp_if_include lo "$peer" --collective "$collective" \
+      --sizes "$list" --repetitions "$repetitions" >"$out/$collective-openmpi-$run.json"
+    run=$((run + 1))
+  done
+done
+
+# Merges the runs into one Markdown table per collective.
+"$python" - "$out" "$collectives" <<'EOF'
+import glob, json, os, statistics, sys
+
+out, collectives = sys.argv[1], sys.argv[2].split(",")
+
+def size_text(n):
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n and n % scale == 0:
+            return f"{n // scale} {unit}"
+    return f"{n} B"
+
+def time_text(s):
+    for unit, scale in (("s", 1), ("ms", 1e-3), ("us", 1e-6)):
+        if s >= scale:
+            return f"{s / scale:.3g} {unit}"
+    return f"{s * 1e9:.3g} ns"
+
+def load(collective, side):
+    """{(algorithm, size): [median of each run]}"""
+    medians, ranks = {}, None
+    for path in sorted(glob.glob(os.path.join(out, f"{collective}-{side}-*.json"))):
+        with open(path) as f:
+            doc = json.load(f)
+        ranks = doc["ranks"]
+        for row in doc["results"]:
+            if row.get("checked") and not row.get("check_ok"):
+                sys.exit(f"{path}: {row['algorithm']} {row['size']}: the check failed")
+            medians.setdefault((row["algorithm"], row["size"]), []).append(row["median_s"])
+    return medians, ranks
+
+def spread(values):
+    return max(values) / min(values) if min(values) > 0 else float("inf")
+
+for collective in collectives:
+    ours, ranks = load(collective, "multilane")
+    mpi, _ = load(collective, "openmpi")
+    sizes = sorted({size for _, size in mpi})
+    algorithms = sorted({a for a, _ in ours})
+    runs = len(next(iter(mpi.values())))
+    print(f"\n{collective}, {ranks} ranks: median over {runs} runs; ratio = Open MPI / multilane "
+          "(above 1: multilane faster); spread = slowest / fastest run")
+    print("\n| size | Open MPI | spread | best multilane | algorithm | spread | ratio | "
+          + " | ".join(algorithms) + " |")
+    print("|---" * (7 + len(algorithms)) + "|")
+    for size in sizes:
+        theirs = statistics.median(mpi[("openmpi", size)])
+        per_algorithm = {a: statistics.median(ours[(a, size)]) for a in algorithms
+                         if (a, size) in ours}
+        best = min(per_algorithm, key=per_algorithm.get)
+        cells = [f"{theirs / per_algorithm[a]:.2f}" if a in per_algorithm else "-"
+                 for a in algorithms]
+        print(f"| {size_text(size)} | {time_text(theirs)} | {spread(mpi[('openmpi', size)]):.2f} "
+              f"| {time_text(per_algorithm[best])} | {best} | {spread(ours[(best, size)]):.2f} "
+              f"| **{theirs / per_algorithm[best]:.2f}** | " + " | ".join(cells) + " |")
+EOF
