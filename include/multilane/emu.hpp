@@ -24,6 +24,7 @@
 // crashed `up` or a killed delay line, and is a no-op for a name that is not up.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -94,10 +95,11 @@ std::vector<std::string> emu_lane_addresses(std::string_view name, int node);
 
 // Round-trip times (seconds) of `count` UDP probes of `size` bytes (16 to 65000) sent from
 // node `from`'s lane `lane` to node `to`'s lane `lane` and echoed back, in probe order; a
-// probe unanswered within 1 s is left out. One unrecorded probe goes first (ARP).
+// probe unanswered within `timeout` is left out. One unrecorded probe goes first (ARP).
 // Throws EmuError / UsageError like emu_exec_prefix.
 std::vector<double> emu_ping(std::string_view name, int from, int to, int lane, int count,
-                             std::size_t size);
+                             std::size_t size,
+                             std::chrono::milliseconds timeout = std::chrono::seconds(1));
 
 // Finds a node by its name ("east-0"), its index ("3") or one of its lane addresses.
 // Throws UsageError naming the nodes when nothing matches.

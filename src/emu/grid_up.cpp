@@ -156,6 +156,7 @@ void emu_up(const Platform& platform, const EmuOptions& options) {
   using namespace emu;
   const Plan plan = make_plan(platform, options);
   require_support();
+  if (state_exists(plan.name)) claim_state(plan.name);  // throws "already up"
   check_no_leftovers(plan.name);
   claim_state(plan.name);
   try {

@@ -29,7 +29,6 @@ namespace multilane {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr int kProbeTimeoutMs = 1000;
 
 // Raises the calling thread to SCHED_FIFO for its lifetime (silently stays put if refused).
 class RealtimeScope {
@@ -114,7 +113,7 @@ void echo(int fd, const std::atomic<bool>& stop) {
 }
 
 // Sends probe `seq` and waits for its echo; returns the round trip or a negative value.
-double probe(int fd, std::vector<char>& message, std::uint32_t seq) {
+double probe(int fd, std::vector<char>& message, std::uint32_t seq, int timeout_ms) {
   std::memcpy(message.data(), &seq, sizeof seq);
   const auto start = Clock::now();
   if (send(fd, message.data(), message.size(), 0) < 0) return -1;
@@ -122,9 +121,9 @@ double probe(int fd, std::vector<char>& message, std::uint32_t seq) {
   while (true) {
     const auto waited =
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
-    if (waited >= kProbeTimeoutMs) return -1;
+    if (waited >= timeout_ms) return -1;
     pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(kProbeTimeoutMs - waited)) <= 0) continue;
+    if (poll(&p, 1, static_cast<int>(timeout_ms - waited)) <= 0) continue;
     const ssize_t n = recv(fd, reply.data(), reply.size(), 0);
     std::uint32_t got = 0;
     if (n >= static_cast<ssize_t>(sizeof got)) std::memcpy(&got, reply.data(), sizeof got);
@@ -137,7 +136,8 @@ double probe(int fd, std::vector<char>& message, std::uint32_t seq) {
 }  // namespace
 
 std::vector<double> emu_ping(std::string_view name, int from, int to, int lane, int count,
-                             std::size_t size) {
+                             std::size_t size, std::chrono::milliseconds timeout) {
+  const int timeout_ms = static_cast<int>(timeout.count());
   if (size < 16 || size > 65000) {
     throw UsageError(fmt::format("probe size must be between 16 and 65000 bytes, got {}", size));
   }
@@ -161,9 +161,9 @@ std::vector<double> emu_ping(std::string_view name, int from, int to, int lane, 
   std::vector<char> message(size, 'm');
   std::vector<double> rtts;
   RealtimeScope realtime;
-  probe(client.fd(), message, 0);  // resolves the neighbour; not recorded
+  probe(client.fd(), message, 0, timeout_ms);  // resolves the neighbour; not recorded
   for (int i = 1; i <= count; ++i) {
-    const double rtt = probe(client.fd(), message, static_cast<std::uint32_t>(i));
+    const double rtt = probe(client.fd(), message, static_cast<std::uint32_t>(i), timeout_ms);
     if (rtt >= 0) rtts.push_back(rtt);
   }
   stop.store(true);

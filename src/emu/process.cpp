@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -109,9 +110,13 @@ CommandResult run_command(const std::vector<std::string>& argv, std::string_view
   const auto deadline = Clock::now() + timeout;
   auto args = c_argv(argv);
   Pipe in, out;
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw EmuError(fmt::format("fork: {}", std::strerror(errno)));
   if (pid == 0) {
+    // A helper must not outlive a killed `up`: it would go on building after `down`.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
     dup2(in.read, STDIN_FILENO);
     dup2(out.write, STDOUT_FILENO);
     dup2(out.write, STDERR_FILENO);

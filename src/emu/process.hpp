@@ -19,7 +19,7 @@ struct CommandResult {
 };
 
 // Runs argv[0] (searched in PATH) with `input` on its stdin. Throws EmuError when it cannot be
-// started or outlives `timeout` (it is killed then).
+// started or outlives `timeout` (it is killed then). It is also killed if this thread dies.
 CommandResult run_command(const std::vector<std::string>& argv, std::string_view input = {},
                           std::chrono::milliseconds timeout = std::chrono::seconds(20));
 

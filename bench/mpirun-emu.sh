@@ -1,0 +1,58 @@
+#!/bin/sh
+# bench/mpirun-emu.sh NAME -n N [MPIRUN OPTIONS...] -- PROGRAM [ARGS...]
+#
+# Runs Open MPI's mpirun across the nodes of the emulated grid NAME (made by
+# `multilane emu up PLATFORM --name NAME`), so that Open MPI's collectives run on exactly the
+# grid multilane and iperf3 use. mpirun runs inside node 0's namespace; Open MPI starts its
+# daemon on every other node through an rsh agent — this script, called back as
+# `mpirun-emu.sh --agent HOST COMMAND...` — which enters the namespace of the node owning
+# lane address HOST. Ranks are placed one per core, nodes in platform order; MPI traffic uses
+# TCP over the lanes (198.18.0.0/15) only.
+#
+# Environment: MULTILANE (default: build/multilane next to this script's folder).
+# Example:
+#   build/multilane emu up examples/platforms/two-sites-4x2.toml --name grid
+#   bench/mpirun-emu.sh grid -n 8 -- /usr/bin/hostname
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+MULTILANE=${MULTILANE:-$here/../build/multilane}
+
+if [ "${1:-}" = "--agent" ]; then
+  # Called by mpirun as an rsh agent: HOST then the remote command as words (joined and
+  # handed to a shell, as ssh does).
+  host=$2
+  shift 2
+  exec "$MULTILANE" emu exec --name "$MULTILANE_EMU_NAME" "$host" -- sh -c "$*"
+fi
+
+usage() {
+  echo "usage: $0 NAME -n N [MPIRUN OPTIONS...] -- PROGRAM [ARGS...]" >&2
+  exit 2
+}
+[ $# -ge 4 ] || usage
+name=$1
+shift
+[ "$1" = "-n" ] || usage
+ranks=$2
+shift 2
+mpirun_options=""
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+  mpirun_options="$mpirun_options $1"
+  shift
+done
+[ "${1:-}" = "--" ] || usage
+shift
+[ $# -ge 1 ] || usage
+
+hostfile=$(mktemp /tmp/mpirun-emu-hosts.XXXXXX)
+trap 'rm -f "$hostfile"' EXIT INT TERM
+"$MULTILANE" emu hostfile --name "$name" >"$hostfile"
+
+export MULTILANE MULTILANE_EMU_NAME="$name"
+# shellcheck disable=SC2086  # the extra mpirun options are words
+"$MULTILANE" emu exec --name "$name" 0 -- \
+  mpirun --allow-run-as-root --hostfile "$hostfile" -n "$ranks" \
+  --mca plm_rsh_agent "$here/mpirun-emu.sh --agent" \
+  --mca btl tcp,self --mca btl_tcp_if_include 198.18.0.0/15 \
+  --mca oob_tcp_if_include 198.18.0.0/15 $mpirun_options "$@"

@@ -1,0 +1,76 @@
+// tests/emu/grid_traffic_test.cpp — kernel TCP on emulated grids with iperf3 (skipped without
+// root or iperf3): lane shaping, and the window-limited WAN of the broadcast paper's figure 6
+// at a scaled-down rate — one stream gets about window/RTT, sixteen fill the WAN.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "grid_fixture.hpp"
+
+namespace multilane::emu::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+class Traffic : public Grid {
+ protected:
+  void SetUp() override {
+    Grid::SetUp();
+    if (IsSkipped()) return;
+    if (run_command({"sh", "-c", "command -v iperf3"}).status != 0) {
+      name_.clear();
+      GTEST_SKIP() << "iperf3 is not installed";
+    }
+  }
+
+  // Bits per second received by `to` from `streams` parallel iperf3 streams sent by `from`
+  // for `seconds` (a one-off server; whatever is left of it goes with the namespaces).
+  double iperf(int from, int to, int streams, int seconds) {
+    const std::string server = emu_lane_addresses(name_, to).at(0);
+    const auto started = in_node(to, {"iperf3", "-s", "-1", "-D", "-B", server});
+    EXPECT_EQ(started.status, 0) << started.output;
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (in_node(to, {"ss", "-Hltn", "sport", "= :5201"}).output.empty() &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(20ms);
+    }
+    const auto r = in_node(from,
+                           {"iperf3", "-c", server, "-P", std::to_string(streams), "-t",
+                            std::to_string(seconds), "-J", "--connect-timeout", "3000"},
+                           std::chrono::seconds(seconds + 15));
+    const auto json = nlohmann::json::parse(r.output, nullptr, false);
+    if (r.status != 0 || json.is_discarded() || !json.contains("end")) {
+      ADD_FAILURE() << "iperf3 failed: " << r.output;
+      return 0;
+    }
+    return json["end"]["sum_received"]["bits_per_second"].get<double>();
+  }
+};
+
+TEST_F(Traffic, ALaneCarriesItsShapedRate) {
+  constexpr double kLane = 100e6;  // bits per second
+  up(grid_platform(2, 1, kLane / 8, 0.001, 1e9 / 8));
+  const double rate = iperf(0, 1, 1, 2);  // inside site 0
+  EXPECT_LE(rate, 1.05 * kLane);
+  EXPECT_GE(rate, 0.6 * kLane);
+}
+
+// A 100 Mbit/s WAN with a 20 ms round trip and a 25 kB window: one connection is capped at
+// window / RTT = 10 Mbit/s (10%); sixteen would want 160 Mbit/s and fill the WAN.
+TEST_F(Traffic, OneStreamIsWindowLimitedAndSixteenFillTheWan) {
+  constexpr double kWan = 100e6;
+  EmuOptions options;
+  options.mtu = 1500;  // 17 segments per window rather than 3
+  up(grid_platform(1, 1, 2 * kWan / 8, 0.01, kWan / 8, 25'000), options);
+  const double one = iperf(0, 1, 1, 2);
+  const double sixteen = iperf(0, 1, 16, 2);
+  EXPECT_LE(one, 0.30 * kWan);
+  EXPECT_GE(one, 0.05 * kWan) << "one stream should still get about window / RTT";
+  EXPECT_GE(sixteen, 0.80 * kWan);
+  EXPECT_LE(sixteen, 1.02 * kWan);
+}
+
+}  // namespace
+}  // namespace multilane::emu::testing
