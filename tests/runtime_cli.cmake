@@ -1,0 +1,46 @@
+# tests/runtime_cli.cmake — the real runtime in real processes over loopback (issue 4's
+# acceptance): every collective and algorithm byte-checked on 1..9 ranks, point-to-point
+# throughput per stream count, the examples under `multilane launch`, and a rank killed in the
+# middle of a broadcast.
+
+# Every collective and algorithm, --check (every byte on every rank), n = 1..9, sizes 0, 1,
+# 4097 and 1 MiB + 3. One timed call each: these test correctness, not speed.
+foreach(n RANGE 1 9)
+  foreach(collective IN ITEMS bcast scatter gather allgather alltoall)
+    multilane_cli_test(cli-runtime-check-${collective}-n${n} 0
+                       "${collective} on ${n} ranks .*1 MiB .* ok\n"
+                       bench -n ${n} --collective ${collective} --algorithm all
+                       --sizes 0,1,4097,1048579 --check --repetitions 1 --iterations 1
+                       --timeout 60)
+  endforeach()
+endforeach()
+
+multilane_cli_test(cli-runtime-p2p-streams 0 "streams .*\n +1 +8 MiB .* ok\n +4 +8 MiB .* ok\n"
+                   bench -n 2 --p2p --streams 1,4 --size 8MiB --repetitions 2 --check)
+multilane_cli_test(cli-runtime-bench-bad-algorithm 2
+                   "--algorithm \"fastest\": choose all, auto or one of linear, chain"
+                   bench -n 2 --collective bcast --algorithm fastest)
+multilane_cli_test(cli-runtime-bench-bad-root 2 "--root 4 is out of range: must be 0\\.\\.3"
+                   bench -n 4 --root 4)
+
+# The examples, one per collective, each checking its own result.
+foreach(example IN ITEMS bcast scatter gather allgather alltoall send_recv c_bcast)
+  add_test(NAME cli-runtime-example-${example}
+           COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=0 "-DEXPECT_OUTPUT=rank 3 ok"
+                   "-DREJECT_OUTPUT=WRONG" -P ${MULTILANE_EXPECT} --
+                   $<TARGET_FILE:multilane> launch -n 4 --timeout 30 --
+                   $<TARGET_FILE:example_${example}> 100003)
+endforeach()
+
+# A rank killed with SIGKILL in the middle of a long broadcast loop: the launcher names it and
+# exits non-zero; the ranks that were talking to it fail at once naming it, the others within
+# the 5 s timeout.
+add_test(NAME cli-runtime-rank-killed-mid-broadcast
+         COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=1
+                 "-DEXPECT_OUTPUT=rank 2 \\(pid [0-9]+\\) was killed by signal 9"
+                 -P ${MULTILANE_EXPECT} --
+                 $<TARGET_FILE:multilane> launch -n 4 --timeout 5 --
+                 ${CMAKE_SOURCE_DIR}/tests/kill_rank_after.sh 2 1
+                 $<TARGET_FILE:multilane> bench-rank --collective bcast --algorithm binomial
+                 --sizes 4MiB --iterations 100000 --repetitions 1)
+set_tests_properties(cli-runtime-rank-killed-mid-broadcast PROPERTIES TIMEOUT 120)
