@@ -2,7 +2,7 @@
 //
 //   mpirun -n 2 --mca btl vader,self build/bench/shm_bench [--collectives bcast,scatter,...]
 //          [--sizes 8,64,...,16MiB] [--buffer-size 32KiB] [--pipeline-buffers 8]
-//          [--purge-cache 2.5MiB] [--budget 0.5]
+//          [--purge-cache 2.5MiB] [--budget 0.5] [--spin-us 50]
 //
 // Every rank of the run is one local rank of a ShmGroup (all ranks must share one node). For
 // each collective and size the two implementations take turns, repetition by repetition, with
@@ -12,10 +12,10 @@
 // (above 1: ours is faster). `size` is the collective's size as in multilane/collective.hpp:
 // the whole message for bcast, one rank's block otherwise. Before timing, each size is run once
 // by both and the results compared byte for byte.
-#include <mpi.h>
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <mpi.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -40,8 +40,10 @@ struct Options {
   std::string sizes = "8,64,512,4KiB,32KiB,128KiB,1MiB,4MiB,16MiB";
   std::string buffer_size = "32KiB";
   int pipeline_buffers = 8;
+  double spin_us = -1;      // negative: the layer's default
   std::string purge_cache;  // empty: no purge
   double budget = 0.5;      // seconds per collective and size (both implementations)
+  int min_repetitions = 31;
   int max_repetitions = 1001;
 };
 
@@ -104,7 +106,8 @@ double time_once(Call call, std::vector<std::byte>& purge_block) {
   MPI_Barrier(MPI_COMM_WORLD);
   const auto start = std::chrono::steady_clock::now();
   call();
-  const double mine = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double mine =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   double slowest = 0;
   MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return slowest;
@@ -140,10 +143,14 @@ Row measure(ShmGroup& group, Collective collective, std::uint64_t size, const Op
   Buffers b = buffers_for(collective, rank, ranks, size);
   const auto ours = [&] { run_ours(group, collective, b.send, b.recv); };
   const auto mpi = [&] { run_mpi(collective, size, b.send, b.recv); };
-  // Repetitions from a first estimate, the same on every rank (the estimate is a max).
-  const double estimate = time_once(ours, purge_block) + time_once(mpi, purge_block);
+  // Repetitions from an estimate, the same on every rank (times are maxima over ranks); the
+  // best of three, so that one preemption does not cut the run short.
+  double estimate = 1e9;
+  for (int i = 0; i < 3; ++i) {
+    estimate = std::min(estimate, time_once(ours, purge_block) + time_once(mpi, purge_block));
+  }
   int repetitions = static_cast<int>(options.budget / std::max(estimate, 1e-7));
-  repetitions = std::clamp(repetitions, 11, options.max_repetitions) | 1;
+  repetitions = std::clamp(repetitions, options.min_repetitions, options.max_repetitions) | 1;
   Row row;
   row.repetitions = repetitions;
   std::vector<double> ours_times, mpi_times;
@@ -156,7 +163,9 @@ Row measure(ShmGroup& group, Collective collective, std::uint64_t size, const Op
   return row;
 }
 
-std::string microseconds(double seconds) { return fmt::format("{:.2f}", seconds * 1e6); }
+std::string microseconds(double seconds) {
+  return fmt::format("{:.2f}", seconds * 1e6);
+}
 
 int run(int argc, char** argv) {
   Options options;
@@ -165,8 +174,10 @@ int run(int argc, char** argv) {
   app.add_option("--sizes", options.sizes, "comma-separated sizes (bcast: message, else block)");
   app.add_option("--buffer-size", options.buffer_size, "pipeline buffer size B");
   app.add_option("--pipeline-buffers", options.pipeline_buffers, "pipeline buffers (1..64)");
+  app.add_option("--spin-us", options.spin_us, "polling before sleeping (default: automatic)");
   app.add_option("--purge-cache", options.purge_cache, "bytes written before each repetition");
   app.add_option("--budget", options.budget, "seconds per collective and size");
+  app.add_option("--min-repetitions", options.min_repetitions, "at least this many");
   CLI11_PARSE(app, argc, argv);
 
   int rank = 0, ranks = 0;
@@ -186,13 +197,16 @@ int run(int argc, char** argv) {
   }
   const std::vector<std::uint64_t> sizes = parse_size_list(options.sizes);
   std::vector<std::byte> purge_block(options.purge_cache.empty() ? 0
-                                                                  : parse_size(options.purge_cache));
+                                                                 : parse_size(options.purge_cache));
 
   std::uint64_t job = 0;
   if (rank == 0) job = std::random_device{}() | static_cast<std::uint64_t>(getpid()) << 32;
   MPI_Bcast(&job, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   ShmOptions shm;
   shm.tuning = {parse_size(options.buffer_size), options.pipeline_buffers};
+  if (options.spin_us >= 0) {
+    shm.spin = std::chrono::nanoseconds(static_cast<std::int64_t>(options.spin_us * 1000));
+  }
   ShmGroup group(job, 0, rank, ranks, shm);
 
   if (rank == 0) {

@@ -4,9 +4,9 @@
 // (runtime/shm/plan.hpp), in order:
 //   startable(step)  never blocks: whether the step's wait is over (puts: the buffer's previous
 //                    readers are done; reader syncs: every writer of the stage synced);
-//   wait(step)       blocks until it is: polls for the spin time, then sleeps on the futex,
-//                    checking between sleeps that the group is not broken and that every rank's
-//                    process is alive; throws ShmError on timeout, dead rank or broken group;
+//   wait(step)       blocks until it is: polls for a while, then sleeps on the futex, checking
+//                    between sleeps that the group is not broken and that every rank's process
+//                    is alive; throws ShmError on timeout, dead rank or broken group;
 //   perform(step)    does it (copies, arrives at the sync word); never blocks.
 // run() is the three in a row. Any failure breaks the group (fail()): the reason goes into the
 // segment and every rank's next wait throws ShmError naming the rank that failed and why.

@@ -1,7 +1,7 @@
 #include "runtime/shm/shm_group.hpp"
 
 #include <fmt/format.h>
-#include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <functional>
@@ -72,10 +72,10 @@ bool overlap(std::span<const std::byte> a, std::span<std::byte> b) {
 }  // namespace
 
 std::chrono::nanoseconds default_spin(int local_size) {
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  const int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-  if (local_size > cores) return std::chrono::nanoseconds(0);
+  // The machine's cores, not this process's affinity mask: ranks pinned to one core each (as
+  // mpirun does) see a mask of one core but do not share it.
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cores > 0 && local_size > cores) return std::chrono::nanoseconds(0);
   return std::chrono::microseconds(50);
 }
 

@@ -91,8 +91,8 @@ class ShmGroup {
 };
 
 // The spin time the group uses when ShmOptions::spin is not set: 50 us, or none when
-// `local_size` ranks outnumber the cores this process may run on (polling would then take the
-// core from the rank that is awaited).
+// `local_size` ranks outnumber the machine's online cores (polling would then take the core
+// from the rank that is awaited).
 std::chrono::nanoseconds default_spin(int local_size);
 
 }  // namespace multilane::runtime::shm

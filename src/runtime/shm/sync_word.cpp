@@ -23,11 +23,19 @@ void cpu_relax() {
 #endif
 }
 
-// Polls until the word reaches the target or `spin` has passed (the clock is read every 64
-// polls: a pause is ~10-150 cycles, the clock ~20 ns).
-bool poll_for(SyncWord& word, std::uint32_t target, std::chrono::nanoseconds spin) {
+// Registers as a sleeper and sleeps unless the target was reached meanwhile.
+void sleep_once(SyncWord& word, std::uint32_t target, std::chrono::nanoseconds slice) {
+  atomic(word.sleepers).fetch_add(1, std::memory_order_seq_cst);
+  const std::uint32_t seen = atomic(word.value).load(std::memory_order_seq_cst);
+  if (!reached(seen, target)) futex_wait(&word.value, seen, slice);
+  atomic(word.sleepers).fetch_sub(1, std::memory_order_seq_cst);
+}
+
+// Polls until the word reaches the target (true) or `spin` has passed (false).
+bool poll_until_reached(SyncWord& word, std::uint32_t target, std::chrono::nanoseconds spin) {
   if (has_reached(word, target)) return true;
   if (spin.count() <= 0) return false;
+  // The clock is read every 64 polls: a pause is ~10-150 cycles, the clock ~20 ns.
   const auto end = Clock::now() + spin;
   while (true) {
     for (int i = 0; i < 64; ++i) {
@@ -36,14 +44,6 @@ bool poll_for(SyncWord& word, std::uint32_t target, std::chrono::nanoseconds spi
     }
     if (Clock::now() >= end) return has_reached(word, target);
   }
-}
-
-// Registers as a sleeper and sleeps unless the target was reached meanwhile.
-void sleep_once(SyncWord& word, std::uint32_t target, std::chrono::nanoseconds slice) {
-  atomic(word.sleepers).fetch_add(1, std::memory_order_seq_cst);
-  const std::uint32_t seen = atomic(word.value).load(std::memory_order_seq_cst);
-  if (!reached(seen, target)) futex_wait(&word.value, seen, slice);
-  atomic(word.sleepers).fetch_sub(1, std::memory_order_seq_cst);
 }
 
 }  // namespace
@@ -75,7 +75,7 @@ void wake_everyone(SyncWord& word) {
 
 bool wait_until_reached(SyncWord& word, std::uint32_t target, const WaitPolicy& policy,
                         const std::function<void()>& check) {
-  if (poll_for(word, target, policy.spin)) return true;
+  if (poll_until_reached(word, target, policy.spin)) return true;
   const auto deadline = Clock::now() + policy.timeout;
   while (true) {
     const auto now = Clock::now();
