@@ -8,7 +8,7 @@
 foreach(n RANGE 1 9)
   foreach(collective IN ITEMS bcast scatter gather allgather alltoall)
     multilane_cli_test(cli-runtime-check-${collective}-n${n} 0
-                       "${collective} on ${n} ranks .*1 MiB .* ok\n"
+                       "${collective} on ${n} ranks .*1048579 B .* ok\n"
                        bench -n ${n} --collective ${collective} --algorithm all
                        --sizes 0,1,4097,1048579 --check --repetitions 1 --iterations 1
                        --timeout 60)
