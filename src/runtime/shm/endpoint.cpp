@@ -139,7 +139,13 @@ void ShmEndpoint::perform(const Step& step, const ShmBuffers& buffers) {
     case Primitive::GroupSync: {
       SyncWord& filled = view_.slots[step.stage.slot].filled;
       if (step.role == SyncRole::Reader) return check_writers_call(step);
-      std::atomic_ref<std::uint64_t>(filled.tag).fetch_add(fingerprint_, std::memory_order_relaxed);
+      // The tag is 0 here (the buffer's last reader reset it): a lone writer may store.
+      const std::atomic_ref<std::uint64_t> tag(filled.tag);
+      if (step.stage.writers == 1) {
+        tag.store(fingerprint_, std::memory_order_relaxed);
+      } else {
+        tag.fetch_add(fingerprint_, std::memory_order_relaxed);
+      }
       arrive(filled, step.stage.writers, stage_value(step.stage.index));  // releases the tag too
       return;
     }

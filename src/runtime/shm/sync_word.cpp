@@ -54,8 +54,8 @@ void publish(SyncWord& word, std::uint32_t value) {
 }
 
 bool count_arrival(SyncWord& word, std::uint32_t participants) {
-  if (participants > 1 &&
-      atomic(word.arrivals).fetch_add(1, std::memory_order_acq_rel) + 1 < participants) {
+  if (participants <= 1) return true;  // alone: the count stays 0
+  if (atomic(word.arrivals).fetch_add(1, std::memory_order_acq_rel) + 1 < participants) {
     return false;
   }
   // Nobody else touches `arrivals` before the next publish, so a relaxed reset suffices.
