@@ -50,14 +50,14 @@ TEST(ShmPlan, Table1DecompositionBelowTheBufferSize) {
   EXPECT_EQ(primitives(plan_of(shape(Collective::Scatter, 4, 256, 1), 3, kSmall)),
             "Group_sync/R Group_seg_get");
   EXPECT_EQ(primitives(plan_of(shape(Collective::Gather, 4, 256, 0), 0, kSmall)),
-            "local_copy Group_sync/R Receiver_get");
+            "Group_sync/R Receiver_get local_copy");
   EXPECT_EQ(primitives(plan_of(shape(Collective::Gather, 4, 256, 0), 2, kSmall)),
             "Group_seg_put Group_sync/W");
   EXPECT_EQ(primitives(plan_of(shape(Collective::Alltoall, 4, 64, 0), 1, kSmall)),
-            "local_copy Group_seg_put Group_seg_put Group_sync/W Group_sync/R Group_seg_get "
-            "Group_seg_get Group_seg_get");
+            "Group_seg_put Group_seg_put Group_sync/W Group_sync/R Group_seg_get Group_seg_get "
+            "Group_seg_get local_copy");
   EXPECT_EQ(primitives(plan_of(shape(Collective::Allgather, 4, 256, 0), 0, kSmall)),
-            "local_copy Group_seg_put Group_sync/W Group_sync/R Group_get");
+            "Group_seg_put Group_sync/W Group_sync/R Group_get local_copy");
 }
 
 TEST(ShmPlan, Table1DecompositionAboveTheBufferSize) {
@@ -80,8 +80,8 @@ TEST(ShmPlan, Table1DecompositionAboveTheBufferSize) {
   const ShmPlan alltoall = plan_of(shape(Collective::Alltoall, 4, 100, 0), 1, kSmall);
   EXPECT_EQ(alltoall.stages, 12u);
   EXPECT_EQ(primitives(alltoall),
-            "local_copy Sender_put Pair_sync/W Pair_sync/R Receiver_get Sender_put Pair_sync/W "
-            "Pair_sync/R Receiver_get Sender_put Pair_sync/W Pair_sync/R Receiver_get");
+            "Sender_put Pair_sync/W Pair_sync/R Receiver_get Sender_put Pair_sync/W Pair_sync/R "
+            "Receiver_get Sender_put Pair_sync/W Pair_sync/R Receiver_get local_copy");
 }
 
 TEST(ShmPlan, SwitchPointsAreAtTheBufferSize) {

@@ -13,8 +13,8 @@ void plan_allgather(PlanBuilder& plan, const CallShape& call) {
   const int p = call.local_size;
   const std::uint64_t s = call.size;
   const auto me = static_cast<std::uint64_t>(plan.rank());
-  plan.local_copy(me * s, 0, s);
-  if (p == 1 || s == 0) return;
+  // The rank's own block last, so that the others do not wait for its pieces meanwhile.
+  if (p == 1 || s == 0) return plan.local_copy(me * s, 0, s);
   const std::uint64_t piece =
       std::min(s, plan.geometry().buffer_size / static_cast<std::uint64_t>(p));
   const auto all = static_cast<std::uint32_t>(p);
@@ -31,6 +31,7 @@ void plan_allgather(PlanBuilder& plan, const CallShape& call) {
       plan.group_get(stage, from * piece, from * s + chunk.offset, chunk.length, q == last);
     }
   }
+  plan.local_copy(me * s, 0, s);
 }
 
 }  // namespace multilane::runtime::shm

@@ -69,14 +69,16 @@ void pairwise(PlanBuilder& plan, const CallShape& call) {
 }  // namespace
 
 void plan_alltoall(PlanBuilder& plan, const CallShape& call) {
+  if (call.local_size > 1 && call.size > 0) {
+    if (fits_one_stage(call, plan.geometry())) {
+      one_stage(plan, call);
+    } else {
+      pairwise(plan, call);
+    }
+  }
+  // The rank's own block last, so that the others do not wait for its writes meanwhile.
   const auto me = static_cast<std::uint64_t>(plan.rank());
   plan.local_copy(me * call.size, me * call.size, call.size);
-  if (call.local_size == 1 || call.size == 0) return;
-  if (fits_one_stage(call, plan.geometry())) {
-    one_stage(plan, call);
-  } else {
-    pairwise(plan, call);
-  }
 }
 
 }  // namespace multilane::runtime::shm

@@ -89,15 +89,16 @@ void plan_scatter(PlanBuilder& plan, const CallShape& call) {
 }
 
 void plan_gather(PlanBuilder& plan, const CallShape& call) {
-  // The root's own block first, while the other ranks write theirs.
+  if (call.local_size > 1 && call.size > 0) {
+    if (fits_one_stage(call, plan.geometry())) {
+      gather_one_stage(plan, call);
+    } else {
+      pairwise(plan, call, true);
+    }
+  }
+  // The root's own block last: the others' writers would wait for it otherwise.
   if (plan.rank() == call.root) {
     plan.local_copy(static_cast<std::uint64_t>(call.root) * call.size, 0, call.size);
-  }
-  if (call.local_size == 1 || call.size == 0) return;
-  if (fits_one_stage(call, plan.geometry())) {
-    gather_one_stage(plan, call);
-  } else {
-    pairwise(plan, call, true);
   }
 }
 
