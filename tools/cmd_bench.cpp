@@ -17,6 +17,7 @@
 #include "command.hpp"
 #include "multilane/algorithms.hpp"
 #include "multilane/units.hpp"
+#include "plot.hpp"
 #include "runtime/job_env.hpp"
 #include "runtime/launcher.hpp"
 
@@ -31,6 +32,7 @@ struct BenchCli {
   bool json = false;
   bool explain = false;
   std::string streams = "1";
+  std::string plot;
 };
 
 std::string self_executable() {
@@ -134,6 +136,11 @@ int run_bench(const BenchCli& o) {
     doc = run_job(o, {});
     rows = doc["results"];
     fmt::print("{}", o.json ? doc.dump(2) + "\n" : collective_table(doc));
+    if (!o.plot.empty()) {
+      run_plot(doc.dump(), o.plot,
+               fmt::format("{} on {} ranks (real runtime, {} platform)", o.bench.collective,
+                           o.ranks, doc["platform"].get<std::string>()));
+    }
   }
   if (!all_checks_passed(rows)) {
     fmt::print(stderr, "multilane bench: the --check verification FAILED (see above)\n");
@@ -154,6 +161,7 @@ const bool registered = register_command(
            ->capture_default_str();
        sub.add_flag("--json", o->json, "print JSON instead of a table");
        sub.add_flag("--explain", o->explain, "rank 0 explains each algorithm choice");
+       sub.add_option("--plot", o->plot, "draw time vs size per algorithm into this PNG");
        sub.add_option("--streams", o->streams, "--p2p: comma-separated stream counts, e.g. 1,2,4,8")
            ->capture_default_str();
        o->bench.add_to(sub);

@@ -1,5 +1,7 @@
 #include "sweep_command.hpp"
 
+#include "plot.hpp"
+
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -44,27 +46,6 @@ void add_sweep_options(CLI::App& app, SweepCli& o, bool is_sim) {
     app.add_option("--trace", o.trace, "write a Chrome trace-event JSON of the first run");
     app.add_flag("--compare-model", o.compare_model, "show the closed-form time next to each");
   }
-}
-
-static std::string plot_script() {
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  for (const auto& base : {exe.parent_path().parent_path(), std::filesystem::current_path()}) {
-    const auto p = base / "scripts" / "plot.py";
-    if (std::filesystem::exists(p)) return p.string();
-  }
-  throw std::runtime_error("cannot find scripts/plot.py (next to the build directory or in .)");
-}
-
-static void run_plot(const std::string& json_text, const std::string& png,
-                     const std::string& title) {
-  const std::string data = png + ".data.json";
-  std::ofstream(data) << json_text;
-  const std::string cmd =
-      fmt::format("/usr/bin/python3 '{}' '{}' '{}' --title '{}'", plot_script(), data, png, title);
-  const int status = std::system(cmd.c_str());
-  std::filesystem::remove(data);
-  if (status != 0) throw std::runtime_error(fmt::format("plotting failed: {}", cmd));
 }
 
 // The P sweep: simulated and modelled time of the multilane algorithm for every P.
