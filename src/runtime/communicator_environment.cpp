@@ -4,7 +4,8 @@
 // Transport settings may be overridden per run by MULTILANE_* variables (docs/runtime.md):
 // STREAMS_LAN, STREAMS_WAN, SOCKET_BUFFER_LAN, SOCKET_BUFFER_WAN, PACING_WAN,
 // STRIPE_THRESHOLD, MAX_CHUNK, UNEXPECTED_BUDGET, HOST (the address to listen on when the
-// platform gives a lane none).
+// platform gives a lane none) and LANE_ADDRESSES (this rank's lane addresses, comma-separated,
+// e.g. set per rank by `multilane launch --emu` for the emulated node it runs on).
 #include <fmt/format.h>
 
 #include "multilane/units.hpp"
@@ -90,6 +91,21 @@ CommunicatorOptions options_from(const JobEnvironment& env, CommunicatorOptions 
   return options;
 }
 
+// MULTILANE_LANE_ADDRESSES: the addresses of this rank's node's lanes, overriding the file's.
+void apply_lane_addresses(const JobEnvironment& env, Platform& platform) {
+  auto it = env.settings.find("LANE_ADDRESSES");
+  if (it == env.settings.end()) return;
+  const auto addresses = runtime::split_addresses(it->second);
+  auto& lanes = platform.nodes.at(platform.node_of(env.rank)).lanes;
+  if (addresses.size() != lanes.size()) {
+    throw UsageError(
+        fmt::format("MULTILANE_LANE_ADDRESSES={} names {} address(es), but rank {}'s "
+                    "node has {} lane(s)",
+                    it->second, addresses.size(), env.rank, lanes.size()));
+  }
+  for (std::size_t i = 0; i < lanes.size(); ++i) lanes[i].address = addresses[i];
+}
+
 }  // namespace
 
 Communicator Communicator::from_environment(CommunicatorOptions options) {
@@ -100,6 +116,7 @@ Communicator Communicator::from_environment(CommunicatorOptions options) {
   setup.job_id = env.job_id;
   setup.secret = runtime::JobSecret::from_text(env.secret);
   setup.platform = job_platform(env.platform_file, env.size);
+  apply_lane_addresses(env, setup.platform);
   setup.options = options_from(env, options);
   if (auto host = env.settings.find("HOST"); host != env.settings.end()) setup.host = host->second;
 
