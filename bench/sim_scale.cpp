@@ -30,6 +30,12 @@ double cpu_seconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
+long minor_faults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
 double peak_rss_mib() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -67,19 +73,21 @@ int main(int argc, char** argv) {
   const auto t1 = std::chrono::steady_clock::now();
   const double rss_built = rss_mib();
   const double cpu0 = cpu_seconds();
+  const long faults0 = minor_faults();
   const SimResult r = simulate(schedule, platform);
   const double cpu_s = cpu_seconds() - cpu0;
+  const long faults = minor_faults() - faults0;
   const double build_s = std::chrono::duration<double>(t1 - t0).count();
   fmt::print(
       "{} bcast, {} ranks, {} in {} segment(s): {} ops\n"
       "  platform+build {:.2f} s, simulate {:.2f} s wall, {:.2f} s CPU\n"
-      "  RSS after build {:.0f} MiB, peak RSS {:.0f} MiB\n"
+      "  RSS after build {:.0f} MiB, peak RSS {:.0f} MiB, {} page faults in simulate\n"
       "  simulated time {}, {} transfers, {} events, {} rate updates, peak {} flows\n"
       "  wall: {:.2f} M events/s, {:.2f} M transfers/s; CPU: {:.2f} M events/s, {:.2f} M "
       "transfers/s\n",
       algo, ranks, format_size(size), segments, schedule.num_ops(), build_s, r.wall_s, cpu_s,
-      rss_built, peak_rss_mib(), format_duration(r.time_s), r.transfers, r.events, r.rate_updates,
-      r.peak_flows, r.events / r.wall_s / 1e6, r.transfers / r.wall_s / 1e6, r.events / cpu_s / 1e6,
-      r.transfers / cpu_s / 1e6);
+      rss_built, peak_rss_mib(), faults, format_duration(r.time_s), r.transfers, r.events,
+      r.rate_updates, r.peak_flows, r.events / r.wall_s / 1e6, r.transfers / r.wall_s / 1e6,
+      r.events / cpu_s / 1e6, r.transfers / cpu_s / 1e6);
   return 0;
 }

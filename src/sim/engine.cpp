@@ -30,6 +30,7 @@ Engine::Engine(const Schedule& schedule, const Platform& platform, const SimOpti
     if (t == 0 || transfers[t - 1].last_in_channel) transfers[t].state |= kPrevLeft;
   }
   finish_.assign(static_cast<std::size_t>(schedule.num_ranks()), 0.0);
+  flows_.reserve(transfers.size() + program_.copies);
 }
 
 // Key: kind (2 bits), version (30 bits, flow ends only), id (32 bits: flow, recv op or
@@ -204,31 +205,25 @@ void Engine::check_all_done() const {
 }
 
 void Engine::fill_stats(SimResult& result) {
-  flows_.finish(now_);
   result.time_s = finish_.empty() ? 0.0 : *std::max_element(finish_.begin(), finish_.end());
   result.rank_finish_s = std::move(finish_);
-  // Lane resources are numbered node by node, lane by lane, up then down (network.hpp).
-  auto carried = [&](std::uint32_t up) {
-    return flows_.bytes(up) != 0 || flows_.bytes(up + 1) != 0;
-  };
-  std::size_t used = 0;
-  for (std::uint32_t up = 0; up < network_.wan_base(); up += 2) used += carried(up) ? 1 : 0;
-  result.lanes.reserve(used);
+  // At most one entry per lane; reserving that much costs no memory until written.
+  result.lanes.reserve(network_.wan_base() / 2);
   for (int node = 0; node < network_.num_nodes(); ++node) {
     for (int lane = 0; lane < network_.lanes_of_node(node); ++lane) {
       const std::uint32_t up = network_.lane_resource(node, lane, true);
-      const std::uint32_t down = up + 1;
-      if (!carried(up)) continue;
+      const std::uint32_t down = network_.lane_resource(node, lane, false);
+      if (flows_.bytes(up) == 0 && flows_.bytes(down) == 0) continue;
       result.lanes.push_back({node, lane, static_cast<std::uint64_t>(flows_.bytes(up) + 0.5),
-                              static_cast<std::uint64_t>(flows_.bytes(down) + 0.5), flows_.busy(up),
-                              flows_.busy(down)});
+                              static_cast<std::uint64_t>(flows_.bytes(down) + 0.5),
+                              flows_.busy(up, now_), flows_.busy(down, now_)});
     }
   }
   for (int l = 0; l < static_cast<int>(platform_.wan_links.size()); ++l) {
     const std::uint32_t ab = network_.wan_resource(l, 0), ba = network_.wan_resource(l, 1);
     result.wan.push_back({l, static_cast<std::uint64_t>(flows_.bytes(ab) + 0.5),
-                          static_cast<std::uint64_t>(flows_.bytes(ba) + 0.5), flows_.busy(ab),
-                          flows_.busy(ba), static_cast<int>(flows_.max_connections(ab)),
+                          static_cast<std::uint64_t>(flows_.bytes(ba) + 0.5), flows_.busy(ab, now_),
+                          flows_.busy(ba, now_), static_cast<int>(flows_.max_connections(ab)),
                           static_cast<int>(flows_.max_connections(ba))});
   }
   result.transfers = transfers_;

@@ -10,7 +10,7 @@
 // non-negative doubles like their values: bucket i >= 1 holds the events whose time first
 // differs from the current time in bit i-1. Pushing is O(1); popping the first event of a new
 // instant scans the lowest non-empty bucket and spreads it into lower buckets (an event moves
-// at most 64 times in all, in practice a few), then sorts that instant's keys. Simulations of
+// at most 64 times in all, in practice a few), then radix-sorts that instant's keys. Simulations of
 // regular platforms have thousands of events per instant (every flow of a round of a tree ends
 // at once), which a comparison heap would pop one O(log n) sift at a time and this queue sorts
 // in one sequential pass. Events pushed for the current instant while it is being popped are
@@ -23,6 +23,8 @@
 #include <cstdint>
 #include <functional>
 #include <vector>
+
+#include "sim/radix_sort.hpp"
 
 namespace multilane::sim {
 
@@ -100,7 +102,7 @@ class EventQueue {
       }
     }
     bucket.clear();
-    std::sort(current_.begin(), current_.end());
+    radix_sort(current_, sort_scratch_);
   }
 
   double now_ = 0;
@@ -109,8 +111,9 @@ class EventQueue {
   std::size_t size_ = 0;
   std::array<std::vector<Event>, 65> buckets_;  // bucket 0 unused: the current instant is below
   std::vector<std::uint64_t> current_;          // keys of the current instant, sorted
-  std::size_t pos_ = 0;                         // next of current_ to pop
-  std::vector<std::uint64_t> late_;             // min-heap: pushed for the current instant
+  std::vector<std::uint64_t> sort_scratch_;
+  std::size_t pos_ = 0;              // next of current_ to pop
+  std::vector<std::uint64_t> late_;  // min-heap: pushed for the current instant
 };
 
 }  // namespace multilane::sim

@@ -15,7 +15,7 @@ void Flows::reshare(double now) {
   changed_.clear();
   if (dirty_.empty()) return;
   ++epoch_;
-  for (std::uint32_t r : dirty_) {
+  for (const std::uint32_t r : dirty_) {
     Resource& res = res_[r];
     if (res.mark == epoch_) continue;
     if (res.head == kNone) {  // a component without flows: nothing to share

@@ -5,10 +5,20 @@
 namespace multilane::sim {
 
 Flows::Flows(const Network& network) : net_(network) {
-  res_.resize(network.num_resources());
-  for (std::uint32_t r = 0; r < res_.size(); ++r) res_[r].capacity = network.capacity(r);
+  res_.reserve(network.num_resources());
+  network.for_each_capacity([this](double capacity) {
+    Resource res;
+    res.capacity = capacity;
+    res_.push_back(res);
+  });
   conns_.assign(network.mem_base() - network.wan_base(), 0);
   max_conns_.assign(conns_.size(), 0);
+}
+
+void Flows::reserve(std::size_t flows) {
+  constexpr std::size_t kTypicalSlots = 4;  // two lanes each way; more slots grow the pool
+  flows_.reserve(flows);
+  slots_.reserve(flows * kTypicalSlots);
 }
 
 // Recycles the most recently freed record first (a stack), so the records in use stay few and
@@ -112,13 +122,9 @@ double Flows::finish_time(std::uint32_t f) const {
   return flow.last + flow.remaining / flow.rate;
 }
 
-void Flows::finish(double now) {
-  for (Resource& res : res_) {
-    if (res.count > 0) {
-      res.busy_total += now - res.busy_since;
-      res.busy_since = now;
-    }
-  }
+double Flows::busy(std::uint32_t r, double now) const {
+  const Resource& res = res_[r];
+  return res.count > 0 ? res.busy_total + (now - res.busy_since) : res.busy_total;
 }
 
 }  // namespace multilane::sim

@@ -32,6 +32,10 @@ namespace multilane::sim {
 class Flows {
  public:
   explicit Flows(const Network& network);
+  // Sets aside room for `flows` concurrent flows (an upper bound, such as the number of
+  // transfers and copies), so that the pool never moves. Large pools are mapped, not touched:
+  // only the records actually used become resident.
+  void reserve(std::size_t flows);
 
   // Starts a flow of `bytes` along `path` at time `now`; `owner` is the caller's tag. The
   // path's latency and lane are kept with the flow (latency(), lane()).
@@ -56,10 +60,10 @@ class Flows {
   std::size_t peak_active() const { return peak_active_; }
   std::uint64_t rate_updates() const { return rate_updates_; }
 
-  // Statistics per resource, valid after finish(now); max_connections only for WAN resources.
-  void finish(double now);
+  // Statistics per resource: bytes carried, time with at least one flow until `now`, and for
+  // WAN resources the peak number of connections.
   double bytes(std::uint32_t r) const { return res_[r].bytes; }
-  double busy(std::uint32_t r) const { return res_[r].busy_total; }
+  double busy(std::uint32_t r, double now) const;
   std::uint32_t max_connections(std::uint32_t r) const { return max_conns_[r - net_.wan_base()]; }
 
  private:
@@ -110,17 +114,18 @@ class Flows {
   void set_rate(std::uint32_t f, double rate, double now);
 
   const Network& net_;
-  std::vector<Resource> res_;
+  BigVector<Resource> res_;
   std::vector<std::uint32_t> conns_, max_conns_;  // per WAN direction (resource - wan_base)
-  std::vector<Flow> flows_;
+  BigVector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;
-  std::vector<Slot> slots_;
+  BigVector<Slot> slots_;
   std::array<std::vector<std::uint32_t>, kMaxSlots + 1> free_slots_;  // by run length
   std::size_t active_ = 0, peak_active_ = 0;
   std::uint64_t rate_updates_ = 0;
   // Reshare scratch.
   std::uint32_t epoch_ = 0;
-  std::vector<std::uint32_t> dirty_, changed_, stack_, comp_res_, comp_flows_;
+  BigVector<std::uint32_t> dirty_;
+  std::vector<std::uint32_t> changed_, stack_, comp_res_, comp_flows_;
   std::vector<double> cap_left_, wsum_, new_rate_, cap_;
   std::vector<std::uint32_t> unfrozen_on_;
   std::vector<std::uint8_t> frozen_;

@@ -21,26 +21,43 @@ Network::Network(const Platform& platform) : platform_(platform) {
   }
   wan_base_ = 2 * lane_base_[nodes];
   mem_base_ = wan_base_ + 2 * static_cast<std::uint32_t>(platform.wan_links.size());
-  capacity_.resize(mem_base_ + nodes);
-  for (std::size_t n = 0; n < nodes; ++n) {
-    const auto& node = platform.nodes[n];
-    for (std::size_t l = 0; l < node.lanes.size(); ++l) {
-      capacity_[lane_resource(int(n), int(l), true)] = node.lanes[l].up_bps;
-      capacity_[lane_resource(int(n), int(l), false)] = node.lanes[l].down_bps;
-    }
-    const auto& shm = platform.sites.at(node.site).shm;
-    capacity_[memory_resource(int(n))] = shm.copy_bps * std::max(node.cores, 1);
-  }
   const auto sites = platform.sites.size();
   site_pair_link_.assign(sites * sites, -1);
   for (std::size_t i = 0; i < platform.wan_links.size(); ++i) {
     const auto& w = platform.wan_links[i];
-    const double agg = w.aggregate_bps > 0 ? w.aggregate_bps : kInf;
-    capacity_[wan_resource(int(i), 0)] = agg;
-    capacity_[wan_resource(int(i), 1)] = agg;
     site_pair_link_[w.site_a * sites + w.site_b] = int(i);
     site_pair_link_[w.site_b * sites + w.site_a] = int(i);
   }
+}
+
+double Network::lane_capacity(int node, int lane, bool up) const {
+  const Lane& l = platform_.nodes[node].lanes[lane];
+  return up ? l.up_bps : l.down_bps;
+}
+
+double Network::wan_capacity(int link) const {
+  const double aggregate = platform_.wan_links[link].aggregate_bps;
+  return aggregate > 0 ? aggregate : kInf;
+}
+
+double Network::memory_capacity(int node) const {
+  const Node& n = platform_.nodes[node];
+  return platform_.sites[n.site].shm.copy_bps * std::max(n.cores, 1);
+}
+
+double Network::capacity(std::uint32_t r) const {
+  switch (kind(r)) {
+    case ResourceKind::LaneUp:
+    case ResourceKind::LaneDown: {
+      const auto [node, lane] = lane_of(r);
+      return lane_capacity(node, lane, kind(r) == ResourceKind::LaneUp);
+    }
+    case ResourceKind::Wan:
+      return wan_capacity(static_cast<int>((r - wan_base_) / 2));
+    case ResourceKind::Memory:
+      break;
+  }
+  return memory_capacity(static_cast<int>(r - mem_base_));
 }
 
 ResourceKind Network::kind(std::uint32_t r) const {

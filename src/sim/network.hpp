@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "multilane/platform.hpp"
+#include "sim/huge_page_allocator.hpp"
 
 namespace multilane::sim {
 
@@ -49,8 +50,13 @@ class Network {
   // Path of a local copy by `rank`.
   Path copy_path(int rank) const;
 
-  std::size_t num_resources() const { return capacity_.size(); }
-  double capacity(std::uint32_t r) const { return capacity_[r]; }
+  std::size_t num_resources() const { return mem_base_ + static_cast<std::size_t>(num_nodes()); }
+  // Capacity of resource r in bytes per second (infinite for a WAN without an aggregate).
+  double capacity(std::uint32_t r) const;
+  // Calls f(capacity(r)) for every resource r in increasing order, in one pass over the
+  // platform (capacity(r) alone costs a search for lanes).
+  template <class F>
+  void for_each_capacity(F f) const;
   // Cap on one connection's rate across WAN direction resource `r` with `connections` active.
   double connection_cap(std::uint32_t r, int connections) const;
 
@@ -75,6 +81,10 @@ class Network {
   int num_nodes() const { return static_cast<int>(lane_base_.size()) - 1; }
 
  private:
+  double lane_capacity(int node, int lane, bool up) const;
+  double wan_capacity(int link) const;
+  double memory_capacity(int node) const;
+
   const Platform& platform_;
   struct Place {  // where a rank lives
     std::int32_t node;
@@ -83,11 +93,25 @@ class Network {
     std::int32_t lanes;       // lanes of the node
   };
   std::vector<std::uint32_t> lane_base_;  // per node, prefix sum of lanes (size nodes+1)
-  std::vector<Place> place_;              // per rank
-  std::vector<double> capacity_;
-  std::vector<int> site_pair_link_;  // sites*sites -> link index or -1
+  BigVector<Place> place_;                // per rank
+  std::vector<int> site_pair_link_;       // sites*sites -> link index or -1
   std::uint32_t wan_base_ = 0;
   std::uint32_t mem_base_ = 0;
 };
+
+template <class F>
+void Network::for_each_capacity(F f) const {
+  for (int node = 0; node < num_nodes(); ++node) {
+    for (int lane = 0; lane < lanes_of_node(node); ++lane) {
+      f(lane_capacity(node, lane, true));
+      f(lane_capacity(node, lane, false));
+    }
+  }
+  for (int link = 0; link < static_cast<int>((mem_base_ - wan_base_) / 2); ++link) {
+    f(wan_capacity(link));
+    f(wan_capacity(link));
+  }
+  for (int node = 0; node < num_nodes(); ++node) f(memory_capacity(node));
+}
 
 }  // namespace multilane::sim

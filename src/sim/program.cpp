@@ -9,30 +9,7 @@ namespace multilane::sim {
 
 namespace {
 
-// Reverse dependencies: who waits for whom, as compressed rows.
-void build_dependents(const Schedule& s, Program& p) {
-  const std::size_t n = s.ops.size();
-  p.ops.assign(n + 1, OpState{});
-  for (int r = 0; r < s.num_ranks(); ++r) {
-    const std::uint32_t base = s.rank_begin[r];
-    for (std::uint32_t g = base; g < s.rank_begin[r + 1]; ++g) {
-      const Op& op = s.ops[g];
-      p.ops[g].waiting = op.deps_count;
-      if (op.kind == OpKind::Copy) p.ops[g].link = kCopyOp | static_cast<std::uint32_t>(r);
-      for (OpIndex d : s.deps_of(op)) ++p.ops[base + d + 1].dep_begin;
-    }
-  }
-  for (std::size_t g = 0; g < n; ++g) p.ops[g + 1].dep_begin += p.ops[g].dep_begin;
-  p.dep_list.resize(p.ops[n].dep_begin);
-  std::vector<std::uint32_t> fill(n);
-  for (std::size_t g = 0; g < n; ++g) fill[g] = p.ops[g].dep_begin;
-  for (int r = 0; r < s.num_ranks(); ++r) {
-    const std::uint32_t base = s.rank_begin[r];
-    for (std::uint32_t g = base; g < s.rank_begin[r + 1]; ++g) {
-      for (OpIndex d : s.deps_of(s.ops[g])) p.dep_list[fill[base + d]++] = g;
-    }
-  }
-}
+constexpr std::uint32_t kUnset = 0xffffffffu;
 
 // Channels of each sender, as rows of (receiver, channel id) sorted by receiver.
 struct Channels {
@@ -45,25 +22,37 @@ struct Channels {
     auto first = peer.begin() + begin[sender];
     auto last = peer.begin() + begin[sender + 1];
     auto it = std::lower_bound(first, last, static_cast<std::uint32_t>(receiver));
-    if (it == last || *it != static_cast<std::uint32_t>(receiver)) return 0xffffffffu;
+    if (it == last || *it != static_cast<std::uint32_t>(receiver)) return kUnset;
     return id[static_cast<std::size_t>(it - peer.begin())];
   }
 };
 
-Channels build_channels(const Schedule& s) {
+// First pass over the schedule: per op its dependency count (and the rank of a copy), per op
+// the number of its dependents (in p.ops[op + 1].dep_begin, summed up by the caller), and the
+// channels of every sender.
+Channels count_pass(const Schedule& s, Program& p) {
+  const int nranks = s.num_ranks();
+  p.ops.assign(s.ops.size() + 1, OpState{});
   Channels c;
-  const int p = s.num_ranks();
-  c.begin.assign(static_cast<std::size_t>(p) + 1, 0);
-  // channel_to[peer] is the channel of the current sender to peer, valid when
-  // stamp[peer] == sender: O(1) per send however many peers a rank has.
-  std::vector<std::uint32_t> channel_to(static_cast<std::size_t>(p));
-  std::vector<std::int32_t> stamp(static_cast<std::size_t>(p), -1);
+  c.begin.assign(static_cast<std::size_t>(nranks) + 1, 0);
+  // channel_to[peer] is the current sender's channel to peer, valid when stamp[peer] == sender:
+  // O(1) per send however many peers a rank has.
+  std::vector<std::uint32_t> channel_to(static_cast<std::size_t>(nranks));
+  std::vector<std::int32_t> stamp(static_cast<std::size_t>(nranks), -1);
   std::vector<std::pair<std::uint32_t, std::uint32_t>> row;  // (receiver, channel)
-  for (int r = 0; r < p; ++r) {
+  for (int r = 0; r < nranks; ++r) {
     row.clear();
-    for (const Op& op : s.program(r)) {
+    const std::uint32_t base = s.rank_begin[r];
+    for (std::uint32_t g = base; g < s.rank_begin[r + 1]; ++g) {
+      const Op& op = s.ops[g];
+      p.ops[g].waiting = op.deps_count;
+      for (OpIndex d : s.deps_of(op)) ++p.ops[base + d + 1].dep_begin;
+      if (op.kind == OpKind::Copy) {
+        p.ops[g].link = kCopyOp | static_cast<std::uint32_t>(r);
+        ++p.copies;
+      }
       if (op.kind != OpKind::Send) continue;
-      if (op.peer < 0 || op.peer >= p) {
+      if (op.peer < 0 || op.peer >= nranks) {
         throw std::invalid_argument(
             fmt::format("rank {} sends to rank {}, out of range", r, op.peer));
       }
@@ -87,51 +76,77 @@ Channels build_channels(const Schedule& s) {
   return c;
 }
 
+// The two ends of transfer t seen so far agree on the length; the Send's lane wins unless it
+// is kAnyLane. Returns false on a length mismatch.
+bool merge_end(Transfer& tr, const Op& op, bool other_end_seen) {
+  const bool send = op.kind == OpKind::Send;
+  if (!other_end_seen) {
+    tr.bytes = op.range.length;
+    tr.lane = op.lane;
+    return true;
+  }
+  if (send ? op.lane != kAnyLane : tr.lane == kAnyLane) tr.lane = op.lane;
+  return tr.bytes == op.range.length;
+}
+
 }  // namespace
 
 Program prepare_program(const Schedule& s) {
   Program p;
-  build_dependents(s, p);
-  const Channels ch = build_channels(s);
+  const Channels ch = count_pass(s, p);
+  const std::size_t n = s.ops.size();
+  for (std::size_t g = 0; g < n; ++g) p.ops[g + 1].dep_begin += p.ops[g].dep_begin;
+  p.dep_list.resize(p.ops[n].dep_begin);
+  std::vector<std::uint32_t> fill(n);  // next free entry of each op's row of dependents
+  for (std::size_t g = 0; g < n; ++g) fill[g] = p.ops[g].dep_begin;
+
+  // Transfers channel by channel: channel c owns [first[c], first[c + 1]).
   const std::size_t nch = ch.sends.size();
   std::vector<std::uint32_t> first(nch + 1, 0);
   for (std::size_t i = 0; i < nch; ++i) first[i + 1] = first[i] + ch.sends[i];
-  const std::uint32_t transfers = first[nch];
-  p.transfers.assign(transfers, Transfer{});
+  Transfer unmatched;
+  unmatched.send_op = unmatched.recv_op = kUnset;
+  p.transfers.assign(first[nch], unmatched);
   for (std::size_t i = 0; i < nch; ++i) {
     if (first[i + 1] > first[i]) p.transfers[first[i + 1] - 1].last_in_channel = 1;
   }
+
+  // Second pass: rows of dependents, and the k-th Send of a to b matched with the k-th Recv of
+  // b from a. A length mismatch is reported after the unmatched ends, for the first transfer.
   std::vector<std::uint32_t> next_send(first.begin(), first.end() - 1);
   std::vector<std::uint32_t> next_recv(first.begin(), first.end() - 1);
+  std::uint32_t first_mismatch = kUnset;
   const int nranks = s.num_ranks();
   for (int r = 0; r < nranks; ++r) {
-    for (std::uint32_t g = s.rank_begin[r]; g < s.rank_begin[r + 1]; ++g) {
+    const std::uint32_t base = s.rank_begin[r];
+    for (std::uint32_t g = base; g < s.rank_begin[r + 1]; ++g) {
       const Op& op = s.ops[g];
+      for (OpIndex d : s.deps_of(op)) p.dep_list[fill[base + d]++] = g;
+      std::uint32_t t = kUnset;
       if (op.kind == OpKind::Send) {
-        const std::uint32_t c = ch.find(r, op.peer);
-        const std::uint32_t t = next_send[c]++;
-        Transfer& tr = p.transfers[t];
-        tr.send_op = g;
-        tr.bytes = op.range.length;
-        tr.from = r;
-        tr.to = op.peer;
-        tr.lane = op.lane;
-        p.ops[g].link = t;
+        t = next_send[ch.find(r, op.peer)]++;
+        p.transfers[t].send_op = g;
+        p.transfers[t].from = r;
+        p.transfers[t].to = op.peer;
       } else if (op.kind == OpKind::Recv) {
         if (op.peer < 0 || op.peer >= nranks) {
           throw std::invalid_argument(
               fmt::format("rank {} receives from rank {}, out of range", r, op.peer));
         }
         const std::uint32_t c = ch.find(op.peer, r);
-        if (c == 0xffffffffu || next_recv[c] == first[c + 1]) {
-          throw std::invalid_argument(
-              fmt::format("rank {} op {}: receive from rank {} has no matching send", r,
-                          g - s.rank_begin[r], op.peer));
+        if (c == kUnset || next_recv[c] == first[c + 1]) {
+          throw std::invalid_argument(fmt::format(
+              "rank {} op {}: receive from rank {} has no matching send", r, g - base, op.peer));
         }
-        const std::uint32_t t = next_recv[c]++;
+        t = next_recv[c]++;
         p.transfers[t].recv_op = g;
-        p.ops[g].link = t;
+      } else {
+        continue;
       }
+      Transfer& tr = p.transfers[t];
+      const bool both = tr.send_op != kUnset && tr.recv_op != kUnset;
+      if (!merge_end(tr, op, both)) first_mismatch = std::min(first_mismatch, t);
+      p.ops[g].link = t;
     }
   }
   for (std::size_t c = 0; c < nch; ++c) {
@@ -141,14 +156,12 @@ Program prepare_program(const Schedule& s) {
           "a send to rank {} ({} bytes) has no matching receive", op.peer, op.range.length));
     }
   }
-  for (Transfer& tr : p.transfers) {
-    const Op& b = s.ops[tr.recv_op];
-    if (tr.bytes != b.range.length) {
-      throw std::invalid_argument(
-          fmt::format("send to rank {} of {} bytes matches a receive from rank {} of {} bytes",
-                      tr.to, tr.bytes, b.peer, b.range.length));
-    }
-    if (tr.lane == kAnyLane) tr.lane = b.lane;
+  if (first_mismatch != kUnset) {
+    const Op& a = s.ops[p.transfers[first_mismatch].send_op];
+    const Op& b = s.ops[p.transfers[first_mismatch].recv_op];
+    throw std::invalid_argument(
+        fmt::format("send to rank {} of {} bytes matches a receive from rank {} of {} bytes",
+                    a.peer, a.range.length, b.peer, b.range.length));
   }
   return p;
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "multilane/schedule.hpp"
+#include "sim/huge_page_allocator.hpp"
 
 namespace multilane::sim {
 
@@ -40,9 +41,10 @@ struct Transfer {
 };
 
 struct Program {
-  std::vector<OpState> ops;  // per op, plus a sentinel whose dep_begin ends the last row
-  std::vector<std::uint32_t> dep_list;
-  std::vector<Transfer> transfers;
+  BigVector<OpState> ops;  // per op, plus a sentinel whose dep_begin ends the last row
+  BigVector<std::uint32_t> dep_list;
+  BigVector<Transfer> transfers;
+  std::size_t copies = 0;  // Copy operations
 };
 
 // Throws std::invalid_argument when a Send has no matching Recv (or vice versa), when matched
