@@ -274,6 +274,53 @@ TEST(ShmFailure, BadArgumentOnOneRankFailsTheOthersFast) {
   }
 }
 
+TEST(ShmFailure, RankThatLeftNormallyIsNotTakenForDead) {
+  const std::uint64_t job = unique_job_id();
+  // A pipelined gather: rank 2 writes its chunks and its process exits while the root still
+  // waits (checking liveness) for the last chunks of rank 1, which writes slowly.
+  const auto outcomes = run_failing(
+      3,
+      [&](int rank) {
+        ShmGroup group(job, 0, rank, 3, options_for_failures());
+        auto buffers = testing::buffers_of(Collective::Gather, rank, 3, 0, 40'000, 3);
+        if (rank != 1) {
+          group.gather(buffers.send, buffers.recv, 0);
+          const std::string problem =
+              testing::check_result(Collective::Gather, rank, 3, 0, 40'000, 3, buffers.recv);
+          if (!problem.empty()) throw std::runtime_error(problem);
+          return;
+        }
+        const ShmPlan& plan = group.prepare(Collective::Gather, buffers.send, {}, 0);
+        for (const Step& step : plan.steps) {
+          usleep(15'000);
+          group.endpoint().run(step, {buffers.send.data(), nullptr});
+        }
+      },
+      std::chrono::milliseconds(5000));
+  for (const auto& outcome : outcomes) EXPECT_TRUE(outcome.ok()) << describe(outcomes);
+}
+
+TEST(ShmFailure, RankLeavingOnAnExceptionFailsTheOthersFast) {
+  const std::uint64_t job = unique_job_id();
+  const auto outcomes = run_failing(
+      3,
+      [&](int rank) {
+        ShmGroup group(job, 0, rank, 3, options_for_failures());
+        std::vector<std::byte> buffer(64);
+        if (rank == 1) throw std::runtime_error("application error");
+        group.bcast(buffer, 1);
+      },
+      std::chrono::milliseconds(2500));
+  EXPECT_EQ(outcomes[1].message, "application error");
+  for (const int r : {0, 2}) {
+    EXPECT_TRUE(contains(outcomes[r].message,
+                         "local rank 1 failed: local rank 1 left the group "
+                         "while an exception was propagating (in no call "
+                         "yet)"))
+        << describe(outcomes);
+  }
+}
+
 TEST(ShmFailure, BrokenGroupStaysBroken) {
   const std::uint64_t job = unique_job_id();
   ShmGroup group(job, 0, 0, 1, options_for_failures());

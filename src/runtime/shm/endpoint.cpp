@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <exception>
 #include <utility>
 
 #include "runtime/shm/process_alive.hpp"
@@ -20,6 +21,10 @@ std::uint32_t stage_value(std::uint64_t stage) {
   return static_cast<std::uint32_t>(stage + 1);
 }
 
+// The low 16 bits of a `filled` tag count the writers that arrived (kMaxLocalSize < 2^16).
+constexpr std::uint64_t kArrivalMask = 0xffff;
+static_assert(kMaxLocalSize <= kArrivalMask);
+
 // Puts and writer syncs need the buffer: its previous stage must have been read. (A writer that
 // puts nothing still waits: its arrival must not count towards the buffer's previous stage.)
 bool needs_free_buffer(const Step& step) {
@@ -28,6 +33,10 @@ bool needs_free_buffer(const Step& step) {
 
 pid_t pid_of(RankRecord& rank) {
   return std::atomic_ref<std::int32_t>(rank.pid).load(std::memory_order_acquire);
+}
+
+bool has_left(RankRecord& rank) {
+  return std::atomic_ref<std::uint32_t>(rank.left).load(std::memory_order_acquire) != 0;
 }
 
 std::string seconds(std::chrono::milliseconds duration) {
@@ -82,7 +91,9 @@ std::string ShmEndpoint::laggards() const {
     if (r == rank_) continue;
     const auto record = load_record(view_.ranks[static_cast<std::size_t>(r)]);
     const CallInfo where = record ? unpack(*record) : CallInfo{};  // serial 0: no call yet
-    if (where.serial < call_.serial) {
+    if (has_left(view_.ranks[static_cast<std::size_t>(r)])) {
+      text += fmt::format("; local rank {} has left the group after {}", r, describe(where));
+    } else if (where.serial < call_.serial) {
       text += fmt::format("; local rank {} is in {}", r, describe(where));
     }
   }
@@ -102,11 +113,28 @@ void ShmEndpoint::wait(const Step& step) {
                    describe_wait(step), laggards()));
 }
 
+std::uint64_t ShmEndpoint::contribution() const {
+  return fingerprint_ << 16 | 1;
+}
+
+void ShmEndpoint::writer_arrives(const Step& step) {
+  SyncWord& filled = view_.slots[step.stage.slot].filled;
+  const std::atomic_ref<std::uint64_t> tag(filled.tag);
+  const std::uint32_t writers = step.stage.writers;
+  if (writers == 1) {
+    tag.store(contribution(), std::memory_order_relaxed);  // 0 before: a lone writer may store
+  } else {
+    const std::uint64_t before = tag.fetch_add(contribution(), std::memory_order_acq_rel);
+    if ((before & kArrivalMask) + 1 < writers) return;
+  }
+  publish(filled, stage_value(step.stage.index));  // releases the tag and the buffer's bytes
+}
+
 void ShmEndpoint::check_writers_call(const Step& step) {
   const std::uint64_t sum =
       std::atomic_ref<std::uint64_t>(view_.slots[step.stage.slot].filled.tag)
           .load(std::memory_order_relaxed);  // ordered by the acquire of `filled`
-  if (sum == step.stage.writers * fingerprint_) return;
+  if (sum == step.stage.writers * contribution()) return;
   // Name where the writers are now (they may have moved on since they wrote).
   std::string others;
   for (int r = 0; r < local_size(); ++r) {
@@ -137,17 +165,8 @@ void ShmEndpoint::perform(const Step& step, const ShmBuffers& buffers) {
       return;
     case Primitive::PairSync:
     case Primitive::GroupSync: {
-      SyncWord& filled = view_.slots[step.stage.slot].filled;
       if (step.role == SyncRole::Reader) return check_writers_call(step);
-      // The tag is 0 here (the buffer's last reader reset it): a lone writer may store.
-      const std::atomic_ref<std::uint64_t> tag(filled.tag);
-      if (step.stage.writers == 1) {
-        tag.store(fingerprint_, std::memory_order_relaxed);
-      } else {
-        tag.fetch_add(fingerprint_, std::memory_order_relaxed);
-      }
-      arrive(filled, step.stage.writers, stage_value(step.stage.index));  // releases the tag too
-      return;
+      return writer_arrives(step);
     }
     case Primitive::ReceiverGet:
     case Primitive::GroupGet:
@@ -205,14 +224,27 @@ void ShmEndpoint::check_not_broken() {
   throw ShmError(fmt::format("{}: local rank {} failed: {}", label_, by, reason));
 }
 
+void ShmEndpoint::leave() {
+  if (std::uncaught_exceptions() > 0 && !broken_) {
+    break_group(
+        fmt::format("local rank {} left the group while an exception was propagating "
+                    "(in {})",
+                    rank_, describe(call_)));
+    return;
+  }
+  std::atomic_ref<std::uint32_t>(view_.ranks[static_cast<std::size_t>(rank_)].left)
+      .store(1, std::memory_order_release);
+}
+
 void ShmEndpoint::check_ranks_alive(const std::string& waiting_for, bool now) {
   const auto time = Clock::now();
   if (!now && time < next_liveness_check_) return;
   next_liveness_check_ = time + policy_.check_interval;
   for (int r = 0; r < local_size(); ++r) {
     if (r == rank_) continue;
-    const pid_t pid = pid_of(view_.ranks[static_cast<std::size_t>(r)]);
-    if (pid != 0 && !process_alive(pid)) {
+    RankRecord& record = view_.ranks[static_cast<std::size_t>(r)];
+    const pid_t pid = pid_of(record);
+    if (pid != 0 && !has_left(record) && !process_alive(pid)) {
       check_not_broken();  // a rank that failed, said why, and exited is not news
       fail(fmt::format("local rank {} (pid {}) died while this rank waited for {}", r, pid,
                        waiting_for));

@@ -11,9 +11,11 @@
 // run() is the three in a row. Any failure breaks the group (fail()): the reason goes into the
 // segment and every rank's next wait throws ShmError naming the rank that failed and why.
 //
-// Every writer adds its call's fingerprint (call_record.hpp) to the stage's `filled` word when
-// it syncs, and every reader checks the sum after its wait: ranks that disagree on a call
-// (collective, root, size, tuning, number of calls) fail with both calls named.
+// Every writer adds its call's fingerprint (call_record.hpp) and a count of 1 to the stage's
+// `filled` tag with one atomic addition when it syncs (the last one, by the count, publishes),
+// and every reader checks the sum after its wait: ranks that disagree on a call (collective,
+// root, size, tuning, number of calls) fail with both calls named. The stage's last reader
+// resets the tag before it releases the buffer.
 //
 // Not thread-safe: one thread per endpoint. The endpoint does not own the segment.
 #pragma once
@@ -63,15 +65,26 @@ class ShmEndpoint {
   [[noreturn]] void fail(const std::string& reason);
   // Throws ShmError if the group is broken (by any rank).
   void check_not_broken();
-  // Throws ShmError naming the first rank whose process is gone; `waiting_for` says what this
-  // rank was doing. Rate-limited to one look per check interval unless `now` is set.
+  // Throws ShmError naming the first rank whose process is gone without having left the group;
+  // `waiting_for` says what this rank was doing. Rate-limited to one look per check interval
+  // unless `now` is set.
   void check_ranks_alive(const std::string& waiting_for, bool now = false);
+
+  // This rank leaves the group. Normally (it has done all its steps) it is marked as gone for
+  // good, so its process may exit without the others taking that for a crash. While an
+  // exception propagates (it may not have done its part) it breaks the group instead, so the
+  // others fail at once rather than at their timeout.
+  void leave();
 
  private:
   SyncWord& word_waited_on(const Step& step) const;
   std::uint32_t target_of(const Step& step) const;
   std::string describe_wait(const Step& step) const;
   std::string laggards() const;
+  // What a writer adds to the stage's `filled` tag: its fingerprint above, 1 in the low 16 bits
+  // (so the sum of n contributions counts n arrivals and carries n fingerprints).
+  std::uint64_t contribution() const;
+  void writer_arrives(const Step& step);
   void check_writers_call(const Step& step);
   void release(const Step& step);
 

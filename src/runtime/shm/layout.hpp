@@ -2,7 +2,7 @@
 //
 //   SegmentHeader        identity (job, node, instance, ranks, capacity), the attach counter,
 //                        the "broken" word and the reason a group broke
-//   RankRecord[p]        per local rank: pid (0 until attached) and the call it is in
+//   RankRecord[p]        per local rank: pid (0 until attached), whether it left, its call
 //   SlotHeader[64]       per pipeline buffer: `filled` and `drained` sync words
 //   data area            `capacity` bytes, page aligned, cut into pipeline buffers per call
 //
@@ -33,8 +33,8 @@ struct alignas(64) SegmentHeader {
   std::uint32_t node_id = 0;
   std::uint32_t instance = 0;
   std::uint64_t capacity = 0;      // bytes of the data area
-  SyncWord attached;               // arrivals: ranks that mapped the segment; value: 1 once all did
-  SyncWord broken;                 // value: 0, or 1 + the local rank that broke the group
+  alignas(64) SyncWord attached;   // arrivals: ranks that mapped the segment; value: 1 once all did
+  alignas(64) SyncWord broken;     // value: 0, or 1 + the local rank that broke the group
   char reason[kReasonBytes] = {};  // why, written by that rank before it publishes `broken`
 };
 
@@ -47,13 +47,15 @@ struct CallRecord {
 };
 
 struct alignas(64) RankRecord {
-  std::int32_t pid = 0;  // 0 until the rank attached
-  std::uint32_t reserved = 0;
+  std::int32_t pid = 0;    // 0 until the rank attached
+  std::uint32_t left = 0;  // 1 once the rank left the group normally (its process may exit)
   CallRecord call;
 };
 
-struct SlotHeader {
-  SyncWord filled;   // 1 + the last stage whose writers all synced
+// Both words of a buffer share one cache line: a writer checks `drained` and then writes
+// `filled`, a reader the other way round, so each side moves one line instead of two.
+struct alignas(64) SlotHeader {
+  SyncWord filled;   // 1 + the last stage whose writers all synced; `tag` counts them (endpoint)
   SyncWord drained;  // 1 + the last stage whose readers all finished reading
 };
 

@@ -94,6 +94,9 @@ struct ShmGroup::State {
         segment(attach_group(group, policy)),
         endpoint(view_segment(segment.data(), group.local_size, group.capacity), group.local_rank,
                  policy, group_label(group)) {}
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+  ~State() { endpoint.leave(); }
 
   [[noreturn]] void usage_error(const std::string& what) {
     endpoint.break_group(what);

@@ -22,7 +22,7 @@
 
 namespace multilane::runtime::shm {
 
-struct alignas(64) SyncWord {
+struct alignas(8) SyncWord {
   std::uint32_t value = 0;     // the futex word
   std::uint32_t sleepers = 0;  // ranks inside futex_wait on `value`
   std::uint32_t arrivals = 0;  // participants arrived in the current phase
