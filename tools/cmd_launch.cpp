@@ -1,0 +1,99 @@
+// `multilane launch` — start the N ranks of a job on this host and wait for them.
+//
+//   multilane launch -n N [--platform FILE] [--timeout S] [--explain] [--tag-output]
+//                    [--grace S] -- PROGRAM ARGS...
+//
+// Every rank runs PROGRAM with the job's environment (MULTILANE_RANK, MULTILANE_SIZE, the
+// rendezvous the launcher serves, a fresh secret; docs/launching.md). When a rank fails the
+// launcher names it and how ("rank 3 (pid 4242) was killed by signal 9 (SIGKILL)"); the
+// others get the timeout plus the grace to finish, then SIGTERM, then SIGKILL. Ctrl-C is
+// forwarded to every rank. Exit status: 0 when every rank exited with 0; else the first
+// failing rank's exit code, or 128 + the signal that ended it; 127 when a rank could not be
+// started; 2 on a bad argument (e.g. a program that cannot be executed).
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "command.hpp"
+#include "multilane/errors.hpp"
+#include "runtime/job_env.hpp"
+#include "runtime/launcher.hpp"
+
+namespace multilane::cli {
+
+namespace {
+
+struct LaunchArgs {
+  int ranks = 1;
+  std::string platform_file;
+  std::string timeout = "60";
+  std::string grace = "5";
+  bool explain = false;
+  bool tag_output = false;
+  std::string emulated_grid;  // --emu NAME
+  std::vector<std::string> command;
+};
+
+std::chrono::milliseconds seconds_option(std::string_view option, const std::string& text) {
+  try {
+    return runtime::parse_timeout_seconds(text);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("{} {} is not allowed: {}", option, text, e.what()));
+  }
+}
+
+// Hook for the emulated grid (src/emu/): `--emu NAME` runs each rank inside its emulated
+// node's network namespace through spec.command_prefix, and serves the rendezvous on an
+// address every namespace reaches (spec.rendezvous_bind). The emulator layer provides both.
+void use_emulated_grid(const std::string& name, runtime::LaunchSpec& /*spec*/) {
+  throw UsageError(fmt::format(
+      "--emu {}: running ranks on an emulated grid is not available in this build yet", name));
+}
+
+int run(const LaunchArgs& args) {
+  runtime::LaunchSpec spec;
+  spec.ranks = args.ranks;
+  spec.command = args.command;
+  spec.platform_file = args.platform_file;
+  spec.timeout = seconds_option("--timeout", args.timeout);
+  spec.grace = seconds_option("--grace", args.grace);
+  spec.explain = args.explain;
+  spec.tag_output = args.tag_output;
+  if (!args.emulated_grid.empty()) use_emulated_grid(args.emulated_grid, spec);
+  return runtime::launch_job(spec).exit_code;
+}
+
+Runner setup(CLI::App& app) {
+  auto args = std::make_shared<LaunchArgs>();
+  app.add_option("-n,--ranks", args->ranks, "Number of ranks to start")
+      ->required()
+      ->check(CLI::Range(1, runtime::kMaxLaunchRanks));
+  app.add_option("--platform", args->platform_file,
+                 "Platform TOML file the ranks run on (must hold N ranks)");
+  app.add_option("--timeout", args->timeout,
+                 "Seconds every blocking wait of a rank may last (MULTILANE_TIMEOUT)")
+      ->capture_default_str();
+  app.add_option("--grace", args->grace,
+                 "After a rank failed: seconds beyond the timeout before the others get "
+                 "SIGTERM, and again before SIGKILL")
+      ->capture_default_str();
+  app.add_flag("--explain", args->explain,
+               "Rank 0 explains the algorithm chosen for each collective (MULTILANE_EXPLAIN)");
+  app.add_flag("--tag-output", args->tag_output, "Prefix every output line with \"[rank N] \"");
+  app.add_option("--emu", args->emulated_grid, "Run the ranks on the emulated grid NAME")
+      ->group("");  // hidden until the emulator provides it
+  // Everything after "--" is the program and its arguments, options included ("sh -c ...").
+  app.add_option("PROGRAM", args->command,
+                 "After --: the program every rank runs, and its arguments")
+      ->required();
+  return [args] { return run(*args); };
+}
+
+const bool registered = register_command(
+    {"launch", "Start N ranks of a program on this host as one job and watch them", setup});
+
+}  // namespace
+
+}  // namespace multilane::cli
