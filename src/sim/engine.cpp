@@ -77,7 +77,14 @@ void Engine::start_transfer(std::uint32_t t) {
     transfer_left(t, now_, path.latency_s, path.lane);
     return;
   }
-  flows_.add(path, tr.bytes, now_, t);
+  note_start(flows_.add(path, tr.bytes, now_, t));
+}
+
+// Traces need each flow's start time; without one nothing is kept.
+void Engine::note_start(std::uint32_t f) {
+  if (!options_.record_trace) return;
+  if (f >= flow_start_.size()) flow_start_.resize(f + 1);
+  flow_start_[f] = now_;
 }
 
 void Engine::start_copy(std::uint32_t op, int rank) {
@@ -88,12 +95,12 @@ void Engine::start_copy(std::uint32_t op, int rank) {
     complete(op, rank);
     return;
   }
-  flows_.add(network_.copy_path(rank), bytes, now_, op | kCopyOp);
+  note_start(flows_.add(network_.copy_path(rank), bytes, now_, op | kCopyOp));
 }
 
 void Engine::flow_ended(std::uint32_t f) {
   const std::uint32_t owner = flows_.owner(f);
-  const double start = flows_.start_time(f);
+  const double start = options_.record_trace ? flow_start_[f] : 0.0;
   const double latency = flows_.latency(f);
   const int lane = flows_.lane(f);
   flows_.remove(f, now_);

@@ -38,6 +38,7 @@ class Engine {
   void try_start(std::uint32_t transfer);
   void start_transfer(std::uint32_t transfer);
   void start_copy(std::uint32_t op, int rank);
+  void note_start(std::uint32_t flow);
   void flow_ended(std::uint32_t flow);
   void transfer_left(std::uint32_t transfer, double start, double latency, int lane);
   void complete(std::uint32_t op, int rank);
@@ -59,6 +60,7 @@ class Engine {
   double now_ = 0;
   std::uint64_t events_ = 0, transfers_ = 0, copies_ = 0, bytes_ = 0, completed_ = 0;
   std::vector<TraceSlice> trace_;
+  std::vector<double> flow_start_;  // per flow, when tracing
 };
 
 }  // namespace multilane::sim

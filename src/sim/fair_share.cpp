@@ -50,6 +50,7 @@ bool Flows::share_isolated(std::uint32_t f, double now) {
 }
 
 void Flows::collect_component(std::uint32_t start) {
+  if (flow_local_.size() < flows_.size()) flow_local_.resize(flows_.size());
   comp_res_.clear();
   comp_flows_.clear();
   stack_.clear();
@@ -65,7 +66,7 @@ void Flows::collect_component(std::uint32_t start) {
       Flow& flow = flows_[f];
       if (flow.mark == epoch_) continue;
       flow.mark = epoch_;
-      flow.local = static_cast<std::uint32_t>(comp_flows_.size());
+      flow_local_[f] = static_cast<std::uint32_t>(comp_flows_.size());
       comp_flows_.push_back(f);
       for (std::uint32_t i = 0; i < flow.slots; ++i) {
         const std::uint32_t r2 = slots_[flow.slot_base + i].resource;
@@ -141,7 +142,7 @@ void Flows::fill_component(double now) {
       if (unfrozen_on_[k] == 0) continue;
       if (level != kInf && !(wsum_[k] > 0 && cap_left_[k] / wsum_[k] <= threshold)) continue;
       for (std::uint32_t s = res_[comp_res_[k]].head; s != kNone; s = slots_[s].next) {
-        const std::size_t j = flows_[slots_[s].flow].local;
+        const std::size_t j = flow_local_[slots_[s].flow];
         if (!frozen_[j]) {
           freeze(j, level);
           --left;

@@ -78,7 +78,6 @@ std::uint32_t Flows::add(const Path& path, std::uint64_t bytes, double now, std:
   flow.remaining = static_cast<double>(bytes);
   flow.rate = 0;
   flow.last = now;
-  flow.start = now;
   flow.fixed_cap = path.fixed_cap_bps;
   flow.latency = path.latency_s;
   flow.owner = owner;

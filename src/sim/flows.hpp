@@ -17,8 +17,9 @@
 // path, O(slots): its rate is the least of its cap and of capacity / weight over its resources,
 // which is exactly what progressive filling computes for it.
 //
-// Layout: a flow's fields sit in one record and a resource's in another (rather than one array
-// per field), so touching a flow or a resource is one or two cache misses on large platforms.
+// Layout: a flow's fields sit in one 64-byte record and a resource's in one 48-byte record
+// (rather than one array per field), so touching a flow or a resource is one or two cache
+// misses on large platforms; what only the general filling needs is kept aside.
 #pragma once
 
 #include <array>
@@ -52,7 +53,6 @@ class Flows {
   double finish_time(std::uint32_t f) const;
   std::uint32_t owner(std::uint32_t f) const { return flows_[f].owner; }
   std::uint32_t version(std::uint32_t f) const { return flows_[f].version; }
-  double start_time(std::uint32_t f) const { return flows_[f].start; }
   double rate(std::uint32_t f) const { return flows_[f].rate; }
   double latency(std::uint32_t f) const { return flows_[f].latency; }
   int lane(std::uint32_t f) const { return flows_[f].lane; }
@@ -71,15 +71,13 @@ class Flows {
     double remaining = 0;
     double rate = 0;
     double last = 0;  // time at which `remaining` was settled
-    double start = 0;
     double fixed_cap = kInf;
     double latency = 0;
     std::uint32_t owner = 0;
     std::uint32_t version = 0;  // bumped on every start, end and rate change
     std::uint32_t wan = kNone;  // WAN direction resource crossed, if any
     std::uint32_t slot_base = 0;
-    std::uint32_t mark = 0;   // reshare epoch that visited it
-    std::uint32_t local = 0;  // index in the component being filled
+    std::uint32_t mark = 0;  // reshare epoch that visited it
     std::uint16_t connections = 0;
     std::uint8_t slots = 0;
     std::int8_t lane = 0;
@@ -117,6 +115,7 @@ class Flows {
   BigVector<Resource> res_;
   std::vector<std::uint32_t> conns_, max_conns_;  // per WAN direction (resource - wan_base)
   BigVector<Flow> flows_;
+  std::vector<std::uint32_t> flow_local_;  // per flow: index in the component being filled
   std::vector<std::uint32_t> free_flows_;
   BigVector<Slot> slots_;
   std::array<std::vector<std::uint32_t>, kMaxSlots + 1> free_slots_;  // by run length

@@ -34,7 +34,9 @@ inline void* map_huge(std::size_t bytes) {
   if (aligned > start) munmap(raw, aligned - start);
   const std::size_t tail = (start + bytes + kHugePage) - (aligned + bytes);
   if (tail > 0) munmap(reinterpret_cast<void*>(aligned + bytes), tail);
-  madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);
+#ifdef MADV_HUGEPAGE
+  madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);  // a hint: failure is harmless
+#endif
   return reinterpret_cast<void*>(aligned);
 }
 

@@ -101,10 +101,10 @@ class Network {
 
 template <class F>
 void Network::for_each_capacity(F f) const {
-  for (int node = 0; node < num_nodes(); ++node) {
-    for (int lane = 0; lane < lanes_of_node(node); ++lane) {
-      f(lane_capacity(node, lane, true));
-      f(lane_capacity(node, lane, false));
+  for (const Node& node : platform_.nodes) {
+    for (const Lane& lane : node.lanes) {
+      f(lane.up_bps);
+      f(lane.down_bps);
     }
   }
   for (int link = 0; link < static_cast<int>((mem_base_ - wan_base_) / 2); ++link) {

@@ -27,9 +27,9 @@ struct Channels {
   }
 };
 
-// First pass over the schedule: per op its dependency count (and the rank of a copy), per op
-// the number of its dependents (in p.ops[op + 1].dep_begin, summed up by the caller), and the
-// channels of every sender.
+// First pass over the schedule: per op its dependency count (and the rank of a copy, or the
+// channel of a send), per op the number of its dependents (in p.ops[op + 1].dep_begin, summed
+// up by the caller), and the channels of every sender.
 Channels count_pass(const Schedule& s, Program& p) {
   const int nranks = s.num_ranks();
   p.ops.assign(s.ops.size() + 1, OpState{});
@@ -65,6 +65,7 @@ Channels count_pass(const Schedule& s, Program& p) {
       } else {
         ++c.sends[channel_to[peer]];
       }
+      p.ops[g].link = channel_to[peer];  // the second pass replaces it by the transfer
     }
     std::sort(row.begin(), row.end());
     for (const auto& [peer, id] : row) {
@@ -124,7 +125,7 @@ Program prepare_program(const Schedule& s) {
       for (OpIndex d : s.deps_of(op)) p.dep_list[fill[base + d]++] = g;
       std::uint32_t t = kUnset;
       if (op.kind == OpKind::Send) {
-        t = next_send[ch.find(r, op.peer)]++;
+        t = next_send[p.ops[g].link]++;
         p.transfers[t].send_op = g;
         p.transfers[t].from = r;
         p.transfers[t].to = op.peer;
