@@ -1,7 +1,7 @@
 // bench/shm_bench.cpp — multilane's shared-memory collectives beside Open MPI's, in one MPI run.
 //
 //   mpirun -n 2 --mca btl vader,self build/bench/shm_bench [--collectives bcast,scatter,...]
-//          [--sizes 8,64,...,16MiB] [--buffer-size 32KiB] [--pipeline-buffers 8]
+//          [--sizes 8,64,...,16MiB] [--buffer-size 32KiB] [--pipeline-buffers 16]
 //          [--purge-cache 2.5MiB] [--budget 0.5] [--spin-us 50]
 //
 // Every rank of the run is one local rank of a ShmGroup (all ranks must share one node). For
@@ -38,8 +38,8 @@ using runtime::shm::ShmOptions;
 struct Options {
   std::string collectives = "bcast,scatter,gather,alltoall";
   std::string sizes = "8,64,512,4KiB,32KiB,128KiB,1MiB,4MiB,16MiB";
-  std::string buffer_size = "32KiB";
-  int pipeline_buffers = 8;
+  std::string buffer_size;  // empty: the layer's default (ShmTuning)
+  int pipeline_buffers = runtime::shm::ShmTuning{}.pipeline_buffers;
   double spin_us = -1;      // negative: the layer's default
   std::string purge_cache;  // empty: no purge
   double budget = 0.5;      // seconds per collective and size (both implementations)
@@ -203,7 +203,8 @@ int run(int argc, char** argv) {
   if (rank == 0) job = std::random_device{}() | static_cast<std::uint64_t>(getpid()) << 32;
   MPI_Bcast(&job, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   ShmOptions shm;
-  shm.tuning = {parse_size(options.buffer_size), options.pipeline_buffers};
+  if (!options.buffer_size.empty()) shm.tuning.buffer_size = parse_size(options.buffer_size);
+  shm.tuning.pipeline_buffers = options.pipeline_buffers;
   if (options.spin_us >= 0) {
     shm.spin = std::chrono::nanoseconds(static_cast<std::int64_t>(options.spin_us * 1000));
   }

@@ -38,8 +38,10 @@ namespace multilane::runtime::shm {
 
 // The paper's two tuning parameters, per call.
 struct ShmTuning {
+  // Defaults from bench/shm_bench on a 2-core Xeon VM (docs/performance.md): the paper's 16
+  // buffers, and B = 32 KiB instead of its 8 KiB for today's larger caches.
   std::uint64_t buffer_size = 32 * 1024;  // B: one pipeline buffer, and the one-stage limit
-  int pipeline_buffers = 8;               // buffers in the ring
+  int pipeline_buffers = 16;              // buffers in the ring
 };
 
 struct ShmOptions {
