@@ -2,7 +2,10 @@
 // stream_set.hpp). Each of the K connections is configured (TCP_NODELAY, buffer sizes) and
 // authenticated before it joins the set; the whole establishment shares one deadline.
 #include <fmt/format.h>
+#include <sys/socket.h>
 
+#include <cerrno>
+#include <cstring>
 #include <thread>
 
 #include "multilane/errors.hpp"
@@ -34,9 +37,10 @@ void set_buffer_sizes(Socket& socket, const StreamOptions& options) {
   }
 }
 
-HandshakeConfig handshake_config(const StreamOptions& options, Clock::time_point deadline) {
+HandshakeConfig handshake_config(const StreamOptions& options, Clock::time_point deadline,
+                                 std::uint64_t identity = 0) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return {options.job_id, options.secret, std::max(left, std::chrono::milliseconds{1})};
+  return {options.job_id, options.secret, std::max(left, std::chrono::milliseconds{1}), identity};
 }
 
 std::string endpoint_text(const asio::ip::tcp::endpoint& endpoint) {
@@ -71,20 +75,32 @@ bool try_connect(asio::io_context& io, asio::ip::tcp::socket& socket,
                                        : error.message()));
 }
 
-asio::ip::tcp::socket connect_one(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint,
-                                  Clock::time_point deadline, const StreamOptions& options) {
+}  // namespace
+
+void tune_connected_stream(asio::ip::tcp::socket& socket, const StreamOptions& options) {
+  socket.set_option(asio::ip::tcp::no_delay(true));
+  if (options.pacing_rate == 0) return;
+  // The kernel takes a 64-bit rate when given 8 bytes; TCP paces by itself (no fq needed).
+  const std::uint64_t rate = options.pacing_rate;
+  if (setsockopt(socket.native_handle(), SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof rate) != 0) {
+    throw TransportError(
+        fmt::format("setting a pacing rate of {} bytes/s failed: {}", rate, std::strerror(errno)));
+  }
+}
+
+asio::ip::tcp::socket connect_stream(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint,
+                                     Clock::time_point deadline, const StreamOptions& options,
+                                     std::uint64_t identity) {
   asio::ip::tcp::socket socket(io);
   while (!try_connect(io, socket, endpoint, deadline, options)) {
     const auto pause =
         std::min<Clock::duration>(std::chrono::milliseconds{20}, deadline - Clock::now());
     std::this_thread::sleep_for(pause);
   }
-  socket.set_option(asio::ip::tcp::no_delay(true));
-  authenticate(io, socket, Role::Connector, handshake_config(options, deadline));
+  tune_connected_stream(socket, options);
+  authenticate(io, socket, Role::Connector, handshake_config(options, deadline, identity));
   return socket;
 }
-
-}  // namespace
 
 StreamListener::StreamListener(const asio::ip::tcp::endpoint& endpoint,
                                const StreamOptions& options)
@@ -108,26 +124,39 @@ StreamSet StreamListener::accept() {
   auto set_io = std::make_unique<asio::io_context>();
   std::vector<asio::ip::tcp::socket> sockets;
   for (int i = 0; i < options_.streams; ++i) {
-    bool finished = false;
-    asio::error_code error;
-    asio::ip::tcp::socket socket(*set_io);
-    acceptor_.async_accept(socket, [&](const asio::error_code& ec) {
-      error = ec;
-      finished = true;
-    });
-    if (!run_until(io_, deadline, [&] { return finished; })) {
-      acceptor_.cancel();
-      drain(io_, [&] { return finished; });
-      throw TransportError(fmt::format("timed out after {} waiting for connection {} of {} on {}",
-                                       seconds_text(options_.timeout), i + 1, options_.streams,
-                                       endpoint_text(acceptor_.local_endpoint())));
+    try {
+      sockets.push_back(accept_stream(*set_io, deadline).socket);
+    } catch (const TransportError& e) {
+      if (std::string_view(e.what()).starts_with("timed out")) {
+        throw TransportError(fmt::format("{} {} of {} on {}", e.what(), i + 1, options_.streams,
+                                         endpoint_text(acceptor_.local_endpoint())));
+      }
+      throw;
     }
-    if (error) throw TransportError("accepting a connection failed: " + error.message());
-    socket.set_option(asio::ip::tcp::no_delay(true));
-    authenticate(*set_io, socket, Role::Listener, handshake_config(options_, deadline));
-    sockets.push_back(std::move(socket));
   }
   return StreamSet(std::move(set_io), std::move(sockets), options_);
+}
+
+StreamListener::Accepted StreamListener::accept_stream(asio::io_context& io,
+                                                       Clock::time_point deadline) {
+  bool finished = false;
+  asio::error_code error;
+  asio::ip::tcp::socket socket(io);
+  acceptor_.async_accept(socket, [&](const asio::error_code& ec) {
+    error = ec;
+    finished = true;
+  });
+  if (!run_until(io_, deadline, [&] { return finished; })) {
+    acceptor_.cancel();
+    drain(io_, [&] { return finished; });
+    throw TransportError(
+        fmt::format("timed out after {} waiting for connection", seconds_text(options_.timeout)));
+  }
+  if (error) throw TransportError("accepting a connection failed: " + error.message());
+  tune_connected_stream(socket, options_);
+  const std::uint64_t identity =
+      authenticate(io, socket, Role::Listener, handshake_config(options_, deadline));
+  return {std::move(socket), identity};
 }
 
 StreamSet connect_streams(const asio::ip::tcp::endpoint& endpoint, const StreamOptions& options) {
@@ -136,7 +165,7 @@ StreamSet connect_streams(const asio::ip::tcp::endpoint& endpoint, const StreamO
   auto io = std::make_unique<asio::io_context>();
   std::vector<asio::ip::tcp::socket> sockets;
   for (int i = 0; i < options.streams; ++i) {
-    sockets.push_back(connect_one(*io, endpoint, deadline, options));
+    sockets.push_back(connect_stream(*io, endpoint, deadline, options));
   }
   return StreamSet(std::move(io), std::move(sockets), options);
 }

@@ -43,6 +43,8 @@ struct Receive {
   std::uint64_t id = 0;
   std::uint64_t sequence = 0;
   std::span<std::byte> buffer;
+  ReceiveSize size = ReceiveSize::Exact;
+  std::optional<std::uint64_t> total;  // the message's length, once known
   std::uint64_t received = 0;
   bool complete = false;
 };
@@ -59,7 +61,7 @@ struct Send {
 }  // namespace
 
 struct StreamSet::Impl {
-  std::unique_ptr<asio::io_context> io;
+  std::shared_ptr<asio::io_context> io;
   std::vector<Stream> streams;
   StreamOptions options;
   std::string peer;
@@ -67,7 +69,9 @@ struct StreamSet::Impl {
   Send send;
   std::uint64_t next_send_id = 0;
   std::uint64_t next_recv_id = 0;
-  std::string failure;  // set once broken
+  std::string failure;         // set once broken
+  bool ended_by_peer = false;  // broken because the peer closed every stream between messages
+  bool peer_gone = false;      // broken because the peer closed or reset a stream
 
   // --- receiving ---
 
@@ -101,10 +105,8 @@ struct StreamSet::Impl {
       return fail(fmt::format("message {} from {} belongs to collective call {}, expected {}",
                               h.message_id, s.name, h.sequence, receive.sequence));
     }
-    if (h.total != receive.buffer.size()) {
-      return fail(fmt::format("message {} from {} has {} bytes, the receive buffer {}",
-                              h.message_id, s.name, h.total, receive.buffer.size()));
-    }
+    if (auto problem = length_problem(h); !problem.empty()) return fail(std::move(problem));
+    receive.total = h.total;
     if (h.length == 0) return frame_arrived(s, 0);
     s.reading = true;
     asio::async_read(s.socket, asio::buffer(receive.buffer.data() + h.offset, h.length),
@@ -118,9 +120,26 @@ struct StreamSet::Impl {
                      });
   }
 
+  // What is wrong with the message length a frame announces, or "".
+  std::string length_problem(const FrameHeader& h) const {
+    if (receive.size == ReceiveSize::Exact && h.total != receive.buffer.size()) {
+      return fmt::format("message {} from {} has {} bytes, the receive buffer {}", h.message_id,
+                         peer, h.total, receive.buffer.size());
+    }
+    if (h.total > receive.buffer.size()) {
+      return fmt::format("message {} from {} has {} bytes, more than the receive limit of {}",
+                         h.message_id, peer, h.total, receive.buffer.size());
+    }
+    if (receive.total && *receive.total != h.total) {
+      return fmt::format("frames of message {} from {} disagree on its length ({} and {} bytes)",
+                         h.message_id, peer, *receive.total, h.total);
+    }
+    return {};
+  }
+
   void frame_arrived(Stream& s, std::uint64_t bytes) {
     receive.received += bytes;
-    if (receive.received >= receive.buffer.size()) receive.complete = true;
+    if (receive.total && receive.received >= *receive.total) receive.complete = true;
     read_header(s);
   }
 
@@ -131,6 +150,7 @@ struct StreamSet::Impl {
       return fail(fmt::format("receiving from {} failed: {}", s.name, ec.message()));
     }
     if (!between_frames) {
+      peer_gone = true;
       return fail(fmt::format("peer {} closed the connection during message {} ({})", s.name,
                               receive.id, received_text()));
     }
@@ -145,12 +165,17 @@ struct StreamSet::Impl {
     for (const Stream& s : streams) {
       if (!s.closed) return;
     }
+    if (!failure.empty()) return;
+    peer_gone = true;
+    ended_by_peer = receive.received == 0 && !receive.total;
     fail(fmt::format("peer {} closed the connection before message {} was complete ({})", peer,
                      receive.id, received_text()));
   }
 
-  void start_receive(std::span<std::byte> buffer, std::uint64_t sequence) {
-    receive = Receive{true, next_recv_id, sequence, buffer, 0, false};
+  void start_receive(std::span<std::byte> buffer, std::uint64_t sequence, ReceiveSize size) {
+    if (receive.active) throw UsageError(fmt::format("a receive from {} is already posted", peer));
+    receive = Receive{true, next_recv_id, sequence, buffer, size, std::nullopt, 0, false};
+    if (size == ReceiveSize::Exact) receive.total = buffer.size();
     for (Stream& s : streams) {
       if (s.parked && s.parked->message_id <= receive.id) {
         const FrameHeader h = *s.parked;
@@ -167,12 +192,17 @@ struct StreamSet::Impl {
   }
 
   std::string received_text() const {
-    return fmt::format("received {} of {} bytes", receive.received, receive.buffer.size());
+    if (!receive.total) {
+      return fmt::format("received {} bytes of a message of up to {}", receive.received,
+                         receive.buffer.size());
+    }
+    return fmt::format("received {} of {} bytes", receive.received, *receive.total);
   }
 
   // --- sending ---
 
   void start_send(std::span<const std::byte> message, std::uint64_t sequence) {
+    if (send.active) throw UsageError(fmt::format("a send to {} is already posted", peer));
     send = Send{true, next_send_id, sequence, message, 0, 0};
     const int k = static_cast<int>(streams.size());
     const auto chunks = plan_chunks(message.size(), k, options.stripe,
@@ -214,6 +244,7 @@ struct StreamSet::Impl {
   void write_failed(Stream& s, const asio::error_code& ec) {
     if (!failure.empty() || ec == asio::error::operation_aborted) return;
     if (is_peer_gone(ec)) {
+      peer_gone = true;
       return fail(fmt::format("peer {} closed the connection while message {} was sent ({})",
                               s.name, send.id, sent_text()));
     }
@@ -242,23 +273,55 @@ struct StreamSet::Impl {
     return true;
   }
 
-  // Drives the io_context until the started send and/or receive completed; throws on failure
-  // or timeout, leaving no operation outstanding.
-  void wait() {
-    auto finished = [this] {
-      const bool sent = !send.active || send.busy_streams == 0;
-      const bool received = !receive.active || receive.complete;
-      return !failure.empty() || (sent && received);
-    };
-    if (!run_until(*io, Clock::now() + options.timeout, finished)) fail(timeout_text());
-    if (!failure.empty()) {
-      drain(*io, [this] { return idle(); });  // aborted handlers still refer to the buffers
-      throw TransportError(failure);
+  bool send_done() const { return !failure.empty() || !send.active || send.busy_streams == 0; }
+  bool recv_done() const { return !failure.empty() || !receive.active || receive.complete; }
+
+  // Drives the io_context until the posted operations completed, failing the set on timeout.
+  void await() {
+    if (!run_until(*io, Clock::now() + options.timeout,
+                   [this] { return send_done() && recv_done(); })) {
+      fail(timeout_text());
     }
-    if (send.active) ++next_send_id;
-    if (receive.active) ++next_recv_id;
+  }
+
+  // After a failure: lets the aborted handlers run (they still refer to the buffers), then
+  // throws the failure.
+  void throw_failure() {
+    drain(*io, [this] { return idle(); });
     send.active = false;
     receive.active = false;
+    throw TransportError(failure);
+  }
+
+  // Closes the streams and waits for every handler, so that neither the caller's buffers nor
+  // this object are referred to afterwards (the context may be shared and outlive the set).
+  void abandon() {
+    for (Stream& s : streams) {
+      asio::error_code ignored;
+      s.socket.close(ignored);
+    }
+    drain(*io, [this] { return idle(); });
+    send.active = false;
+    receive.active = false;
+  }
+
+  ~Impl() {
+    if (io) abandon();
+  }
+
+  void finish_send() {
+    if (!failure.empty()) throw_failure();
+    if (!send.active) return;
+    ++next_send_id;
+    send.active = false;
+  }
+
+  std::uint64_t finish_recv() {
+    if (!failure.empty()) throw_failure();
+    if (!receive.active) return 0;
+    ++next_recv_id;
+    receive.active = false;
+    return receive.total.value_or(0);
   }
 
   std::string timeout_text() const {
@@ -283,6 +346,10 @@ struct StreamSet::Impl {
 
 StreamSet::StreamSet(std::unique_ptr<asio::io_context> io,
                      std::vector<asio::ip::tcp::socket> sockets, const StreamOptions& options)
+    : StreamSet(std::shared_ptr<asio::io_context>(std::move(io)), std::move(sockets), options) {}
+
+StreamSet::StreamSet(std::shared_ptr<asio::io_context> io,
+                     std::vector<asio::ip::tcp::socket> sockets, const StreamOptions& options)
     : impl_(std::make_unique<Impl>()) {
   if (sockets.empty()) throw UsageError("a stream set needs at least one connected socket");
   impl_->io = std::move(io);
@@ -299,23 +366,80 @@ StreamSet& StreamSet::operator=(StreamSet&&) noexcept = default;
 StreamSet::~StreamSet() = default;
 
 void StreamSet::send(std::span<const std::byte> message, std::uint64_t sequence) {
-  impl_->check_usable();
-  impl_->start_send(message, sequence);
-  impl_->wait();
+  start_send(message, sequence);
+  impl_->await();
+  finish_send();
 }
 
 void StreamSet::recv(std::span<std::byte> buffer, std::uint64_t sequence) {
-  impl_->check_usable();
-  impl_->start_receive(buffer, sequence);
-  impl_->wait();
+  start_recv(buffer, sequence);
+  impl_->await();
+  finish_recv();
+}
+
+std::uint64_t StreamSet::recv_up_to(std::span<std::byte> buffer, std::uint64_t sequence) {
+  start_recv(buffer, sequence, ReceiveSize::UpTo);
+  impl_->await();
+  return finish_recv();
 }
 
 void StreamSet::send_recv(std::span<const std::byte> message, std::span<std::byte> buffer,
                           std::uint64_t sequence) {
+  start_recv(buffer, sequence);
+  start_send(message, sequence);
+  impl_->await();
+  finish_send();
+  finish_recv();
+}
+
+void StreamSet::start_send(std::span<const std::byte> message, std::uint64_t sequence) {
   impl_->check_usable();
-  impl_->start_receive(buffer, sequence);
   impl_->start_send(message, sequence);
-  impl_->wait();
+}
+
+void StreamSet::start_recv(std::span<std::byte> buffer, std::uint64_t sequence, ReceiveSize size) {
+  impl_->check_usable();
+  impl_->start_receive(buffer, sequence, size);
+}
+
+bool StreamSet::send_done() const {
+  return impl_->send_done();
+}
+bool StreamSet::recv_done() const {
+  return impl_->recv_done();
+}
+void StreamSet::finish_send() {
+  impl_->finish_send();
+}
+std::uint64_t StreamSet::finish_recv() {
+  return impl_->finish_recv();
+}
+
+std::uint64_t StreamSet::progress() const {
+  return (impl_->send.active ? impl_->send.sent : 0) +
+         (impl_->receive.active ? impl_->receive.received : 0);
+}
+
+void StreamSet::expire() {
+  if (!impl_->send_done() || !impl_->recv_done()) impl_->fail(impl_->timeout_text());
+}
+
+void StreamSet::close() {
+  impl_->fail(fmt::format("streams to {} were closed by this end", impl_->peer));
+  impl_->abandon();
+}
+
+bool StreamSet::ended_by_peer() const {
+  return impl_->ended_by_peer;
+}
+bool StreamSet::peer_gone() const {
+  return impl_->peer_gone;
+}
+asio::io_context& StreamSet::context() {
+  return *impl_->io;
+}
+std::chrono::milliseconds StreamSet::timeout() const {
+  return impl_->options.timeout;
 }
 
 int StreamSet::streams() const {

@@ -20,6 +20,15 @@
 //     send_recv() to exchange with a peer that sends at the same time.
 //   - After any TransportError the set is closed; later calls throw again.
 //   - Not thread-safe: one call at a time per set (sets are independent of each other).
+//   - recv_up_to() takes a message of any length up to the buffer's size and returns its
+//     length (the frames carry it), for receivers that do not know what is coming.
+//
+// Several sets at once (the WAN channels drive many paths from one thread): sets built on one
+// shared io_context can each have one send and one receive posted with start_send() /
+// start_recv(); the caller drives the context (io_wait.hpp's run_until) until send_done() /
+// recv_done() hold, calls expire() on a set whose deadline passed, and retires the operations
+// with finish_send() / finish_recv(), which throw the set's TransportError if it failed. A
+// posted operation refers to the caller's buffer until it is finished, also after a failure.
 //
 // Establishing: StreamListener::accept() accepts K connections and connect_streams() opens K,
 // each authenticated by the job secret (auth.hpp) and set up with TCP_NODELAY and the buffer
@@ -36,6 +45,7 @@
 #include <vector>
 
 #include "runtime/auth.hpp"
+#include "runtime/io_wait.hpp"
 #include "runtime/stripe.hpp"
 
 namespace multilane::runtime {
@@ -43,18 +53,28 @@ namespace multilane::runtime {
 struct StreamOptions {
   std::uint64_t job_id = 0;
   JobSecret secret;
-  int streams = 1;                            // K, the same on both ends
-  StripeOptions stripe;                       // when and how messages are cut
-  int send_buffer = 0;                        // SO_SNDBUF in bytes, 0: the system's default
-  int receive_buffer = 0;                     // SO_RCVBUF in bytes, 0: the system's default
-  std::chrono::milliseconds timeout{60'000};  // every blocking wait
+  int streams = 1;                // K, the same on both ends
+  StripeOptions stripe;           // when and how messages are cut
+  int send_buffer = 0;            // SO_SNDBUF in bytes, 0: the system's default
+  int receive_buffer = 0;         // SO_RCVBUF in bytes, 0: the system's default
+  std::uint64_t pacing_rate = 0;  // SO_MAX_PACING_RATE of each stream in bytes/s, 0: unpaced
+  std::chrono::milliseconds timeout{60'000};           // every blocking wait
   std::uint64_t max_message = std::uint64_t{1} << 32;  // larger incoming messages are refused
+};
+
+// How a receive matches the incoming message's length.
+enum class ReceiveSize {
+  Exact,  // the message must have exactly the buffer's size
+  UpTo,   // any size up to the buffer's size (dsendrecv)
 };
 
 class StreamSet {
  public:
   // Takes K connected, authenticated sockets that live on `io`.
   StreamSet(std::unique_ptr<asio::io_context> io, std::vector<asio::ip::tcp::socket> sockets,
+            const StreamOptions& options);
+  // The same on a context other sets share, so one thread can drive them all.
+  StreamSet(std::shared_ptr<asio::io_context> io, std::vector<asio::ip::tcp::socket> sockets,
             const StreamOptions& options);
   StreamSet(StreamSet&&) noexcept;
   StreamSet& operator=(StreamSet&&) noexcept;
@@ -65,6 +85,32 @@ class StreamSet {
   // Both at once: for peers that send to each other at the same time.
   void send_recv(std::span<const std::byte> message, std::span<std::byte> buffer,
                  std::uint64_t sequence = 0);
+  // Receives a message of at most buffer.size() bytes into the buffer's start; returns its size.
+  std::uint64_t recv_up_to(std::span<std::byte> buffer, std::uint64_t sequence = 0);
+
+  // --- non-blocking use (see the top of this file) ---
+  void start_send(std::span<const std::byte> message, std::uint64_t sequence = 0);
+  void start_recv(std::span<std::byte> buffer, std::uint64_t sequence = 0,
+                  ReceiveSize size = ReceiveSize::Exact);
+  bool send_done() const;  // the posted send completed or the set failed (true if none)
+  bool recv_done() const;  // the posted receive completed or the set failed (true if none)
+  void finish_send();
+  std::uint64_t finish_recv();  // the received message's size
+  // Bytes the posted operations moved so far (sent plus received): a caller that times out
+  // only waits without progress watches it.
+  std::uint64_t progress() const;
+  // The posted operations' deadline passed: fails the set with a timeout error saying what
+  // was awaited (finish_* then throw it).
+  void expire();
+  // Ends the set from this side: its streams are closed and later calls throw.
+  void close();
+  // True when the set failed because the peer closed every stream between two messages (an
+  // orderly end, e.g. of a relayed conversation), not inside one.
+  bool ended_by_peer() const;
+  // True when the set failed because the peer closed or reset a stream, at any point.
+  bool peer_gone() const;
+  asio::io_context& context();
+  std::chrono::milliseconds timeout() const;
 
   int streams() const;
   const std::string& peer() const;  // "host:port" of the first stream's remote end
@@ -83,6 +129,13 @@ class StreamListener {
   std::uint16_t port() const;
   // Accepts and authenticates `options.streams` connections from one peer.
   StreamSet accept();
+  // Accepts and authenticates one connection onto `io` (for callers that assemble sets
+  // themselves, e.g. grouping the streams of several peers by their identities).
+  struct Accepted {
+    asio::ip::tcp::socket socket;
+    std::uint64_t identity = 0;  // the peer's, from its handshake
+  };
+  Accepted accept_stream(asio::io_context& io, Clock::time_point deadline);
 
  private:
   asio::io_context io_;
@@ -93,5 +146,14 @@ class StreamListener {
 // Opens and authenticates `options.streams` connections to a listener; retries refused
 // connections until the timeout, so the listener may start a little later.
 StreamSet connect_streams(const asio::ip::tcp::endpoint& endpoint, const StreamOptions& options);
+
+// One connection as connect_streams() makes them: connected (refused attempts retried until
+// `deadline`), tuned and authenticated as the connector with `identity`; on `io`.
+asio::ip::tcp::socket connect_stream(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint,
+                                     Clock::time_point deadline, const StreamOptions& options,
+                                     std::uint64_t identity = 0);
+// TCP_NODELAY and pacing (options.pacing_rate) on a connected socket; the buffer sizes must be
+// set before connecting (they fix the TCP window scale).
+void tune_connected_stream(asio::ip::tcp::socket& socket, const StreamOptions& options);
 
 }  // namespace multilane::runtime
