@@ -1,0 +1,140 @@
+// wan/auth_gate.cpp — accept on the loop, authenticate on workers (see auth_gate.hpp).
+#include "wan/auth_gate.hpp"
+
+#include <fmt/format.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "runtime/io_wait.hpp"
+#include "runtime/transport_error.hpp"
+
+namespace multilane::wan {
+
+AuthGate::AuthGate(asio::io_context& loop, const GateOptions& options, Admitted admitted,
+                   Refused refused)
+    : loop_(loop),
+      options_(options),
+      admitted_(std::move(admitted)),
+      refused_(std::move(refused)),
+      acceptor_(loop) {
+  acceptor_.open(options.listen.protocol());
+  acceptor_.set_option(asio::socket_base::reuse_address(true));
+  if (options.send_buffer > 0) {
+    acceptor_.set_option(asio::socket_base::send_buffer_size(options.send_buffer));
+  }
+  if (options.receive_buffer > 0) {
+    acceptor_.set_option(asio::socket_base::receive_buffer_size(options.receive_buffer));
+  }
+  acceptor_.bind(options.listen);
+  acceptor_.listen();
+}
+
+AuthGate::~AuthGate() {
+  stop();
+}
+
+std::uint16_t AuthGate::port() const {
+  return acceptor_.local_endpoint().port();
+}
+
+void AuthGate::start() {
+  accept_next();
+}
+
+void AuthGate::accept_next() {
+  acceptor_.async_accept([this](const asio::error_code& ec, asio::ip::tcp::socket socket) {
+    if (ec == asio::error::operation_aborted) return;
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+    }
+    if (!ec) {
+      const std::string peer = runtime::peer_name(socket);
+      reap();
+      std::unique_lock lock(mutex_);
+      if (static_cast<int>(workers_.size()) >= options_.max_pending) {
+        lock.unlock();
+        refused_(peer, fmt::format("{} handshakes are already in progress", options_.max_pending));
+      } else {
+        const int fd = socket.release();
+        watched_.insert(fd);
+        auto done = std::make_shared<bool>(false);
+        workers_.push_back({std::thread([this, fd, peer, done] {
+                              work(fd, peer);
+                              std::lock_guard worker_lock(mutex_);
+                              *done = true;
+                            }),
+                            done});
+      }
+    }
+    accept_next();
+  });
+}
+
+void AuthGate::work(int fd, std::string peer) {
+  try {
+    asio::io_context io;
+    asio::ip::tcp::socket socket(io);
+    asio::error_code ec;
+    socket.assign(options_.listen.protocol(), fd, ec);
+    if (ec) {
+      ::close(fd);
+      throw runtime::TransportError("taking over a connection failed: " + ec.message());
+    }
+    socket.set_option(asio::ip::tcp::no_delay(true));
+    const auto deadline = runtime::Clock::now() + options_.handshake_timeout;
+    const std::uint64_t identity =
+        runtime::authenticate(io, socket, runtime::Role::Listener,
+                              {options_.job_id, options_.secret, options_.handshake_timeout});
+    unwatch(fd);  // `admitted` watches what it blocks on from here
+    admitted_(io, std::move(socket), identity, deadline);
+  } catch (const std::exception& e) {
+    unwatch(fd);
+    asio::post(loop_, [this, peer, reason = std::string(e.what())] { refused_(peer, reason); });
+  }
+}
+
+void AuthGate::watch(int fd) {
+  std::lock_guard lock(mutex_);
+  watched_.insert(fd);
+}
+
+void AuthGate::unwatch(int fd) {
+  std::lock_guard lock(mutex_);
+  watched_.erase(fd);
+}
+
+asio::ip::tcp::socket AuthGate::hand_over(int fd) {
+  asio::ip::tcp::socket socket(loop_);
+  socket.assign(options_.listen.protocol(), fd);
+  return socket;
+}
+
+void AuthGate::reap() {
+  std::lock_guard lock(mutex_);
+  for (auto it = workers_.begin(); it != workers_.end();) {
+    if (*it->done) {
+      it->thread.join();
+      it = workers_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void AuthGate::stop() {
+  std::list<Worker> workers;
+  {
+    std::lock_guard lock(mutex_);
+    if (!stopping_) {
+      stopping_ = true;
+      asio::error_code ignored;
+      acceptor_.close(ignored);
+    }
+    for (int fd : watched_) ::shutdown(fd, SHUT_RDWR);
+    workers.swap(workers_);
+  }
+  for (Worker& w : workers) w.thread.join();
+}
+
+}  // namespace multilane::wan
