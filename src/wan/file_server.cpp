@@ -1,0 +1,202 @@
+// wan/file_server.cpp — the `multilane serve` daemon (see file_server.hpp).
+#include "wan/file_server.hpp"
+
+#include <fmt/format.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "multilane/errors.hpp"
+#include "multilane/units.hpp"
+#include "runtime/stream_set.hpp"
+#include "runtime/transport_error.hpp"
+#include "wan/file_protocol.hpp"
+#include "wan/path_connect.hpp"
+
+namespace multilane::wan {
+
+namespace {
+constexpr int kMaxStreams = 1024;
+constexpr auto kSweepPeriod = std::chrono::milliseconds{200};
+}  // namespace
+
+FileServer::FileServer(const FileServerOptions& options, Log log)
+    : options_(options),
+      log_(std::move(log)),
+      work_(asio::make_work_guard(loop_)),
+      sweeper_(loop_) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(options.root, ec)) {
+    throw UsageError(fmt::format("{} is not a directory", options.root.string()));
+  }
+  try {
+    gate_ = std::make_unique<AuthGate>(
+        loop_, options_.gate,
+        [this](asio::io_context&, asio::ip::tcp::socket socket, std::uint64_t identity,
+               runtime::Clock::time_point) {
+          const StreamTag tag = unpack_tag(identity);
+          const std::string peer = runtime::peer_name(socket);
+          if (tag.count < 1 || tag.count > kMaxStreams || tag.index >= tag.count) {
+            say(fmt::format("refused {}: stream {} of {} is not a copy's stream", peer, tag.index,
+                            tag.count));
+            return;
+          }
+          const int fd = socket.release();
+          asio::post(loop_, [this, fd, tag, peer] { gather(fd, tag, peer); });
+        },
+        [this](const std::string& peer, const std::string& reason) {
+          say(fmt::format("refused {}: {}", peer, reason));
+        });
+  } catch (const std::system_error& e) {
+    throw runtime::TransportError(fmt::format(
+        "cannot listen on {}: {}", endpoint_text(options.gate.listen), e.code().message()));
+  }
+}
+
+FileServer::~FileServer() {
+  gate_->stop();
+  std::list<Worker> workers;
+  {
+    std::lock_guard lock(mutex_);
+    for (int fd : session_fds_) ::shutdown(fd, SHUT_RDWR);
+    workers.swap(workers_);
+  }
+  for (Worker& w : workers) w.thread.join();
+  for (auto& [session, pending] : pending_) {
+    for (int fd : pending.fds) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+}
+
+std::uint16_t FileServer::port() const {
+  return gate_->port();
+}
+
+void FileServer::say(const std::string& line) {
+  std::lock_guard lock(log_mutex_);
+  if (log_) log_(line);
+}
+
+void FileServer::run() {
+  gate_->start();
+  sweep();
+  loop_.run();
+}
+
+void FileServer::stop() {
+  asio::post(loop_, [this] {
+    gate_->stop();
+    sweeper_.cancel();
+    std::list<Worker> workers;
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+      for (int fd : session_fds_) ::shutdown(fd, SHUT_RDWR);
+      workers.swap(workers_);
+    }
+    for (Worker& w : workers) w.thread.join();
+    for (auto& [session, pending] : pending_) {
+      for (int fd : pending.fds) {
+        if (fd >= 0) ::close(fd);
+      }
+    }
+    pending_.clear();
+    work_.reset();
+  });
+}
+
+void FileServer::gather(int fd, StreamTag tag, const std::string& peer) {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) {
+      ::close(fd);
+      return;
+    }
+  }
+  auto [it, fresh] = pending_.try_emplace(tag.session);
+  Pending& p = it->second;
+  if (fresh) {
+    p.fds.assign(tag.count, -1);
+    p.peer = peer;
+    p.first = std::chrono::steady_clock::now();
+  }
+  if (p.fds.size() != tag.count || p.fds[tag.index] >= 0) {
+    ::close(fd);
+    say(fmt::format("refused {}: a stream that does not fit its copy's other streams", peer));
+    return;
+  }
+  p.fds[tag.index] = fd;
+  if (++p.arrived < static_cast<int>(p.fds.size())) return;
+  std::vector<int> fds = std::move(p.fds);
+  const std::string from = p.peer;
+  pending_.erase(it);
+  start_session(std::move(fds), from);
+}
+
+void FileServer::start_session(std::vector<int> fds, const std::string& peer) {
+  std::lock_guard lock(mutex_);
+  session_fds_.insert(fds.begin(), fds.end());
+  auto done = std::make_shared<bool>(false);
+  workers_.push_back({std::thread([this, fds, peer, done] {
+                        session(fds, peer);
+                        std::lock_guard worker_lock(mutex_);
+                        *done = true;
+                      }),
+                      done});
+}
+
+void FileServer::session(std::vector<int> fds, const std::string& peer) {
+  auto io = std::make_unique<asio::io_context>();
+  std::vector<asio::ip::tcp::socket> sockets;
+  for (int fd : fds) {
+    sockets.emplace_back(*io);
+    sockets.back().assign(options_.gate.listen.protocol(), fd);
+  }
+  runtime::StreamOptions o;
+  o.job_id = options_.gate.job_id;
+  o.secret = options_.gate.secret;
+  o.streams = static_cast<int>(fds.size());
+  o.timeout = options_.timeout;
+  o.max_message = std::max<std::uint64_t>(kMaxBlock, kControlLimit);
+  {
+    runtime::StreamSet set(std::move(io), std::move(sockets), o);
+    say(fmt::format("copy from {} over {} stream{}", peer, fds.size(), fds.size() == 1 ? "" : "s"));
+    say(receive_copy(set, options_.root, registry_).text);
+    std::lock_guard lock(mutex_);
+    for (int fd : fds) session_fds_.erase(fd);  // before the set closes them
+  }
+}
+
+void FileServer::sweep() {
+  const auto now = std::chrono::steady_clock::now();
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    Pending& p = it->second;
+    if (now - p.first < options_.gate.handshake_timeout) {
+      ++it;
+      continue;
+    }
+    for (int fd : p.fds) {
+      if (fd >= 0) ::close(fd);
+    }
+    say(fmt::format("dropped a copy from {}: {} of {} streams arrived in time", p.peer, p.arrived,
+                    p.fds.size()));
+    it = pending_.erase(it);
+  }
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = workers_.begin(); it != workers_.end();) {
+      if (*it->done) {
+        it->thread.join();
+        it = workers_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  sweeper_.expires_after(kSweepPeriod);
+  sweeper_.async_wait([this](const asio::error_code& ec) {
+    if (!ec) sweep();
+  });
+}
+
+}  // namespace multilane::wan
