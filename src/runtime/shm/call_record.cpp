@@ -82,11 +82,11 @@ std::optional<CallRecord> load_record(RankRecord& rank) {
 }
 
 std::uint64_t fingerprint(const CallInfo& call) {
+  // Odd multipliers keep every field's bits; the final mix spreads them over the whole word.
   const CallRecord record = pack(call);
-  std::uint64_t digest = mix(record.serial);
-  for (const std::uint64_t field : {record.shape, record.size, record.geometry}) {
-    digest = mix(digest ^ field);
-  }
+  const std::uint64_t digest =
+      mix(record.serial * 0x9e3779b97f4a7c15ULL ^ record.shape * 0xc2b2ae3d27d4eb4fULL ^
+          record.size * 0x165667b19e3779f9ULL ^ record.geometry * 0xd6e8feb86659fd93ULL);
   return digest == 0 ? 1 : digest;
 }
 

@@ -112,7 +112,7 @@ std::uint64_t ShmGroup::State::block_size(Collective collective, std::span<const
                                           std::span<std::byte> recv, int root) {
   const int p = identity.local_size;
   const int me = identity.local_rank;
-  const std::string name(to_string(collective));
+  const std::string_view name = to_string(collective);
   if (root < 0 || root >= p) {
     usage_error(fmt::format("{}: root {} is outside 0..{}", name, root, p - 1));
   }
@@ -150,7 +150,9 @@ std::uint64_t ShmGroup::State::block_size(Collective collective, std::span<const
   // ignored, as in MPI.
   if (collective != Collective::Scatter || me == root) check(Buffer::Send, send.size());
   if (collective != Collective::Gather || me == root) check(Buffer::Recv, recv.size());
-  if (overlap(send, recv)) usage_error(name + ": the send and receive buffers overlap");
+  if (overlap(send, recv)) {
+    usage_error(fmt::format("{}: the send and receive buffers overlap", name));
+  }
   return size;
 }
 
@@ -197,8 +199,11 @@ const ShmPlan& ShmGroup::prepare(Collective collective, std::span<const std::byt
   State& s = *state_;
   s.endpoint.check_not_broken();
   const ShmTuning chosen = tuning.value_or(s.options.tuning);
-  if (const auto problem = tuning_problem(chosen, s.identity.capacity); !problem.empty()) {
-    s.usage_error(fmt::format("{}: tuning: {}", to_string(collective), problem));
+  // The group's own tuning was checked when the group was made.
+  if (tuning) {
+    if (const auto problem = tuning_problem(chosen, s.identity.capacity); !problem.empty()) {
+      s.usage_error(fmt::format("{}: tuning: {}", to_string(collective), problem));
+    }
   }
   if (collective == Collective::Allgather &&
       chosen.buffer_size < static_cast<std::uint64_t>(s.identity.local_size)) {
