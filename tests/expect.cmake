@@ -6,7 +6,7 @@
 #            -DEXPECT_EXIT=2 "-DEXPECT_OUTPUT=file.toml:9: site\\[0\\]"
 #            -P ${CMAKE_SOURCE_DIR}/tests/expect.cmake -- $<TARGET_FILE:multilane> platform show x)
 #
-#   EXPECT_EXIT    exit status the command must return (default 0)
+#   EXPECT_EXIT    exit status the command must return (default 0), or `nonzero`
 #   EXPECT_OUTPUT  CMake regular expression that stdout + stderr must match (optional)
 #   REJECT_OUTPUT  CMake regular expression that stdout + stderr must NOT match (optional)
 #
@@ -36,7 +36,11 @@ set(output "${out}${err}")
 string(REPLACE ";" " " shown "${command}")
 
 set(problems "")
-if(NOT status STREQUAL EXPECT_EXIT)
+if(EXPECT_EXIT STREQUAL "nonzero")
+  if(status STREQUAL "0" OR NOT status MATCHES "^[0-9]+$")
+    string(APPEND problems "exit status ${status}, expected a non-zero status\n")
+  endif()
+elseif(NOT status STREQUAL EXPECT_EXIT)
   string(APPEND problems "exit status ${status}, expected ${EXPECT_EXIT}\n")
 endif()
 if(DEFINED EXPECT_OUTPUT AND NOT output MATCHES "${EXPECT_OUTPUT}")

@@ -34,10 +34,11 @@ endforeach()
 
 # A rank killed with SIGKILL in the middle of a long broadcast loop: the launcher names it and
 # exits non-zero; the ranks that were talking to it fail at once naming it, the others within
-# the 5 s timeout.
+# the 5 s timeout. (The launcher exits with the status of the first rank it saw fail: 137 for
+# the killed one, or 1 for a rank that noticed first.)
 add_test(NAME cli-runtime-rank-killed-mid-broadcast
-         COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=1
-                 "-DEXPECT_OUTPUT=rank 2 \\(pid [0-9]+\\) was killed by signal 9"
+         COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=nonzero
+                 "-DEXPECT_OUTPUT=(rank 2 \\(pid [0-9]+\\) was killed by signal 9.*(rank 2 closed its connections|to rank 2 failed))|((rank 2 closed its connections|to rank 2 failed).*rank 2 \\(pid [0-9]+\\) was killed by signal 9)"
                  -P ${MULTILANE_EXPECT} --
                  $<TARGET_FILE:multilane> launch -n 4 --timeout 5 --
                  ${CMAKE_SOURCE_DIR}/tests/kill_rank_after.sh 2 1
