@@ -2,8 +2,11 @@
 // switch point, exact bytes; the segment's name is gone once the group is up, and nothing is
 // left in /dev/shm afterwards.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -145,8 +148,12 @@ TEST(ShmGroup, ExecutorRunsThePlanStepByStep) {
     ShmGroup group(job, 0, rank, 3, small_buffers());
     auto buffers = testing::buffers_of(Collective::Scatter, rank, 3, 2, 500, 9);
     const ShmPlan& plan = group.prepare(Collective::Scatter, buffers.send, buffers.recv, 2);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     for (const Step& step : plan.steps) {
-      while (!group.endpoint().startable(step)) sched_yield();  // poll instead of sleeping
+      while (!group.endpoint().startable(step)) {  // poll instead of sleeping, within bounds
+        if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("stuck");
+        sched_yield();
+      }
       group.endpoint().perform(step, {buffers.send.data(), buffers.recv.data()});
     }
     const std::string problem =
