@@ -65,8 +65,9 @@ struct DelayLine::Direction {
   DirectionCounters& counters;
 };
 
-DelayLine::DelayLine(const DelayLineSpec& spec, int port0, int port1, CounterBlock& counters)
-    : spec_(spec) {
+DelayLine::DelayLine(const DelayLineSpec& spec, int port0, int port1, CounterBlock& counters,
+                     Log log)
+    : spec_(spec), log_(std::move(log)) {
   directions_[0] = std::make_unique<Direction>(spec, 0, port0, port1, counters.directions[0]);
   directions_[1] = std::make_unique<Direction>(spec, 1, port1, port0, counters.directions[1]);
 }
@@ -91,6 +92,7 @@ void DelayLine::receive(Direction& d) {
     c.frames_in.fetch_add(1, std::memory_order_relaxed);
     c.bytes_in.fetch_add(len, std::memory_order_relaxed);
     if (!frame_for_site(into, len, d.to_site)) {
+      note_filtered(d, into, len);
       c.filtered.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
@@ -115,6 +117,16 @@ void DelayLine::receive(Direction& d) {
     d.ring.commit(len, *due);
     c.in_flight_frames.fetch_add(1, std::memory_order_relaxed);
   }
+}
+
+void DelayLine::note_filtered(const Direction& d, const std::uint8_t* frame, std::size_t len) {
+  constexpr std::uint64_t kLogged = 5;
+  if (!log_ || d.counters.filtered.load(std::memory_order_relaxed) >= kLogged) return;
+  std::string head;
+  for (std::size_t i = 0; i < std::min<std::size_t>(len, 42); ++i) {
+    head += fmt::format("{:02x}{}", frame[i], i == 5 || i == 11 || i == 13 ? " " : "");
+  }
+  log_(fmt::format("not carried to site {} ({} bytes): {}", d.to_site, len, head));
 }
 
 void DelayLine::deliver_due(Direction& d, std::int64_t now_ns) {

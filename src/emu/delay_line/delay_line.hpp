@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -30,8 +31,11 @@ struct DelayLineSpec {
 
 class DelayLine {
  public:
-  // Takes the two non-blocking port descriptors (it does not close them).
-  DelayLine(const DelayLineSpec& spec, int port0, int port1, CounterBlock& counters);
+  using Log = std::function<void(const std::string&)>;
+  // Takes the two non-blocking port descriptors (it does not close them). `log`, when given,
+  // hears about the first few frames it does not carry (for diagnosis).
+  DelayLine(const DelayLineSpec& spec, int port0, int port1, CounterBlock& counters,
+            Log log = nullptr);
   ~DelayLine();
   DelayLine(const DelayLine&) = delete;
   DelayLine& operator=(const DelayLine&) = delete;
@@ -46,7 +50,10 @@ class DelayLine {
   void receive(Direction& d);
   void deliver_due(Direction& d, std::int64_t now_ns);
 
+  void note_filtered(const Direction& d, const std::uint8_t* frame, std::size_t len);
+
   DelayLineSpec spec_;
+  Log log_;
   std::unique_ptr<Direction> directions_[2];
 };
 

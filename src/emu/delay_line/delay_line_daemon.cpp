@@ -98,7 +98,7 @@ int run_delay_line_daemon(const std::string& name, int wan_index, int ready_fd) 
     counters.block().pid.store(getpid());
     const int port_a = attach_tap(plan.sites[wan.site_a].netns, wan.tap_a);
     const int port_b = attach_tap(plan.sites[wan.site_b].netns, wan.tap_b);
-    DelayLine line(spec_of(plan, wan), port_a, port_b, counters.block());
+    DelayLine line(spec_of(plan, wan), port_a, port_b, counters.block(), log_line);
     write_file_atomically(delay_line_pid_path(name, wan_index), fmt::format("{}\n", getpid()));
     log_line(fmt::format("delay line {} <-> {}: latency {}, rate {}, queue {}, loss {}, mtu {}",
                          plan.sites[wan.site_a].name, plan.sites[wan.site_b].name,
