@@ -12,3 +12,17 @@ endif()
 
 add_executable(shm_bench shm_bench.cpp)
 target_link_libraries(shm_bench PRIVATE multilane::runtime MPI::MPI_CXX CLI11::CLI11)
+
+# Smoke test: both implementations on two ranks, results compared byte for byte (shm_bench
+# aborts on a difference), a few sizes on both sides of the switch points; seconds, not minutes.
+if(MPIEXEC_EXECUTABLE)
+  add_test(NAME shm-bench-agrees-with-mpi
+           COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=0 "-DEXPECT_OUTPUT=\\| alltoall \\| 100003 B \\|"
+                   -P ${CMAKE_SOURCE_DIR}/tests/expect.cmake --
+                   ${MPIEXEC_EXECUTABLE} -n 2 --oversubscribe --mca btl vader,self
+                   $<TARGET_FILE:shm_bench> --sizes 0,8,5000,100003 --budget 0.01
+                   --min-repetitions 3 --max-repetitions 21 --buffer-size 4KiB
+                   --pipeline-buffers 3)
+  set_tests_properties(shm-bench-agrees-with-mpi PROPERTIES TIMEOUT 60
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+endif()

@@ -178,6 +178,7 @@ int run(int argc, char** argv) {
   app.add_option("--purge-cache", options.purge_cache, "bytes written before each repetition");
   app.add_option("--budget", options.budget, "seconds per collective and size");
   app.add_option("--min-repetitions", options.min_repetitions, "at least this many");
+  app.add_option("--max-repetitions", options.max_repetitions, "at most this many");
   CLI11_PARSE(app, argc, argv);
 
   int rank = 0, ranks = 0;
