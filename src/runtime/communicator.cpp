@@ -4,8 +4,8 @@
 #include <algorithm>
 
 #include "multilane/collective.hpp"
-#include "multilane/platform_file.hpp"
 #include "runtime/communicator_impl.hpp"
+#include "runtime/launch_platform.hpp"
 #include "runtime/schedule_run.hpp"
 
 namespace multilane {
@@ -21,15 +21,7 @@ Platform job_platform(const std::string& platform_file, int size) {
     platform.name = "default";
     return platform;
   }
-  Platform platform = load_platform_file(platform_file);
-  if (platform.num_ranks() != size) {
-    if (size > platform.total_cores()) {
-      throw UsageError(fmt::format("platform {} has {} cores in all, too few for {} ranks",
-                                   platform_file, platform.total_cores(), size));
-    }
-    platform.place_block(size);
-  }
-  return platform;
+  return runtime::platform_for_job(platform_file, size);
 }
 
 namespace {
