@@ -1,0 +1,71 @@
+// wan/chunk_link.hpp — one connection of the aggregate-router network, read and written
+// asynchronously on an event loop.
+//
+// Reading: a persistent reader takes a routed header (route_header.hpp), asks `place` where
+// the chunk's bytes go (a span of exactly `frame.length` bytes: a posted receive buffer, a
+// buffer for an early message, a router's forwarding buffer), reads them there and calls
+// `arrived`; when that returns false the reader pauses until resume() (a router's flow
+// control). Writing: write() queues a header and a payload that must stay valid until `done`
+// is called; chunks go out in queue order. Any failure (the peer closed, a bad header, a write
+// error) closes the link and calls `failed` once with a sentence naming the peer.
+//
+// Links are shared_ptr-owned: pending handlers keep them alive, so an owner may drop a link
+// from inside its callbacks. Not thread-safe: use it from the loop's thread only.
+#pragma once
+
+#include <asio.hpp>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "wan/route_header.hpp"
+
+namespace multilane::wan {
+
+class ChunkLink : public std::enable_shared_from_this<ChunkLink> {
+ public:
+  struct Handlers {
+    std::function<std::span<std::byte>(const RoutedChunk&)> place;
+    std::function<bool(const RoutedChunk&)> arrived;
+    std::function<void(const std::string&)> failed;
+  };
+
+  ChunkLink(asio::ip::tcp::socket socket, const runtime::FrameCheck& check, Handlers handlers);
+  void start();
+  void resume();
+  void write(const RoutedChunk& chunk, std::span<const std::byte> payload,
+             std::function<void(bool ok)> done);
+  std::uint64_t queued_bytes() const { return queued_bytes_; }
+  void close();
+  bool closed() const { return closed_; }
+  bool idle() const { return !reading_ && !writing_; }  // no operation outstanding
+  const std::string& name() const { return name_; }
+
+ private:
+  struct Outgoing {
+    RoutedHeaderBytes header;
+    std::span<const std::byte> payload;
+    std::function<void(bool)> done;
+  };
+  void read_header();
+  void read_payload(const RoutedChunk& chunk);
+  void write_next();
+  void fail(const std::string& why);
+
+  asio::ip::tcp::socket socket_;
+  runtime::FrameCheck check_;
+  Handlers handlers_;
+  std::string name_;
+  RoutedHeaderBytes header_in_{};
+  bool paused_ = false;
+  bool reading_ = false;
+  std::deque<Outgoing> queue_;
+  bool writing_ = false;
+  std::uint64_t queued_bytes_ = 0;
+  bool closed_ = false;
+};
+
+}  // namespace multilane::wan

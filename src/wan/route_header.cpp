@@ -1,0 +1,67 @@
+// wan/route_header.cpp — encoding of routed chunks and node identities (see route_header.hpp).
+#include "wan/route_header.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "runtime/le_bytes.hpp"
+
+namespace multilane::wan {
+
+namespace {
+constexpr std::uint32_t kRouteMagic = 0x584c4d31;  // "1MLX" on the wire
+}
+
+std::string to_string(const RankAddress& address) {
+  return fmt::format("site {} rank {}", address.site, address.rank);
+}
+
+RoutedHeaderBytes encode_routed(const RoutedChunk& chunk) {
+  RoutedHeaderBytes out{};
+  std::size_t pos = 0;
+  runtime::put_le<std::uint32_t>(out, pos, kRouteMagic);
+  runtime::put_le<std::uint16_t>(out, pos, chunk.from.site);
+  runtime::put_le<std::uint16_t>(out, pos, chunk.to.site);
+  runtime::put_le<std::uint32_t>(out, pos, chunk.from.rank);
+  runtime::put_le<std::uint32_t>(out, pos, chunk.to.rank);
+  const runtime::FrameBytes frame = runtime::encode_frame_header(chunk.frame);
+  std::copy(frame.begin(), frame.end(), out.begin() + kRouteHeaderSize);
+  return out;
+}
+
+std::variant<RoutedChunk, std::string> decode_routed(
+    std::span<const std::byte, kRoutedHeaderSize> bytes, const runtime::FrameCheck& check,
+    std::string_view peer) {
+  std::size_t pos = 0;
+  const auto magic = runtime::get_le<std::uint32_t>(bytes, pos);
+  if (magic != kRouteMagic) {
+    return fmt::format("chunk from {}: bad route magic 0x{:08x}", peer, magic);
+  }
+  RoutedChunk chunk;
+  chunk.from.site = runtime::get_le<std::uint16_t>(bytes, pos);
+  chunk.to.site = runtime::get_le<std::uint16_t>(bytes, pos);
+  chunk.from.rank = runtime::get_le<std::uint32_t>(bytes, pos);
+  chunk.to.rank = runtime::get_le<std::uint32_t>(bytes, pos);
+  const runtime::FrameDecode frame = runtime::decode_frame_header(
+      bytes.subspan<kRouteHeaderSize, runtime::kFrameHeaderSize>(), check, peer);
+  if (!frame.header) return frame.error;
+  chunk.frame = *frame.header;
+  return chunk;
+}
+
+std::uint64_t pack_node(const NodeIdentity& node) {
+  return (std::uint64_t{static_cast<std::uint8_t>(node.kind)} << 56) |
+         (std::uint64_t{node.site} << 32) | node.id;
+}
+
+NodeIdentity unpack_node(std::uint64_t bits) {
+  const auto kind = static_cast<std::uint8_t>(bits >> 56);
+  NodeIdentity node;
+  node.kind = static_cast<NodeKind>(kind);
+  node.site = static_cast<std::uint16_t>(bits >> 32);
+  node.id = static_cast<std::uint32_t>(bits);
+  return node;
+}
+
+}  // namespace multilane::wan

@@ -1,0 +1,225 @@
+// tests/wan/router_test.cpp — aggregate routers on loopback: two sites of 4 routers; a message
+// striped over the 4 routers arrives byte exact although its chunks arrive out of order (one
+// router holds its chunks back); small messages take one router; the static mode keeps a rank
+// on its router; the direct mode needs no router; strangers and ranks of other sites are
+// refused by a router.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "runtime/transport_error.hpp"
+#include "wan/routed_endpoint.hpp"
+#include "wan/router.hpp"
+#include "wan_testing.hpp"
+
+namespace multilane::wan {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace testing;
+
+asio::ip::tcp::endpoint local(std::uint16_t port) {
+  return {asio::ip::make_address("127.0.0.1"), port};
+}
+
+// R routers at each of two sites, each on a thread of its own.
+class Grid {
+ public:
+  explicit Grid(int routers, std::chrono::milliseconds delay_of_router_zero = 0ms) {
+    // Site 1's routers listen first so that site 0's know where to dial.
+    for (int site : {1, 0}) {
+      for (int i = 0; i < routers; ++i) {
+        RouterOptions o;
+        o.site = static_cast<std::uint16_t>(site);
+        o.index = static_cast<std::uint32_t>(i);
+        o.listen = local(0);
+        o.job_id = kJob;
+        o.secret = runtime::JobSecret::from_text(kSecret);
+        o.timeout = 5s;
+        if (site == 0 && i == 0) o.forward_delay = delay_of_router_zero;
+        if (site == 0)
+          o.peers[1] = local(port(1, i));
+        else
+          o.peers[0] = local(0);  // dialed by site 0: only its presence matters here
+        auto router = std::make_unique<Router>(o, [this](const std::string& line) {
+          std::lock_guard lock(mutex_);
+          log_ += line + "\n";
+        });
+        ports_[site].push_back(router->port());
+        routers_[site].push_back(std::move(router));
+      }
+    }
+    for (int site : {0, 1}) {
+      for (auto& r : routers_[site]) threads_.emplace_back([&r] { r->run(); });
+    }
+  }
+  ~Grid() {
+    for (int site : {0, 1}) {
+      for (auto& r : routers_[site]) r->stop();
+    }
+    for (auto& t : threads_) t.join();
+  }
+  std::uint16_t port(int site, int index) const {
+    return ports_[site][static_cast<std::size_t>(index)];
+  }
+  Router& router(int site, int index) { return *routers_[site][static_cast<std::size_t>(index)]; }
+  std::string log() const {
+    std::lock_guard lock(mutex_);
+    return log_;
+  }
+
+  RankEndpoint rank(int site, int rank, RouteMode mode) const {
+    RankOptions o;
+    o.self = {static_cast<std::uint16_t>(site), static_cast<std::uint32_t>(rank)};
+    o.mode = mode;
+    for (std::uint16_t p : ports_[site]) o.routers.push_back(local(p));
+    o.max_chunk = 64 * 1024;
+    o.job_id = kJob;
+    o.secret = runtime::JobSecret::from_text(kSecret);
+    o.timeout = 5s;
+    return RankEndpoint(o);
+  }
+
+ private:
+  std::vector<std::unique_ptr<Router>> routers_[2];
+  std::vector<std::uint16_t> ports_[2];
+  std::vector<std::thread> threads_;
+  mutable std::mutex mutex_;
+  std::string log_;
+};
+
+TEST(Routers, StripedMessageArrivesByteExactAlthoughOutOfOrder) {
+  Grid grid(4, 30ms);  // router 0 of site 0 holds each chunk back
+  RankEndpoint receiver = grid.rank(1, 1, RouteMode::Aggregate);
+  receiver.connect();
+  const std::size_t size = 1024 * 1024 + 3;  // 17 chunks of at most 64 KiB over 4 routers
+  auto sender = in_background([&] {
+    RankEndpoint a = grid.rank(0, 0, RouteMode::Aggregate);
+    a.connect();
+    a.send({1, 1}, pattern(size, 5));
+    std::vector<std::byte> ack(1);
+    a.recv({1, 1}, ack);
+  });
+  std::vector<std::byte> got(size);
+  receiver.recv({0, 0}, got);
+  EXPECT_TRUE(got == pattern(size, 5));
+  const auto arrivals = receiver.last_arrivals();
+  EXPECT_EQ(arrivals.size(), 20u);  // plan: a multiple of 4 chunks of at most 64 KiB
+  EXPECT_FALSE(std::is_sorted(arrivals.begin(), arrivals.end())) << "chunks of router 0 came last";
+  auto sorted = arrivals;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_TRUE(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end()) << "each once";
+  receiver.send({0, 0}, pattern(1));
+  sender.get();
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_GT(grid.router(0, i).stats().bytes_to_sites, 200'000u) << "router " << i;
+  }
+}
+
+TEST(Routers, SmallMessagesTakeOneRouterAndBothWaysWork) {
+  Grid grid(4);
+  RankEndpoint b = grid.rank(1, 0, RouteMode::Aggregate);
+  b.connect();
+  auto other = in_background([&] {
+    RankEndpoint a = grid.rank(0, 3, RouteMode::Aggregate);
+    a.connect();
+    std::vector<std::byte> reply(100'000);
+    const auto message = pattern(1000, 1);
+    const RankSend s{{1, 0}, message};
+    const RankRecv r{{1, 0}, reply};
+    a.exchange({&s, 1}, {&r, 1});
+    EXPECT_TRUE(reply == pattern(100'000, 2));
+  });
+  std::vector<std::byte> small(1000);
+  const auto message = pattern(100'000, 2);
+  const RankSend s{{0, 3}, message};
+  const RankRecv r{{0, 3}, small};
+  b.exchange({&s, 1}, {&r, 1});
+  EXPECT_TRUE(small == pattern(1000, 1));
+  EXPECT_EQ(b.last_arrivals().size(), 1u) << "below the threshold: one chunk";
+  other.get();
+  int used = 0;
+  for (int i = 0; i < 4; ++i) used += grid.router(0, i).stats().bytes_to_sites > 0 ? 1 : 0;
+  EXPECT_EQ(used, 1) << "site 0 sent one small message";
+}
+
+TEST(Routers, StaticModeKeepsEachRankOnItsRouter) {
+  Grid grid(4);
+  RankEndpoint b = grid.rank(1, 0, RouteMode::Static);
+  b.connect();
+  auto other = in_background([&] {
+    RankEndpoint a = grid.rank(0, 2, RouteMode::Static);
+    a.connect();
+    a.send({1, 0}, pattern(500'000, 3));
+  });
+  std::vector<std::byte> got(500'000);
+  b.recv({0, 2}, got);
+  EXPECT_TRUE(got == pattern(500'000, 3));
+  other.get();
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(grid.router(0, i).stats().bytes_to_sites > 0, i == 2) << "router " << i;
+  }
+}
+
+TEST(Routers, DirectModeNeedsNoRouter) {
+  RankOptions base;
+  base.mode = RouteMode::Direct;
+  base.listen = local(0);
+  base.job_id = kJob;
+  base.secret = runtime::JobSecret::from_text(kSecret);
+  base.timeout = 5s;
+  base.max_chunk = 100'000;
+  RankOptions oa = base, ob = base, oc = base;
+  oa.self = {0, 0};
+  ob.self = {1, 0};
+  oc.self = {1, 1};
+  RankEndpoint a(oa), b(ob), c(oc);
+  const std::map<RankAddress, asio::ip::tcp::endpoint> directory{
+      {{0, 0}, local(a.port())}, {{1, 0}, local(b.port())}, {{1, 1}, local(c.port())}};
+  auto at_b = in_background([&] {
+    b.connect(directory);
+    std::vector<std::byte> got(300'001);
+    b.recv({0, 0}, got);
+    EXPECT_TRUE(got == pattern(300'001, 4));
+    EXPECT_EQ(b.last_arrivals().size(), 4u) << "cut in pieces of 100000 bytes";
+  });
+  auto at_c = in_background([&] {
+    c.connect(directory);
+    std::vector<std::byte> got(10);
+    c.recv({0, 0}, got);
+    EXPECT_TRUE(got == pattern(10, 5));
+  });
+  a.connect(directory);
+  const auto to_b = pattern(300'001, 4), to_c = pattern(10, 5);
+  const RankSend sends[] = {{{1, 0}, to_b}, {{1, 1}, to_c}};
+  a.exchange(sends, {});
+  at_b.get();
+  at_c.get();
+}
+
+TEST(Routers, RefuseStrangersAndRanksOfOtherSites) {
+  Grid grid(1);
+  RankOptions o;
+  o.self = {1, 0};  // claims site 1 at a router of site 0
+  o.routers = {local(grid.port(0, 0))};
+  o.job_id = kJob;
+  o.secret = runtime::JobSecret::from_text(kSecret);
+  o.timeout = 2s;
+  RankEndpoint wrong_site(o);
+  wrong_site.connect();
+  o.self = {0, 0};
+  o.secret = runtime::JobSecret::from_text("a secret that is not the job's");
+  RankEndpoint stranger(o);
+  EXPECT_THROW(stranger.connect(), runtime::TransportError);
+  for (int i = 0; i < 300 && grid.router(0, 0).stats().refused < 2; ++i)
+    std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(grid.router(0, 0).stats().refused, 2u);
+  EXPECT_THAT(grid.log(), HasSubstr("a rank of site 1 (this router serves site 0)"));
+  EXPECT_THAT(grid.log(), HasSubstr("peer failed authentication (wrong job secret?)"));
+  EXPECT_EQ(grid.router(0, 0).stats().ranks, 0u);
+}
+
+}  // namespace
+}  // namespace multilane::wan
