@@ -4,15 +4,25 @@
 
 namespace multilane::sim {
 
+// Lanes and WAN directions are set up at once; the nodes' memory resources only when a copy or
+// a shared-memory message first needs one (many platforms have none: one rank per node).
 Flows::Flows(const Network& network) : net_(network) {
   res_.reserve(network.num_resources());
-  network.for_each_capacity([this](double capacity) {
+  network.for_each_link_capacity([this](double capacity) {
     Resource res;
     res.capacity = capacity;
     res_.push_back(res);
   });
   conns_.assign(network.mem_base() - network.wan_base(), 0);
   max_conns_.assign(conns_.size(), 0);
+}
+
+void Flows::add_memory_resources() {
+  for (auto r = static_cast<std::uint32_t>(res_.size()); r < net_.num_resources(); ++r) {
+    Resource res;
+    res.capacity = net_.capacity(r);
+    res_.push_back(res);
+  }
 }
 
 void Flows::reserve(std::size_t flows) {
@@ -72,6 +82,7 @@ void Flows::unlink(std::uint32_t slot, double now) {
 }
 
 std::uint32_t Flows::add(const Path& path, std::uint64_t bytes, double now, std::uint32_t owner) {
+  if (path.resource[0] >= res_.size()) add_memory_resources();  // memory comes alone
   const std::uint32_t f = allocate_flow();
   const std::uint32_t base = allocate_slots(path.slots);
   Flow& flow = flows_[f];

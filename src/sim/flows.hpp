@@ -100,6 +100,7 @@ class Flows {
     double bytes = 0;
   };
 
+  void add_memory_resources();
   std::uint32_t allocate_flow();
   std::uint32_t allocate_slots(int count);
   void link(std::uint32_t slot, std::uint32_t r, double now);

@@ -53,10 +53,10 @@ class Network {
   std::size_t num_resources() const { return mem_base_ + static_cast<std::size_t>(num_nodes()); }
   // Capacity of resource r in bytes per second (infinite for a WAN without an aggregate).
   double capacity(std::uint32_t r) const;
-  // Calls f(capacity(r)) for every resource r in increasing order, in one pass over the
-  // platform (capacity(r) alone costs a search for lanes).
+  // Calls f(capacity(r)) for every lane and WAN resource r (r < mem_base()) in increasing
+  // order, in one pass over the platform (capacity(r) alone costs a search for lanes).
   template <class F>
-  void for_each_capacity(F f) const;
+  void for_each_link_capacity(F f) const;
   // Cap on one connection's rate across WAN direction resource `r` with `connections` active.
   double connection_cap(std::uint32_t r, int connections) const;
 
@@ -100,7 +100,7 @@ class Network {
 };
 
 template <class F>
-void Network::for_each_capacity(F f) const {
+void Network::for_each_link_capacity(F f) const {
   for (const Node& node : platform_.nodes) {
     for (const Lane& lane : node.lanes) {
       f(lane.up_bps);
@@ -111,7 +111,6 @@ void Network::for_each_capacity(F f) const {
     f(wan_capacity(link));
     f(wan_capacity(link));
   }
-  for (int node = 0; node < num_nodes(); ++node) f(memory_capacity(node));
 }
 
 }  // namespace multilane::sim
