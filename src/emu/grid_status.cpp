@@ -34,15 +34,9 @@ std::string shaping(const Shaping& s) {
 std::string node_lines(const Plan& plan, const NodePlan& node) {
   std::string out = fmt::format("  {:<4}{:<16}{:<10}{}", node.index, node.name,
                                 plan.sites[node.site].name, presence(node.netns));
-  if (node.wan_windows.empty()) out += "  tcp: kernel defaults\n";
-  for (std::size_t i = 0; i < node.wan_windows.size(); ++i) {
-    out += fmt::format("{}window {} to {}", i == 0 ? "  tcp: " : ", ",
-                       format_size(node.wan_windows[i].window_bytes),
-                       plan.sites[node.wan_windows[i].site].name);
-  }
-  if (!node.wan_windows.empty()) {
-    out += fmt::format(", buffers up to {}\n", format_size(2 * node.tcp_window_bytes));
-  }
+  out += node.tcp_window_bytes > 0
+             ? fmt::format("  tcp buffers {} (fixed)\n", format_size(2 * node.tcp_window_bytes))
+             : "  tcp buffers: kernel defaults\n";
   for (const LanePlan& lane : node.lanes) {
     const std::string address = fmt::format("{}/{}", lane.address, kLanePrefixLength);
     const bool same = lane.up.bps == lane.down.bps && lane.up.queue_bytes == lane.down.queue_bytes;
@@ -65,11 +59,11 @@ std::string direction_line(const std::string& from, const std::string& to,
                            const DirectionCounters& c, std::int64_t now) {
   return fmt::format(
       "    {} -> {}: frames in {} out {} ({}), drops queue {} loss {} memory {}, filtered {}, "
-      "queue {} (max {}), in flight {}\n",
+      "windows capped {}, queue {} (max {}), in flight {}\n",
       from, to, c.frames_in.load(), c.frames_out.load(), format_size(c.bytes_out.load()),
       c.drops_queue.load(), c.drops_loss.load(), c.drops_memory.load(), c.filtered.load(),
-      format_size(queue_bytes_at(c, now)), format_size(c.max_queue_bytes.load()),
-      c.in_flight_frames.load());
+      c.windows_clamped.load(), format_size(queue_bytes_at(c, now)),
+      format_size(c.max_queue_bytes.load()), c.in_flight_frames.load());
 }
 
 std::string wan_lines(const Plan& plan, const WanPlan& wan) {
@@ -77,10 +71,12 @@ std::string wan_lines(const Plan& plan, const WanPlan& wan) {
   const std::string& b = plan.sites[wan.site_b].name;
   const pid_t pid = read_pid(delay_line_pid_path(plan.name, wan.index));
   const bool running = process_alive(pid);
-  std::string out =
-      fmt::format("  {} <-> {}: latency {}, rate {} each way, queue {}, loss {}; delay line {}\n",
-                  a, b, format_duration(wan.latency_s), rate(wan.bps), format_size(wan.queue_bytes),
-                  wan.loss, running ? fmt::format("pid {} running", pid) : "NOT RUNNING");
+  std::string out = fmt::format(
+      "  {} <-> {}: latency {}, rate {} each way, queue {}, loss {}, tcp window {}; delay line "
+      "{}\n",
+      a, b, format_duration(wan.latency_s), rate(wan.bps), format_size(wan.queue_bytes), wan.loss,
+      wan.tcp_window_bytes > 0 ? format_size(wan.tcp_window_bytes) : "not capped",
+      running ? fmt::format("pid {} running", pid) : "NOT RUNNING");
   try {
     const CounterFile counters = CounterFile::open(delay_line_counters_path(plan.name, wan.index));
     const std::int64_t now = monotonic_ns();

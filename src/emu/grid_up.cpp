@@ -68,12 +68,13 @@ void configure_node_sysctls(const NodePlan& node) {
   write_sysctl("net/ipv4/conf/all/arp_announce", "2");
   // Each connection starts afresh instead of from the previous one's ssthresh.
   write_sysctl("net/ipv4/tcp_no_metrics_save", "1");
-  // Autotuned sockets (the default) grow their buffers up to these limits; net.core.*mem_max,
-  // the cap on explicit SO_RCVBUF/SO_SNDBUF, belongs to the host and is left alone.
+  // Fixed buffers of twice the WAN window, as hosts of the papers' days had: the window a
+  // socket can offer is about half its buffer, so they allow the window the delay line
+  // enforces exactly (window_clamp.hpp) and not much more.
   if (node.tcp_window_bytes == 0) return;
-  const std::uint64_t buffer = 2 * node.tcp_window_bytes;  // the kernel keeps half for itself
-  write_sysctl("net/ipv4/tcp_rmem",
-               fmt::format("4096 {} {}", std::min<std::uint64_t>(131072, buffer), buffer));
+  const std::uint64_t buffer = 2 * node.tcp_window_bytes;
+  write_sysctl("net/ipv4/tcp_moderate_rcvbuf", "0");
+  write_sysctl("net/ipv4/tcp_rmem", fmt::format("4096 {0} {0}", buffer));
   write_sysctl("net/ipv4/tcp_wmem",
                fmt::format("4096 {} {}", std::min<std::uint64_t>(16384, buffer), buffer));
 }
@@ -110,22 +111,12 @@ void build_site(const Plan& plan, int s) {
   if (!shaping.empty()) run_checked({"tc", "-n", site.netns, "-batch", "-"}, shaping);
 }
 
-// The far site's share of a lane's subnet: its nodes' addresses on lane `lane`.
-std::string site_subnet(int site, int lane) {
-  return fmt::format("{}/24", format_ipv4(lane_ipv4(site, 0, lane) - 1));
-}
-
 void build_node(const NodePlan& node) {
   std::string links = "link set lo up\n";
   std::string shaping;
-  for (int l = 0; l < static_cast<int>(node.lanes.size()); ++l) {
-    const LanePlan& lane = node.lanes[l];
+  for (const LanePlan& lane : node.lanes) {
     links += fmt::format("address add {}/{} dev {}\nlink set {} up\n", lane.address,
                          kLanePrefixLength, lane.node_interface, lane.node_interface);
-    for (const WanWindow& w : node.wan_windows) {
-      links += fmt::format("route add {} dev {} window {}\n", site_subnet(w.site, l),
-                           lane.node_interface, w.window_bytes);
-    }
     shaping += tbf(lane.node_interface, lane.up);
   }
   run_checked({"ip", "-n", node.netns, "-batch", "-"}, links);

@@ -72,8 +72,7 @@ NodePlan plan_node(const Platform& platform, const EmuOptions& options, int inde
                    int index_in_site) {
   const Node& node = platform.nodes[index];
   const double rtt = longest_rtt(platform, node.site);
-  NodePlan plan{index, node.name, node.site, node.cores, node_netns(options.name, index),
-                {},    0,         {}};
+  NodePlan plan{index, node.name, node.site, node.cores, node_netns(options.name, index), {}, 0};
   for (int l = 0; l < static_cast<int>(node.lanes.size()); ++l) {
     plan.lanes.push_back({fmt::format("lane{}", l), fmt::format("n{}l{}", index, l),
                           format_ipv4(lane_ipv4(node.site, index_in_site, l)),
@@ -82,11 +81,6 @@ NodePlan plan_node(const Platform& platform, const EmuOptions& options, int inde
                           lane_shaping(node.lanes[l].down_bps, rtt, options.mtu)});
   }
   plan.tcp_window_bytes = node_tcp_window(platform, node.site);
-  for (const WanLink& link : platform.wan_links) {
-    const std::uint64_t window = wan_tcp_window(link);
-    if (window == 0 || (link.site_a != node.site && link.site_b != node.site)) continue;
-    plan.wan_windows.push_back({link.site_a == node.site ? link.site_b : link.site_a, window});
-  }
   return plan;
 }
 
@@ -117,6 +111,7 @@ std::vector<WanPlan> plan_wans(const Platform& platform, const EmuOptions& optio
         default_wan_queue(link.aggregate_bps, link.latency_s, options.mtu));
     wan.loss = options.wan_loss;
     wan.seed = options.seed + static_cast<std::uint64_t>(wan.index);
+    wan.tcp_window_bytes = wan_tcp_window(link);
     wans.push_back(wan);
   }
   return wans;
@@ -170,12 +165,11 @@ Plan make_plan(const Platform& platform, const EmuOptions& options) {
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Shaping, bps, burst_bytes, queue_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LanePlan, node_interface, site_interface, address, mac, up, down)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WanWindow, site, window_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(NodePlan, index, name, site, cores, netns, lanes,
-                                   tcp_window_bytes, wan_windows)
+                                   tcp_window_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SitePlan, name, netns, bridge)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(WanPlan, index, site_a, site_b, tap_a, tap_b, latency_s, bps,
-                                   queue_bytes, loss, seed)
+                                   queue_bytes, loss, seed, tcp_window_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Plan, name, platform_name, platform_source, mtu, sites, nodes,
                                    wans)
 

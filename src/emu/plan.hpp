@@ -33,13 +33,6 @@ struct LanePlan {
   Shaping down;                // bridge -> node (tbf on site_interface)
 };
 
-// Connections from a node to the nodes of `site` advertise at most `window_bytes` (a route
-// per lane to that site's /24 with the `window` attribute: an exact TCP window clamp).
-struct WanWindow {
-  int site = 0;
-  std::uint64_t window_bytes = 0;
-};
-
 struct NodePlan {
   int index = 0;
   std::string name;
@@ -48,10 +41,10 @@ struct NodePlan {
   std::string netns;
   std::vector<LanePlan> lanes;
   // TCP buffers of the node's sockets: the largest window of its WAN links (0: kernel
-  // defaults kept), written as net.ipv4.tcp_{r,w}mem max = 2·window (the kernel keeps about
-  // half of a socket buffer for bookkeeping, which is also why SO_RCVBUF doubles its argument).
+  // defaults kept), written as fixed buffers of 2·window (net.ipv4.tcp_{r,w}mem, receive
+  // autotuning off): the kernel keeps about half of a socket buffer for bookkeeping, which is
+  // also why SO_RCVBUF doubles its argument. The exact cap is the delay line's (WanPlan).
   std::uint64_t tcp_window_bytes = 0;
-  std::vector<WanWindow> wan_windows;  // per far site; the exact cap on each connection
 };
 
 struct SitePlan {
@@ -70,6 +63,7 @@ struct WanPlan {
   std::uint64_t queue_bytes = 0;
   double loss = 0;
   std::uint64_t seed = 1;
+  std::uint64_t tcp_window_bytes = 0;  // the delay line caps every connection's window (0: no)
 };
 
 struct Plan {

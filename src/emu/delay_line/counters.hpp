@@ -15,12 +15,13 @@ namespace multilane::emu {
 struct DirectionCounters {
   std::atomic<std::uint64_t> frames_in{0};  // read from the source site's TAP
   std::atomic<std::uint64_t> bytes_in{0};
-  std::atomic<std::uint64_t> filtered{0};      // not meant for the far site (not forwarded)
-  std::atomic<std::uint64_t> drops_queue{0};   // drop-tail: the queue was full
-  std::atomic<std::uint64_t> drops_loss{0};    // random loss
-  std::atomic<std::uint64_t> drops_memory{0};  // no room to hold the frame (should stay 0)
-  std::atomic<std::uint64_t> write_errors{0};  // the far TAP refused the frame
-  std::atomic<std::uint64_t> frames_out{0};    // delivered to the far site's TAP
+  std::atomic<std::uint64_t> filtered{0};         // not meant for the far site (not forwarded)
+  std::atomic<std::uint64_t> drops_queue{0};      // drop-tail: the queue was full
+  std::atomic<std::uint64_t> drops_loss{0};       // random loss
+  std::atomic<std::uint64_t> drops_memory{0};     // no room to hold the frame (should stay 0)
+  std::atomic<std::uint64_t> write_errors{0};     // the far TAP refused the frame
+  std::atomic<std::uint64_t> windows_clamped{0};  // TCP segments whose window was lowered
+  std::atomic<std::uint64_t> frames_out{0};       // delivered to the far site's TAP
   std::atomic<std::uint64_t> bytes_out{0};
   std::atomic<std::uint64_t> in_flight_frames{0};  // accepted, not yet delivered
   std::atomic<std::uint64_t> max_queue_bytes{0};   // largest backlog seen at an arrival
@@ -29,7 +30,7 @@ struct DirectionCounters {
 };
 
 struct CounterBlock {
-  static constexpr std::uint64_t kMagic = 0x6d6c2d77616e3031;  // "ml-wan01"
+  static constexpr std::uint64_t kMagic = 0x6d6c2d77616e3032;  // "ml-wan02"
   std::uint64_t magic = kMagic;
   std::atomic<std::int64_t> pid{0};
   DirectionCounters directions[2];  // [0]: site_a -> site_b, [1]: site_b -> site_a

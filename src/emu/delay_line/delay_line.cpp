@@ -67,7 +67,7 @@ struct DelayLine::Direction {
 
 DelayLine::DelayLine(const DelayLineSpec& spec, int port0, int port1, CounterBlock& counters,
                      Log log)
-    : spec_(spec), log_(std::move(log)) {
+    : spec_(spec), log_(std::move(log)), clamp_(spec.tcp_window) {
   directions_[0] = std::make_unique<Direction>(spec, 0, port0, port1, counters.directions[0]);
   directions_[1] = std::make_unique<Direction>(spec, 1, port1, port0, counters.directions[1]);
 }
@@ -114,6 +114,7 @@ void DelayLine::receive(Direction& d) {
       c.drops_loss.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
+    if (clamp_.apply(slot, len)) c.windows_clamped.fetch_add(1, std::memory_order_relaxed);
     d.ring.commit(len, *due);
     c.in_flight_frames.fetch_add(1, std::memory_order_relaxed);
   }

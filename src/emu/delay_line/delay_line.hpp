@@ -3,8 +3,9 @@
 // A DelayLine joins two frame ports (the TAP devices on two sites' bridges; in tests any
 // pair of message-preserving descriptors). Each direction carries only the frames meant for
 // the far site (frame_filter.hpp), shapes them with a WanShaper (rate, drop-tail queue,
-// one-way latency), drops a random fraction `loss` of the admitted ones, and writes each to
-// the far port when its delivery time comes. One thread serves both directions: it sleeps in
+// one-way latency), drops a random fraction `loss` of the admitted ones, caps the window
+// TCP segments advertise at `tcp_window` (window_clamp.hpp), and writes each frame to the far
+// port when its delivery time comes. One thread serves both directions: it sleeps in
 // ppoll until a port is readable or the next frame is due (nanosecond timeout, 1 ns timer
 // slack) and updates the shared counters as frames pass.
 #pragma once
@@ -16,6 +17,7 @@
 #include <string>
 
 #include "emu/delay_line/counters.hpp"
+#include "emu/delay_line/window_clamp.hpp"
 
 namespace multilane::emu {
 
@@ -27,6 +29,7 @@ struct DelayLineSpec {
   double loss = 0;
   std::uint64_t seed = 1;
   int mtu = 9000;
+  std::uint32_t tcp_window = 0;  // cap on every TCP connection's window (0: none)
 };
 
 class DelayLine {
@@ -54,6 +57,7 @@ class DelayLine {
 
   DelayLineSpec spec_;
   Log log_;
+  WindowClamp clamp_;  // shared by both directions: it follows each handshake across them
   std::unique_ptr<Direction> directions_[2];
 };
 

@@ -79,7 +79,8 @@ DelayLineSpec spec_of(const Plan& plan, const WanPlan& wan) {
           wan.queue_bytes,
           wan.loss,
           wan.seed,
-          plan.mtu};
+          plan.mtu,
+          static_cast<std::uint32_t>(wan.tcp_window_bytes)};
 }
 
 }  // namespace
@@ -100,11 +101,12 @@ int run_delay_line_daemon(const std::string& name, int wan_index, int ready_fd) 
     const int port_b = attach_tap(plan.sites[wan.site_b].netns, wan.tap_b);
     DelayLine line(spec_of(plan, wan), port_a, port_b, counters.block(), log_line);
     write_file_atomically(delay_line_pid_path(name, wan_index), fmt::format("{}\n", getpid()));
-    log_line(fmt::format("delay line {} <-> {}: latency {}, rate {}, queue {}, loss {}, mtu {}",
-                         plan.sites[wan.site_a].name, plan.sites[wan.site_b].name,
-                         format_duration(wan.latency_s),
-                         wan.bps > 0 ? format_bandwidth(wan.bps) : "unlimited",
-                         format_size(wan.queue_bytes), wan.loss, plan.mtu));
+    log_line(fmt::format(
+        "delay line {} <-> {}: latency {}, rate {}, queue {}, loss {}, mtu {}, tcp window {}",
+        plan.sites[wan.site_a].name, plan.sites[wan.site_b].name, format_duration(wan.latency_s),
+        wan.bps > 0 ? format_bandwidth(wan.bps) : "unlimited", format_size(wan.queue_bytes),
+        wan.loss, plan.mtu,
+        wan.tcp_window_bytes > 0 ? format_size(wan.tcp_window_bytes) : "not capped"));
     if (ready_fd >= 0) {
       dprintf(ready_fd, "ready %d\n", getpid());
       close(ready_fd);
