@@ -24,6 +24,7 @@
 #include <functional>
 #include <vector>
 
+#include "sim/huge_page_allocator.hpp"
 #include "sim/radix_sort.hpp"
 
 namespace multilane::sim {
@@ -109,9 +110,9 @@ class EventQueue {
   std::uint64_t now_bits_ = 0;
   std::uint64_t occupied_ = 0;  // bit i-1 set when bucket i is not empty
   std::size_t size_ = 0;
-  std::array<std::vector<Event>, 65> buckets_;  // bucket 0 unused: the current instant is below
-  std::vector<std::uint64_t> current_;          // keys of the current instant, sorted
-  std::vector<std::uint64_t> sort_scratch_;
+  std::array<BigVector<Event>, 65> buckets_;  // bucket 0 unused: the current instant is below
+  BigVector<std::uint64_t> current_;          // keys of the current instant, sorted
+  BigVector<std::uint64_t> sort_scratch_;
   std::size_t pos_ = 0;              // next of current_ to pop
   std::vector<std::uint64_t> late_;  // min-heap: pushed for the current instant
 };

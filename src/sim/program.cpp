@@ -13,10 +13,10 @@ constexpr std::uint32_t kUnset = 0xffffffffu;
 
 // Channels of each sender, as rows of (receiver, channel id) sorted by receiver.
 struct Channels {
-  std::vector<std::uint32_t> begin;  // per sender rank
-  std::vector<std::uint32_t> peer;
-  std::vector<std::uint32_t> id;
-  std::vector<std::uint32_t> sends;  // per channel id: number of sends
+  BigVector<std::uint32_t> begin;  // per sender rank
+  BigVector<std::uint32_t> peer;
+  BigVector<std::uint32_t> id;
+  BigVector<std::uint32_t> sends;  // per channel id: number of sends
 
   std::uint32_t find(int sender, int receiver) const {
     auto first = peer.begin() + begin[sender];
@@ -37,8 +37,8 @@ Channels count_pass(const Schedule& s, Program& p) {
   c.begin.assign(static_cast<std::size_t>(nranks) + 1, 0);
   // channel_to[peer] is the current sender's channel to peer, valid when stamp[peer] == sender:
   // O(1) per send however many peers a rank has.
-  std::vector<std::uint32_t> channel_to(static_cast<std::size_t>(nranks));
-  std::vector<std::int32_t> stamp(static_cast<std::size_t>(nranks), -1);
+  BigVector<std::uint32_t> channel_to(static_cast<std::size_t>(nranks));
+  BigVector<std::int32_t> stamp(static_cast<std::size_t>(nranks), -1);
   std::vector<std::pair<std::uint32_t, std::uint32_t>> row;  // (receiver, channel)
   for (int r = 0; r < nranks; ++r) {
     row.clear();
@@ -98,12 +98,12 @@ Program prepare_program(const Schedule& s) {
   const std::size_t n = s.ops.size();
   for (std::size_t g = 0; g < n; ++g) p.ops[g + 1].dep_begin += p.ops[g].dep_begin;
   p.dep_list.resize(p.ops[n].dep_begin);
-  std::vector<std::uint32_t> fill(n);  // next free entry of each op's row of dependents
+  BigVector<std::uint32_t> fill(n);  // next free entry of each op's row of dependents
   for (std::size_t g = 0; g < n; ++g) fill[g] = p.ops[g].dep_begin;
 
   // Transfers channel by channel: channel c owns [first[c], first[c + 1]).
   const std::size_t nch = ch.sends.size();
-  std::vector<std::uint32_t> first(nch + 1, 0);
+  BigVector<std::uint32_t> first(nch + 1, 0);
   for (std::size_t i = 0; i < nch; ++i) first[i + 1] = first[i] + ch.sends[i];
   Transfer unmatched;
   unmatched.send_op = unmatched.recv_op = kUnset;
@@ -114,8 +114,8 @@ Program prepare_program(const Schedule& s) {
 
   // Second pass: rows of dependents, and the k-th Send of a to b matched with the k-th Recv of
   // b from a. A length mismatch is reported after the unmatched ends, for the first transfer.
-  std::vector<std::uint32_t> next_send(first.begin(), first.end() - 1);
-  std::vector<std::uint32_t> next_recv(first.begin(), first.end() - 1);
+  BigVector<std::uint32_t> next_send(first.begin(), first.end() - 1);
+  BigVector<std::uint32_t> next_recv(first.begin(), first.end() - 1);
   std::uint32_t first_mismatch = kUnset;
   const int nranks = s.num_ranks();
   for (int r = 0; r < nranks; ++r) {
