@@ -3,7 +3,7 @@
 # per stream count (docs/performance.md, "Runtime over TCP (loopback)").
 #
 #   bench/compare-iperf3.sh [--streams LIST] [--size SIZE] [--runs R] [--seconds S]
-#                           [--build DIR] [--keep DIR]
+#                           [--build DIR] [--keep DIR] [--no-build]
 #
 #   --streams  stream counts (default 1,2,4,8): multilane's K streams per peer, iperf3's -P K
 #   --size     bytes per multilane transfer (default 256MiB)
@@ -11,6 +11,7 @@
 #              median over runs, and the spread max/min over runs
 #   --seconds  length of each iperf3 test, -t (default 2)
 #   --build    build directory with `multilane` (default build-perf; configured and built if needed)
+#   --no-build use the binary in --build as it is (no cmake; the tree may be changing)
 #   --keep     directory where every run's JSON is kept (default: a temporary one, removed)
 #
 # multilane: `multilane bench -n 2 --p2p --streams LIST --size SIZE --json`, the median of 5
@@ -28,8 +29,14 @@ runs=3
 seconds=2
 build=build-perf
 keep=
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+build_first=1
+usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
+  if [ "$1" = --no-build ]; then
+    build_first=0
+    shift
+    continue
+  fi
   [ $# -ge 2 ] || usage
   case $1 in
     --streams) streams=$2 ;;
@@ -43,10 +50,12 @@ while [ $# -gt 0 ]; do
   shift 2
 done
 case $build in /*) ;; *) build=$here/$build ;; esac
-if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+if [ "$build_first" = 1 ]; then
+  if [ ! -f "$build/CMakeCache.txt" ]; then
+    cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  fi
+  cmake --build "$build" -j2 --target multilane >/dev/null
 fi
-cmake --build "$build" -j2 --target multilane >/dev/null
 multilane=$build/multilane
 command -v iperf3 >/dev/null || { echo "compare-iperf3.sh: iperf3 is not installed" >&2; exit 1; }
 

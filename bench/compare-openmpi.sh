@@ -2,7 +2,7 @@
 # bench/compare-openmpi.sh — multilane's runtime next to Open MPI over TCP on loopback, on this
 # machine, in one go (docs/performance.md, "Runtime over TCP (loopback)").
 #
-#   bench/compare-openmpi.sh [-n RANKS] [--collectives LIST] [--sizes LIST] [--runs R]
+#   bench/compare-openmpi.sh [-n RANKS] [--collectives LIST] [--sizes LIST] [--runs R] [--no-build]
 #                            [--repetitions K] [--build DIR] [--keep DIR]
 #
 #   -n             ranks (default 8)
@@ -14,6 +14,7 @@
 #   --repetitions  timed repetitions per run (default 5), passed to both
 #   --build        build directory with `multilane` and bench/mpi_peer (default build-perf;
 #                  configured RelWithDebInfo and built when needed)
+#   --no-build     use the binaries in --build as they are (no cmake; the tree may be changing)
 #   --keep         directory where every run's JSON is kept (default: a temporary one, removed)
 #
 # Both sides use one method (src/runtime/collective_benchmark.hpp, bench/mpi_peer.c): warm-up,
@@ -32,8 +33,14 @@ runs=3
 repetitions=5
 build=build-perf
 keep=
-usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+build_first=1
+usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
+  if [ "$1" = --no-build ]; then
+    build_first=0
+    shift
+    continue
+  fi
   [ $# -ge 2 ] || usage
   case $1 in
     -n) ranks=$2 ;;
@@ -48,10 +55,12 @@ while [ $# -gt 0 ]; do
   shift 2
 done
 case $build in /*) ;; *) build=$here/$build ;; esac
-if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+if [ "$build_first" = 1 ]; then
+  if [ ! -f "$build/CMakeCache.txt" ]; then
+    cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  fi
+  cmake --build "$build" -j2 --target multilane mpi_peer >/dev/null
 fi
-cmake --build "$build" -j2 --target multilane mpi_peer >/dev/null
 multilane=$build/multilane
 peer=$build/bench/mpi_peer
 [ -x "$peer" ] || { echo "compare-openmpi.sh: $peer was not built (Open MPI missing?)" >&2; exit 1; }
