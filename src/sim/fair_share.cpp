@@ -16,6 +16,7 @@ void Flows::reshare(double now) {
   if (dirty_.empty()) return;
   ++epoch_;
   for (const std::uint32_t r : dirty_) {
+    if (r & kPlaceholder) continue;  // emptied, nothing to share
     Resource& res = res_[r];
     if (res.mark == epoch_) continue;
     if (res.head == kNone) {  // a component without flows: nothing to share

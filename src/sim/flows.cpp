@@ -1,12 +1,16 @@
 #include "sim/flows.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace multilane::sim {
 
 // Lanes and WAN directions are set up at once; the nodes' memory resources only when a copy or
 // a shared-memory message first needs one (many platforms have none: one rank per node).
 Flows::Flows(const Network& network) : net_(network) {
+  if (network.num_resources() >= kPlaceholder) {
+    throw std::length_error("the platform has more than 2^31 lanes, WAN links and nodes");
+  }
   res_.reserve(network.num_resources());
   network.for_each_link_capacity([this](double capacity) {
     Resource res;
@@ -63,8 +67,28 @@ void Flows::link(std::uint32_t slot, std::uint32_t r, double now) {
   s.next = res.head;
   if (res.head != kNone) slots_[res.head].prev = slot;
   res.head = slot;
-  if (res.count++ == 0) res.busy_since = now;
+  if (res.count++ == 0) {
+    res.busy_since = now;
+    restore_placeholder(r);
+  }
   dirty_.push_back(r);
+}
+
+// A resource emptied since the last reshare has nothing to share, so its entry in the dirty
+// list is a placeholder that reshare() skips without touching the resource (on large platforms
+// that saves a cache miss per ended flow). Should a flow join it again before the reshare, the
+// entry becomes a plain one, so that every resource still holding flows is first met at the
+// same place in the list as if no placeholder had been used: components are then found from
+// the same resource, in the same order, and get bit-identical rates. The placeholder's place
+// is kept in `local`, free outside the filling.
+void Flows::push_placeholder(std::uint32_t r) {
+  res_[r].local = static_cast<std::uint32_t>(dirty_.size());
+  dirty_.push_back(kPlaceholder | r);
+}
+
+void Flows::restore_placeholder(std::uint32_t r) {
+  const std::uint32_t at = res_[r].local;
+  if (at < dirty_.size() && dirty_[at] == (kPlaceholder | r)) dirty_[at] = r;
 }
 
 void Flows::unlink(std::uint32_t slot, double now) {
@@ -76,8 +100,12 @@ void Flows::unlink(std::uint32_t slot, double now) {
     res.head = s.next;
   }
   if (s.next != kNone) slots_[s.next].prev = s.prev;
-  if (--res.count == 0) res.busy_total += now - res.busy_since;
-  dirty_.push_back(s.resource);
+  if (--res.count == 0) {
+    res.busy_total += now - res.busy_since;
+    push_placeholder(s.resource);
+  } else {
+    dirty_.push_back(s.resource);
+  }
   s.resource = kNone;
 }
 

@@ -93,7 +93,7 @@ class Flows {
     std::uint32_t head = kNone;  // first slot of its list
     std::uint32_t count = 0;     // flows crossing it now
     std::uint32_t mark = 0;      // reshare epoch that visited it
-    std::uint32_t local = 0;     // index in the component being filled
+    std::uint32_t local = 0;     // index in the component being filled, or of its placeholder
     double capacity = 0;
     double busy_since = 0;
     double busy_total = 0;
@@ -103,6 +103,9 @@ class Flows {
   void add_memory_resources();
   std::uint32_t allocate_flow();
   std::uint32_t allocate_slots(int count);
+  static constexpr std::uint32_t kPlaceholder = 0x80000000u;  // dirty_ entry of an emptied one
+  void push_placeholder(std::uint32_t r);
+  void restore_placeholder(std::uint32_t r);
   void link(std::uint32_t slot, std::uint32_t r, double now);
   void unlink(std::uint32_t slot, double now);
   bool share_isolated(std::uint32_t f, double now);
