@@ -23,9 +23,11 @@
 // Not modelled: TCP slow start and congestion control dynamics, loss and retransmission,
 // switch buffers, CPU time of the ranks, memory of the ranks.
 //
-// Cost: O((E + F·C) log E) time for E events and F flow starts/ends whose connected components
-// (flows sharing resources, transitively) have C resources and flows; O(ops + deps + ranks +
-// lanes) memory in flat arrays, independent of message sizes.
+// Cost: O(E + F·C) time, plus a linear radix sort of the events of each instant, for E events
+// and F flow starts/ends whose connected components (flows sharing resources, transitively)
+// have C resources and flows (C = 1 for a flow alone on its resources, which takes a direct
+// path); O(ops + deps + ranks + lanes + peak flows) memory in flat arrays, independent of
+// message sizes. docs/simulator.md has the data structures.
 #pragma once
 
 #include <cstdint>
