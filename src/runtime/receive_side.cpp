@@ -98,7 +98,11 @@ ReceiveSide::Target ReceiveSide::place_chunk(IncomingStream& stream, const Frame
                   fmt::format("chunks of {} disagree on its length ({} and {} bytes)",
                               message_text(key), entry.total, header.total)};
   }
-  if (early_bytes_ + header.length > context_.config.unexpected_budget) {
+  // Early chunks are kept only while small: a chunk larger than a striped message's chunks
+  // (a whole message on one stream) waits for its receive and is then read in place, rather
+  // than costing a fresh buffer, its page faults and a copy.
+  if (header.length > context_.config.stripe.max_chunk ||
+      early_bytes_ + header.length > context_.config.unexpected_budget) {
     if (entry.chunks.empty()) early_.erase(key);
     parked_[key].push_back(&stream);
     return Target{{}, true, {}};
@@ -107,7 +111,8 @@ ReceiveSide::Target ReceiveSide::place_chunk(IncomingStream& stream, const Frame
   entry.signature = header.signature;
   early = std::make_shared<EarlyChunk>();
   early->offset = header.offset;
-  early->bytes.resize(header.length);
+  early->storage = std::make_unique_for_overwrite<std::byte[]>(header.length);
+  early->bytes = {early->storage.get(), header.length};
   entry.chunks.push_back(early);
   early_bytes_ += header.length;
   return Target{early->bytes, false, {}};

@@ -40,7 +40,9 @@ class ReceiveSide {
   // Bytes of a chunk that arrived before its receive was posted.
   struct EarlyChunk {
     std::uint64_t offset = 0;
-    std::vector<std::byte> bytes;
+    // Not zero-filled: every byte is read from the socket before it is used.
+    std::unique_ptr<std::byte[]> storage;
+    std::span<std::byte> bytes;
     bool arrived = false;  // false while the stream is still reading it
   };
 
