@@ -29,24 +29,32 @@ class Traffic : public Grid {
   // for `seconds` (a one-off server; whatever is left of it goes with the namespaces).
   double iperf(int from, int to, int streams, int seconds) {
     const std::string server = emu_lane_addresses(name_, to).at(0);
-    const auto started = in_node(to, {"iperf3", "-s", "-1", "-D", "-B", server});
+    // A port of its own per run: the previous one-off server may still be listening while it
+    // exits, and a client that found it would then be refused.
+    const std::string port = std::to_string(next_port_++);
+    const auto started = in_node(to, {"iperf3", "-s", "-1", "-D", "-B", server, "-p", port});
     EXPECT_EQ(started.status, 0) << started.output;
     const auto deadline = std::chrono::steady_clock::now() + 5s;
-    while (in_node(to, {"ss", "-Hltn", "sport", "= :5201"}).output.empty() &&
+    while (in_node(to, {"ss", "-Hltn", "sport", "= :" + port}).output.empty() &&
            std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(20ms);
     }
     const auto r = in_node(from,
-                           {"iperf3", "-c", server, "-P", std::to_string(streams), "-t",
+                           {"iperf3", "-c", server, "-p", port, "-P", std::to_string(streams), "-t",
                             std::to_string(seconds), "-J", "--connect-timeout", "3000"},
                            std::chrono::seconds(seconds + 15));
     const auto json = nlohmann::json::parse(r.output, nullptr, false);
-    if (r.status != 0 || json.is_discarded() || !json.contains("end")) {
+    if (r.status != 0 || json.is_discarded() || !json.contains("end") ||
+        !json["end"].contains("sum_received") ||
+        !json["end"]["sum_received"].contains("bits_per_second")) {
       ADD_FAILURE() << "iperf3 failed: " << r.output;
       return 0;
     }
     return json["end"]["sum_received"]["bits_per_second"].get<double>();
   }
+
+ private:
+  int next_port_ = 5201;
 };
 
 TEST_F(Traffic, ALaneCarriesItsShapedRate) {
