@@ -11,7 +11,7 @@
 
 #include "runtime/transport_error.hpp"
 #include "wan/routed_endpoint.hpp"
-#include "wan/router.hpp"
+#include "wan/router_grid.hpp"
 #include "wan_testing.hpp"
 
 namespace multilane::wan {
@@ -25,56 +25,31 @@ asio::ip::tcp::endpoint local(std::uint16_t port) {
 }
 
 // R routers at each of two sites, each on a thread of its own.
-class Grid {
+class Grid : public RouterGrid {
  public:
-  explicit Grid(int routers, std::chrono::milliseconds delay_of_router_zero = 0ms) {
-    // Site 1's routers listen first so that site 0's know where to dial.
-    for (int site : {1, 0}) {
-      for (int i = 0; i < routers; ++i) {
-        RouterOptions o;
-        o.site = static_cast<std::uint16_t>(site);
-        o.index = static_cast<std::uint32_t>(i);
-        o.listen = local(0);
-        o.job_id = kJob;
-        o.secret = runtime::JobSecret::from_text(kSecret);
-        o.timeout = 5s;
-        if (site == 0 && i == 0) o.forward_delay = delay_of_router_zero;
-        if (site == 0)
-          o.peers[1] = local(port(1, i));
-        else
-          o.peers[0] = local(0);  // dialed by site 0: only its presence matters here
-        auto router = std::make_unique<Router>(o, [this](const std::string& line) {
-          std::lock_guard lock(mutex_);
-          log_ += line + "\n";
-        });
-        ports_[site].push_back(router->port());
-        routers_[site].push_back(std::move(router));
-      }
-    }
-    for (int site : {0, 1}) {
-      for (auto& r : routers_[site]) threads_.emplace_back([&r] { r->run(); });
+  explicit Grid(int routers, std::chrono::milliseconds delay_of_router_zero = 0ms)
+      : RouterGrid(grid_options(routers, delay_of_router_zero)) {}
+
+  // Routers count a chunk when its write completes, which may be just after the receiving rank
+  // already has the bytes: wait (bounded) until site's routers together counted `bytes`.
+  void wait_forwarded_to_sites(int site, std::uint64_t bytes, int routers) {
+    for (int i = 0; i < 500; ++i) {
+      std::uint64_t total = 0;
+      for (int r = 0; r < routers; ++r) total += router(site, r).stats().bytes_to_sites;
+      if (total >= bytes) return;
+      std::this_thread::sleep_for(10ms);
     }
   }
-  ~Grid() {
-    for (int site : {0, 1}) {
-      for (auto& r : routers_[site]) r->stop();
-    }
-    for (auto& t : threads_) t.join();
-  }
+
   std::uint16_t port(int site, int index) const {
-    return ports_[site][static_cast<std::size_t>(index)];
-  }
-  Router& router(int site, int index) { return *routers_[site][static_cast<std::size_t>(index)]; }
-  std::string log() const {
-    std::lock_guard lock(mutex_);
-    return log_;
+    return endpoints(site)[static_cast<std::size_t>(index)].port();
   }
 
   RankEndpoint rank(int site, int rank, RouteMode mode) const {
     RankOptions o;
     o.self = {static_cast<std::uint16_t>(site), static_cast<std::uint32_t>(rank)};
     o.mode = mode;
-    for (std::uint16_t p : ports_[site]) o.routers.push_back(local(p));
+    o.routers = endpoints(site);
     o.max_chunk = 64 * 1024;
     o.job_id = kJob;
     o.secret = runtime::JobSecret::from_text(kSecret);
@@ -83,11 +58,15 @@ class Grid {
   }
 
  private:
-  std::vector<std::unique_ptr<Router>> routers_[2];
-  std::vector<std::uint16_t> ports_[2];
-  std::vector<std::thread> threads_;
-  mutable std::mutex mutex_;
-  std::string log_;
+  static RouterGridOptions grid_options(int routers, std::chrono::milliseconds delay) {
+    RouterGridOptions o;
+    o.routers = routers;
+    o.job_id = kJob;
+    o.secret = runtime::JobSecret::from_text(kSecret);
+    o.timeout = 5s;
+    o.delay = [delay](int site, int index) { return site == 0 && index == 0 ? delay : 0ms; };
+    return o;
+  }
 };
 
 TEST(Routers, StripedMessageArrivesByteExactAlthoughOutOfOrder) {
@@ -113,6 +92,7 @@ TEST(Routers, StripedMessageArrivesByteExactAlthoughOutOfOrder) {
   EXPECT_TRUE(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end()) << "each once";
   receiver.send({0, 0}, pattern(1));
   sender.get();
+  grid.wait_forwarded_to_sites(0, size, 4);
   for (int i = 0; i < 4; ++i) {
     EXPECT_GT(grid.router(0, i).stats().bytes_to_sites, 200'000u) << "router " << i;
   }
@@ -140,6 +120,7 @@ TEST(Routers, SmallMessagesTakeOneRouterAndBothWaysWork) {
   EXPECT_TRUE(small == pattern(1000, 1));
   EXPECT_EQ(b.last_arrivals().size(), 1u) << "below the threshold: one chunk";
   other.get();
+  grid.wait_forwarded_to_sites(0, 1000, 4);
   int used = 0;
   for (int i = 0; i < 4; ++i) used += grid.router(0, i).stats().bytes_to_sites > 0 ? 1 : 0;
   EXPECT_EQ(used, 1) << "site 0 sent one small message";
@@ -158,6 +139,7 @@ TEST(Routers, StaticModeKeepsEachRankOnItsRouter) {
   b.recv({0, 2}, got);
   EXPECT_TRUE(got == pattern(500'000, 3));
   other.get();
+  grid.wait_forwarded_to_sites(0, 500'000, 4);
   for (int i = 0; i < 4; ++i) {
     EXPECT_EQ(grid.router(0, i).stats().bytes_to_sites > 0, i == 2) << "router " << i;
   }
