@@ -138,6 +138,21 @@ class Communicator {
   void run(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
            int root, std::uint64_t size, const CollectiveOptions& options = {});
 
+  // Non-blocking collectives: start the call and return at once; the buffers must stay valid
+  // until the Request completed. Every rank starts its collectives in the same order (that order
+  // numbers the calls, as in MPI); several may be in flight and complete in any order.
+  Request ibcast(std::span<std::byte> buffer, int root, const CollectiveOptions& options = {});
+  Request iscatter(std::span<const std::byte> send, std::span<std::byte> recv, int root,
+                   const CollectiveOptions& options = {});
+  Request igather(std::span<const std::byte> send, std::span<std::byte> recv, int root,
+                  const CollectiveOptions& options = {});
+  Request iallgather(std::span<const std::byte> send, std::span<std::byte> recv,
+                     const CollectiveOptions& options = {});
+  Request ialltoall(std::span<const std::byte> send, std::span<std::byte> recv,
+                    const CollectiveOptions& options = {});
+  Request irun(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
+               int root, std::uint64_t size, const CollectiveOptions& options = {});
+
   // The algorithm "auto" picks for this call, and the modelled time of every candidate.
   std::string explain(Collective collective, std::uint64_t size, int root = 0) const;
   // The algorithm name "auto" resolves to (or `options.algorithm` when it names one).
@@ -145,6 +160,8 @@ class Communicator {
                                 const CollectiveOptions& options = {}) const;
 
  private:
+  std::uint64_t alltoall_block(std::size_t send_bytes) const;  // bytes per rank, checked
+
   std::unique_ptr<CommunicatorImpl> impl_;
 };
 

@@ -189,9 +189,11 @@ void check_buffer(Collective collective, Buffer buffer, std::size_t given, int r
 
 }  // namespace
 
-void CommunicatorImpl::run(Collective collective, std::span<const std::byte> send,
-                           std::span<std::byte> recv, int root, std::uint64_t size,
-                           const CollectiveOptions& options) {
+std::shared_ptr<RequestState> CommunicatorImpl::start(Collective collective,
+                                                      std::span<const std::byte> send,
+                                                      std::span<std::byte> recv, int root,
+                                                      std::uint64_t size,
+                                                      const CollectiveOptions& options) {
   check_usable();
   check_peer(root, "root");
   check_buffer(collective, Buffer::Send, send.size(), setup_.rank, setup_.size, root, size);
@@ -220,7 +222,13 @@ void CommunicatorImpl::run(Collective collective, std::span<const std::byte> sen
                                 std::move(identity),
                                 [state](const std::string& error) { state->complete(error); });
   });
-  wait(*state);
+  return state;
+}
+
+void CommunicatorImpl::run(Collective collective, std::span<const std::byte> send,
+                           std::span<std::byte> recv, int root, std::uint64_t size,
+                           const CollectiveOptions& options) {
+  wait(*start(collective, send, recv, root, size, options));
 }
 
 void CommunicatorImpl::barrier() {
@@ -293,19 +301,53 @@ void Communicator::allgather(std::span<const std::byte> send, std::span<std::byt
 
 void Communicator::alltoall(std::span<const std::byte> send, std::span<std::byte> recv,
                             const CollectiveOptions& options) {
-  if (send.size() % size() != 0) {
+  impl_->run(Collective::Alltoall, send, recv, 0, alltoall_block(send.size()), options);
+}
+
+std::uint64_t Communicator::alltoall_block(std::size_t send_bytes) const {
+  if (send_bytes % size() != 0) {
     throw UsageError(
-        fmt::format("alltoall: the send buffer has {} bytes, not a multiple of the "
-                    "{} ranks",
-                    send.size(), size()));
+        fmt::format("alltoall: the send buffer has {} bytes, not a multiple of the {} ranks",
+                    send_bytes, size()));
   }
-  impl_->run(Collective::Alltoall, send, recv, 0, send.size() / size(), options);
+  return send_bytes / size();
 }
 
 void Communicator::run(Collective collective, std::span<const std::byte> send,
                        std::span<std::byte> recv, int root, std::uint64_t size,
                        const CollectiveOptions& options) {
   impl_->run(collective, send, recv, root, size, options);
+}
+
+Request Communicator::irun(Collective collective, std::span<const std::byte> send,
+                           std::span<std::byte> recv, int root, std::uint64_t size,
+                           const CollectiveOptions& options) {
+  return Request(impl_->start(collective, send, recv, root, size, options));
+}
+
+Request Communicator::ibcast(std::span<std::byte> buffer, int root,
+                             const CollectiveOptions& options) {
+  return irun(Collective::Bcast, {}, buffer, root, buffer.size(), options);
+}
+
+Request Communicator::iscatter(std::span<const std::byte> send, std::span<std::byte> recv, int root,
+                               const CollectiveOptions& options) {
+  return irun(Collective::Scatter, send, recv, root, recv.size(), options);
+}
+
+Request Communicator::igather(std::span<const std::byte> send, std::span<std::byte> recv, int root,
+                              const CollectiveOptions& options) {
+  return irun(Collective::Gather, send, recv, root, send.size(), options);
+}
+
+Request Communicator::iallgather(std::span<const std::byte> send, std::span<std::byte> recv,
+                                 const CollectiveOptions& options) {
+  return irun(Collective::Allgather, send, recv, 0, send.size(), options);
+}
+
+Request Communicator::ialltoall(std::span<const std::byte> send, std::span<std::byte> recv,
+                                const CollectiveOptions& options) {
+  return irun(Collective::Alltoall, send, recv, 0, alltoall_block(send.size()), options);
 }
 
 std::string Communicator::explain(Collective collective, std::uint64_t size, int root) const {

@@ -44,6 +44,10 @@ class CommunicatorImpl {
 
   std::shared_ptr<RequestState> start_send(std::span<const std::byte> data, int peer);
   std::shared_ptr<RequestState> start_recv(std::span<std::byte> data, int peer);
+  // Starts a collective call (sequence number taken now, in call order) and returns at once.
+  std::shared_ptr<RequestState> start(Collective collective, std::span<const std::byte> send,
+                                      std::span<std::byte> recv, int root, std::uint64_t size,
+                                      const CollectiveOptions& options);
   void run(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
            int root, std::uint64_t size, const CollectiveOptions& options);
   void barrier();

@@ -100,9 +100,8 @@ TEST(Communicator, StripesLargeMessagesOverStreamsAndLanes) {
   }));
 }
 
-TEST(Communicator, EarlyMessagesBeyondTheBudgetWaitForTheirReceive) {
-  LocalJob job = local_job(2);
-  job.options.unexpected_budget = 1024;  // far below the message: the stream must pause
+// Rank 0 sends a small and a large message before rank 1 posts either receive.
+void send_two_messages_before_their_receives(const LocalJob& job) {
   expect_all_ok(run_local_job(job, [](Communicator& comm) {
     const std::size_t size = 2u << 20;
     if (comm.rank() == 0) {
@@ -115,6 +114,47 @@ TEST(Communicator, EarlyMessagesBeyondTheBudgetWaitForTheirReceive) {
       comm.recv(large, 0);
       EXPECT_EQ(small, bytes_pattern(100, 1));
       EXPECT_EQ(large, bytes_pattern(size, 2));
+    }
+  }));
+}
+
+TEST(Communicator, EarlyMessagesBeyondTheBudgetWaitForTheirReceive) {
+  LocalJob job = local_job(2);
+  job.options.unexpected_budget = 1024;  // far below the message: the stream must pause
+  send_two_messages_before_their_receives(job);
+}
+
+TEST(Communicator, EarlyChunksAboveTheChunkSizeWaitForTheirReceive) {
+  LocalJob job = local_job(2);
+  job.options.max_chunk = 64 * 1024;  // the large message is one chunk on one stream: parked
+  send_two_messages_before_their_receives(job);
+}
+
+TEST(Communicator, SeveralCollectivesInFlightCompleteInAnyOrder) {
+  constexpr int kRanks = 4;
+  expect_all_ok(run_local_job(local_job(kRanks), [](Communicator& comm) {
+    const int me = comm.rank();
+    std::vector<std::byte> bcast(me == 1 ? bytes_pattern((1 << 20) + 3, 7)
+                                         : std::vector<std::byte>((1 << 20) + 3));
+    const auto mine = bytes_pattern(4097, me);
+    std::vector<std::byte> all(4097 * kRanks);
+    const auto blocks = bytes_pattern(kRanks * 1000, 10 + me);
+    std::vector<std::byte> exchanged(kRanks * 1000);
+    Request b = comm.ibcast(bcast, 1, {"binomial", 0, 0});
+    Request g = comm.iallgather(mine, all, {"ring", 0, 0});
+    Request a = comm.ialltoall(blocks, exchanged);
+    a.wait();  // the last started may finish first
+    g.wait();
+    b.wait();
+    EXPECT_EQ(bcast, bytes_pattern((1 << 20) + 3, 7));
+    for (int r = 0; r < kRanks; ++r) {
+      EXPECT_TRUE(std::equal(all.begin() + 4097 * r, all.begin() + 4097 * (r + 1),
+                             bytes_pattern(4097, r).begin()))
+          << "allgather block " << r;
+      const auto theirs = bytes_pattern(kRanks * 1000, 10 + r);
+      EXPECT_TRUE(std::equal(exchanged.begin() + 1000 * r, exchanged.begin() + 1000 * (r + 1),
+                             theirs.begin() + 1000 * me))
+          << "alltoall block from " << r;
     }
   }));
 }
