@@ -3,6 +3,7 @@
 //
 //   multilane bench -n 8 --collective bcast --algorithm all --sizes 1KiB,1MiB,16MiB --check
 //   multilane bench -n 2 --p2p --streams 1,4 --size 256MiB
+//   multilane bench --emu grid -n 8 --collective bcast --sizes 16MiB   (emulated grid, emu_job.hpp)
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -10,11 +11,13 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "bench_options.hpp"
 #include "bench_report.hpp"
 #include "cli_options.hpp"
 #include "command.hpp"
+#include "emu_job.hpp"
 #include "multilane/algorithms.hpp"
 #include "multilane/units.hpp"
 #include "plot.hpp"
@@ -33,6 +36,7 @@ struct BenchCli {
   bool explain = false;
   std::string streams = "1";
   std::string plot;
+  std::string emulated_grid;  // --emu NAME
 };
 
 std::string self_executable() {
@@ -101,6 +105,8 @@ nlohmann::json run_job(const BenchCli& o,
   spec.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
   spec.explain = o.explain;
   spec.extra_environment = env;
+  std::optional<EmulatedJob> on_grid;
+  if (!o.emulated_grid.empty()) on_grid.emplace(o.emulated_grid, spec);
   const runtime::LaunchResult result = runtime::launch_job(spec);
   if (result.exit_code != 0) {
     std::string text = "the benchmark job failed";
@@ -157,6 +163,8 @@ const bool registered = register_command(
            ->check(CLI::Range(1, 4096))
            ->capture_default_str();
        sub.add_option("--platform", o->platform, "platform TOML file (default: one node per rank)");
+       sub.add_option("--emu", o->emulated_grid,
+                      "run the ranks on the emulated grid NAME (default platform: the grid's)");
        sub.add_option("--timeout", o->timeout_s, "seconds without progress before a rank gives up")
            ->capture_default_str();
        sub.add_flag("--json", o->json, "print JSON instead of a table");

@@ -1,7 +1,7 @@
 // `multilane launch` — start the N ranks of a job on this host and wait for them.
 //
 //   multilane launch -n N [--platform FILE] [--timeout S] [--explain] [--tag-output]
-//                    [--grace S] -- PROGRAM ARGS...
+//                    [--grace S] [--emu NAME] -- PROGRAM ARGS...
 //
 // Every rank runs PROGRAM with the job's environment (MULTILANE_RANK, MULTILANE_SIZE, the
 // rendezvous the launcher serves, a fresh secret; docs/launching.md). When a rank fails the
@@ -10,13 +10,19 @@
 // forwarded to every rank. Exit status: 0 when every rank exited with 0; else the first
 // failing rank's exit code, or 128 + the signal that ended it; 127 when a rank could not be
 // started; 2 on a bad argument (e.g. a program that cannot be executed).
+//
+// With --emu NAME every rank runs inside the namespace of its node of the emulated grid NAME
+// (`multilane emu up`), on that node's lane addresses (emu_job.hpp); exit status 1 when the
+// grid is not up, 2 when it cannot hold N ranks.
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "command.hpp"
+#include "emu_job.hpp"
 #include "multilane/errors.hpp"
 #include "runtime/job_env.hpp"
 #include "runtime/launcher.hpp"
@@ -44,14 +50,6 @@ std::chrono::milliseconds seconds_option(std::string_view option, const std::str
   }
 }
 
-// Hook for the emulated grid (src/emu/): `--emu NAME` runs each rank inside its emulated
-// node's network namespace through spec.command_prefix, and serves the rendezvous on an
-// address every namespace reaches (spec.rendezvous_bind). The emulator layer provides both.
-void use_emulated_grid(const std::string& name, runtime::LaunchSpec& /*spec*/) {
-  throw UsageError(fmt::format(
-      "--emu {}: running ranks on an emulated grid is not available in this build yet", name));
-}
-
 int run(const LaunchArgs& args) {
   runtime::LaunchSpec spec;
   spec.ranks = args.ranks;
@@ -61,7 +59,8 @@ int run(const LaunchArgs& args) {
   spec.grace = seconds_option("--grace", args.grace);
   spec.explain = args.explain;
   spec.tag_output = args.tag_output;
-  if (!args.emulated_grid.empty()) use_emulated_grid(args.emulated_grid, spec);
+  std::optional<EmulatedJob> on_grid;
+  if (!args.emulated_grid.empty()) on_grid.emplace(args.emulated_grid, spec);
   return runtime::launch_job(spec).exit_code;
 }
 
@@ -82,8 +81,9 @@ Runner setup(CLI::App& app) {
   app.add_flag("--explain", args->explain,
                "Rank 0 explains the algorithm chosen for each collective (MULTILANE_EXPLAIN)");
   app.add_flag("--tag-output", args->tag_output, "Prefix every output line with \"[rank N] \"");
-  app.add_option("--emu", args->emulated_grid, "Run the ranks on the emulated grid NAME")
-      ->group("");  // hidden until the emulator provides it
+  app.add_option("--emu", args->emulated_grid,
+                 "Run each rank inside its node's namespace of the emulated grid NAME "
+                 "(multilane emu up), on the node's lane addresses");
   // Everything after "--" is the program and its arguments, options included ("sh -c ...").
   app.add_option("PROGRAM", args->command,
                  "After --: the program every rank runs, and its arguments")
