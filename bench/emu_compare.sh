@@ -1,0 +1,169 @@
+#!/bin/sh
+# bench/emu_compare.sh — on one emulated grid, in one run (docs/emulation.md):
+#   1. multilane's real runtime (`multilane bench --emu`) next to `multilane sim` on the same
+#      platform: broadcast time per algorithm, ratio real / simulated, rank of each;
+#   2. Open MPI's MPI_Bcast / MPI_Scatter / MPI_Gather (bench/mpi_peer.c through
+#      bench/mpirun-emu.sh) next to multilane's best algorithm on the same grid, as ratios.
+#
+#   bench/emu_compare.sh [--platform FILE] [-n RANKS] [--bcast-sizes LIST] [--block-sizes LIST]
+#                        [--runs R] [--repetitions K] [--build DIR] [--keep DIR]
+#
+#   --platform     default examples/platforms/two-sites-4x2.toml
+#   -n             ranks (default: one per core of the platform)
+#   --bcast-sizes  default 4MiB,16MiB
+#   --block-sizes  scatter/gather, one rank's block (default 2MiB)
+#   --runs         runs of every measurement, alternating the sides (default 3); tables give
+#                  the median over runs of each run's median
+#   --repetitions  timed repetitions per run (default 3)
+#   --build        build directory with multilane and bench/mpi_peer (default build)
+#   --keep         keep every JSON there (default: a temporary directory, removed)
+#
+# The simulation uses the runtime's per-message cost (20 us, as its algorithm choice does), so
+# both sides pick the same segment sizes. Needs root, Open MPI and bench/mpi_peer. Every
+# command is bounded by `timeout`; the grid is taken down on exit, also on failure.
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+python=/usr/bin/python3
+platform=$here/examples/platforms/two-sites-4x2.toml
+ranks=
+bcast_sizes=4MiB,16MiB
+block_sizes=2MiB
+runs=3
+repetitions=3
+build=build
+keep=
+usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  [ $# -ge 2 ] || usage
+  case $1 in
+    --platform) platform=$2 ;;
+    -n) ranks=$2 ;;
+    --bcast-sizes) bcast_sizes=$2 ;;
+    --block-sizes) block_sizes=$2 ;;
+    --runs) runs=$2 ;;
+    --repetitions) repetitions=$2 ;;
+    --build) build=$2 ;;
+    --keep) keep=$2 ;;
+    *) usage ;;
+  esac
+  shift 2
+done
+case $build in /*) ;; *) build=$here/$build ;; esac
+multilane=$build/multilane
+peer=$build/bench/mpi_peer
+[ -x "$multilane" ] || { echo "emu_compare.sh: $multilane is missing (build it)" >&2; exit 1; }
+[ -x "$peer" ] || { echo "emu_compare.sh: $peer is missing (build mpi_peer)" >&2; exit 1; }
+
+if [ -n "$keep" ]; then
+  mkdir -p "$keep"
+  out=$keep
+else
+  out=$(mktemp -d "${TMPDIR:-/tmp}/emu-compare-XXXXXX")
+fi
+name=cmp$$
+cleanup() {
+  "$multilane" emu down --name "$name" >/dev/null 2>&1 || true
+  [ -n "$keep" ] || rm -rf "$out"
+}
+trap cleanup EXIT INT TERM
+
+"$multilane" emu up "$platform" --name "$name" >/dev/null
+if [ -z "$ranks" ]; then
+  ranks=$("$multilane" emu hostfile --name "$name" | awk -F'slots=' '{n += $2} END {print n}')
+fi
+limit=900
+echo "# $(date -u +%FT%TZ), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)," \
+  "$ranks ranks on $(basename "$platform"), $runs runs x $repetitions repetitions"
+
+ours() {  # ours COLLECTIVE SIZES RUN
+  echo "# multilane bench --emu $name -n $ranks --collective $1 --algorithm all --sizes $2" \
+    "--repetitions $repetitions --json" >&2
+  timeout "$limit" "$multilane" bench --emu "$name" -n "$ranks" --collective "$1" \
+    --algorithm all --sizes "$2" --repetitions "$repetitions" --json >"$out/$1-multilane-$3.json"
+}
+theirs() {  # theirs COLLECTIVE SIZES RUN
+  echo "# bench/mpirun-emu.sh $name -n $ranks -- mpi_peer --collective $1 --sizes $2" \
+    "--repetitions $repetitions" >&2
+  MULTILANE=$multilane timeout "$limit" "$here/bench/mpirun-emu.sh" "$name" -n "$ranks" -- \
+    "$peer" --collective "$1" --sizes "$2" --repetitions "$repetitions" \
+    >"$out/$1-openmpi-$3.json" 2>"$out/$1-openmpi-$3.log"
+}
+
+run=1
+while [ "$run" -le "$runs" ]; do
+  # Alternating the sides spreads the machine's other load over both.
+  ours bcast "$bcast_sizes" "$run"
+  theirs bcast "$bcast_sizes" "$run"
+  for collective in scatter gather; do
+    ours "$collective" "$block_sizes" "$run"
+    theirs "$collective" "$block_sizes" "$run"
+  done
+  run=$((run + 1))
+done
+echo "# multilane sim --platform $platform --collective bcast --sizes $bcast_sizes" \
+  "--overhead 20us --json" >&2
+"$multilane" sim --platform "$platform" --collective bcast --sizes "$bcast_sizes" \
+  --overhead 20us --json >"$out/bcast-sim.json"
+
+"$python" - "$out" <<'EOF'
+import glob, json, os, statistics, sys
+
+out = sys.argv[1]
+
+def size_text(n):
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n and n % scale == 0:
+            return f"{n // scale} {unit}"
+    return f"{n} B"
+
+def time_text(s):
+    for unit, scale in (("s", 1), ("ms", 1e-3), ("us", 1e-6)):
+        if s >= scale:
+            return f"{s / scale:.3g} {unit}"
+    return f"{s * 1e9:.3g} ns"
+
+def measured(collective, side):
+    """{(algorithm, size): (median over runs, slowest / fastest run)}"""
+    runs = {}
+    for path in sorted(glob.glob(os.path.join(out, f"{collective}-{side}-*.json"))):
+        with open(path) as f:
+            doc = json.load(f)
+        for row in doc["results"]:
+            if row.get("checked") and not row.get("check_ok"):
+                sys.exit(f"{path}: {row['algorithm']} {row['size']}: the check failed")
+            runs.setdefault((row["algorithm"], row["size"]), []).append(row["median_s"])
+    return {k: (statistics.median(v), max(v) / min(v)) for k, v in runs.items()}
+
+def ranks_of(times):
+    order = sorted(times, key=times.get)
+    return {a: order.index(a) + 1 for a in times}
+
+real = measured("bcast", "multilane")
+with open(os.path.join(out, "bcast-sim.json")) as f:
+    sim = {(r["algorithm"], r["size"]): r["time_s"] for r in json.load(f)["results"]}
+print("\n## Broadcast: real runtime on the emulated grid vs `multilane sim`\n")
+print("ratio = real / simulated; rank 1 = fastest (real rank / simulated rank)\n")
+for size in sorted({s for _, s in real}):
+    r = {a: real[(a, s)][0] for a, s in real if s == size}
+    m = {a: sim[(a, size)] for a in r if (a, size) in sim}
+    rr, mr = ranks_of(r), ranks_of(m)
+    print(f"\n| {size_text(size)} | real | spread | simulated | ratio | rank |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for a in sorted(r, key=r.get):
+        print(f"| {a} | {time_text(r[a])} | {real[(a, size)][1]:.2f} | {time_text(m[a])} "
+              f"| {r[a] / m[a]:.2f} | {rr[a]} / {mr[a]} |")
+
+print("\n## Open MPI vs multilane on the same grid\n")
+print("ratio = Open MPI / best multilane (above 1: multilane faster)\n")
+print("| collective | size | Open MPI | spread | best multilane | algorithm | ratio |")
+print("|---|---:|---:|---:|---:|---|---:|")
+for collective in ("bcast", "scatter", "gather"):
+    ours, theirs = measured(collective, "multilane"), measured(collective, "openmpi")
+    for size in sorted({s for _, s in theirs}):
+        t = theirs[("openmpi", size)][0]
+        mine = {a: v[0] for (a, s), v in ours.items() if s == size}
+        best = min(mine, key=mine.get)
+        print(f"| {collective} | {size_text(size)} | {time_text(t)} | "
+              f"{theirs[('openmpi', size)][1]:.2f} | {time_text(mine[best])} | {best} | "
+              f"**{t / mine[best]:.2f}** |")
+EOF
