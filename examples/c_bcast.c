@@ -20,7 +20,12 @@ int main(int argc, char** argv) {
   if (ml_rank(comm) == 0) {
     for (size_t i = 0; i < size; ++i) buffer[i] = value(i);
   }
-  if (ml_bcast(comm, buffer, size, 0, algorithm) != ML_OK) {
+  /* The first half blocking, the second half started and then waited for. */
+  const size_t half = size / 2;
+  ml_request* request = NULL;
+  if (ml_bcast(comm, buffer, half, 0, algorithm) != ML_OK ||
+      ml_ibcast(comm, buffer + half, size - half, 0, algorithm, &request) != ML_OK ||
+      ml_wait(request) != ML_OK) {
     fprintf(stderr, "c_bcast: rank %d: %s\n", ml_rank(comm), ml_last_error());
     return 1;
   }

@@ -57,6 +57,19 @@ int ml_allgather(ml_comm* comm, const void* send, void* recv, size_t bytes_per_r
 int ml_alltoall(ml_comm* comm, const void* send, void* recv, size_t bytes_per_rank,
                 const char* algorithm);
 
+/* Non-blocking collectives: start the call; finish it with ml_wait / ml_test. The buffers stay
+ * in use until then. Every rank starts its collectives in the same order. */
+int ml_ibcast(ml_comm* comm, void* buffer, size_t bytes, int root, const char* algorithm,
+              ml_request** request);
+int ml_iscatter(ml_comm* comm, const void* send, void* recv, size_t bytes_per_rank, int root,
+                const char* algorithm, ml_request** request);
+int ml_igather(ml_comm* comm, const void* send, void* recv, size_t bytes_per_rank, int root,
+               const char* algorithm, ml_request** request);
+int ml_iallgather(ml_comm* comm, const void* send, void* recv, size_t bytes_per_rank,
+                  const char* algorithm, ml_request** request);
+int ml_ialltoall(ml_comm* comm, const void* send, void* recv, size_t bytes_per_rank,
+                 const char* algorithm, ml_request** request);
+
 #ifdef __cplusplus
 }
 #endif

@@ -57,17 +57,29 @@ std::span<std::byte> out(void* data, size_t bytes) {
   return {static_cast<std::byte*>(data), data ? bytes : 0};
 }
 
+// A collective call; with `request` non-NULL it is started and *request gets its handle.
 int collective(ml_comm* comm, multilane::Collective c, const void* send, void* recv, size_t bytes,
-               int root, const char* algorithm) {
+               int root, const char* algorithm, ml_request** request = nullptr) {
   if (!comm) return null_argument("comm");
   return guarded([&] {
     using multilane::Buffer;
     const int p = comm->comm.size();
     const int r = comm->comm.rank();
-    const auto send_bytes = multilane::buffer_size(c, Buffer::Send, r, p, root, bytes);
-    const auto recv_bytes = multilane::buffer_size(c, Buffer::Recv, r, p, root, bytes);
-    comm->comm.run(c, in(send, send_bytes), out(recv, recv_bytes), root, bytes, options(algorithm));
+    const auto send_data = in(send, multilane::buffer_size(c, Buffer::Send, r, p, root, bytes));
+    const auto recv_data = out(recv, multilane::buffer_size(c, Buffer::Recv, r, p, root, bytes));
+    if (request) {
+      *request =
+          new ml_request{comm->comm.irun(c, send_data, recv_data, root, bytes, options(algorithm))};
+    } else {
+      comm->comm.run(c, send_data, recv_data, root, bytes, options(algorithm));
+    }
   });
+}
+
+int started_collective(ml_comm* comm, multilane::Collective c, const void* send, void* recv,
+                       size_t bytes, int root, const char* algorithm, ml_request** request) {
+  if (!request) return null_argument("request");
+  return collective(comm, c, send, recv, bytes, root, algorithm, request);
 }
 
 }  // namespace
@@ -163,6 +175,36 @@ int ml_alltoall(ml_comm* comm, const void* send, void* recv, size_t bytes_per_ra
                 const char* algorithm) {
   return collective(comm, multilane::Collective::Alltoall, send, recv, bytes_per_rank, 0,
                     algorithm);
+}
+
+int ml_ibcast(ml_comm* comm, void* buffer, size_t bytes, int root, const char* algorithm,
+              ml_request** request) {
+  return started_collective(comm, multilane::Collective::Bcast, nullptr, buffer, bytes, root,
+                            algorithm, request);
+}
+
+int ml_iscatter(ml_comm* comm, const void* send, void* recv, size_t bytes_per_rank, int root,
+                const char* algorithm, ml_request** request) {
+  return started_collective(comm, multilane::Collective::Scatter, send, recv, bytes_per_rank, root,
+                            algorithm, request);
+}
+
+int ml_igather(ml_comm* comm, const void* send, void* recv, size_t bytes_per_rank, int root,
+               const char* algorithm, ml_request** request) {
+  return started_collective(comm, multilane::Collective::Gather, send, recv, bytes_per_rank, root,
+                            algorithm, request);
+}
+
+int ml_iallgather(ml_comm* comm, const void* send, void* recv, size_t bytes_per_rank,
+                  const char* algorithm, ml_request** request) {
+  return started_collective(comm, multilane::Collective::Allgather, send, recv, bytes_per_rank, 0,
+                            algorithm, request);
+}
+
+int ml_ialltoall(ml_comm* comm, const void* send, void* recv, size_t bytes_per_rank,
+                 const char* algorithm, ml_request** request) {
+  return started_collective(comm, multilane::Collective::Alltoall, send, recv, bytes_per_rank, 0,
+                            algorithm, request);
 }
 
 }  // extern "C"
