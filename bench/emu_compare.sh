@@ -6,15 +6,17 @@
 #      bench/mpirun-emu.sh) next to multilane's best algorithm on the same grid, as ratios.
 #
 #   bench/emu_compare.sh [--platform FILE] [-n RANKS] [--bcast-sizes LIST] [--block-sizes LIST]
-#                        [--runs R] [--repetitions K] [--build DIR] [--keep DIR]
+#                        [--runs R] [--repetitions K] [--iterations I] [--build DIR]
+#                        [--keep DIR]
 #
 #   --platform     default examples/platforms/two-sites-4x2.toml
 #   -n             ranks (default: one per core of the platform)
-#   --bcast-sizes  default 4MiB,16MiB
-#   --block-sizes  scatter/gather, one rank's block (default 2MiB)
+#   --bcast-sizes  default 16MiB
+#   --block-sizes  scatter/gather, one rank's block (default 1MiB)
 #   --runs         runs of every measurement, alternating the sides (default 3); tables give
 #                  the median over runs of each run's median
 #   --repetitions  timed repetitions per run (default 3)
+#   --iterations   calls per timed repetition, both sides (default 2: bounds the run's time)
 #   --build        build directory with multilane and bench/mpi_peer (default build)
 #   --keep         keep every JSON there (default: a temporary directory, removed)
 #
@@ -26,13 +28,14 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 python=/usr/bin/python3
 platform=$here/examples/platforms/two-sites-4x2.toml
 ranks=
-bcast_sizes=4MiB,16MiB
-block_sizes=2MiB
+bcast_sizes=16MiB
+block_sizes=1MiB
 runs=3
 repetitions=3
+iterations=2
 build=build
 keep=
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   [ $# -ge 2 ] || usage
   case $1 in
@@ -42,6 +45,7 @@ while [ $# -gt 0 ]; do
     --block-sizes) block_sizes=$2 ;;
     --runs) runs=$2 ;;
     --repetitions) repetitions=$2 ;;
+    --iterations) iterations=$2 ;;
     --build) build=$2 ;;
     --keep) keep=$2 ;;
     *) usage ;;
@@ -73,19 +77,22 @@ if [ -z "$ranks" ]; then
 fi
 limit=900
 echo "# $(date -u +%FT%TZ), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)," \
-  "$ranks ranks on $(basename "$platform"), $runs runs x $repetitions repetitions"
+  "$ranks ranks on $(basename "$platform"), $runs runs x $repetitions repetitions x" \
+  "$iterations calls"
 
 ours() {  # ours COLLECTIVE SIZES RUN
   echo "# multilane bench --emu $name -n $ranks --collective $1 --algorithm all --sizes $2" \
-    "--repetitions $repetitions --json" >&2
+    "--iterations $iterations --repetitions $repetitions --json" >&2
   timeout "$limit" "$multilane" bench --emu "$name" -n "$ranks" --collective "$1" \
-    --algorithm all --sizes "$2" --repetitions "$repetitions" --json >"$out/$1-multilane-$3.json"
+    --algorithm all --sizes "$2" --iterations "$iterations" --repetitions "$repetitions" \
+    --json >"$out/$1-multilane-$3.json"
 }
 theirs() {  # theirs COLLECTIVE SIZES RUN
   echo "# bench/mpirun-emu.sh $name -n $ranks -- mpi_peer --collective $1 --sizes $2" \
-    "--repetitions $repetitions" >&2
+    "--iterations $iterations --repetitions $repetitions" >&2
   MULTILANE=$multilane timeout "$limit" "$here/bench/mpirun-emu.sh" "$name" -n "$ranks" -- \
-    "$peer" --collective "$1" --sizes "$2" --repetitions "$repetitions" \
+    "$peer" --collective "$1" --sizes "$2" --iterations "$iterations" \
+    --repetitions "$repetitions" \
     >"$out/$1-openmpi-$3.json" 2>"$out/$1-openmpi-$3.log"
 }
 
