@@ -23,6 +23,11 @@ if [ "${1:-}" = "--agent" ]; then
   # handed to a shell, as ssh does).
   host=$2
   shift 2
+  # Every emulated node has this machine's host name and /tmp, so daemons starting at once
+  # raced for one session directory ("mkdir /tmp/ompi.HOST.0/jf.N: File exists"): each node
+  # gets a directory of its own.
+  mkdir -p "$MULTILANE_EMU_SESSION/$host"
+  export OMPI_MCA_orte_tmpdir_base="$MULTILANE_EMU_SESSION/$host"
   exec "$MULTILANE" emu exec --name "$MULTILANE_EMU_NAME" "$host" -- sh -c "$*"
 fi
 
@@ -45,14 +50,21 @@ done
 shift
 [ $# -ge 1 ] || usage
 
-hostfile=$(mktemp /tmp/mpirun-emu-hosts.XXXXXX)
-trap 'rm -f "$hostfile"' EXIT INT TERM
+session=$(mktemp -d /tmp/mpirun-emu.XXXXXX)
+trap 'rm -rf "$session"' EXIT INT TERM
+hostfile=$session/hostfile
 "$MULTILANE" emu hostfile --name "$name" >"$hostfile"
+mkdir "$session/mpirun"
 
-export MULTILANE MULTILANE_EMU_NAME="$name"
+export MULTILANE MULTILANE_EMU_NAME="$name" MULTILANE_EMU_SESSION="$session"
+export OMPI_MCA_orte_tmpdir_base="$session/mpirun"
+# Several daemons on one machine at once: orted's hwloc run-time control, which shares the
+# topology through a fixed-address mapping, crashed now and then in
+# hwloc_shmem_topology_write. Ranks are not bound anyway (--bind-to none).
+export OMPI_MCA_rtc="^hwloc"
 # shellcheck disable=SC2086  # the extra mpirun options are words
 "$MULTILANE" emu exec --name "$name" 0 -- \
   mpirun --allow-run-as-root --hostfile "$hostfile" -n "$ranks" \
   --mca plm_rsh_agent "$here/mpirun-emu.sh --agent" \
   --mca btl tcp,self --mca btl_tcp_if_include 198.18.0.0/15 \
-  --mca oob_tcp_if_include 198.18.0.0/15 $mpirun_options "$@"
+  --mca oob_tcp_if_include 198.18.0.0/15 --bind-to none $mpirun_options "$@"
