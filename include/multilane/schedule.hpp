@@ -18,6 +18,19 @@
 // collective, see collective.hpp); Scratch is a per-rank temporary the schedule asks for.
 // Ranges refer to these buffers directly, so an executor can run the schedule zero-copy.
 //
+// Group operations (the SMP paper's shared-memory collectives): the ranks of one node (one
+// Platform node, local rank = position in increasing rank order) run one collective together
+// through shared memory. Every group op reads `source` (what this rank contributes) and writes
+// `range` (what it gets); `peer` is the group's root (a global rank on the same node). With L
+// ranks on the node and a block of s bytes (bcast: the whole message m):
+//   GroupBcast      root: source m bytes, range empty;  others: range m bytes
+//   GroupScatter    root: source L*s (blocks in local-rank order), range s;  others: range s
+//   GroupGather     everyone: source s;  root: range L*s
+//   GroupAllgather  everyone: source s, range L*s
+//   GroupAlltoall   everyone: source L*s, range L*s (block j goes to local rank j)
+// Matching rule: the k-th group op of every rank of a node form the node's k-th group call;
+// they must agree on kind, root and s, and the call completes when all of them have started.
+//
 // Lanes: a Send or Recv may name the lane (NIC index) it should use; both ends of a transfer
 // name the same lane, since lane i of every node is on the same network. kAnyLane means the
 // transfer is striped evenly over every lane index that both nodes have (the papers' "link
@@ -53,8 +66,24 @@ struct Range {
   friend bool operator==(const Range&, const Range&) = default;
 };
 
-enum class OpKind : std::uint8_t { Send, Recv, Copy };
+enum class OpKind : std::uint8_t {
+  Send,
+  Recv,
+  Copy,
+  GroupBcast,
+  GroupScatter,
+  GroupGather,
+  GroupAllgather,
+  GroupAlltoall,
+};
+inline constexpr int kNumOpKinds = 8;
 std::string_view to_string(OpKind k);
+inline bool is_group_op(OpKind k) {
+  return k >= OpKind::GroupBcast && k <= OpKind::GroupAlltoall;
+}
+// The collective a group op runs on its node, and back.
+Collective group_collective(OpKind group_kind);
+OpKind group_op_kind(Collective collective);
 
 inline constexpr int kAnyLane = -1;
 
@@ -65,9 +94,9 @@ inline constexpr OpIndex kNoOp = 0xffffffffu;
 struct Op {
   OpKind kind = OpKind::Send;
   std::int8_t lane = kAnyLane;   // Send/Recv: NIC to use
-  std::int32_t peer = -1;        // Send/Recv: the other rank
-  Range range;                   // Send: bytes read; Recv and Copy: bytes written
-  Range source;                  // Copy: bytes read
+  std::int32_t peer = -1;        // Send/Recv: the other rank; group ops: the group's root
+  Range range;                   // Send: bytes read; Recv, Copy and group ops: bytes written
+  Range source;                  // Copy and group ops: bytes read
   std::uint32_t deps_begin = 0;  // into Schedule::deps
   std::uint32_t deps_count = 0;
 };
@@ -98,8 +127,8 @@ struct Schedule {
 };
 
 // Builds a Schedule rank by rank. Zero-length sends, receives and copies are dropped (their
-// index is kNoOp); kNoOp and repeated dependencies are ignored, so builders handle empty messages and
-// empty segments without special cases.
+// index is kNoOp); kNoOp and repeated dependencies are ignored, so builders handle empty messages
+// and empty segments without special cases.
 class ScheduleBuilder {
  public:
   ScheduleBuilder(Collective collective, std::string algorithm, int num_ranks, int root,
@@ -118,6 +147,14 @@ class ScheduleBuilder {
   }
   OpIndex copy(Range to, Range from, std::initializer_list<OpIndex> deps) {
     return copy(to, from, std::span<const OpIndex>(deps.begin(), deps.size()));
+  }
+  // A group op (see above); never dropped, even with empty ranges: every rank of the node must
+  // take part in the group call.
+  OpIndex group(OpKind kind, int group_root, Range to, Range from,
+                std::span<const OpIndex> deps = {});
+  OpIndex group(OpKind kind, int group_root, Range to, Range from,
+                std::initializer_list<OpIndex> deps) {
+    return group(kind, group_root, to, from, std::span<const OpIndex>(deps.begin(), deps.size()));
   }
   // The current rank needs at least `bytes` of scratch.
   void need_scratch(std::uint64_t bytes);

@@ -33,4 +33,12 @@ Schedule allgather_recursive_doubling(const Platform&, const BuildParams&);
 Schedule alltoall_pairwise(const Platform&, const BuildParams&);
 Schedule alltoall_linear(const Platform&, const BuildParams&);
 
+// Two-level SMP collectives (hier_shm.cpp).
+Schedule bcast_hier_shm(const Platform&, const BuildParams&);
+Schedule bcast_hier_shm_vdg(const Platform&, const BuildParams&);
+Schedule scatter_hier_shm(const Platform&, const BuildParams&);
+Schedule gather_hier_shm(const Platform&, const BuildParams&);
+Schedule allgather_hier_shm(const Platform&, const BuildParams&);
+Schedule alltoall_hier_shm(const Platform&, const BuildParams&);
+
 }  // namespace multilane::algo

@@ -45,8 +45,27 @@ std::string_view to_string(OpKind k) {
       return "recv";
     case OpKind::Copy:
       return "copy";
+    case OpKind::GroupBcast:
+      return "group-bcast";
+    case OpKind::GroupScatter:
+      return "group-scatter";
+    case OpKind::GroupGather:
+      return "group-gather";
+    case OpKind::GroupAllgather:
+      return "group-allgather";
+    case OpKind::GroupAlltoall:
+      return "group-alltoall";
   }
   return "?";
+}
+
+Collective group_collective(OpKind group_kind) {
+  return static_cast<Collective>(static_cast<int>(group_kind) -
+                                 static_cast<int>(OpKind::GroupBcast));
+}
+
+OpKind group_op_kind(Collective collective) {
+  return static_cast<OpKind>(static_cast<int>(OpKind::GroupBcast) + static_cast<int>(collective));
 }
 
 ScheduleBuilder::ScheduleBuilder(Collective collective, std::string algorithm, int num_ranks,
@@ -119,6 +138,17 @@ OpIndex ScheduleBuilder::copy(Range to, Range from, std::span<const OpIndex> dep
   return append(op, deps);
 }
 
+OpIndex ScheduleBuilder::group(OpKind kind, int group_root, Range to, Range from,
+                               std::span<const OpIndex> deps) {
+  if (!is_group_op(kind)) throw std::logic_error("ScheduleBuilder::group: not a group kind");
+  Op op;
+  op.kind = kind;
+  op.peer = group_root;
+  op.range = to;
+  op.source = from;
+  return append(op, deps);
+}
+
 void ScheduleBuilder::need_scratch(std::uint64_t bytes) {
   auto& s = schedule_.scratch_bytes.at(current_);
   s = std::max(s, bytes);
@@ -170,6 +200,11 @@ Schedule reverse_schedule(const Schedule& s, Collective reversed_collective,
         op.kind = OpKind::Send;
       } else {
         std::swap(op.range, op.source);
+        if (op.kind == OpKind::GroupScatter) {
+          op.kind = OpKind::GroupGather;
+        } else if (op.kind == OpKind::GroupGather) {
+          op.kind = OpKind::GroupScatter;
+        }
       }
       op.range.buffer = swap_user_buffers(op.range.buffer);
       op.source.buffer = swap_user_buffers(op.source.buffer);
@@ -201,8 +236,17 @@ std::string op_text(const Schedule& s, const Op& op) {
     case OpKind::Copy:
       text = fmt::format("copy {} <- {}", range_text(op.range), range_text(op.source));
       break;
+    case OpKind::GroupBcast:
+    case OpKind::GroupScatter:
+    case OpKind::GroupGather:
+    case OpKind::GroupAllgather:
+    case OpKind::GroupAlltoall:
+      text = fmt::format("{} {} <- {} root rank {}", to_string(op.kind), range_text(op.range),
+                         range_text(op.source), op.peer);
+      break;
   }
-  if (op.kind != OpKind::Copy && op.lane != kAnyLane) text += fmt::format(" lane {}", op.lane);
+  if ((op.kind == OpKind::Send || op.kind == OpKind::Recv) && op.lane != kAnyLane)
+    text += fmt::format(" lane {}", op.lane);
   if (op.deps_count > 0) {
     text += " after";
     for (OpIndex d : s.deps_of(op)) text += fmt::format(" #{}", d);
@@ -239,6 +283,9 @@ std::string schedule_to_json(const Schedule& s, int indent) {
       json j{{"op", to_string(op.kind)}, {"range", range_json(op.range)}};
       if (op.kind == OpKind::Copy) {
         j["source"] = range_json(op.source);
+      } else if (is_group_op(op.kind)) {
+        j["source"] = range_json(op.source);
+        j["root"] = op.peer;
       } else {
         j["peer"] = op.peer;
         j["lane"] = op.lane;

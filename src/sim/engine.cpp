@@ -6,6 +6,8 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "schedule/group_call.hpp"
+
 namespace multilane::sim {
 
 namespace {
@@ -247,6 +249,12 @@ void Engine::fill_stats(SimResult& result) {
 namespace multilane {
 
 SimResult simulate(const Schedule& schedule, const Platform& platform, const SimOptions& options) {
+  if (has_group_ops(schedule)) {
+    // Group calls run as their moves, each an intra-node transfer (schedule/group_call.hpp).
+    const Schedule lowered = lower_group_ops(schedule, platform);
+    sim::Engine engine(lowered, platform, options);
+    return engine.run();
+  }
   sim::Engine engine(schedule, platform, options);
   return engine.run();
 }

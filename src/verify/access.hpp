@@ -1,6 +1,7 @@
 // verify/access.hpp — which bytes an operation touches, and how big each buffer is.
 //
-// A Send reads its range; a Recv writes its range; a Copy reads `source` and writes `range`.
+// A Send reads its range; a Recv writes its range; a Copy reads `source` and writes `range`;
+// a group op reads `source` and writes `range` (either may be empty: nothing).
 // Buffer sizes come from the collective (Send, Recv) and from the schedule (Scratch).
 #pragma once
 
@@ -21,11 +22,13 @@ std::uint64_t buffer_bytes(const Schedule& schedule, int rank, Buffer buffer);
 inline std::optional<Range> read_range(const Op& op) {
   if (op.kind == OpKind::Send) return op.range;
   if (op.kind == OpKind::Copy) return op.source;
+  if (is_group_op(op.kind) && op.source.length > 0) return op.source;
   return std::nullopt;
 }
 
 inline std::optional<Range> written_range(const Op& op) {
   if (op.kind == OpKind::Recv || op.kind == OpKind::Copy) return op.range;
+  if (is_group_op(op.kind) && op.range.length > 0) return op.range;
   return std::nullopt;
 }
 

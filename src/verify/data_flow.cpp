@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "multilane/collective.hpp"
+#include "schedule/group_call.hpp"
 #include "verify/matching.hpp"
 
 namespace multilane::verify {
@@ -58,6 +59,20 @@ void DataFlow::on_transfer(const Transfer& t) {
   const Op& send = s_.ops[t.send];
   read(t.send, s_.ops[t.recv].peer, send.range);
   write(send.peer, s_.ops[t.recv].range);
+}
+
+void DataFlow::on_group_call(const GroupCall& call) {
+  const OpKind kind = s_.ops[call.ops[0]].kind;
+  const auto members = static_cast<int>(call.ops.size());
+  for (const GroupMove& move : group_moves(kind, call.root, members, call.block)) {
+    const std::uint32_t from = call.ops[move.from];
+    const std::uint32_t to = call.ops[move.to];
+    const Range& source = s_.ops[from].source;
+    const Range& range = s_.ops[to].range;
+    read(from, rank_of_op(s_, from),
+         {source.buffer, source.offset + move.from_offset, move.length});
+    write(rank_of_op(s_, to), {range.buffer, range.offset + move.to_offset, move.length});
+  }
 }
 
 void DataFlow::check_results() {

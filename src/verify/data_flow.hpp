@@ -45,6 +45,7 @@ class DataFlow : public ExecutionObserver {
 
   void on_copy(std::uint32_t op) override;
   void on_transfer(const Transfer& transfer) override;
+  void on_group_call(const GroupCall& call) override;
 
   // Reports, for every rank whose Recv buffer differs from the expected result, the first
   // run of wrong bytes.

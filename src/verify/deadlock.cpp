@@ -26,6 +26,16 @@ WaitEdge waits_for(const Executor& x, std::uint32_t op) {
     }
   }
   const Matching& m = x.matching();
+  if (is_group_op(s.ops[op].kind)) {
+    // Ready, so a member of its call, or of an earlier call of the node, is not.
+    const GroupCall& mine = m.group_calls[m.group_call_of_op[op]];
+    const GroupCall& next = m.group_calls[x.next_group_call(mine.node_group)];
+    for (const std::uint32_t g : next.ops) {
+      if (!x.ready(g)) {
+        return {g, &next == &mine ? "its group call's member" : "the earlier group call at"};
+      }
+    }
+  }
   const std::uint32_t t = m.transfer_of_op[op];
   const Transfer& mine = m.transfers[t];
   const std::uint32_t partner = mine.send == op ? mine.recv : mine.send;

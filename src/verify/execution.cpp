@@ -11,6 +11,9 @@ Executor::Executor(const Schedule& schedule, const Matching& matching)
   build_dependents();
   next_transfer_.assign(matching.pair_begin.begin(), matching.pair_begin.end() - 1);
   done_.assign(schedule.ops.size(), false);
+  if (!matching.node_call_begin.empty()) {
+    next_group_call_.assign(matching.node_call_begin.begin(), matching.node_call_begin.end() - 1);
+  }
 }
 
 void Executor::build_dependents() {
@@ -51,6 +54,11 @@ void Executor::start(std::uint32_t op, ExecutionObserver& observer) {
     complete(op);
     return;
   }
+  if (is_group_op(schedule_.ops[op].kind)) {
+    run_ready_group_calls(matching_.group_calls[matching_.group_call_of_op[op]].node_group,
+                          observer);
+    return;
+  }
   const std::uint32_t t = matching_.transfer_of_op[op];
   deliver_ready_messages(matching_.pair_of_transfer[t], observer);
 }
@@ -65,6 +73,19 @@ void Executor::deliver_ready_messages(std::uint32_t pair, ExecutionObserver& obs
     ++delivered_;
     complete(t.send);
     complete(t.recv);
+  }
+}
+
+void Executor::run_ready_group_calls(int node_group, ExecutionObserver& observer) {
+  std::uint32_t& next = next_group_call_[node_group];
+  while (next < matching_.node_call_begin[node_group + 1]) {
+    const GroupCall& call = matching_.group_calls[next];
+    for (const std::uint32_t g : call.ops) {
+      if (pending_deps_[g] != 0) return;
+    }
+    observer.on_group_call(call);
+    ++next;
+    for (const std::uint32_t g : call.ops) complete(g);
   }
 }
 

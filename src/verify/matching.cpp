@@ -177,7 +177,9 @@ class Matcher {
 }  // namespace
 
 Matching match_messages(const Schedule& schedule, const Platform& platform, ErrorSink& sink) {
-  return Matcher(schedule, platform, sink).run();
+  Matching matching = Matcher(schedule, platform, sink).run();
+  match_group_calls(schedule, platform, sink, matching);
+  return matching;
 }
 
 int rank_of_op(const Schedule& schedule, std::uint32_t g) {

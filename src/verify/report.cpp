@@ -16,6 +16,12 @@ std::string describe_action(const Op& op) {
       return fmt::format("recv from rank {}", op.peer);
     case OpKind::Copy:
       return "copy";
+    case OpKind::GroupBcast:
+    case OpKind::GroupScatter:
+    case OpKind::GroupGather:
+    case OpKind::GroupAllgather:
+    case OpKind::GroupAlltoall:
+      return fmt::format("{}, root rank {}", to_string(op.kind), op.peer);
   }
   return fmt::format("operation of unknown kind {}", static_cast<int>(op.kind));
 }

@@ -11,7 +11,6 @@ namespace multilane::verify {
 namespace {
 
 constexpr int kNumCollectives = static_cast<int>(std::size(kAllCollectives));
-constexpr int kNumOpKinds = 3;
 
 // The index arrays and global fields; operations cannot be looked at safely without them.
 bool check_shape(const Schedule& s, const Platform& platform, ErrorSink& sink) {
@@ -81,6 +80,8 @@ class OpChecker {
     check_deps();
     if (op_->kind == OpKind::Copy) {
       check_copy();
+    } else if (is_group_op(op_->kind)) {
+      check_group_op();
     } else {
       check_peer();
       check_lane();
@@ -155,6 +156,26 @@ class OpChecker {
                        describe_range(from), from.length, describe_range(to), to.length));
     } else if (to.buffer == from.buffer && to.offset < from.end() && from.offset < to.end()) {
       fail(fmt::format("copies {} into {}: the ranges overlap", describe_range(from),
+                       describe_range(to)));
+    }
+  }
+
+  void check_group_op() {
+    const int p = s_.num_ranks();
+    const int root = op_->peer;
+    if (root < 0 || root >= p) {
+      fail(fmt::format("names group root {} but ranks are 0..{}", root, p - 1));
+    } else if (rank_ < platform_.num_ranks() &&
+               platform_.node_of(root) != platform_.node_of(rank_)) {
+      fail(fmt::format("names group root rank {}, which is on node {}, not on this rank's node {}",
+                       root, platform_.nodes[platform_.node_of(root)].name,
+                       platform_.nodes[platform_.node_of(rank_)].name));
+    }
+    const Range& to = op_->range;
+    const Range& from = op_->source;
+    const bool inside = check_range(from, "reads") & check_range(to, "writes");
+    if (inside && to.buffer == from.buffer && to.offset < from.end() && from.offset < to.end()) {
+      fail(fmt::format("reads {} and writes {}: the ranges overlap", describe_range(from),
                        describe_range(to)));
     }
   }

@@ -120,7 +120,7 @@ TEST(BuildSchedule, RejectsBadParametersNamingThem) {
   } catch (const UsageError& e) {
     EXPECT_STREQ(e.what(),
                  "unknown scatter algorithm \"fastest\": choose one of linear, binomial, "
-                 "single-lane, multilane");
+                 "single-lane, multilane, hier-shm");
   }
   params.root = 0;
   params.segment = 0;
