@@ -217,12 +217,36 @@ std::shared_ptr<RequestState> CommunicatorImpl::start(Collective collective,
                                  describe(*schedule, sequence)};
   auto state = std::make_shared<RequestState>();
   const runtime::CallBuffers buffers{send, recv};
-  engine_->post([this, schedule, buffers, identity = std::move(identity), state]() mutable {
-    runtime::start_schedule_run(*engine_, schedule, setup_.platform, setup_.rank, buffers,
-                                std::move(identity),
-                                [state](const std::string& error) { state->complete(error); });
+  // Group ops (hier-shm) run on this node's shared-memory group, announced in call order.
+  runtime::shm::GroupRunner* groups = nullptr;
+  if (const std::size_t count = runtime::group_op_count(*schedule, setup_.rank); count > 0) {
+    groups = group_runner();
+    groups->expect(sequence, count);
+  }
+  engine_->post([this, schedule, buffers, identity = std::move(identity), state, groups]() mutable {
+    runtime::start_schedule_run(
+        *engine_, schedule, setup_.platform, setup_.rank, buffers, std::move(identity),
+        [state](const std::string& error) { state->complete(error); }, groups);
   });
   return state;
+}
+
+runtime::shm::GroupRunner* CommunicatorImpl::group_runner() {
+  if (!groups_) {
+    const Platform& p = setup_.platform;
+    runtime::shm::GroupRunnerConfig config;
+    config.job_id = setup_.job_id;
+    config.node_id = p.node_of(setup_.rank);
+    config.local_size = 0;
+    for (int r = 0; r < setup_.size; ++r) {
+      if (p.node_of(r) != config.node_id) continue;
+      if (r == setup_.rank) config.local_rank = config.local_size;
+      ++config.local_size;
+    }
+    config.options.timeout = setup_.options.timeout;
+    groups_ = std::make_unique<runtime::shm::GroupRunner>(std::move(config));
+  }
+  return groups_.get();
 }
 
 void CommunicatorImpl::run(Collective collective, std::span<const std::byte> send,

@@ -13,6 +13,7 @@
 #include "runtime/algorithm_choice.hpp"
 #include "runtime/engine.hpp"
 #include "runtime/request_state.hpp"
+#include "runtime/shm/group_runner.hpp"
 
 namespace multilane {
 
@@ -66,6 +67,8 @@ class CommunicatorImpl {
   std::shared_ptr<const Schedule> schedule_for(Collective collective, std::string_view algorithm,
                                                const BuildParams& params);
   std::string describe(const Schedule& schedule, std::uint64_t sequence) const;
+  // The runner of this rank's shared-memory group, made at the first schedule with group ops.
+  runtime::shm::GroupRunner* group_runner();
 
   CommunicatorSetup setup_;
   std::unique_ptr<runtime::Engine> engine_;
@@ -78,6 +81,7 @@ class CommunicatorImpl {
   using ChoiceKey = std::tuple<Collective, std::uint64_t, int, std::uint64_t, int>;
   mutable std::mutex choices_mutex_;
   mutable std::map<ChoiceKey, runtime::AlgorithmChoice> choices_;
+  std::unique_ptr<runtime::shm::GroupRunner> groups_;  // after engine_: destroyed before it
 };
 
 }  // namespace multilane

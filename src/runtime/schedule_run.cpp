@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace multilane::runtime {
@@ -16,7 +17,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
  public:
   ScheduleRun(Engine& engine, std::shared_ptr<const Schedule> schedule, const Platform& platform,
               int rank, CallBuffers buffers, CallIdentity identity,
-              std::function<void(const std::string&)> done)
+              std::function<void(const std::string&)> done, shm::GroupRunner* groups)
       : engine_(engine),
         schedule_(std::move(schedule)),
         platform_(platform),
@@ -25,7 +26,12 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
         identity_(std::move(identity)),
         done_(std::move(done)),
         program_(schedule_->program(rank)),
-        scratch_(schedule_->scratch_bytes.empty() ? 0 : schedule_->scratch_bytes[rank]) {}
+        scratch_(schedule_->scratch_bytes.empty() ? 0 : schedule_->scratch_bytes[rank]),
+        groups_(groups) {
+    for (int r = 0; r < platform_.num_ranks(); ++r) {
+      if (platform_.node_of(r) == platform_.node_of(rank_)) node_members_.push_back(r);
+    }
+  }
 
   void start() {
     index_messages();
@@ -33,6 +39,10 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
     auto self = shared_from_this();
     engine_.begin_call(identity_.sequence, identity_.signature,
                        [self](const std::string& error) { self->fail(error); });
+    group_ready_.assign(group_order_.size(), false);
+    if (!group_order_.empty() && !groups_) {
+      return finish("the schedule has group operations but this rank has no shared-memory group");
+    }
     if (program_.empty()) return finish("");
     for (std::uint32_t i = 0; i < program_.size(); ++i) {
       if (remaining_[i] == 0) ready_.push_back(i);
@@ -48,6 +58,10 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
     message_.resize(program_.size(), 0);
     for (std::size_t i = 0; i < program_.size(); ++i) {
       const Op& op = program_[i];
+      if (is_group_op(op.kind)) {
+        message_[i] = group_order_.size();  // its place among the rank's group ops
+        group_order_.push_back(static_cast<std::uint32_t>(i));
+      }
       if (op.kind == OpKind::Send) message_[i] = sends[op.peer]++;
       if (op.kind == OpKind::Recv) message_[i] = recvs[op.peer]++;
     }
@@ -125,7 +139,48 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
         op_done(i, "");
         break;
       }
+      default:
+        group_ready_[message_[i]] = true;
+        submit_ready_group_ops();
+        break;
     }
+  }
+
+  // Hands the ready group ops to the runner in program order (every rank of the node must run
+  // its k-th group call as the node's k-th).
+  void submit_ready_group_ops() {
+    while (next_group_ < group_order_.size() && group_ready_[next_group_]) {
+      const std::uint32_t i = group_order_[next_group_++];
+      ++groups_in_flight_;
+      auto self = shared_from_this();
+      groups_->submit(identity_.sequence, next_group_ - 1, group_job(program_[i]),
+                      [self, i](const std::string& error) {
+                        self->engine_.post([self, i, error] { self->group_done(i, error); });
+                      });
+    }
+  }
+
+  shm::GroupRunner::Job group_job(const Op& op) {
+    const Collective collective = group_collective(op.kind);
+    const int root = static_cast<int>(
+        std::find(node_members_.begin(), node_members_.end(), op.peer) - node_members_.begin());
+    const std::span<std::byte> source = bytes(op.source);
+    const std::span<std::byte> range = bytes(op.range);
+    // A group bcast works in one buffer: the root's message, or where the others want it.
+    const std::span<std::byte> recv =
+        collective == Collective::Bcast && op.peer == rank_ ? source : range;
+    return [collective, root, source, recv](shm::ShmGroup& group) {
+      group.run(collective, source, recv, root);
+    };
+  }
+
+  void group_done(std::uint32_t i, const std::string& error) {
+    --groups_in_flight_;
+    if (over_) {
+      if (groups_in_flight_ == 0 && deferred_) report(*deferred_);
+      return;
+    }
+    op_done(i, error.empty() ? error : "shared memory: " + error);
   }
 
   void op_done(std::uint32_t i, const std::string& error) {
@@ -145,7 +200,21 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
     if (over_) return;
     over_ = true;
     engine_.end_call(identity_.sequence);  // abandons whatever is still pending
-    done_(error.empty() ? error : identity_.description + ": " + error);
+    const std::string message = error.empty() ? error : identity_.description + ": " + error;
+    if (groups_ && next_group_ < group_order_.size()) groups_->cancel(identity_.sequence);
+    if (groups_in_flight_ > 0) {
+      // The group op in flight may still touch the user's buffers: stop it and report once it
+      // has returned.
+      groups_->interrupt(message);
+      deferred_ = message;
+      return;
+    }
+    report(message);
+  }
+
+  void report(const std::string& message) {
+    deferred_.reset();
+    done_(message);
   }
 
   Engine& engine_;
@@ -164,16 +233,30 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   std::size_t completed_ = 0;
   bool draining_ = false;
   bool over_ = false;
+  shm::GroupRunner* groups_;
+  std::vector<int> node_members_;           // the ranks of this rank's node: its group
+  std::vector<std::uint32_t> group_order_;  // the group ops, in program order
+  std::vector<bool> group_ready_;           // per group op: its dependencies are done
+  std::size_t next_group_ = 0;              // the next group op to hand to the runner
+  int groups_in_flight_ = 0;
+  std::optional<std::string> deferred_;  // the error to report once no group op is in flight
 };
 
 }  // namespace
 
 void start_schedule_run(Engine& engine, std::shared_ptr<const Schedule> schedule,
                         const Platform& platform, int rank, CallBuffers buffers,
-                        CallIdentity identity, std::function<void(const std::string&)> done) {
+                        CallIdentity identity, std::function<void(const std::string&)> done,
+                        shm::GroupRunner* groups) {
   std::make_shared<ScheduleRun>(engine, std::move(schedule), platform, rank, buffers,
-                                std::move(identity), std::move(done))
+                                std::move(identity), std::move(done), groups)
       ->start();
+}
+
+std::size_t group_op_count(const Schedule& schedule, int rank) {
+  const auto program = schedule.program(rank);
+  return static_cast<std::size_t>(std::count_if(program.begin(), program.end(),
+                                                [](const Op& op) { return is_group_op(op.kind); }));
 }
 
 std::uint64_t call_signature(const Schedule& schedule) {

@@ -10,7 +10,11 @@
 // The first failing operation fails the call: the engine abandons the call's other operations
 // (no byte of the user's buffers is touched afterwards) and `done` gets the error prefixed with
 // the call's description ("bcast #3 (binomial, root 0, 1048576 bytes): timed out ...").
-// Everything runs on the engine's progress thread; `done` is called exactly once.
+// Group operations (the ranks of this node through shared memory) run on `groups`, a thread of
+// their own, in program order (the caller announces them with GroupRunner::expect() in call
+// order); a failed call cancels its remaining ones; a failure interrupts the one in flight and
+// `done` waits for it to return. Everything else runs on the engine's progress thread; `done` is
+// called exactly once.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +26,7 @@
 #include "multilane/platform.hpp"
 #include "multilane/schedule.hpp"
 #include "runtime/engine.hpp"
+#include "runtime/shm/group_runner.hpp"
 
 namespace multilane::runtime {
 
@@ -37,9 +42,14 @@ struct CallIdentity {
 };
 
 // Starts the call on the engine's progress thread (call it there).
+// `groups` may be null when the schedule has no group ops.
 void start_schedule_run(Engine& engine, std::shared_ptr<const Schedule> schedule,
                         const Platform& platform, int rank, CallBuffers buffers,
-                        CallIdentity identity, std::function<void(const std::string&)> done);
+                        CallIdentity identity, std::function<void(const std::string&)> done,
+                        shm::GroupRunner* groups = nullptr);
+
+// How many group ops `rank` runs (a GroupRunner must expect() them before the call starts).
+std::size_t group_op_count(const Schedule& schedule, int rank);
 
 // Fingerprint of everything that must agree between ranks for a call to match.
 std::uint64_t call_signature(const Schedule& schedule);

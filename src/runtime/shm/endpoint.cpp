@@ -190,6 +190,11 @@ void ShmEndpoint::release(const Step& step) {
 }
 
 void ShmEndpoint::break_group(const std::string& reason) {
+  interrupt(reason);
+  broken_ = true;
+}
+
+void ShmEndpoint::interrupt(const std::string& reason) {
   SyncWord& broken = view_.header->broken;
   std::uint32_t unclaimed = 0;
   if (std::atomic_ref<std::uint32_t>(broken.arrivals).compare_exchange_strong(unclaimed, 1)) {
@@ -198,7 +203,6 @@ void ShmEndpoint::break_group(const std::string& reason) {
     view_.header->reason[length] = '\0';
     publish(broken, static_cast<std::uint32_t>(rank_ + 1));
   }
-  broken_ = true;
   wake_everyone(view_.header->attached);
   for (SlotHeader& slot : view_.slots) {
     wake_everyone(slot.filled);

@@ -61,6 +61,10 @@ class ShmEndpoint {
   // Marks the group broken with `reason` (the first reason any rank gives wins) and wakes every
   // rank that sleeps on the segment.
   void break_group(const std::string& reason);
+  // What break_group() does to the segment, without touching this endpoint's own state:
+  // thread-safe, for another thread to stop the one running this endpoint (its next wait
+  // throws ShmError).
+  void interrupt(const std::string& reason);
   // break_group(), then throws ShmError.
   [[noreturn]] void fail(const std::string& reason);
   // Throws ShmError if the group is broken (by any rank).

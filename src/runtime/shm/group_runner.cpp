@@ -1,0 +1,97 @@
+// runtime/shm/group_runner.cpp — see group_runner.hpp.
+#include "runtime/shm/group_runner.hpp"
+
+#include <exception>
+
+namespace multilane::runtime::shm {
+
+GroupRunner::GroupRunner(GroupRunnerConfig config)
+    : config_(std::move(config)), thread_([this] { loop(); }) {}
+
+GroupRunner::~GroupRunner() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  thread_.join();
+}
+
+void GroupRunner::expect(std::uint64_t sequence, std::size_t count) {
+  if (count == 0) return;
+  std::lock_guard lock(mutex_);
+  expected_.push_back({sequence, count, 0, false});
+}
+
+void GroupRunner::submit(std::uint64_t sequence, std::size_t k, Job job, Done done) {
+  {
+    std::lock_guard lock(mutex_);
+    submitted_.emplace(Key{sequence, k}, std::make_pair(std::move(job), std::move(done)));
+  }
+  wake_.notify_one();
+}
+
+void GroupRunner::cancel(std::uint64_t sequence) {
+  {
+    std::lock_guard lock(mutex_);
+    for (Expected& e : expected_) {
+      if (e.sequence == sequence) e.cancelled = true;
+    }
+    submitted_.erase(submitted_.lower_bound(Key{sequence, 0}),
+                     submitted_.lower_bound(Key{sequence + 1, 0}));
+  }
+  wake_.notify_one();
+}
+
+void GroupRunner::interrupt(const std::string& reason) {
+  if (ShmEndpoint* endpoint = endpoint_.load()) endpoint->interrupt(reason);
+}
+
+bool GroupRunner::next_job(std::unique_lock<std::mutex>& lock, std::pair<Job, Done>& job) {
+  for (;;) {
+    while (!expected_.empty() &&
+           (expected_.front().cancelled || expected_.front().next == expected_.front().count)) {
+      expected_.pop_front();
+    }
+    if (!expected_.empty()) {
+      Expected& head = expected_.front();
+      if (auto it = submitted_.find(Key{head.sequence, head.next}); it != submitted_.end()) {
+        job = std::move(it->second);
+        submitted_.erase(it);
+        ++head.next;
+        return true;
+      }
+    }
+    if (stopping_) return false;
+    wake_.wait(lock);
+  }
+}
+
+std::string GroupRunner::run_one(const Job& job) {
+  try {
+    if (!group_) {
+      group_ = std::make_unique<ShmGroup>(config_.job_id, config_.node_id, config_.local_rank,
+                                          config_.local_size, config_.options);
+      endpoint_.store(&group_->endpoint());
+    }
+    job(*group_);
+    return {};
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+void GroupRunner::loop() {
+  for (;;) {
+    std::pair<Job, Done> job;
+    {
+      std::unique_lock lock(mutex_);
+      if (!next_job(lock, job)) break;
+    }
+    job.second(run_one(job.first));
+  }
+  endpoint_.store(nullptr);
+  group_.reset();  // leaves the group (on this thread, where it was made)
+}
+
+}  // namespace multilane::runtime::shm

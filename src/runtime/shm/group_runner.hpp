@@ -1,0 +1,89 @@
+// runtime/shm/group_runner.hpp — runs a rank's group operations (schedule.hpp's Group* ops)
+// on its node's ShmGroup, on a thread of its own.
+//
+// The schedule executor (runtime/schedule_run.hpp) runs on the engine's progress thread, which
+// must never block; a group call blocks until every rank of the node has joined it. So each
+// group op is handed to this runner. Every rank of a node must run the same group calls in the
+// same order, also when several collective calls are in flight: the runner runs them strictly
+// in the order (call sequence, k-th group op of the call). expect() announces a call's group
+// ops in call order (the order the calls were started, the same on every rank); submit() hands
+// over one op once its dependencies are done, in any order; cancel() gives up the rest of a
+// failed call, so that later calls are not held up.
+//
+// The ShmGroup is made on the runner's thread at the first job (every rank of the node makes
+// it at its first group call, so the setup meets), and destroyed there when the runner is.
+// interrupt() is thread-safe: it breaks the group, so a job waiting on other ranks fails at
+// once (and so do the other ranks of the node).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "runtime/shm/shm_group.hpp"
+
+namespace multilane::runtime::shm {
+
+struct GroupRunnerConfig {
+  std::uint64_t job_id = 0;
+  int node_id = 0;
+  int local_rank = 0;
+  int local_size = 1;
+  ShmOptions options;
+};
+
+class GroupRunner {
+ public:
+  using Job = std::function<void(ShmGroup&)>;
+  using Done = std::function<void(const std::string& error)>;
+
+  explicit GroupRunner(GroupRunnerConfig config);
+  ~GroupRunner();
+  GroupRunner(const GroupRunner&) = delete;
+  GroupRunner& operator=(const GroupRunner&) = delete;
+
+  const GroupRunnerConfig& config() const { return config_; }
+
+  // Call `sequence` will submit `count` group ops (calls announced in increasing order).
+  void expect(std::uint64_t sequence, std::size_t count);
+  // Op `k` of call `sequence`; `done` gets "" or the error it threw, on the runner's thread.
+  void submit(std::uint64_t sequence, std::size_t k, Job job, Done done);
+  // The call's ops not yet run are dropped (their `done` is not called).
+  void cancel(std::uint64_t sequence);
+  // Breaks the group with `reason` (thread-safe; nothing happens before the group exists).
+  void interrupt(const std::string& reason);
+
+ private:
+  struct Expected {
+    std::uint64_t sequence = 0;
+    std::size_t count = 0;
+    std::size_t next = 0;
+    bool cancelled = false;
+  };
+  using Key = std::pair<std::uint64_t, std::size_t>;
+
+  void loop();
+  // The next job to run, or false when stopping (mutex held).
+  bool next_job(std::unique_lock<std::mutex>& lock, std::pair<Job, Done>& job);
+  std::string run_one(const Job& job);
+
+  GroupRunnerConfig config_;
+  std::unique_ptr<ShmGroup> group_;  // runner thread only
+  std::atomic<ShmEndpoint*> endpoint_{nullptr};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Expected> expected_;
+  std::map<Key, std::pair<Job, Done>> submitted_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace multilane::runtime::shm
