@@ -1,0 +1,132 @@
+#!/bin/sh
+# bench/wan-emu-streams.sh — channels throughput between two sites of the emulated grid versus
+# streams and round-trip time, next to iperf3 -P on the same path (docs/wan.md, table 1).
+#
+# For every one-way WAN latency it brings up the platform (default
+# examples/platforms/wan-pair-1g.toml: 1 Gbit/s WAN, 256 KiB window per connection) under the
+# emulation name wanstreams<pid>, measures the round trip (`multilane emu ping`), then RUNS
+# times, for every stream count K: iperf3 -P K for SECONDS (plus 1 s of warm-up that is not
+# counted) and bench/wan_throughput with K streams (one process per node: messages of SIZE
+# for about SECONDS after one untimed message), once unpaced and once with the path's pacing
+# tunable at PACE / K per stream (the streams together just below the WAN rate, so they do not
+# overflow its queue), interleaved. Prints a markdown table: medians in Mbit/s and channels /
+# iperf3 (median over median) for every latency, and the raw runs.
+#
+# Environment: MULTILANE (default build/multilane), THROUGHPUT (default
+# build/bench/wan_throughput), STREAMS (default "1 2 4 8 16 32 64"), LATENCIES (one way, default
+# "0ms 1ms 5ms 10ms"), RUNS (default 3), SECONDS_PER_RUN (default 2), SIZE (default 32MiB),
+# PACE (Mbit/s of all streams together, default 970), MTU (default 9000). Needs root and
+# iperf3. Every command is bounded by `timeout`; the grid and the iperf3 server are removed on
+# exit, also on failure or interruption.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+MULTILANE=${MULTILANE:-$here/../build/multilane}
+THROUGHPUT=${THROUGHPUT:-$here/../build/bench/wan_throughput}
+platform=${1:-$here/../examples/platforms/wan-pair-1g.toml}
+streams=${STREAMS:-1 2 4 8 16 32 64}
+latencies=${LATENCIES:-0ms 1ms 5ms 10ms}
+runs=${RUNS:-3}
+seconds=${SECONDS_PER_RUN:-2}
+size=${SIZE:-32MiB}
+pace=${PACE:-970}
+mtu=${MTU:-9000}
+name=wanstreams$$
+python=/usr/bin/python3
+work=$(mktemp -d /tmp/wan-emu-streams.XXXXXX)
+
+cleanup() {
+  [ -f "$work/iperf3.pid" ] && kill "$(cat "$work/iperf3.pid")" 2>/dev/null || true
+  "$MULTILANE" emu down --name "$name" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+in_node() {  # in_node SECONDS NODE COMMAND...
+  limit=$1 n=$2
+  shift 2
+  timeout "$limit" "$MULTILANE" emu exec --name "$name" "$n" -- "$@"
+}
+# in_node_background SECONDS NODE COMMAND... &: the same, replacing the background subshell, so
+# that $! is the process to signal.
+in_node_background() {
+  limit=$1 n=$2
+  shift 2
+  exec timeout "$limit" "$MULTILANE" emu exec --name "$name" "$n" -- "$@"
+}
+
+iperf_mbps() {  # iperf_mbps STREAMS
+  in_node $((seconds + 30)) 0 iperf3 -c "$server" -p 5301 -P "$1" -t "$seconds" -O 1 -J \
+    >"$work/iperf.json"
+  $python -c 'import json,sys; print(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 1e6)' \
+    "$work/iperf.json"
+}
+
+channels_mbps() {  # channels_mbps STREAMS [--pacing RATE]
+  in_node_background $((seconds * 10 + 60)) 1 "$THROUGHPUT" --listen "$server:7000" --streams "$@" \
+    --size "$size" >"$work/receiver.out" 2>&1 &
+  receiver=$!
+  for _ in $(seq 100); do
+    grep -q listening "$work/receiver.out" 2>/dev/null && break
+    sleep 0.05
+  done
+  in_node $((seconds * 10 + 60)) 0 "$THROUGHPUT" --connect "$server:7000" --streams "$@" \
+    --size "$size" --seconds "$seconds" >"$work/sender.out" 2>&1 || true
+  wait "$receiver" || true
+  gbps=$(sed -n 's/^streams [0-9]*: \([0-9.]*\) Gbit\/s.*/\1/p' "$work/sender.out")
+  if [ -z "$gbps" ]; then
+    echo "wan_throughput failed with $1 streams:" >&2
+    cat "$work/sender.out" "$work/receiver.out" >&2
+    exit 1
+  fi
+  awk "BEGIN {print $gbps * 1000}"
+}
+
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
+for latency in $latencies; do
+  sed "s/^latency = .*/latency = \"$latency\"/" "$platform" >"$work/platform.toml"
+  "$MULTILANE" emu up "$work/platform.toml" --name "$name" --mtu "$mtu" >/dev/null
+  server=$("$MULTILANE" emu hostfile --name "$name" | sed -n 2p | cut -d' ' -f1)
+  rtt=$("$MULTILANE" emu ping --name "$name" 0 1 --count 20 | sed 's/.*median \([^,]*\),.*/\1/' | tr -d ' ')
+  in_node 10 1 iperf3 -s -D -B "$server" -p 5301 --pidfile "$work/iperf3.pid"
+  for _ in $(seq 50); do
+    in_node 5 1 ss -Hltn "sport = :5301" | grep -q . && break
+    sleep 0.1
+  done
+  for run in $(seq "$runs"); do
+    for k in $streams; do
+      paced=$(awk "BEGIN {print $pace / $k}")Mbit/s
+      echo "$latency $rtt $k $run $(iperf_mbps "$k") $(channels_mbps "$k")" \
+        "$(channels_mbps "$k" --pacing "$paced")" >>"$work/results"
+    done
+  done
+  kill "$(cat "$work/iperf3.pid")" 2>/dev/null || true
+  rm -f "$work/iperf3.pid"
+  "$MULTILANE" emu down --name "$name" >/dev/null
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+$python - "$work/results" "$size" "$seconds" "$runs" "$pace" <<'PY'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+print(f"\nmessages of {sys.argv[2]} for about {sys.argv[3]} s, iperf3 {sys.argv[3]} s; paced: "
+      f"{sys.argv[5]} Mbit/s / streams per stream; medians of {sys.argv[4]} runs (Mbit/s)\n")
+latencies = list(dict.fromkeys(r[0] for r in rows))
+rtt = {r[0]: r[1] for r in rows}
+streams = list(dict.fromkeys(r[2] for r in rows))
+print("| streams | " + " | ".join(f"RTT {rtt[l]}: iperf3 / channels / paced (ratios)" for l in latencies) + " |")
+print("|---:|" + "---:|" * len(latencies))
+for k in streams:
+    cells = []
+    for l in latencies:
+        runs = [r for r in rows if r[0] == l and r[2] == k]
+        iperf = statistics.median(float(r[4]) for r in runs)
+        ours = statistics.median(float(r[5]) for r in runs)
+        paced = statistics.median(float(r[6]) for r in runs)
+        cells.append(f"{iperf:.0f} / {ours:.0f} / {paced:.0f} ({ours / iperf:.2f}, {paced / iperf:.2f})")
+    print(f"| {k} | " + " | ".join(cells) + " |")
+print("\nraw runs (one-way latency, RTT, streams, run, iperf3, channels, paced; Mbit/s):")
+for r in rows:
+    print("  " + " ".join(r))
+PY
