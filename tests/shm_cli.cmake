@@ -33,3 +33,28 @@ multilane_cli_test(cli-shm-check-bcast-vdg-2x3 0 "\n +1048579 B +hier-shm-vdg .*
 multilane_cli_test(cli-shm-bench-smp-1x4 0 "\n +1 MiB +hier-shm .* ok\n"
                    bench -n 4 --platform ${shm_platforms}/smp-1x4.toml --collective bcast
                    --algorithm hier-shm --check)
+
+# A rank killed with SIGKILL while it holds the node's segment, in the middle of a long loop of
+# hier-shm broadcasts: the others fail within the 5 s timeout naming it ("local rank 2 (pid N)
+# died"), the launcher names it, and no segment is left in /dev/shm (no_stale_segments.sh).
+# On 2 x 3 the killed rank (4) is local rank 1 of the second node: its node fails through
+# shared memory, the first node through TCP when that node's leader is gone.
+foreach(shape IN ITEMS 1x4:4:2:2 2x3:6:4:1)
+  string(REPLACE ":" ";" parts ${shape})
+  list(GET parts 0 name)
+  list(GET parts 1 ranks)
+  list(GET parts 2 victim)
+  list(GET parts 3 local)
+  add_test(NAME cli-shm-rank-killed-${name}
+           COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=nonzero
+                   "-DEXPECT_OUTPUT=(local rank ${local} \\(pid [0-9]+\\) died.*rank ${victim} \\(pid [0-9]+\\) was killed by signal 9)|(rank ${victim} \\(pid [0-9]+\\) was killed by signal 9.*local rank ${local} \\(pid [0-9]+\\) died)"
+                   "-DREJECT_OUTPUT=left behind"
+                   -P ${MULTILANE_EXPECT} --
+                   ${CMAKE_SOURCE_DIR}/tests/shm/no_stale_segments.sh
+                   $<TARGET_FILE:multilane> launch -n ${ranks}
+                   --platform ${shm_platforms}/smp-${name}.toml --timeout 5 --
+                   ${CMAKE_SOURCE_DIR}/tests/kill_rank_after.sh ${victim} 1
+                   $<TARGET_FILE:multilane> bench-rank --collective bcast --algorithm hier-shm
+                   --sizes 4MiB --iterations 100000 --repetitions 1)
+  set_tests_properties(cli-shm-rank-killed-${name} PROPERTIES TIMEOUT 60)
+endforeach()
