@@ -1,16 +1,13 @@
 // runtime/stream_connect.cpp — establishing a StreamSet: listener and connector (see
-// stream_set.hpp). Each of the K connections is configured (TCP_NODELAY, buffer sizes) and
-// authenticated before it joins the set; the whole establishment shares one deadline.
+// stream_set.hpp). Each of the K connections is configured (TCP_NODELAY, buffer sizes, pacing:
+// tcp_connect.hpp) and authenticated before it joins the set; the whole establishment shares
+// one deadline.
 #include <fmt/format.h>
-#include <sys/socket.h>
-
-#include <cerrno>
-#include <cstring>
-#include <thread>
 
 #include "multilane/errors.hpp"
 #include "runtime/io_wait.hpp"
 #include "runtime/stream_set.hpp"
+#include "runtime/tcp_connect.hpp"
 #include "runtime/transport_error.hpp"
 
 namespace multilane::runtime {
@@ -26,15 +23,8 @@ void check_options(const StreamOptions& options) {
   }
 }
 
-// Buffer sizes go on before connect/listen: the TCP window scale is fixed at the handshake.
-template <typename Socket>
-void set_buffer_sizes(Socket& socket, const StreamOptions& options) {
-  if (options.send_buffer > 0) {
-    socket.set_option(asio::socket_base::send_buffer_size(options.send_buffer));
-  }
-  if (options.receive_buffer > 0) {
-    socket.set_option(asio::socket_base::receive_buffer_size(options.receive_buffer));
-  }
+SocketTuning socket_tuning(const StreamOptions& options) {
+  return {options.send_buffer, options.receive_buffer, options.pacing_rate};
 }
 
 HandshakeConfig handshake_config(const StreamOptions& options, Clock::time_point deadline,
@@ -43,61 +33,17 @@ HandshakeConfig handshake_config(const StreamOptions& options, Clock::time_point
   return {options.job_id, options.secret, std::max(left, std::chrono::milliseconds{1}), identity};
 }
 
-std::string endpoint_text(const asio::ip::tcp::endpoint& endpoint) {
-  return fmt::format("{}:{}", endpoint.address().to_string(), endpoint.port());
-}
-
-// One connection attempt; false when refused (the listener may not be up yet).
-bool try_connect(asio::io_context& io, asio::ip::tcp::socket& socket,
-                 const asio::ip::tcp::endpoint& endpoint, Clock::time_point deadline,
-                 const StreamOptions& options) {
-  socket.open(endpoint.protocol());
-  set_buffer_sizes(socket, options);
-  bool finished = false;
-  asio::error_code error;
-  socket.async_connect(endpoint, [&](const asio::error_code& ec) {
-    error = ec;
-    finished = true;
-  });
-  if (!run_until(io, deadline, [&] { return finished; })) {
-    asio::error_code ignored;
-    socket.close(ignored);
-    drain(io, [&] { return finished; });
-    error = asio::error::timed_out;
-  }
-  if (!error) return true;
-  asio::error_code ignored;
-  socket.close(ignored);
-  if (error == asio::error::connection_refused && Clock::now() < deadline) return false;
-  throw TransportError(fmt::format("connecting to {} failed: {}", endpoint_text(endpoint),
-                                   error == asio::error::timed_out
-                                       ? "timed out after " + seconds_text(options.timeout)
-                                       : error.message()));
-}
-
 }  // namespace
 
 void tune_connected_stream(asio::ip::tcp::socket& socket, const StreamOptions& options) {
-  socket.set_option(asio::ip::tcp::no_delay(true));
-  if (options.pacing_rate == 0) return;
-  // The kernel takes a 64-bit rate when given 8 bytes; TCP paces by itself (no fq needed).
-  const std::uint64_t rate = options.pacing_rate;
-  if (setsockopt(socket.native_handle(), SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof rate) != 0) {
-    throw TransportError(
-        fmt::format("setting a pacing rate of {} bytes/s failed: {}", rate, std::strerror(errno)));
-  }
+  apply_connected_options(socket, socket_tuning(options));
 }
 
 asio::ip::tcp::socket connect_stream(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint,
                                      Clock::time_point deadline, const StreamOptions& options,
                                      std::uint64_t identity) {
   asio::ip::tcp::socket socket(io);
-  while (!try_connect(io, socket, endpoint, deadline, options)) {
-    const auto pause =
-        std::min<Clock::duration>(std::chrono::milliseconds{20}, deadline - Clock::now());
-    std::this_thread::sleep_for(pause);
-  }
-  tune_connected_stream(socket, options);
+  connect_with_retry(io, socket, endpoint, std::nullopt, deadline, socket_tuning(options));
   authenticate(io, socket, Role::Connector, handshake_config(options, deadline, identity));
   return socket;
 }
@@ -108,7 +54,7 @@ StreamListener::StreamListener(const asio::ip::tcp::endpoint& endpoint,
   check_options(options);
   acceptor_.open(endpoint.protocol());
   acceptor_.set_option(asio::socket_base::reuse_address(true));
-  set_buffer_sizes(acceptor_, options);  // accepted sockets inherit them
+  apply_buffer_sizes(acceptor_, socket_tuning(options));  // accepted sockets inherit them
   acceptor_.bind(endpoint);
   acceptor_.listen();
 }

@@ -5,6 +5,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <cerrno>
+#include <cstring>
 #include <thread>
 
 #include "multilane/errors.hpp"
@@ -20,8 +22,8 @@ void apply_connected_options(asio::ip::tcp::socket& socket, const SocketTuning& 
     const std::uint64_t rate = tuning.pacing_bps;
     if (::setsockopt(socket.native_handle(), SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof rate) !=
         0) {
-      throw TransportError(
-          fmt::format("setting a pacing rate of {} bytes/s failed", tuning.pacing_bps));
+      throw TransportError(fmt::format("setting a pacing rate of {} bytes/s failed: {}",
+                                       tuning.pacing_bps, std::strerror(errno)));
     }
   }
 #endif
