@@ -58,3 +58,27 @@ foreach(shape IN ITEMS 1x4:4:2:2 2x3:6:4:1)
                    --sizes 4MiB --iterations 100000 --repetitions 1)
   set_tests_properties(cli-shm-rank-killed-${name} PROPERTIES TIMEOUT 60)
 endforeach()
+
+# multilane tune shm: the quick sweep writes a tuning file and prints the gains; bad lists are
+# refused naming the option.
+multilane_cli_test(cli-shm-tune-quick 0
+                   "gain\n(.*\n)*bcast +1 KiB .*x\n(.*\n)*alltoall +256 KiB .*x\nwrote .*shm-tuning\\.toml"
+                   tune shm -n 2 --quick -o ${CMAKE_CURRENT_BINARY_DIR}/shm-tuning.toml)
+multilane_cli_test(cli-shm-tune-bad-depth 2 "pipeline depth 65 is outside 1\\.\\.64"
+                   tune shm --depths 2,65)
+# The runtime reads MULTILANE_TUNING: tiny buffers (64 bytes, 2 deep) keep every byte right;
+# a malformed file fails the job naming its line and key.
+add_test(NAME cli-shm-bench-with-tuning-file
+         COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=0 "-DEXPECT_OUTPUT=\n +4097 B +hier-shm .* ok\n"
+                 -P ${MULTILANE_EXPECT} -- ${CMAKE_COMMAND} -E env
+                 MULTILANE_TUNING=${CMAKE_SOURCE_DIR}/tests/shm/tuning_tiny_buffers.toml
+                 $<TARGET_FILE:multilane> bench -n 4 --platform ${shm_platforms}/smp-1x4.toml
+                 --collective bcast --algorithm hier-shm --sizes 1,4097 --check
+                 --repetitions 1 --iterations 1 --timeout 60)
+add_test(NAME cli-shm-bench-bad-tuning-file
+         COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=nonzero
+                 "-DEXPECT_OUTPUT=tuning_bad\\.toml:5: buffer_size: 8 is outside 64\\.\\."
+                 -P ${MULTILANE_EXPECT} -- ${CMAKE_COMMAND} -E env
+                 MULTILANE_TUNING=${CMAKE_SOURCE_DIR}/tests/shm/tuning_bad.toml
+                 $<TARGET_FILE:multilane> bench -n 2 --platform ${shm_platforms}/smp-1x4.toml
+                 --collective bcast --algorithm hier-shm --sizes 1 --timeout 60)

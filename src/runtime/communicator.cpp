@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "multilane/collective.hpp"
 #include "runtime/communicator_impl.hpp"
@@ -244,6 +245,13 @@ runtime::shm::GroupRunner* CommunicatorImpl::group_runner() {
       ++config.local_size;
     }
     config.options.timeout = setup_.options.timeout;
+    if (const char* file = std::getenv(runtime::shm::kTuningEnvironment); file && *file) {
+      config.tuning = runtime::shm::read_tuning_file(file);
+      config.options.capacity = std::max(
+          runtime::shm::data_bytes({config.options.tuning.buffer_size,
+                                    static_cast<std::uint32_t>(config.options.tuning.pipeline_buffers)}),
+          config.tuning.capacity());
+    }
     groups_ = std::make_unique<runtime::shm::GroupRunner>(std::move(config));
   }
   return groups_.get();

@@ -13,6 +13,20 @@ namespace multilane::runtime {
 
 namespace {
 
+// Bytes per block of a group call (the whole message for bcast), as the tuning is keyed.
+std::uint64_t group_block_size(Collective collective, std::span<const std::byte> source,
+                               std::span<const std::byte> recv, const shm::ShmGroup& group) {
+  switch (collective) {
+    case Collective::Bcast:
+    case Collective::Scatter:
+      return recv.size();
+    case Collective::Alltoall:
+      return source.size() / static_cast<std::size_t>(group.local_size());
+    default:
+      return source.size();
+  }
+}
+
 class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
  public:
   ScheduleRun(Engine& engine, std::shared_ptr<const Schedule> schedule, const Platform& platform,
@@ -169,8 +183,10 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
     // A group bcast works in one buffer: the root's message, or where the others want it.
     const std::span<std::byte> recv =
         collective == Collective::Bcast && op.peer == rank_ ? source : range;
-    return [collective, root, source, recv](shm::ShmGroup& group) {
-      group.run(collective, source, recv, root);
+    const shm::TuningTable* tuning = &groups_->config().tuning;
+    return [collective, root, source, recv, tuning](shm::ShmGroup& group) {
+      group.run(collective, source, recv, root,
+                tuning->find(collective, group_block_size(collective, source, recv, group)));
     };
   }
 

@@ -29,6 +29,7 @@
 #include <utility>
 
 #include "runtime/shm/shm_group.hpp"
+#include "runtime/shm/tuning_file.hpp"
 
 namespace multilane::runtime::shm {
 
@@ -37,7 +38,8 @@ struct GroupRunnerConfig {
   int node_id = 0;
   int local_rank = 0;
   int local_size = 1;
-  ShmOptions options;
+  ShmOptions options;  // options.capacity must fit every entry of `tuning`
+  TuningTable tuning;  // per collective and size; calls it does not cover use options.tuning
 };
 
 class GroupRunner {

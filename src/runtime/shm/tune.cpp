@@ -1,0 +1,216 @@
+// runtime/shm/tune.cpp — see tune.hpp.
+#include "runtime/shm/tune.hpp"
+
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstring>
+#include <random>
+#include <span>
+
+#include "multilane/collective.hpp"
+#include "multilane/errors.hpp"
+#include "runtime/shm/layout.hpp"
+
+namespace multilane::runtime::shm {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::size_t kCachePurgeBytes = 64 << 20;  // larger than any last-level cache here
+
+void check_request(const TuneRequest& r) {
+  if (r.ranks < 1 || r.ranks > kMaxLocalSize) {
+    throw UsageError(fmt::format("ranks {} is outside 1..{}", r.ranks, kMaxLocalSize));
+  }
+  if (r.collectives.empty() || r.sizes.empty() || r.buffer_sizes.empty() || r.depths.empty()) {
+    throw UsageError("tune shm: collectives, sizes, buffer sizes and depths must not be empty");
+  }
+  for (std::uint64_t b : r.buffer_sizes) {
+    if (b < 64) throw UsageError(fmt::format("buffer size {} is below 64 bytes", b));
+  }
+  for (int d : r.depths) {
+    if (d < 1 || d > kMaxPipelineBuffers) {
+      throw UsageError(fmt::format("pipeline depth {} is outside 1..{}", d, kMaxPipelineBuffers));
+    }
+  }
+  if (r.iterations < 1 || r.repetitions < 1) {
+    throw UsageError("tune shm: iterations and repetitions must be at least 1");
+  }
+}
+
+// The buffers of one rank for a call of `size` bytes per block on `p` ranks.
+struct CallBuffers {
+  std::vector<std::byte> send;
+  std::vector<std::byte> recv;
+};
+
+CallBuffers buffers_for(Collective c, int rank, int p, std::uint64_t size) {
+  CallBuffers b;
+  b.send.assign(buffer_size(c, Buffer::Send, rank, p, 0, size), std::byte{1});
+  b.recv.assign(buffer_size(c, Buffer::Recv, rank, p, 0, size), std::byte{0});
+  return b;
+}
+
+class Measurer {
+ public:
+  Measurer(ShmGroup& group, const TuneRequest& request) : group_(group), request_(request) {
+    if (request.purge_cache) purge_.assign(kCachePurgeBytes, std::byte{0});
+  }
+
+  // Seconds per call, the maximum over ranks.
+  double measure(Collective c, std::uint64_t size, const ShmTuning& tuning) {
+    const int p = group_.local_size();
+    CallBuffers b = buffers_for(c, group_.local_rank(), p, size);
+    group_.run(c, b.send, b.recv, 0, tuning);  // warm-up: first touches of the pages
+    double best = 0;
+    for (int rep = 0; rep < request_.repetitions; ++rep) {
+      if (!purge_.empty()) std::memset(purge_.data(), rep, purge_.size());
+      group_.barrier();
+      const auto start = Clock::now();
+      for (int i = 0; i < request_.iterations; ++i) group_.run(c, b.send, b.recv, 0, tuning);
+      const double mine =
+          std::chrono::duration<double>(Clock::now() - start).count() / request_.iterations;
+      const double slowest = max_over_ranks(mine);
+      if (rep == 0 || slowest < best) best = slowest;
+    }
+    return best;
+  }
+
+ private:
+  // Every rank gets the same maximum, so that every rank makes the same choices (and so the
+  // same calls) from here on.
+  double max_over_ranks(double mine) {
+    std::vector<double> all(static_cast<std::size_t>(group_.local_size()));
+    group_.allgather(std::as_bytes(std::span(&mine, 1)), std::as_writable_bytes(std::span(all)));
+    return *std::max_element(all.begin(), all.end());
+  }
+
+  ShmGroup& group_;
+  const TuneRequest& request_;
+  std::vector<std::byte> purge_;
+};
+
+bool fits(Collective c, const ShmTuning& t, int ranks) {
+  return c != Collective::Allgather || t.buffer_size >= static_cast<std::uint64_t>(ranks);
+}
+
+// The best of many noisy candidates against one measurement of the default would favour the
+// candidates: measure the winner and the default again, alternately, and keep the winner only
+// if it still wins.
+void confirm(Measurer& m, TuneResult& result, int rounds) {
+  const ShmTuning default_tuning{};
+  if (result.best.buffer_size == default_tuning.buffer_size &&
+      result.best.pipeline_buffers == default_tuning.pipeline_buffers) {
+    return;
+  }
+  double best = result.best_s;
+  double fallback = result.default_s;
+  for (int i = 0; i < rounds; ++i) {
+    fallback = std::min(fallback, m.measure(result.collective, result.size, default_tuning));
+    best = std::min(best, m.measure(result.collective, result.size, result.best));
+  }
+  result.default_s = fallback;
+  result.best_s = best;
+  if (best >= fallback) {
+    result.best = default_tuning;
+    result.best_s = fallback;
+  }
+}
+
+// The whole sweep, run identically by every rank (they all see the same measurements).
+std::vector<TuneResult> sweep(ShmGroup& group, const TuneRequest& r) {
+  Measurer m(group, r);
+  std::vector<TuneResult> results;
+  for (Collective c : r.collectives) {
+    for (std::uint64_t size : r.sizes) {
+      TuneResult result;
+      result.collective = c;
+      result.size = size;
+      result.default_s = m.measure(c, size, ShmTuning{});
+      result.best = ShmTuning{};
+      result.best_s = result.default_s;
+      for (std::uint64_t b : r.buffer_sizes) {
+        for (int d : r.depths) {
+          const ShmTuning t{b, d};
+          if (!fits(c, t, r.ranks)) continue;
+          const double s = m.measure(c, size, t);
+          if (s < result.best_s) {
+            result.best = t;
+            result.best_s = s;
+          }
+        }
+      }
+      confirm(m, result, r.repetitions + 2);
+      results.push_back(result);
+    }
+  }
+  return results;
+}
+
+ShmOptions options_for(const TuneRequest& r) {
+  ShmOptions o;
+  o.timeout = r.timeout;
+  std::uint64_t capacity = data_bytes(
+      {ShmTuning{}.buffer_size, static_cast<std::uint32_t>(ShmTuning{}.pipeline_buffers)});
+  for (std::uint64_t b : r.buffer_sizes) {
+    for (int d : r.depths) {
+      capacity = std::max(capacity, data_bytes({b, static_cast<std::uint32_t>(d)}));
+    }
+  }
+  o.capacity = capacity;
+  return o;
+}
+
+void stop_children(const std::vector<pid_t>& children, bool kill_them) {
+  for (pid_t child : children) {
+    if (kill_them) kill(child, SIGKILL);
+    int status = 0;
+    waitpid(child, &status, 0);
+  }
+}
+
+}  // namespace
+
+std::vector<TuneResult> tune_shm(const TuneRequest& request) {
+  check_request(request);
+  const std::uint64_t job = std::random_device{}() ^ (static_cast<std::uint64_t>(getpid()) << 32);
+  const ShmOptions options = options_for(request);
+  std::vector<pid_t> children;
+  for (int rank = 1; rank < request.ranks; ++rank) {
+    const pid_t pid = fork();
+    if (pid < 0) {
+      stop_children(children, true);
+      throw CommunicationError(fmt::format("tune shm: fork failed: {}", std::strerror(errno)));
+    }
+    if (pid == 0) {
+      int status = 0;
+      try {
+        ShmGroup group(job, 0, rank, request.ranks, options);
+        sweep(group, request);
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "multilane tune shm: local rank {}: {}\n", rank, e.what());
+        status = 1;
+      }
+      _exit(status);
+    }
+    children.push_back(pid);
+  }
+  try {
+    std::vector<TuneResult> results;
+    {
+      ShmGroup group(job, 0, 0, request.ranks, options);
+      results = sweep(group, request);
+    }
+    stop_children(children, false);
+    return results;
+  } catch (...) {
+    stop_children(children, true);
+    throw;
+  }
+}
+
+}  // namespace multilane::runtime::shm
