@@ -34,3 +34,16 @@ if(MULTILANE_SETPRIV)
                      sh $<TARGET_FILE:multilane> emu ${subcommand})
   endforeach()
 endif()
+
+# `launch --emu` and `bench --emu` without root: the same clear error, before anything starts.
+if(MULTILANE_SETPRIV)
+  foreach(command "launch;--emu;cli_nobody;-n;2;--;true" "bench;--emu;cli_nobody;-n;2")
+    list(GET command 0 first)
+    add_test(NAME cli-${first}-emu-needs-root
+             COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=1
+                     "-DEXPECT_OUTPUT=multilane: error: --emu cli_nobody: multilane emu needs root \\(CAP_NET_ADMIN and CAP_SYS_ADMIN\\)"
+                     -P ${MULTILANE_EXPECT} -- sh -c
+                     "if [ \"$(id -u)\" = 0 ]\; then exec ${MULTILANE_SETPRIV} --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \"$@\"\; else exec \"$@\"\; fi"
+                     sh $<TARGET_FILE:multilane> ${command})
+  endforeach()
+endif()
