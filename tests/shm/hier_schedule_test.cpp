@@ -1,0 +1,166 @@
+// The two-level (hier-shm) schedules as data: they verify on every shape the sweep does not
+// cover (ranks of a node that are not consecutive, uneven nodes, every root), the verifier
+// catches group calls that disagree, and the simulator costs them.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "multilane/algorithms.hpp"
+#include "multilane/sim.hpp"
+#include "multilane/verify.hpp"
+#include "schedule/group_call.hpp"
+
+namespace multilane {
+namespace {
+
+// Nodes of the given core counts on one site; ranks dealt round robin over the nodes (so the
+// ranks of a node are not consecutive) when `round_robin`, else block-wise.
+Platform smp_platform(const std::vector<int>& cores, bool round_robin) {
+  Platform p;
+  p.name = round_robin ? "smp-round-robin" : "smp-block";
+  const int site = p.add_site("site", 20e-6);
+  int total = 0;
+  for (std::size_t n = 0; n < cores.size(); ++n) {
+    p.add_node(site, "n" + std::to_string(n), cores[n], 1, 125e6);
+    total += cores[n];
+  }
+  if (!round_robin) {
+    p.place_block(total);
+    return p;
+  }
+  std::vector<int> used(cores.size(), 0);
+  while (static_cast<int>(p.ranks.size()) < total) {
+    for (std::size_t n = 0; n < cores.size(); ++n) {
+      if (used[n] < cores[n]) p.ranks.push_back({static_cast<int>(n), used[n]++});
+    }
+  }
+  return p;
+}
+
+const char* const kAlgorithms[] = {"hier-shm", "hier-shm-vdg"};
+
+TEST(HierSchedule, EveryCollectiveVerifiesOnEveryShapeAndRoot) {
+  const std::vector<std::vector<int>> shapes = {{1}, {4}, {3, 3}, {1, 4, 2}, {2, 1, 1, 3}};
+  int verified = 0;
+  for (const bool round_robin : {false, true}) {
+    for (const auto& shape : shapes) {
+      const Platform platform = smp_platform(shape, round_robin);
+      for (const Collective c : kAllCollectives) {
+        for (const char* name : kAlgorithms) {
+          if (!find_algorithm(c, name)) continue;
+          for (int root = 0; root < platform.num_ranks(); ++root) {
+            for (const std::uint64_t size : {0ull, 1ull, 1000ull}) {
+              const Schedule s = build_schedule(platform, c, name, {root, size});
+              const VerifyReport report = verify_schedule(s, platform);
+              ASSERT_TRUE(report.ok())
+                  << platform.name << " " << to_string(c) << " " << name << " root " << root
+                  << " size " << size << ": " << report.errors.front();
+              ++verified;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(verified, 500);
+}
+
+TEST(HierSchedule, UsesOneGroupCallPerNodeForBcast) {
+  const Platform platform = smp_platform({3, 3}, false);
+  const Schedule s = build_schedule(platform, Collective::Bcast, "hier-shm", {0, 4096});
+  for (int r = 0; r < 6; ++r) {
+    int groups = 0;
+    for (const Op& op : s.program(r)) groups += is_group_op(op.kind) ? 1 : 0;
+    EXPECT_EQ(groups, 1) << "rank " << r;
+  }
+  // Only the leaders (ranks 0 and 3) use the network.
+  for (int r : {1, 2, 4, 5}) EXPECT_EQ(s.program(r).size(), 1u) << "rank " << r;
+}
+
+Schedule bcast_on_two_nodes(Platform& platform) {
+  platform = smp_platform({3, 3}, false);
+  return build_schedule(platform, Collective::Bcast, "hier-shm", {0, 1000});
+}
+
+Op& group_op_of(Schedule& s, int rank) {
+  for (std::uint32_t g = s.rank_begin[rank]; g < s.rank_begin[rank + 1]; ++g) {
+    if (is_group_op(s.ops[g].kind)) return s.ops[g];
+  }
+  throw std::logic_error("no group op");
+}
+
+std::string first_error(const Schedule& s, const Platform& platform) {
+  const VerifyReport report = verify_schedule(s, platform);
+  return report.ok() ? "" : report.errors.front();
+}
+
+TEST(HierSchedule, VerifierNamesAMemberWithAnotherRoot) {
+  Platform platform;
+  Schedule s = bcast_on_two_nodes(platform);
+  group_op_of(s, 2).peer = 1;
+  EXPECT_NE(first_error(s, platform)
+                .find("group call #0 on node n0: member 2 names root rank 1 "
+                      "but member 0 names root rank 0"),
+            std::string::npos)
+      << first_error(s, platform);
+}
+
+TEST(HierSchedule, VerifierNamesAMemberRunningAnotherCollective) {
+  Platform platform;
+  Schedule s = bcast_on_two_nodes(platform);
+  group_op_of(s, 4).kind = OpKind::GroupGather;
+  EXPECT_NE(first_error(s, platform)
+                .find("member 1 runs group-gather but member 0 runs "
+                      "group-bcast"),
+            std::string::npos)
+      << first_error(s, platform);
+}
+
+TEST(HierSchedule, VerifierRejectsARootOnAnotherNode) {
+  Platform platform;
+  Schedule s = bcast_on_two_nodes(platform);
+  group_op_of(s, 4).peer = 0;
+  EXPECT_NE(first_error(s, platform)
+                .find("rank 4 op #0 (group-bcast, root rank 0) names group "
+                      "root rank 0, which is on node n0"),
+            std::string::npos)
+      << first_error(s, platform);
+}
+
+TEST(HierSchedule, VerifierCatchesALeaderThatDoesNotWaitForTheNetwork) {
+  Platform platform;
+  Schedule s = bcast_on_two_nodes(platform);
+  group_op_of(s, 3).deps_count = 0;  // node 1's leader shares the message before it has it
+  EXPECT_FALSE(first_error(s, platform).empty());
+}
+
+TEST(HierSchedule, VerifierCatchesAMissingGroupOp) {
+  Platform platform;
+  Schedule s = bcast_on_two_nodes(platform);
+  Op& op = group_op_of(s, 5);  // rank 5 copies instead of joining the call
+  op.kind = OpKind::Copy;
+  op.range = {Buffer::Recv, 0, 500};
+  op.source = {Buffer::Recv, 500, 500};
+  EXPECT_NE(first_error(s, platform)
+                .find("rank 3 takes part in 1 group calls but rank 5 on the same node takes part "
+                      "in 0"),
+            std::string::npos)
+      << first_error(s, platform);
+}
+
+TEST(HierSchedule, LoweringKeepsEveryByteAndTheSimulatorCostsIt) {
+  for (const bool round_robin : {false, true}) {
+    const Platform platform = smp_platform({3, 2}, round_robin);
+    for (const Collective c : kAllCollectives) {
+      const Schedule s = build_schedule(platform, c, "hier-shm", {1, 777});
+      const Schedule lowered = lower_group_ops(s, platform);
+      EXPECT_FALSE(has_group_ops(lowered));
+      const VerifyReport report = verify_schedule(lowered, platform);
+      EXPECT_TRUE(report.ok()) << to_string(c) << ": " << report.errors.front();
+      EXPECT_GT(simulate(s, platform).time_s, 0) << to_string(c);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace multilane
