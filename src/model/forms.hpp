@@ -21,9 +21,10 @@ struct FormEntry {
   Form form;
 };
 
-// Every closed form (bcast_forms.cpp, block_forms.cpp).
+// Every closed form (bcast_forms.cpp, block_forms.cpp, hier_forms.cpp).
 std::span<const FormEntry> bcast_forms();
 std::span<const FormEntry> block_forms();
+std::span<const FormEntry> hier_forms();
 
 // Throws UsageError "... has no closed form on several sites" unless f has one site.
 void require_one_site(const Figures& f, Collective c, std::string_view algorithm);

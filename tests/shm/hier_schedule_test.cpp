@@ -6,6 +6,7 @@
 #include <string>
 
 #include "multilane/algorithms.hpp"
+#include "multilane/model.hpp"
 #include "multilane/sim.hpp"
 #include "multilane/verify.hpp"
 #include "schedule/group_call.hpp"
@@ -160,6 +161,30 @@ TEST(HierSchedule, LoweringKeepsEveryByteAndTheSimulatorCostsIt) {
       EXPECT_GT(simulate(s, platform).time_s, 0) << to_string(c);
     }
   }
+}
+
+// The closed forms (model/hier_forms.cpp) and the simulator (group calls lowered to intra-node
+// transfers) describe the same two levels: they agree within a factor of two, and both see
+// the shared memory (a faster copy bandwidth makes both faster).
+TEST(HierSchedule, ClosedFormAgreesWithTheSimulator) {
+  Platform platform = smp_platform({3, 3}, false);
+  for (const Collective c : kAllCollectives) {
+    const BuildParams params{0, 1 << 20};
+    const double modelled = model_time(platform, c, "hier-shm", params);
+    const double simulated =
+        simulate(build_schedule(platform, c, "hier-shm", params), platform).time_s;
+    EXPECT_GT(modelled / simulated, 0.5) << to_string(c);
+    EXPECT_LT(modelled / simulated, 2.0) << to_string(c);
+  }
+  Platform slow_memory = platform;
+  slow_memory.sites[0].shm.copy_bps /= 16;
+  const BuildParams params{0, 1 << 20};
+  EXPECT_GT(model_time(slow_memory, Collective::Bcast, "hier-shm", params),
+            model_time(platform, Collective::Bcast, "hier-shm", params));
+  EXPECT_GT(
+      simulate(build_schedule(slow_memory, Collective::Bcast, "hier-shm", params), slow_memory)
+          .time_s,
+      simulate(build_schedule(platform, Collective::Bcast, "hier-shm", params), platform).time_s);
 }
 
 }  // namespace

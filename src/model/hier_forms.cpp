@@ -1,0 +1,131 @@
+// Closed forms of the two-level SMP collectives (algorithms hier-shm, hier-shm-vdg; the SMP
+// paper, sec. 5.1): as the paper assumes no overlap between the levels, the time is the sum of
+// the inter-node part (the leaders' algorithm, over A nodes) and the intra-node part, whose
+// Table 1 decomposition costs k stages of sync latency plus the copies in and out of shared
+// memory at the node's copy bandwidth c (readers of one buffer copy concurrently). With L the
+// most ranks on a node, B the default buffer (runtime/shm: 32 KiB) and k = ceil(m / B):
+//   bcast      m = M:      k·sync + 2·M/c
+//   scatter    m = L·s:    m ≤ B: sync + L·s/c;  else (L-1)·ceil(s/B)·sync + L·s/c
+//   gather     the same as scatter
+//   allgather  group gather (L·s) + leaders exchange + group bcast of p·s
+//   alltoall   m = L²·s ≤ B: sync + 2·L·s/c;  else (L-1)·(ceil(s/B)·sync + 2·s/c)
+// Inter-node: bcast the leaders' binomial (van de Geijn for hier-shm-vdg) closed form; scatter
+// and gather a flat tree, (A-1)·(l + o + L·s/b); allgather every leader to every other at
+// once, l + (A-1)·(o + L·s/b); alltoall pair-wise between nodes, all L ranks of a node sharing
+// its lanes: (p-L)·(l + o + L·s/b).
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "model/forms.hpp"
+#include "multilane/model.hpp"
+
+namespace multilane::model {
+
+namespace {
+
+constexpr double kBufferSize = 32 * 1024;  // runtime/shm's default B
+
+struct Nodes {
+  int count = 0;       // A: nodes with ranks
+  int most_ranks = 1;  // L
+  Platform leaders;    // one rank per node with ranks, the root's node's first rank = root
+  int root_node = 0;   // the root's position among them
+};
+
+Nodes nodes_of(const Platform& platform, int root) {
+  Nodes n;
+  std::vector<int> ranks_on(platform.nodes.size(), 0);
+  for (int r = 0; r < platform.num_ranks(); ++r) ++ranks_on[platform.node_of(r)];
+  n.leaders = platform;
+  n.leaders.ranks.clear();
+  for (std::size_t i = 0; i < ranks_on.size(); ++i) {
+    if (ranks_on[i] == 0) continue;
+    if (static_cast<int>(i) == platform.node_of(root)) n.root_node = n.count;
+    n.leaders.ranks.push_back({static_cast<int>(i), 0});
+    n.most_ranks = std::max(n.most_ranks, ranks_on[i]);
+    ++n.count;
+  }
+  return n;
+}
+
+const SharedMemory& shm_of(const Platform& platform, const BuildParams& p) {
+  return platform.sites[platform.site_of(p.root)].shm;
+}
+
+double stages(double bytes) {
+  return std::max(1.0, std::ceil(bytes / kBufferSize));
+}
+
+double intra_bcast(const SharedMemory& shm, int L, double m) {
+  return L > 1 ? stages(m) * shm.sync_latency_s + 2 * m / shm.copy_bps : 0;
+}
+
+double intra_blocks(const SharedMemory& shm, int L, double s) {
+  if (L == 1) return 0;
+  const double syncs = L * s <= kBufferSize ? 1 : (L - 1) * stages(s);
+  return syncs * shm.sync_latency_s + L * s / shm.copy_bps;
+}
+
+double bcast_over(const Platform& platform, const BuildParams& p, std::string_view inter) {
+  const Nodes n = nodes_of(platform, p.root);
+  BuildParams leaders = p;
+  leaders.root = n.root_node;
+  return model_time(n.leaders, Collective::Bcast, inter, leaders, 0) +
+         intra_bcast(shm_of(platform, p), n.most_ranks, static_cast<double>(p.size));
+}
+
+double bcast_hier(const Figures&, const Platform& platform, const BuildParams& p) {
+  return bcast_over(platform, p, "binomial");
+}
+
+double bcast_hier_vdg(const Figures&, const Platform& platform, const BuildParams& p) {
+  return bcast_over(platform, p, "vandegeijn");
+}
+
+double blocks_hier(const Figures& f, const Platform& platform, const BuildParams& p) {
+  const Nodes n = nodes_of(platform, p.root);
+  const double s = static_cast<double>(p.size);
+  return (n.count - 1) * (f.lan_s + f.overhead_s + n.most_ranks * s / f.node_bps) +
+         intra_blocks(shm_of(platform, p), n.most_ranks, s);
+}
+
+double allgather_hier(const Figures& f, const Platform& platform, const BuildParams& p) {
+  const Nodes n = nodes_of(platform, p.root);
+  const double s = static_cast<double>(p.size);
+  const SharedMemory& shm = shm_of(platform, p);
+  const double inter =
+      n.count > 1 ? f.lan_s + (n.count - 1) * (f.overhead_s + n.most_ranks * s / f.node_bps) : 0;
+  return intra_blocks(shm, n.most_ranks, s) + inter + intra_bcast(shm, n.most_ranks, f.p * s);
+}
+
+double alltoall_hier(const Figures& f, const Platform& platform, const BuildParams& p) {
+  const Nodes n = nodes_of(platform, p.root);
+  const int L = n.most_ranks;
+  const double s = static_cast<double>(p.size);
+  const SharedMemory& shm = shm_of(platform, p);
+  double intra = 0;
+  if (L > 1) {
+    intra = static_cast<double>(L) * L * s <= kBufferSize
+                ? shm.sync_latency_s + 2 * L * s / shm.copy_bps
+                : (L - 1) * (stages(s) * shm.sync_latency_s + 2 * s / shm.copy_bps);
+  }
+  return (f.p - L) * (f.lan_s + f.overhead_s + L * s / f.node_bps) + intra;
+}
+
+constexpr std::array kForms = {
+    FormEntry{Collective::Bcast, "hier-shm", bcast_hier},
+    FormEntry{Collective::Bcast, "hier-shm-vdg", bcast_hier_vdg},
+    FormEntry{Collective::Scatter, "hier-shm", blocks_hier},
+    FormEntry{Collective::Gather, "hier-shm", blocks_hier},
+    FormEntry{Collective::Allgather, "hier-shm", allgather_hier},
+    FormEntry{Collective::Alltoall, "hier-shm", alltoall_hier},
+};
+
+}  // namespace
+
+std::span<const FormEntry> hier_forms() {
+  return kForms;
+}
+
+}  // namespace multilane::model
