@@ -70,6 +70,10 @@ class Conversation {
     channels::PathSpec spec{options_.host, options_.port, options_.relay, "", options_.path};
     try {
       path_ = channels_.open(spec);
+    } catch (const channels::ChannelError& e) {
+      throw CopyError(fmt::format("{}; nothing was copied", e.what()));
+    }
+    try {
       return converse();
     } catch (const channels::ChannelError& e) {
       throw CopyError(

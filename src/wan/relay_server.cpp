@@ -162,10 +162,10 @@ void RelayServer::admit(asio::io_context& io, asio::ip::tcp::socket client, std:
   const int client_fd = client.native_handle();
   gate_->watch(client_fd);
   auto refuse = [&](const std::string& why, std::atomic<std::uint64_t>& counter) {
+    ++counter;  // before the client hears of it: a client that saw the refusal sees it counted
     const std::string reply = encode_relay_reply(why);
     runtime::write_all(io, client, std::as_bytes(std::span(reply)), deadline);
     gate_->unwatch(client_fd);
-    ++counter;
     note(RelayEvent::Refused, fmt::format("refused {}: {}", peer, why));
   };
   RelayRequestBytes request{};
