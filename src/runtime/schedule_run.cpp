@@ -217,7 +217,9 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
     over_ = true;
     engine_.end_call(identity_.sequence);  // abandons whatever is still pending
     const std::string message = error.empty() ? error : identity_.description + ": " + error;
-    if (groups_ && next_group_ < group_order_.size()) groups_->cancel(identity_.sequence);
+    if (!error.empty() && groups_ && !group_order_.empty()) {
+      groups_->cancel(identity_.sequence, "cancelled: " + error);
+    }
     if (groups_in_flight_ > 0) {
       // The group op in flight may still touch the user's buffers: stop it and report once it
       // has returned.

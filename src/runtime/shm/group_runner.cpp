@@ -31,16 +31,20 @@ void GroupRunner::submit(std::uint64_t sequence, std::size_t k, Job job, Done do
   wake_.notify_one();
 }
 
-void GroupRunner::cancel(std::uint64_t sequence) {
+void GroupRunner::cancel(std::uint64_t sequence, const std::string& reason) {
+  std::vector<Done> dropped;
   {
     std::lock_guard lock(mutex_);
     for (Expected& e : expected_) {
       if (e.sequence == sequence) e.cancelled = true;
     }
-    submitted_.erase(submitted_.lower_bound(Key{sequence, 0}),
-                     submitted_.lower_bound(Key{sequence + 1, 0}));
+    const auto first = submitted_.lower_bound(Key{sequence, 0});
+    const auto last = submitted_.lower_bound(Key{sequence + 1, 0});
+    for (auto it = first; it != last; ++it) dropped.push_back(std::move(it->second.second));
+    submitted_.erase(first, last);
   }
   wake_.notify_one();
+  for (const Done& done : dropped) done(reason);
 }
 
 void GroupRunner::interrupt(const std::string& reason) {

@@ -27,6 +27,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "runtime/shm/shm_group.hpp"
 #include "runtime/shm/tuning_file.hpp"
@@ -58,8 +59,9 @@ class GroupRunner {
   void expect(std::uint64_t sequence, std::size_t count);
   // Op `k` of call `sequence`; `done` gets "" or the error it threw, on the runner's thread.
   void submit(std::uint64_t sequence, std::size_t k, Job job, Done done);
-  // The call's ops not yet run are dropped (their `done` is not called).
-  void cancel(std::uint64_t sequence);
+  // The call's ops not yet run are dropped: their `done` gets `reason` at once (on the calling
+  // thread); ops not submitted yet will not be run.
+  void cancel(std::uint64_t sequence, const std::string& reason);
   // Breaks the group with `reason` (thread-safe; nothing happens before the group exists).
   void interrupt(const std::string& reason);
 
