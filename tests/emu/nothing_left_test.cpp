@@ -3,10 +3,12 @@
 // CTest runs every test of test_emu as a process of its own, one at a time (RUN_SERIAL). When
 // each such process ends, this environment lists what the emulator could leave on the machine
 // and fails the test if any of it belongs to an emulation a test made (names t<pid>x<n>,
-// grid_fixture.hpp), whichever test made it: a namespace in `ip netns`, a state directory in
+// grid_fixture.hpp) whose test process is this one or has ended (killed before its teardown,
+// say), whichever test made it: a namespace in `ip netns`, a state directory in
 // /run/multilane, a delay-line process, an interface of ours in the host's namespace, or a
 // process still inside a test's node namespace. So the last test of a `make test` run checks
-// the whole suite, and a leak is reported by the test that made it or by the next one.
+// the whole suite, and a leak is reported by the test that made it or by the next one. It only
+// reports: removing another run's leftovers is `multilane emu down --name t...`'s job.
 // Emulations with other names (a user's, a benchmark's) are not looked at.
 #include <gtest/gtest.h>
 
@@ -23,6 +25,14 @@ bool is_test_emulation(const std::string& name) {
   return std::regex_match(name, pattern);
 }
 
+// A test emulation is left behind once the test process that made it (t<pid>x<n>) is this one
+// (at its end) or gone; one of a test process still running elsewhere is in use, not a leak.
+bool is_left_behind(const std::string& name) {
+  if (!is_test_emulation(name)) return false;
+  const pid_t creator = std::stoi(name.substr(1, name.find('x') - 1));
+  return creator == getpid() || !process_alive(creator);
+}
+
 // "ml-t123x4-n0" -> "t123x4" (namespaces are ml-NAME-n<i> or ml-NAME-s<i>, names.hpp).
 std::string emulation_of_netns(const std::string& netns) {
   if (netns.rfind("ml-", 0) != 0) return "";
@@ -33,19 +43,19 @@ std::string emulation_of_netns(const std::string& netns) {
 std::vector<std::string> leftovers() {
   std::vector<std::string> found;
   for (const std::string& netns : list_netns()) {
-    if (!is_test_emulation(emulation_of_netns(netns))) continue;
+    if (!is_left_behind(emulation_of_netns(netns))) continue;
     found.push_back("namespace " + netns);
     for (const pid_t pid : pids_in_netns(netns)) {
       found.push_back(fmt::format("process {} in {}", pid, netns));
     }
   }
   for (const std::string& name : directory(std::string(kRunRoot))) {
-    if (is_test_emulation(name)) found.push_back("state " + run_dir(name));
+    if (is_left_behind(name)) found.push_back("state " + run_dir(name));
   }
   for (const std::string& entry : directory("/proc")) {
     if (entry.find_first_not_of("0123456789") != std::string::npos) continue;
     const auto words = process_command_line(std::stoi(entry));
-    if (words.size() >= 5 && words[2] == "delay-line" && is_test_emulation(words[4])) {
+    if (words.size() >= 5 && words[2] == "delay-line" && is_left_behind(words[4])) {
       found.push_back(fmt::format("delay line {} of {}", entry, words[4]));
     }
   }
@@ -73,6 +83,8 @@ TEST(NothingLeft, TestEmulationNamesAreRecognised) {
   EXPECT_EQ(emulation_of_netns("ml-t4242x3-n12"), "t4242x3");
   EXPECT_EQ(emulation_of_netns("ml-t4242x3-s0"), "t4242x3");
   EXPECT_EQ(emulation_of_netns("other"), "");
+  EXPECT_TRUE(is_left_behind(fmt::format("t{}x0", getpid())));
+  EXPECT_FALSE(is_left_behind(fmt::format("t{}x0", getppid())));  // a running process
 }
 
 // The check sees a grid that is up: it would fail a test that left this one behind.
