@@ -8,11 +8,13 @@
 //                      [--repetitions N] [--purge-cache] [-o FILE]
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "command.hpp"
 #include "multilane/errors.hpp"
 #include "multilane/units.hpp"
+#include "runtime/shm/topology.hpp"
 #include "runtime/shm/tune.hpp"
 #include "runtime/shm/tuning_file.hpp"
 
@@ -23,7 +25,7 @@ using runtime::shm::TuneRequest;
 using runtime::shm::TuneResult;
 
 struct TuneOptions {
-  int ranks = 2;
+  int ranks = 0;  // 0: one per core of this machine (hwloc)
   bool quick = false;
   std::string sizes = "1KiB,16KiB,128KiB,1MiB";
   std::string buffer_sizes = "1KiB,4KiB,16KiB,64KiB,256KiB,1MiB";
@@ -54,6 +56,7 @@ std::vector<int> parse_int_list(const std::string& text, const char* what) {
 TuneRequest request_of(const TuneOptions& o) {
   TuneRequest r;
   r.ranks = o.ranks;
+  if (r.ranks == 0) r.ranks = std::max(runtime::shm::machine_topology().cores, 2);
   std::size_t begin = 0;
   while (begin <= o.collectives.size()) {
     const std::size_t end = std::min(o.collectives.find(',', begin), o.collectives.size());
@@ -86,7 +89,11 @@ int run_tune(const TuneOptions& o) {
   const TuneRequest request = request_of(o);
   const std::vector<TuneResult> results = runtime::shm::tune_shm(request);
   runtime::shm::TuningTable table;
-  fmt::print("shared-memory tuning on {} local ranks (default: {} buffers of {})\n", o.ranks,
+  const runtime::shm::Topology& machine = runtime::shm::machine_topology();
+  fmt::print("this machine: {} cores, {} hardware threads, {} NUMA node{} ({})\n", machine.cores,
+             machine.hardware_threads, machine.numa_nodes, machine.numa_nodes == 1 ? "" : "s",
+             machine.from_hwloc ? "hwloc" : "sysconf");
+  fmt::print("shared-memory tuning on {} local ranks (default: {} buffers of {})\n", request.ranks,
              runtime::shm::ShmTuning{}.pipeline_buffers,
              format_size(runtime::shm::ShmTuning{}.buffer_size));
   fmt::print("{:<10} {:>10}  {:>8} {:>6}  {:>10} {:>10} {:>6}\n", "collective", "size", "buffer",
@@ -100,7 +107,7 @@ int run_tune(const TuneOptions& o) {
   std::ofstream out(o.output);
   out << runtime::shm::tuning_to_toml(
       table, fmt::format("multilane shm tuning: {} local ranks, written by `multilane tune shm`",
-                         o.ranks));
+                         request.ranks));
   if (!out) throw UsageError(fmt::format("{}: cannot write", o.output));
   fmt::print("wrote {} (use it with MULTILANE_TUNING={})\n", o.output, o.output);
   return 0;
@@ -113,7 +120,8 @@ const bool registered = register_command(
        app.require_subcommand(1);
        CLI::App* shm = app.add_subcommand(
            "shm", "Sweep buffer size and pipeline depth per collective and size on one node");
-       shm->add_option("-n,--ranks", o->ranks, "local ranks (processes on this machine)")
+       shm->add_option("-n,--ranks", o->ranks,
+                       "local ranks (processes on this machine); default: one per core (hwloc)")
            ->check(CLI::Range(1, 4096));
        shm->add_flag("--quick", o->quick, "a small corner of the grid (2 sizes, 2 x 2 geometries)");
        shm->add_option("--sizes", o->sizes, "bytes per block (whole message for bcast)");

@@ -11,6 +11,7 @@
 #include "multilane/units.hpp"
 #include "runtime/shm/attach.hpp"
 #include "runtime/shm/layout.hpp"
+#include "runtime/shm/topology.hpp"
 
 namespace multilane::runtime::shm {
 namespace {
@@ -72,10 +73,9 @@ bool overlap(std::span<const std::byte> a, std::span<std::byte> b) {
 }  // namespace
 
 std::chrono::nanoseconds default_spin(int local_size) {
-  // The machine's cores, not this process's affinity mask: ranks pinned to one core each (as
-  // mpirun does) see a mask of one core but do not share it.
-  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  if (cores > 0 && local_size > cores) return std::chrono::nanoseconds(0);
+  // The machine's hardware threads (hwloc), not this process's affinity mask: ranks pinned to
+  // one core each (as mpirun does) see a mask of one core but do not share it.
+  if (local_size > machine_topology().hardware_threads) return std::chrono::nanoseconds(0);
   return std::chrono::microseconds(50);
 }
 

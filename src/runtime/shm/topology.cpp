@@ -1,0 +1,46 @@
+// runtime/shm/topology.cpp — see topology.hpp.
+#include "runtime/shm/topology.hpp"
+
+#include <hwloc.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace multilane::runtime::shm {
+
+namespace {
+
+Topology fallback() {
+  Topology t;
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  t.cores = t.hardware_threads = static_cast<int>(std::max(online, 1L));
+  return t;
+}
+
+Topology discover() {
+  hwloc_topology_t topology;
+  if (hwloc_topology_init(&topology) != 0) return fallback();
+  Topology t = fallback();
+  if (hwloc_topology_load(topology) == 0) {
+    const int cores = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE);
+    const int threads = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_PU);
+    const int numa = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_NUMANODE);
+    if (cores > 0 && threads > 0) {
+      t.cores = cores;
+      t.hardware_threads = threads;
+      t.numa_nodes = std::max(numa, 1);
+      t.from_hwloc = true;
+    }
+  }
+  hwloc_topology_destroy(topology);
+  return t;
+}
+
+}  // namespace
+
+const Topology& machine_topology() {
+  static const Topology topology = discover();
+  return topology;
+}
+
+}  // namespace multilane::runtime::shm
