@@ -1,0 +1,110 @@
+#!/bin/sh
+# bench/wan-emu-cp.sh — `multilane cp` of one file across the emulated WAN (docs/wan.md, table 4).
+#
+# Brings up examples/platforms/wan-pair-1g.toml with a one-way latency of LATENCY (default 10ms:
+# a 20 ms round trip, where one connection's 256 KiB window caps it near 105 Mbit/s) as
+# emulation wancp<pid>, runs `multilane serve` on node 1 (into a scratch directory) and, RUNS
+# times (default 3) for every stream count in STREAMS (default "1 8 16"), copies a SIZE file
+# (default 1GiB, random bytes) from node 0 with `multilane cp --force --progress none`, timing the
+# whole command (hashing, connecting, transfer and end-to-end verification). Each copy is checked
+# byte for byte (cmp) against the source. Prints a markdown table of medians.
+#
+# Environment: MULTILANE (default build/multilane), SIZE, STREAMS, RUNS, LATENCY. Needs root.
+# Every command is bounded by `timeout`; the grid, the server and the files are removed on exit,
+# also on failure or interruption.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+MULTILANE=${MULTILANE:-$here/../build/multilane}
+platform=$here/../examples/platforms/wan-pair-1g.toml
+size=${SIZE:-1GiB}
+streams=${STREAMS:-1 8 16}
+runs=${RUNS:-3}
+latency=${LATENCY:-10ms}
+name=wancp$$
+python=/usr/bin/python3
+work=$(mktemp -d /tmp/wan-emu-cp.XXXXXX)
+export MULTILANE_SECRET="wan-emu-cp benchmark secret" MULTILANE_JOB_ID=9
+
+cleanup() {
+  [ -n "${server_pid:-}" ] && kill "$server_pid" 2>/dev/null || true
+  "$MULTILANE" emu down --name "$name" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+in_node() {  # in_node SECONDS NODE COMMAND...
+  limit=$1 n=$2
+  shift 2
+  timeout "$limit" "$MULTILANE" emu exec --name "$name" "$n" -- "$@"
+}
+# in_node_background SECONDS NODE COMMAND... &: the same, replacing the background subshell, so
+# that $! is the process to signal.
+in_node_background() {
+  limit=$1 n=$2
+  shift 2
+  exec timeout "$limit" "$MULTILANE" emu exec --name "$name" "$n" -- "$@"
+}
+
+bytes=$($python -c "
+import re, sys
+n, u = re.fullmatch(r'([0-9]+)([KMG]i?B|B)?', sys.argv[1]).groups()
+print(int(n) * {None: 1, 'B': 1, 'KiB': 1 << 10, 'MiB': 1 << 20, 'GiB': 1 << 30}[u])" "$size")
+mkdir -p "$work/served"
+head -c "$bytes" /dev/urandom >"$work/source.bin"
+
+sed "s/^latency = .*/latency = \"$latency\"/" "$platform" >"$work/platform.toml"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
+"$MULTILANE" emu up "$work/platform.toml" --name "$name" >/dev/null
+server=$("$MULTILANE" emu hostfile --name "$name" | sed -n 2p | cut -d' ' -f1)
+rtt=$("$MULTILANE" emu ping --name "$name" 0 1 --count 20 | sed 's/.*median \([^,]*\),.*/\1/' | tr -d ' ')
+in_node_background 3600 1 "$MULTILANE" serve "$work/served" --listen "$server:7447" \
+  >"$work/serve.out" 2>&1 &
+server_pid=$!
+for _ in $(seq 200); do
+  grep -q "listening\|on $server" "$work/serve.out" && break
+  sleep 0.05
+done
+
+for run in $(seq "$runs"); do
+  for k in $streams; do
+    start=$(date +%s.%N)
+    in_node 900 0 "$MULTILANE" cp "$work/source.bin" "$server:copy.bin" --streams "$k" --force \
+      --progress none --timeout 60 >"$work/cp.out" 2>&1 || {
+      echo "multilane cp with $k streams failed:" >&2
+      cat "$work/cp.out" "$work/serve.out" >&2
+      exit 1
+    }
+    finish=$(date +%s.%N)
+    cmp -s "$work/source.bin" "$work/served/copy.bin" || {
+      echo "the copy with $k streams differs from the source" >&2
+      exit 1
+    }
+    echo "$k $run $(awk "BEGIN {print $finish - $start}")" >>"$work/results"
+  done
+done
+kill "$server_pid" 2>/dev/null || true
+wait "$server_pid" 2>/dev/null || true
+server_pid=
+"$MULTILANE" emu down --name "$name" >/dev/null
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+$python - "$work/results" "$size" "$bytes" "$rtt" "$runs" <<'PY'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+size, total, rtt, runs = sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+print(f"\nmultilane cp of {size} across a 1 Gbit/s WAN, RTT {rtt}, 256 KiB window per connection; "
+      f"medians of {runs} runs, whole command timed\n")
+print("| streams | seconds | Mbit/s | x one stream |")
+print("|---:|---:|---:|---:|")
+base = None
+for k in dict.fromkeys(r[0] for r in rows):
+    t = statistics.median(float(r[2]) for r in rows if r[0] == k)
+    rate = total * 8 / t / 1e6
+    base = base or rate
+    print(f"| {k} | {t:.1f} | {rate:.0f} | {rate / base:.2f} |")
+print("\nraw runs (streams, run, seconds):")
+for r in rows:
+    print("  " + " ".join(r))
+PY
