@@ -9,7 +9,8 @@
 #                        [--runs R] [--repetitions K] [--iterations I] [--build DIR]
 #                        [--keep DIR]
 #
-#   --platform     default examples/platforms/two-sites-4x2.toml
+#   --platform     default examples/platforms/two-sites-4x2.toml (two-sites-4x2-100m.toml: half
+#                  the rates, for a busy 2-core host)
 #   -n             ranks (default: one per core of the platform)
 #   --bcast-sizes  default 16MiB
 #   --block-sizes  scatter/gather, one rank's block (default 1MiB)
@@ -35,7 +36,7 @@ repetitions=3
 iterations=2
 build=build
 keep=
-usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   [ $# -ge 2 ] || usage
   case $1 in
