@@ -102,22 +102,12 @@ for collective in $(echo "$collectives" | tr , ' '); do
 done
 
 # Merges the runs into one Markdown table per collective.
-"$python" - "$out" "$collectives" <<'EOF'
+PYTHONPATH="$here/bench/lib" "$python" - "$out" "$collectives" <<'EOF'
 import glob, json, os, statistics, sys
 
 out, collectives = sys.argv[1], sys.argv[2].split(",")
 
-def size_text(n):
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n and n % scale == 0:
-            return f"{n // scale} {unit}"
-    return f"{n} B"
-
-def time_text(s):
-    for unit, scale in (("s", 1), ("ms", 1e-3), ("us", 1e-6)):
-        if s >= scale:
-            return f"{s / scale:.3g} {unit}"
-    return f"{s * 1e9:.3g} ns"
+from bench_text import size_text, time_text
 
 def load(collective, side):
     """{(algorithm, size): [median of each run]}"""

@@ -113,22 +113,12 @@ echo "# multilane sim --platform $platform --collective bcast --sizes $bcast_siz
 "$multilane" sim --platform "$platform" --collective bcast --sizes "$bcast_sizes" \
   --overhead 20us --json >"$out/bcast-sim.json"
 
-"$python" - "$out" <<'EOF'
+PYTHONPATH="$here/bench/lib" "$python" - "$out" <<'EOF'
 import glob, json, os, statistics, sys
 
 out = sys.argv[1]
 
-def size_text(n):
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n and n % scale == 0:
-            return f"{n // scale} {unit}"
-    return f"{n} B"
-
-def time_text(s):
-    for unit, scale in (("s", 1), ("ms", 1e-3), ("us", 1e-6)):
-        if s >= scale:
-            return f"{s / scale:.3g} {unit}"
-    return f"{s * 1e9:.3g} ns"
+from bench_text import size_text, time_text
 
 def measured(collective, side):
     """{(algorithm, size): (median over runs, slowest / fastest run)}"""

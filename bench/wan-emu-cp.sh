@@ -34,18 +34,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-in_node() {  # in_node SECONDS NODE COMMAND...
-  limit=$1 n=$2
-  shift 2
-  timeout "$limit" "$MULTILANE" emu exec --name "$name" "$n" -- "$@"
-}
-# in_node_background SECONDS NODE COMMAND... &: the same, replacing the background subshell, so
-# that $! is the process to signal.
-in_node_background() {
-  limit=$1 n=$2
-  shift 2
-  exec timeout "$limit" "$MULTILANE" emu exec --name "$name" "$n" -- "$@"
-}
+. "$here/lib/emu_node.sh"  # in_node, in_node_background
 
 bytes=$($python -c "
 import re, sys

@@ -46,19 +46,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# in_node SECONDS NODE COMMAND...: runs COMMAND in the node's namespace, bounded.
-in_node() {
-  limit=$1 n=$2
-  shift 2
-  timeout "$limit" "$MULTILANE" emu exec --name "$name" "$n" -- "$@"
-}
-# in_node_background SECONDS NODE COMMAND... &: the same, replacing the background subshell, so
-# that $! is the process to signal.
-in_node_background() {
-  limit=$1 n=$2
-  shift 2
-  exec timeout "$limit" "$MULTILANE" emu exec --name "$name" "$n" -- "$@"
-}
+. "$here/lib/emu_node.sh"  # in_node, in_node_background
 address() { sed -n "$(($1 + 1))p" "$work/hosts" | cut -d' ' -f1; }
 
 # waits until FILE holds PATTERN (at most 10 s)

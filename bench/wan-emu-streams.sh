@@ -43,18 +43,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-in_node() {  # in_node SECONDS NODE COMMAND...
-  limit=$1 n=$2
-  shift 2
-  timeout "$limit" "$MULTILANE" emu exec --name "$name" "$n" -- "$@"
-}
-# in_node_background SECONDS NODE COMMAND... &: the same, replacing the background subshell, so
-# that $! is the process to signal.
-in_node_background() {
-  limit=$1 n=$2
-  shift 2
-  exec timeout "$limit" "$MULTILANE" emu exec --name "$name" "$n" -- "$@"
-}
+. "$here/lib/emu_node.sh"  # in_node, in_node_background
 
 iperf_mbps() {  # iperf_mbps STREAMS
   in_node $((seconds + 30)) 0 iperf3 -c "$server" -p 5301 -P "$1" -t "$seconds" -O 1 -J \
