@@ -83,3 +83,15 @@ add_test(NAME cli-shm-bench-bad-tuning-file
                  MULTILANE_TUNING=${CMAKE_SOURCE_DIR}/tests/shm/tuning_bad.toml
                  $<TARGET_FILE:multilane> bench -n 2 --platform ${shm_platforms}/smp-1x4.toml
                  --collective bcast --algorithm hier-shm --sizes 1 --timeout 60)
+# --tuning FILE on bench and launch: the file is read before any rank starts (usage error naming
+# its line and key) and reaches the ranks as MULTILANE_TUNING.
+multilane_cli_test(cli-shm-bench-tuning-option 0 "\n +4097 B +hier-shm .* ok\n"
+                   bench -n 4 --platform ${shm_platforms}/smp-1x4.toml --collective bcast
+                   --algorithm hier-shm --sizes 4097 --check --repetitions 1 --iterations 1
+                   --tuning ${CMAKE_SOURCE_DIR}/tests/shm/tuning_tiny_buffers.toml)
+multilane_cli_test(cli-shm-bench-tuning-option-bad 2
+                   "tuning_bad\\.toml:5: buffer_size: 8 is outside 64\\.\\."
+                   bench -n 2 --tuning ${CMAKE_SOURCE_DIR}/tests/shm/tuning_bad.toml)
+multilane_cli_test(cli-shm-launch-tuning-option-bad 2
+                   "tuning_bad\\.toml:5: buffer_size: 8 is outside 64\\.\\."
+                   launch -n 2 --tuning ${CMAKE_SOURCE_DIR}/tests/shm/tuning_bad.toml -- true)

@@ -23,6 +23,7 @@
 #include "plot.hpp"
 #include "runtime/job_env.hpp"
 #include "runtime/launcher.hpp"
+#include "tuning_option.hpp"
 
 namespace multilane::cli {
 namespace {
@@ -37,6 +38,7 @@ struct BenchCli {
   std::string streams = "1";
   std::string plot;
   std::string emulated_grid;  // --emu NAME
+  std::string tuning_file;    // --tuning FILE
 };
 
 std::string self_executable() {
@@ -105,6 +107,7 @@ nlohmann::json run_job(const BenchCli& o,
   spec.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
   spec.explain = o.explain;
   spec.extra_environment = env;
+  if (!o.tuning_file.empty()) spec.extra_environment.push_back(tuning_environment(o.tuning_file));
   std::optional<EmulatedJob> on_grid;
   if (!o.emulated_grid.empty()) on_grid.emplace(o.emulated_grid, spec);
   const runtime::LaunchResult result = runtime::launch_job(spec);
@@ -169,6 +172,8 @@ const bool registered = register_command(
            ->capture_default_str();
        sub.add_flag("--json", o->json, "print JSON instead of a table");
        sub.add_flag("--explain", o->explain, "rank 0 explains each algorithm choice");
+       sub.add_option("--tuning", o->tuning_file,
+                      "shared-memory tuning file of `multilane tune shm` (MULTILANE_TUNING)");
        sub.add_option("--plot", o->plot, "draw time vs size per algorithm into this PNG");
        sub.add_option("--streams", o->streams, "--p2p: comma-separated stream counts, e.g. 1,2,4,8")
            ->capture_default_str();

@@ -26,6 +26,7 @@
 #include "multilane/errors.hpp"
 #include "runtime/job_env.hpp"
 #include "runtime/launcher.hpp"
+#include "tuning_option.hpp"
 
 namespace multilane::cli {
 
@@ -39,6 +40,7 @@ struct LaunchArgs {
   bool explain = false;
   bool tag_output = false;
   std::string emulated_grid;  // --emu NAME
+  std::string tuning_file;    // --tuning FILE
   std::vector<std::string> command;
 };
 
@@ -59,6 +61,8 @@ int run(const LaunchArgs& args) {
   spec.grace = seconds_option("--grace", args.grace);
   spec.explain = args.explain;
   spec.tag_output = args.tag_output;
+  if (!args.tuning_file.empty())
+    spec.extra_environment.push_back(tuning_environment(args.tuning_file));
   std::optional<EmulatedJob> on_grid;
   if (!args.emulated_grid.empty()) on_grid.emplace(args.emulated_grid, spec);
   return runtime::launch_job(spec).exit_code;
@@ -81,6 +85,8 @@ Runner setup(CLI::App& app) {
   app.add_flag("--explain", args->explain,
                "Rank 0 explains the algorithm chosen for each collective (MULTILANE_EXPLAIN)");
   app.add_flag("--tag-output", args->tag_output, "Prefix every output line with \"[rank N] \"");
+  app.add_option("--tuning", args->tuning_file,
+                 "Shared-memory tuning file of `multilane tune shm` (MULTILANE_TUNING)");
   app.add_option("--emu", args->emulated_grid,
                  "Run each rank inside its node's namespace of the emulated grid NAME "
                  "(multilane emu up), on the node's lane addresses");
