@@ -50,21 +50,15 @@ void AuthGate::accept_next() {
     }
     if (!ec) {
       const std::string peer = runtime::peer_name(socket);
-      reap();
-      std::unique_lock lock(mutex_);
-      if (static_cast<int>(workers_.size()) >= options_.max_pending) {
-        lock.unlock();
+      if (static_cast<int>(workers_.reap()) >= options_.max_pending) {
         refused_(peer, fmt::format("{} handshakes are already in progress", options_.max_pending));
       } else {
         const int fd = socket.release();
-        watched_.insert(fd);
-        auto done = std::make_shared<bool>(false);
-        workers_.push_back({std::thread([this, fd, peer, done] {
-                              work(fd, peer);
-                              std::lock_guard worker_lock(mutex_);
-                              *done = true;
-                            }),
-                            done});
+        {
+          std::lock_guard lock(mutex_);
+          watched_.insert(fd);
+        }
+        workers_.start([this, fd, peer] { work(fd, peer); });
       }
     }
     accept_next();
@@ -110,20 +104,7 @@ asio::ip::tcp::socket AuthGate::hand_over(int fd) {
   return socket;
 }
 
-void AuthGate::reap() {
-  std::lock_guard lock(mutex_);
-  for (auto it = workers_.begin(); it != workers_.end();) {
-    if (*it->done) {
-      it->thread.join();
-      it = workers_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-}
-
 void AuthGate::stop() {
-  std::list<Worker> workers;
   {
     std::lock_guard lock(mutex_);
     if (!stopping_) {
@@ -132,9 +113,8 @@ void AuthGate::stop() {
       acceptor_.close(ignored);
     }
     for (int fd : watched_) ::shutdown(fd, SHUT_RDWR);
-    workers.swap(workers_);
   }
-  for (Worker& w : workers) w.thread.join();
+  workers_.join_all();
 }
 
 }  // namespace multilane::wan

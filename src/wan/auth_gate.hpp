@@ -30,6 +30,7 @@
 
 #include "runtime/auth.hpp"
 #include "runtime/io_wait.hpp"
+#include "wan/worker_threads.hpp"
 
 namespace multilane::wan {
 
@@ -70,12 +71,6 @@ class AuthGate {
  private:
   void accept_next();
   void work(int fd, std::string peer);
-  void reap();
-
-  struct Worker {
-    std::thread thread;
-    std::shared_ptr<bool> done;  // guarded by mutex_
-  };
 
   asio::io_context& loop_;
   GateOptions options_;
@@ -83,9 +78,9 @@ class AuthGate {
   Refused refused_;
   asio::ip::tcp::acceptor acceptor_;
   std::mutex mutex_;
-  std::list<Worker> workers_;
   std::set<int> watched_;
   bool stopping_ = false;
+  WorkerThreads workers_;  // last: joined before the rest goes
 };
 
 }  // namespace multilane::wan

@@ -54,13 +54,11 @@ FileServer::FileServer(const FileServerOptions& options, Log log)
 
 FileServer::~FileServer() {
   gate_->stop();
-  std::list<Worker> workers;
   {
     std::lock_guard lock(mutex_);
     for (int fd : session_fds_) ::shutdown(fd, SHUT_RDWR);
-    workers.swap(workers_);
   }
-  for (Worker& w : workers) w.thread.join();
+  workers_.join_all();
   for (auto& [session, pending] : pending_) {
     for (int fd : pending.fds) {
       if (fd >= 0) ::close(fd);
@@ -87,14 +85,12 @@ void FileServer::stop() {
   asio::post(loop_, [this] {
     gate_->stop();
     sweeper_.cancel();
-    std::list<Worker> workers;
     {
       std::lock_guard lock(mutex_);
       stopping_ = true;
       for (int fd : session_fds_) ::shutdown(fd, SHUT_RDWR);
-      workers.swap(workers_);
     }
-    for (Worker& w : workers) w.thread.join();
+    workers_.join_all();
     for (auto& [session, pending] : pending_) {
       for (int fd : pending.fds) {
         if (fd >= 0) ::close(fd);
@@ -134,15 +130,11 @@ void FileServer::gather(int fd, StreamTag tag, const std::string& peer) {
 }
 
 void FileServer::start_session(std::vector<int> fds, const std::string& peer) {
-  std::lock_guard lock(mutex_);
-  session_fds_.insert(fds.begin(), fds.end());
-  auto done = std::make_shared<bool>(false);
-  workers_.push_back({std::thread([this, fds, peer, done] {
-                        session(fds, peer);
-                        std::lock_guard worker_lock(mutex_);
-                        *done = true;
-                      }),
-                      done});
+  {
+    std::lock_guard lock(mutex_);
+    session_fds_.insert(fds.begin(), fds.end());
+  }
+  workers_.start([this, fds, peer] { session(fds, peer); });
 }
 
 void FileServer::session(std::vector<int> fds, const std::string& peer) {
@@ -182,17 +174,7 @@ void FileServer::sweep() {
                     p.fds.size()));
     it = pending_.erase(it);
   }
-  {
-    std::lock_guard lock(mutex_);
-    for (auto it = workers_.begin(); it != workers_.end();) {
-      if (*it->done) {
-        it->thread.join();
-        it = workers_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
+  workers_.reap();
   sweeper_.expires_after(kSweepPeriod);
   sweeper_.async_wait([this](const asio::error_code& ec) {
     if (!ec) sweep();

@@ -25,6 +25,7 @@
 #include "wan/auth_gate.hpp"
 #include "wan/file_receiver.hpp"
 #include "wan/stream_tag.hpp"
+#include "wan/worker_threads.hpp"
 
 namespace multilane::wan {
 
@@ -51,10 +52,6 @@ class FileServer {
     std::string peer;
     std::chrono::steady_clock::time_point first;
   };
-  struct Worker {
-    std::thread thread;
-    std::shared_ptr<bool> done;  // guarded by mutex_
-  };
 
   void gather(int fd, StreamTag tag, const std::string& peer);
   void start_session(std::vector<int> fds, const std::string& peer);
@@ -71,9 +68,9 @@ class FileServer {
   std::unique_ptr<AuthGate> gate_;
   std::map<std::uint32_t, Pending> pending_;  // on the loop
   CopyRegistry registry_;
-  std::mutex mutex_;  // sessions' workers and sockets
-  std::list<Worker> workers_;
+  std::mutex mutex_;  // sessions' sockets
   std::set<int> session_fds_;
+  WorkerThreads workers_;  // one per copy session
   bool stopping_ = false;
 };
 
