@@ -67,7 +67,8 @@ class Line {
     frame.resize(static_cast<std::size_t>(n));
     return frame;
   }
-  // Waits (bounded) until every admitted frame has been delivered.
+  // Waits (bounded) until every admitted frame has been delivered and counted: a reader can
+  // see a frame before the line has counted it, so counters are read only after this.
   void drain(int direction) {
     const auto deadline = Clock::now() + 5s;
     while (counters_.directions[direction].in_flight_frames.load() > 0 && Clock::now() < deadline) {
@@ -128,6 +129,7 @@ TEST(DelayLine, HoldsEveryFrameForTheLatencyInOrder) {
     EXPECT_EQ(frame->size(), 200u);
     EXPECT_GE(seconds(arrived - sent[i]), kLatency) << "frame " << i << " left early";
   }
+  line.drain(0);
   EXPECT_EQ(line.counters(0).frames_out.load(), 10u);
   EXPECT_EQ(line.counters(0).bytes_out.load(), 2000u);
 }
@@ -195,6 +197,7 @@ TEST(DelayLine, CarriesOnlyFramesForTheFarSite) {
   ASSERT_TRUE(unicast);
   EXPECT_EQ(tag_of(*unicast), 7u);
   EXPECT_FALSE(line.receive(1, 100ms));
+  line.drain(0);
   EXPECT_EQ(line.counters(0).filtered.load(), 2u);
   EXPECT_EQ(line.counters(0).frames_out.load(), 2u);
 }
@@ -235,6 +238,7 @@ TEST(DelayLine, BothDirectionsAtOnce) {
     EXPECT_EQ(tag_of(*west), 100 + i);
     EXPECT_EQ(west->size(), 700u);
   }
+  line.drain(1);
   EXPECT_EQ(line.counters(1).frames_out.load(), 20u);
 }
 

@@ -145,7 +145,8 @@ void DelayLine::deliver_due(Direction& d, std::int64_t now_ns) {
       c.write_errors.fetch_add(1, std::memory_order_relaxed);
     }
     d.ring.pop();
-    c.in_flight_frames.fetch_sub(1, std::memory_order_relaxed);
+    // Release: whoever sees the frame leave the flight count also sees it counted out.
+    c.in_flight_frames.fetch_sub(1, std::memory_order_release);
   }
 }
 
