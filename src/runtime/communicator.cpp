@@ -7,6 +7,7 @@
 #include "multilane/collective.hpp"
 #include "runtime/communicator_impl.hpp"
 #include "runtime/launch_platform.hpp"
+#include "runtime/local_call.hpp"
 #include "runtime/schedule_run.hpp"
 
 namespace multilane {
@@ -153,15 +154,16 @@ runtime::AlgorithmChoice CommunicatorImpl::choose(Collective collective, std::ui
   return choices_.emplace(key, std::move(choice)).first->second;
 }
 
-std::shared_ptr<const Schedule> CommunicatorImpl::schedule_for(Collective collective,
-                                                               std::string_view algorithm,
-                                                               const BuildParams& params) {
+const CommunicatorImpl::CachedSchedule& CommunicatorImpl::schedule_for(Collective collective,
+                                                                       std::string_view algorithm,
+                                                                       const BuildParams& params) {
   const ScheduleKey key{collective,  std::string(algorithm), params.root,
                         params.size, params.segment,         params.wan_pairs};
-  auto& slot = schedules_[key];
-  if (!slot) {
-    slot = std::make_shared<const Schedule>(
+  CachedSchedule& slot = schedules_[key];
+  if (!slot.schedule) {
+    slot.schedule = std::make_shared<const Schedule>(
         build_schedule(setup_.platform, collective, algorithm, params));
+    slot.signature = runtime::call_signature(*slot.schedule);
   }
   return slot;
 }
@@ -190,11 +192,11 @@ void check_buffer(Collective collective, Buffer buffer, std::size_t given, int r
 
 }  // namespace
 
-std::shared_ptr<RequestState> CommunicatorImpl::start(Collective collective,
-                                                      std::span<const std::byte> send,
-                                                      std::span<std::byte> recv, int root,
-                                                      std::uint64_t size,
-                                                      const CollectiveOptions& options) {
+CommunicatorImpl::PreparedCall CommunicatorImpl::prepare(Collective collective,
+                                                         std::span<const std::byte> send,
+                                                         std::span<std::byte> recv, int root,
+                                                         std::uint64_t size,
+                                                         const CollectiveOptions& options) {
   check_usable();
   check_peer(root, "root");
   check_buffer(collective, Buffer::Send, send.size(), setup_.rank, setup_.size, root, size);
@@ -212,24 +214,53 @@ std::shared_ptr<RequestState> CommunicatorImpl::start(Collective collective,
     }
     params = runtime::resolve_params(setup_.platform, collective, algorithm, params);
   }
-  auto schedule = schedule_for(collective, algorithm, params);
+  const CachedSchedule& cached = schedule_for(collective, algorithm, params);
   const std::uint64_t sequence = ++sequence_;
-  runtime::CallIdentity identity{sequence, runtime::call_signature(*schedule),
-                                 describe(*schedule, sequence)};
+  return {cached.schedule,
+          {sequence, cached.signature, describe(*cached.schedule, sequence)},
+          {send, recv}};
+}
+
+std::shared_ptr<RequestState> CommunicatorImpl::launch(PreparedCall call) {
   auto state = std::make_shared<RequestState>();
-  const runtime::CallBuffers buffers{send, recv};
   // Group ops (hier-shm) run on this node's shared-memory group, announced in call order.
   runtime::shm::GroupRunner* groups = nullptr;
-  if (const std::size_t count = runtime::group_op_count(*schedule, setup_.rank); count > 0) {
+  if (const std::size_t count = runtime::group_op_count(*call.schedule, setup_.rank); count > 0) {
     groups = group_runner();
-    groups->expect(sequence, count);
+    groups->expect(call.identity.sequence, count);
   }
-  engine_->post([this, schedule, buffers, identity = std::move(identity), state, groups]() mutable {
+  calls_in_flight_.fetch_add(1);
+  engine_->post([this, call = std::move(call), state, groups]() mutable {
     runtime::start_schedule_run(
-        *engine_, schedule, setup_.platform, setup_.rank, buffers, std::move(identity),
-        [state](const std::string& error) { state->complete(error); }, groups);
+        *engine_, call.schedule, setup_.platform, setup_.rank, call.buffers,
+        std::move(call.identity),
+        [this, state](const std::string& error) {
+          calls_in_flight_.fetch_sub(1);
+          state->complete(error);
+        },
+        groups);
   });
   return state;
+}
+
+std::shared_ptr<RequestState> CommunicatorImpl::start(Collective collective,
+                                                      std::span<const std::byte> send,
+                                                      std::span<std::byte> recv, int root,
+                                                      std::uint64_t size,
+                                                      const CollectiveOptions& options) {
+  return launch(prepare(collective, send, recv, root, size, options));
+}
+
+std::optional<std::string> CommunicatorImpl::run_here(const PreparedCall& call) {
+  if (calls_in_flight_.load() > 0 || !runtime::is_local_program(*call.schedule, setup_.rank)) {
+    return std::nullopt;
+  }
+  runtime::shm::GroupRunner* groups =
+      runtime::group_op_count(*call.schedule, setup_.rank) > 0 ? group_runner() : nullptr;
+  auto result = runtime::run_local_call(*call.schedule, setup_.platform, setup_.rank, call.buffers,
+                                        call.identity, groups);
+  if (result) engine_->note_local_call(call.identity.sequence);
+  return result;
 }
 
 runtime::shm::GroupRunner* CommunicatorImpl::group_runner() {
@@ -247,10 +278,11 @@ runtime::shm::GroupRunner* CommunicatorImpl::group_runner() {
     config.options.timeout = setup_.options.timeout;
     if (const char* file = std::getenv(runtime::shm::kTuningEnvironment); file && *file) {
       config.tuning = runtime::shm::read_tuning_file(file);
-      config.options.capacity = std::max(
-          runtime::shm::data_bytes({config.options.tuning.buffer_size,
-                                    static_cast<std::uint32_t>(config.options.tuning.pipeline_buffers)}),
-          config.tuning.capacity());
+      config.options.capacity =
+          std::max(runtime::shm::data_bytes(
+                       {config.options.tuning.buffer_size,
+                        static_cast<std::uint32_t>(config.options.tuning.pipeline_buffers)}),
+                   config.tuning.capacity());
     }
     groups_ = std::make_unique<runtime::shm::GroupRunner>(std::move(config));
   }
@@ -260,7 +292,13 @@ runtime::shm::GroupRunner* CommunicatorImpl::group_runner() {
 void CommunicatorImpl::run(Collective collective, std::span<const std::byte> send,
                            std::span<std::byte> recv, int root, std::uint64_t size,
                            const CollectiveOptions& options) {
-  wait(*start(collective, send, recv, root, size, options));
+  PreparedCall call = prepare(collective, send, recv, root, size, options);
+  if (const auto error = run_here(call)) {
+    if (error->empty()) return;
+    if (broken_.empty()) broken_ = *error;
+    throw CommunicationError(*error);
+  }
+  wait(*launch(std::move(call)));
 }
 
 void CommunicatorImpl::barrier() {

@@ -1,6 +1,7 @@
 // runtime/communicator_impl.hpp — what a Communicator is made of (internal).
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -13,6 +14,7 @@
 #include "runtime/algorithm_choice.hpp"
 #include "runtime/engine.hpp"
 #include "runtime/request_state.hpp"
+#include "runtime/schedule_run.hpp"
 #include "runtime/shm/group_runner.hpp"
 
 namespace multilane {
@@ -64,20 +66,40 @@ class CommunicatorImpl {
  private:
   void check_usable() const;
   void check_peer(int peer, const char* what) const;
-  std::shared_ptr<const Schedule> schedule_for(Collective collective, std::string_view algorithm,
-                                               const BuildParams& params);
+  // A call's schedule and fingerprint, made once per distinct call.
+  struct CachedSchedule {
+    std::shared_ptr<const Schedule> schedule;
+    std::uint64_t signature = 0;
+  };
+  const CachedSchedule& schedule_for(Collective collective, std::string_view algorithm,
+                                     const BuildParams& params);
+  // A collective call with its arguments checked, schedule chosen and sequence number taken.
+  struct PreparedCall {
+    std::shared_ptr<const Schedule> schedule;
+    runtime::CallIdentity identity;
+    runtime::CallBuffers buffers;
+  };
+  PreparedCall prepare(Collective collective, std::span<const std::byte> send,
+                       std::span<std::byte> recv, int root, std::uint64_t size,
+                       const CollectiveOptions& options);
+  // Hands the call to the engine.
+  std::shared_ptr<RequestState> launch(PreparedCall call);
+  // Runs a blocking call on this thread when its part here is local to the node and nothing
+  // else is in flight (local_call.hpp): "" or the error; nullopt when it must be launched.
+  std::optional<std::string> run_here(const PreparedCall& call);
   std::string describe(const Schedule& schedule, std::uint64_t sequence) const;
   // The runner of this rank's shared-memory group, made at the first schedule with group ops.
   runtime::shm::GroupRunner* group_runner();
 
   CommunicatorSetup setup_;
-  std::unique_ptr<runtime::Engine> engine_;
-  std::vector<std::uint64_t> sent_;      // point-to-point messages sent to each peer
-  std::vector<std::uint64_t> received_;  // ... and receives posted from each peer
-  std::uint64_t sequence_ = 0;           // collective calls so far
-  std::string broken_;                   // the first failure, "" while usable
+  std::atomic<int> calls_in_flight_{0};      // launched collective calls not yet complete
+  std::unique_ptr<runtime::Engine> engine_;  // after calls_in_flight_: its callbacks use it
+  std::vector<std::uint64_t> sent_;          // point-to-point messages sent to each peer
+  std::vector<std::uint64_t> received_;      // ... and receives posted from each peer
+  std::uint64_t sequence_ = 0;               // collective calls so far
+  std::string broken_;                       // the first failure, "" while usable
   using ScheduleKey = std::tuple<Collective, std::string, int, std::uint64_t, std::uint64_t, int>;
-  std::map<ScheduleKey, std::shared_ptr<const Schedule>> schedules_;
+  std::map<ScheduleKey, CachedSchedule> schedules_;
   using ChoiceKey = std::tuple<Collective, std::uint64_t, int, std::uint64_t, int>;
   mutable std::mutex choices_mutex_;
   mutable std::map<ChoiceKey, runtime::AlgorithmChoice> choices_;

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
 #include <map>
 #include <thread>
 
@@ -49,6 +51,7 @@ struct Engine::State {
   std::map<std::uint64_t, std::pair<std::uint64_t, std::function<void(const std::string&)>>> calls;
   std::map<std::uint64_t, EarlySignature> early_signatures;
   std::uint64_t highest_ended = 0;
+  std::atomic<std::uint64_t> highest_local = 0;  // note_local_call(), from any thread
   asio::steady_timer watchdog;
   std::thread thread;
 
@@ -136,6 +139,13 @@ void Engine::end_call(std::uint64_t sequence) {
   s.highest_ended = std::max(s.highest_ended, sequence);
 }
 
+void Engine::note_local_call(std::uint64_t sequence) {
+  std::atomic<std::uint64_t>& highest = state_->highest_local;
+  std::uint64_t seen = highest.load(std::memory_order_relaxed);
+  while (seen < sequence && !highest.compare_exchange_weak(seen, sequence)) {
+  }
+}
+
 bool Engine::State::check_signature(int peer, std::uint64_t sequence, std::uint64_t signature) {
   if (sequence == 0) return signature == 0;
   if (auto call = calls.find(sequence); call != calls.end()) {
@@ -144,7 +154,7 @@ bool Engine::State::check_signature(int peer, std::uint64_t sequence, std::uint6
     on_mismatch(mismatch_text(peer, sequence));
     return false;
   }
-  if (sequence <= highest_ended) {
+  if (sequence <= std::max(highest_ended, highest_local.load(std::memory_order_acquire))) {
     context.log(
         fmt::format("rank {} sent a message of call #{}, which had already ended here "
                     "(ranks called different collectives?)",

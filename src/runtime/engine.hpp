@@ -119,6 +119,10 @@ class Engine {
   void begin_call(std::uint64_t sequence, std::uint64_t signature,
                   std::function<void(const std::string&)> on_mismatch);
   void end_call(std::uint64_t sequence);
+  // Call `sequence` ran to its end on a caller's thread without the engine (local_call.hpp),
+  // after every earlier call had ended: frames of it that come later are refused as for
+  // calls that ended here. Thread-safe, and does not wake the progress thread.
+  void note_local_call(std::uint64_t sequence);
 
   struct State;
 

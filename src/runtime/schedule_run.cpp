@@ -9,23 +9,11 @@
 #include <optional>
 #include <vector>
 
+#include "runtime/group_job.hpp"
+
 namespace multilane::runtime {
 
 namespace {
-
-// Bytes per block of a group call (the whole message for bcast), as the tuning is keyed.
-std::uint64_t group_block_size(Collective collective, std::span<const std::byte> source,
-                               std::span<const std::byte> recv, const shm::ShmGroup& group) {
-  switch (collective) {
-    case Collective::Bcast:
-    case Collective::Scatter:
-      return recv.size();
-    case Collective::Alltoall:
-      return source.size() / static_cast<std::size_t>(group.local_size());
-    default:
-      return source.size();
-  }
-}
 
 class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
  public:
@@ -36,16 +24,12 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
         schedule_(std::move(schedule)),
         platform_(platform),
         rank_(rank),
-        buffers_(buffers),
         identity_(std::move(identity)),
         done_(std::move(done)),
         program_(schedule_->program(rank)),
-        scratch_(schedule_->scratch_bytes.empty() ? 0 : schedule_->scratch_bytes[rank]),
-        groups_(groups) {
-    for (int r = 0; r < platform_.num_ranks(); ++r) {
-      if (platform_.node_of(r) == platform_.node_of(rank_)) node_members_.push_back(r);
-    }
-  }
+        memory_(*schedule_, rank, buffers),
+        groups_(groups),
+        node_members_(node_members(platform, rank)) {}
 
   void start() {
     index_messages();
@@ -55,7 +39,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
                        [self](const std::string& error) { self->fail(error); });
     group_ready_.assign(group_order_.size(), false);
     if (!group_order_.empty() && !groups_) {
-      return finish("the schedule has group operations but this rank has no shared-memory group");
+      return finish(kNoGroupError);
     }
     if (program_.empty()) return finish("");
     for (std::uint32_t i = 0; i < program_.size(); ++i) {
@@ -103,23 +87,6 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
     draining_ = false;
   }
 
-  std::span<std::byte> bytes(const Range& range) {
-    std::span<std::byte> buffer;
-    switch (range.buffer) {
-      case Buffer::Send:
-        // Schedules only read the Send buffer (the verifier checks it).
-        buffer = {const_cast<std::byte*>(buffers_.send.data()), buffers_.send.size()};
-        break;
-      case Buffer::Recv:
-        buffer = buffers_.recv;
-        break;
-      case Buffer::Scratch:
-        buffer = scratch_;
-        break;
-    }
-    return buffer.subspan(range.offset, range.length);
-  }
-
   std::vector<int> lanes_to(const Op& op) const {
     if (op.lane != kAnyLane) return {op.lane};
     const int common = std::min(platform_.lanes_of(rank_), platform_.lanes_of(op.peer));
@@ -138,17 +105,18 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
         const LinkClass link = platform_.site_of(rank_) == platform_.site_of(op.peer)
                                    ? LinkClass::Lan
                                    : LinkClass::Wan;
-        engine_.send(
-            SendRequest{op.peer, lanes_to(op), link, key, identity_.signature, bytes(op.range)},
-            on_done);
+        engine_.send(SendRequest{op.peer, lanes_to(op), link, key, identity_.signature,
+                                 memory_.bytes(op.range)},
+                     on_done);
         break;
       }
       case OpKind::Recv:
-        engine_.recv(RecvRequest{op.peer, key, identity_.signature, bytes(op.range)}, on_done);
+        engine_.recv(RecvRequest{op.peer, key, identity_.signature, memory_.bytes(op.range)},
+                     on_done);
         break;
       case OpKind::Copy: {
-        const auto to = bytes(op.range);
-        const auto from = bytes(op.source);
+        const auto to = memory_.bytes(op.range);
+        const auto from = memory_.bytes(op.source);
         std::memmove(to.data(), from.data(), to.size());
         op_done(i, "");
         break;
@@ -167,27 +135,13 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
       const std::uint32_t i = group_order_[next_group_++];
       ++groups_in_flight_;
       auto self = shared_from_this();
-      groups_->submit(identity_.sequence, next_group_ - 1, group_job(program_[i]),
-                      [self, i](const std::string& error) {
-                        self->engine_.post([self, i, error] { self->group_done(i, error); });
-                      });
+      groups_->submit(
+          identity_.sequence, next_group_ - 1,
+          make_group_job(program_[i], rank_, node_members_, memory_, groups_->config().tuning),
+          [self, i](const std::string& error) {
+            self->engine_.post([self, i, error] { self->group_done(i, error); });
+          });
     }
-  }
-
-  shm::GroupRunner::Job group_job(const Op& op) {
-    const Collective collective = group_collective(op.kind);
-    const int root = static_cast<int>(
-        std::find(node_members_.begin(), node_members_.end(), op.peer) - node_members_.begin());
-    const std::span<std::byte> source = bytes(op.source);
-    const std::span<std::byte> range = bytes(op.range);
-    // A group bcast works in one buffer: the root's message, or where the others want it.
-    const std::span<std::byte> recv =
-        collective == Collective::Bcast && op.peer == rank_ ? source : range;
-    const shm::TuningTable* tuning = &groups_->config().tuning;
-    return [collective, root, source, recv, tuning](shm::ShmGroup& group) {
-      group.run(collective, source, recv, root,
-                tuning->find(collective, group_block_size(collective, source, recv, group)));
-    };
   }
 
   void group_done(std::uint32_t i, const std::string& error) {
@@ -239,11 +193,10 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   std::shared_ptr<const Schedule> schedule_;
   const Platform& platform_;
   int rank_;
-  CallBuffers buffers_;
   CallIdentity identity_;
   std::function<void(const std::string&)> done_;
   std::span<const Op> program_;
-  std::vector<std::byte> scratch_;
+  CallMemory memory_;
   std::vector<std::uint64_t> message_;
   std::vector<std::uint32_t> remaining_;
   std::vector<std::vector<std::uint32_t>> dependents_;

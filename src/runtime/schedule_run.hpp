@@ -25,15 +25,11 @@
 
 #include "multilane/platform.hpp"
 #include "multilane/schedule.hpp"
+#include "runtime/call_memory.hpp"
 #include "runtime/engine.hpp"
 #include "runtime/shm/group_runner.hpp"
 
 namespace multilane::runtime {
-
-struct CallBuffers {
-  std::span<const std::byte> send;
-  std::span<std::byte> recv;
-};
 
 struct CallIdentity {
   std::uint64_t sequence = 0;   // call number, from 1, the same on every rank

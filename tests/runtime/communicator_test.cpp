@@ -84,6 +84,56 @@ TEST(Communicator, EveryAlgorithmOnTwoSitesOfTwoLanes) {
   check_every_algorithm(local_job(6, 2, 2), 3001);
 }
 
+// hier-shm: on one node every rank's part is shared memory only and runs on the caller's
+// thread; on two nodes the leaders also talk TCP and go through the engine.
+TEST(Communicator, EveryAlgorithmOnOneNodeOfFourRanks) {
+  check_every_algorithm(smp_job(1, 4), 3001);
+}
+TEST(Communicator, EveryAlgorithmOnTwoNodesOfThreeRanks) {
+  check_every_algorithm(smp_job(2, 3), 3001);
+}
+
+// A blocking group call made while a non-blocking one is in flight must not overtake it: every
+// rank of the node runs the node's group calls in call order.
+TEST(Communicator, BlockingGroupCallsWaitForTheNonBlockingOnesInFlight) {
+  constexpr int kRanks = 3;
+  constexpr std::size_t kSize = (1 << 20) + 5;
+  const CollectiveOptions hier{"hier-shm", 0, 0};
+  expect_all_ok(run_local_job(smp_job(1, kRanks), [&](Communicator& comm) {
+    const int me = comm.rank();
+    for (int round = 0; round < 3; ++round) {
+      std::vector<std::byte> message(me == 2 ? bytes_pattern(kSize, round)
+                                             : std::vector<std::byte>(kSize));
+      const auto blocks = bytes_pattern(kRanks * 999, 20 + round);
+      std::vector<std::byte> block(999);
+      Request b = comm.ibcast(message, 2, hier);
+      comm.scatter(blocks, block, 0, hier);
+      b.wait();
+      EXPECT_EQ(message, bytes_pattern(kSize, round)) << "round " << round;
+      EXPECT_TRUE(std::equal(block.begin(), block.end(), blocks.begin() + 999 * me))
+          << "round " << round;
+    }
+  }));
+}
+
+// A failure in a call that ran on the caller's thread breaks the communicator like any other.
+TEST(Communicator, AFailedSharedMemoryCallNamesTheCallAndBreaksTheCommunicator) {
+  LocalJob job = smp_job(1, 2);
+  job.options.timeout = std::chrono::seconds(1);
+  const auto errors = run_local_job(job, [](Communicator& comm) {
+    if (comm.rank() == 1) return;  // never joins: rank 0's group setup times out
+    std::vector<std::byte> message(100);
+    try {
+      comm.bcast(message, 0, {"hier-shm", 0, 0});
+      ADD_FAILURE() << "a bcast without its peer returned";
+    } catch (const CommunicationError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("bcast #1 (hier-shm, root 0, 100 bytes): shared memory: "));
+    }
+    EXPECT_THROW(comm.bcast(message, 0, {"hier-shm", 0, 0}), CommunicationError);
+  });
+  expect_all_ok(errors);
+}
+
 TEST(Communicator, StripesLargeMessagesOverStreamsAndLanes) {
   LocalJob job = local_job(2, 2);
   job.options.lan_streams = 4;

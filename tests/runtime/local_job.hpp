@@ -96,6 +96,16 @@ inline LocalJob local_job(int ranks, int lanes = 1, int sites = 1) {
   return job;
 }
 
+// `nodes` nodes of one site with `per_node` ranks each (block placement): the ranks of a node
+// share memory (hier-shm) as threads of this process.
+inline LocalJob smp_job(int nodes, int per_node) {
+  LocalJob job;
+  job.platform = make_uniform_platform(1, nodes, 1, per_node, 1.25e9, 20e-6, 0, 0, 0);
+  job.platform.place_block(nodes * per_node);
+  job.options.timeout = std::chrono::seconds(20);
+  return job;
+}
+
 inline std::vector<std::byte> bytes_pattern(std::size_t size, unsigned seed) {
   std::vector<std::byte> bytes(size);
   for (std::size_t i = 0; i < size; ++i) {

@@ -51,18 +51,39 @@ void GroupRunner::interrupt(const std::string& reason) {
   if (ShmEndpoint* endpoint = endpoint_.load()) endpoint->interrupt(reason);
 }
 
+std::optional<std::string> GroupRunner::run_here(const Job& job) {
+  {
+    std::lock_guard lock(mutex_);
+    drop_finished_calls();
+    if (busy_ || stopping_ || !expected_.empty()) return std::nullopt;
+    busy_ = true;
+  }
+  std::string error = run_one(job);
+  {
+    std::lock_guard lock(mutex_);
+    busy_ = false;
+  }
+  wake_.notify_one();  // a job submitted meanwhile waits for the turn
+  return error;
+}
+
+void GroupRunner::drop_finished_calls() {
+  while (!expected_.empty() &&
+         (expected_.front().cancelled || expected_.front().next == expected_.front().count)) {
+    expected_.pop_front();
+  }
+}
+
 bool GroupRunner::next_job(std::unique_lock<std::mutex>& lock, std::pair<Job, Done>& job) {
   for (;;) {
-    while (!expected_.empty() &&
-           (expected_.front().cancelled || expected_.front().next == expected_.front().count)) {
-      expected_.pop_front();
-    }
-    if (!expected_.empty()) {
+    drop_finished_calls();
+    if (!expected_.empty() && !busy_) {
       Expected& head = expected_.front();
       if (auto it = submitted_.find(Key{head.sequence, head.next}); it != submitted_.end()) {
         job = std::move(it->second);
         submitted_.erase(it);
         ++head.next;
+        busy_ = true;
         return true;
       }
     }
@@ -92,7 +113,12 @@ void GroupRunner::loop() {
       std::unique_lock lock(mutex_);
       if (!next_job(lock, job)) break;
     }
-    job.second(run_one(job.first));
+    const std::string error = run_one(job.first);
+    {
+      std::lock_guard lock(mutex_);
+      busy_ = false;
+    }
+    job.second(error);
   }
   endpoint_.store(nullptr);
   group_.reset();  // leaves the group (on this thread, where it was made)

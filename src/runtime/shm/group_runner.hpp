@@ -10,8 +10,10 @@
 // over one op once its dependencies are done, in any order; cancel() gives up the rest of a
 // failed call, so that later calls are not held up.
 //
-// The ShmGroup is made on the runner's thread at the first job (every rank of the node makes
-// it at its first group call, so the setup meets), and destroyed there when the runner is.
+// The ShmGroup is made at the first job (every rank of the node makes it at its first group
+// call, so the setup meets), on the thread that runs that job, and destroyed on the runner's
+// thread when the runner is. One job runs at a time, on the runner's thread or, through
+// run_here(), on a caller's.
 // interrupt() is thread-safe: it breaks the group, so a job waiting on other ranks fails at
 // once (and so do the other ranks of the node).
 #pragma once
@@ -24,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -64,6 +67,11 @@ class GroupRunner {
   void cancel(std::uint64_t sequence, const std::string& reason);
   // Breaks the group with `reason` (thread-safe; nothing happens before the group exists).
   void interrupt(const std::string& reason);
+  // Runs `job` on the calling thread when no group op is queued or running, and returns ""
+  // or the error it threw; returns nullopt, having done nothing, when the runner is busy.
+  // This spares a call that is local to the node (a blocking call whose ops on this rank are
+  // all group ops and copies) two thread hand-overs each way.
+  std::optional<std::string> run_here(const Job& job);
 
  private:
   struct Expected {
@@ -75,18 +83,21 @@ class GroupRunner {
   using Key = std::pair<std::uint64_t, std::size_t>;
 
   void loop();
+  // Forgets the calls at the head whose ops have all been run or were cancelled (mutex held).
+  void drop_finished_calls();
   // The next job to run, or false when stopping (mutex held).
   bool next_job(std::unique_lock<std::mutex>& lock, std::pair<Job, Done>& job);
   std::string run_one(const Job& job);
 
   GroupRunnerConfig config_;
-  std::unique_ptr<ShmGroup> group_;  // runner thread only
+  std::unique_ptr<ShmGroup> group_;  // only by whoever holds the turn (busy_)
   std::atomic<ShmEndpoint*> endpoint_{nullptr};
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Expected> expected_;
   std::map<Key, std::pair<Job, Done>> submitted_;
   bool stopping_ = false;
+  bool busy_ = false;  // a job is running (on the runner's thread or in run_here())
   std::thread thread_;
 };
 

@@ -1,0 +1,56 @@
+// runtime/local_call.cpp — see local_call.hpp.
+#include "runtime/local_call.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "runtime/group_job.hpp"
+
+namespace multilane::runtime {
+
+namespace {
+
+void run_program(const Schedule& schedule, const Platform& platform, int rank, CallMemory& memory,
+                 shm::ShmGroup* group, const shm::TuningTable* tuning) {
+  const std::vector<int> members = node_members(platform, rank);
+  for (const Op& op : schedule.program(rank)) {
+    if (op.kind == OpKind::Copy) {
+      const auto to = memory.bytes(op.range);
+      std::memmove(to.data(), memory.bytes(op.source).data(), to.size());
+    } else {
+      make_group_job(op, rank, members, memory, *tuning)(*group);
+    }
+  }
+}
+
+}  // namespace
+
+bool is_local_program(const Schedule& schedule, int rank) {
+  const auto program = schedule.program(rank);
+  for (std::size_t i = 0; i < program.size(); ++i) {
+    const Op& op = program[i];
+    if (op.kind != OpKind::Copy && !is_group_op(op.kind)) return false;
+    const auto deps = schedule.deps_of(op);
+    if (std::any_of(deps.begin(), deps.end(), [i](OpIndex d) { return d >= i; })) return false;
+  }
+  return true;
+}
+
+std::optional<std::string> run_local_call(const Schedule& schedule, const Platform& platform,
+                                          int rank, CallBuffers buffers,
+                                          const CallIdentity& identity, shm::GroupRunner* groups) {
+  if (!is_local_program(schedule, rank)) return std::nullopt;
+  CallMemory memory(schedule, rank, buffers);
+  if (group_op_count(schedule, rank) == 0) {
+    run_program(schedule, platform, rank, memory, nullptr, nullptr);
+    return "";
+  }
+  if (!groups) return identity.description + ": " + kNoGroupError;
+  const auto error = groups->run_here([&](shm::ShmGroup& group) {
+    run_program(schedule, platform, rank, memory, &group, &groups->config().tuning);
+  });
+  if (!error || error->empty()) return error;
+  return identity.description + ": shared memory: " + *error;
+}
+
+}  // namespace multilane::runtime
