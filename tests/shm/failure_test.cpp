@@ -251,6 +251,29 @@ TEST(ShmFailure, DisagreeingCallsNameBothCalls) {
       << describe(outcomes);
 }
 
+TEST(ShmFailure, DisagreeingSingleCopyThresholdsNameBothCalls) {
+  const std::uint64_t job = unique_job_id();
+  bool allowed = true;
+  const auto outcomes = run_failing(
+      2,
+      [&](int rank) {
+        ShmOptions options = options_for_failures();
+        options.single_copy_from = rank == 0 ? 0 : 1000;  // rank 1 copies once, rank 0 twice
+        ShmGroup group(job, 0, rank, 2, options);
+        allowed = group.single_copy_allowed();
+        std::vector<std::byte> buffer(5000);
+        group.bcast(buffer, 0);
+        group.barrier();
+      },
+      std::chrono::milliseconds(2500));
+  if (!allowed) GTEST_SKIP() << "this kernel refuses cross-memory copies between the ranks";
+  EXPECT_TRUE(outcomes[1].threw);
+  EXPECT_TRUE(contains(outcomes[1].message,
+                       "local rank 1: collective calls differ at stage 0: this rank is in call 1 "
+                       "(bcast of 5 KB from root 0, single copy); local rank 0 is in call "))
+      << describe(outcomes);
+}
+
 TEST(ShmFailure, BadArgumentOnOneRankFailsTheOthersFast) {
   const std::uint64_t job = unique_job_id();
   const auto outcomes = run_failing(

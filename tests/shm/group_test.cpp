@@ -88,6 +88,27 @@ TEST(ShmGroup, DefaultTuningAroundOneMebibyte) {
   EXPECT_TRUE(list_segments(job).empty());
 }
 
+// Single copy (one copy straight between the ranks' buffers) and the paper's two copies through
+// the shared buffers give the same bytes, for every collective, either way round in one group.
+TEST(ShmGroup, SingleCopyAndTwoCopiesAgree) {
+  for (const std::uint64_t from : {std::uint64_t{1}, std::uint64_t{0}}) {
+    const std::uint64_t job = unique_job_id();
+    const auto outcomes = run_ranks(4, [&](int rank) {
+      ShmOptions options = small_buffers();
+      options.single_copy_from = from;  // 1: every call with bytes; 0: never
+      ShmGroup group(job, 0, rank, 4, options);
+      std::uint32_t seed = 300;
+      for (const Collective c : kAllCollectives) {
+        for (const std::uint64_t size : {1ull, 1000ull, 65537ull}) {
+          const std::string problem = run_and_check(group, c, 3, size, ++seed);
+          if (!problem.empty()) throw std::runtime_error(problem);
+        }
+      }
+    });
+    expect_ok(outcomes);
+  }
+}
+
 TEST(ShmGroup, OneRankNeedsNobody) {
   const std::uint64_t job = unique_job_id();
   ShmGroup group(job, 3, 0, 1);

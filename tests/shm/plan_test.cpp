@@ -84,6 +84,36 @@ TEST(ShmPlan, Table1DecompositionAboveTheBufferSize) {
             "Receiver_get Sender_put Pair_sync/W Pair_sync/R Receiver_get local_copy");
 }
 
+TEST(ShmPlan, SingleCopyExposesOnceAndCopiesDirectly) {
+  const auto single = [](Collective c, std::uint64_t size, int root = 0) {
+    CallShape call = shape(c, 4, size, root);
+    call.single_copy = true;
+    return call;
+  };
+  // The exposing rank waits (a put of nothing) until every reader released the stage.
+  EXPECT_EQ(primitives(plan_of(single(Collective::Bcast, 1 << 20, 1), 1, kSmall)),
+            "expose Group_sync/W Group_seg_put");
+  EXPECT_EQ(primitives(plan_of(single(Collective::Bcast, 1 << 20, 1), 3, kSmall)),
+            "Group_sync/R direct_get");
+  EXPECT_EQ(primitives(plan_of(single(Collective::Scatter, 5000), 0, kSmall)),
+            "expose Group_sync/W local_copy Group_seg_put");
+  EXPECT_EQ(primitives(plan_of(single(Collective::Gather, 5000), 2, kSmall)),
+            "Group_sync/R direct_put");
+  EXPECT_EQ(primitives(plan_of(single(Collective::Alltoall, 5000), 1, kSmall)),
+            "expose Group_sync/W Group_sync/R direct_get direct_get direct_get local_copy "
+            "Group_seg_put");
+  const ShmPlan allgather = plan_of(single(Collective::Allgather, 5000), 2, kSmall);
+  EXPECT_EQ(allgather.stages, 1u);
+  // Rank 2 reads from 3, then 0, then 1; the last get releases the stage.
+  ASSERT_EQ(allgather.steps.size(), 8u);
+  EXPECT_EQ(allgather.steps[3].peer, 3);
+  EXPECT_EQ(allgather.steps[4].peer, 0);
+  EXPECT_EQ(allgather.steps[5].peer, 1);
+  EXPECT_FALSE(allgather.steps[4].release);
+  EXPECT_TRUE(allgather.steps[5].release);
+  EXPECT_EQ(allgather.steps[5].offset, 5000u);  // rank 1's block, at 1 * 5000 in recv
+}
+
 TEST(ShmPlan, SwitchPointsAreAtTheBufferSize) {
   const Geometry g{1000, 2};
   for (const int p : {2, 3, 4, 7}) {
@@ -140,6 +170,29 @@ TEST_P(ShmPlanCollective, ExactBytesWithoutDeadlock) {
           const std::string problem = run_in_process(p, {{shape(c, p, size, root), g}}, seed);
           ASSERT_EQ(problem, "") << to_string(c) << " p=" << p << " B=" << g.buffer_size
                                  << " D=" << g.buffers << " size=" << size << " root=" << root;
+        }
+      }
+    }
+  }
+}
+
+// Single copy runs for real here too: the ranks' buffers are in this process, which may read
+// its own memory through process_vm_readv.
+TEST_P(ShmPlanCollective, SingleCopyExactBytesWithoutDeadlock) {
+  const Collective c = GetParam();
+  int runs = 0;
+  for (int p = 2; p <= 8; ++p) {
+    for (const Geometry& g : {Geometry{128, 1}, Geometry{1000, 3}}) {
+      for (const std::uint64_t size : {1ull, 777ull, 4096ull, 70001ull}) {
+        for (const int root : {0, p - 1}) {
+          CallShape call = shape(c, p, size, root);
+          call.single_copy = true;
+          // A Table 1 call before and after: the single-copy stage shares the buffer ring.
+          const std::vector<PlannedCall> calls{{shape(c, p, 300, root), g}, {call, g},
+                                               {shape(c, p, 300, 0), g}};
+          const std::string problem = run_in_process(p, calls, static_cast<std::uint32_t>(runs++));
+          ASSERT_EQ(problem, "") << to_string(c) << " p=" << p << " B=" << g.buffer_size
+                                 << " size=" << size << " root=" << root;
         }
       }
     }

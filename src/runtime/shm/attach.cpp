@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/shm/cross_memory.hpp"
 #include "runtime/shm/endpoint.hpp"
 #include "runtime/shm/layout.hpp"
 #include "runtime/shm/process_alive.hpp"
@@ -45,6 +46,8 @@ ShmSegment create(const GroupIdentity& group) {
   header.instance = group.instance;
   header.capacity = group.capacity;
   view.ranks[0].pid = getpid();
+  header.creator_header_address = reinterpret_cast<std::uintptr_t>(view.header);
+  allow_cross_memory_access();
   header.attached.arrivals = 1;  // the creator; `value` becomes 1 once every rank attached
   std::atomic_ref<std::uint64_t>(header.magic).store(kSegmentMagic, std::memory_order_release);
   return segment;
@@ -100,6 +103,20 @@ ShmSegment join(const GroupIdentity& group, const WaitPolicy& policy) {
     }
     std::this_thread::sleep_for(kLookAgain);
   }
+}
+
+// Whether this process may read the creator's memory (single copy; cross_memory.hpp), counted
+// in the header before this rank attaches, so every rank knows the answer once all attached.
+void check_single_copy(const SegmentView& view) {
+  allow_cross_memory_access();
+  SegmentHeader& header = *view.header;
+  std::uint64_t magic = 0;
+  const std::string error =
+      read_process_memory(std::atomic_ref<std::int32_t>(view.ranks[0].pid).load(),
+                          header.creator_header_address, reinterpret_cast<std::byte*>(&magic),
+                          sizeof magic);
+  if (error.empty() && magic == kSegmentMagic) return;
+  std::atomic_ref<std::uint32_t>(header.single_copy_refusals).fetch_add(1);
 }
 
 void register_pid(ShmEndpoint& endpoint, RankRecord& record) {
@@ -161,7 +178,10 @@ ShmSegment attach_group(const GroupIdentity& group, const WaitPolicy& policy) {
   const SegmentView view = view_of(segment, group);
   ShmEndpoint endpoint(view, group.local_rank, policy, group_label(group));
   try {
-    if (group.local_rank != 0) register_pid(endpoint, view.ranks[group.local_rank]);
+    if (group.local_rank != 0) {
+      check_single_copy(view);
+      register_pid(endpoint, view.ranks[group.local_rank]);
+    }
     await_everyone(endpoint, segment, view);
   } catch (...) {
     // The group never completed: nobody else will remove the name.

@@ -10,6 +10,7 @@ namespace multilane::runtime::shm {
 namespace {
 
 constexpr std::uint64_t kBarrierKind = 0xff;
+constexpr std::uint64_t kSingleCopyBit = 1ull << 48;  // in `shape`, above the collective
 
 std::atomic_ref<std::uint64_t> atomic(std::uint64_t& field) {
   return std::atomic_ref<std::uint64_t>(field);
@@ -29,7 +30,8 @@ CallRecord pack(const CallInfo& call) {
   record.serial = call.serial;
   const std::uint64_t kind =
       call.collective ? static_cast<std::uint64_t>(*call.collective) : kBarrierKind;
-  record.shape = kind << 32 | static_cast<std::uint32_t>(call.root);
+  record.shape = kind << 32 | static_cast<std::uint32_t>(call.root) |
+                 (call.single_copy ? kSingleCopyBit : 0);
   record.size = call.size;
   record.geometry = call.geometry.buffer_size << 16 | call.geometry.buffers;
   return record;
@@ -38,7 +40,8 @@ CallRecord pack(const CallInfo& call) {
 CallInfo unpack(const CallRecord& record) {
   CallInfo call;
   call.serial = record.serial;
-  const std::uint64_t kind = record.shape >> 32;
+  const std::uint64_t kind = record.shape >> 32 & 0xffff;
+  call.single_copy = (record.shape & kSingleCopyBit) != 0;
   if (kind != kBarrierKind) call.collective = static_cast<Collective>(kind);
   call.root = static_cast<int>(static_cast<std::uint32_t>(record.shape));
   call.size = record.size;
@@ -53,9 +56,14 @@ std::string describe(const CallInfo& call) {
   const bool rooted = *call.collective == Collective::Bcast ||
                       *call.collective == Collective::Scatter ||
                       *call.collective == Collective::Gather;
+  const std::string root = rooted ? fmt::format(" from root {}", call.root) : "";
+  if (call.single_copy) {
+    return fmt::format("call {} ({} of {}{}, single copy)", call.serial,
+                       to_string(*call.collective), format_size(call.size), root);
+  }
   return fmt::format("call {} ({} of {}{}, {} buffers of {})", call.serial,
                      to_string(*call.collective), format_size(call.size),
-                     rooted ? fmt::format(" from root {}", call.root) : "", call.geometry.buffers,
+                     root, call.geometry.buffers,
                      format_size(call.geometry.buffer_size));
 }
 

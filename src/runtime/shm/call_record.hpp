@@ -23,11 +23,13 @@ struct CallInfo {
   int root = 0;
   std::uint64_t size = 0;  // bytes per block (the whole message for bcast)
   Geometry geometry;
+  bool single_copy = false;  // plan.hpp's single-copy plan instead of Table 1's
 };
 
 CallRecord pack(const CallInfo& call);
 CallInfo unpack(const CallRecord& record);
-// "call 3 (bcast of 100 B from root 0, 8 buffers of 64 KiB)", "call 4 (barrier)".
+// "call 3 (bcast of 100 B from root 0, 8 buffers of 64 KiB)", "call 4 (barrier)",
+// "call 5 (scatter of 1 MiB from root 0, single copy)".
 std::string describe(const CallInfo& call);
 
 // A record is rewritten at every call while other ranks may read it, so it is a seqlock: the

@@ -9,6 +9,7 @@
 #include <exception>
 #include <utility>
 
+#include "runtime/shm/cross_memory.hpp"
 #include "runtime/shm/process_alive.hpp"
 #include "runtime/shm/shm_error.hpp"
 
@@ -28,7 +29,15 @@ static_assert(kMaxLocalSize <= kArrivalMask);
 // Puts and writer syncs need the buffer: its previous stage must have been read. (A writer that
 // puts nothing still waits: its arrival must not count towards the buffer's previous stage.)
 bool needs_free_buffer(const Step& step) {
-  return is_put(step.primitive) || (is_sync(step.primitive) && step.role == SyncRole::Writer);
+  return is_put(step.primitive) || step.primitive == Primitive::Expose ||
+         (is_sync(step.primitive) && step.role == SyncRole::Writer);
+}
+
+// The bytes of the data area a step touches, from its slot_offset.
+std::uint64_t shared_extent(const Step& step) {
+  if (step.primitive == Primitive::Expose || is_direct(step.primitive)) return kExposedBytes;
+  if (is_put(step.primitive) || is_get(step.primitive)) return step.length;
+  return 0;
 }
 
 pid_t pid_of(RankRecord& rank) {
@@ -47,7 +56,7 @@ std::string seconds(std::chrono::milliseconds duration) {
 
 ShmEndpoint::ShmEndpoint(SegmentView view, int local_rank, const WaitPolicy& policy,
                          std::string label)
-    : view_(view), rank_(local_rank), policy_(policy), label_(std::move(label)) {}
+    : view_(view), rank_(local_rank), pid_(getpid()), policy_(policy), label_(std::move(label)) {}
 
 void ShmEndpoint::enter_call(const CallInfo& call) {
   call_ = call;
@@ -152,10 +161,10 @@ void ShmEndpoint::check_writers_call(const Step& step) {
 }
 
 void ShmEndpoint::perform(const Step& step, const ShmBuffers& buffers) {
-  if (step.length > 0 && !is_sync(step.primitive) && step.primitive != Primitive::LocalCopy &&
-      step.slot_offset + step.length > view_.capacity) {
+  if (const std::uint64_t extent = shared_extent(step);
+      extent > 0 && step.slot_offset + extent > view_.capacity) {
     fail(fmt::format("{} of {} bytes at {} exceeds the data area of {} bytes",
-                     to_string(step.primitive), step.length, step.slot_offset, view_.capacity));
+                     to_string(step.primitive), extent, step.slot_offset, view_.capacity));
   }
   std::byte* shared = view_.data + step.slot_offset;
   switch (step.primitive) {
@@ -177,7 +186,33 @@ void ShmEndpoint::perform(const Step& step, const ShmBuffers& buffers) {
     case Primitive::LocalCopy:
       std::memcpy(buffers.recv + step.offset, buffers.send + step.source, step.length);
       return;
+    case Primitive::Expose: {
+      const std::byte* exposed = step.exposes_recv ? buffers.recv : buffers.send;
+      const ExposedBuffer entry{reinterpret_cast<std::uintptr_t>(exposed), pid_, 0};
+      std::memcpy(shared, &entry, sizeof entry);
+      return;
+    }
+    case Primitive::DirectGet:
+    case Primitive::DirectPut:
+      return copy_direct(step, buffers, shared);
   }
+}
+
+void ShmEndpoint::copy_direct(const Step& step, const ShmBuffers& buffers,
+                              const std::byte* entry_bytes) {
+  ExposedBuffer entry;
+  std::memcpy(&entry, entry_bytes, sizeof entry);
+  const std::uint64_t remote = entry.address + step.remote;
+  const std::string error =
+      step.primitive == Primitive::DirectGet
+          ? read_process_memory(entry.pid, remote, buffers.recv + step.offset, step.length)
+          : write_process_memory(entry.pid, remote, buffers.send + step.offset, step.length);
+  if (!error.empty()) {
+    check_ranks_alive("a single copy", true);  // a dead peer is the better explanation
+    fail(fmt::format("single copy with local rank {} in {}: {}", step.peer, describe(call_),
+                     error));
+  }
+  if (step.release) release(step);
 }
 
 void ShmEndpoint::release(const Step& step) {

@@ -91,9 +91,12 @@ class ShmEndpoint {
   void writer_arrives(const Step& step);
   void check_writers_call(const Step& step);
   void release(const Step& step);
+  // DirectGet / DirectPut: the copy between this rank's buffer and the exposed one.
+  void copy_direct(const Step& step, const ShmBuffers& buffers, const std::byte* entry_bytes);
 
   SegmentView view_;
   int rank_;
+  std::int32_t pid_;  // written into this rank's Expose entries
   WaitPolicy policy_;
   std::string label_;
   CallInfo call_;

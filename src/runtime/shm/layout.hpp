@@ -20,7 +20,7 @@
 namespace multilane::runtime::shm {
 
 inline constexpr std::uint64_t kSegmentMagic = 0x314d48534c4d4c4dULL;  // "MLMLSHM1"
-inline constexpr std::uint32_t kLayoutVersion = 1;
+inline constexpr std::uint32_t kLayoutVersion = 2;
 inline constexpr int kMaxPipelineBuffers = 64;
 inline constexpr int kMaxLocalSize = 4096;
 inline constexpr std::size_t kReasonBytes = 256;
@@ -36,7 +36,20 @@ struct alignas(64) SegmentHeader {
   alignas(64) SyncWord attached;   // arrivals: ranks that mapped the segment; value: 1 once all did
   alignas(64) SyncWord broken;     // value: 0, or 1 + the local rank that broke the group
   char reason[kReasonBytes] = {};  // why, written by that rank before it publishes `broken`
+  // Single copy (Expose/DirectGet/DirectPut) needs every rank to be allowed to read and write
+  // the others' memory. The creator publishes where this header is in its own address space;
+  // every other rank reads the magic there before it attaches and counts a refusal here.
+  std::uint64_t creator_header_address = 0;
+  std::uint32_t single_copy_refusals = 0;
 };
+
+// What an Expose writes into the stage's buffer: where the exposed bytes are.
+struct ExposedBuffer {
+  std::uint64_t address = 0;  // in the exposing rank's address space
+  std::int32_t pid = 0;
+  std::uint32_t unused = 0;
+};
+inline constexpr std::uint64_t kExposedBytes = sizeof(ExposedBuffer);
 
 // The call a rank is in, so that ranks can tell that they disagree (call_check.hpp).
 struct CallRecord {

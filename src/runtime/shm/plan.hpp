@@ -15,7 +15,23 @@
 //                                                             Pair_sync, Receiver_get], pipelined
 //
 // with m = size (bcast), p*size (scatter, gather, allgather), p*p*size (alltoall). A rank's own
-// block never passes through shared memory (LocalCopy). Ranks run their steps in order; the
+// block never passes through shared memory (LocalCopy).
+//
+// Single copy (CallShape::single_copy; ours, beyond the paper): Table 1 copies every byte
+// twice, into shared memory and out. With cross-memory attach (cross_memory.hpp) a rank can
+// copy straight from another rank's buffer, once, as Open MPI's vader does for large
+// messages. The call is then one stage: the ranks whose buffers are read (or written) Expose
+// them, the group syncs, every other rank copies its bytes directly (DirectGet, or DirectPut
+// into gather's root), and the exposing ranks wait until every reader released the stage
+// before they return:
+//
+//   bcast, scatter  root exposes its message; the others get the message / their block
+//   gather          root exposes its receive buffer; the others put their block into it
+//   allgather       every rank exposes its block; every rank gets every other block
+//   alltoall        every rank exposes its send buffer; every rank gets its block from each
+//
+// All readers copy at once, from one buffer (bcast) or from p buffers (allgather, alltoall),
+// the paper's Group_get idea without its second copy. Ranks run their steps in order; the
 // order is deadlock-free for any number of pipeline buffers (the tests run every plan of every
 // rank in one process and check progress and bytes).
 //
@@ -39,6 +55,7 @@ struct CallShape {
   int root = 0;
   std::uint64_t size = 0;  // bytes per block (the whole message for bcast)
   int local_size = 1;
+  bool single_copy = false;  // plan_single_copy(): one copy per byte instead of Table 1's two
 };
 
 // Stage numbering shared by the ranks of a group (each rank holds an identical copy).

@@ -1,5 +1,7 @@
 #include "runtime/shm/plan_builder.hpp"
 
+#include "runtime/shm/layout.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -190,10 +192,62 @@ void PlanBuilder::local_copy(std::uint64_t recv_offset, std::uint64_t send_offse
   plan_.steps.push_back(step);
 }
 
+std::uint64_t PlanBuilder::exposed_entry(const Stage& stage, int rank) const {
+  if ((static_cast<std::uint64_t>(rank) + 1) * kExposedBytes > geometry_.buffer_size) {
+    throw std::logic_error("shm plan: exposed-buffer entry beyond its pipeline buffer");
+  }
+  return stage.slot * buffer_stride(geometry_) + static_cast<std::uint64_t>(rank) * kExposedBytes;
+}
+
+void PlanBuilder::expose(const Stage& stage, bool recv_buffer) {
+  Step step;
+  step.primitive = Primitive::Expose;
+  step.stage = stage;
+  step.slot_offset = exposed_entry(stage, rank_);
+  step.exposes_recv = recv_buffer;
+  plan_.steps.push_back(step);
+}
+
+void PlanBuilder::direct(Primitive primitive, const Stage& stage, int peer, std::uint64_t offset,
+                         std::uint64_t remote, std::uint64_t length, bool release) {
+  Step step;
+  step.primitive = primitive;
+  step.release = release;
+  step.peer = peer;
+  step.stage = stage;
+  step.slot_offset = exposed_entry(stage, peer);
+  step.offset = offset;
+  step.remote = remote;
+  step.length = length;
+  plan_.steps.push_back(step);
+}
+
+void PlanBuilder::direct_get(const Stage& stage, int peer, std::uint64_t remote,
+                             std::uint64_t offset, std::uint64_t length, bool release) {
+  direct(Primitive::DirectGet, stage, peer, offset, remote, length, release);
+}
+
+void PlanBuilder::direct_put(const Stage& stage, int peer, std::uint64_t offset,
+                             std::uint64_t remote, std::uint64_t length, bool release) {
+  direct(Primitive::DirectPut, stage, peer, offset, remote, length, release);
+}
+
+void PlanBuilder::wait_released(const Stage& stage) {
+  // A put of nothing into the buffer's next use: it waits for exactly this.
+  Step step;
+  step.primitive = Primitive::GroupSegPut;
+  step.stage.previous = stage.index;
+  step.stage.index = stage.index + geometry_.buffers;
+  step.stage.slot = stage.slot;
+  step.stage.reuses = true;
+  plan_.steps.push_back(step);
+}
+
 void build_plan(const CallShape& call, int local_rank, const Geometry& geometry, StageClock& clock,
                 ShmPlan& plan) {
   PlanBuilder builder(local_rank, geometry, clock, plan);
   if (!call.collective) return plan_barrier(builder, call);
+  if (call.single_copy) return plan_single_copy(builder, call);
   switch (*call.collective) {
     case Collective::Bcast:
       return plan_bcast(builder, call);

@@ -43,12 +43,28 @@ class PlanBuilder {
                      std::uint64_t length, bool release);
   void local_copy(std::uint64_t recv_offset, std::uint64_t send_offset, std::uint64_t length);
 
+  // Single copy. expose() writes where this rank's send (or receive) buffer is into its entry
+  // of the stage's buffer (entry r at r * kExposedBytes). direct_get() copies `length` bytes at
+  // `remote` in `peer`'s exposed buffer to `offset` in this rank's receive buffer; direct_put()
+  // copies from `offset` in this rank's send buffer to `remote` in `peer`'s. wait_released()
+  // waits until every reader of `stage` is done, so an exposed buffer may be left.
+  void expose(const Stage& stage, bool recv_buffer);
+  void direct_get(const Stage& stage, int peer, std::uint64_t remote, std::uint64_t offset,
+                  std::uint64_t length, bool release);
+  void direct_put(const Stage& stage, int peer, std::uint64_t offset, std::uint64_t remote,
+                  std::uint64_t length, bool release);
+  void wait_released(const Stage& stage);
+
  private:
   void put(Primitive primitive, const Stage& stage, std::uint64_t slot_offset, std::uint64_t offset,
            std::uint64_t length, int reader);
   void sync(Primitive primitive, const Stage& stage, SyncRole role, int writer);
   void get(Primitive primitive, const Stage& stage, std::uint64_t slot_offset, std::uint64_t offset,
            std::uint64_t length, bool release);
+  void direct(Primitive primitive, const Stage& stage, int peer, std::uint64_t offset,
+              std::uint64_t remote, std::uint64_t length, bool release);
+  // Where rank `rank`'s entry of `stage`'s buffer is, in the data area.
+  std::uint64_t exposed_entry(const Stage& stage, int rank) const;
   // Extends the last step if `step` continues it; true if it did.
   bool merge_with_last(const Step& step);
   void enter_epoch();
@@ -76,5 +92,6 @@ void plan_gather(PlanBuilder& plan, const CallShape& call);
 void plan_allgather(PlanBuilder& plan, const CallShape& call);
 void plan_alltoall(PlanBuilder& plan, const CallShape& call);
 void plan_barrier(PlanBuilder& plan, const CallShape& call);
+void plan_single_copy(PlanBuilder& plan, const CallShape& call);
 
 }  // namespace multilane::runtime::shm

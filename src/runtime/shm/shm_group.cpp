@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 
 #include "multilane/collective.hpp"
@@ -87,13 +88,25 @@ struct ShmGroup::State {
   StageClock clock;
   ShmPlan plan;
   std::uint64_t serial = 0;
+  bool single_copy_allowed = false;
 
   State(const GroupIdentity& group, const ShmOptions& options_, const WaitPolicy& policy)
       : identity(group),
         options(options_),
         segment(attach_group(group, policy)),
         endpoint(view_segment(segment.data(), group.local_size, group.capacity), group.local_rank,
-                 policy, group_label(group)) {}
+                 policy, group_label(group)) {
+    const SegmentView view = view_segment(segment.data(), group.local_size, group.capacity);
+    single_copy_allowed =
+        std::atomic_ref<std::uint32_t>(view.header->single_copy_refusals).load() == 0;
+  }
+  // Whether `call` copies once (plan.hpp): large enough, allowed, and the stage's buffer has
+  // room for every rank's exposed-buffer entry.
+  bool single_copy(const CallShape& call, const Geometry& geometry) const {
+    return single_copy_allowed && options.single_copy_from > 0 &&
+           call.size >= options.single_copy_from && call.local_size > 1 &&
+           static_cast<std::uint64_t>(call.local_size) * kExposedBytes <= geometry.buffer_size;
+  }
   State(const State&) = delete;
   State& operator=(const State&) = delete;
   ~State() { endpoint.leave(); }
@@ -186,6 +199,10 @@ int ShmGroup::local_size() const {
 std::uint64_t ShmGroup::capacity() const {
   return state_->identity.capacity;
 }
+bool ShmGroup::single_copy_allowed() const {
+  return state_->single_copy_allowed;
+}
+
 const SegmentName& ShmGroup::segment_name() const {
   return state_->segment.name();
 }
@@ -221,6 +238,8 @@ const ShmPlan& ShmGroup::prepare(Collective collective, std::span<const std::byt
   call.root = root;
   call.size = shape.size;
   call.geometry = geometry_of(chosen);
+  shape.single_copy = s.single_copy(shape, call.geometry);
+  call.single_copy = shape.single_copy;
   s.endpoint.enter_call(call);
   build_plan(shape, s.identity.local_rank, call.geometry, s.clock, s.plan);
   return s.plan;

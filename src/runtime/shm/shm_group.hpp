@@ -44,6 +44,8 @@ struct ShmTuning {
   int pipeline_buffers = 16;              // buffers in the ring
 };
 
+inline constexpr std::uint64_t kDefaultSingleCopyFrom = 16 * 1024;
+
 struct ShmOptions {
   std::uint32_t instance = 0;                 // tells apart several groups of one job on one node
   ShmTuning tuning;                           // used by calls that do not pass their own
@@ -52,6 +54,10 @@ struct ShmOptions {
   std::chrono::milliseconds check_interval{20};  // liveness checks while sleeping
   std::optional<std::chrono::nanoseconds> spin;  // polling before sleeping; nullopt: 50 us,
                                                  // or none when ranks outnumber the cores
+  // Calls whose copies are at least this many bytes (the message for bcast, a block for the
+  // others) copy once, straight between the ranks' buffers (plan.hpp's single copy), when the
+  // kernel allows it; 0: never. Every rank of a group must give the same value.
+  std::uint64_t single_copy_from = kDefaultSingleCopyFrom;
 };
 
 class ShmGroup {
@@ -66,6 +72,8 @@ class ShmGroup {
   int local_size() const;
   std::uint64_t capacity() const;  // bytes of the data area
   const SegmentName& segment_name() const;
+  // Whether every rank may copy from and to the others' memory (checked at setup).
+  bool single_copy_allowed() const;
 
   void barrier();
   void bcast(std::span<std::byte> buffer, int root, std::optional<ShmTuning> tuning = {});

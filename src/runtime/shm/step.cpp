@@ -20,6 +20,12 @@ std::string_view to_string(Primitive primitive) {
       return "Group_seg_get";
     case Primitive::LocalCopy:
       return "local_copy";
+    case Primitive::Expose:
+      return "expose";
+    case Primitive::DirectGet:
+      return "direct_get";
+    case Primitive::DirectPut:
+      return "direct_put";
   }
   return "?";
 }

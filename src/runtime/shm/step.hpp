@@ -38,6 +38,12 @@ enum class Primitive : std::uint8_t {
   GroupGet,
   GroupSegGet,
   LocalCopy,
+  // Single copy (ours, not the paper's; see runtime/shm/plan.hpp): a rank exposes one of its
+  // own buffers by writing its address into the stage's buffer; the others then copy straight
+  // from it or into it (cross-memory attach, process_vm_readv/writev): one copy per byte.
+  Expose,
+  DirectGet,
+  DirectPut,
 };
 std::string_view to_string(Primitive primitive);  // the paper's names: "Sender_put", ...
 
@@ -63,6 +69,8 @@ struct Step {
   std::uint64_t offset = 0;       // puts: in the send buffer; gets, LocalCopy: in recv
   std::uint64_t source = 0;       // LocalCopy: offset in the send buffer
   std::uint64_t length = 0;
+  std::uint64_t remote = 0;  // DirectGet/DirectPut: offset in the peer's exposed buffer
+  bool exposes_recv = false;  // Expose: the receive buffer (else the send buffer)
 };
 
 inline bool is_put(Primitive p) {
@@ -73,6 +81,9 @@ inline bool is_sync(Primitive p) {
 }
 inline bool is_get(Primitive p) {
   return p == Primitive::ReceiverGet || p == Primitive::GroupGet || p == Primitive::GroupSegGet;
+}
+inline bool is_direct(Primitive p) {
+  return p == Primitive::DirectGet || p == Primitive::DirectPut;
 }
 
 // The pipeline buffers of one call: `buffers` buffers of `buffer_size` bytes each.
