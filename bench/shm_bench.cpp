@@ -42,10 +42,20 @@ struct Options {
   int pipeline_buffers = runtime::shm::ShmTuning{}.pipeline_buffers;
   double spin_us = -1;      // negative: the layer's default
   std::string purge_cache;  // empty: no purge
+  std::string single_copy_from = "auto";  // "0": the paper's two copies at every size
   double budget = 0.5;      // seconds per collective and size (both implementations)
   int min_repetitions = 31;
   int max_repetitions = 1001;
 };
+
+std::string single_copy_text(const runtime::shm::ShmGroup& group) {
+  const auto& limits = group.single_copy_limits();
+  if (!group.single_copy_allowed() || limits.from == 0) return "never";
+  std::string text = "from " + format_size(limits.from) + ", bcast from " +
+                     format_size(limits.bcast_from);
+  if (limits.bcast_up_to != UINT64_MAX) text += " up to " + format_size(limits.bcast_up_to);
+  return text;
+}
 
 struct Buffers {
   std::vector<std::byte> send, recv, reference;
@@ -176,6 +186,9 @@ int run(int argc, char** argv) {
   app.add_option("--pipeline-buffers", options.pipeline_buffers, "pipeline buffers (1..64)");
   app.add_option("--spin-us", options.spin_us, "polling before sleeping (default: automatic)");
   app.add_option("--purge-cache", options.purge_cache, "bytes written before each repetition");
+  app.add_option("--single-copy-from", options.single_copy_from,
+                 "copy once (cross-memory attach) from this size per copy on (also for bcast); "
+                 "0: never; auto: the layer's default");
   app.add_option("--budget", options.budget, "seconds per collective and size");
   app.add_option("--min-repetitions", options.min_repetitions, "at least this many");
   app.add_option("--max-repetitions", options.max_repetitions, "at most this many");
@@ -206,14 +219,18 @@ int run(int argc, char** argv) {
   ShmOptions shm;
   if (!options.buffer_size.empty()) shm.tuning.buffer_size = parse_size(options.buffer_size);
   shm.tuning.pipeline_buffers = options.pipeline_buffers;
+  if (options.single_copy_from != "auto") {
+    shm.single_copy = runtime::shm::SingleCopyLimits::from_size(parse_size(options.single_copy_from));
+  }
   if (options.spin_us >= 0) {
     shm.spin = std::chrono::nanoseconds(static_cast<std::int64_t>(options.spin_us * 1000));
   }
   ShmGroup group(job, 0, rank, ranks, shm);
 
   if (rank == 0) {
-    fmt::print("{} ranks on one node; pipeline buffers: {} x {}; cache purge: {}\n\n", ranks,
-               options.pipeline_buffers, format_size(shm.tuning.buffer_size),
+    fmt::print("{} ranks on one node; pipeline buffers: {} x {}; single copy: {}; cache purge: {}\n\n",
+               ranks, options.pipeline_buffers, format_size(shm.tuning.buffer_size),
+               single_copy_text(group),
                purge_block.empty() ? std::string("no") : format_size(purge_block.size()));
     fmt::print("| collective | size | ours (us) | Open MPI (us) | MPI / ours | repetitions |\n");
     fmt::print("|---|---|---|---|---|---|\n");

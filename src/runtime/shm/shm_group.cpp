@@ -80,6 +80,11 @@ std::chrono::nanoseconds default_spin(int local_size) {
   return std::chrono::microseconds(50);
 }
 
+SingleCopyLimits default_single_copy(int local_size) {
+  if (local_size > machine_topology().hardware_threads) return {512 << 10, 1 << 20, UINT64_MAX};
+  return {16 << 10, 16 << 10, 512 << 10};
+}
+
 struct ShmGroup::State {
   GroupIdentity identity;
   ShmOptions options;
@@ -89,6 +94,7 @@ struct ShmGroup::State {
   ShmPlan plan;
   std::uint64_t serial = 0;
   bool single_copy_allowed = false;
+  SingleCopyLimits single_copy_limits;
 
   State(const GroupIdentity& group, const ShmOptions& options_, const WaitPolicy& policy)
       : identity(group),
@@ -99,12 +105,17 @@ struct ShmGroup::State {
     const SegmentView view = view_segment(segment.data(), group.local_size, group.capacity);
     single_copy_allowed =
         std::atomic_ref<std::uint32_t>(view.header->single_copy_refusals).load() == 0;
+    single_copy_limits = options.single_copy.value_or(default_single_copy(group.local_size));
   }
   // Whether `call` copies once (plan.hpp): large enough, allowed, and the stage's buffer has
   // room for every rank's exposed-buffer entry.
   bool single_copy(const CallShape& call, const Geometry& geometry) const {
-    return single_copy_allowed && options.single_copy_from > 0 &&
-           call.size >= options.single_copy_from && call.local_size > 1 &&
+    const SingleCopyLimits& limits = single_copy_limits;
+    const bool bcast = call.collective == Collective::Bcast;
+    const bool large_enough = bcast ? limits.bcast_from > 0 && call.size >= limits.bcast_from &&
+                                          call.size <= limits.bcast_up_to
+                                    : limits.from > 0 && call.size >= limits.from;
+    return single_copy_allowed && large_enough && call.local_size > 1 &&
            static_cast<std::uint64_t>(call.local_size) * kExposedBytes <= geometry.buffer_size;
   }
   State(const State&) = delete;
@@ -201,6 +212,10 @@ std::uint64_t ShmGroup::capacity() const {
 }
 bool ShmGroup::single_copy_allowed() const {
   return state_->single_copy_allowed;
+}
+
+const SingleCopyLimits& ShmGroup::single_copy_limits() const {
+  return state_->single_copy_limits;
 }
 
 const SegmentName& ShmGroup::segment_name() const {

@@ -44,7 +44,23 @@ struct ShmTuning {
   int pipeline_buffers = 16;              // buffers in the ring
 };
 
-inline constexpr std::uint64_t kDefaultSingleCopyFrom = 16 * 1024;
+// Which calls copy once: scatter, gather, allgather and alltoall with blocks of at least
+// `from` bytes (0: none), bcast with a message of `bcast_from` to `bcast_up_to` bytes.
+struct SingleCopyLimits {
+  std::uint64_t from = 0;
+  std::uint64_t bcast_from = 0;
+  std::uint64_t bcast_up_to = UINT64_MAX;
+  static SingleCopyLimits from_size(std::uint64_t size) { return {size, size, UINT64_MAX}; }
+};
+
+// From 16 KiB (below, a system call costs more than the second copy), bcast up to 512 KiB:
+// above, the paper's pipeline has the root copy chunk i + 1 in while the others copy chunk i
+// out, two copies in the time of one, where a single copy leaves the root idle (1 MiB on 2
+// ranks: 95 us pipelined, 135 us single). When the group has more ranks than the machine has
+// hardware threads, from 512 KiB, bcast from 1 MiB: every exposing rank must then sleep until
+// its readers are done, a hand-over that costs more than the second copy below that, while
+// Table 1 lets a writer run ahead (docs/performance.md, 4 ranks on 2 cores).
+SingleCopyLimits default_single_copy(int local_size);
 
 struct ShmOptions {
   std::uint32_t instance = 0;                 // tells apart several groups of one job on one node
@@ -54,10 +70,9 @@ struct ShmOptions {
   std::chrono::milliseconds check_interval{20};  // liveness checks while sleeping
   std::optional<std::chrono::nanoseconds> spin;  // polling before sleeping; nullopt: 50 us,
                                                  // or none when ranks outnumber the cores
-  // Calls whose copies are at least this many bytes (the message for bcast, a block for the
-  // others) copy once, straight between the ranks' buffers (plan.hpp's single copy), when the
-  // kernel allows it; 0: never. Every rank of a group must give the same value.
-  std::uint64_t single_copy_from = kDefaultSingleCopyFrom;
+  // When calls copy once, straight between the ranks' buffers (plan.hpp's single copy) if the
+  // kernel allows it; nullopt: default_single_copy(). Every rank must give the same limits.
+  std::optional<SingleCopyLimits> single_copy;
 };
 
 class ShmGroup {
@@ -74,6 +89,8 @@ class ShmGroup {
   const SegmentName& segment_name() const;
   // Whether every rank may copy from and to the others' memory (checked at setup).
   bool single_copy_allowed() const;
+  // The limits in force (ShmOptions::single_copy or the default for this group).
+  const SingleCopyLimits& single_copy_limits() const;
 
   void barrier();
   void bcast(std::span<std::byte> buffer, int root, std::optional<ShmTuning> tuning = {});
