@@ -59,11 +59,13 @@ std::optional<std::string> GroupRunner::run_here(const Job& job) {
     busy_ = true;
   }
   std::string error = run_one(job);
+  bool waiting = false;
   {
     std::lock_guard lock(mutex_);
     busy_ = false;
+    waiting = !submitted_.empty();
   }
-  wake_.notify_one();  // a job submitted meanwhile waits for the turn
+  if (waiting) wake_.notify_one();  // a job submitted meanwhile waits for the turn
   return error;
 }
 
