@@ -11,7 +11,7 @@
 //                        one node after the other), then a group scatter on every node
 //   gather hier-shm      the scatter with every arrow reversed
 //   allgather hier-shm   group gather to the leader, leaders exchange their nodes' blocks,
-//                        group bcast of the whole result
+//                        group bcast of the whole result (one node: one group allgather)
 //   alltoall hier-shm    a group alltoall of the blocks that stay on the node; blocks to
 //                        other nodes go pair-wise (the paper's choice, sec. 8.3)
 #include <vector>
@@ -135,6 +135,14 @@ Schedule allgather_hier_shm(const Platform& platform, const BuildParams& params)
   const Range mine = whole(Buffer::Send, s);
   const Range all = whole(Buffer::Recv, p * s);
   const BlockStore recv{Buffer::Recv, [s](int u) { return u * s; }};
+  if (nodes.groups.size() == 1 && p > 1) {
+    // One node: nothing to exchange between leaders, so one group allgather, in place.
+    for (int r = 0; r < p; ++r) {
+      b.start_rank(r);
+      b.group(OpKind::GroupAllgather, nodes.groups[0].leader, all, mine);
+    }
+    return b.finish();
+  }
   for (int r = 0; r < p; ++r) {
     b.start_rank(r);
     const NodeGroup& node = nodes.of(r);
