@@ -40,10 +40,10 @@ struct Options {
   std::string sizes = "8,64,512,4KiB,32KiB,128KiB,1MiB,4MiB,16MiB";
   std::string buffer_size;  // empty: the layer's default (ShmTuning)
   int pipeline_buffers = runtime::shm::ShmTuning{}.pipeline_buffers;
-  double spin_us = -1;      // negative: the layer's default
-  std::string purge_cache;  // empty: no purge
+  double spin_us = -1;                    // negative: the layer's default
+  std::string purge_cache;                // empty: no purge
   std::string single_copy_from = "auto";  // "0": the paper's two copies at every size
-  double budget = 0.5;      // seconds per collective and size (both implementations)
+  double budget = 0.5;                    // seconds per collective and size (both implementations)
   int min_repetitions = 31;
   int max_repetitions = 1001;
 };
@@ -51,8 +51,8 @@ struct Options {
 std::string single_copy_text(const runtime::shm::ShmGroup& group) {
   const auto& limits = group.single_copy_limits();
   if (!group.single_copy_allowed() || limits.from == 0) return "never";
-  std::string text = "from " + format_size(limits.from) + ", bcast from " +
-                     format_size(limits.bcast_from);
+  std::string text =
+      "from " + format_size(limits.from) + ", bcast from " + format_size(limits.bcast_from);
   if (limits.bcast_up_to != UINT64_MAX) text += " up to " + format_size(limits.bcast_up_to);
   return text;
 }
@@ -220,7 +220,8 @@ int run(int argc, char** argv) {
   if (!options.buffer_size.empty()) shm.tuning.buffer_size = parse_size(options.buffer_size);
   shm.tuning.pipeline_buffers = options.pipeline_buffers;
   if (options.single_copy_from != "auto") {
-    shm.single_copy = runtime::shm::SingleCopyLimits::from_size(parse_size(options.single_copy_from));
+    shm.single_copy =
+        runtime::shm::SingleCopyLimits::from_size(parse_size(options.single_copy_from));
   }
   if (options.spin_us >= 0) {
     shm.spin = std::chrono::nanoseconds(static_cast<std::int64_t>(options.spin_us * 1000));
@@ -228,10 +229,11 @@ int run(int argc, char** argv) {
   ShmGroup group(job, 0, rank, ranks, shm);
 
   if (rank == 0) {
-    fmt::print("{} ranks on one node; pipeline buffers: {} x {}; single copy: {}; cache purge: {}\n\n",
-               ranks, options.pipeline_buffers, format_size(shm.tuning.buffer_size),
-               single_copy_text(group),
-               purge_block.empty() ? std::string("no") : format_size(purge_block.size()));
+    fmt::print(
+        "{} ranks on one node; pipeline buffers: {} x {}; single copy: {}; cache purge: {}\n\n",
+        ranks, options.pipeline_buffers, format_size(shm.tuning.buffer_size),
+        single_copy_text(group),
+        purge_block.empty() ? std::string("no") : format_size(purge_block.size()));
     fmt::print("| collective | size | ours (us) | Open MPI (us) | MPI / ours | repetitions |\n");
     fmt::print("|---|---|---|---|---|---|\n");
   }

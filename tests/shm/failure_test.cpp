@@ -258,7 +258,8 @@ TEST(ShmFailure, DisagreeingSingleCopyThresholdsNameBothCalls) {
       2,
       [&](int rank) {
         ShmOptions options = options_for_failures();
-        options.single_copy = SingleCopyLimits::from_size(rank == 0 ? 0 : 1000);  // rank 1 copies once
+        options.single_copy =
+            SingleCopyLimits::from_size(rank == 0 ? 0 : 1000);  // rank 1 copies once
         ShmGroup group(job, 0, rank, 2, options);
         allowed = group.single_copy_allowed();
         std::vector<std::byte> buffer(5000);

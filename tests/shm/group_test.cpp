@@ -95,7 +95,8 @@ TEST(ShmGroup, SingleCopyAndTwoCopiesAgree) {
     const std::uint64_t job = unique_job_id();
     const auto outcomes = run_ranks(4, [&](int rank) {
       ShmOptions options = small_buffers();
-      options.single_copy = SingleCopyLimits::from_size(from);  // 1: every call with bytes; 0: never
+      options.single_copy =
+          SingleCopyLimits::from_size(from);  // 1: every call with bytes; 0: never
       ShmGroup group(job, 0, rank, 4, options);
       std::uint32_t seed = 300;
       for (const Collective c : kAllCollectives) {

@@ -188,8 +188,8 @@ TEST_P(ShmPlanCollective, SingleCopyExactBytesWithoutDeadlock) {
           CallShape call = shape(c, p, size, root);
           call.single_copy = true;
           // A Table 1 call before and after: the single-copy stage shares the buffer ring.
-          const std::vector<PlannedCall> calls{{shape(c, p, 300, root), g}, {call, g},
-                                               {shape(c, p, 300, 0), g}};
+          const std::vector<PlannedCall> calls{
+              {shape(c, p, 300, root), g}, {call, g}, {shape(c, p, 300, 0), g}};
           const std::string problem = run_in_process(p, calls, static_cast<std::uint32_t>(runs++));
           ASSERT_EQ(problem, "") << to_string(c) << " p=" << p << " B=" << g.buffer_size
                                  << " size=" << size << " root=" << root;

@@ -30,8 +30,8 @@ CallRecord pack(const CallInfo& call) {
   record.serial = call.serial;
   const std::uint64_t kind =
       call.collective ? static_cast<std::uint64_t>(*call.collective) : kBarrierKind;
-  record.shape = kind << 32 | static_cast<std::uint32_t>(call.root) |
-                 (call.single_copy ? kSingleCopyBit : 0);
+  record.shape =
+      kind << 32 | static_cast<std::uint32_t>(call.root) | (call.single_copy ? kSingleCopyBit : 0);
   record.size = call.size;
   record.geometry = call.geometry.buffer_size << 16 | call.geometry.buffers;
   return record;
@@ -62,9 +62,8 @@ std::string describe(const CallInfo& call) {
                        to_string(*call.collective), format_size(call.size), root);
   }
   return fmt::format("call {} ({} of {}{}, {} buffers of {})", call.serial,
-                     to_string(*call.collective), format_size(call.size),
-                     root, call.geometry.buffers,
-                     format_size(call.geometry.buffer_size));
+                     to_string(*call.collective), format_size(call.size), root,
+                     call.geometry.buffers, format_size(call.geometry.buffer_size));
 }
 
 void store_record(RankRecord& rank, const CallRecord& call) {

@@ -48,8 +48,7 @@ std::string read_process_memory(pid_t pid, std::uint64_t address, std::byte* int
 std::string write_process_memory(pid_t pid, std::uint64_t address, const std::byte* from,
                                  std::uint64_t length) {
   // process_vm_writev reads the local iovec only; the cast is for the shared helper.
-  return copy_all("writing", pid, address, const_cast<std::byte*>(from), length,
-                  process_vm_writev);
+  return copy_all("writing", pid, address, const_cast<std::byte*>(from), length, process_vm_writev);
 }
 
 }  // namespace multilane::runtime::shm

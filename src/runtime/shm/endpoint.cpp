@@ -209,8 +209,8 @@ void ShmEndpoint::copy_direct(const Step& step, const ShmBuffers& buffers,
           : write_process_memory(entry.pid, remote, buffers.send + step.offset, step.length);
   if (!error.empty()) {
     check_ranks_alive("a single copy", true);  // a dead peer is the better explanation
-    fail(fmt::format("single copy with local rank {} in {}: {}", step.peer, describe(call_),
-                     error));
+    fail(
+        fmt::format("single copy with local rank {} in {}: {}", step.peer, describe(call_), error));
   }
   if (step.release) release(step);
 }

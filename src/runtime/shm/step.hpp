@@ -69,7 +69,7 @@ struct Step {
   std::uint64_t offset = 0;       // puts: in the send buffer; gets, LocalCopy: in recv
   std::uint64_t source = 0;       // LocalCopy: offset in the send buffer
   std::uint64_t length = 0;
-  std::uint64_t remote = 0;  // DirectGet/DirectPut: offset in the peer's exposed buffer
+  std::uint64_t remote = 0;   // DirectGet/DirectPut: offset in the peer's exposed buffer
   bool exposes_recv = false;  // Expose: the receive buffer (else the send buffer)
 };
 
