@@ -252,9 +252,9 @@ std::shared_ptr<RequestState> CommunicatorImpl::start(Collective collective,
 }
 
 std::optional<std::string> CommunicatorImpl::run_here(const PreparedCall& call) {
-  if (calls_in_flight_.load() > 0 || !runtime::is_local_program(*call.schedule, setup_.rank)) {
-    return std::nullopt;
-  }
+  if (calls_in_flight_.load() > 0) return std::nullopt;
+  // run_local_call() decides whether the call is local; a rank with group ops needs the runner
+  // either way (launch() would make it).
   runtime::shm::GroupRunner* groups =
       runtime::group_op_count(*call.schedule, setup_.rank) > 0 ? group_runner() : nullptr;
   auto result = runtime::run_local_call(*call.schedule, setup_.platform, setup_.rank, call.buffers,

@@ -23,8 +23,7 @@ void run_program(const Schedule& schedule, const Platform& platform, int rank, C
   }
 }
 
-}  // namespace
-
+// Whether `rank`'s program can run here: no sends or receives, dependencies pointing back.
 bool is_local_program(const Schedule& schedule, int rank) {
   const auto program = schedule.program(rank);
   for (std::size_t i = 0; i < program.size(); ++i) {
@@ -35,6 +34,8 @@ bool is_local_program(const Schedule& schedule, int rank) {
   }
   return true;
 }
+
+}  // namespace
 
 std::optional<std::string> run_local_call(const Schedule& schedule, const Platform& platform,
                                           int rank, CallBuffers buffers,

@@ -20,9 +20,6 @@
 
 namespace multilane::runtime {
 
-// Whether `rank`'s program of `schedule` can run on the calling thread: no sends or receives.
-bool is_local_program(const Schedule& schedule, int rank);
-
 // Runs `rank`'s part of the call to its end when it is local and `groups` (which may be null
 // when the program has no group op) is idle. Returns "" or the error, prefixed with the call's
 // description as start_schedule_run() reports it; nullopt when the call must go through
