@@ -36,6 +36,14 @@ class Line {
       outer_[side] = fds[0];
       port_[side] = fds[1];
       fcntl(port_[side], F_SETFL, O_NONBLOCK);
+      // Room for a whole test's frames, so that a test thread slowed down by a loaded machine
+      // does not make the line's writes fail (as root beyond wmem_max).
+      const int bytes = 4 << 20;
+      for (int fd : {fds[0], fds[1]}) {
+        if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bytes, sizeof bytes) != 0) {
+          setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+        }
+      }
     }
     line_ = std::make_unique<DelayLine>(spec, port_[0], port_[1], counters_);
     thread_ = std::thread([this] {
