@@ -53,9 +53,17 @@ TEST(ShmPlan, Table1DecompositionBelowTheBufferSize) {
             "Group_sync/R Receiver_get local_copy");
   EXPECT_EQ(primitives(plan_of(shape(Collective::Gather, 4, 256, 0), 2, kSmall)),
             "Group_seg_put Group_sync/W");
+  // alltoall with no more ranks than buffers: one stage per rank (its row), one writer each.
   EXPECT_EQ(primitives(plan_of(shape(Collective::Alltoall, 4, 64, 0), 1, kSmall)),
+            "Group_seg_put Group_seg_put Group_sync/W Group_sync/R Group_seg_get Group_sync/R "
+            "Group_seg_get Group_sync/R Group_seg_get local_copy");
+  EXPECT_EQ(plan_of(shape(Collective::Alltoall, 4, 64, 0), 1, kSmall).stages, 4u);
+  // More ranks than buffers: Table 1's one stage, every rank a writer and a reader.
+  const ShmPlan one_stage = plan_of(shape(Collective::Alltoall, 5, 32, 0), 1, kSmall);
+  EXPECT_EQ(one_stage.stages, 1u);
+  EXPECT_EQ(primitives(one_stage),
             "Group_seg_put Group_seg_put Group_sync/W Group_sync/R Group_seg_get Group_seg_get "
-            "Group_seg_get local_copy");
+            "Group_seg_get Group_seg_get local_copy");
   EXPECT_EQ(primitives(plan_of(shape(Collective::Allgather, 4, 256, 0), 0, kSmall)),
             "Group_seg_put Group_sync/W Group_sync/R Group_get local_copy");
 }
@@ -128,7 +136,9 @@ TEST(ShmPlan, SwitchPointsAreAtTheBufferSize) {
     }
     EXPECT_TRUE(fits_one_stage(shape(Collective::Alltoall, p, b / up / up), g));
     EXPECT_FALSE(fits_one_stage(shape(Collective::Alltoall, p, b / up / up + 1), g));
-    EXPECT_EQ(plan_of(shape(Collective::Alltoall, p, b / up / up), 0, g).stages, 1u);
+    // One stage, or one per rank's row when the ranks fit the buffers (plan_alltoall.cpp).
+    EXPECT_EQ(plan_of(shape(Collective::Alltoall, p, b / up / up), 0, g).stages,
+              up <= g.buffers ? up : 1u);
     EXPECT_EQ(plan_of(shape(Collective::Alltoall, p, b / up / up + 1), 0, g).stages, up * (up - 1));
   }
   // No overflow: p * p * size beyond 64 bits is simply "does not fit".

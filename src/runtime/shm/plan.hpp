@@ -15,7 +15,10 @@
 //                                                             Pair_sync, Receiver_get], pipelined
 //
 // with m = size (bcast), p*size (scatter, gather, allgather), p*p*size (alltoall). A rank's own
-// block never passes through shared memory (LocalCopy).
+// block never passes through shared memory (LocalCopy). Ours, beyond the table: a one-stage
+// alltoall with no more ranks than pipeline buffers uses one stage per rank instead (each rank
+// puts its row and syncs alone; the others get their block from it), since p writers counting
+// into one shared word cost more than the 8-byte call itself (plan_alltoall.cpp).
 //
 // Single copy (CallShape::single_copy; ours, beyond the paper): Table 1 copies every byte
 // twice, into shared memory and out. With cross-memory attach (cross_memory.hpp) a rank can
@@ -56,6 +59,7 @@ struct CallShape {
   std::uint64_t size = 0;  // bytes per block (the whole message for bcast)
   int local_size = 1;
   bool single_copy = false;  // plan_single_copy(): one copy per byte instead of Table 1's two
+  friend bool operator==(const CallShape&, const CallShape&) = default;
 };
 
 // Stage numbering shared by the ranks of a group (each rank holds an identical copy).

@@ -71,6 +71,7 @@ void PlanBuilder::wait_for_epoch(const StageClock& epoch) {
     step.stage.index = step.stage.previous + buffers;
     step.stage.slot = static_cast<std::uint32_t>(slot);
     step.stage.reuses = true;
+    step.slot_offset = slot * buffer_stride(epoch.geometry);
     plan_.steps.push_back(step);
   }
 }
@@ -123,6 +124,7 @@ void PlanBuilder::sync(Primitive primitive, const Stage& stage, SyncRole role, i
   step.primitive = primitive;
   step.role = role;
   step.stage = stage;
+  step.slot_offset = stage.slot * buffer_stride(geometry_);  // touches no bytes
   if (role == SyncRole::Reader) step.peer = writer;
   plan_.steps.push_back(step);
 }
@@ -240,6 +242,7 @@ void PlanBuilder::wait_released(const Stage& stage) {
   step.stage.index = stage.index + geometry_.buffers;
   step.stage.slot = stage.slot;
   step.stage.reuses = true;
+  step.slot_offset = stage.slot * buffer_stride(geometry_);
   plan_.steps.push_back(step);
 }
 

@@ -12,6 +12,7 @@
 #include "multilane/units.hpp"
 #include "runtime/shm/attach.hpp"
 #include "runtime/shm/layout.hpp"
+#include "runtime/shm/plan_cache.hpp"
 #include "runtime/shm/topology.hpp"
 
 namespace multilane::runtime::shm {
@@ -91,7 +92,7 @@ struct ShmGroup::State {
   ShmSegment segment;
   ShmEndpoint endpoint;
   StageClock clock;
-  ShmPlan plan;
+  PlanCache plans;
   std::uint64_t serial = 0;
   bool single_copy_allowed = false;
   SingleCopyLimits single_copy_limits;
@@ -256,8 +257,7 @@ const ShmPlan& ShmGroup::prepare(Collective collective, std::span<const std::byt
   shape.single_copy = s.single_copy(shape, call.geometry);
   call.single_copy = shape.single_copy;
   s.endpoint.enter_call(call);
-  build_plan(shape, s.identity.local_rank, call.geometry, s.clock, s.plan);
-  return s.plan;
+  return s.plans.plan_for(shape, s.identity.local_rank, call.geometry, s.clock);
 }
 
 void ShmGroup::run(Collective collective, std::span<const std::byte> send,
@@ -278,8 +278,8 @@ void ShmGroup::barrier() {
   call.serial = ++s.serial;
   call.geometry = s.clock.geometry.buffers != 0 ? s.clock.geometry : geometry_of(s.options.tuning);
   s.endpoint.enter_call(call);
-  build_plan(shape, s.identity.local_rank, call.geometry, s.clock, s.plan);
-  for (const Step& step : s.plan.steps) s.endpoint.run(step, {});
+  const ShmPlan& plan = s.plans.plan_for(shape, s.identity.local_rank, call.geometry, s.clock);
+  for (const Step& step : plan.steps) s.endpoint.run(step, {});
 }
 
 void ShmGroup::bcast(std::span<std::byte> buffer, int root, std::optional<ShmTuning> tuning) {

@@ -57,6 +57,7 @@ struct Stage {
   std::uint32_t writers = 0;   // ranks that put and sync as writers
   std::uint32_t readers = 0;   // ranks that sync as readers and get
   bool reuses = false;         // false: the buffer is known to be free (first use since a drain)
+  friend bool operator==(const Stage&, const Stage&) = default;
 };
 
 struct Step {
@@ -65,12 +66,13 @@ struct Step {
   bool release = false;              // gets: the last get of this stage by this rank
   std::int32_t peer = -1;            // reader syncs: the writer; puts: the reader; -1: several
   Stage stage;
-  std::uint64_t slot_offset = 0;  // where in the pipeline buffer
+  std::uint64_t slot_offset = 0;  // in the data area: the stage's buffer + where in it
   std::uint64_t offset = 0;       // puts: in the send buffer; gets, LocalCopy: in recv
   std::uint64_t source = 0;       // LocalCopy: offset in the send buffer
   std::uint64_t length = 0;
   std::uint64_t remote = 0;   // DirectGet/DirectPut: offset in the peer's exposed buffer
   bool exposes_recv = false;  // Expose: the receive buffer (else the send buffer)
+  friend bool operator==(const Step&, const Step&) = default;
 };
 
 inline bool is_put(Primitive p) {

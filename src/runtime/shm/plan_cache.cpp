@@ -1,0 +1,65 @@
+#include "runtime/shm/plan_cache.hpp"
+
+namespace multilane::runtime::shm {
+namespace {
+
+// Every stage of a call starting here reuses its buffer, and no epoch starts.
+bool steady(const StageClock& clock, const Geometry& geometry) {
+  return clock.geometry == geometry && geometry.buffers > 0 &&
+         clock.next - clock.epoch_start >= geometry.buffers;
+}
+
+// Moves a steady plan to where the clock is: every stage number shifts by the distance, and
+// every stage (with the bytes it touches) to the buffer of its new number in the epoch.
+void move_plan(ShmPlan& plan, const StageClock& clock) {
+  const std::uint64_t distance = clock.next - plan.first_stage;
+  const Geometry& geometry = clock.geometry;
+  const std::uint64_t stride = buffer_stride(geometry);
+  for (Step& step : plan.steps) {
+    if (step.primitive == Primitive::LocalCopy) continue;  // no stage
+    Stage& stage = step.stage;
+    stage.index += distance;
+    stage.previous += distance;  // steady: every stage reuses its buffer
+    const auto slot =
+        static_cast<std::uint32_t>((stage.index - clock.epoch_start) % geometry.buffers);
+    step.slot_offset = step.slot_offset - stage.slot * stride + slot * stride;
+    stage.slot = slot;
+  }
+  plan.first_stage = clock.next;
+}
+
+}  // namespace
+
+PlanCache::Entry* PlanCache::find(const CallShape& call, const Geometry& geometry) {
+  for (Entry& entry : entries_) {
+    if (entry.used && entry.geometry == geometry && entry.call == call) {
+      return &entry;
+    }
+  }
+  return nullptr;
+}
+
+const ShmPlan& PlanCache::plan_for(const CallShape& call, int local_rank, const Geometry& geometry,
+                                   StageClock& clock) {
+  if (!steady(clock, geometry)) {
+    build_plan(call, local_rank, geometry, clock, built_);
+    return built_;
+  }
+  if (Entry* entry = find(call, geometry)) {
+    ++hits_;
+    move_plan(entry->plan, clock);
+    clock.next += entry->plan.stages;
+    return entry->plan;
+  }
+  build_plan(call, local_rank, geometry, clock, built_);
+  if (built_.steps.size() > kMaxSteps) return built_;
+  Entry& entry = entries_[next_victim_];
+  next_victim_ = (next_victim_ + 1) % kEntries;
+  entry.used = true;
+  entry.call = call;
+  entry.geometry = geometry;
+  entry.plan = built_;
+  return entry.plan;
+}
+
+}  // namespace multilane::runtime::shm
