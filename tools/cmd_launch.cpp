@@ -1,7 +1,7 @@
 // `multilane launch` — start the N ranks of a job on this host and wait for them.
 //
 //   multilane launch -n N [--platform FILE] [--timeout S] [--explain] [--tag-output]
-//                    [--grace S] [--emu NAME] -- PROGRAM ARGS...
+//                    [--grace S] [--bind-to auto|core|none] [--emu NAME] -- PROGRAM ARGS...
 //
 // Every rank runs PROGRAM with the job's environment (MULTILANE_RANK, MULTILANE_SIZE, the
 // rendezvous the launcher serves, a fresh secret; docs/launching.md). When a rank fails the
@@ -9,7 +9,8 @@
 // others get the timeout plus the grace to finish, then SIGTERM, then SIGKILL. Ctrl-C is
 // forwarded to every rank. Exit status: 0 when every rank exited with 0; else the first
 // failing rank's exit code, or 128 + the signal that ended it; 127 when a rank could not be
-// started; 2 on a bad argument (e.g. a program that cannot be executed).
+// started; 2 on a bad argument (e.g. a program that cannot be executed). Ranks are bound to
+// one core each when they fit the cores (--bind-to auto; runtime/rank_binding.hpp).
 //
 // With --emu NAME every rank runs inside the namespace of its node of the emulated grid NAME
 // (`multilane emu up`), on that node's lane addresses (emu_job.hpp); exit status 1 when the
@@ -39,6 +40,7 @@ struct LaunchArgs {
   std::string grace = "5";
   bool explain = false;
   bool tag_output = false;
+  std::string bind_to = "auto";
   std::string emulated_grid;  // --emu NAME
   std::string tuning_file;    // --tuning FILE
   std::vector<std::string> command;
@@ -61,6 +63,7 @@ int run(const LaunchArgs& args) {
   spec.grace = seconds_option("--grace", args.grace);
   spec.explain = args.explain;
   spec.tag_output = args.tag_output;
+  spec.binding = *runtime::parse_rank_binding(args.bind_to);  // checked by CLI11
   if (!args.tuning_file.empty())
     spec.extra_environment.push_back(tuning_environment(args.tuning_file));
   std::optional<EmulatedJob> on_grid;
@@ -85,6 +88,11 @@ Runner setup(CLI::App& app) {
   app.add_flag("--explain", args->explain,
                "Rank 0 explains the algorithm chosen for each collective (MULTILANE_EXPLAIN)");
   app.add_flag("--tag-output", args->tag_output, "Prefix every output line with \"[rank N] \"");
+  app.add_option("--bind-to", args->bind_to,
+                 "Bind each rank to one core: auto (when the ranks fit the cores), core "
+                 "(always, round the cores), none")
+      ->check(CLI::IsMember({"auto", "core", "none"}))
+      ->capture_default_str();
   app.add_option("--tuning", args->tuning_file,
                  "Shared-memory tuning file of `multilane tune shm` (MULTILANE_TUNING)");
   app.add_option("--emu", args->emulated_grid,

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -56,8 +57,9 @@ void reset_signals() {
 }
 
 [[noreturn]] void become_rank(const RankProcess& process, char* const* argv, char* const* envp,
-                              pid_t launcher, int error_pipe) {
+                              const cpu_set_t* unit, pid_t launcher, int error_pipe) {
   reset_signals();
+  if (unit) ::sched_setaffinity(0, sizeof *unit, unit);  // refused: the rank runs unbound
   ::setpgid(0, 0);
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail_in_child(error_pipe);
   if (::getppid() != launcher) ::_exit(127);  // the launcher died before prctl took effect
@@ -105,6 +107,10 @@ int start_rank_process(const RankProcess& process) {
   if (process.argv.empty()) throw std::invalid_argument("start_rank_process: empty argv");
   const auto argv = c_array(process.argv);
   const auto envp = c_array(process.environment);
+  cpu_set_t unit;
+  CPU_ZERO(&unit);
+  if (process.unit >= 0 && process.unit < CPU_SETSIZE) CPU_SET(process.unit, &unit);
+  const cpu_set_t* bind_to = CPU_COUNT(&unit) > 0 ? &unit : nullptr;
   int error_pipe[2];
   if (::pipe2(error_pipe, O_CLOEXEC) != 0) {
     throw std::runtime_error(fmt::format("cannot create a pipe: {}", ::strerror(errno)));
@@ -113,7 +119,7 @@ int start_rank_process(const RankProcess& process) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::close(error_pipe[0]);
-    become_rank(process, argv.data(), envp.data(), launcher, error_pipe[1]);
+    become_rank(process, argv.data(), envp.data(), bind_to, launcher, error_pipe[1]);
   }
   const int fork_error = errno;
   ::close(error_pipe[1]);

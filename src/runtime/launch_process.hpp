@@ -6,8 +6,10 @@
 // In the child, before exec: stdin is /dev/null (ranks run in background process groups and
 // must not stop on reading the terminal), every signal is back to its default disposition and
 // unblocked, and the child asks for SIGKILL when the launcher dies (PR_SET_PDEATHSIG), so a
-// launcher killed outright leaves no rank behind. Everything the child runs between fork and
-// exec is async-signal-safe: argument and environment arrays are built before the fork.
+// launcher killed outright leaves no rank behind. A rank with a processing unit is bound to it
+// (sched_setaffinity; rank_binding.hpp), and runs unbound if the kernel refuses. Everything the
+// child runs between fork and exec is async-signal-safe: argument and environment arrays and
+// the CPU set are built before the fork.
 #pragma once
 
 #include <string>
@@ -20,6 +22,7 @@ struct RankProcess {
   std::vector<std::string> environment;  // "NAME=value"
   int stdout_fd = -1;                    // -1: inherit the launcher's
   int stderr_fd = -1;
+  int unit = -1;  // the processing unit to bind to; -1: unbound
 };
 
 // The path execve needs for `program`: itself when it contains a '/', else the first

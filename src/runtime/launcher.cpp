@@ -111,6 +111,7 @@ std::string rank_list(const std::vector<int>& ranks) {
 struct RankPlan {
   std::vector<std::string> argv;
   std::vector<std::string> environment;
+  int unit = -1;  // processing unit to bind to, -1: unbound
 };
 
 std::vector<RankPlan> plan_ranks(const LaunchSpec& spec, const std::string& rendezvous,
@@ -128,8 +129,10 @@ std::vector<RankPlan> plan_ranks(const LaunchSpec& spec, const std::string& rend
   job.explain = spec.explain;
 
   std::vector<RankPlan> plans(spec.ranks);
+  const std::vector<int> units = rank_units_here(spec.ranks, spec.binding);
   for (int rank = 0; rank < spec.ranks; ++rank) {
     job.rank = rank;
+    plans[rank].unit = units[rank];
     auto variables = inherited;
     for (auto& [name, value] : job.to_environment()) variables[name] = value;
     for (const auto& [name, value] : spec.extra_environment) variables[name] = value;
@@ -209,7 +212,7 @@ class Supervisor {
   }
 
   int start_one(int rank) {
-    RankProcess process{plans_[rank].argv, plans_[rank].environment, -1, -1};
+    RankProcess process{plans_[rank].argv, plans_[rank].environment, -1, -1, plans_[rank].unit};
     if (!spec_.tag_output) return start_rank_process(process);
     const TaggedOutput::ChildEnds ends = output_.add_rank(rank);
     process.stdout_fd = ends.stdout_fd;

@@ -7,7 +7,8 @@
 //   2. makes a fresh job id and random secret and serves the rendezvous store in-process
 //      (rendezvous.hpp) on `rendezvous_bind`;
 //   3. starts every rank (launch_process.hpp) with the launcher's environment plus the job's
-//      contract variables (job_env.hpp) plus `extra_environment`;
+//      contract variables (job_env.hpp) plus `extra_environment`, bound to a core as `binding`
+//      says (rank_binding.hpp);
 //   4. waits for all of them. SIGINT, SIGTERM and SIGHUP sent to the launcher are forwarded to
 //      every rank (each rank runs in a process group of its own, so the whole rank, children
 //      included, gets it).
@@ -34,6 +35,8 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/rank_binding.hpp"
+
 namespace multilane::runtime {
 
 inline constexpr int kMaxLaunchRanks = 4096;
@@ -47,7 +50,8 @@ struct LaunchSpec {
   std::vector<std::pair<std::string, std::string>> extra_environment;
   // Put in front of the command of a rank, e.g. to enter an emulated node's namespace.
   std::function<std::vector<std::string>(int rank)> command_prefix;
-  bool tag_output = false;  // prefix each output line with "[rank N] "
+  bool tag_output = false;                  // prefix each output line with "[rank N] "
+  RankBinding binding = RankBinding::Auto;  // which core each rank runs on (rank_binding.hpp)
   // After the first failure the others get timeout + grace, then SIGTERM, then after another
   // grace SIGKILL.
   std::chrono::milliseconds grace{5'000};

@@ -17,6 +17,25 @@ Topology fallback() {
   return t;
 }
 
+// The first allowed processing unit of every core, then the other allowed units. hwloc 2 keeps
+// only the units this process may use in a topology loaded with the default flags.
+std::vector<int> list_units_by_core(hwloc_topology_t topology) {
+  std::vector<int> first, others;
+  const int cores = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE);
+  for (int c = 0; c < cores; ++c) {
+    const hwloc_obj_t core =
+        hwloc_get_obj_by_type(topology, HWLOC_OBJ_CORE, static_cast<unsigned>(c));
+    bool seen_first = false;
+    for (int unit = hwloc_bitmap_first(core->cpuset); unit >= 0;
+         unit = hwloc_bitmap_next(core->cpuset, unit)) {
+      (seen_first ? others : first).push_back(unit);
+      seen_first = true;
+    }
+  }
+  first.insert(first.end(), others.begin(), others.end());
+  return first;
+}
+
 Topology discover() {
   hwloc_topology_t topology;
   if (hwloc_topology_init(&topology) != 0) return fallback();
@@ -30,6 +49,7 @@ Topology discover() {
       t.hardware_threads = threads;
       t.numa_nodes = std::max(numa, 1);
       t.from_hwloc = true;
+      t.units_by_core = list_units_by_core(topology);
     }
   }
   hwloc_topology_destroy(topology);

@@ -1,11 +1,14 @@
 // runtime/shm/topology.hpp — this machine's cores and NUMA nodes, from hwloc.
 //
 // Used where no platform file describes the node: how many ranks `multilane tune shm` runs by
-// default (one per core, the paper's B), and whether the ranks of a group outnumber the cores
-// (then waiters sleep at once instead of polling; shm_group.hpp default_spin()). Discovery runs
+// default (one per core, the paper's B), whether the ranks of a group outnumber the cores
+// (then waiters sleep at once instead of polling; shm_group.hpp default_spin()), and which
+// processing unit `multilane launch` binds each rank to (rank_binding.hpp). Discovery runs
 // once per process; when hwloc fails, the figures fall back to sysconf's online processors and
 // one NUMA node.
 #pragma once
+
+#include <vector>
 
 namespace multilane::runtime::shm {
 
@@ -14,6 +17,10 @@ struct Topology {
   int hardware_threads = 1;  // processing units (cores x SMT)
   int numa_nodes = 1;
   bool from_hwloc = false;  // false: the sysconf fallback
+  // Operating-system indices of the processing units this process may run on: the first of
+  // every core, in core order (so NUMA nodes fill one after the other), then the others.
+  // Empty in the sysconf fallback.
+  std::vector<int> units_by_core;
 };
 
 const Topology& machine_topology();
