@@ -63,8 +63,13 @@ endforeach()
 # multilane tune shm: the quick sweep writes a tuning file and prints the gains; bad lists are
 # refused naming the option.
 multilane_cli_test(cli-shm-tune-quick 0
-                   "gain\n(.*\n)*bcast +1 KiB .*x\n(.*\n)*alltoall +256 KiB .*x\nwrote .*shm-tuning\\.toml"
+                   "gain\n(.*\n)*bcast +1 KiB .*x\n(.*\n)*alltoall +8 KiB .*x\nwrote .*shm-tuning\\.toml"
                    tune shm -n 2 --quick -o ${CMAKE_CURRENT_BINARY_DIR}/shm-tuning.toml)
+# A size that copies once (cross-memory attach, from 16 KiB on 2 ranks) is not swept: no buffer
+# is used. (A kernel that refuses cross-memory copies tunes it like any other size.)
+multilane_cli_test(cli-shm-tune-single-copy 0 "scatter +1 MiB +(single copy +- +[0-9.]+ [mu]s +-|.*x)\n"
+                   tune shm -n 2 --collectives scatter --sizes 1MiB --buffer-sizes 4KiB
+                   --depths 2 --iterations 1 --repetitions 1 -o ${CMAKE_CURRENT_BINARY_DIR}/shm-tuning-1m.toml)
 multilane_cli_test(cli-shm-tune-bad-depth 2 "pipeline depth 65 is outside 1\\.\\.64"
                    tune shm --depths 2,65)
 # The runtime reads MULTILANE_TUNING: tiny buffers (64 bytes, 2 deep) keep every byte right;

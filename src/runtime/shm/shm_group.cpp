@@ -219,6 +219,15 @@ const SingleCopyLimits& ShmGroup::single_copy_limits() const {
   return state_->single_copy_limits;
 }
 
+bool ShmGroup::copies_once(Collective collective, std::uint64_t block_size,
+                           const ShmTuning& tuning) const {
+  CallShape shape;
+  shape.collective = collective;
+  shape.size = block_size;
+  shape.local_size = state_->identity.local_size;
+  return state_->single_copy(shape, geometry_of(tuning));
+}
+
 const SegmentName& ShmGroup::segment_name() const {
   return state_->segment.name();
 }

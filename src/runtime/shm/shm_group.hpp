@@ -91,6 +91,9 @@ class ShmGroup {
   bool single_copy_allowed() const;
   // The limits in force (ShmOptions::single_copy or the default for this group).
   const SingleCopyLimits& single_copy_limits() const;
+  // Whether a call of `block_size` bytes per block (the whole message for bcast) with `tuning`
+  // copies once (then the tuning's buffer size and depth hardly matter).
+  bool copies_once(Collective collective, std::uint64_t block_size, const ShmTuning& tuning) const;
 
   void barrier();
   void bcast(std::span<std::byte> buffer, int root, std::optional<ShmTuning> tuning = {});

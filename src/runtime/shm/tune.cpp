@@ -133,6 +133,11 @@ std::vector<TuneResult> sweep(ShmGroup& group, const TuneRequest& r) {
       result.default_s = m.measure(c, size, ShmTuning{});
       result.best = ShmTuning{};
       result.best_s = result.default_s;
+      result.single_copy = group.copies_once(c, size, ShmTuning{});
+      if (result.single_copy) {
+        results.push_back(result);
+        continue;
+      }
       for (std::uint64_t b : r.buffer_sizes) {
         for (int d : r.depths) {
           const ShmTuning t{b, d};

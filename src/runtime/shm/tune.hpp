@@ -7,7 +7,9 @@
 // it measures as the paper does: (optionally) purge the cache by writing a buffer larger than
 // the last-level cache, barrier, time `iterations` calls, take the maximum over the ranks; of
 // `repetitions` such measurements the smallest counts (least disturbed by other load on the
-// machine). Every wait is bounded by `timeout`; a failed rank fails the whole run (ShmError or
+// machine). Calls that copy once (cross-memory attach; shm_group.hpp's single-copy limits) do
+// not go through the pipeline buffers, so their sizes are measured once with the default and
+// not swept. Every wait is bounded by `timeout`; a failed rank fails the whole run (ShmError or
 // UsageError), and no process or segment is left behind.
 #pragma once
 
@@ -36,8 +38,9 @@ struct TuneResult {
   Collective collective = Collective::Bcast;
   std::uint64_t size = 0;
   ShmTuning best;
-  double best_s = 0;     // per call, maximum over ranks
-  double default_s = 0;  // with ShmTuning{} (the group's default)
+  double best_s = 0;         // per call, maximum over ranks
+  double default_s = 0;      // with ShmTuning{} (the group's default)
+  bool single_copy = false;  // the call copies once: not swept, `best` is the default
   double gain() const { return best_s > 0 ? default_s / best_s : 1; }
 };
 
