@@ -3,6 +3,13 @@
 // A builder turns (collective, algorithm, parameters, platform) into a Schedule. Builders are
 // pure: no I/O, no clocks, deterministic. Every builder accepts any root, any number of ranks
 // >= 1, any size >= 0 and any platform shape (uneven sites, one-node sites, one lane).
+//
+// Two-level names: an algorithm with AlgorithmInfo::takes_leaders_algorithm (the SMP paper's
+// `hier-shm` of bcast, scatter, gather and allgather) also goes by `base:X`, where X is any
+// algorithm of the same collective that is not two-level itself: X runs between the node
+// leaders, shared memory within the nodes (`bcast hier-shm:multilane`, `scatter
+// hier-shm:binomial`). Such a name is accepted wherever an algorithm name is (find_algorithm,
+// build_schedule, the model, the runtime); all_algorithms() lists only the plain names.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +29,9 @@ struct BuildParams {
   std::uint64_t size = 0;                   // bytes (whole message for bcast, per rank otherwise)
   std::uint64_t segment = kDefaultSegment;  // pipelining unit for pipelined algorithms (> 0)
   int wan_pairs = 0;                        // multilane scatter/gather: node pairs, 0 = auto
+  // Two-level algorithms: the algorithm run between the node leaders, "" for the builder's own
+  // choice. build_schedule() sets it from the name (`hier-shm:X` -> "X", `hier-shm` -> "").
+  std::string_view leaders_algorithm{};
 };
 
 struct AlgorithmInfo {
@@ -32,18 +42,39 @@ struct AlgorithmInfo {
   bool pipelined;            // uses BuildParams::segment
   bool uses_wan_pairs;       // uses BuildParams::wan_pairs
   Schedule (*build)(const Platform&, const BuildParams&);
+  // Node leaders talk over the network, the ranks of a node share memory (group operations).
+  bool two_level = false;
+  // Two-level, and `name:X` runs algorithm X between the leaders (see the top of this file).
+  bool takes_leaders_algorithm = false;
+  // For a `base:X` entry of find_algorithm(): X (whose pipelined and uses_wan_pairs this entry
+  // has); "" for every entry of all_algorithms().
+  std::string_view leaders_algorithm{};
 };
 
-// Every algorithm, grouped by collective in the order of kAllCollectives.
+// Every algorithm under its plain name, grouped by collective in the order of kAllCollectives.
 std::span<const AlgorithmInfo> all_algorithms();
-// nullptr when the collective has no algorithm of that name.
+// Every `base:X` name, grouped by collective, base, then X in the order of all_algorithms().
+std::span<const AlgorithmInfo> leaders_variants();
+// nullptr when the collective has no algorithm of that name (plain or `base:X`). The result
+// lives as long as the program.
 const AlgorithmInfo* find_algorithm(Collective collective, std::string_view name);
-// Comma-separated names of the algorithms of a collective, for error messages.
+// Comma-separated plain names of the algorithms of a collective, for error messages.
 std::string algorithm_names(Collective collective);
+// Comma-separated names of the algorithms a two-level algorithm of `collective` may run
+// between the leaders (the collective's algorithms that are not two-level).
+std::string leaders_algorithm_names(Collective collective);
+// Why `name`, of the form `base:X` with `base` an algorithm of `collective`, is not one, as a
+// clause for an error message ("binomial takes no leaders' algorithm (only hier-shm does)",
+// "the leaders' algorithm of hier-shm must be one of ..."); "" for every other name.
+std::string leaders_algorithm_error(Collective collective, std::string_view name);
+// "unknown <collective> algorithm \"<name>\": " and the leaders_algorithm_error(), or else the
+// list of algorithm_names().
+std::string unknown_algorithm_message(Collective collective, std::string_view name);
 
 // Validates the parameters against the platform (root in range, segment > 0, ...) and builds.
 // Throws UsageError naming the offending parameter and its allowed range, or the valid
-// algorithm names when `algorithm` is unknown.
+// algorithm names when `algorithm` is unknown (for a bad `base:X`, what is wrong with it).
+// params.leaders_algorithm is ignored: the name decides it. The schedule is named `algorithm`.
 Schedule build_schedule(const Platform& platform, Collective collective, std::string_view algorithm,
                         const BuildParams& params);
 

@@ -1,6 +1,9 @@
 #include "hier_nodes.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <stdexcept>
 
 namespace multilane::algo {
 
@@ -40,28 +43,71 @@ std::optional<Range> consecutive_blocks(const NodeGroup& group, Buffer buffer, s
                group.members.size() * size};
 }
 
+SubPlacement same_buffers(std::uint64_t send_bytes, std::uint64_t recv_bytes) {
+  return {{Buffer::Send, 0, send_bytes}, {Buffer::Recv, 0, recv_bytes}, 0, {}};
+}
+
+namespace {
+
+Range place(const Range& range, const SubPlacement& at) {
+  if (range.buffer == Buffer::Scratch) {
+    return {Buffer::Scratch, at.scratch_offset + range.offset, range.length};
+  }
+  const Range& area = range.buffer == Buffer::Send ? at.send : at.recv;
+  if (range.end() > area.length) {
+    throw std::logic_error(
+        fmt::format("replay: the sub-schedule's {} range [{}, {}) lies outside "
+                    "the {} bytes placed for it",
+                    to_string(range.buffer), range.offset, range.end(), area.length));
+  }
+  return {area.buffer, area.offset + range.offset, range.length};
+}
+
+bool reads_sub_send(const Op& op) {
+  if (op.kind == OpKind::Send) return op.range.buffer == Buffer::Send;
+  if (op.kind == OpKind::Recv) return false;
+  return op.source.buffer == Buffer::Send && op.source.length > 0;
+}
+
+void append_unique(std::vector<OpIndex>& to, std::span<const OpIndex> from) {
+  for (OpIndex i : from) {
+    if (i != kNoOp && std::find(to.begin(), to.end(), i) == to.end()) to.push_back(i);
+  }
+}
+
+}  // namespace
+
 std::vector<OpIndex> replay_program(ScheduleBuilder& b, const Schedule& sub, int sub_rank,
-                                    const std::vector<int>& ranks) {
-  std::vector<OpIndex> writes;
-  b.need_scratch(sub.scratch_bytes[sub_rank]);
-  for (const Op& op : sub.program(sub_rank)) {
-    const auto deps = sub.deps_of(op);
+                                    const std::vector<int>& ranks, const SubPlacement& at) {
+  b.need_scratch(at.scratch_offset + sub.scratch_bytes[sub_rank]);
+  const auto program = sub.program(sub_rank);
+  // stands_for[i]: the new operations that complete what the sub's operation i does.
+  std::vector<std::vector<OpIndex>> stands_for(program.size());
+  std::vector<OpIndex> written;
+  for (std::size_t i = 0; i < program.size(); ++i) {
+    const Op& op = program[i];
+    std::vector<OpIndex> deps;
+    for (OpIndex d : sub.deps_of(op)) append_unique(deps, stands_for[d]);
+    if (reads_sub_send(op)) append_unique(deps, at.send_ready);
+    const Range range = place(op.range, at);
+    const Range source = place(op.source, at);
     switch (op.kind) {
       case OpKind::Send:
-        b.send(ranks[op.peer], op.range, op.lane, deps);
+        stands_for[i] = {b.send(ranks[op.peer], range, op.lane, deps)};
         break;
       case OpKind::Recv:
-        writes.push_back(b.recv(ranks[op.peer], op.range, op.lane, deps));
+        stands_for[i] = {b.recv(ranks[op.peer], range, op.lane, deps)};
         break;
       case OpKind::Copy:
-        writes.push_back(b.copy(op.range, op.source, deps));
+        stands_for[i] = range == source ? deps : std::vector{b.copy(range, source, deps)};
         break;
       default:
-        b.group(op.kind, ranks[op.peer], op.range, op.source, deps);
+        stands_for[i] = {b.group(op.kind, ranks[op.peer], range, source, deps)};
         break;
     }
+    if (op.kind != OpKind::Send) append_unique(written, stands_for[i]);
   }
-  return writes;
+  return written;
 }
 
 std::vector<int> leader_ranks(const NodeGroups& nodes) {

@@ -37,11 +37,29 @@ NodeGroups node_groups(const Platform& platform, int root);
 // consecutive ranks (block u at u*size), else nothing.
 std::optional<Range> consecutive_blocks(const NodeGroup& group, Buffer buffer, std::uint64_t size);
 
-// Replays `sub`'s program of `sub_rank` into the builder's current rank, whose program must still
-// be empty (so operation indices carry over), with sub-rank i standing for global rank
-// `ranks[i]`. Returns the operations that write (receives and copies).
+// Where the buffers of a sub-schedule (the leaders' part, built on leaders_platform()) land in
+// the buffers of one rank of the two-level schedule: byte x of the sub-schedule's Send buffer is
+// byte send.offset + x of send.buffer (x < send.length), and so on; its Scratch starts at
+// scratch_offset in Scratch. `send_ready` are operations of the rank that fill what the
+// sub-schedule's Send buffer stands for (e.g. packing copies): every replayed read of it waits
+// for them.
+struct SubPlacement {
+  Range send;
+  Range recv;
+  std::uint64_t scratch_offset = 0;
+  std::vector<OpIndex> send_ready;
+};
+// The sub-schedule's buffers are the rank's own buffers (a bcast between leaders).
+SubPlacement same_buffers(std::uint64_t send_bytes, std::uint64_t recv_bytes);
+
+// Replays `sub`'s program of `sub_rank` into the builder's current rank, after what it already
+// holds, with sub-rank i standing for global rank `ranks[i]` and every range moved as `at`
+// says. A copy that lands on its own source is dropped (the bytes are already in place; the
+// root of a scatter whose blocks stay where they are). Asks for the scratch the sub-schedule
+// needs. Returns operations that, once complete, mean every byte the sub-schedule writes on
+// this rank is in place.
 std::vector<OpIndex> replay_program(ScheduleBuilder& b, const Schedule& sub, int sub_rank,
-                                    const std::vector<int>& ranks);
+                                    const std::vector<int>& ranks, const SubPlacement& at);
 
 // The platform of the leaders alone: sub-rank i is groups[i]'s leader.
 Platform leaders_platform(const Platform& platform, const NodeGroups& nodes);

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <array>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "builders.hpp"
 #include "multilane/errors.hpp"
@@ -45,11 +48,13 @@ constexpr std::array kAlgorithms = {
                   "root to one representative per site over the WAN, binomial inside each site",
                   "MagPIe", false, false, algo::bcast_site_binomial},
     AlgorithmInfo{B, "hier-shm",
-                  "binomial tree among node leaders, then shared memory within each node",
-                  "SMP collectives paper, sec. 8.1", false, false, algo::bcast_hier_shm},
+                  "binomial tree among node leaders (hier-shm:X: bcast X), then shared memory "
+                  "within each node",
+                  "SMP collectives paper, sec. 8.1", false, false, algo::bcast_hier_shm, true,
+                  true},
     AlgorithmInfo{B, "hier-shm-vdg",
                   "van de Geijn among node leaders only, then shared memory within each node",
-                  "SMP collectives paper, sec. 8.4", false, false, algo::bcast_hier_shm_vdg},
+                  "SMP collectives paper, sec. 8.4", false, false, algo::bcast_hier_shm_vdg, true},
     AlgorithmInfo{S, "linear", "root sends every rank its block at once", "Open MPI basic linear",
                   false, false, algo::scatter_linear},
     AlgorithmInfo{S, "binomial", "binomial tree; inner ranks relay their subtree's blocks", "MPICH",
@@ -61,8 +66,10 @@ constexpr std::array kAlgorithms = {
                   "P node pairs cross the WAN at once (P given or from the cost model)",
                   "scatter/gather paper, sec. 4", false, true, algo::scatter_multilane},
     AlgorithmInfo{S, "hier-shm",
-                  "root sends each node leader its node's blocks, shared memory within nodes",
-                  "SMP collectives paper, sec. 8.2", false, false, algo::scatter_hier_shm},
+                  "root sends each node leader its node's blocks (hier-shm:X: scatter X if "
+                  "nodes have equal rank counts), shared memory within nodes",
+                  "SMP collectives paper, sec. 8.2", false, false, algo::scatter_hier_shm, true,
+                  true},
     AlgorithmInfo{G, "linear", "every rank sends its block to the root at once",
                   "Open MPI basic linear", false, false, algo::gather_linear},
     AlgorithmInfo{G, "binomial", "binomial tree; inner ranks gather their subtree's blocks",
@@ -73,23 +80,81 @@ constexpr std::array kAlgorithms = {
                   "P node pairs cross the WAN at once (the multilane scatter reversed)",
                   "scatter/gather paper, sec. 4", false, true, algo::gather_multilane},
     AlgorithmInfo{G, "hier-shm",
-                  "shared memory within nodes, node leaders send their node's blocks to the root",
-                  "SMP collectives paper, sec. 8.2", false, false, algo::gather_hier_shm},
+                  "shared memory within nodes, node leaders send their node's blocks to the root "
+                  "(hier-shm:X: gather X if nodes have equal rank counts)",
+                  "SMP collectives paper, sec. 8.2", false, false, algo::gather_hier_shm, true,
+                  true},
     AlgorithmInfo{AG, "ring", "p-1 steps around a ring", "MPICH, Open MPI", false, false,
                   algo::allgather_ring},
     AlgorithmInfo{AG, "recursive-doubling", "log p exchange steps with doubling blocks (any p)",
                   "MPICH", false, false, algo::allgather_recursive_doubling},
     AlgorithmInfo{AG, "hier-shm",
-                  "group gather to node leaders, leaders exchange, group bcast within nodes",
-                  "SMP collectives paper (two levels)", false, false, algo::allgather_hier_shm},
+                  "group gather to node leaders, leaders exchange (hier-shm:X: allgather X if "
+                  "nodes have equal rank counts), group bcast within nodes",
+                  "SMP collectives paper (two levels)", false, false, algo::allgather_hier_shm,
+                  true, true},
     AlgorithmInfo{AA, "pairwise", "p-1 steps; in step k send to r+k and receive from r-k",
                   "MPICH, Open MPI", false, false, algo::alltoall_pairwise},
     AlgorithmInfo{AA, "linear", "all sends and receives posted at once", "Open MPI basic linear",
                   false, false, algo::alltoall_linear},
-    AlgorithmInfo{AA, "hier-shm",
-                  "shared-memory alltoall within nodes, pair-wise between nodes",
-                  "SMP collectives paper, sec. 8.3", false, false, algo::alltoall_hier_shm},
+    AlgorithmInfo{AA, "hier-shm", "shared-memory alltoall within nodes, pair-wise between nodes",
+                  "SMP collectives paper, sec. 8.3", false, false, algo::alltoall_hier_shm, true},
 };
+
+// Every `base:X` entry: base takes a leaders' algorithm, X is a one-level algorithm of the same
+// collective. Built once; the names live in `names`, which never changes after.
+struct LeadersVariants {
+  std::vector<std::string> names;
+  std::vector<AlgorithmInfo> infos;
+};
+
+const LeadersVariants& leaders_variant_table() {
+  static const LeadersVariants table = [] {
+    std::vector<std::pair<const AlgorithmInfo*, const AlgorithmInfo*>> pairs;
+    for (const AlgorithmInfo& base : kAlgorithms) {
+      if (!base.takes_leaders_algorithm) continue;
+      for (const AlgorithmInfo& leaders : kAlgorithms) {
+        if (leaders.collective == base.collective && !leaders.two_level) {
+          pairs.emplace_back(&base, &leaders);
+        }
+      }
+    }
+    LeadersVariants t;
+    t.names.reserve(pairs.size());  // the views below point into these strings
+    for (const auto& [base, leaders] : pairs) {
+      t.names.push_back(fmt::format("{}:{}", base->name, leaders->name));
+    }
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      const auto& [base, leaders] = pairs[i];
+      AlgorithmInfo info = *base;
+      info.name = t.names[i];
+      info.pipelined = leaders->pipelined;
+      info.uses_wan_pairs = leaders->uses_wan_pairs;
+      info.takes_leaders_algorithm = false;
+      info.leaders_algorithm = leaders->name;
+      t.infos.push_back(info);
+    }
+    return t;
+  }();
+  return table;
+}
+
+const AlgorithmInfo* find_plain(Collective collective, std::string_view name) {
+  for (const auto& a : kAlgorithms) {
+    if (a.collective == collective && a.name == name) return &a;
+  }
+  return nullptr;
+}
+
+std::string names_where(Collective collective, bool (*keep)(const AlgorithmInfo&)) {
+  std::string names;
+  for (const auto& a : kAlgorithms) {
+    if (a.collective != collective || !keep(a)) continue;
+    if (!names.empty()) names += ", ";
+    names += a.name;
+  }
+  return names;
+}
 
 }  // namespace
 
@@ -97,30 +162,57 @@ std::span<const AlgorithmInfo> all_algorithms() {
   return kAlgorithms;
 }
 
+std::span<const AlgorithmInfo> leaders_variants() {
+  return leaders_variant_table().infos;
+}
+
 const AlgorithmInfo* find_algorithm(Collective collective, std::string_view name) {
-  for (const auto& a : kAlgorithms) {
+  if (const AlgorithmInfo* plain = find_plain(collective, name)) return plain;
+  if (name.find(':') == std::string_view::npos) return nullptr;
+  for (const auto& a : leaders_variants()) {
     if (a.collective == collective && a.name == name) return &a;
   }
   return nullptr;
 }
 
 std::string algorithm_names(Collective collective) {
-  std::string names;
-  for (const auto& a : kAlgorithms) {
-    if (a.collective != collective) continue;
-    if (!names.empty()) names += ", ";
-    names += a.name;
+  return names_where(collective, [](const AlgorithmInfo&) { return true; });
+}
+
+std::string leaders_algorithm_names(Collective collective) {
+  return names_where(collective, [](const AlgorithmInfo& a) { return !a.two_level; });
+}
+
+std::string leaders_algorithm_error(Collective collective, std::string_view name) {
+  const auto colon = name.find(':');
+  if (colon == std::string_view::npos || find_algorithm(collective, name)) return "";
+  const AlgorithmInfo* base = find_plain(collective, name.substr(0, colon));
+  if (!base) return "";
+  if (!base->takes_leaders_algorithm) {
+    const std::string takers =
+        names_where(collective, [](const AlgorithmInfo& a) { return a.takes_leaders_algorithm; });
+    return fmt::format("{} takes no leaders' algorithm ({})", base->name,
+                       takers.empty() ? fmt::format("no {} algorithm does", to_string(collective))
+                                      : fmt::format("only {} does", takers));
   }
-  return names;
+  const std::string_view leaders = name.substr(colon + 1);
+  const AlgorithmInfo* sub = find_plain(collective, leaders);
+  return fmt::format("{}the leaders' algorithm of {} must be one of {}",
+                     sub && sub->two_level ? fmt::format("{} is two-level itself; ", leaders) : "",
+                     base->name, leaders_algorithm_names(collective));
+}
+
+std::string unknown_algorithm_message(Collective collective, std::string_view name) {
+  const std::string why = leaders_algorithm_error(collective, name);
+  return fmt::format(
+      "unknown {} algorithm \"{}\": {}", to_string(collective), name,
+      why.empty() ? fmt::format("choose one of {}", algorithm_names(collective)) : why);
 }
 
 Schedule build_schedule(const Platform& platform, Collective collective, std::string_view algorithm,
                         const BuildParams& params) {
   const AlgorithmInfo* info = find_algorithm(collective, algorithm);
-  if (!info) {
-    throw UsageError(fmt::format("unknown {} algorithm \"{}\": choose one of {}",
-                                 to_string(collective), algorithm, algorithm_names(collective)));
-  }
+  if (!info) throw UsageError(unknown_algorithm_message(collective, algorithm));
   const int p = platform.num_ranks();
   if (p < 1) throw UsageError("the platform places no rank: at least one is needed");
   if (params.root < 0 || params.root >= p) {
@@ -134,7 +226,9 @@ Schedule build_schedule(const Platform& platform, Collective collective, std::st
     throw UsageError(fmt::format("wan pairs {} is out of range: give 1 or more, or 0 for auto",
                                  params.wan_pairs));
   }
-  return info->build(platform, params);
+  BuildParams named = params;
+  named.leaders_algorithm = info->leaders_algorithm;
+  return info->build(platform, named);
 }
 
 }  // namespace multilane
