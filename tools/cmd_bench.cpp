@@ -78,6 +78,9 @@ void validate(const BenchCli& o) {
   }
   const auto& a = o.bench.algorithm;
   if (a != "all" && a != "auto" && !find_algorithm(*collective, a)) {
+    if (const std::string why = leaders_algorithm_error(*collective, a); !why.empty()) {
+      throw UsageError(fmt::format("--algorithm \"{}\": {}", a, why));
+    }
     throw UsageError(fmt::format("--algorithm \"{}\": choose all, auto or one of {}", a,
                                  algorithm_names(*collective)));
   }

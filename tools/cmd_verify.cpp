@@ -122,9 +122,12 @@ std::vector<const AlgorithmInfo*> selected_algorithms(const VerifyArgs& args) {
   std::vector<const AlgorithmInfo*> out;
   std::string valid;
   for (const Collective c : selected_collectives(args.collective)) {
-    for (const AlgorithmInfo& a : all_algorithms()) {
-      if (a.collective == c && (args.algorithm == "all" || a.name == args.algorithm)) {
-        out.push_back(&a);
+    if (args.algorithm != "all") {
+      // find_algorithm() also knows the two-level `hier-shm:X` names.
+      if (const AlgorithmInfo* a = find_algorithm(c, args.algorithm)) out.push_back(a);
+    } else {
+      for (const AlgorithmInfo& a : all_algorithms()) {
+        if (a.collective == c) out.push_back(&a);
       }
     }
     valid += fmt::format("{}{}: {}", valid.empty() ? "" : "; ", to_string(c), algorithm_names(c));

@@ -209,8 +209,10 @@ CommunicatorImpl::PreparedCall CommunicatorImpl::prepare(Collective collective,
     params = choice.best.params;
   } else {
     if (!find_algorithm(collective, algorithm)) {
-      throw UsageError(fmt::format("unknown {} algorithm '{}': use auto or one of {}",
-                                   to_string(collective), algorithm, algorithm_names(collective)));
+      const std::string why = leaders_algorithm_error(collective, algorithm);
+      throw UsageError(fmt::format(
+          "unknown {} algorithm '{}': {}", to_string(collective), algorithm,
+          why.empty() ? fmt::format("use auto or one of {}", algorithm_names(collective)) : why));
     }
     params = runtime::resolve_params(setup_.platform, collective, algorithm, params);
   }
