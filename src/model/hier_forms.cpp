@@ -1,9 +1,9 @@
-// Closed forms of the two-level SMP collectives (algorithms hier-shm, hier-shm-vdg; the SMP
-// paper, sec. 5.1): as the paper assumes no overlap between the levels, the time is the sum of
-// the inter-node part (the leaders' algorithm, over A nodes) and the intra-node part, whose
-// Table 1 decomposition costs k stages of sync latency plus the copies in and out of shared
-// memory at the node's copy bandwidth c (readers of one buffer copy concurrently). With L the
-// most ranks on a node, B the default buffer (runtime/shm: 32 KiB) and k = ceil(m / B):
+// Closed forms of the two-level SMP collectives (algorithms hier-shm, hier-shm-vdg and
+// hier-shm:X; the SMP paper, sec. 5.1): as the paper assumes no overlap between the levels, the
+// time is the sum of the inter-node part (the leaders' algorithm, over A nodes) and the intra-node
+// part, whose Table 1 decomposition costs k stages of sync latency plus the copies in and out of
+// shared memory at the node's copy bandwidth c (readers of one buffer copy concurrently). With L
+// the most ranks on a node, B the default buffer (runtime/shm: 32 KiB) and k = ceil(m / B):
 //   bcast      m = M:      k·sync + 2·M/c
 //   scatter    m = L·s:    m ≤ B: sync + L·s/c;  else (L-1)·ceil(s/B)·sync + L·s/c
 //   gather     the same as scatter
@@ -12,10 +12,16 @@
 // Inter-node: bcast the leaders' binomial (van de Geijn for hier-shm-vdg) closed form; scatter
 // and gather a flat tree, (A-1)·(l + o + L·s/b); allgather every leader to every other at
 // once, l + (A-1)·(o + L·s/b); alltoall pair-wise between nodes, all L ranks of a node sharing
-// its lanes: (p-L)·(l + o + L·s/b).
+// its lanes: (p-L)·(l + o + L·s/b). hier-shm:X: X's own closed form on the leaders' platform
+// (bcast: the message; scatter, gather, allgather: a node's L·s bytes as one block, and only
+// when every node holds L ranks: else the builder falls back to the flat tree / exchange, and
+// so does the form). When X has no closed form there, neither has hier-shm:X.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <string>
 
 #include "model/forms.hpp"
 #include "multilane/model.hpp"
@@ -29,6 +35,7 @@ constexpr double kBufferSize = 32 * 1024;  // runtime/shm's default B
 struct Nodes {
   int count = 0;       // A: nodes with ranks
   int most_ranks = 1;  // L
+  bool equal = true;   // every node with ranks holds L of them
   Platform leaders;    // one rank per node with ranks, the root's node's first rank = root
   int root_node = 0;   // the root's position among them
 };
@@ -46,6 +53,7 @@ Nodes nodes_of(const Platform& platform, int root) {
     n.most_ranks = std::max(n.most_ranks, ranks_on[i]);
     ++n.count;
   }
+  for (int on : ranks_on) n.equal = n.equal && (on == 0 || on == n.most_ranks);
   return n;
 }
 
@@ -67,35 +75,79 @@ double intra_blocks(const SharedMemory& shm, int L, double s) {
   return syncs * shm.sync_latency_s + L * s / shm.copy_bps;
 }
 
-double bcast_over(const Platform& platform, const BuildParams& p, std::string_view inter) {
-  const Nodes n = nodes_of(platform, p.root);
+// The two-level algorithm's name, for messages: hier-shm or hier-shm:X.
+std::string two_level_name(const BuildParams& p) {
+  return p.leaders_algorithm.empty() ? "hier-shm" : fmt::format("hier-shm:{}", p.leaders_algorithm);
+}
+
+// The leaders' part: `algorithm`'s own closed form on the leaders' platform, `size` bytes per
+// leader. Its UsageError (no form there) names the two-level algorithm.
+double between_leaders(const Figures& f, const Nodes& n, Collective c, std::string_view algorithm,
+                       const BuildParams& p, std::string_view two_level, double size) {
   BuildParams leaders = p;
   leaders.root = n.root_node;
-  return model_time(n.leaders, Collective::Bcast, inter, leaders, 0) +
-         intra_bcast(shm_of(platform, p), n.most_ranks, static_cast<double>(p.size));
+  leaders.size = static_cast<std::uint64_t>(size);
+  leaders.leaders_algorithm = {};
+  try {
+    return model_time(n.leaders, c, algorithm, leaders, f.overhead_s);
+  } catch (const UsageError& e) {
+    throw UsageError(
+        fmt::format("{} {}: between the node leaders: {}", to_string(c), two_level, e.what()));
+  }
 }
 
-double bcast_hier(const Figures&, const Platform& platform, const BuildParams& p) {
-  return bcast_over(platform, p, "binomial");
+double bcast_over(const Figures& f, const Platform& platform, const BuildParams& p,
+                  std::string_view inter, std::string_view name) {
+  const Nodes n = nodes_of(platform, p.root);
+  const double m = static_cast<double>(p.size);
+  return between_leaders(f, n, Collective::Bcast, inter, p, name, m) +
+         intra_bcast(shm_of(platform, p), n.most_ranks, m);
 }
 
-double bcast_hier_vdg(const Figures&, const Platform& platform, const BuildParams& p) {
-  return bcast_over(platform, p, "vandegeijn");
+double bcast_hier(const Figures& f, const Platform& platform, const BuildParams& p) {
+  const std::string_view inter = p.leaders_algorithm.empty() ? "binomial" : p.leaders_algorithm;
+  return bcast_over(f, platform, p, inter, two_level_name(p));
 }
 
-double blocks_hier(const Figures& f, const Platform& platform, const BuildParams& p) {
+double bcast_hier_vdg(const Figures& f, const Platform& platform, const BuildParams& p) {
+  return bcast_over(f, platform, p, "vandegeijn", "hier-shm-vdg");
+}
+
+// Whether the leaders run hier-shm:X's X (every node holds the same number of ranks), rather
+// than the plain hier-shm exchange.
+bool leaders_run_x(const Nodes& n, const BuildParams& p) {
+  return !p.leaders_algorithm.empty() && n.equal;
+}
+
+double blocks_over(Collective c, const Figures& f, const Platform& platform, const BuildParams& p) {
   const Nodes n = nodes_of(platform, p.root);
   const double s = static_cast<double>(p.size);
-  return (n.count - 1) * (f.lan_s + f.overhead_s + n.most_ranks * s / f.node_bps) +
-         intra_blocks(shm_of(platform, p), n.most_ranks, s);
+  const double inter =
+      leaders_run_x(n, p)
+          ? between_leaders(f, n, c, p.leaders_algorithm, p, two_level_name(p), n.most_ranks * s)
+          : (n.count - 1) * (f.lan_s + f.overhead_s + n.most_ranks * s / f.node_bps);
+  return inter + intra_blocks(shm_of(platform, p), n.most_ranks, s);
+}
+
+double scatter_hier(const Figures& f, const Platform& platform, const BuildParams& p) {
+  return blocks_over(Collective::Scatter, f, platform, p);
+}
+
+double gather_hier(const Figures& f, const Platform& platform, const BuildParams& p) {
+  return blocks_over(Collective::Gather, f, platform, p);
 }
 
 double allgather_hier(const Figures& f, const Platform& platform, const BuildParams& p) {
   const Nodes n = nodes_of(platform, p.root);
   const double s = static_cast<double>(p.size);
   const SharedMemory& shm = shm_of(platform, p);
-  const double inter =
-      n.count > 1 ? f.lan_s + (n.count - 1) * (f.overhead_s + n.most_ranks * s / f.node_bps) : 0;
+  double inter = 0;
+  if (n.count > 1) {
+    inter = leaders_run_x(n, p)
+                ? between_leaders(f, n, Collective::Allgather, p.leaders_algorithm, p,
+                                  two_level_name(p), n.most_ranks * s)
+                : f.lan_s + (n.count - 1) * (f.overhead_s + n.most_ranks * s / f.node_bps);
+  }
   return intra_blocks(shm, n.most_ranks, s) + inter + intra_bcast(shm, n.most_ranks, f.p * s);
 }
 
@@ -116,8 +168,8 @@ double alltoall_hier(const Figures& f, const Platform& platform, const BuildPara
 constexpr std::array kForms = {
     FormEntry{Collective::Bcast, "hier-shm", bcast_hier},
     FormEntry{Collective::Bcast, "hier-shm-vdg", bcast_hier_vdg},
-    FormEntry{Collective::Scatter, "hier-shm", blocks_hier},
-    FormEntry{Collective::Gather, "hier-shm", blocks_hier},
+    FormEntry{Collective::Scatter, "hier-shm", scatter_hier},
+    FormEntry{Collective::Gather, "hier-shm", gather_hier},
     FormEntry{Collective::Allgather, "hier-shm", allgather_hier},
     FormEntry{Collective::Alltoall, "hier-shm", alltoall_hier},
 };

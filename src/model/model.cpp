@@ -52,11 +52,18 @@ bool has_closed_form(const Platform& platform, Collective collective, std::strin
 double model_time(const Platform& platform, Collective collective, std::string_view algorithm,
                   const BuildParams& params, double per_message_overhead_s) {
   const model::FormEntry* e = model::find_form(collective, algorithm);
+  BuildParams named = params;
+  named.leaders_algorithm = {};  // the name decides, as in build_schedule()
   if (!e) {
-    if (!find_algorithm(collective, algorithm)) {
-      throw UsageError(fmt::format("unknown {} algorithm \"{}\": choose one of {}",
-                                   to_string(collective), algorithm, algorithm_names(collective)));
+    const AlgorithmInfo* info = find_algorithm(collective, algorithm);
+    if (!info) throw UsageError(unknown_algorithm_message(collective, algorithm));
+    if (!info->leaders_algorithm.empty()) {
+      // `base:X`: the base's form, told which X runs between the node leaders.
+      e = model::find_form(collective, algorithm.substr(0, algorithm.find(':')));
+      named.leaders_algorithm = info->leaders_algorithm;
     }
+  }
+  if (!e) {
     throw UsageError(fmt::format("{} {} has no closed form; simulate it instead",
                                  to_string(collective), algorithm));
   }
@@ -69,7 +76,7 @@ double model_time(const Platform& platform, Collective collective, std::string_v
   if (f.sites() > 1 && !f.wan) {
     throw UsageError("no WAN link joins the root's site to the next site");
   }
-  return e->form(f, platform, params);
+  return e->form(f, platform, named);
 }
 
 double smp_two_level_time(const Platform& platform, Collective collective,
@@ -105,9 +112,9 @@ double smp_two_level_time(const Platform& platform, Collective collective,
 }
 
 std::vector<std::uint64_t> segment_candidates(const Platform& platform, Collective collective,
-                                              std::string_view algorithm,
-                                              const BuildParams& params, double overhead_s,
-                                              int max_segments, std::uint64_t min_segment) {
+                                              std::string_view algorithm, const BuildParams& params,
+                                              double overhead_s, int max_segments,
+                                              std::uint64_t min_segment) {
   const std::uint64_t m = std::max<std::uint64_t>(params.size, 1);
   const std::uint64_t lo =
       std::min(m, std::max(min_segment, (m + max_segments - 1) / std::max(max_segments, 1)));
@@ -135,8 +142,7 @@ std::uint64_t choose_segment(const Platform& platform, Collective collective,
       .front();
 }
 
-std::vector<WanPairsPoint> wan_pairs_sweep(const Platform& platform, int root,
-                                           std::uint64_t size) {
+std::vector<WanPairsPoint> wan_pairs_sweep(const Platform& platform, int root, std::uint64_t size) {
   const int remote = model::remote_site(platform, root);
   if (remote == platform.site_of(root)) throw UsageError("the P sweep needs two sites");
   const WanPairsInputs in = wan_pairs_inputs(platform, root, remote);
