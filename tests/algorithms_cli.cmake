@@ -20,3 +20,23 @@ multilane_cli_test(cli-schedule-bad-root 2 "root 99 is out of range: the platfor
 multilane_cli_test(cli-schedule-unknown-collective 2
   "--collective \"reduce\" is unknown: choose bcast, scatter, gather, allgather or alltoall"
   schedule -c reduce)
+
+# Two-level names `hier-shm:X` (X between the node leaders) flow wherever a name does: the
+# schedule, the verifier, and the runtime on 2 nodes x 3 ranks with every byte checked; a bad
+# leaders' algorithm exits 2 naming the allowed ones.
+set(smp_2x3 ${examples}/smp-2x3.toml)
+multilane_cli_test(cli-schedule-hier-shm-leaders 0
+  "^allgather hier-shm:ring root=0 size=100 .*ranks=6 .*group-gather"
+  schedule -c allgather -a hier-shm:ring --size 100 --platform ${smp_2x3})
+multilane_cli_test(cli-verify-hier-shm-leaders 0 "^30 verified, 0 failed\n"
+  verify --platform ${smp_2x3} --collective scatter --algorithm hier-shm:binomial --roots all)
+multilane_cli_test(cli-bench-hier-shm-leaders 0
+  "scatter on 6 ranks .*\n +4097 B +hier-shm:binomial .* ok\n"
+  bench -n 6 --platform ${smp_2x3} --collective scatter --algorithm hier-shm:binomial
+  --sizes 0,4097 --check --repetitions 1 --iterations 1 --timeout 60)
+multilane_cli_test(cli-bench-hier-shm-bad-leaders 2
+  "--algorithm \"hier-shm:nope\": the leaders' algorithm of hier-shm must be one of linear, binomial, single-lane, multilane"
+  bench -n 2 --collective scatter --algorithm hier-shm:nope)
+multilane_cli_test(cli-schedule-hier-shm-not-two-level 2
+  "unknown bcast algorithm \"binomial:ring\": binomial takes no leaders' algorithm \\(only hier-shm does\\)"
+  schedule -a binomial:ring)

@@ -1,7 +1,10 @@
 // The acceptance sweep: every algorithm verifies for every p from 1 to 130, on one-site,
-// uneven multi-site, one-node-site and multi-core platforms, for many roots, sizes and
-// segments. One test per (collective, algorithm), so CTest runs them in parallel and a failure
-// names the algorithm; each failure message names the whole case.
+// uneven multi-site, one-node-site, multi-core and round-robin-placed platforms, for many
+// roots, sizes and segments. One test per (collective, algorithm), so CTest runs them in
+// parallel and a failure names the algorithm; each failure message names the whole case.
+// Every two-level `hier-shm:X` name is an algorithm of its own here: the platforms give it
+// nodes of equal rank counts (X between the leaders; ranks node after node on all but the
+// round-robin platform) and of unequal ones (the fallback), every p and root, sizes 0 and odd.
 //
 // Coverage and its budget (the whole sweep must stay within a few minutes under ASan on two
 // cores; see size_plans()):
@@ -62,8 +65,27 @@ Platform custom_platform(std::string name, const std::vector<int>& nodes_per_sit
 
 struct SweepPlatform {
   std::string name;
-  Platform platform;  // placement is redone for every p
+  Platform platform;         // placement is redone for every p
+  bool round_robin = false;  // ranks dealt over the nodes one at a time, else block-wise
 };
+
+// Places `count` ranks: block-wise (node after node), or dealt over the nodes one at a time
+// (so the ranks of a node are not consecutive), skipping full nodes.
+void place(Platform& platform, int count, bool round_robin) {
+  if (!round_robin) {
+    platform.place_block(count);
+    return;
+  }
+  platform.ranks.clear();
+  std::vector<int> used(platform.nodes.size(), 0);
+  while (static_cast<int>(platform.ranks.size()) < count) {
+    for (std::size_t n = 0; n < platform.nodes.size() && int(platform.ranks.size()) < count; ++n) {
+      if (used[n] < platform.nodes[n].cores) {
+        platform.ranks.push_back({static_cast<int>(n), used[n]++});
+      }
+    }
+  }
+}
 
 const std::vector<SweepPlatform>& sweep_platforms() {
   static const std::vector<SweepPlatform> platforms = [] {
@@ -77,6 +99,9 @@ const std::vector<SweepPlatform>& sweep_platforms() {
                  custom_platform("one-node-sites", std::vector<int>(kMaxRanks / 2, 1), {1}, {2})});
     // Three sites of multi-core nodes with 3 lanes.
     v.push_back({"smp-sites", make_uniform_platform(3, 11, 3, 4, 125e6, 50e-6, 10e-3, 1.25e9, 0)});
+    // Two sites of 2 and 1 nodes of 44 cores, ranks dealt round robin: the ranks of a node and
+    // of a site are not consecutive; the nodes hold equal rank counts when 3 divides p.
+    v.push_back({"round-robin", custom_platform("round-robin", {2, 1}, {2}, {44}), true});
     return v;
   }();
   return platforms;
@@ -205,7 +230,7 @@ TEST_P(VerifySweep, EveryCaseVerifies) {
   for_each_case(a, [&](const SweepCase& c) {
     if (placed_for != c.platform || placed_ranks != c.ranks) {
       platform = c.platform->platform;
-      platform.place_block(c.ranks);
+      place(platform, c.ranks, c.platform->round_robin);
       placed_for = c.platform;
       placed_ranks = c.ranks;
     }
@@ -228,8 +253,10 @@ TEST_P(VerifySweep, EveryCaseVerifies) {
 
 std::vector<std::string> every_algorithm() {
   std::vector<std::string> v;
-  for (const AlgorithmInfo& a : all_algorithms()) {
-    v.push_back(fmt::format("{}/{}", to_string(a.collective), a.name));
+  for (const auto& list : {all_algorithms(), leaders_variants()}) {
+    for (const AlgorithmInfo& a : list) {
+      v.push_back(fmt::format("{}/{}", to_string(a.collective), a.name));
+    }
   }
   return v;
 }
@@ -238,7 +265,7 @@ INSTANTIATE_TEST_SUITE_P(AllAlgorithms, VerifySweep, ::testing::ValuesIn(every_a
                          [](const auto& info) {
                            std::string name = info.param;
                            for (char& c : name) {
-                             if (c == '/' || c == '-') c = '_';
+                             if (c == '/' || c == '-' || c == ':') c = '_';
                            }
                            return name;
                          });
