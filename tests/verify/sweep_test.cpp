@@ -4,7 +4,8 @@
 // parallel and a failure names the algorithm; each failure message names the whole case.
 // Every two-level `hier-shm:X` name is an algorithm of its own here: the platforms give it
 // nodes of equal rank counts (X between the leaders; ranks node after node on all but the
-// round-robin platform) and of unequal ones (the fallback), every p and root, sizes 0 and odd.
+// round-robin platform) and of unequal ones (the fallback), every p and root, sizes 0 and odd
+// (a pipelined X's small segments only up to p = 17, see for_each_case()).
 //
 // Coverage and its budget (the whole sweep must stay within a few minutes under ASan on two
 // cores; see size_plans()):
@@ -192,11 +193,14 @@ void for_each_case(const AlgorithmInfo& a, const std::function<void(const SweepC
       if (!on_every_platform(p) && p % platforms.size() != i) continue;
       for (const SizePlan& plan : size_plans()) {
         // Non-pipelined algorithms ignore the segment: the plans with the default are enough.
-        if (!a.pipelined && std::find(plan.segments.begin(), plan.segments.end(),
-                                      kDefaultSegment) == plan.segments.end()) {
+        // A `hier-shm:X` with a pipelined X gets X's segments up to kAllRootsUpTo only: X's own
+        // sweep covers them for every p, and above that the two levels compose the same way.
+        const bool segmented = a.pipelined && (a.leaders_algorithm.empty() || p <= kAllRootsUpTo);
+        if (!segmented && std::find(plan.segments.begin(), plan.segments.end(), kDefaultSegment) ==
+                              plan.segments.end()) {
           continue;
         }
-        const auto segments = a.pipelined ? plan.segments : std::vector{kDefaultSegment};
+        const auto segments = segmented ? plan.segments : std::vector{kDefaultSegment};
         for (const int root : plan_roots(plan, a.collective, p)) {
           for (const std::uint64_t segment : segments) {
             visit({&sp, p, {.root = root, .size = plan.size, .segment = segment}});
