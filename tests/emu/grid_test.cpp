@@ -96,16 +96,20 @@ TEST_F(Grid, UpTwiceSaysSoAndKeepsTheFirst) {
 TEST_F(Grid, RoundTripAcrossTheWanIsTwiceTheLatency) {
   constexpr double kLatency = 0.01;
   up(grid_platform(2, 1, 12.5e6, kLatency, 25e6));
-  // A loaded machine delays a whole round of pings (a shared CI host: +7 ms once); up to three
-  // rounds, the first within 10% counts. A delay line that got the latency wrong misses all.
+  // No ping may come back sooner than twice the latency (the line delays both directions).
+  // Load can only add: a loaded machine delays a whole round of pings (a shared CI host: +7 ms
+  // once, +2.5 ms in all three rounds another time), so up to three rounds, the first whose
+  // median is within 25% above counts. A line that delays one direction only (10 ms) or
+  // neither fails the lower bound in every round.
+  constexpr double kLoadAllowance = 0.25;
   std::vector<double> wan;
   for (int round = 0; round < 3; ++round) {
     wan = emu_ping(name_, 0, 3, 0, 20, 64);
     ASSERT_EQ(wan.size(), 20u);
     EXPECT_GE(*std::min_element(wan.begin(), wan.end()), 2 * kLatency);
-    if (std::abs(median(wan) - 2 * kLatency) <= 0.1 * 2 * kLatency) break;
+    if (median(wan) <= (1 + kLoadAllowance) * 2 * kLatency) break;
   }
-  EXPECT_NEAR(median(wan), 2 * kLatency, 0.1 * 2 * kLatency);
+  EXPECT_LE(median(wan), (1 + kLoadAllowance) * 2 * kLatency);
   const auto lan = emu_ping(name_, 2, 3, 0, 20, 64);
   ASSERT_EQ(lan.size(), 20u);
   EXPECT_LT(median(lan), 0.1 * 2 * kLatency) << "inside a site there is no WAN delay";
