@@ -6,9 +6,11 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -70,7 +72,9 @@ inline std::vector<std::string> run_local_job(
         CommunicatorSetup setup;
         setup.rank = rank;
         setup.size = size;
-        setup.job_id = 7;
+        // One job id per test process: ctest runs tests in parallel, and two processes'
+        // shared-memory groups with one job id claim the same segment ("job id reused?").
+        setup.job_id = 0x7000'0000'0000'0000ull | static_cast<std::uint64_t>(::getpid());
         const auto secret = job.secret_of.contains(rank) ? job.secret_of.at(rank) : job.secret;
         setup.secret = runtime::JobSecret::from_text(secret);
         setup.platform = job.platform;
