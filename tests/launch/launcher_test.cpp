@@ -60,11 +60,22 @@ bool wait_for_file(const std::string& path) {
 }
 
 // Gone: no such process, or a zombie nobody reaps (a reparented orphan in a container).
-bool process_gone(int pid) {
+bool process_gone_now(int pid) {
   if (::kill(pid, 0) != 0) return errno == ESRCH;
   const std::string stat = read_text(fmt::format("/proc/{}/stat", pid));
   const auto paren = stat.rfind(')');
   return paren != std::string::npos && stat.size() > paren + 2 && stat[paren + 2] == 'Z';
+}
+
+// A SIGKILL takes effect when its target next runs, after kill() returned: a process bound to
+// a busy core may take a moment. Gone within 2 s, or it survived.
+bool process_gone(int pid) {
+  const auto deadline = std::chrono::steady_clock::now() + 2s;
+  while (!process_gone_now(pid)) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
 }
 
 // A spec of `ranks` shell ranks running `script`, with short timeouts and captured reports.
