@@ -86,6 +86,9 @@ void ChunkLink::write_next() {
   asio::async_write(
       socket_, parts, [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
         self->writing_ = false;
+        // A write that completed after close(): close() took the queue and answered every
+        // chunk in it, so there is no front to pop (popping an empty deque corrupted it).
+        if (self->closed_) return;
         if (ec)
           return self->fail(fmt::format("sending to {} failed: {}", self->name_, ec.message()));
         Outgoing done = std::move(self->queue_.front());
