@@ -109,8 +109,9 @@ int start_rank_process(const RankProcess& process) {
   const auto envp = c_array(process.environment);
   cpu_set_t unit;
   CPU_ZERO(&unit);
-  if (process.unit >= 0 && process.unit < CPU_SETSIZE) CPU_SET(process.unit, &unit);
-  const cpu_set_t* bind_to = CPU_COUNT(&unit) > 0 ? &unit : nullptr;
+  const bool bound = process.unit >= 0 && process.unit < CPU_SETSIZE;
+  if (bound) CPU_SET(process.unit, &unit);
+  const cpu_set_t* bind_to = bound ? &unit : nullptr;
   int error_pipe[2];
   if (::pipe2(error_pipe, O_CLOEXEC) != 0) {
     throw std::runtime_error(fmt::format("cannot create a pipe: {}", ::strerror(errno)));

@@ -108,6 +108,15 @@ struct ShmGroup::State {
         std::atomic_ref<std::uint32_t>(view.header->single_copy_refusals).load() == 0;
     single_copy_limits = options.single_copy.value_or(default_single_copy(group.local_size));
   }
+  // The shape of a call of this group (a barrier: no collective).
+  CallShape shape(std::optional<Collective> collective, int root, std::uint64_t size) const {
+    CallShape call;
+    call.collective = collective;
+    call.root = root;
+    call.size = size;
+    call.local_size = identity.local_size;
+    return call;
+  }
   // Whether `call` copies once (plan.hpp): large enough, allowed, and the stage's buffer has
   // room for every rank's exposed-buffer entry.
   bool single_copy(const CallShape& call, const Geometry& geometry) const {
@@ -221,11 +230,7 @@ const SingleCopyLimits& ShmGroup::single_copy_limits() const {
 
 bool ShmGroup::copies_once(Collective collective, std::uint64_t block_size,
                            const ShmTuning& tuning) const {
-  CallShape shape;
-  shape.collective = collective;
-  shape.size = block_size;
-  shape.local_size = state_->identity.local_size;
-  return state_->single_copy(shape, geometry_of(tuning));
+  return state_->single_copy(state_->shape(collective, 0, block_size), geometry_of(tuning));
 }
 
 const SegmentName& ShmGroup::segment_name() const {
@@ -252,11 +257,7 @@ const ShmPlan& ShmGroup::prepare(Collective collective, std::span<const std::byt
     s.usage_error(fmt::format("allgather: buffer size {} is below the {} local ranks",
                               chosen.buffer_size, s.identity.local_size));
   }
-  CallShape shape;
-  shape.collective = collective;
-  shape.root = root;
-  shape.size = s.block_size(collective, send, recv, root);
-  shape.local_size = s.identity.local_size;
+  CallShape shape = s.shape(collective, root, s.block_size(collective, send, recv, root));
   CallInfo call;
   call.serial = ++s.serial;
   call.collective = collective;
@@ -281,8 +282,7 @@ void ShmGroup::run(Collective collective, std::span<const std::byte> send,
 void ShmGroup::barrier() {
   State& s = *state_;
   s.endpoint.check_not_broken();
-  CallShape shape;
-  shape.local_size = s.identity.local_size;
+  const CallShape shape = s.shape(std::nullopt, 0, 0);
   CallInfo call;
   call.serial = ++s.serial;
   call.geometry = s.clock.geometry.buffers != 0 ? s.clock.geometry : geometry_of(s.options.tuning);
