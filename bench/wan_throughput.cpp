@@ -1,7 +1,7 @@
 // bench/wan_throughput.cpp — throughput of one channels path versus its number of streams.
 //
 //   wan_throughput [--streams 1,2,4,...] [--size 64MiB] [--count 8 | --seconds S] [--chunk 1MiB]
-//                  [--host 127.0.0.1] [--pacing RATE]
+//                  [--host 127.0.0.1] [--pacing RATE] [--resend on|off]
 //   wan_throughput --listen ADDR:PORT  --streams K [--size ...]          (receiving end)
 //   wan_throughput --connect HOST:PORT --streams K [--size ...] [--count N | --seconds S]
 //
@@ -13,7 +13,8 @@
 // messages of --size bytes (with --seconds: as many as the untimed message's rate says fill
 // about S seconds, at most 100000) and waits for the receiver's acknowledgement of the last;
 // bytes / time to that acknowledgement is the throughput. The sender prints one line per
-// stream count: "streams K: X Gbit/s (N bytes in S s)".
+// stream count: "streams K: X Gbit/s (N bytes in S s)". --resend off turns off re-sending a
+// stalled stream's share (PathOptions::resend_stalled; it only matters at the sending end).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -44,6 +45,7 @@ struct Args {
   std::uint64_t chunk = 1 << 20;
   std::string host = "127.0.0.1";
   std::uint64_t pacing = 0;
+  bool resend = true;
   std::string listen;   // receiving end only: ADDR:PORT
   std::string connect;  // sending end only: HOST:PORT
 };
@@ -68,6 +70,8 @@ Args parse(int argc, char** argv) {
       a.host = value;
     else if (key == "--pacing")
       a.pacing = static_cast<std::uint64_t>(multilane::parse_bandwidth(value));
+    else if (key == "--resend" && (value == "on" || value == "off"))
+      a.resend = value == "on";
     else if (key == "--listen")
       a.listen = value;
     else if (key == "--connect")
@@ -100,6 +104,7 @@ multilane::channels::PathOptions path_options(const Args& a, int streams) {
   o.streams = streams;
   o.chunk_size = a.chunk;
   o.pacing_rate = a.pacing;
+  o.resend_stalled = a.resend;
   o.timeout = std::chrono::seconds(60);
   return o;
 }

@@ -73,6 +73,12 @@ struct PathOptions {
   std::uint64_t stripe_threshold = 32 << 10;  // shorter messages are not split
   std::chrono::milliseconds timeout{60'000};  // longest wait without progress
   std::uint64_t max_message = std::uint64_t{1} << 32;  // larger incoming messages are refused
+  // A split message is complete only when its slowest stream delivered its share. With this
+  // on, a stream whose acknowledgements stop (a retransmission timeout after a drop in a full
+  // queue) while another stream is idle has its undelivered share sent again on the idle
+  // streams, and a split send returns once the peer acknowledged every byte (about one round
+  // trip later than without). Only the sending end needs it.
+  bool resend_stalled = true;
 };
 
 struct PathSpec {

@@ -4,23 +4,55 @@
 // Every stream has one persistent reader: read a header, then read the chunk's bytes into the
 // posted buffer at the header's offset, then read the next header. A header that belongs to a
 // later message (the streams run ahead of each other) is parked on its stream until the
-// receive of that message is posted. Readers keep running between calls, so no bytes are
-// ever half-consumed; the io_context is only driven inside calls, by the calling thread.
+// receive of that message is posted; a chunk of a message already complete (a copy re-sent on
+// another stream arrived first) is read into scratch space and dropped. Readers keep running
+// between calls, so no bytes are ever half-consumed; the io_context is only driven inside
+// calls, by the calling thread.
+//
+// Every stream also has an outbox of frames, written one after another. A frame either
+// borrows the posted send's message or owns its bytes (the rest of a frame interrupted to
+// re-send a stalled stream's share); a send is done when no frame borrows its message.
 #include "runtime/stream_set.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <deque>
 #include <optional>
 
 #include "multilane/errors.hpp"
+#include "runtime/byte_ranges.hpp"
 #include "runtime/io_wait.hpp"
+#include "runtime/stall_watch.hpp"
 #include "runtime/transport_error.hpp"
 #include "runtime/wire.hpp"
 
 namespace multilane::runtime {
 
 namespace {
+
+// How often a posted striped send reads its streams' acknowledgements (when resend_stalled
+// is on): it looks for stalled streams and completes when every byte is acknowledged.
+constexpr auto kProbeInterval = std::chrono::milliseconds(1);
+// Scratch space for dropping late copies.
+constexpr std::size_t kDiscardBytes = 64 * 1024;
+
+// One frame in a stream's outbox.
+struct Outgoing {
+  FrameBytes header{};
+  ByteRange range;                      // the payload's place in the message
+  std::span<const std::byte> borrowed;  // the payload, in the posted send's message
+  std::vector<std::byte> owned;         // or: the unwritten rest of an interrupted frame
+  bool borrows() const { return owned.empty(); }
+};
+
+// A frame of the posted send that went to the kernel: its payload ends at `stream_end` of
+// the stream's byte count.
+struct Written {
+  std::uint64_t stream_end = 0;
+  ByteRange range;
+};
 
 struct Stream {
   explicit Stream(asio::ip::tcp::socket s) : socket(std::move(s)), name(peer_name(socket)) {}
@@ -30,12 +62,22 @@ struct Stream {
   FrameBytes header_in{};
   std::optional<FrameHeader> parked;  // header of a later message
   bool reading = false;               // a read is outstanding
+  bool into_buffer = false;           // ... and it writes into the posted receive buffer
   bool closed = false;                // the peer closed this stream between frames
-  // Sending: this stream's chunks of the current message, written one after another.
-  std::vector<Chunk> chunks;
-  std::size_t next_chunk = 0;
-  FrameBytes header_out{};
-  bool writing = false;
+  std::unique_ptr<asio::cancellation_signal> stop_read =
+      std::make_unique<asio::cancellation_signal>();
+  // Sending.
+  std::deque<Outgoing> outbox;
+  bool writing = false;          // the outbox's front is being written
+  bool interrupting = false;     // its write was cancelled to re-send this stream's share
+  bool stuck = false;            // stalled at the last look (stall_watch.hpp)
+  std::uint64_t handed = 0;      // bytes ever handed to the kernel
+  std::vector<Written> written;  // the posted send's frames not known to be acknowledged
+  std::unique_ptr<asio::cancellation_signal> stop_write =
+      std::make_unique<asio::cancellation_signal>();
+
+  bool writes_borrowed() const { return writing && outbox.front().borrows(); }
+  bool idle_sender() const { return outbox.empty() && !writing; }
 };
 
 struct Receive {
@@ -45,7 +87,8 @@ struct Receive {
   std::span<std::byte> buffer;
   ReceiveSize size = ReceiveSize::Exact;
   std::optional<std::uint64_t> total;  // the message's length, once known
-  std::uint64_t received = 0;
+  ByteRanges arrived;                  // bytes of the message that arrived
+  bool any_frame = false;              // a frame arrived (an empty message is one empty frame)
   bool complete = false;
 };
 
@@ -54,8 +97,12 @@ struct Send {
   std::uint64_t id = 0;
   std::uint64_t sequence = 0;
   std::span<const std::byte> message;
-  std::uint64_t sent = 0;
-  int busy_streams = 0;
+  std::uint64_t sent = 0;    // payload bytes handed to the kernel (a re-sent range twice)
+  int borrowing_frames = 0;  // frames that still refer to `message`
+  // Striped, with resend_stalled: the caller's message is kept until every byte is
+  // acknowledged, so that a stream stalling after its last write can still be replaced.
+  bool keeps_until_acknowledged = false;
+  bool acknowledged = false;
 };
 
 }  // namespace
@@ -69,9 +116,13 @@ struct StreamSet::Impl {
   Send send;
   std::uint64_t next_send_id = 0;
   std::uint64_t next_recv_id = 0;
-  std::string failure;         // set once broken
-  bool ended_by_peer = false;  // broken because the peer closed every stream between messages
-  bool peer_gone = false;      // broken because the peer closed or reset a stream
+  std::string failure;             // set once broken
+  bool ended_by_peer = false;      // broken because the peer closed every stream between messages
+  bool peer_gone = false;          // broken because the peer closed or reset a stream
+  std::vector<std::byte> scratch;  // where late copies are dropped
+  std::unique_ptr<asio::steady_timer> probe_timer;
+  bool probing = false;  // the probe timer is armed
+  std::optional<StallWatch> stall_watch;
 
   // --- receiving ---
 
@@ -89,34 +140,73 @@ struct StreamSet::Impl {
     FrameDecode decoded =
         decode_frame_header(s.header_in, FrameCheck{options.job_id, options.max_message}, s.name);
     if (!decoded.header) return fail(decoded.error);
-    if (!receive.active || decoded.header->message_id > receive.id) {
-      s.parked = decoded.header;  // the streams ran ahead: keep it for its receive
+    const FrameHeader& h = *decoded.header;
+    if (already_complete(h.message_id)) return discard(s, h.length);
+    if (!receive.active || h.message_id > receive.id) {
+      s.parked = h;  // the streams ran ahead: keep it for its receive
       return;
     }
-    take_frame(s, *decoded.header);
+    take_frame(s, h);
+  }
+
+  // A copy of bytes that arrived on another stream first.
+  bool already_complete(std::uint64_t message_id) const {
+    if (receive.active && message_id == receive.id) return receive.complete;
+    return message_id < (receive.active ? receive.id : next_recv_id);
   }
 
   void take_frame(Stream& s, const FrameHeader& h) {
-    if (h.message_id != receive.id) {
-      return fail(fmt::format("stream from {} sent message {} again while message {} is awaited",
-                              s.name, h.message_id, receive.id));
-    }
     if (h.sequence != receive.sequence) {
       return fail(fmt::format("message {} from {} belongs to collective call {}, expected {}",
                               h.message_id, s.name, h.sequence, receive.sequence));
     }
     if (auto problem = length_problem(h); !problem.empty()) return fail(std::move(problem));
     receive.total = h.total;
-    if (h.length == 0) return frame_arrived(s, 0);
+    receive.any_frame = true;
+    if (h.length == 0) return frame_arrived(s);
+    read_payload(s, h, 0);
+  }
+
+  // Reads the rest of a frame's payload (from byte `done` on) straight into the buffer, as
+  // it comes: bytes count as arrived at once, not when the whole frame is in, because the
+  // rest of a frame on a stalled stream may come over other streams (and the sender knows
+  // the peer has what its TCP acknowledged).
+  void read_payload(Stream& s, const FrameHeader& h, std::uint64_t done) {
     s.reading = true;
-    asio::async_read(s.socket, asio::buffer(receive.buffer.data() + h.offset, h.length),
-                     [this, &s](const asio::error_code& ec, std::size_t n) {
+    s.into_buffer = true;
+    s.socket.async_read_some(
+        asio::buffer(receive.buffer.data() + h.offset + done, h.length - done),
+        asio::bind_cancellation_slot(
+            s.stop_read->slot(), [this, &s, h, done](const asio::error_code& ec, std::size_t n) {
+              s.reading = false;
+              s.into_buffer = false;
+              const bool current = receive.active && receive.id == h.message_id;
+              if (current) receive.arrived.add(h.offset + done, n);
+              if (ec == asio::error::operation_aborted && failure.empty() && s.socket.is_open()) {
+                return discard(s, h.length - done - n);  // the message completed elsewhere
+              }
+              if (ec) return read_failed(s, ec, false);
+              if (done + n < h.length) {
+                if (current) check_complete();
+                if (current && !receive.complete) return read_payload(s, h, done + n);
+                return discard(s, h.length - done - n);  // not our buffer any more
+              }
+              frame_arrived(s);
+            }));
+  }
+
+  // Reads and drops `bytes` bytes, then goes on with the next header.
+  void discard(Stream& s, std::uint64_t bytes) {
+    if (bytes == 0) return read_header(s);
+    if (scratch.empty()) scratch.resize(kDiscardBytes);
+    const std::size_t piece =
+        static_cast<std::size_t>(std::min<std::uint64_t>(bytes, kDiscardBytes));
+    s.reading = true;
+    asio::async_read(s.socket, asio::buffer(scratch.data(), piece),
+                     [this, &s, bytes](const asio::error_code& ec, std::size_t n) {
                        s.reading = false;
-                       if (ec) {
-                         receive.received += n;  // so the error tells how far it got
-                         return read_failed(s, ec, false);
-                       }
-                       frame_arrived(s, n);
+                       if (ec) return read_failed(s, ec, false);
+                       discard(s, bytes - n);
                      });
   }
 
@@ -137,10 +227,25 @@ struct StreamSet::Impl {
     return {};
   }
 
-  void frame_arrived(Stream& s, std::uint64_t bytes) {
-    receive.received += bytes;
-    if (receive.total && receive.received >= *receive.total) receive.complete = true;
+  void frame_arrived(Stream& s) {
+    check_complete();
     read_header(s);
+  }
+
+  void check_complete() {
+    if (!receive.complete && receive.any_frame && receive.total &&
+        receive.arrived.bytes() >= *receive.total) {
+      complete_receive();
+    }
+  }
+
+  // Every byte is in: reads still writing into the buffer (slower copies) are stopped, so
+  // nothing touches the buffer once the caller has it back; they drop the rest of their frame.
+  void complete_receive() {
+    receive.complete = true;
+    for (Stream& t : streams) {
+      if (t.into_buffer) t.stop_read->emit(asio::cancellation_type::terminal);
+    }
   }
 
   // `between_frames`: the stream ended cleanly before a header, not inside a frame.
@@ -167,23 +272,26 @@ struct StreamSet::Impl {
     }
     if (!failure.empty()) return;
     peer_gone = true;
-    ended_by_peer = receive.received == 0 && !receive.total;
+    ended_by_peer = receive.arrived.bytes() == 0 && !receive.any_frame;
     fail(fmt::format("peer {} closed the connection before message {} was complete ({})", peer,
                      receive.id, received_text()));
   }
 
   void start_receive(std::span<std::byte> buffer, std::uint64_t sequence, ReceiveSize size) {
     if (receive.active) throw UsageError(fmt::format("a receive from {} is already posted", peer));
-    receive = Receive{true, next_recv_id, sequence, buffer, size, std::nullopt, 0, false};
+    receive = Receive{};
+    receive.active = true;
+    receive.id = next_recv_id;
+    receive.sequence = sequence;
+    receive.buffer = buffer;
+    receive.size = size;
     if (size == ReceiveSize::Exact) receive.total = buffer.size();
     for (Stream& s : streams) {
-      if (s.parked && s.parked->message_id <= receive.id) {
+      if (s.parked && s.parked->message_id == receive.id) {
         const FrameHeader h = *s.parked;
         s.parked.reset();
-        take_frame(s, h);  // an earlier id is refused there
-      } else if (s.parked) {
-        continue;  // this stream is already at a later message
-      } else if (!s.reading && !s.closed) {
+        take_frame(s, h);
+      } else if (!s.parked && !s.reading && !s.closed) {
         read_header(s);
       }
       if (!failure.empty()) return;
@@ -193,10 +301,10 @@ struct StreamSet::Impl {
 
   std::string received_text() const {
     if (!receive.total) {
-      return fmt::format("received {} bytes of a message of up to {}", receive.received,
+      return fmt::format("received {} bytes of a message of up to {}", receive.arrived.bytes(),
                          receive.buffer.size());
     }
-    return fmt::format("received {} of {} bytes", receive.received, *receive.total);
+    return fmt::format("received {} of {} bytes", receive.arrived.bytes(), *receive.total);
   }
 
   // --- sending ---
@@ -204,41 +312,223 @@ struct StreamSet::Impl {
   void start_send(std::span<const std::byte> message, std::uint64_t sequence) {
     if (send.active) throw UsageError(fmt::format("a send to {} is already posted", peer));
     send = Send{true, next_send_id, sequence, message, 0, 0};
-    const int k = static_cast<int>(streams.size());
+    // Streams still writing the rest of an interrupted frame, or stalled at the last look, get
+    // nothing new, unless all are.
+    std::vector<Stream*> usable;
+    for (Stream& s : streams) {
+      if (s.idle_sender() && !s.stuck) usable.push_back(&s);
+    }
+    if (usable.empty()) {
+      for (Stream& s : streams) usable.push_back(&s);
+    }
+    const int k = static_cast<int>(usable.size());
     const auto chunks = plan_chunks(message.size(), k, options.stripe,
                                     static_cast<int>(send.id % static_cast<std::uint64_t>(k)));
     const std::uint16_t flags = chunks.size() > 1 ? kFrameStriped : 0;
-    for (Stream& s : streams) {
-      s.chunks.clear();
-      s.next_chunk = 0;
+    for (const Chunk& c : chunks) {
+      queue_frame(*usable[static_cast<std::size_t>(c.stream)], {c.offset, c.length}, flags);
     }
-    for (const Chunk& c : chunks) streams[static_cast<std::size_t>(c.stream)].chunks.push_back(c);
-    for (Stream& s : streams) {
-      if (s.chunks.empty()) continue;
-      ++send.busy_streams;
-      write_next(s, flags);
-    }
+    for (Stream& s : streams) write_next(s);
+    send.keeps_until_acknowledged = options.resend_stalled && chunks.size() > 1;
+    if (send.keeps_until_acknowledged) arm_probe();
   }
 
-  void write_next(Stream& s, std::uint16_t flags) {
-    if (s.next_chunk == s.chunks.size()) {
-      --send.busy_streams;
-      return;
-    }
-    const Chunk& c = s.chunks[s.next_chunk++];
-    s.header_out = encode_frame_header(FrameHeader{flags, options.job_id, send.sequence, send.id,
-                                                   c.offset, c.length, send.message.size()});
-    const std::array<asio::const_buffer, 2> parts{
-        asio::buffer(s.header_out), asio::buffer(send.message.data() + c.offset, c.length)};
+  void queue_frame(Stream& s, const ByteRange& range, std::uint16_t flags) {
+    Outgoing frame;
+    frame.header =
+        encode_frame_header(FrameHeader{flags, options.job_id, send.sequence, send.id, range.offset,
+                                        range.length, send.message.size()});
+    frame.range = range;
+    frame.borrowed = send.message.subspan(range.offset, range.length);
+    s.outbox.push_back(std::move(frame));
+    ++send.borrowing_frames;
+  }
+
+  void write_next(Stream& s) {
+    if (s.writing || s.outbox.empty() || !failure.empty()) return;
+    const Outgoing& frame = s.outbox.front();
+    std::array<asio::const_buffer, 2> parts{
+        asio::buffer(frame.header), asio::buffer(frame.borrowed.data(), frame.borrowed.size())};
+    if (!frame.borrows()) parts = {asio::buffer(frame.owned), asio::const_buffer{}};
     s.writing = true;
     asio::async_write(
         s.socket, parts,
-        [this, &s, flags, length = c.length](const asio::error_code& ec, std::size_t) {
-          s.writing = false;
-          if (ec) return write_failed(s, ec);
-          send.sent += length;
-          write_next(s, flags);
-        });
+        asio::bind_cancellation_slot(
+            s.stop_write->slot(), [this, &s](const asio::error_code& ec, std::size_t n) {
+              s.writing = false;
+              if (ec == asio::error::operation_aborted && s.interrupting && failure.empty()) {
+                return interrupted(s, n);
+              }
+              if (ec) return write_failed(s, ec);
+              frame_written(s, n);
+            }));
+  }
+
+  void frame_written(Stream& s, std::size_t bytes) {
+    s.handed += bytes;
+    const Outgoing& frame = s.outbox.front();
+    if (frame.borrows()) {
+      s.written.push_back({s.handed, frame.range});
+      send.sent += frame.range.length;
+      --send.borrowing_frames;
+    }
+    s.outbox.pop_front();
+    if (send.borrowing_frames == 0 && send.keeps_until_acknowledged) check_acknowledged();
+    if (s.interrupting) {  // the cancel came too late: the frame went whole
+      s.interrupting = false;
+      resend_share(s, {});
+    }
+    write_next(s);
+  }
+
+  // The front frame's write stopped after `bytes` bytes: its rest is copied out of the message
+  // (the stream still owes it to the peer) and its share goes out again.
+  void interrupted(Stream& s, std::size_t bytes) {
+    s.interrupting = false;
+    s.handed += bytes;
+    Outgoing& frame = s.outbox.front();
+    const std::size_t header_written = std::min(bytes, kFrameHeaderSize);
+    const std::size_t payload_written = bytes - header_written;
+    if (payload_written > 0) {
+      s.written.push_back({s.handed, {frame.range.offset, payload_written}});
+      send.sent += payload_written;
+    }
+    const ByteRange unwritten{frame.range.offset + payload_written,
+                              frame.range.length - payload_written};
+    std::vector<std::byte> rest(frame.header.begin() + static_cast<std::ptrdiff_t>(header_written),
+                                frame.header.end());
+    const auto payload_rest = frame.borrowed.subspan(payload_written);
+    rest.insert(rest.end(), payload_rest.begin(), payload_rest.end());
+    frame.owned = std::move(rest);
+    frame.borrowed = {};
+    --send.borrowing_frames;
+    resend_share(s, unwritten);
+    write_next(s);
+  }
+
+  // Sends again, on other streams, what `s` may not have delivered of the posted send: its
+  // unacknowledged bytes, `unwritten` (the rest of an interrupted frame) and the frames it
+  // had not started (taken from it).
+  void resend_share(Stream& s, const ByteRange& unwritten) {
+    ByteRanges doubt;
+    doubt.add(unwritten);
+    const std::uint64_t unacknowledged = std::min(probe(s).unacknowledged, s.handed);
+    const std::uint64_t delivered_end = s.handed - unacknowledged;  // the peer has all before
+    for (const Written& w : s.written) {
+      const std::uint64_t begin = w.stream_end - w.range.length;
+      const std::uint64_t first = std::max(begin, delivered_end);
+      if (first < w.stream_end) doubt.add(w.range.offset + (first - begin), w.stream_end - first);
+    }
+    s.written.clear();
+    for (auto it = s.outbox.begin(); it != s.outbox.end();) {
+      if (it->borrows()) {  // never the frame being written: a borrowed one is interrupted first
+        doubt.add(it->range);
+        --send.borrowing_frames;
+        it = s.outbox.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    std::vector<Stream*> targets = resend_targets(s);
+    const auto shares =
+        share_out(doubt.ranges(), static_cast<int>(targets.size()), options.stripe.max_chunk);
+    for (std::size_t i = 0; i < shares.size(); ++i) {
+      for (const ByteRange& r : shares[i]) {
+        queue_frame(*targets[i], r, kFrameStriped | kFrameResent);
+      }
+      write_next(*targets[i]);
+    }
+  }
+
+  // Streams to carry a stalled stream's share: those with nothing left to write, else every
+  // other stream that is not stalled itself, else every other stream.
+  std::vector<Stream*> resend_targets(const Stream& stalled) {
+    std::vector<Stream*> idle, healthy, others;
+    for (Stream& t : streams) {
+      if (&t == &stalled) continue;
+      others.push_back(&t);
+      if (!t.stuck) healthy.push_back(&t);
+      if (!t.stuck && t.idle_sender()) idle.push_back(&t);
+    }
+    if (!idle.empty()) return idle;
+    return healthy.empty() ? others : healthy;
+  }
+
+  StreamProgress probe(Stream& s) {
+    if (!s.socket.is_open()) return {};
+    const int fd = s.socket.native_handle();
+    return options.progress_probe ? options.progress_probe(fd) : tcp_progress(fd);
+  }
+
+  // --- acknowledgements and stalled streams ---
+
+  void arm_probe() {
+    if (probing) return;
+    if (!probe_timer) probe_timer = std::make_unique<asio::steady_timer>(*io);
+    if (!stall_watch) stall_watch.emplace(static_cast<int>(streams.size()), options.stall_after);
+    probing = true;
+    probe_timer->expires_after(kProbeInterval);
+    probe_timer->async_wait([this](const asio::error_code& ec) {
+      probing = false;
+      if (ec || !failure.empty() || send_done()) return;
+      look_at_streams();
+      if (!send_done()) arm_probe();
+    });
+  }
+
+  // Forgets the frames of `s` that the peer acknowledged (they are at the peer, to be read
+  // without the network's help).
+  void forget_acknowledged(Stream& s, const StreamProgress& progress) {
+    const std::uint64_t acknowledged_end = s.handed - std::min(progress.unacknowledged, s.handed);
+    std::erase_if(s.written, [&](const Written& w) { return w.stream_end <= acknowledged_end; });
+  }
+
+  void check_acknowledged() {
+    for (Stream& s : streams) {
+      if (!s.written.empty()) forget_acknowledged(s, probe(s));
+      if (!s.written.empty()) return;
+    }
+    send.acknowledged = true;
+  }
+
+  // Forgets acknowledged frames, completes the send when nothing is left, and re-sends the
+  // share of every stalled stream when another stream has nothing left to write (a stream
+  // whose share went out again carries none of the send any more, unless it had to be given
+  // some again for want of other streams).
+  void look_at_streams() {
+    const auto now = Clock::now();
+    std::vector<Stream*> stalled;
+    bool someone_idle = false;
+    bool all_acknowledged = true;
+    for (std::size_t i = 0; i < streams.size(); ++i) {
+      Stream& s = streams[i];
+      const StreamProgress progress = probe(s);
+      forget_acknowledged(s, progress);
+      all_acknowledged = all_acknowledged && s.written.empty();
+      s.stuck = stall_watch->stalled(static_cast<int>(i), progress, now);
+      if (s.stuck && !s.interrupting && carries_send(s)) stalled.push_back(&s);
+      someone_idle = someone_idle || (s.idle_sender() && !s.stuck);
+    }
+    if (all_acknowledged && send.borrowing_frames == 0) {
+      send.acknowledged = true;
+      return;
+    }
+    if (!someone_idle) return;
+    for (Stream* s : stalled) {
+      if (s->writes_borrowed()) {
+        s->interrupting = true;  // resend_share() runs when the write has stopped
+        s->stop_write->emit(asio::cancellation_type::terminal);
+      } else {
+        resend_share(*s, {});
+      }
+    }
+  }
+
+  // `s` holds bytes of the posted send that may not have reached the peer.
+  static bool carries_send(const Stream& s) {
+    if (!s.written.empty()) return true;
+    return std::any_of(s.outbox.begin(), s.outbox.end(),
+                       [](const Outgoing& f) { return f.borrows(); });
   }
 
   void write_failed(Stream& s, const asio::error_code& ec) {
@@ -252,7 +542,9 @@ struct StreamSet::Impl {
   }
 
   std::string sent_text() const {
-    return fmt::format("sent {} of {} bytes", send.sent, send.message.size());
+    return fmt::format("sent {} of {} bytes",
+                       std::min<std::uint64_t>(send.sent, send.message.size()),
+                       send.message.size());
   }
 
   // --- waiting and failing ---
@@ -264,16 +556,21 @@ struct StreamSet::Impl {
       asio::error_code ignored;
       s.socket.close(ignored);
     }
+    if (probe_timer) probe_timer->cancel();
   }
 
   bool idle() const {
+    if (probing) return false;
     for (const Stream& s : streams) {
       if (s.reading || s.writing) return false;
     }
     return true;
   }
 
-  bool send_done() const { return !failure.empty() || !send.active || send.busy_streams == 0; }
+  bool send_done() const {
+    if (!failure.empty() || !send.active) return true;
+    return send.borrowing_frames == 0 && (!send.keeps_until_acknowledged || send.acknowledged);
+  }
   bool recv_done() const { return !failure.empty() || !receive.active || receive.complete; }
 
   // Drives the io_context until the posted operations completed, failing the set on timeout.
@@ -300,6 +597,7 @@ struct StreamSet::Impl {
       asio::error_code ignored;
       s.socket.close(ignored);
     }
+    if (probe_timer) probe_timer->cancel();
     drain(*io, [this] { return idle(); });
     send.active = false;
     receive.active = false;
@@ -314,6 +612,7 @@ struct StreamSet::Impl {
     if (!send.active) return;
     ++next_send_id;
     send.active = false;
+    for (Stream& s : streams) s.written.clear();
   }
 
   std::uint64_t finish_recv() {
@@ -329,9 +628,10 @@ struct StreamSet::Impl {
     if (receive.active && !receive.complete) {
       what = fmt::format("waiting for message {} from {}: {}", receive.id, peer, received_text());
     }
-    if (send.active && send.busy_streams > 0) {
-      what += fmt::format("{}sending message {} to {}: {}", what.empty() ? "" : "; ", send.id, peer,
-                          sent_text());
+    if (!send_done()) {
+      what +=
+          fmt::format("{}sending message {} to {}: {}{}", what.empty() ? "" : "; ", send.id, peer,
+                      sent_text(), send.borrowing_frames == 0 ? ", not all acknowledged" : "");
     }
     return fmt::format("timed out after {} {}", seconds_text(options.timeout), what);
   }
@@ -417,7 +717,7 @@ std::uint64_t StreamSet::finish_recv() {
 
 std::uint64_t StreamSet::progress() const {
   return (impl_->send.active ? impl_->send.sent : 0) +
-         (impl_->receive.active ? impl_->receive.received : 0);
+         (impl_->receive.active ? impl_->receive.arrived.bytes() : 0);
 }
 
 void StreamSet::expire() {

@@ -30,6 +30,19 @@
 // with finish_send() / finish_recv(), which throw the set's TransportError if it failed. A
 // posted operation refers to the caller's buffer until it is finished, also after a failure.
 //
+// Stalled streams (`resend_stalled`): a message is complete only when its slowest stream
+// delivered its share, and a stream that lost a packet in a full queue waits a retransmission
+// timeout (200 ms at least on Linux) while the others idle. With the option on, the sender
+// watches its streams while a send is posted (stall_watch.hpp); when one stopped being
+// acknowledged while another has nothing left to write, the stalled stream's doubtful share
+// -- written but unacknowledged bytes, the unwritten rest of its current frame and the frames
+// it had not started -- goes out again on the idle streams (as MPTCP's opportunistic
+// retransmission does). The stalled stream keeps owning what it already started: the rest of
+// an interrupted frame is copied out of the caller's buffer and written later, so the caller
+// gets its buffer back on time. Receivers always accept a byte range twice (the first copy
+// wins, a late copy of a finished message is read and dropped), so only the sender needs the
+// option; the two copies are the same bytes, so the order never matters.
+//
 // Establishing: StreamListener::accept() accepts K connections and connect_streams() opens K,
 // each authenticated by the job secret (auth.hpp) and set up with TCP_NODELAY and the buffer
 // sizes of the options. Both ends must use the same number of streams.
@@ -46,6 +59,7 @@
 
 #include "runtime/auth.hpp"
 #include "runtime/io_wait.hpp"
+#include "runtime/stream_progress.hpp"
 #include "runtime/stripe.hpp"
 
 namespace multilane::runtime {
@@ -60,6 +74,10 @@ struct StreamOptions {
   std::uint64_t pacing_rate = 0;  // SO_MAX_PACING_RATE of each stream in bytes/s, 0: unpaced
   std::chrono::milliseconds timeout{60'000};           // every blocking wait
   std::uint64_t max_message = std::uint64_t{1} << 32;  // larger incoming messages are refused
+  // Re-send a stalled stream's share on idle streams (see "Stalled streams" above).
+  bool resend_stalled = false;
+  std::chrono::milliseconds stall_after{20};  // and at least 4 RTT without an acknowledgement
+  StreamProgressProbe progress_probe;         // empty: tcp_progress (the kernel's figures)
 };
 
 // How a receive matches the incoming message's length.

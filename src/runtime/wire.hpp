@@ -30,7 +30,10 @@ inline constexpr std::size_t kFrameHeaderSize = 4 + 2 + 2 + 7 * 8;
 // Flag bits. kFrameStriped: the message was cut into several chunks (informational, lets a
 // trace tell striped from single-chunk messages).
 inline constexpr std::uint16_t kFrameStriped = 0x1;
-inline constexpr std::uint16_t kKnownFrameFlags = kFrameStriped;
+// kFrameResent: a copy of bytes another stream also carries (a stalled stream's share sent
+// again, stream_set.hpp); the receiver keeps whichever copy arrives first.
+inline constexpr std::uint16_t kFrameResent = 0x2;
+inline constexpr std::uint16_t kKnownFrameFlags = kFrameStriped | kFrameResent;
 
 struct FrameHeader {
   std::uint16_t flags = 0;

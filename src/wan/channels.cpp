@@ -54,6 +54,7 @@ runtime::StreamOptions stream_options(const PathOptions& o, const Credentials& c
   options.pacing_rate = o.pacing_rate;
   options.timeout = o.timeout;
   options.max_message = o.max_message;
+  options.resend_stalled = o.resend_stalled;
   return options;
 }
 

@@ -1,11 +1,13 @@
 // tests/runtime/stream_set_test.cpp — striped transfers over 1..16 loopback streams, chunks
-// out of order, a peer closing mid-message, a silent peer, and listener/connector errors.
+// out of order, chunks sent twice, a stalled stream's share re-sent on the others, a peer
+// closing mid-message, a silent peer, and listener/connector errors.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <thread>
 
 #include "loopback.hpp"
+#include "pausing_proxy.hpp"
 #include "runtime/transport_error.hpp"
 #include "runtime/wire.hpp"
 
@@ -84,9 +86,9 @@ class RawPeer {
     }
   }
   void write_chunk(int stream, const std::vector<std::byte>& message, std::uint64_t offset,
-                   std::uint64_t length) {
+                   std::uint64_t length, std::uint64_t message_id = 0) {
     const FrameBytes header = encode_frame_header(
-        FrameHeader{kFrameStriped, options_.job_id, 0, 0, offset, length, message.size()});
+        FrameHeader{kFrameStriped, options_.job_id, 0, message_id, offset, length, message.size()});
     auto& socket = sockets_[static_cast<std::size_t>(stream)];
     asio::write(socket, asio::buffer(header));
     asio::write(socket, asio::buffer(message.data() + offset, length));
@@ -141,6 +143,73 @@ TEST(StreamSet, ChunksOutOfOrderAcrossStreamsLandRight) {
   std::vector<std::byte> buffer(message.size());
   receiver.recv(buffer);
   EXPECT_TRUE(buffer == message);
+}
+
+TEST(StreamSet, ChunksSentTwiceAndLateCopiesAreDropped) {
+  RawScenario scenario{testing::test_options(2)};
+  const auto first = testing::pattern(100'000, 1);
+  const auto second = testing::pattern(30'000, 2);
+  StreamSet receiver = scenario.start([&](RawPeer& raw) {
+    raw.write_chunk(0, first, 0, 60'000);
+    raw.write_chunk(1, first, 40'000, 60'000);  // overlaps the first chunk by 20,000 bytes
+    std::this_thread::sleep_for(50ms);          // message 0 is complete before the late copy
+    raw.write_chunk(1, first, 10'000, 50'000);  // re-sent bytes of message 0: dropped
+    raw.write_chunk(1, second, 0, 30'000, 1);
+    raw.write_chunk(0, second, 20'000, 10'000, 1);  // and a copy of message 1's end
+  });
+  std::vector<std::byte> buffer(first.size(), std::byte{0xee});
+  receiver.recv(buffer);
+  EXPECT_TRUE(buffer == first);
+  const std::vector<std::byte> kept = buffer;
+  std::vector<std::byte> next(second.size());
+  receiver.recv(next);
+  EXPECT_TRUE(next == second);
+  EXPECT_TRUE(buffer == kept) << "nothing wrote into message 0's buffer after it was complete";
+}
+
+TEST(StreamSet, StalledStreamsShareGoesOutOnTheOthers) {
+  // Four streams through a proxy that stops forwarding the first one: the messages arrive
+  // whole anyway, and none of their bytes came through the stalled stream.
+  StreamOptions options = testing::test_options(4);
+  options.stripe = {1024, 128 * 1024};
+  options.send_buffer = 64 * 1024;
+  options.receive_buffer = 64 * 1024;
+  StreamListener listener(testing::loopback(0), options);
+  testing::PausingProxy proxy(listener.port(), 64 * 1024);
+  StreamOptions sender_options = options;
+  sender_options.resend_stalled = true;
+  sender_options.progress_probe = [&proxy](int fd) { return proxy.progress(fd); };
+  auto connecting = testing::in_background(
+      [&] { return connect_streams(testing::loopback(proxy.port()), sender_options); });
+  StreamSet receiver = listener.accept();
+  StreamSet sender = connecting.get();
+
+  proxy.pause(0);
+  const std::uint64_t before = proxy.forwarded(0);
+  const std::vector<std::size_t> sizes{4 * 1024 * 1024 + 3, 2000, 700'001, 3 * 1024 * 1024};
+  auto sending = testing::in_background([&] {
+    for (std::size_t size : sizes) sender.send(testing::pattern(size, static_cast<unsigned>(size)));
+  });
+  for (std::size_t size : sizes) {
+    std::vector<std::byte> buffer(size);
+    receiver.recv(buffer);
+    EXPECT_TRUE(buffer == testing::pattern(size, static_cast<unsigned>(size))) << size;
+  }
+  sending.get();
+  EXPECT_EQ(proxy.forwarded(0), before) << "the stalled stream carried none of it";
+
+  // Once it moves again, its late copies are dropped and both directions go on byte-exact.
+  proxy.resume(0);
+  for (std::size_t size : {5 * 1024 * 1024 + 1, 64 * 1024}) {
+    const auto there = testing::pattern(size, 3);
+    const auto back = testing::pattern(size / 2, 4);
+    std::vector<std::byte> at_receiver(there.size()), at_sender(back.size());
+    auto other = testing::in_background([&] { receiver.send_recv(back, at_receiver); });
+    sender.send_recv(there, at_sender);
+    other.get();
+    EXPECT_TRUE(at_receiver == there) << size;
+    EXPECT_TRUE(at_sender == back) << size;
+  }
 }
 
 TEST(StreamSet, PeerClosingMidMessageIsNamed) {

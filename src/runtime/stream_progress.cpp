@@ -1,0 +1,28 @@
+// runtime/stream_progress.cpp — TCP_INFO and SIOCOUTQ of a stream (see stream_progress.hpp).
+#include "runtime/stream_progress.hpp"
+
+#include <linux/in.h>  // IPPROTO_TCP, without glibc's netinet headers
+#include <linux/sockios.h>
+#include <linux/tcp.h>  // glibc's tcp_info lacks tcpi_bytes_acked
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+namespace multilane::runtime {
+
+StreamProgress tcp_progress(int fd) {
+  StreamProgress progress;
+  if (fd < 0) return progress;
+  tcp_info info{};
+  socklen_t length = sizeof info;
+  if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) == 0) {
+    progress.acknowledged = info.tcpi_bytes_acked;
+    progress.round_trip = std::chrono::microseconds(info.tcpi_rtt);
+  }
+  int queued = 0;  // written, not yet acknowledged (sent or not)
+  if (::ioctl(fd, SIOCOUTQ, &queued) == 0 && queued > 0) {
+    progress.unacknowledged = static_cast<std::uint64_t>(queued);
+  }
+  return progress;
+}
+
+}  // namespace multilane::runtime

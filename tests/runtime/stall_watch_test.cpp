@@ -1,0 +1,50 @@
+// tests/runtime/stall_watch_test.cpp — a stream is stalled when its acknowledgements stop for
+// longer than the floor and four round trips, and only while it has bytes in flight.
+#include "runtime/stall_watch.hpp"
+
+#include <gtest/gtest.h>
+
+namespace multilane::runtime {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(StallWatch, StalledOnlyAfterThePatienceWithoutAcknowledgements) {
+  StallWatch watch(2, 20ms);
+  const Clock::time_point t0 = Clock::now();
+  const StreamProgress waiting{1000, 500, 1ms};  // 500 bytes unacknowledged
+  EXPECT_FALSE(watch.stalled(0, waiting, t0));
+  EXPECT_FALSE(watch.stalled(0, waiting, t0 + 19ms));
+  EXPECT_TRUE(watch.stalled(0, waiting, t0 + 20ms));
+  // An acknowledgement restarts the clock.
+  const StreamProgress moved{1200, 300, 1ms};
+  EXPECT_FALSE(watch.stalled(0, moved, t0 + 25ms));
+  EXPECT_FALSE(watch.stalled(0, moved, t0 + 44ms));
+  EXPECT_TRUE(watch.stalled(0, moved, t0 + 45ms));
+  // The other stream has its own clock.
+  EXPECT_FALSE(watch.stalled(1, waiting, t0 + 45ms));
+}
+
+TEST(StallWatch, LongRoundTripsGetMorePatience) {
+  StallWatch watch(1, 20ms);
+  const Clock::time_point t0 = Clock::now();
+  const StreamProgress far{0, 500, 30ms};  // 4 round trips: 120 ms
+  EXPECT_FALSE(watch.stalled(0, far, t0));
+  EXPECT_FALSE(watch.stalled(0, far, t0 + 119ms));
+  EXPECT_TRUE(watch.stalled(0, far, t0 + 120ms));
+}
+
+TEST(StallWatch, NothingInFlightIsNeverStalled) {
+  StallWatch watch(1, 20ms);
+  const Clock::time_point t0 = Clock::now();
+  const StreamProgress done{1000, 0, 1ms};
+  EXPECT_FALSE(watch.stalled(0, done, t0));
+  EXPECT_FALSE(watch.stalled(0, done, t0 + 10s));
+  // Bytes written after a quiet spell: the clock starts when they are seen.
+  EXPECT_FALSE(watch.stalled(0, {1000, 10, 1ms}, t0 + 11s));
+  EXPECT_FALSE(watch.stalled(0, {1000, 10, 1ms}, t0 + 11s + 19ms));
+  EXPECT_TRUE(watch.stalled(0, {1000, 10, 1ms}, t0 + 11s + 20ms));
+}
+
+}  // namespace
+}  // namespace multilane::runtime
