@@ -25,4 +25,9 @@ StreamProgress tcp_progress(int fd) {
   return progress;
 }
 
+void acknowledge_now(int fd) {
+  const int on = 1;
+  if (fd >= 0) ::setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &on, sizeof on);
+}
+
 }  // namespace multilane::runtime

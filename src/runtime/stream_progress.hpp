@@ -25,6 +25,10 @@ struct StreamProgress {
 // tcp_info, which lacks the acknowledged-bytes counter.)
 StreamProgress tcp_progress(int socket_fd);
 
+// Sends the acknowledgement of everything received on a TCP socket now, instead of after the
+// kernel's delayed-acknowledgement timer (TCP_QUICKACK); ignored when the socket cannot.
+void acknowledge_now(int socket_fd);
+
 // What a stream set asks about each of its streams; tcp_progress unless a test or an unusual
 // path (one whose acknowledgements do not mean delivery) supplies its own.
 using StreamProgressProbe = std::function<StreamProgress(int socket_fd)>;

@@ -35,6 +35,8 @@ namespace {
 // How often a posted striped send reads its streams' acknowledgements (when resend_stalled
 // is on): it looks for stalled streams and completes when every byte is acknowledged.
 constexpr auto kProbeInterval = std::chrono::milliseconds(1);
+// Longest wait for a peer that re-sends to close too (see linger()).
+constexpr auto kLinger = std::chrono::seconds(3);
 // Scratch space for dropping late copies.
 constexpr std::size_t kDiscardBytes = 64 * 1024;
 
@@ -123,6 +125,9 @@ struct StreamSet::Impl {
   std::unique_ptr<asio::steady_timer> probe_timer;
   bool probing = false;  // the probe timer is armed
   std::optional<StallWatch> stall_watch;
+  bool peer_resends = false;  // a re-sent frame came in: late copies may still be on the way
+  bool closing = false;       // lingering before closing: every frame is dropped
+  bool peer_awaits_acknowledgement = false;  // the last frame asked for a quick acknowledgement
 
   // --- receiving ---
 
@@ -141,7 +146,9 @@ struct StreamSet::Impl {
         decode_frame_header(s.header_in, FrameCheck{options.job_id, options.max_message}, s.name);
     if (!decoded.header) return fail(decoded.error);
     const FrameHeader& h = *decoded.header;
-    if (already_complete(h.message_id)) return discard(s, h.length);
+    peer_resends = peer_resends || (h.flags & kFrameResent) != 0;
+    peer_awaits_acknowledgement = (h.flags & kFrameAcknowledgeSoon) != 0;
+    if (closing || already_complete(h.message_id)) return discard(s, h.length);
     if (!receive.active || h.message_id > receive.id) {
       s.parked = h;  // the streams ran ahead: keep it for its receive
       return;
@@ -241,10 +248,15 @@ struct StreamSet::Impl {
 
   // Every byte is in: reads still writing into the buffer (slower copies) are stopped, so
   // nothing touches the buffer once the caller has it back; they drop the rest of their frame.
+  // A sender that re-sends waits for the acknowledgement of its last bytes, which the kernel
+  // may delay by 40 ms or more: they go out now.
   void complete_receive() {
     receive.complete = true;
     for (Stream& t : streams) {
       if (t.into_buffer) t.stop_read->emit(asio::cancellation_type::terminal);
+      if (peer_awaits_acknowledgement && t.socket.is_open()) {
+        acknowledge_now(t.socket.native_handle());
+      }
     }
   }
 
@@ -312,8 +324,9 @@ struct StreamSet::Impl {
   void start_send(std::span<const std::byte> message, std::uint64_t sequence) {
     if (send.active) throw UsageError(fmt::format("a send to {} is already posted", peer));
     send = Send{true, next_send_id, sequence, message, 0, 0};
-    // Streams still writing the rest of an interrupted frame, or stalled at the last look, get
-    // nothing new, unless all are.
+    // Streams still writing the rest of an interrupted frame, or stalled now, get nothing
+    // new, unless all are.
+    if (stall_watch) refresh_stuck();
     std::vector<Stream*> usable;
     for (Stream& s : streams) {
       if (s.idle_sender() && !s.stuck) usable.push_back(&s);
@@ -324,12 +337,13 @@ struct StreamSet::Impl {
     const int k = static_cast<int>(usable.size());
     const auto chunks = plan_chunks(message.size(), k, options.stripe,
                                     static_cast<int>(send.id % static_cast<std::uint64_t>(k)));
-    const std::uint16_t flags = chunks.size() > 1 ? kFrameStriped : 0;
+    send.keeps_until_acknowledged = options.resend_stalled && chunks.size() > 1;
+    const std::uint16_t flags = (chunks.size() > 1 ? kFrameStriped : 0) |
+                                (send.keeps_until_acknowledged ? kFrameAcknowledgeSoon : 0);
     for (const Chunk& c : chunks) {
       queue_frame(*usable[static_cast<std::size_t>(c.stream)], {c.offset, c.length}, flags);
     }
     for (Stream& s : streams) write_next(s);
-    send.keeps_until_acknowledged = options.resend_stalled && chunks.size() > 1;
     if (send.keeps_until_acknowledged) arm_probe();
   }
 
@@ -434,7 +448,7 @@ struct StreamSet::Impl {
         share_out(doubt.ranges(), static_cast<int>(targets.size()), options.stripe.max_chunk);
     for (std::size_t i = 0; i < shares.size(); ++i) {
       for (const ByteRange& r : shares[i]) {
-        queue_frame(*targets[i], r, kFrameStriped | kFrameResent);
+        queue_frame(*targets[i], r, kFrameStriped | kFrameResent | kFrameAcknowledgeSoon);
       }
       write_next(*targets[i]);
     }
@@ -489,6 +503,13 @@ struct StreamSet::Impl {
       if (!s.written.empty()) return;
     }
     send.acknowledged = true;
+  }
+
+  void refresh_stuck() {
+    const auto now = Clock::now();
+    for (std::size_t i = 0; i < streams.size(); ++i) {
+      streams[i].stuck = stall_watch->stalled(static_cast<int>(i), probe(streams[i]), now);
+    }
   }
 
   // Forgets acknowledged frames, completes the send when nothing is left, and re-sends the
@@ -603,8 +624,35 @@ struct StreamSet::Impl {
     receive.active = false;
   }
 
+  // A peer that re-sends stalled streams' shares may still be writing copies nobody needs
+  // when this end is done, and may be waiting for their acknowledgement. Closing a socket with
+  // unread data resets the connection, which the peer would report as an error, so this end
+  // first says it is done (shuts down its sending side) and reads and drops what comes until
+  // the peer closes too, for at most a few seconds.
+  void linger() {
+    closing = true;
+    for (Stream& s : streams) {
+      asio::error_code ignored;
+      s.socket.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+      if (s.parked) {
+        const std::uint64_t rest = s.parked->length;
+        s.parked.reset();
+        discard(s, rest);
+      } else if (!s.reading && !s.closed) {
+        read_header(s);
+      }
+    }
+    const auto until = Clock::now() + std::min<Clock::duration>(options.timeout, kLinger);
+    run_until(*io, until, [this] {
+      return !failure.empty() ||
+             std::all_of(streams.begin(), streams.end(), [](const Stream& s) { return s.closed; });
+    });
+  }
+
   ~Impl() {
-    if (io) abandon();
+    if (!io) return;
+    if (failure.empty() && peer_resends) linger();
+    abandon();
   }
 
   void finish_send() {

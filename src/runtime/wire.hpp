@@ -33,7 +33,11 @@ inline constexpr std::uint16_t kFrameStriped = 0x1;
 // kFrameResent: a copy of bytes another stream also carries (a stalled stream's share sent
 // again, stream_set.hpp); the receiver keeps whichever copy arrives first.
 inline constexpr std::uint16_t kFrameResent = 0x2;
-inline constexpr std::uint16_t kKnownFrameFlags = kFrameStriped | kFrameResent;
+// kFrameAcknowledgeSoon: the sender waits for TCP's acknowledgement of the message's last
+// bytes, so the receiver acknowledges at once when the message is complete.
+inline constexpr std::uint16_t kFrameAcknowledgeSoon = 0x4;
+inline constexpr std::uint16_t kKnownFrameFlags =
+    kFrameStriped | kFrameResent | kFrameAcknowledgeSoon;
 
 struct FrameHeader {
   std::uint16_t flags = 0;
