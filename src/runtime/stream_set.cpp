@@ -125,7 +125,7 @@ struct StreamSet::Impl {
   std::unique_ptr<asio::steady_timer> probe_timer;
   bool probing = false;  // the probe timer is armed
   std::optional<StallWatch> stall_watch;
-  bool peer_resends = false;  // a re-sent frame came in: late copies may still be on the way
+  bool peer_resends = false;  // the peer re-sends stalled shares: late copies may be on the way
   bool closing = false;       // lingering before closing: every frame is dropped
   bool peer_awaits_acknowledgement = false;  // the last frame asked for a quick acknowledgement
 
@@ -146,8 +146,8 @@ struct StreamSet::Impl {
         decode_frame_header(s.header_in, FrameCheck{options.job_id, options.max_message}, s.name);
     if (!decoded.header) return fail(decoded.error);
     const FrameHeader& h = *decoded.header;
-    peer_resends = peer_resends || (h.flags & kFrameResent) != 0;
     peer_awaits_acknowledgement = (h.flags & kFrameAcknowledgeSoon) != 0;
+    peer_resends = peer_resends || peer_awaits_acknowledgement;
     if (closing || already_complete(h.message_id)) return discard(s, h.length);
     if (!receive.active || h.message_id > receive.id) {
       s.parked = h;  // the streams ran ahead: keep it for its receive

@@ -15,7 +15,8 @@
 //   - Calls are blocking and bounded: each waits at most `timeout`, and a timeout error says
 //     what was awaited ("timed out after 60 s waiting for message 3 from 127.0.0.1:4711:
 //     received 100 of 1000 bytes").
-//   - send() returns when the bytes are handed to the kernel, not when they arrived; a send
+//   - send() returns when the bytes are handed to the kernel (with `resend_stalled`, a split
+//     message: when TCP acknowledged them), not when the peer read them; a send
 //     larger than the socket buffers therefore needs the peer to be receiving. Use
 //     send_recv() to exchange with a peer that sends at the same time.
 //   - After any TransportError the set is closed; later calls throw again.
@@ -39,9 +40,16 @@
 // it had not started -- goes out again on the idle streams (as MPTCP's opportunistic
 // retransmission does). The stalled stream keeps owning what it already started: the rest of
 // an interrupted frame is copied out of the caller's buffer and written later, so the caller
-// gets its buffer back on time. Receivers always accept a byte range twice (the first copy
-// wins, a late copy of a finished message is read and dropped), so only the sender needs the
-// option; the two copies are the same bytes, so the order never matters.
+// gets its buffer back on time. Most of a share sits in the kernel's socket buffers when the
+// stall comes, so a split send keeps the caller's message until TCP acknowledged every byte
+// (about one round trip after the last write; the receiver acknowledges at once when it has
+// the whole message, kFrameAcknowledgeSoon) and only then returns. Receivers always accept a
+// byte range twice (the first copy wins, a late copy of a finished message is read and
+// dropped), so only the sender needs the option; the copies are the same bytes, so their order
+// never matters. A receiver of such a sender lingers when it is destroyed (up to 3 s) until the
+// peer closes too, so that unread late copies do not reset a connection the peer still uses.
+// Only stalls between this end and its peer's kernel are seen: behind a relay that
+// acknowledges and forwards, a stall on the far side looks like a slow stream.
 //
 // Establishing: StreamListener::accept() accepts K connections and connect_streams() opens K,
 // each authenticated by the job secret (auth.hpp) and set up with TCP_NODELAY and the buffer
