@@ -84,7 +84,7 @@ struct StreamOptions {
   std::uint64_t max_message = std::uint64_t{1} << 32;  // larger incoming messages are refused
   // Re-send a stalled stream's share on idle streams (see "Stalled streams" above).
   bool resend_stalled = false;
-  std::chrono::milliseconds stall_after{20};  // and at least 4 RTT without an acknowledgement
+  std::chrono::milliseconds stall_after{60};  // and at least 4 RTT without an acknowledgement
   StreamProgressProbe progress_probe;         // empty: tcp_progress (the kernel's figures)
 };
 
