@@ -74,7 +74,7 @@ struct Stream {
   bool interrupting = false;     // its write was cancelled to re-send this stream's share
   bool stuck = false;            // stalled at the last look (stall_watch.hpp)
   std::uint64_t handed = 0;      // bytes ever handed to the kernel
-  std::vector<Written> written;  // the posted send's frames not known to be acknowledged
+  std::vector<Written> written;  // a kept send's frames not known to be acknowledged
   std::unique_ptr<asio::cancellation_signal> stop_write =
       std::make_unique<asio::cancellation_signal>();
 
@@ -92,6 +92,7 @@ struct Receive {
   ByteRanges arrived;                  // bytes of the message that arrived
   bool any_frame = false;              // a frame arrived (an empty message is one empty frame)
   bool complete = false;
+  bool sender_waits = false;  // its sender waits for TCP's acknowledgement of the last bytes
 };
 
 struct Send {
@@ -104,7 +105,6 @@ struct Send {
   // Striped, with resend_stalled: the caller's message is kept until every byte is
   // acknowledged, so that a stream stalling after its last write can still be replaced.
   bool keeps_until_acknowledged = false;
-  bool acknowledged = false;
 };
 
 }  // namespace
@@ -127,7 +127,6 @@ struct StreamSet::Impl {
   std::optional<StallWatch> stall_watch;
   bool peer_resends = false;  // the peer re-sends stalled shares: late copies may be on the way
   bool closing = false;       // lingering before closing: every frame is dropped
-  bool peer_awaits_acknowledgement = false;  // the last frame asked for a quick acknowledgement
 
   // --- receiving ---
 
@@ -146,8 +145,7 @@ struct StreamSet::Impl {
         decode_frame_header(s.header_in, FrameCheck{options.job_id, options.max_message}, s.name);
     if (!decoded.header) return fail(decoded.error);
     const FrameHeader& h = *decoded.header;
-    peer_awaits_acknowledgement = (h.flags & kFrameAcknowledgeSoon) != 0;
-    peer_resends = peer_resends || peer_awaits_acknowledgement;
+    peer_resends = peer_resends || (h.flags & kFrameAcknowledgeSoon) != 0;
     if (closing || already_complete(h.message_id)) return discard(s, h.length);
     if (!receive.active || h.message_id > receive.id) {
       s.parked = h;  // the streams ran ahead: keep it for its receive
@@ -170,6 +168,7 @@ struct StreamSet::Impl {
     if (auto problem = length_problem(h); !problem.empty()) return fail(std::move(problem));
     receive.total = h.total;
     receive.any_frame = true;
+    receive.sender_waits = receive.sender_waits || (h.flags & kFrameAcknowledgeSoon) != 0;
     if (h.length == 0) return frame_arrived(s);
     read_payload(s, h, 0);
   }
@@ -254,7 +253,7 @@ struct StreamSet::Impl {
     receive.complete = true;
     for (Stream& t : streams) {
       if (t.into_buffer) t.stop_read->emit(asio::cancellation_type::terminal);
-      if (peer_awaits_acknowledgement && t.socket.is_open()) {
+      if (receive.sender_waits && t.socket.is_open()) {
         acknowledge_now(t.socket.native_handle());
       }
     }
@@ -382,12 +381,12 @@ struct StreamSet::Impl {
     s.handed += bytes;
     const Outgoing& frame = s.outbox.front();
     if (frame.borrows()) {
-      s.written.push_back({s.handed, frame.range});
+      if (send.keeps_until_acknowledged) s.written.push_back({s.handed, frame.range});
       send.sent += frame.range.length;
       --send.borrowing_frames;
     }
     s.outbox.pop_front();
-    if (send.borrowing_frames == 0 && send.keeps_until_acknowledged) check_acknowledged();
+    if (send.borrowing_frames == 0 && send.keeps_until_acknowledged) forget_all_acknowledged();
     if (s.interrupting) {  // the cancel came too late: the frame went whole
       s.interrupting = false;
       resend_share(s, {});
@@ -497,18 +496,24 @@ struct StreamSet::Impl {
     std::erase_if(s.written, [&](const Written& w) { return w.stream_end <= acknowledged_end; });
   }
 
-  void check_acknowledged() {
+  void forget_all_acknowledged() {
     for (Stream& s : streams) {
       if (!s.written.empty()) forget_acknowledged(s, probe(s));
-      if (!s.written.empty()) return;
     }
-    send.acknowledged = true;
   }
 
+  bool all_acknowledged() const {
+    return std::all_of(streams.begin(), streams.end(),
+                       [](const Stream& s) { return s.written.empty(); });
+  }
+
+  // Looks again at the streams found stalled last time (the others are not asked: a send of
+  // a small message should not cost a system call per stream).
   void refresh_stuck() {
     const auto now = Clock::now();
     for (std::size_t i = 0; i < streams.size(); ++i) {
-      streams[i].stuck = stall_watch->stalled(static_cast<int>(i), probe(streams[i]), now);
+      Stream& s = streams[i];
+      if (s.stuck) s.stuck = stall_watch->stalled(static_cast<int>(i), probe(s), now);
     }
   }
 
@@ -520,21 +525,15 @@ struct StreamSet::Impl {
     const auto now = Clock::now();
     std::vector<Stream*> stalled;
     bool someone_idle = false;
-    bool all_acknowledged = true;
     for (std::size_t i = 0; i < streams.size(); ++i) {
       Stream& s = streams[i];
       const StreamProgress progress = probe(s);
       forget_acknowledged(s, progress);
-      all_acknowledged = all_acknowledged && s.written.empty();
       s.stuck = stall_watch->stalled(static_cast<int>(i), progress, now);
       if (s.stuck && !s.interrupting && carries_send(s)) stalled.push_back(&s);
       someone_idle = someone_idle || (s.idle_sender() && !s.stuck);
     }
-    if (all_acknowledged && send.borrowing_frames == 0) {
-      send.acknowledged = true;
-      return;
-    }
-    if (!someone_idle) return;
+    if (send_done() || !someone_idle) return;
     for (Stream* s : stalled) {
       if (s->writes_borrowed()) {
         s->interrupting = true;  // resend_share() runs when the write has stopped
@@ -590,7 +589,7 @@ struct StreamSet::Impl {
 
   bool send_done() const {
     if (!failure.empty() || !send.active) return true;
-    return send.borrowing_frames == 0 && (!send.keeps_until_acknowledged || send.acknowledged);
+    return send.borrowing_frames == 0 && (!send.keeps_until_acknowledged || all_acknowledged());
   }
   bool recv_done() const { return !failure.empty() || !receive.active || receive.complete; }
 
