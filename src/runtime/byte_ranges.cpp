@@ -34,31 +34,4 @@ void ByteRanges::clear() {
   bytes_ = 0;
 }
 
-std::vector<std::vector<ByteRange>> share_out(const std::vector<ByteRange>& ranges, int parts,
-                                              std::uint64_t max_piece) {
-  std::uint64_t total = 0;
-  for (const ByteRange& r : ranges) total += r.length;
-  std::vector<std::vector<ByteRange>> out;
-  if (total == 0 || parts < 1) return out;
-  const auto n = static_cast<std::uint64_t>(parts);
-  const std::uint64_t share = (total + n - 1) / n;  // bytes per part, the last may get fewer
-  const std::uint64_t piece_limit = std::max<std::uint64_t>(1, std::min(share, max_piece));
-  out.emplace_back();
-  std::uint64_t in_part = 0;
-  for (ByteRange rest : ranges) {
-    while (rest.length > 0) {
-      if (in_part == share) {
-        out.emplace_back();
-        in_part = 0;
-      }
-      const std::uint64_t take = std::min({rest.length, piece_limit, share - in_part});
-      out.back().push_back({rest.offset, take});
-      in_part += take;
-      rest.offset += take;
-      rest.length -= take;
-    }
-  }
-  return out;
-}
-
 }  // namespace multilane::runtime

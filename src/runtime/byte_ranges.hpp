@@ -34,9 +34,4 @@ class ByteRanges {
   std::uint64_t bytes_ = 0;
 };
 
-// Cuts `ranges` into at most `parts` lists of about equal byte counts (for sending them over
-// that many streams), each piece at most `max_piece` bytes; empty lists are dropped.
-std::vector<std::vector<ByteRange>> share_out(const std::vector<ByteRange>& ranges, int parts,
-                                              std::uint64_t max_piece);
-
 }  // namespace multilane::runtime

@@ -18,13 +18,13 @@ void check_options(const StreamOptions& options) {
   if (options.streams < 1) {
     throw UsageError(fmt::format("streams must be at least 1, got {}", options.streams));
   }
-  if (options.send_buffer < 0 || options.receive_buffer < 0) {
+  if (options.send_buffer < 0 || options.receive_buffer < 0 || options.unsent_limit < 0) {
     throw UsageError("socket buffer sizes must not be negative");
   }
 }
 
 SocketTuning socket_tuning(const StreamOptions& options) {
-  return {options.send_buffer, options.receive_buffer, options.pacing_rate};
+  return {options.send_buffer, options.receive_buffer, options.pacing_rate, options.unsent_limit};
 }
 
 HandshakeConfig handshake_config(const StreamOptions& options, Clock::time_point deadline,

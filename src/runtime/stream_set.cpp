@@ -11,7 +11,9 @@
 //
 // Every stream also has an outbox of frames, written one after another. A frame either
 // borrows the posted send's message or owns its bytes (the rest of a frame interrupted to
-// re-send a stalled stream's share); a send is done when no frame borrows its message.
+// re-send a stalled stream's share). A striped send hands its pieces out one at a time
+// (chunk_feed.hpp): a stream whose outbox ran empty takes the next piece. A send is done when
+// every piece was handed out and no frame borrows its message any more.
 #include "runtime/stream_set.hpp"
 
 #include <fmt/format.h>
@@ -23,6 +25,7 @@
 
 #include "multilane/errors.hpp"
 #include "runtime/byte_ranges.hpp"
+#include "runtime/chunk_feed.hpp"
 #include "runtime/io_wait.hpp"
 #include "runtime/stall_watch.hpp"
 #include "runtime/transport_error.hpp"
@@ -37,6 +40,10 @@ namespace {
 constexpr auto kProbeInterval = std::chrono::milliseconds(1);
 // Longest wait for a peer that re-sends to close too (see linger()).
 constexpr auto kLinger = std::chrono::seconds(3);
+// The smallest piece of a striped message a stream is handed (chunk_feed.hpp): a frame's
+// header is then under 0.5% of it, and a stream at 15 Mbit/s (1 Gbit/s over 64 streams)
+// sends it in about 9 ms, which bounds how long the last pieces keep a message waiting.
+constexpr std::uint64_t kSmallestPiece = 16 * 1024;
 // Scratch space for dropping late copies.
 constexpr std::size_t kDiscardBytes = 64 * 1024;
 
@@ -100,11 +107,14 @@ struct Send {
   std::uint64_t id = 0;
   std::uint64_t sequence = 0;
   std::span<const std::byte> message;
+  ChunkFeed feed;            // striped: the pieces not yet handed to a stream
   std::uint64_t sent = 0;    // payload bytes handed to the kernel (a re-sent range twice)
   int borrowing_frames = 0;  // frames that still refer to `message`
   // Striped, with resend_stalled: the caller's message is kept until every byte is
   // acknowledged, so that a stream stalling after its last write can still be replaced.
   bool keeps_until_acknowledged = false;
+
+  bool all_handed_out() const { return borrowing_frames == 0 && feed.empty(); }
 };
 
 }  // namespace
@@ -322,10 +332,28 @@ struct StreamSet::Impl {
 
   void start_send(std::span<const std::byte> message, std::uint64_t sequence) {
     if (send.active) throw UsageError(fmt::format("a send to {} is already posted", peer));
-    send = Send{true, next_send_id, sequence, message, 0, 0};
-    // Streams still writing the rest of an interrupted frame, or stalled now, get nothing
-    // new, unless all are.
+    send = Send{};
+    send.active = true;
+    send.id = next_send_id;
+    send.sequence = sequence;
+    send.message = message;
     if (stall_watch) refresh_stuck();
+    const int k = static_cast<int>(streams.size());
+    if (is_striped(message.size(), k, options.stripe)) {
+      send.feed = ChunkFeed(message.size(), k, kSmallestPiece, options.stripe.max_chunk);
+      send.keeps_until_acknowledged = options.resend_stalled;
+      feed_streams();
+    } else {
+      Stream& s = stream_for_whole_message();
+      queue_frame(s, {0, message.size()}, 0);
+      write_next(s);
+    }
+    if (send.keeps_until_acknowledged) arm_probe();
+  }
+
+  // A message sent whole rotates over the streams that have nothing to write and are not
+  // stalled (over all streams when none is such).
+  Stream& stream_for_whole_message() {
     std::vector<Stream*> usable;
     for (Stream& s : streams) {
       if (s.idle_sender() && !s.stuck) usable.push_back(&s);
@@ -333,17 +361,33 @@ struct StreamSet::Impl {
     if (usable.empty()) {
       for (Stream& s : streams) usable.push_back(&s);
     }
-    const int k = static_cast<int>(usable.size());
-    const auto chunks = plan_chunks(message.size(), k, options.stripe,
-                                    static_cast<int>(send.id % static_cast<std::uint64_t>(k)));
-    send.keeps_until_acknowledged = options.resend_stalled && chunks.size() > 1;
-    const std::uint16_t flags = (chunks.size() > 1 ? kFrameStriped : 0) |
-                                (send.keeps_until_acknowledged ? kFrameAcknowledgeSoon : 0);
-    for (const Chunk& c : chunks) {
-      queue_frame(*usable[static_cast<std::size_t>(c.stream)], {c.offset, c.length}, flags);
+    return *usable[send.id % usable.size()];
+  }
+
+  // Hands the next piece of the posted send to every stream that has nothing to write and is
+  // not stalled. Stalled streams get pieces only when no other stream is there to take them.
+  void feed_streams() {
+    if (!send.active || !failure.empty()) return;
+    bool others_will_take = false;
+    for (Stream& s : streams) {
+      if (s.stuck) continue;
+      if (s.idle_sender()) feed(s);
+      others_will_take = others_will_take || !s.idle_sender();
     }
-    for (Stream& s : streams) write_next(s);
-    if (send.keeps_until_acknowledged) arm_probe();
+    if (others_will_take) return;
+    for (Stream& s : streams) {
+      if (s.idle_sender()) feed(s);
+    }
+  }
+
+  void feed(Stream& s) {
+    const auto piece = send.feed.next();
+    if (!piece) return;
+    const std::uint16_t flags = kFrameStriped |
+                                (send.keeps_until_acknowledged ? kFrameAcknowledgeSoon : 0) |
+                                (piece->resent ? kFrameResent : 0);
+    queue_frame(s, piece->range, flags);
+    write_next(s);
   }
 
   void queue_frame(Stream& s, const ByteRange& range, std::uint16_t flags) {
@@ -386,12 +430,13 @@ struct StreamSet::Impl {
       --send.borrowing_frames;
     }
     s.outbox.pop_front();
-    if (send.borrowing_frames == 0 && send.keeps_until_acknowledged) forget_all_acknowledged();
     if (s.interrupting) {  // the cancel came too late: the frame went whole
       s.interrupting = false;
       resend_share(s, {});
     }
     write_next(s);
+    feed_streams();
+    if (send.all_handed_out() && send.keeps_until_acknowledged) forget_all_acknowledged();
   }
 
   // The front frame's write stopped after `bytes` bytes: its rest is copied out of the message
@@ -421,7 +466,7 @@ struct StreamSet::Impl {
 
   // Sends again, on other streams, what `s` may not have delivered of the posted send: its
   // unacknowledged bytes, `unwritten` (the rest of an interrupted frame) and the frames it
-  // had not started (taken from it).
+  // had not started (taken from it). They go back to the feed, ahead of the bytes never sent.
   void resend_share(Stream& s, const ByteRange& unwritten) {
     ByteRanges doubt;
     doubt.add(unwritten);
@@ -442,29 +487,8 @@ struct StreamSet::Impl {
         ++it;
       }
     }
-    std::vector<Stream*> targets = resend_targets(s);
-    const auto shares =
-        share_out(doubt.ranges(), static_cast<int>(targets.size()), options.stripe.max_chunk);
-    for (std::size_t i = 0; i < shares.size(); ++i) {
-      for (const ByteRange& r : shares[i]) {
-        queue_frame(*targets[i], r, kFrameStriped | kFrameResent | kFrameAcknowledgeSoon);
-      }
-      write_next(*targets[i]);
-    }
-  }
-
-  // Streams to carry a stalled stream's share: those with nothing left to write, else every
-  // other stream that is not stalled itself, else every other stream.
-  std::vector<Stream*> resend_targets(const Stream& stalled) {
-    std::vector<Stream*> idle, healthy, others;
-    for (Stream& t : streams) {
-      if (&t == &stalled) continue;
-      others.push_back(&t);
-      if (!t.stuck) healthy.push_back(&t);
-      if (!t.stuck && t.idle_sender()) idle.push_back(&t);
-    }
-    if (!idle.empty()) return idle;
-    return healthy.empty() ? others : healthy;
+    send.feed.give_back(doubt.ranges());
+    feed_streams();
   }
 
   StreamProgress probe(Stream& s) {
@@ -533,15 +557,18 @@ struct StreamSet::Impl {
       if (s.stuck && !s.interrupting && carries_send(s)) stalled.push_back(&s);
       someone_idle = someone_idle || (s.idle_sender() && !s.stuck);
     }
-    if (send_done() || !someone_idle) return;
-    for (Stream* s : stalled) {
-      if (s->writes_borrowed()) {
-        s->interrupting = true;  // resend_share() runs when the write has stopped
-        s->stop_write->emit(asio::cancellation_type::terminal);
-      } else {
-        resend_share(*s, {});
+    if (send_done()) return;
+    if (someone_idle) {
+      for (Stream* s : stalled) {
+        if (s->writes_borrowed()) {
+          s->interrupting = true;  // resend_share() runs when the write has stopped
+          s->stop_write->emit(asio::cancellation_type::terminal);
+        } else {
+          resend_share(*s, {});
+        }
       }
     }
+    feed_streams();  // streams found stalled before may have recovered
   }
 
   // `s` holds bytes of the posted send that may not have reached the peer.
@@ -589,7 +616,7 @@ struct StreamSet::Impl {
 
   bool send_done() const {
     if (!failure.empty() || !send.active) return true;
-    return send.borrowing_frames == 0 && (!send.keeps_until_acknowledged || all_acknowledged());
+    return send.all_handed_out() && (!send.keeps_until_acknowledged || all_acknowledged());
   }
   bool recv_done() const { return !failure.empty() || !receive.active || receive.complete; }
 
@@ -678,7 +705,7 @@ struct StreamSet::Impl {
     if (!send_done()) {
       what +=
           fmt::format("{}sending message {} to {}: {}{}", what.empty() ? "" : "; ", send.id, peer,
-                      sent_text(), send.borrowing_frames == 0 ? ", not all acknowledged" : "");
+                      sent_text(), send.all_handed_out() ? ", not all acknowledged" : "");
     }
     return fmt::format("timed out after {} {}", seconds_text(options.timeout), what);
   }

@@ -80,6 +80,11 @@ struct StreamOptions {
   int send_buffer = 0;            // SO_SNDBUF in bytes, 0: the system's default
   int receive_buffer = 0;         // SO_RCVBUF in bytes, 0: the system's default
   std::uint64_t pacing_rate = 0;  // SO_MAX_PACING_RATE of each stream in bytes/s, 0: unpaced
+  // TCP_NOTSENT_LOWAT of each stream in bytes, 0: the system's default. A short unsent queue
+  // makes a stream finish writing a piece only when it is about to send its end, so the pieces
+  // of a striped message go to the streams that actually move bytes (chunk_feed.hpp); with
+  // the default, the socket buffers swallow a whole message at once, in equal shares.
+  int unsent_limit = 0;
   std::chrono::milliseconds timeout{60'000};           // every blocking wait
   std::uint64_t max_message = std::uint64_t{1} << 32;  // larger incoming messages are refused
   // Re-send a stalled stream's share on idle streams (see "Stalled streams" above).

@@ -5,9 +5,13 @@
 
 namespace multilane::runtime {
 
+bool is_striped(std::uint64_t size, int streams, const StripeOptions& options) {
+  return streams > 1 && size >= options.threshold && size >= static_cast<std::uint64_t>(streams);
+}
+
 std::vector<Chunk> plan_chunks(std::uint64_t size, int streams, const StripeOptions& options,
                                int single_stream) {
-  if (streams <= 1 || size < options.threshold || size < static_cast<std::uint64_t>(streams)) {
+  if (!is_striped(size, streams, options)) {
     return {Chunk{single_stream, 0, size}};
   }
   const auto k = static_cast<std::uint64_t>(streams);

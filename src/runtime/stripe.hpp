@@ -5,7 +5,9 @@
 // cut into n equal chunks (the last may be shorter), n the smallest multiple of K with chunks of
 // at most max_chunk bytes, and chunk i goes to stream i mod K, so every stream carries the same
 // share and a stream's chunks are spread over the whole message. The receiver never needs
-// this plan: every chunk carries its offset.
+// this plan: every chunk carries its offset. (This fixed plan is for senders that assign
+// lanes up front, like the routed endpoints; a StreamSet hands its streams pieces as they can
+// take them instead, chunk_feed.hpp.)
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,9 @@ struct Chunk {
   std::uint64_t length = 0;
   friend bool operator==(const Chunk&, const Chunk&) = default;
 };
+
+// Whether a `size`-byte message is cut over `streams` streams at all.
+bool is_striped(std::uint64_t size, int streams, const StripeOptions& options);
 
 // Chunks of a `size`-byte message over `streams` streams, in offset order. A message that is
 // not cut goes whole to stream `single_stream` (callers rotate it so small messages spread);

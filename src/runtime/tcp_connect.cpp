@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -27,6 +28,14 @@ void apply_connected_options(asio::ip::tcp::socket& socket, const SocketTuning& 
     }
   }
 #endif
+  if (tuning.unsent_limit > 0) {
+    const int limit = tuning.unsent_limit;
+    if (::setsockopt(socket.native_handle(), IPPROTO_TCP, TCP_NOTSENT_LOWAT, &limit,
+                     sizeof limit) != 0) {
+      throw TransportError(fmt::format("setting an unsent limit of {} bytes failed: {}", limit,
+                                       std::strerror(errno)));
+    }
+  }
 }
 
 namespace {

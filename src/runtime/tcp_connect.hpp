@@ -19,6 +19,7 @@ struct SocketTuning {
   int send_buffer = 0;           // SO_SNDBUF in bytes, 0: the system's default
   int receive_buffer = 0;        // SO_RCVBUF in bytes, 0: the system's default
   std::uint64_t pacing_bps = 0;  // SO_MAX_PACING_RATE in bytes/s, 0: no pacing
+  int unsent_limit = 0;          // TCP_NOTSENT_LOWAT in bytes, 0: the system's default
 };
 
 template <typename Socket>
@@ -31,7 +32,7 @@ void apply_buffer_sizes(Socket& socket, const SocketTuning& tuning) {
   }
 }
 
-// TCP_NODELAY and pacing, on a connected socket.
+// TCP_NODELAY, pacing and the unsent limit, on a connected socket.
 void apply_connected_options(asio::ip::tcp::socket& socket, const SocketTuning& tuning);
 
 // Connects `socket` (on `io`, closed on entry) to `remote`, from `local` when given.

@@ -6,6 +6,7 @@
 // private io_context, and their sockets are then moved onto the shared one.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <exception>
 #include <optional>
 #include <system_error>
@@ -42,6 +43,15 @@ void check_options(const PathOptions& o) {
   if (o.max_message < 1) throw UsageError("max_message must be at least 1 byte");
 }
 
+// The unsent queue of each stream of a split path (StreamOptions::unsent_limit): together the
+// streams keep about 1 MiB written but not yet sent, enough to cover a few milliseconds of
+// the sender's wake-up delay at 1 Gbit/s and more (each stream is refilled at half of its
+// limit), and at least 32 KiB each. One stream has nobody to share with: the default.
+int unsent_limit(int streams) {
+  if (streams < 2) return 0;
+  return std::clamp((1 << 20) / streams, 32 << 10, 256 << 10);
+}
+
 runtime::StreamOptions stream_options(const PathOptions& o, const Credentials& credentials,
                                       const runtime::JobSecret& key) {
   runtime::StreamOptions options;
@@ -52,6 +62,7 @@ runtime::StreamOptions stream_options(const PathOptions& o, const Credentials& c
   options.send_buffer = o.send_buffer;
   options.receive_buffer = o.receive_buffer;
   options.pacing_rate = o.pacing_rate;
+  options.unsent_limit = unsent_limit(o.streams);
   options.timeout = o.timeout;
   options.max_message = o.max_message;
   options.resend_stalled = o.resend_stalled;

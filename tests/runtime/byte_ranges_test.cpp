@@ -1,4 +1,4 @@
-// tests/runtime/byte_ranges_test.cpp — merged byte ranges and sharing them out over streams.
+// tests/runtime/byte_ranges_test.cpp — merged byte ranges.
 #include "runtime/byte_ranges.hpp"
 
 #include <gtest/gtest.h>
@@ -35,21 +35,6 @@ TEST(ByteRanges, CountsEveryByteOnceInAnyOrder) {
   for (std::uint64_t i = 0; i < 1000; ++i) r.add((i * 389) % 1000 * 7, 9);  // overlapping
   EXPECT_EQ(r.ranges(), (Ranges{{0, 6993 + 9}}));
   EXPECT_EQ(r.bytes(), 7002u);
-}
-
-TEST(ShareOut, SplitsBytesEvenlyInPiecesOfLimitedSize) {
-  const auto parts = share_out({{0, 100}, {1000, 50}}, 3, 30);
-  // 150 bytes over 3 parts: 50 each, in pieces of at most 30.
-  ASSERT_EQ(parts.size(), 3u);
-  EXPECT_EQ(parts[0], (Ranges{{0, 30}, {30, 20}}));
-  EXPECT_EQ(parts[1], (Ranges{{50, 30}, {80, 20}}));
-  EXPECT_EQ(parts[2], (Ranges{{1000, 30}, {1030, 20}}));
-}
-
-TEST(ShareOut, FewBytesUseFewParts) {
-  EXPECT_EQ(share_out({{7, 2}}, 4, 100), (std::vector<Ranges>{{{7, 1}}, {{8, 1}}}));
-  EXPECT_TRUE(share_out({}, 4, 100).empty());
-  EXPECT_TRUE(share_out({{0, 10}}, 0, 100).empty());
 }
 
 }  // namespace
