@@ -340,7 +340,7 @@ struct StreamSet::Impl {
     if (stall_watch) refresh_stuck();
     const int k = static_cast<int>(streams.size());
     if (is_striped(message.size(), k, options.stripe)) {
-      send.feed = ChunkFeed(message.size(), k, kSmallestPiece, options.stripe.max_chunk);
+      send.feed = ChunkFeed(message.size(), k, kSmallestPiece, largest_piece());
       send.keeps_until_acknowledged = options.resend_stalled;
       feed_streams();
     } else {
@@ -349,6 +349,14 @@ struct StreamSet::Impl {
       write_next(s);
     }
     if (send.keeps_until_acknowledged) arm_probe();
+  }
+
+  // Pieces no longer than a stream's unsent queue: a stream that stalls owes the rest of the
+  // piece it started (the frame's header announced it), and writes it although its bytes go
+  // out again on other streams; a short piece keeps that duplicate small.
+  std::uint64_t largest_piece() const {
+    const auto limit = static_cast<std::uint64_t>(options.unsent_limit);
+    return limit > 0 ? std::min(options.stripe.max_chunk, limit) : options.stripe.max_chunk;
   }
 
   // A message sent whole rotates over the streams that have nothing to write and are not

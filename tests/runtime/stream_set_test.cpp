@@ -212,6 +212,48 @@ TEST(StreamSet, StalledStreamsShareGoesOutOnTheOthers) {
   }
 }
 
+TEST(StreamSet, ASlowStreamCarriesOnlyWhatItTook) {
+  // Four streams, one held by the proxy while a message goes out (no re-sending): the other
+  // three take piece after piece, so the held stream ends up carrying only what it had taken
+  // when it stopped (its piece, what fits in the buffers on the way), not a quarter.
+  StreamOptions options = testing::test_options(4);
+  options.stripe = {1024, 1024 * 1024};
+  options.send_buffer = 64 * 1024;
+  options.receive_buffer = 64 * 1024;
+  options.unsent_limit = 16 * 1024;
+  StreamListener listener(testing::loopback(0), options);
+  testing::PausingProxy proxy(listener.port(), 64 * 1024);
+  auto connecting = testing::in_background(
+      [&] { return connect_streams(testing::loopback(proxy.port()), options); });
+  StreamSet receiver = listener.accept();
+  StreamSet sender = connecting.get();
+
+  proxy.pause(0);
+  const std::size_t size = 8 * 1024 * 1024 + 5;
+  const auto message = testing::pattern(size, 9);
+  std::uint64_t before = 0;
+  for (std::size_t i = 0; i < 4; ++i) before += proxy.forwarded(i);
+  auto sending = testing::in_background([&] { sender.send(message); });
+  std::vector<std::byte> buffer(size);
+  auto receiving = testing::in_background([&] { receiver.recv(buffer); });
+  // Held until the others carried everything they could.
+  const auto others = [&] { return proxy.forwarded(1) + proxy.forwarded(2) + proxy.forwarded(3); };
+  const auto deadline = std::chrono::steady_clock::now() + 8s;
+  std::uint64_t last = 0;
+  do {
+    last = others();
+    std::this_thread::sleep_for(100ms);
+  } while (others() != last && std::chrono::steady_clock::now() < deadline);
+  const std::uint64_t held_back = proxy.forwarded(0);
+  proxy.resume(0);
+  sending.get();
+  receiving.get();
+  EXPECT_TRUE(buffer == message);
+  const std::uint64_t total = proxy.forwarded(0) + others() - before;
+  EXPECT_GE(total, size);
+  EXPECT_LT(proxy.forwarded(0) - held_back, size / 16) << "a quarter would be " << size / 4;
+}
+
 TEST(StreamSet, PeerClosingMidMessageIsNamed) {
   RawScenario scenario{testing::test_options(1)};
   const auto message = testing::pattern(1000);
