@@ -2,11 +2,13 @@
 //
 // Several TCP streams fill a long fat pipe that one stream cannot (a stream's throughput is
 // capped by window / RTT; MPWide, section 3). A StreamSet sends a message of at least
-// `stripe.threshold` bytes as chunks spread over all K streams (plan in stripe.hpp), and a
-// smaller one whole on one stream, rotating the stream from message to message. Every chunk
-// carries its offset (wire.hpp), so the receiver reads each chunk straight into the posted
-// receive buffer, in whatever order chunks arrive across streams, and completes once all
-// bytes arrived.
+// `stripe.threshold` bytes as pieces spread over the K streams, and a smaller one whole on one
+// stream, rotating the stream from message to message. The pieces are not shared out up
+// front: a stream takes the next piece when it has written its last one (chunk_feed.hpp), so
+// a stream that the network serves worse carries less of the message instead of holding up its
+// end. Every piece carries its offset (wire.hpp), so the receiver reads each piece straight
+// into the posted receive buffer, in whatever order pieces arrive across streams, and
+// completes once all bytes arrived.
 //
 // Contract:
 //   - Messages are matched in order: the k-th send() of one end fills the k-th recv() of the
