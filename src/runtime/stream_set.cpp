@@ -711,9 +711,8 @@ struct StreamSet::Impl {
       what = fmt::format("waiting for message {} from {}: {}", receive.id, peer, received_text());
     }
     if (!send_done()) {
-      what +=
-          fmt::format("{}sending message {} to {}: {}{}", what.empty() ? "" : "; ", send.id, peer,
-                      sent_text(), send.all_handed_out() ? ", not all acknowledged" : "");
+      what += fmt::format("{}sending message {} to {}: {}{}", what.empty() ? "" : "; ", send.id,
+                          peer, sent_text(), send.all_handed_out() ? ", not all acknowledged" : "");
     }
     return fmt::format("timed out after {} {}", seconds_text(options.timeout), what);
   }
