@@ -9,10 +9,10 @@
 # counted) and bench/wan_throughput with K streams (one process per node: messages of SIZE
 # for about SECONDS after one untimed message), once unpaced and once with the path's pacing
 # tunable at PACE / K per stream (the streams together just below the WAN rate, so they do not
-# overflow its queue), and once unpaced without re-sending stalled streams' shares
-# (--resend off, the behaviour before PathOptions::resend_stalled), interleaved. Prints a
-# markdown table: medians in Mbit/s and channels / iperf3 (median over median) for every
-# latency, and the raw runs.
+# overflow its queue), and once unpaced with every message cut into one equal share per stream
+# up front (--shares equal: as MPWide does, and channels did before streams pulled their
+# pieces), interleaved. Prints a markdown table: medians in Mbit/s and channels / iperf3
+# (median over median) for every latency, and the raw runs.
 #
 # Environment: MULTILANE (default build/multilane), THROUGHPUT (default
 # build/bench/wan_throughput), STREAMS (default "1 2 4 8 16 32 64"), LATENCIES (one way, default
@@ -89,7 +89,7 @@ for latency in $latencies; do
     for k in $streams; do
       paced=$(awk "BEGIN {print $pace / $k}")Mbit/s
       echo "$latency $rtt $k $run $(iperf_mbps "$k") $(channels_mbps "$k")" \
-        "$(channels_mbps "$k" --pacing "$paced") $(channels_mbps "$k" --resend off)" \
+        "$(channels_mbps "$k" --pacing "$paced") $(channels_mbps "$k" --shares equal)" \
         >>"$work/results"
     done
   done
@@ -107,7 +107,7 @@ print(f"\nmessages of {sys.argv[2]} for about {sys.argv[3]} s, iperf3 {sys.argv[
 latencies = list(dict.fromkeys(r[0] for r in rows))
 rtt = {r[0]: r[1] for r in rows}
 streams = list(dict.fromkeys(r[2] for r in rows))
-print("| streams | " + " | ".join(f"RTT {rtt[l]}: iperf3 / channels / paced / no resend (ratios)" for l in latencies) + " |")
+print("| streams | " + " | ".join(f"RTT {rtt[l]}: iperf3 / channels / paced / equal shares (ratios)" for l in latencies) + " |")
 print("|---:|" + "---:|" * len(latencies))
 for k in streams:
     cells = []
@@ -116,11 +116,11 @@ for k in streams:
         iperf = statistics.median(float(r[4]) for r in runs)
         ours = statistics.median(float(r[5]) for r in runs)
         paced = statistics.median(float(r[6]) for r in runs)
-        plain = statistics.median(float(r[7]) for r in runs)
-        cells.append(f"{iperf:.0f} / {ours:.0f} / {paced:.0f} / {plain:.0f} "
-                     f"({ours / iperf:.2f}, {paced / iperf:.2f}, {plain / iperf:.2f})")
+        equal = statistics.median(float(r[7]) for r in runs)
+        cells.append(f"{iperf:.0f} / {ours:.0f} / {paced:.0f} / {equal:.0f} "
+                     f"({ours / iperf:.2f}, {paced / iperf:.2f}, {equal / iperf:.2f})")
     print(f"| {k} | " + " | ".join(cells) + " |")
-print("\nraw runs (one-way latency, RTT, streams, run, iperf3, channels, paced, no resend; Mbit/s):")
+print("\nraw runs (one-way latency, RTT, streams, run, iperf3, channels, paced, equal shares; Mbit/s):")
 for r in rows:
     print("  " + " ".join(r))
 PY

@@ -2,6 +2,7 @@
 //
 //   wan_throughput [--streams 1,2,4,...] [--size 64MiB] [--count 8 | --seconds S] [--chunk 1MiB]
 //                  [--host 127.0.0.1] [--pacing RATE] [--resend on|off]
+//                  [--shares pulled|equal]
 //   wan_throughput --listen ADDR:PORT  --streams K [--size ...]          (receiving end)
 //   wan_throughput --connect HOST:PORT --streams K [--size ...] [--count N | --seconds S]
 //
@@ -14,7 +15,9 @@
 // about S seconds, at most 100000) and waits for the receiver's acknowledgement of the last;
 // bytes / time to that acknowledgement is the throughput. The sender prints one line per
 // stream count: "streams K: X Gbit/s (N bytes in S s)". --resend off turns off re-sending a
-// stalled stream's share (PathOptions::resend_stalled; it only matters at the sending end).
+// stalled stream's share (PathOptions::resend_stalled; it only matters at the sending end);
+// --shares equal cuts every message into one equal share per stream up front, as MPWide does
+// and channels did before pieces were pulled (PathOptions::equal_shares).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -46,6 +49,7 @@ struct Args {
   std::string host = "127.0.0.1";
   std::uint64_t pacing = 0;
   bool resend = true;
+  bool equal_shares = false;
   std::string listen;   // receiving end only: ADDR:PORT
   std::string connect;  // sending end only: HOST:PORT
 };
@@ -72,6 +76,8 @@ Args parse(int argc, char** argv) {
       a.pacing = static_cast<std::uint64_t>(multilane::parse_bandwidth(value));
     else if (key == "--resend" && (value == "on" || value == "off"))
       a.resend = value == "on";
+    else if (key == "--shares" && (value == "pulled" || value == "equal"))
+      a.equal_shares = value == "equal";
     else if (key == "--listen")
       a.listen = value;
     else if (key == "--connect")
@@ -105,6 +111,7 @@ multilane::channels::PathOptions path_options(const Args& a, int streams) {
   o.chunk_size = a.chunk;
   o.pacing_rate = a.pacing;
   o.resend_stalled = a.resend;
+  o.equal_shares = a.equal_shares;
   o.timeout = std::chrono::seconds(60);
   return o;
 }

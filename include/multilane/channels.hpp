@@ -2,10 +2,11 @@
 //
 // A `Channels` object is one process's end of a set of paths. A path joins this process to one
 // other process with N parallel TCP streams (a long fat WAN link needs several: one stream is
-// capped by window / RTT). A message of at least `stripe_threshold` bytes is split evenly over
-// the path's streams in chunks of at most `chunk_size`; every chunk carries its offset, so the
-// receiver writes it straight into the posted buffer whatever the arrival order (merged in
-// place, no copy). Shorter messages travel whole on one stream, rotating.
+// capped by window / RTT). A message of at least `stripe_threshold` bytes is split over the
+// path's streams in chunks of at most `chunk_size`, each stream taking the next chunk when it
+// has sent its last, so streams the network serves better carry more; every chunk carries its
+// offset, so the receiver writes it straight into the posted buffer whatever the arrival order
+// (merged in place, no copy). Shorter messages travel whole on one stream, rotating.
 //
 // Contract:
 //   - Every stream is authenticated with the job secret (HMAC handshake, both directions)
@@ -79,6 +80,9 @@ struct PathOptions {
   // streams, and a split send returns once the peer acknowledged every byte (about one round
   // trip later than without). Only the sending end needs it.
   bool resend_stalled = true;
+  // Split a message into one equal share per stream up front, as MPWide does, instead of
+  // letting each stream take the next chunk when it has sent its last; for comparison only.
+  bool equal_shares = false;
 };
 
 struct PathSpec {

@@ -340,7 +340,9 @@ struct StreamSet::Impl {
     if (stall_watch) refresh_stuck();
     const int k = static_cast<int>(streams.size());
     if (is_striped(message.size(), k, options.stripe)) {
-      send.feed = ChunkFeed(message.size(), k, kSmallestPiece, largest_piece());
+      send.feed = options.equal_shares
+                      ? equal_shares(message.size(), k)
+                      : ChunkFeed(message.size(), k, kSmallestPiece, largest_piece());
       send.keeps_until_acknowledged = options.resend_stalled;
       feed_streams();
     } else {
@@ -357,6 +359,13 @@ struct StreamSet::Impl {
   std::uint64_t largest_piece() const {
     const auto limit = static_cast<std::uint64_t>(options.unsent_limit);
     return limit > 0 ? std::min(options.stripe.max_chunk, limit) : options.stripe.max_chunk;
+  }
+
+  // One piece per stream (all are idle at the start of a send, so each takes one).
+  static ChunkFeed equal_shares(std::uint64_t size, int streams) {
+    const std::uint64_t share =
+        (size + static_cast<std::uint64_t>(streams) - 1) / static_cast<std::uint64_t>(streams);
+    return ChunkFeed(size, streams, share, share);
   }
 
   // A message sent whole rotates over the streams that have nothing to write and are not

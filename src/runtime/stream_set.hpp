@@ -91,6 +91,9 @@ struct StreamOptions {
   std::uint64_t max_message = std::uint64_t{1} << 32;  // larger incoming messages are refused
   // Re-send a stalled stream's share on idle streams (see "Stalled streams" above).
   bool resend_stalled = false;
+  // Cut a split message into K equal shares up front, one per stream, as MPWide does, instead
+  // of handing pieces out as streams can take them; for comparison only.
+  bool equal_shares = false;
   std::chrono::milliseconds stall_after{60};  // and at least 4 RTT without an acknowledgement
   StreamProgressProbe progress_probe;         // empty: tcp_progress (the kernel's figures)
 };

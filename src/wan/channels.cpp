@@ -66,6 +66,7 @@ runtime::StreamOptions stream_options(const PathOptions& o, const Credentials& c
   options.timeout = o.timeout;
   options.max_message = o.max_message;
   options.resend_stalled = o.resend_stalled;
+  options.equal_shares = o.equal_shares;
   return options;
 }
 
