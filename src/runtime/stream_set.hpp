@@ -38,12 +38,12 @@
 // timeout (200 ms at least on Linux) while the others idle. With the option on, the sender
 // watches its streams while a send is posted (stall_watch.hpp); when one stopped being
 // acknowledged while another has nothing left to write, the stalled stream's doubtful share
-// -- written but unacknowledged bytes, the unwritten rest of its current frame and the frames
-// it had not started -- goes out again on the idle streams (as MPTCP's opportunistic
-// retransmission does). The stalled stream keeps owning what it already started: the rest of
-// an interrupted frame is copied out of the caller's buffer and written later, so the caller
-// gets its buffer back on time. Most of a share sits in the kernel's socket buffers when the
-// stall comes, so a split send keeps the caller's message until TCP acknowledged every byte
+// -- written but unacknowledged bytes, the unwritten rest of its current piece -- goes back to
+// the front of the feed, for the other streams (as MPTCP's opportunistic retransmission does).
+// The stalled stream keeps owning what it already started: the rest of an interrupted frame is
+// copied out of the caller's buffer and written later, so the caller gets its buffer back on
+// time. A stream's last bytes may sit in the kernel's socket buffer when it stalls, so a
+// split send keeps the caller's message until TCP acknowledged every byte
 // (about one round trip after the last write; the receiver acknowledges at once when it has
 // the whole message, kFrameAcknowledgeSoon) and only then returns. Receivers always accept a
 // byte range twice (the first copy wins, a late copy of a finished message is read and
