@@ -54,7 +54,7 @@ class ChunkFeed {
   std::uint64_t remaining_ = 0;
   std::uint64_t streams_ = 1;
   std::uint64_t min_piece_ = 1;
-  std::uint64_t max_piece_ = 1;
+  std::uint64_t max_piece_ = UINT64_MAX;
 };
 
 }  // namespace multilane::runtime

@@ -482,8 +482,9 @@ struct StreamSet::Impl {
   }
 
   // Sends again, on other streams, what `s` may not have delivered of the posted send: its
-  // unacknowledged bytes, `unwritten` (the rest of an interrupted frame) and the frames it
-  // had not started (taken from it). They go back to the feed, ahead of the bytes never sent.
+  // unacknowledged bytes and `unwritten` (the rest of its interrupted frame). They go back to
+  // the feed, ahead of the bytes never sent. A stream takes a piece only when its outbox is
+  // empty and writes it at once, so it holds no borrowed frame it has not started.
   void resend_share(Stream& s, const ByteRange& unwritten) {
     ByteRanges doubt;
     doubt.add(unwritten);
@@ -495,15 +496,6 @@ struct StreamSet::Impl {
       if (first < w.stream_end) doubt.add(w.range.offset + (first - begin), w.stream_end - first);
     }
     s.written.clear();
-    for (auto it = s.outbox.begin(); it != s.outbox.end();) {
-      if (it->borrows()) {  // never the frame being written: a borrowed one is interrupted first
-        doubt.add(it->range);
-        --send.borrowing_frames;
-        it = s.outbox.erase(it);
-      } else {
-        ++it;
-      }
-    }
     send.feed.give_back(doubt.ranges());
     feed_streams();
   }
@@ -558,10 +550,10 @@ struct StreamSet::Impl {
     }
   }
 
-  // Forgets acknowledged frames, completes the send when nothing is left, and re-sends the
-  // share of every stalled stream when another stream has nothing left to write (a stream
-  // whose share went out again carries none of the send any more, unless it had to be given
-  // some again for want of other streams).
+  // Forgets acknowledged frames (the send is done once none is left), re-sends the share of
+  // every stalled stream when another stream has nothing left to write (a stream whose share
+  // went out again carries none of the send any more, unless it had to be given some again
+  // for want of other streams), and hands pieces to streams that recovered.
   void look_at_streams() {
     const auto now = Clock::now();
     std::vector<Stream*> stalled;
@@ -589,11 +581,7 @@ struct StreamSet::Impl {
   }
 
   // `s` holds bytes of the posted send that may not have reached the peer.
-  static bool carries_send(const Stream& s) {
-    if (!s.written.empty()) return true;
-    return std::any_of(s.outbox.begin(), s.outbox.end(),
-                       [](const Outgoing& f) { return f.borrows(); });
-  }
+  static bool carries_send(const Stream& s) { return !s.written.empty() || s.writes_borrowed(); }
 
   void write_failed(Stream& s, const asio::error_code& ec) {
     if (!failure.empty() || ec == asio::error::operation_aborted) return;
