@@ -54,6 +54,14 @@ struct Args {
   std::string connect;  // sending end only: HOST:PORT
 };
 
+// True for `yes`, false for `no`; anything else names the option and both values.
+bool one_of(const std::string& key, const std::string& value, const char* yes, const char* no) {
+  if (value != yes && value != no) {
+    throw multilane::UsageError(fmt::format("{} must be {} or {}, got {:?}", key, yes, no, value));
+  }
+  return value == yes;
+}
+
 Args parse(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; i += 2) {
@@ -74,10 +82,10 @@ Args parse(int argc, char** argv) {
       a.host = value;
     else if (key == "--pacing")
       a.pacing = static_cast<std::uint64_t>(multilane::parse_bandwidth(value));
-    else if (key == "--resend" && (value == "on" || value == "off"))
-      a.resend = value == "on";
-    else if (key == "--shares" && (value == "pulled" || value == "equal"))
-      a.equal_shares = value == "equal";
+    else if (key == "--resend")
+      a.resend = one_of(key, value, "on", "off");
+    else if (key == "--shares")
+      a.equal_shares = !one_of(key, value, "pulled", "equal");
     else if (key == "--listen")
       a.listen = value;
     else if (key == "--connect")
