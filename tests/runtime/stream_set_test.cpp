@@ -107,7 +107,10 @@ class RawPeer {
 };
 
 // Accepts a stream set while `script` drives a raw peer on another thread; `script` returns
-// when told to by `release` (so a silent peer stays connected until the test is done).
+// when told to by `release` (so a silent peer stays connected until the test is done). The
+// peer is waited for when the scenario is destroyed: whatever the script refers to must be
+// declared before the scenario, since the receiver may complete while the script's last write
+// is still returning.
 struct RawScenario {
   explicit RawScenario(const StreamOptions& o) : options(o) {}
   StreamOptions options;
@@ -131,8 +134,8 @@ struct RawScenario {
 };
 
 TEST(StreamSet, ChunksOutOfOrderAcrossStreamsLandRight) {
+  const auto message = testing::pattern(100'000);  // outlives the peer's script
   RawScenario scenario{testing::test_options(2)};
-  const auto message = testing::pattern(100'000);
   StreamSet receiver = scenario.start([&](RawPeer& raw) {
     raw.write_chunk(1, message, 75'000, 25'000);  // the end first, on the second stream
     raw.write_chunk(1, message, 50'000, 25'000);
@@ -146,9 +149,9 @@ TEST(StreamSet, ChunksOutOfOrderAcrossStreamsLandRight) {
 }
 
 TEST(StreamSet, ChunksSentTwiceAndLateCopiesAreDropped) {
-  RawScenario scenario{testing::test_options(2)};
-  const auto first = testing::pattern(100'000, 1);
+  const auto first = testing::pattern(100'000, 1);  // both outlive the peer's script
   const auto second = testing::pattern(30'000, 2);
+  RawScenario scenario{testing::test_options(2)};
   StreamSet receiver = scenario.start([&](RawPeer& raw) {
     raw.write_chunk(0, first, 0, 60'000);
     raw.write_chunk(1, first, 40'000, 60'000);  // overlaps the first chunk by 20,000 bytes
@@ -259,8 +262,8 @@ TEST(StreamSet, ASlowStreamCarriesOnlyWhatItTook) {
 }
 
 TEST(StreamSet, PeerClosingMidMessageIsNamed) {
+  const auto message = testing::pattern(1000);  // outlives the peer's script
   RawScenario scenario{testing::test_options(1)};
-  const auto message = testing::pattern(1000);
   StreamSet receiver = scenario.start([&](RawPeer& raw) {
     const FrameBytes header =
         encode_frame_header(FrameHeader{0, scenario.options.job_id, 0, 0, 0, 1000, 1000});
