@@ -14,7 +14,8 @@
 // messages of --size bytes (with --seconds: as many as the untimed message's rate says fill
 // about S seconds, at most 100000) and waits for the receiver's acknowledgement of the last;
 // bytes / time to that acknowledgement is the throughput. The sender prints one line per
-// stream count: "streams K: X Gbit/s (N bytes in S s)". --resend off turns off re-sending a
+// stream count: "streams K: X Gbit/s (N bytes in S s; re-sent R% in M stalls)", where R is
+// how many bytes went out a second time because a stream stalled. --resend off turns off re-sending a
 // stalled stream's share (PathOptions::resend_stalled; it only matters at the sending end);
 // --shares equal cuts every message into one equal share per stream up front, as MPWide does
 // and channels did before pieces were pulled (PathOptions::equal_shares).
@@ -128,8 +129,14 @@ std::span<const std::byte> as_bytes(const std::uint64_t& value) {
   return {reinterpret_cast<const std::byte*>(&value), sizeof value};
 }
 
+struct Measured {
+  double seconds = 0;
+  double bytes = 0;
+  multilane::channels::PathCounters counters;  // of the timed messages
+};
+
 // The sending end: seconds from the first timed send to the acknowledgement, and the bytes.
-std::pair<double, double> send_messages(Channels& ch, PathId p, const Args& a) {
+Measured send_messages(Channels& ch, PathId p, const Args& a) {
   std::vector<std::byte> message(a.size, std::byte{0x5a}), ack(1);
   const auto warm_start = Clock::now();
   ch.send(p, message);  // untimed: opens the windows
@@ -141,11 +148,15 @@ std::pair<double, double> send_messages(Channels& ch, PathId p, const Args& a) {
                                       100'000);
   }
   ch.send(p, as_bytes(count));
+  const auto before = ch.counters(p);
   const auto start = Clock::now();
   for (std::uint64_t i = 0; i < count; ++i) ch.send(p, message);
   ch.recv(p, ack);
-  return {std::chrono::duration<double>(Clock::now() - start).count(),
-          static_cast<double>(a.size) * static_cast<double>(count)};
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  auto counters = ch.counters(p);
+  counters.bytes_resent -= before.bytes_resent;
+  counters.stalls -= before.stalls;
+  return {seconds, static_cast<double>(a.size) * static_cast<double>(count), counters};
 }
 
 void receive_messages(Channels& ch, PathId p, const Args& a) {
@@ -158,14 +169,15 @@ void receive_messages(Channels& ch, PathId p, const Args& a) {
   ch.send(p, ack);
 }
 
-void report(int streams, std::pair<double, double> seconds_and_bytes) {
-  const auto [seconds, bytes] = seconds_and_bytes;
-  fmt::print("streams {}: {:.3f} Gbit/s ({} bytes in {:.3f} s)\n", streams,
-             bytes * 8 / seconds / 1e9, static_cast<std::uint64_t>(bytes), seconds);
+void report(int streams, const Measured& m) {
+  fmt::print("streams {}: {:.3f} Gbit/s ({} bytes in {:.3f} s; re-sent {:.1f}% in {} stalls)\n",
+             streams, m.bytes * 8 / m.seconds / 1e9, static_cast<std::uint64_t>(m.bytes),
+             m.seconds, 100.0 * static_cast<double>(m.counters.bytes_resent) / m.bytes,
+             m.counters.stalls);
   std::fflush(stdout);
 }
 
-std::pair<double, double> both_ends(const Args& a, int streams) {
+Measured both_ends(const Args& a, int streams) {
   const auto o = path_options(a, streams);
   Channels receiver(kCredentials);
   PathSpec listen;

@@ -76,9 +76,10 @@ struct PathOptions {
   std::uint64_t max_message = std::uint64_t{1} << 32;  // larger incoming messages are refused
   // A split message is complete only when its slowest stream delivered its share. With this
   // on, a stream whose acknowledgements stop (a retransmission timeout after a drop in a full
-  // queue) while another stream is idle has its undelivered share sent again on the idle
-  // streams, and a split send returns once the peer acknowledged every byte (about one round
-  // trip later than without). Only the sending end needs it.
+  // queue) when the rest of the message is out and another stream is idle has its
+  // undelivered share sent again on the idle streams, and a split send returns once the peer
+  // acknowledged every byte (about one round trip later than without). Only the sending end
+  // needs it; counters() tells how many bytes went out twice.
   bool resend_stalled = true;
   // Split a message into one equal share per stream up front, as MPWide does, instead of
   // letting each stream take the next chunk when it has sent its last; for comparison only.
@@ -111,6 +112,14 @@ struct Incoming {
   std::uint64_t received = 0;  // set by the call: the message's size
 };
 
+// What a path's sends cost so far (this end only).
+struct PathCounters {
+  std::uint64_t messages_sent = 0;
+  std::uint64_t bytes_sent = 0;    // the messages' sizes, added up
+  std::uint64_t bytes_resent = 0;  // copies of stalled streams' bytes sent on other streams
+  std::uint64_t stalls = 0;        // stalled streams whose share was sent again
+};
+
 struct RelayCounters {
   std::uint64_t messages = 0;  // forwarded, both directions
   std::uint64_t bytes = 0;
@@ -132,6 +141,7 @@ class Channels {
   int streams(PathId path) const;
   std::string peer(PathId path) const;  // "host:port" once established
   int size() const;                     // paths added so far
+  PathCounters counters(PathId path) const;  // zero until established
 
   // --- message passing (see the contract above) ---
   void send(PathId path, std::span<const std::byte> data);

@@ -5,18 +5,19 @@
 
 namespace multilane::runtime {
 
-StallWatch::StallWatch(int streams, std::chrono::milliseconds floor)
-    : last_(static_cast<std::size_t>(std::max(streams, 0))), floor_(floor) {}
+StallWatch::StallWatch(int streams) : last_(static_cast<std::size_t>(std::max(streams, 0))) {}
 
-bool StallWatch::stalled(int stream, const StreamProgress& progress, Clock::time_point now) {
+bool StallWatch::stalled(int stream, const StreamProgress& progress, Clock::time_point now,
+                         const StallPatience& patience) {
   Last& last = last_.at(static_cast<std::size_t>(stream));
   const bool busy = progress.unacknowledged > 0;
   if (!busy || !last.busy || progress.acknowledged != last.acknowledged) {
     last = {progress.acknowledged, now, busy};
     return false;
   }
-  const auto patience = std::max<Clock::duration>(floor_, 4 * progress.round_trip);
-  return now - last.since >= patience;
+  const auto wait =
+      std::max<Clock::duration>(patience.floor, patience.round_trips * progress.round_trip);
+  return now - last.since >= wait;
 }
 
 }  // namespace multilane::runtime

@@ -1,10 +1,12 @@
 // runtime/stall_watch.hpp — tells a stalled TCP stream from one that is merely busy.
 //
 // A stream is stalled when it has unacknowledged bytes and no acknowledgement arrived for
-// longer than `floor` and four of its round trips: a stream that moves is acknowledged about
-// once per round trip, while one waiting out a retransmission timeout (200 ms at least on
-// Linux) or facing a closed window is not. Each stream is sampled with its StreamProgress now
-// and then (stream_set.cpp samples every few milliseconds while a send is posted).
+// longer than the caller's patience: a floor and a number of the stream's round trips. A
+// stream that moves is acknowledged about once per round trip, while one waiting out a
+// retransmission timeout (200 ms at least on Linux) or facing a closed window is not. Each
+// stream is sampled with its StreamProgress now and then (stream_set.cpp samples every
+// millisecond while a send is posted); the patience may differ from sample to sample (a
+// sender is more patient while a stall costs nothing).
 #pragma once
 
 #include <chrono>
@@ -16,11 +18,19 @@
 
 namespace multilane::runtime {
 
+// How long a stream may go without an acknowledgement before it counts as stalled: the
+// longer of `floor` and `round_trips` of its smoothed round-trip time.
+struct StallPatience {
+  std::chrono::milliseconds floor{60};
+  int round_trips = 4;
+};
+
 class StallWatch {
  public:
-  StallWatch(int streams, std::chrono::milliseconds floor);
+  explicit StallWatch(int streams);
   // Records a sample of `stream`; true when it is stalled (see the top of this file).
-  bool stalled(int stream, const StreamProgress& progress, Clock::time_point now);
+  bool stalled(int stream, const StreamProgress& progress, Clock::time_point now,
+               const StallPatience& patience);
 
  private:
   struct Last {
@@ -29,7 +39,6 @@ class StallWatch {
     bool busy = false;          // it had unacknowledged bytes at the last sample
   };
   std::vector<Last> last_;
-  std::chrono::milliseconds floor_;
 };
 
 }  // namespace multilane::runtime

@@ -126,6 +126,7 @@ struct StreamSet::Impl {
   std::string peer;
   Receive receive;
   Send send;
+  SendCounters counters;
   std::uint64_t next_send_id = 0;
   std::uint64_t next_recv_id = 0;
   std::string failure;             // set once broken
@@ -496,6 +497,8 @@ struct StreamSet::Impl {
       if (first < w.stream_end) doubt.add(w.range.offset + (first - begin), w.stream_end - first);
     }
     s.written.clear();
+    ++counters.stalls;
+    counters.resent_bytes += doubt.bytes();
     send.feed.give_back(doubt.ranges());
     feed_streams();
   }
@@ -511,7 +514,7 @@ struct StreamSet::Impl {
   void arm_probe() {
     if (probing) return;
     if (!probe_timer) probe_timer = std::make_unique<asio::steady_timer>(*io);
-    if (!stall_watch) stall_watch.emplace(static_cast<int>(streams.size()), options.stall_after);
+    if (!stall_watch) stall_watch.emplace(static_cast<int>(streams.size()));
     probing = true;
     probe_timer->expires_after(kProbeInterval);
     probe_timer->async_wait([this](const asio::error_code& ec) {
@@ -546,28 +549,43 @@ struct StreamSet::Impl {
     const auto now = Clock::now();
     for (std::size_t i = 0; i < streams.size(); ++i) {
       Stream& s = streams[i];
-      if (s.stuck) s.stuck = stall_watch->stalled(static_cast<int>(i), probe(s), now);
+      if (s.stuck) {
+        s.stuck = stall_watch->stalled(static_cast<int>(i), probe(s), now, options.stall_patience);
+      }
     }
   }
 
+  // Every piece is out and a stream has nothing to write: the message now only waits for the
+  // streams still carrying it.
+  bool endgame() const {
+    return send.feed.empty() && std::any_of(streams.begin(), streams.end(), [](const Stream& s) {
+             return s.idle_sender() && !s.stuck;
+           });
+  }
+
   // Forgets acknowledged frames (the send is done once none is left), re-sends the share of
-  // every stalled stream when another stream has nothing left to write (a stream whose share
-  // went out again carries none of the send any more, unless it had to be given some again
-  // for want of other streams), and hands pieces to streams that recovered.
+  // every stalled stream once every piece is out and another stream has nothing left to write
+  // (a stream whose share went out again carries none of the send any more, unless it had to
+  // be given some again for want of other streams), and hands pieces to streams that
+  // recovered.
   void look_at_streams() {
     const auto now = Clock::now();
+    const StallPatience& patience =
+        endgame() ? options.endgame_patience : options.stall_patience;
     std::vector<Stream*> stalled;
     bool someone_idle = false;
     for (std::size_t i = 0; i < streams.size(); ++i) {
       Stream& s = streams[i];
       const StreamProgress progress = probe(s);
       forget_acknowledged(s, progress);
-      s.stuck = stall_watch->stalled(static_cast<int>(i), progress, now);
+      s.stuck = stall_watch->stalled(static_cast<int>(i), progress, now, patience);
       if (s.stuck && !s.interrupting && carries_send(s)) stalled.push_back(&s);
       someone_idle = someone_idle || (s.idle_sender() && !s.stuck);
     }
     if (send_done()) return;
-    if (someone_idle) {
+    // Only once every piece is out: before that an idle stream takes new bytes, and a stall
+    // in mid-message usually ends (the kernel retransmits) before the message does.
+    if (someone_idle && send.feed.empty()) {
       for (Stream* s : stalled) {
         if (s->writes_borrowed()) {
           s->interrupting = true;  // resend_share() runs when the write has stopped
@@ -690,6 +708,8 @@ struct StreamSet::Impl {
     if (!failure.empty()) throw_failure();
     if (!send.active) return;
     ++next_send_id;
+    ++counters.messages;
+    counters.message_bytes += send.message.size();
     send.active = false;
     for (Stream& s : streams) s.written.clear();
   }
@@ -818,6 +838,10 @@ asio::io_context& StreamSet::context() {
 }
 std::chrono::milliseconds StreamSet::timeout() const {
   return impl_->options.timeout;
+}
+
+SendCounters StreamSet::send_counters() const {
+  return impl_->counters;
 }
 
 int StreamSet::streams() const {

@@ -36,10 +36,15 @@
 // Stalled streams (`resend_stalled`): a message is complete only when its slowest stream
 // delivered its share, and a stream that lost a packet in a full queue waits a retransmission
 // timeout (200 ms at least on Linux) while the others idle. With the option on, the sender
-// watches its streams while a send is posted (stall_watch.hpp); when one stopped being
-// acknowledged while another has nothing left to write, the stalled stream's doubtful share
-// -- written but unacknowledged bytes, the unwritten rest of its current piece -- goes back to
-// the front of the feed, for the other streams (as MPTCP's opportunistic retransmission does).
+// watches its streams while a send is posted (stall_watch.hpp); once every piece is handed
+// out and a stream has nothing left to write, each stalled stream's doubtful share -- written
+// but unacknowledged bytes, the unwritten rest of its current piece -- goes back to the front
+// of the feed, for the other streams (as MPTCP's opportunistic retransmission does). Not
+// before: while pieces are left, a stalled stream just takes no more of them, and the kernel
+// usually retransmits its bytes before the message ends (re-sending them in mid-message cost
+// 10-15% of the bytes at 64 streams). In that end game a stream counts as stalled sooner
+// (`endgame_patience`: the message is waiting for it, and a needless copy travels while other
+// streams idle). send_counters() tells how many bytes went out twice.
 // The stalled stream keeps owning what it already started: the rest of an interrupted frame is
 // copied out of the caller's buffer and written later, so the caller gets its buffer back on
 // time. A stream's last bytes may sit in the kernel's socket buffer when it stalls, so a
@@ -69,6 +74,7 @@
 
 #include "runtime/auth.hpp"
 #include "runtime/io_wait.hpp"
+#include "runtime/stall_watch.hpp"
 #include "runtime/stream_progress.hpp"
 #include "runtime/stripe.hpp"
 
@@ -94,8 +100,23 @@ struct StreamOptions {
   // Cut a split message into K equal shares up front, one per stream, as MPWide does, instead
   // of handing pieces out as streams can take them; for comparison only.
   bool equal_shares = false;
-  std::chrono::milliseconds stall_after{60};  // and at least 4 RTT without an acknowledgement
+  // How long a stream may go without an acknowledgement before it counts as stalled: while
+  // pieces are left to hand out (a stream that stalls then just takes no more of them), and
+  // once every piece is out and some stream is idle, so that the message waits only for the
+  // stalled streams (a needless copy then costs little: the path has room).
+  StallPatience stall_patience{std::chrono::milliseconds(60), 4};
+  StallPatience endgame_patience{std::chrono::milliseconds(10), 4};
   StreamProgressProbe progress_probe;         // empty: tcp_progress (the kernel's figures)
+};
+
+// What a set's sends cost so far: how many payload bytes went out a second time because a
+// stream stalled (the copies iperf3's "Retr" column has no counterpart for, since TCP's own
+// retransmissions are not counted here).
+struct SendCounters {
+  std::uint64_t messages = 0;       // sends completed
+  std::uint64_t message_bytes = 0;  // their sizes, added up
+  std::uint64_t resent_bytes = 0;   // bytes of stalled streams handed to other streams again
+  std::uint64_t stalls = 0;         // times a stalled stream's share was taken back
 };
 
 // How a receive matches the incoming message's length.
@@ -147,6 +168,7 @@ class StreamSet {
   bool peer_gone() const;
   asio::io_context& context();
   std::chrono::milliseconds timeout() const;
+  SendCounters send_counters() const;
 
   int streams() const;
   const std::string& peer() const;  // "host:port" of the first stream's remote end

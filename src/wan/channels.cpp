@@ -232,6 +232,13 @@ int Channels::streams(PathId path) const {
   return impl_->path(path).options.streams;
 }
 
+PathCounters Channels::counters(PathId path) const {
+  const PathState& p = impl_->path(path);
+  if (!p.set) return {};
+  const runtime::SendCounters c = p.set->send_counters();
+  return {c.messages, c.message_bytes, c.resent_bytes, c.stalls};
+}
+
 std::string Channels::peer(PathId path) const {
   const PathState& p = impl_->path(path);
   return p.set ? p.set->peer() : std::string();

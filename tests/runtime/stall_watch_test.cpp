@@ -1,5 +1,5 @@
 // tests/runtime/stall_watch_test.cpp — a stream is stalled when its acknowledgements stop for
-// longer than the floor and four round trips, and only while it has bytes in flight.
+// longer than the patience's floor and round trips, and only while it has bytes in flight.
 #include "runtime/stall_watch.hpp"
 
 #include <gtest/gtest.h>
@@ -9,41 +9,54 @@ namespace {
 
 using namespace std::chrono_literals;
 
+constexpr StallPatience kPatience{20ms, 4};
+
 TEST(StallWatch, StalledOnlyAfterThePatienceWithoutAcknowledgements) {
-  StallWatch watch(2, 20ms);
+  StallWatch watch(2);
   const Clock::time_point t0 = Clock::now();
   const StreamProgress waiting{1000, 500, 1ms};  // 500 bytes unacknowledged
-  EXPECT_FALSE(watch.stalled(0, waiting, t0));
-  EXPECT_FALSE(watch.stalled(0, waiting, t0 + 19ms));
-  EXPECT_TRUE(watch.stalled(0, waiting, t0 + 20ms));
+  EXPECT_FALSE(watch.stalled(0, waiting, t0, kPatience));
+  EXPECT_FALSE(watch.stalled(0, waiting, t0 + 19ms, kPatience));
+  EXPECT_TRUE(watch.stalled(0, waiting, t0 + 20ms, kPatience));
   // An acknowledgement restarts the clock.
   const StreamProgress moved{1200, 300, 1ms};
-  EXPECT_FALSE(watch.stalled(0, moved, t0 + 25ms));
-  EXPECT_FALSE(watch.stalled(0, moved, t0 + 44ms));
-  EXPECT_TRUE(watch.stalled(0, moved, t0 + 45ms));
+  EXPECT_FALSE(watch.stalled(0, moved, t0 + 25ms, kPatience));
+  EXPECT_FALSE(watch.stalled(0, moved, t0 + 44ms, kPatience));
+  EXPECT_TRUE(watch.stalled(0, moved, t0 + 45ms, kPatience));
   // The other stream has its own clock.
-  EXPECT_FALSE(watch.stalled(1, waiting, t0 + 45ms));
+  EXPECT_FALSE(watch.stalled(1, waiting, t0 + 45ms, kPatience));
 }
 
 TEST(StallWatch, LongRoundTripsGetMorePatience) {
-  StallWatch watch(1, 20ms);
+  StallWatch watch(1);
   const Clock::time_point t0 = Clock::now();
   const StreamProgress far{0, 500, 30ms};  // 4 round trips: 120 ms
-  EXPECT_FALSE(watch.stalled(0, far, t0));
-  EXPECT_FALSE(watch.stalled(0, far, t0 + 119ms));
-  EXPECT_TRUE(watch.stalled(0, far, t0 + 120ms));
+  EXPECT_FALSE(watch.stalled(0, far, t0, kPatience));
+  EXPECT_FALSE(watch.stalled(0, far, t0 + 119ms, kPatience));
+  EXPECT_TRUE(watch.stalled(0, far, t0 + 120ms, kPatience));
 }
 
 TEST(StallWatch, NothingInFlightIsNeverStalled) {
-  StallWatch watch(1, 20ms);
+  StallWatch watch(1);
   const Clock::time_point t0 = Clock::now();
   const StreamProgress done{1000, 0, 1ms};
-  EXPECT_FALSE(watch.stalled(0, done, t0));
-  EXPECT_FALSE(watch.stalled(0, done, t0 + 10s));
+  EXPECT_FALSE(watch.stalled(0, done, t0, kPatience));
+  EXPECT_FALSE(watch.stalled(0, done, t0 + 10s, kPatience));
   // Bytes written after a quiet spell: the clock starts when they are seen.
-  EXPECT_FALSE(watch.stalled(0, {1000, 10, 1ms}, t0 + 11s));
-  EXPECT_FALSE(watch.stalled(0, {1000, 10, 1ms}, t0 + 11s + 19ms));
-  EXPECT_TRUE(watch.stalled(0, {1000, 10, 1ms}, t0 + 11s + 20ms));
+  EXPECT_FALSE(watch.stalled(0, {1000, 10, 1ms}, t0 + 11s, kPatience));
+  EXPECT_FALSE(watch.stalled(0, {1000, 10, 1ms}, t0 + 11s + 19ms, kPatience));
+  EXPECT_TRUE(watch.stalled(0, {1000, 10, 1ms}, t0 + 11s + 20ms, kPatience));
+}
+
+TEST(StallWatch, ThePatienceOfEachSampleDecides) {
+  StallWatch watch(1);
+  const Clock::time_point t0 = Clock::now();
+  const StreamProgress waiting{0, 500, 2ms};
+  EXPECT_FALSE(watch.stalled(0, waiting, t0, kPatience));
+  EXPECT_FALSE(watch.stalled(0, waiting, t0 + 10ms, kPatience));
+  // The same silence is a stall for a caller with less patience (10 ms and 2 round trips).
+  EXPECT_TRUE(watch.stalled(0, waiting, t0 + 10ms, StallPatience{10ms, 2}));
+  EXPECT_FALSE(watch.stalled(0, waiting, t0 + 10ms, StallPatience{10ms, 6}));
 }
 
 }  // namespace

@@ -200,6 +200,13 @@ TEST(StreamSet, StalledStreamsShareGoesOutOnTheOthers) {
   }
   sending.get();
   EXPECT_EQ(proxy.forwarded(0), before) << "the stalled stream carried none of it";
+  // The counters say so too: the held stream's share went out again, at least once.
+  const SendCounters counters = sender.send_counters();
+  EXPECT_EQ(counters.messages, sizes.size());
+  EXPECT_EQ(counters.message_bytes, 4 * 1024 * 1024 + 3 + 2000 + 700'001 + 3 * 1024 * 1024);
+  EXPECT_GE(counters.stalls, 1u);
+  EXPECT_GT(counters.resent_bytes, 0u);
+  EXPECT_LT(counters.resent_bytes, counters.message_bytes);
 
   // Once it moves again, its late copies are dropped and both directions go on byte-exact.
   proxy.resume(0);

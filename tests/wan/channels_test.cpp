@@ -17,6 +17,7 @@ using channels::ChannelError;
 using channels::Channels;
 using channels::Incoming;
 using channels::Outgoing;
+using channels::PathCounters;
 using channels::PathId;
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
@@ -62,6 +63,11 @@ TEST_P(RoundTrip, OddSizesArriveByteExactBothWays) {
     EXPECT_TRUE(back == pattern(size + 5, 3)) << size;
   }
   b.get();
+  const PathCounters counters = a.listener.counters(a.path);
+  EXPECT_EQ(counters.messages_sent, 2 * std::size(kOddSizes));
+  std::uint64_t bytes = 0;
+  for (std::size_t size : kOddSizes) bytes += 2 * size + 5;
+  EXPECT_EQ(counters.bytes_sent, bytes);
 }
 
 INSTANTIATE_TEST_SUITE_P(Streams, RoundTrip, ::testing::Values(1, 4, 16));
