@@ -77,9 +77,11 @@ struct PathOptions {
   // A split message is complete only when its slowest stream delivered its share. With this
   // on, a stream whose acknowledgements stop (a retransmission timeout after a drop in a full
   // queue) when the rest of the message is out and another stream is idle has its
-  // undelivered share sent again on the idle streams, and a split send returns once the peer
-  // acknowledged every byte (about one round trip later than without). Only the sending end
-  // needs it; counters() tells how many bytes went out twice.
+  // undelivered share sent again on the idle streams. A split send returns when every chunk
+  // is written, keeping a copy of what the peer has not acknowledged yet (sent again if the
+  // stream holding it stalls), so consecutive messages follow each other without a gap; closing
+  // the path first waits for those acknowledgements. Only the sending end needs it;
+  // counters() tells how many bytes went out twice.
   bool resend_stalled = true;
   // Split a message into one equal share per stream up front, as MPWide does, instead of
   // letting each stream take the next chunk when it has sent its last; for comparison only.

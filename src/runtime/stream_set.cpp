@@ -22,6 +22,7 @@
 #include <array>
 #include <deque>
 #include <optional>
+#include <utility>
 
 #include "multilane/errors.hpp"
 #include "runtime/byte_ranges.hpp"
@@ -46,21 +47,29 @@ constexpr auto kLinger = std::chrono::seconds(3);
 constexpr std::uint64_t kSmallestPiece = 16 * 1024;
 // Scratch space for dropping late copies.
 constexpr std::size_t kDiscardBytes = 64 * 1024;
+// Frames of the next message are read ahead into memory up to the posted receive's size,
+// and at least this much (see EarlyFrame).
+constexpr std::uint64_t kLeastReadAhead = 4 << 20;
 
 // One frame in a stream's outbox.
 struct Outgoing {
   FrameBytes header{};
   ByteRange range;                      // the payload's place in the message
   std::span<const std::byte> borrowed;  // the payload, in the posted send's message
-  std::vector<std::byte> owned;         // or: the unwritten rest of an interrupted frame
+  std::vector<std::byte> owned;         // or: header and payload of its own (see `copy`)
+  std::uint64_t message_id = 0;
+  // Owned frames are the unwritten rest of an interrupted frame, or (copy) a copy of the kept
+  // tail's bytes, which is watched until acknowledged like the send's own frames.
+  bool copy = false;
   bool borrows() const { return owned.empty(); }
 };
 
-// A frame of the posted send that went to the kernel: its payload ends at `stream_end` of
-// the stream's byte count.
+// A frame that went to the kernel and may not be acknowledged yet: its payload ends at
+// `stream_end` of the stream's byte count.
 struct Written {
   std::uint64_t stream_end = 0;
   ByteRange range;
+  std::uint64_t message_id = 0;  // the posted send's, or the kept tail's
 };
 
 struct Stream {
@@ -87,6 +96,16 @@ struct Stream {
 
   bool writes_borrowed() const { return writing && outbox.front().borrows(); }
   bool idle_sender() const { return outbox.empty() && !writing; }
+};
+
+// A frame of the message after the posted receive's, read while that receive was incomplete.
+// A sender moves on to its next message while copies of its last one's stalled bytes may still
+// have to go out, behind the next message's frames on the same stream; a receiver that let
+// such a stream wait for the next receive would never see those copies. So it reads such
+// frames ahead into memory (up to a budget) and copies them in when their receive is posted.
+struct EarlyFrame {
+  FrameHeader header;
+  std::vector<std::byte> payload;
 };
 
 struct Receive {
@@ -117,6 +136,29 @@ struct Send {
   bool all_handed_out() const { return borrowing_frames == 0 && feed.empty(); }
 };
 
+// The last split send after its caller got the message back: the bytes TCP had not
+// acknowledged then, copied, until it has; the share of a stream that stalls holding some of
+// them goes out again from here (the caller's next message is already on its way).
+struct KeptTail {
+  bool active = false;
+  std::uint64_t id = 0;
+  std::uint64_t sequence = 0;
+  std::uint64_t total = 0;  // the message's size
+  std::vector<std::pair<ByteRange, std::vector<std::byte>>> kept;  // disjoint, in order
+  ChunkFeed resend;    // kept bytes to send again, taken before the posted send's pieces
+  int copies_out = 0;  // copies queued in outboxes, not yet written
+
+  // The kept bytes of `range`, which lies within one kept range.
+  std::span<const std::byte> bytes(const ByteRange& range) const {
+    for (const auto& [where, data] : kept) {
+      if (range.offset >= where.offset && range.offset + range.length <= where.end()) {
+        return std::span(data).subspan(range.offset - where.offset, range.length);
+      }
+    }
+    throw std::logic_error("a re-sent range of a kept tail is not kept");
+  }
+};
+
 }  // namespace
 
 struct StreamSet::Impl {
@@ -126,6 +168,7 @@ struct StreamSet::Impl {
   std::string peer;
   Receive receive;
   Send send;
+  KeptTail tail;
   SendCounters counters;
   std::uint64_t next_send_id = 0;
   std::uint64_t next_recv_id = 0;
@@ -133,6 +176,8 @@ struct StreamSet::Impl {
   bool ended_by_peer = false;      // broken because the peer closed every stream between messages
   bool peer_gone = false;          // broken because the peer closed or reset a stream
   std::vector<std::byte> scratch;  // where late copies are dropped
+  std::vector<EarlyFrame> early;   // frames of the next message, read ahead
+  std::uint64_t early_bytes = 0;   // their payload, reads under way included
   std::unique_ptr<asio::steady_timer> probe_timer;
   bool probing = false;  // the probe timer is armed
   std::optional<StallWatch> stall_watch;
@@ -159,10 +204,50 @@ struct StreamSet::Impl {
     peer_resends = peer_resends || (h.flags & kFrameAcknowledgeSoon) != 0;
     if (closing || already_complete(h.message_id)) return discard(s, h.length);
     if (!receive.active || h.message_id > receive.id) {
+      if (may_read_ahead(h)) return read_ahead(s, h);
       s.parked = h;  // the streams ran ahead: keep it for its receive
       return;
     }
     take_frame(s, h);
+  }
+
+  bool may_read_ahead(const FrameHeader& h) const {
+    if (!receive.active || receive.complete || h.message_id != receive.id + 1) return false;
+    const std::uint64_t budget = std::max<std::uint64_t>(receive.buffer.size(), kLeastReadAhead);
+    return early_bytes + h.length <= budget;
+  }
+
+  void read_ahead(Stream& s, const FrameHeader& h) {
+    auto payload = std::make_shared<std::vector<std::byte>>(h.length);
+    early_bytes += h.length;
+    s.reading = true;
+    asio::async_read(s.socket, asio::buffer(*payload),
+                     [this, &s, h, payload](const asio::error_code& ec, std::size_t) {
+                       s.reading = false;
+                       if (ec) return read_failed(s, ec, false);
+                       read_ahead_done(EarlyFrame{h, std::move(*payload)});
+                       read_header(s);
+                     });
+  }
+
+  // Its receive may have been posted meanwhile.
+  void read_ahead_done(EarlyFrame frame) {
+    if (receive.active && frame.header.message_id == receive.id) return take_early(frame);
+    if (frame.header.message_id < next_recv_id || closing) {
+      early_bytes -= frame.header.length;
+      return;
+    }
+    early.push_back(std::move(frame));
+  }
+
+  void take_early(const EarlyFrame& frame) {
+    const FrameHeader& h = frame.header;
+    early_bytes -= h.length;
+    if (!accept_header(peer, h) || receive.complete) return;
+    std::copy(frame.payload.begin(), frame.payload.end(),
+              receive.buffer.begin() + static_cast<std::ptrdiff_t>(h.offset));
+    receive.arrived.add(h.offset, h.length);
+    check_complete();
   }
 
   // A copy of bytes that arrived on another stream first.
@@ -172,16 +257,27 @@ struct StreamSet::Impl {
   }
 
   void take_frame(Stream& s, const FrameHeader& h) {
+    if (!accept_header(s.name, h)) return;
+    if (h.length == 0) return frame_arrived(s);
+    read_payload(s, h, 0);
+  }
+
+  // Checks a frame of the posted receive against it (failing the set if it does not fit) and
+  // records what it says about the message.
+  bool accept_header(const std::string& from, const FrameHeader& h) {
     if (h.sequence != receive.sequence) {
-      return fail(fmt::format("message {} from {} belongs to collective call {}, expected {}",
-                              h.message_id, s.name, h.sequence, receive.sequence));
+      fail(fmt::format("message {} from {} belongs to collective call {}, expected {}",
+                       h.message_id, from, h.sequence, receive.sequence));
+      return false;
     }
-    if (auto problem = length_problem(h); !problem.empty()) return fail(std::move(problem));
+    if (auto problem = length_problem(h); !problem.empty()) {
+      fail(std::move(problem));
+      return false;
+    }
     receive.total = h.total;
     receive.any_frame = true;
     receive.sender_waits = receive.sender_waits || (h.flags & kFrameAcknowledgeSoon) != 0;
-    if (h.length == 0) return frame_arrived(s);
-    read_payload(s, h, 0);
+    return true;
   }
 
   // Reads the rest of a frame's payload (from byte `done` on) straight into the buffer, as
@@ -308,6 +404,11 @@ struct StreamSet::Impl {
     receive.buffer = buffer;
     receive.size = size;
     if (size == ReceiveSize::Exact) receive.total = buffer.size();
+    for (const EarlyFrame& frame : std::exchange(early, {})) {
+      if (frame.header.message_id == receive.id) take_early(frame);
+      else early_bytes -= frame.header.length;
+      if (!failure.empty()) return;
+    }
     for (Stream& s : streams) {
       if (s.parked && s.parked->message_id == receive.id) {
         const FrameHeader h = *s.parked;
@@ -385,7 +486,7 @@ struct StreamSet::Impl {
   // Hands the next piece of the posted send to every stream that has nothing to write and is
   // not stalled. Stalled streams get pieces only when no other stream is there to take them.
   void feed_streams() {
-    if (!send.active || !failure.empty()) return;
+    if (!failure.empty() || (!send.active && tail.resend.empty())) return;
     bool others_will_take = false;
     for (Stream& s : streams) {
       if (s.stuck) continue;
@@ -398,7 +499,13 @@ struct StreamSet::Impl {
     }
   }
 
+  // A copy of the kept tail's bytes first (the peer waits for them), else the next piece.
   void feed(Stream& s) {
+    if (const auto copy = tail.resend.next()) {
+      queue_tail_copy(s, copy->range);
+      return write_next(s);
+    }
+    if (!send.active) return;
     const auto piece = send.feed.next();
     if (!piece) return;
     const std::uint16_t flags = kFrameStriped |
@@ -415,8 +522,25 @@ struct StreamSet::Impl {
                                         range.length, send.message.size()});
     frame.range = range;
     frame.borrowed = send.message.subspan(range.offset, range.length);
+    frame.message_id = send.id;
     s.outbox.push_back(std::move(frame));
     ++send.borrowing_frames;
+  }
+
+  void queue_tail_copy(Stream& s, const ByteRange& range) {
+    Outgoing frame;
+    const FrameBytes header = encode_frame_header(
+        FrameHeader{kFrameStriped | kFrameAcknowledgeSoon | kFrameResent, options.job_id,
+                    tail.sequence, tail.id, range.offset, range.length, tail.total});
+    const auto payload = tail.bytes(range);
+    frame.owned.reserve(header.size() + payload.size());
+    frame.owned.assign(header.begin(), header.end());
+    frame.owned.insert(frame.owned.end(), payload.begin(), payload.end());
+    frame.range = range;
+    frame.message_id = tail.id;
+    frame.copy = true;
+    s.outbox.push_back(std::move(frame));
+    ++tail.copies_out;
   }
 
   void write_next(Stream& s) {
@@ -443,9 +567,12 @@ struct StreamSet::Impl {
     s.handed += bytes;
     const Outgoing& frame = s.outbox.front();
     if (frame.borrows()) {
-      if (send.keeps_until_acknowledged) s.written.push_back({s.handed, frame.range});
+      if (send.keeps_until_acknowledged) s.written.push_back({s.handed, frame.range, send.id});
       send.sent += frame.range.length;
       --send.borrowing_frames;
+    } else if (frame.copy) {
+      s.written.push_back({s.handed, frame.range, frame.message_id});
+      --tail.copies_out;
     }
     s.outbox.pop_front();
     if (s.interrupting) {  // the cancel came too late: the frame went whole
@@ -454,7 +581,6 @@ struct StreamSet::Impl {
     }
     write_next(s);
     feed_streams();
-    if (send.all_handed_out() && send.keeps_until_acknowledged) forget_all_acknowledged();
   }
 
   // The front frame's write stopped after `bytes` bytes: its rest is copied out of the message
@@ -466,7 +592,7 @@ struct StreamSet::Impl {
     const std::size_t header_written = std::min(bytes, kFrameHeaderSize);
     const std::size_t payload_written = bytes - header_written;
     if (payload_written > 0) {
-      s.written.push_back({s.handed, {frame.range.offset, payload_written}});
+      s.written.push_back({s.handed, {frame.range.offset, payload_written}, send.id});
       send.sent += payload_written;
     }
     const ByteRange unwritten{frame.range.offset + payload_written,
@@ -487,20 +613,41 @@ struct StreamSet::Impl {
   // the feed, ahead of the bytes never sent. A stream takes a piece only when its outbox is
   // empty and writes it at once, so it holds no borrowed frame it has not started.
   void resend_share(Stream& s, const ByteRange& unwritten) {
-    ByteRanges doubt;
+    ByteRanges doubt = take_doubt(s, send.id);
     doubt.add(unwritten);
+    count_stall(doubt);
+    send.feed.give_back(doubt.ranges());
+    feed_streams();
+  }
+
+  // The same for the kept tail's bytes on `s`: they go out again from the copy, before any
+  // piece of the posted send.
+  void resend_tail_share(Stream& s) {
+    const ByteRanges doubt = take_doubt(s, tail.id);
+    count_stall(doubt);
+    tail.resend.give_back(doubt.ranges());
+    feed_streams();
+  }
+
+  // What `s` wrote of message `message_id` and the peer has not acknowledged; forgotten here
+  // (it is to go out again).
+  ByteRanges take_doubt(Stream& s, std::uint64_t message_id) {
+    ByteRanges doubt;
     const std::uint64_t unacknowledged = std::min(probe(s).unacknowledged, s.handed);
     const std::uint64_t delivered_end = s.handed - unacknowledged;  // the peer has all before
     for (const Written& w : s.written) {
+      if (w.message_id != message_id) continue;
       const std::uint64_t begin = w.stream_end - w.range.length;
       const std::uint64_t first = std::max(begin, delivered_end);
       if (first < w.stream_end) doubt.add(w.range.offset + (first - begin), w.stream_end - first);
     }
-    s.written.clear();
+    std::erase_if(s.written, [&](const Written& w) { return w.message_id == message_id; });
+    return doubt;
+  }
+
+  void count_stall(const ByteRanges& doubt) {
     ++counters.stalls;
     counters.resent_bytes += doubt.bytes();
-    send.feed.give_back(doubt.ranges());
-    feed_streams();
   }
 
   StreamProgress probe(Stream& s) {
@@ -519,9 +666,9 @@ struct StreamSet::Impl {
     probe_timer->expires_after(kProbeInterval);
     probe_timer->async_wait([this](const asio::error_code& ec) {
       probing = false;
-      if (ec || !failure.empty() || send_done()) return;
+      if (ec || !failure.empty() || !watching()) return;
       look_at_streams();
-      if (!send_done()) arm_probe();
+      if (watching()) arm_probe();
     });
   }
 
@@ -532,15 +679,45 @@ struct StreamSet::Impl {
     std::erase_if(s.written, [&](const Written& w) { return w.stream_end <= acknowledged_end; });
   }
 
-  void forget_all_acknowledged() {
-    for (Stream& s : streams) {
-      if (!s.written.empty()) forget_acknowledged(s, probe(s));
-    }
+  // A striped send is posted or a tail is kept: the streams' acknowledgements matter.
+  bool watching() const { return !send_done() || tail.active; }
+
+  static bool holds(const Stream& s, std::uint64_t message_id) {
+    return std::any_of(s.written.begin(), s.written.end(),
+                       [&](const Written& w) { return w.message_id == message_id; });
   }
 
-  bool all_acknowledged() const {
-    return std::all_of(streams.begin(), streams.end(),
-                       [](const Stream& s) { return s.written.empty(); });
+  // The posted send is over for its caller: what TCP has not acknowledged of it is copied
+  // and kept (see KeptTail), so the caller gets its message back about one round trip
+  // earlier and the streams go on with the next one meanwhile.
+  void keep_tail() {
+    ByteRanges unacknowledged;
+    for (Stream& s : streams) {
+      if (s.written.empty()) continue;
+      forget_acknowledged(s, probe(s));
+      for (const Written& w : s.written) unacknowledged.add(w.range);
+    }
+    if (unacknowledged.empty()) return;
+    tail = KeptTail{};
+    tail.active = true;
+    tail.id = send.id;
+    tail.sequence = send.sequence;
+    tail.total = send.message.size();
+    for (const ByteRange& r : unacknowledged.ranges()) {
+      const auto bytes = send.message.subspan(r.offset, r.length);
+      tail.kept.emplace_back(r, std::vector<std::byte>(bytes.begin(), bytes.end()));
+    }
+    tail.resend = ChunkFeed(0, static_cast<int>(streams.size()), kSmallestPiece, largest_piece());
+    arm_probe();
+  }
+
+  // Drops the kept tail once the peer acknowledged all of it, copies included.
+  void settle_tail() {
+    if (!tail.active || !tail.resend.empty() || tail.copies_out > 0) return;
+    for (const Stream& s : streams) {
+      if (holds(s, tail.id)) return;
+    }
+    tail = KeptTail{};
   }
 
   // Looks again at the streams found stalled last time (the others are not asked: a send of
@@ -568,21 +745,28 @@ struct StreamSet::Impl {
   // (a stream whose share went out again carries none of the send any more, unless it had to
   // be given some again for want of other streams), and hands pieces to streams that
   // recovered.
+  // A stream holding bytes of the kept tail counts as stalled as soon as in the end game (the
+  // peer waits for that message), and its share of the tail goes out again at once.
   void look_at_streams() {
     const auto now = Clock::now();
-    const StallPatience& patience =
-        endgame() ? options.endgame_patience : options.stall_patience;
-    std::vector<Stream*> stalled;
+    const bool ending = endgame();
+    std::vector<Stream*> stalled, stalled_on_tail;
     bool someone_idle = false;
     for (std::size_t i = 0; i < streams.size(); ++i) {
       Stream& s = streams[i];
       const StreamProgress progress = probe(s);
       forget_acknowledged(s, progress);
-      s.stuck = stall_watch->stalled(static_cast<int>(i), progress, now, patience);
+      const bool holds_tail = tail.active && holds(s, tail.id);
+      s.stuck = stall_watch->stalled(
+          static_cast<int>(i), progress, now,
+          ending || holds_tail ? options.endgame_patience : options.stall_patience);
+      if (s.stuck && holds_tail) stalled_on_tail.push_back(&s);
       if (s.stuck && !s.interrupting && carries_send(s)) stalled.push_back(&s);
       someone_idle = someone_idle || (s.idle_sender() && !s.stuck);
     }
-    if (send_done()) return;
+    for (Stream* s : stalled_on_tail) resend_tail_share(*s);
+    settle_tail();
+    if (send_done()) return feed_streams();
     // Only once every piece is out: before that an idle stream takes new bytes, and a stall
     // in mid-message usually ends (the kernel retransmits) before the message does.
     if (someone_idle && send.feed.empty()) {
@@ -599,7 +783,7 @@ struct StreamSet::Impl {
   }
 
   // `s` holds bytes of the posted send that may not have reached the peer.
-  static bool carries_send(const Stream& s) { return !s.written.empty() || s.writes_borrowed(); }
+  bool carries_send(const Stream& s) const { return holds(s, send.id) || s.writes_borrowed(); }
 
   void write_failed(Stream& s, const asio::error_code& ec) {
     if (!failure.empty() || ec == asio::error::operation_aborted) return;
@@ -637,9 +821,11 @@ struct StreamSet::Impl {
     return true;
   }
 
+  // A split send that keeps its tail is done once the previous one's tail is settled (at most
+  // one message's tail is kept).
   bool send_done() const {
     if (!failure.empty() || !send.active) return true;
-    return send.all_handed_out() && (!send.keeps_until_acknowledged || all_acknowledged());
+    return send.all_handed_out() && (!send.keeps_until_acknowledged || !tail.active);
   }
   bool recv_done() const { return !failure.empty() || !receive.active || receive.complete; }
 
@@ -700,6 +886,7 @@ struct StreamSet::Impl {
 
   ~Impl() {
     if (!io) return;
+    settle_before_closing();
     if (failure.empty() && peer_resends) linger();
     abandon();
   }
@@ -707,11 +894,22 @@ struct StreamSet::Impl {
   void finish_send() {
     if (!failure.empty()) throw_failure();
     if (!send.active) return;
+    if (send.keeps_until_acknowledged) keep_tail();
     ++next_send_id;
     ++counters.messages;
     counters.message_bytes += send.message.size();
     send.active = false;
-    for (Stream& s : streams) s.written.clear();
+  }
+
+  // Waits (bounded by the timeout) until the kept tail is acknowledged, so that closing the
+  // streams loses none of it.
+  void settle_before_closing() {
+    if (!failure.empty() || !tail.active) return;
+    if (!run_until(*io, Clock::now() + options.timeout,
+                   [this] { return !failure.empty() || !tail.active; })) {
+      fail(fmt::format("timed out after {} waiting for the acknowledgement of message {} to {}",
+                       seconds_text(options.timeout), tail.id, peer));
+    }
   }
 
   std::uint64_t finish_recv() {
@@ -729,7 +927,10 @@ struct StreamSet::Impl {
     }
     if (!send_done()) {
       what += fmt::format("{}sending message {} to {}: {}{}", what.empty() ? "" : "; ", send.id,
-                          peer, sent_text(), send.all_handed_out() ? ", not all acknowledged" : "");
+                          peer, sent_text(),
+                          send.all_handed_out()
+                              ? fmt::format(", message {} not all acknowledged", tail.id)
+                              : "");
     }
     return fmt::format("timed out after {} {}", seconds_text(options.timeout), what);
   }
@@ -823,6 +1024,7 @@ void StreamSet::expire() {
 }
 
 void StreamSet::close() {
+  impl_->settle_before_closing();
   impl_->fail(fmt::format("streams to {} were closed by this end", impl_->peer));
   impl_->abandon();
 }

@@ -17,10 +17,11 @@
 //   - Calls are blocking and bounded: each waits at most `timeout`, and a timeout error says
 //     what was awaited ("timed out after 60 s waiting for message 3 from 127.0.0.1:4711:
 //     received 100 of 1000 bytes").
-//   - send() returns when the bytes are handed to the kernel (with `resend_stalled`, a split
-//     message: when TCP acknowledged them), not when the peer read them; a send
-//     larger than the socket buffers therefore needs the peer to be receiving. Use
-//     send_recv() to exchange with a peer that sends at the same time.
+//   - send() returns when the bytes are handed to the kernel, not when the peer read them; a
+//     send larger than the socket buffers therefore needs the peer to be receiving. Use
+//     send_recv() to exchange with a peer that sends at the same time. (With
+//     `resend_stalled`, a split message's unacknowledged end is copied first; see "Stalled
+//     streams".)
 //   - After any TransportError the set is closed; later calls throw again.
 //   - Not thread-safe: one call at a time per set (sets are independent of each other).
 //   - recv_up_to() takes a message of any length up to the buffer's size and returns its
@@ -47,13 +48,22 @@
 // streams idle). send_counters() tells how many bytes went out twice.
 // The stalled stream keeps owning what it already started: the rest of an interrupted frame is
 // copied out of the caller's buffer and written later, so the caller gets its buffer back on
-// time. A stream's last bytes may sit in the kernel's socket buffer when it stalls, so a
-// split send keeps the caller's message until TCP acknowledged every byte
-// (about one round trip after the last write; the receiver acknowledges at once when it has
-// the whole message, kFrameAcknowledgeSoon) and only then returns. Receivers always accept a
-// byte range twice (the first copy wins, a late copy of a finished message is read and
-// dropped), so only the sender needs the option; the copies are the same bytes, so their order
-// never matters. A receiver of such a sender lingers when it is destroyed (up to 3 s) until the
+// time. A stream's last bytes may sit in the kernel's socket buffer when it stalls, so when a
+// split send has handed out every piece, the bytes TCP has not acknowledged yet are copied
+// and kept (the "tail", at most what is in flight and the unsent queues) and the caller gets
+// its message back at once: the streams go on with the next message while the peer's
+// acknowledgements of the last one arrive (waiting for them cost a round trip and more per
+// message). A stream that stalls holding bytes of the tail has them sent again from the copy,
+// ahead of the next message's pieces, after the end game's patience. At most one tail is kept:
+// the next split send completes only once the previous tail is acknowledged, and closing or
+// destroying the set first waits (up to the timeout) for its tail. The receiver acknowledges
+// at once when it has a whole message (kFrameAcknowledgeSoon). Receivers always accept a byte
+// range twice (the first copy wins, a late copy of a finished message is read and dropped),
+// so only the sender needs the option; the copies are the same bytes, so their order never
+// matters. Such copies of message n can arrive behind frames of message n+1 on a stream, so
+// a receiver reads frames of the next message ahead into memory while the current one is
+// incomplete (up to the current buffer's size, at least 4 MiB; beyond that the stream waits
+// for the next receive, which the stalled stream's own recovery then ends). A receiver of such a sender lingers when it is destroyed (up to 3 s) until the
 // peer closes too, so that unread late copies do not reset a connection the peer still uses.
 // Only stalls between this end and its peer's kernel are seen: behind a relay that
 // acknowledges and forwards, a stall on the far side looks like a slow stream.

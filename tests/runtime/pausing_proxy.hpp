@@ -67,6 +67,19 @@ class PausingProxy {
     std::lock_guard lock(mutex_);
     return connections_.at(index)->forwarded;
   }
+  // forwarded() once the connection's pump has counted the chunk it is writing (the target
+  // may already have read it), waiting at most 2 s.
+  std::uint64_t forwarded_when_settled(std::size_t index) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (true) {
+      {
+        std::lock_guard lock(mutex_);
+        const Connection& c = *connections_.at(index);
+        if (c.holding == 0 || std::chrono::steady_clock::now() > deadline) return c.forwarded;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
 
   // The progress a sender's stream (its socket `fd`) made through the proxy.
   StreamProgress progress(int fd) {
