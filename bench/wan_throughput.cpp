@@ -15,8 +15,8 @@
 // about S seconds, at most 100000) and waits for the receiver's acknowledgement of the last;
 // bytes / time to that acknowledgement is the throughput. The sender prints one line per
 // stream count: "streams K: X Gbit/s (N bytes in S s; re-sent R% in M stalls)", where R is
-// how many bytes went out a second time because a stream stalled. --resend off turns off re-sending a
-// stalled stream's share (PathOptions::resend_stalled; it only matters at the sending end);
+// how many bytes went out a second time because a stream stalled. --resend off turns off
+// re-sending a stalled stream's share (PathOptions::resend_stalled; only the sending end);
 // --shares equal cuts every message into one equal share per stream up front, as MPWide does
 // and channels did before pieces were pulled (PathOptions::equal_shares).
 #include <fmt/format.h>
@@ -171,9 +171,8 @@ void receive_messages(Channels& ch, PathId p, const Args& a) {
 
 void report(int streams, const Measured& m) {
   fmt::print("streams {}: {:.3f} Gbit/s ({} bytes in {:.3f} s; re-sent {:.1f}% in {} stalls)\n",
-             streams, m.bytes * 8 / m.seconds / 1e9, static_cast<std::uint64_t>(m.bytes),
-             m.seconds, 100.0 * static_cast<double>(m.counters.bytes_resent) / m.bytes,
-             m.counters.stalls);
+             streams, m.bytes * 8 / m.seconds / 1e9, static_cast<std::uint64_t>(m.bytes), m.seconds,
+             100.0 * static_cast<double>(m.counters.bytes_resent) / m.bytes, m.counters.stalls);
   std::fflush(stdout);
 }
 

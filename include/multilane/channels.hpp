@@ -77,11 +77,12 @@ struct PathOptions {
   // A split message is complete only when its slowest stream delivered its share. With this
   // on, a stream whose acknowledgements stop (a retransmission timeout after a drop in a full
   // queue) when the rest of the message is out and another stream is idle has its
-  // undelivered share sent again on the idle streams. A split send returns when every chunk
-  // is written, keeping a copy of what the peer has not acknowledged yet (sent again if the
-  // stream holding it stalls), so consecutive messages follow each other without a gap; closing
-  // the path first waits for those acknowledgements. Only the sending end needs it;
-  // counters() tells how many bytes went out twice.
+  // undelivered share sent again on the idle streams. A split send returns once the peer
+  // acknowledged every byte; on a path with a round trip of 1 ms or more it returns as soon as
+  // every chunk is written, keeping a copy of what the peer has not acknowledged yet (sent
+  // again if the stream holding it stalls), so consecutive messages follow each other without
+  // a gap; closing the path first waits for those acknowledgements. Only the sending end
+  // needs it; counters() tells how many bytes went out twice.
   bool resend_stalled = true;
   // Split a message into one equal share per stream up front, as MPWide does, instead of
   // letting each stream take the next chunk when it has sent its last; for comparison only.
@@ -141,8 +142,8 @@ class Channels {
   void close(PathId path);                      // closes its streams; the peer sees the end
   std::uint16_t local_port(PathId path) const;  // the listening port (0 when connecting)
   int streams(PathId path) const;
-  std::string peer(PathId path) const;  // "host:port" once established
-  int size() const;                     // paths added so far
+  std::string peer(PathId path) const;       // "host:port" once established
+  int size() const;                          // paths added so far
   PathCounters counters(PathId path) const;  // zero until established
 
   // --- message passing (see the contract above) ---

@@ -15,8 +15,8 @@ bool StallWatch::stalled(int stream, const StreamProgress& progress, Clock::time
     last = {progress.acknowledged, now, busy};
     return false;
   }
-  const auto wait =
-      std::max<Clock::duration>(patience.floor, patience.round_trips * progress.round_trip);
+  const auto beat = std::max(progress.round_trip, progress.segment_pair_time);
+  const auto wait = std::max<Clock::duration>(patience.floor, patience.round_trips * beat);
   return now - last.since >= wait;
 }
 

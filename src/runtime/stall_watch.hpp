@@ -1,7 +1,8 @@
 // runtime/stall_watch.hpp — tells a stalled TCP stream from one that is merely busy.
 //
 // A stream is stalled when it has unacknowledged bytes and no acknowledgement arrived for
-// longer than the caller's patience: a floor and a number of the stream's round trips. A
+// longer than the caller's patience: a floor and a number of the stream's round trips (or of
+// the time it takes to send two segments, when that is longer: a paced stream). A
 // stream that moves is acknowledged about once per round trip, while one waiting out a
 // retransmission timeout (200 ms at least on Linux) or facing a closed window is not. Each
 // stream is sampled with its StreamProgress now and then (stream_set.cpp samples every
@@ -19,7 +20,8 @@
 namespace multilane::runtime {
 
 // How long a stream may go without an acknowledgement before it counts as stalled: the
-// longer of `floor` and `round_trips` of its smoothed round-trip time.
+// longer of `floor` and `round_trips` of its smoothed round-trip time or of its segment pair
+// time, whichever is longer (stream_progress.hpp).
 struct StallPatience {
   std::chrono::milliseconds floor{60};
   int round_trips = 4;

@@ -17,6 +17,12 @@ StreamProgress tcp_progress(int fd) {
   if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) == 0) {
     progress.acknowledged = info.tcpi_bytes_acked;
     progress.round_trip = std::chrono::microseconds(info.tcpi_rtt);
+    progress.least_round_trip = std::chrono::microseconds(info.tcpi_min_rtt);
+    const std::uint64_t rate = info.tcpi_pacing_rate;  // bytes/s, ~0 when unlimited
+    if (rate > 0 && rate != ~std::uint64_t{0} && info.tcpi_snd_mss > 0) {
+      progress.segment_pair_time =
+          std::chrono::microseconds(2'000'000 * std::uint64_t{info.tcpi_snd_mss} / rate);
+    }
   }
   int queued = 0;  // written, not yet acknowledged (sent or not)
   if (::ioctl(fd, SIOCOUTQ, &queued) == 0 && queued > 0) {

@@ -4,8 +4,8 @@
 // stream, both from the kernel: a counter that advances whenever the peer acknowledges data
 // (it stops during a retransmission timeout or a closed window), and how many written bytes the
 // peer has not acknowledged yet (all of them are in doubt; acknowledged bytes are at the peer
-// and will be read without the network's help). Plus the smoothed round-trip time, to tell a
-// stall from an ordinary wait for acknowledgements.
+// and will be read without the network's help). Plus the smoothed round-trip time and the
+// pace of its segments, to tell a stall from an ordinary wait for acknowledgements.
 #pragma once
 
 #include <chrono>
@@ -17,7 +17,12 @@ namespace multilane::runtime {
 struct StreamProgress {
   std::uint64_t acknowledged = 0;    // bytes acknowledged so far (grows while the path moves)
   std::uint64_t unacknowledged = 0;  // written bytes the peer has not acknowledged yet
-  std::chrono::microseconds round_trip{0};  // smoothed RTT, 0 if unknown
+  std::chrono::microseconds round_trip{0};        // smoothed RTT, 0 if unknown
+  std::chrono::microseconds least_round_trip{0};  // the shortest seen: the path's own, 0 if unknown
+  // How long the stream takes to send two full segments at its pacing rate, 0 if unknown: a
+  // receiver acknowledges every second segment, so a slow (paced) stream that moves is
+  // acknowledged about this often, however short the round trip.
+  std::chrono::microseconds segment_pair_time{0};
 };
 
 // Reads the kernel's figures (TCP_INFO and SIOCOUTQ) of a connected TCP socket; all zero when

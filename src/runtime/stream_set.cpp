@@ -129,9 +129,11 @@ struct Send {
   ChunkFeed feed;            // striped: the pieces not yet handed to a stream
   std::uint64_t sent = 0;    // payload bytes handed to the kernel (a re-sent range twice)
   int borrowing_frames = 0;  // frames that still refer to `message`
-  // Striped, with resend_stalled: the caller's message is kept until every byte is
-  // acknowledged, so that a stream stalling after its last write can still be replaced.
+  // Striped, with resend_stalled: the message's bytes are kept until every one is
+  // acknowledged, so that a stream stalling after its last write can still be replaced: the
+  // caller's message until then, or (keeps_tail, on a long path) a copy of its end.
   bool keeps_until_acknowledged = false;
+  bool keeps_tail = false;
 
   bool all_handed_out() const { return borrowing_frames == 0 && feed.empty(); }
 };
@@ -143,10 +145,11 @@ struct KeptTail {
   bool active = false;
   std::uint64_t id = 0;
   std::uint64_t sequence = 0;
-  std::uint64_t total = 0;  // the message's size
+  std::uint64_t total = 0;                                         // the message's size
   std::vector<std::pair<ByteRange, std::vector<std::byte>>> kept;  // disjoint, in order
-  ChunkFeed resend;    // kept bytes to send again, taken before the posted send's pieces
-  int copies_out = 0;  // copies queued in outboxes, not yet written
+  std::uint64_t kept_bytes = 0;
+  ByteRanges delivered;  // kept bytes the peer acknowledged, on whichever stream
+  ChunkFeed resend;      // kept bytes to send again, taken before the posted send's pieces
 
   // The kept bytes of `range`, which lies within one kept range.
   std::span<const std::byte> bytes(const ByteRange& range) const {
@@ -405,8 +408,10 @@ struct StreamSet::Impl {
     receive.size = size;
     if (size == ReceiveSize::Exact) receive.total = buffer.size();
     for (const EarlyFrame& frame : std::exchange(early, {})) {
-      if (frame.header.message_id == receive.id) take_early(frame);
-      else early_bytes -= frame.header.length;
+      if (frame.header.message_id == receive.id)
+        take_early(frame);
+      else
+        early_bytes -= frame.header.length;
       if (!failure.empty()) return;
     }
     for (Stream& s : streams) {
@@ -446,6 +451,7 @@ struct StreamSet::Impl {
                       ? equal_shares(message.size(), k)
                       : ChunkFeed(message.size(), k, kSmallestPiece, largest_piece());
       send.keeps_until_acknowledged = options.resend_stalled;
+      send.keeps_tail = send.keeps_until_acknowledged && long_path();
       feed_streams();
     } else {
       Stream& s = stream_for_whole_message();
@@ -461,6 +467,13 @@ struct StreamSet::Impl {
   std::uint64_t largest_piece() const {
     const auto limit = static_cast<std::uint64_t>(options.unsent_limit);
     return limit > 0 ? std::min(options.stripe.max_chunk, limit) : options.stripe.max_chunk;
+  }
+
+  // Some stream's shortest round trip is at least options.tail_round_trip.
+  bool long_path() {
+    return std::any_of(streams.begin(), streams.end(), [this](Stream& s) {
+      return probe(s).least_round_trip >= options.tail_round_trip;
+    });
   }
 
   // One piece per stream (all are idle at the start of a send, so each takes one).
@@ -540,7 +553,6 @@ struct StreamSet::Impl {
     frame.message_id = tail.id;
     frame.copy = true;
     s.outbox.push_back(std::move(frame));
-    ++tail.copies_out;
   }
 
   void write_next(Stream& s) {
@@ -570,9 +582,8 @@ struct StreamSet::Impl {
       if (send.keeps_until_acknowledged) s.written.push_back({s.handed, frame.range, send.id});
       send.sent += frame.range.length;
       --send.borrowing_frames;
-    } else if (frame.copy) {
+    } else if (frame.copy && tail.active && frame.message_id == tail.id) {
       s.written.push_back({s.handed, frame.range, frame.message_id});
-      --tail.copies_out;
     }
     s.outbox.pop_front();
     if (s.interrupting) {  // the cancel came too late: the frame went whole
@@ -581,6 +592,9 @@ struct StreamSet::Impl {
     }
     write_next(s);
     feed_streams();
+    if (send.all_handed_out() && send.keeps_until_acknowledged && !send.keeps_tail) {
+      forget_all_acknowledged();
+    }
   }
 
   // The front frame's write stopped after `bytes` bytes: its rest is copied out of the message
@@ -630,16 +644,18 @@ struct StreamSet::Impl {
   }
 
   // What `s` wrote of message `message_id` and the peer has not acknowledged; forgotten here
-  // (it is to go out again).
+  // (it is to go out again). What it has acknowledged of the kept tail counts as delivered.
   ByteRanges take_doubt(Stream& s, std::uint64_t message_id) {
     ByteRanges doubt;
     const std::uint64_t unacknowledged = std::min(probe(s).unacknowledged, s.handed);
     const std::uint64_t delivered_end = s.handed - unacknowledged;  // the peer has all before
+    const bool of_tail = tail.active && message_id == tail.id;
     for (const Written& w : s.written) {
       if (w.message_id != message_id) continue;
       const std::uint64_t begin = w.stream_end - w.range.length;
-      const std::uint64_t first = std::max(begin, delivered_end);
-      if (first < w.stream_end) doubt.add(w.range.offset + (first - begin), w.stream_end - first);
+      const std::uint64_t first = std::clamp(delivered_end, begin, w.stream_end);
+      if (of_tail) tail.delivered.add(w.range.offset, first - begin);
+      doubt.add(w.range.offset + (first - begin), w.stream_end - first);
     }
     std::erase_if(s.written, [&](const Written& w) { return w.message_id == message_id; });
     return doubt;
@@ -676,11 +692,21 @@ struct StreamSet::Impl {
   // without the network's help).
   void forget_acknowledged(Stream& s, const StreamProgress& progress) {
     const std::uint64_t acknowledged_end = s.handed - std::min(progress.unacknowledged, s.handed);
-    std::erase_if(s.written, [&](const Written& w) { return w.stream_end <= acknowledged_end; });
+    std::erase_if(s.written, [&](const Written& w) {
+      if (w.stream_end > acknowledged_end) return false;
+      if (tail.active && w.message_id == tail.id) tail.delivered.add(w.range);
+      return true;
+    });
   }
 
   // A striped send is posted or a tail is kept: the streams' acknowledgements matter.
   bool watching() const { return !send_done() || tail.active; }
+
+  void forget_all_acknowledged() {
+    for (Stream& s : streams) {
+      if (!s.written.empty()) forget_acknowledged(s, probe(s));
+    }
+  }
 
   static bool holds(const Stream& s, std::uint64_t message_id) {
     return std::any_of(s.written.begin(), s.written.end(),
@@ -707,15 +733,17 @@ struct StreamSet::Impl {
       const auto bytes = send.message.subspan(r.offset, r.length);
       tail.kept.emplace_back(r, std::vector<std::byte>(bytes.begin(), bytes.end()));
     }
+    tail.kept_bytes = unacknowledged.bytes();
     tail.resend = ChunkFeed(0, static_cast<int>(streams.size()), kSmallestPiece, largest_piece());
     arm_probe();
   }
 
-  // Drops the kept tail once the peer acknowledged all of it, copies included.
+  // Drops the kept tail once the peer acknowledged every kept byte on some stream; copies
+  // still queued then go out needlessly (the peer drops them) and are no longer watched.
   void settle_tail() {
-    if (!tail.active || !tail.resend.empty() || tail.copies_out > 0) return;
-    for (const Stream& s : streams) {
-      if (holds(s, tail.id)) return;
+    if (!tail.active || tail.delivered.bytes() < tail.kept_bytes) return;
+    for (Stream& s : streams) {
+      std::erase_if(s.written, [&](const Written& w) { return w.message_id == tail.id; });
     }
     tail = KeptTail{};
   }
@@ -745,8 +773,9 @@ struct StreamSet::Impl {
   // (a stream whose share went out again carries none of the send any more, unless it had to
   // be given some again for want of other streams), and hands pieces to streams that
   // recovered.
-  // A stream holding bytes of the kept tail counts as stalled as soon as in the end game (the
-  // peer waits for that message), and its share of the tail goes out again at once.
+  // A stream that stalls holding bytes of the kept tail has them sent again at once (the peer
+  // waits for that message), ahead of the posted send's pieces; the receiver reads the next
+  // message ahead meanwhile, so the patience is that of the posted send.
   void look_at_streams() {
     const auto now = Clock::now();
     const bool ending = endgame();
@@ -757,9 +786,8 @@ struct StreamSet::Impl {
       const StreamProgress progress = probe(s);
       forget_acknowledged(s, progress);
       const bool holds_tail = tail.active && holds(s, tail.id);
-      s.stuck = stall_watch->stalled(
-          static_cast<int>(i), progress, now,
-          ending || holds_tail ? options.endgame_patience : options.stall_patience);
+      s.stuck = stall_watch->stalled(static_cast<int>(i), progress, now,
+                                     ending ? options.endgame_patience : options.stall_patience);
       if (s.stuck && holds_tail) stalled_on_tail.push_back(&s);
       if (s.stuck && !s.interrupting && carries_send(s)) stalled.push_back(&s);
       someone_idle = someone_idle || (s.idle_sender() && !s.stuck);
@@ -822,10 +850,13 @@ struct StreamSet::Impl {
   }
 
   // A split send that keeps its tail is done once the previous one's tail is settled (at most
-  // one message's tail is kept).
+  // one message's tail is kept); one that does not, once the peer acknowledged all of it.
   bool send_done() const {
     if (!failure.empty() || !send.active) return true;
-    return send.all_handed_out() && (!send.keeps_until_acknowledged || !tail.active);
+    if (!send.all_handed_out() || !send.keeps_until_acknowledged) return send.all_handed_out();
+    return !tail.active &&
+           (send.keeps_tail || std::none_of(streams.begin(), streams.end(),
+                                            [this](const Stream& s) { return holds(s, send.id); }));
   }
   bool recv_done() const { return !failure.empty() || !receive.active || receive.complete; }
 
@@ -894,7 +925,7 @@ struct StreamSet::Impl {
   void finish_send() {
     if (!failure.empty()) throw_failure();
     if (!send.active) return;
-    if (send.keeps_until_acknowledged) keep_tail();
+    if (send.keeps_tail) keep_tail();
     ++next_send_id;
     ++counters.messages;
     counters.message_bytes += send.message.size();
@@ -926,11 +957,9 @@ struct StreamSet::Impl {
       what = fmt::format("waiting for message {} from {}: {}", receive.id, peer, received_text());
     }
     if (!send_done()) {
-      what += fmt::format("{}sending message {} to {}: {}{}", what.empty() ? "" : "; ", send.id,
-                          peer, sent_text(),
-                          send.all_handed_out()
-                              ? fmt::format(", message {} not all acknowledged", tail.id)
-                              : "");
+      what += fmt::format(
+          "{}sending message {} to {}: {}{}", what.empty() ? "" : "; ", send.id, peer, sent_text(),
+          send.all_handed_out() ? fmt::format(", message {} not all acknowledged", tail.id) : "");
     }
     return fmt::format("timed out after {} {}", seconds_text(options.timeout), what);
   }

@@ -48,22 +48,24 @@
 // streams idle). send_counters() tells how many bytes went out twice.
 // The stalled stream keeps owning what it already started: the rest of an interrupted frame is
 // copied out of the caller's buffer and written later, so the caller gets its buffer back on
-// time. A stream's last bytes may sit in the kernel's socket buffer when it stalls, so when a
-// split send has handed out every piece, the bytes TCP has not acknowledged yet are copied
-// and kept (the "tail", at most what is in flight and the unsent queues) and the caller gets
-// its message back at once: the streams go on with the next message while the peer's
-// acknowledgements of the last one arrive (waiting for them cost a round trip and more per
-// message). A stream that stalls holding bytes of the tail has them sent again from the copy,
-// ahead of the next message's pieces, after the end game's patience. At most one tail is kept:
-// the next split send completes only once the previous tail is acknowledged, and closing or
-// destroying the set first waits (up to the timeout) for its tail. The receiver acknowledges
-// at once when it has a whole message (kFrameAcknowledgeSoon). Receivers always accept a byte
-// range twice (the first copy wins, a late copy of a finished message is read and dropped),
-// so only the sender needs the option; the copies are the same bytes, so their order never
-// matters. Such copies of message n can arrive behind frames of message n+1 on a stream, so
-// a receiver reads frames of the next message ahead into memory while the current one is
-// incomplete (up to the current buffer's size, at least 4 MiB; beyond that the stream waits
-// for the next receive, which the stalled stream's own recovery then ends). A receiver of such a sender lingers when it is destroyed (up to 3 s) until the
+// time. A stream's last bytes may sit in the kernel's socket buffer when it stalls, so a split
+// send keeps its bytes until TCP acknowledged every one. On a short path (`tail_round_trip`)
+// it simply returns only then. On a long one it returns once every piece is handed out,
+// keeping a copy of the bytes TCP has not acknowledged yet (the "tail": at most what is in
+// flight and in the unsent queues), so the streams go on with the next message while those
+// acknowledgements arrive (waiting for them cost a round trip and more per message). A stream
+// that stalls holding bytes of the tail has them sent again from the copy, ahead of the next
+// message's pieces. At most one tail is kept: the next split send completes only once the
+// previous tail is acknowledged, and closing or destroying the set first waits (up to the
+// timeout) for its tail. The receiver acknowledges at once when it has a whole message
+// (kFrameAcknowledgeSoon). Receivers always accept a byte range twice (the first copy wins, a
+// late copy of a finished message is read and dropped), so only the sender needs the option;
+// the copies are the same bytes, so their order never matters. Copies of message n can come
+// behind frames of message n+1 on a stream, so a receiver reads frames of the next message
+// ahead into memory while the current one is incomplete (up to the current buffer's size, at
+// least 4 MiB; beyond that the stream waits for the next receive, and the message for the
+// stalled stream's own recovery).
+// A receiver of such a sender lingers when it is destroyed (up to 3 s) until the
 // peer closes too, so that unread late copies do not reset a connection the peer still uses.
 // Only stalls between this end and its peer's kernel are seen: behind a relay that
 // acknowledges and forwards, a stall on the far side looks like a slow stream.
@@ -116,7 +118,11 @@ struct StreamOptions {
   // stalled streams (a needless copy then costs little: the path has room).
   StallPatience stall_patience{std::chrono::milliseconds(60), 4};
   StallPatience endgame_patience{std::chrono::milliseconds(10), 4};
-  StreamProgressProbe progress_probe;         // empty: tcp_progress (the kernel's figures)
+  // A split send keeps a copy of its unacknowledged end and returns at once (see "Stalled
+  // streams") only on a path whose shortest round trip is at least this long; on a shorter
+  // one, waiting for the acknowledgements costs less than the copies.
+  std::chrono::microseconds tail_round_trip{1000};
+  StreamProgressProbe progress_probe;  // empty: tcp_progress (the kernel's figures)
 };
 
 // What a set's sends cost so far: how many payload bytes went out a second time because a

@@ -36,6 +36,18 @@ TEST(StallWatch, LongRoundTripsGetMorePatience) {
   EXPECT_TRUE(watch.stalled(0, far, t0 + 120ms, kPatience));
 }
 
+TEST(StallWatch, SlowStreamsGetMorePatience) {
+  // Paced to two segments per 15 ms, a stream is acknowledged about every 15 ms even at a
+  // short round trip.
+  StallWatch watch(1);
+  const Clock::time_point t0 = Clock::now();
+  StreamProgress paced{0, 500, 1ms};
+  paced.segment_pair_time = 15ms;
+  EXPECT_FALSE(watch.stalled(0, paced, t0, kPatience));
+  EXPECT_FALSE(watch.stalled(0, paced, t0 + 59ms, kPatience));
+  EXPECT_TRUE(watch.stalled(0, paced, t0 + 60ms, kPatience));
+}
+
 TEST(StallWatch, NothingInFlightIsNeverStalled) {
   StallWatch watch(1);
   const Clock::time_point t0 = Clock::now();
