@@ -27,25 +27,25 @@ TEST(StallWatch, StalledOnlyAfterThePatienceWithoutAcknowledgements) {
   EXPECT_FALSE(watch.stalled(1, waiting, t0 + 45ms, kPatience));
 }
 
-TEST(StallWatch, LongRoundTripsGetMorePatience) {
+// A stream that keeps showing `progress` counts as stalled exactly `after` its first sample.
+void expect_stalled_after(const StreamProgress& progress, std::chrono::milliseconds after) {
   StallWatch watch(1);
   const Clock::time_point t0 = Clock::now();
-  const StreamProgress far{0, 500, 30ms};  // 4 round trips: 120 ms
-  EXPECT_FALSE(watch.stalled(0, far, t0, kPatience));
-  EXPECT_FALSE(watch.stalled(0, far, t0 + 119ms, kPatience));
-  EXPECT_TRUE(watch.stalled(0, far, t0 + 120ms, kPatience));
+  EXPECT_FALSE(watch.stalled(0, progress, t0, kPatience));
+  EXPECT_FALSE(watch.stalled(0, progress, t0 + after - 1ms, kPatience));
+  EXPECT_TRUE(watch.stalled(0, progress, t0 + after, kPatience));
+}
+
+TEST(StallWatch, LongRoundTripsGetMorePatience) {
+  expect_stalled_after({0, 500, 30ms}, 120ms);  // 4 round trips
 }
 
 TEST(StallWatch, SlowStreamsGetMorePatience) {
   // Paced to two segments per 15 ms, a stream is acknowledged about every 15 ms even at a
   // short round trip.
-  StallWatch watch(1);
-  const Clock::time_point t0 = Clock::now();
   StreamProgress paced{0, 500, 1ms};
   paced.segment_pair_time = 15ms;
-  EXPECT_FALSE(watch.stalled(0, paced, t0, kPatience));
-  EXPECT_FALSE(watch.stalled(0, paced, t0 + 59ms, kPatience));
-  EXPECT_TRUE(watch.stalled(0, paced, t0 + 60ms, kPatience));
+  expect_stalled_after(paced, 60ms);
 }
 
 TEST(StallWatch, NothingInFlightIsNeverStalled) {

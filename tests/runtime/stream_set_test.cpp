@@ -148,6 +148,15 @@ TEST(StreamSet, ChunksOutOfOrderAcrossStreamsLandRight) {
   EXPECT_TRUE(buffer == message);
 }
 
+// Receives one message of each size in turn; every buffer stays as received until all
+// arrived, so a late write into an earlier one shows.
+std::vector<std::vector<std::byte>> receive_in_turn(StreamSet& receiver,
+                                                    const std::vector<std::size_t>& sizes) {
+  std::vector<std::vector<std::byte>> got;
+  for (std::size_t size : sizes) receiver.recv(got.emplace_back(size));
+  return got;
+}
+
 TEST(StreamSet, ChunksSentTwiceAndLateCopiesAreDropped) {
   const auto first = testing::pattern(100'000, 1);  // both outlive the peer's script
   const auto second = testing::pattern(30'000, 2);
@@ -160,14 +169,9 @@ TEST(StreamSet, ChunksSentTwiceAndLateCopiesAreDropped) {
     raw.write_chunk(1, second, 0, 30'000, 1);
     raw.write_chunk(0, second, 20'000, 10'000, 1);  // and a copy of message 1's end
   });
-  std::vector<std::byte> buffer(first.size(), std::byte{0xee});
-  receiver.recv(buffer);
-  EXPECT_TRUE(buffer == first);
-  const std::vector<std::byte> kept = buffer;
-  std::vector<std::byte> next(second.size());
-  receiver.recv(next);
-  EXPECT_TRUE(next == second);
-  EXPECT_TRUE(buffer == kept) << "nothing wrote into message 0's buffer after it was complete";
+  const auto got = receive_in_turn(receiver, {first.size(), second.size()});
+  EXPECT_TRUE(got[0] == first) << "nothing wrote into message 0's buffer after it was complete";
+  EXPECT_TRUE(got[1] == second);
 }
 
 TEST(StreamSet, FramesOfTheNextMessageDoNotHoldUpCopiesBehindThem) {
@@ -182,12 +186,9 @@ TEST(StreamSet, FramesOfTheNextMessageDoNotHoldUpCopiesBehindThem) {
     raw.write_chunk(1, first, 50'000, 50'000);  // the copy, behind message 1's frame
     raw.write_chunk(1, second, 25'000, 15'000, 1);
   });
-  std::vector<std::byte> buffer(first.size());
-  receiver.recv(buffer);
-  EXPECT_TRUE(buffer == first);
-  std::vector<std::byte> next(second.size());
-  receiver.recv(next);
-  EXPECT_TRUE(next == second);
+  const auto got = receive_in_turn(receiver, {first.size(), second.size()});
+  EXPECT_TRUE(got[0] == first);
+  EXPECT_TRUE(got[1] == second);
 }
 
 TEST(StreamSet, ASendReturnsWithItsUnacknowledgedEndKeptAndCopiedOnAStall) {
