@@ -18,7 +18,7 @@ bool run_until(asio::io_context& io, Clock::time_point deadline,
 void drain(asio::io_context& io, const std::function<bool()>& done) {
   while (!done()) {
     io.restart();
-    io.run_one();
+    if (io.run_one() == 0) return;  // no handler is left that could make `done` true
   }
 }
 

@@ -23,6 +23,8 @@ using Clock = std::chrono::steady_clock;
 // Runs `io` until `done()` holds (true) or `deadline` passes (false).
 bool run_until(asio::io_context& io, Clock::time_point deadline, const std::function<bool()>& done);
 // Runs `io` until `done()` holds, however long: for handlers of operations already cancelled.
+// Returns early when no handler is pending at all (none could change `done` any more) rather
+// than spin.
 void drain(asio::io_context& io, const std::function<bool()>& done);
 
 enum class IoOutcome { Done, Timeout, Closed, Failed };
