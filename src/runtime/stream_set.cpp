@@ -57,7 +57,7 @@ struct Outgoing {
   ByteRange range;                      // the payload's place in the message
   std::span<const std::byte> borrowed;  // the payload, in the posted send's message
   std::vector<std::byte> owned;         // or: header and payload of its own (see `copy`)
-  std::uint64_t message_id = 0;  // of a copy (borrowed frames are the posted send's)
+  std::uint64_t message_id = 0;         // of a copy (borrowed frames are the posted send's)
   // Owned frames are the unwritten rest of an interrupted frame, or (copy) a copy of the kept
   // tail's bytes, which is watched until acknowledged like the send's own frames.
   bool copy = false;
