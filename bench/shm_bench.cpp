@@ -51,10 +51,7 @@ struct Options {
 std::string single_copy_text(const runtime::shm::ShmGroup& group) {
   const auto& limits = group.single_copy_limits();
   if (!group.single_copy_allowed() || limits.from == 0) return "never";
-  std::string text =
-      "from " + format_size(limits.from) + ", bcast from " + format_size(limits.bcast_from);
-  if (limits.bcast_up_to != UINT64_MAX) text += " up to " + format_size(limits.bcast_up_to);
-  return text;
+  return "from " + format_size(limits.from) + ", bcast from " + format_size(limits.bcast_from);
 }
 
 struct Buffers {

@@ -98,28 +98,47 @@ TEST(ShmPlan, SingleCopyExposesOnceAndCopiesDirectly) {
     call.single_copy = true;
     return call;
   };
-  // The exposing rank waits (a put of nothing) until every reader released the stage.
-  EXPECT_EQ(primitives(plan_of(single(Collective::Bcast, 1 << 20, 1), 1, kSmall)),
+  // The exposing rank waits (a put of nothing) until every reader released the stage. In a
+  // bcast every rank exposes its buffer, the root puts the last quarter into each reader and
+  // the readers get the rest; then everyone waits for everyone.
+  const ShmPlan root = plan_of(single(Collective::Bcast, 1 << 20, 1), 1, kSmall);
+  EXPECT_EQ(primitives(root),
+            "expose Group_sync/W Group_sync/R direct_put direct_put direct_put Group_seg_put");
+  for (int k = 0; k < 3; ++k) {
+    const Step& put = root.steps[3 + static_cast<std::size_t>(k)];
+    EXPECT_EQ(put.peer, (2 + k) % 4);
+    EXPECT_EQ(put.offset, 3u << 18);
+    EXPECT_EQ(put.remote, 3u << 18);
+    EXPECT_EQ(put.length, 1u << 18);
+    EXPECT_EQ(put.release, k == 2);
+  }
+  const ShmPlan reader = plan_of(single(Collective::Bcast, 1 << 20, 1), 3, kSmall);
+  EXPECT_EQ(primitives(reader), "expose Group_sync/W Group_sync/R direct_get Group_seg_put");
+  EXPECT_TRUE(reader.steps[0].exposes_recv);
+  EXPECT_EQ(reader.steps[3].length, 3u << 18);
+  EXPECT_TRUE(reader.steps[3].release);
+  // Less than a cache line per rank: the root only exposes.
+  EXPECT_EQ(primitives(plan_of(single(Collective::Bcast, 255, 1), 1, kSmall)),
             "expose Group_sync/W Group_seg_put");
-  EXPECT_EQ(primitives(plan_of(single(Collective::Bcast, 1 << 20, 1), 3, kSmall)),
+  EXPECT_EQ(primitives(plan_of(single(Collective::Bcast, 255, 1), 3, kSmall)),
             "Group_sync/R direct_get");
   EXPECT_EQ(primitives(plan_of(single(Collective::Scatter, 5000), 0, kSmall)),
             "expose Group_sync/W local_copy Group_seg_put");
   EXPECT_EQ(primitives(plan_of(single(Collective::Gather, 5000), 2, kSmall)),
             "Group_sync/R direct_put");
   EXPECT_EQ(primitives(plan_of(single(Collective::Alltoall, 5000), 1, kSmall)),
-            "expose Group_sync/W Group_sync/R direct_get direct_get direct_get local_copy "
+            "expose Group_sync/W local_copy Group_sync/R direct_get direct_get direct_get "
             "Group_seg_put");
   const ShmPlan allgather = plan_of(single(Collective::Allgather, 5000), 2, kSmall);
   EXPECT_EQ(allgather.stages, 1u);
   // Rank 2 reads from 3, then 0, then 1; the last get releases the stage.
   ASSERT_EQ(allgather.steps.size(), 8u);
-  EXPECT_EQ(allgather.steps[3].peer, 3);
-  EXPECT_EQ(allgather.steps[4].peer, 0);
-  EXPECT_EQ(allgather.steps[5].peer, 1);
-  EXPECT_FALSE(allgather.steps[4].release);
-  EXPECT_TRUE(allgather.steps[5].release);
-  EXPECT_EQ(allgather.steps[5].offset, 5000u);  // rank 1's block, at 1 * 5000 in recv
+  EXPECT_EQ(allgather.steps[4].peer, 3);
+  EXPECT_EQ(allgather.steps[5].peer, 0);
+  EXPECT_EQ(allgather.steps[6].peer, 1);
+  EXPECT_FALSE(allgather.steps[5].release);
+  EXPECT_TRUE(allgather.steps[6].release);
+  EXPECT_EQ(allgather.steps[6].offset, 5000u);  // rank 1's block, at 1 * 5000 in recv
 }
 
 TEST(ShmPlan, SwitchPointsAreAtTheBufferSize) {

@@ -82,8 +82,8 @@ std::chrono::nanoseconds default_spin(int local_size) {
 }
 
 SingleCopyLimits default_single_copy(int local_size) {
-  if (local_size > machine_topology().hardware_threads) return {512 << 10, 1 << 20, UINT64_MAX};
-  return {16 << 10, 16 << 10, 512 << 10};
+  if (local_size > machine_topology().hardware_threads) return {512 << 10, 1 << 20};
+  return {16 << 10, 16 << 10};
 }
 
 struct ShmGroup::State {
@@ -122,9 +122,8 @@ struct ShmGroup::State {
   bool single_copy(const CallShape& call, const Geometry& geometry) const {
     const SingleCopyLimits& limits = single_copy_limits;
     const bool bcast = call.collective == Collective::Bcast;
-    const bool large_enough = bcast ? limits.bcast_from > 0 && call.size >= limits.bcast_from &&
-                                          call.size <= limits.bcast_up_to
-                                    : limits.from > 0 && call.size >= limits.from;
+    const std::uint64_t from = bcast ? limits.bcast_from : limits.from;
+    const bool large_enough = from > 0 && call.size >= from;
     return single_copy_allowed && large_enough && call.local_size > 1 &&
            static_cast<std::uint64_t>(call.local_size) * kExposedBytes <= geometry.buffer_size;
   }

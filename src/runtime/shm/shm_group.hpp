@@ -45,21 +45,18 @@ struct ShmTuning {
 };
 
 // Which calls copy once: scatter, gather, allgather and alltoall with blocks of at least
-// `from` bytes (0: none), bcast with a message of `bcast_from` to `bcast_up_to` bytes.
+// `from` bytes (0: none), bcast with a message of at least `bcast_from` bytes.
 struct SingleCopyLimits {
   std::uint64_t from = 0;
   std::uint64_t bcast_from = 0;
-  std::uint64_t bcast_up_to = UINT64_MAX;
-  static SingleCopyLimits from_size(std::uint64_t size) { return {size, size, UINT64_MAX}; }
+  static SingleCopyLimits from_size(std::uint64_t size) { return {size, size}; }
 };
 
-// From 16 KiB (below, a system call costs more than the second copy), bcast up to 512 KiB:
-// above, the paper's pipeline has the root copy chunk i + 1 in while the others copy chunk i
-// out, two copies in the time of one, where a single copy leaves the root idle (1 MiB on 2
-// ranks: 95 us pipelined, 135 us single). When the group has more ranks than the machine has
-// hardware threads, from 512 KiB, bcast from 1 MiB: every exposing rank must then sleep until
-// its readers are done, a hand-over that costs more than the second copy below that, while
-// Table 1 lets a writer run ahead (docs/performance.md, 4 ranks on 2 cores).
+// From 16 KiB: below, a system call costs more than the second copy. When the group has more
+// ranks than the machine has hardware threads, from 512 KiB, bcast from 1 MiB: every exposing
+// rank must then sleep until its readers are done, a hand-over that costs more than the second
+// copy below that, while Table 1 lets a writer run ahead (docs/performance.md, 4 ranks on 2
+// cores).
 SingleCopyLimits default_single_copy(int local_size);
 
 struct ShmOptions {
