@@ -24,11 +24,13 @@
 // twice, into shared memory and out. With cross-memory attach (cross_memory.hpp) a rank can
 // copy straight from another rank's buffer, once, as Open MPI's vader does for large
 // messages. The call is then one stage: the ranks whose buffers are read (or written) Expose
-// them, the group syncs, every other rank copies its bytes directly (DirectGet, or DirectPut
-// into gather's root), and the exposing ranks wait until every reader released the stage
-// before they return:
+// them, the group syncs, the ranks copy their bytes directly (DirectGet, or DirectPut into
+// gather's root and by bcast's root), and the exposing ranks wait until every copier released
+// the stage before they return:
 //
-//   bcast, scatter  root exposes its message; the others get the message / their block
+//   bcast           every rank exposes its buffer; the root puts the message's last 1/p
+//                   into every other rank, which gets the rest (so the root copies too)
+//   scatter         root exposes its send buffer; the others get their block
 //   gather          root exposes its receive buffer; the others put their block into it
 //   allgather       every rank exposes its block; every rank gets every other block
 //   alltoall        every rank exposes its send buffer; every rank gets its block from each

@@ -99,8 +99,8 @@ void plan_single_copy(PlanBuilder& plan, const CallShape& call) {
   if (collective == Collective::Allgather || collective == Collective::Alltoall) {
     return plan_all_to_all(plan, call);
   }
-  if (collective == Collective::Bcast && root_share(call) > 0) {
-    return plan_shared_bcast(plan, call, root_share(call));
+  if (const std::uint64_t share = root_share(call); collective == Collective::Bcast && share > 0) {
+    return plan_shared_bcast(plan, call, share);
   }
   plan_rooted(plan, call);
 }
