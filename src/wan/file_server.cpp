@@ -101,13 +101,15 @@ void FileServer::stop() {
   });
 }
 
+bool FileServer::stopped() {
+  std::lock_guard lock(mutex_);
+  return stopping_;
+}
+
 void FileServer::gather(int fd, StreamTag tag, const std::string& peer) {
-  {
-    std::lock_guard lock(mutex_);
-    if (stopping_) {
-      ::close(fd);
-      return;
-    }
+  if (stopped()) {
+    ::close(fd);
+    return;
   }
   auto [it, fresh] = pending_.try_emplace(tag.session);
   Pending& p = it->second;
@@ -177,7 +179,10 @@ void FileServer::sweep() {
   workers_.reap();
   sweeper_.expires_after(kSweepPeriod);
   sweeper_.async_wait([this](const asio::error_code& ec) {
-    if (!ec) sweep();
+    // A wait that had already completed when stop() cancelled the timer still runs: re-arming
+    // then would keep the loop (and whoever joins it) alive forever.
+    if (ec || stopped()) return;
+    sweep();
   });
 }
 

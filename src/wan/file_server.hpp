@@ -56,7 +56,8 @@ class FileServer {
   void gather(int fd, StreamTag tag, const std::string& peer);
   void start_session(std::vector<int> fds, const std::string& peer);
   void session(std::vector<int> fds, const std::string& peer);
-  void sweep();  // drops overdue pending sessions, reaps finished workers
+  void sweep();    // drops overdue pending sessions, reaps finished workers
+  bool stopped();  // whether stop() has begun
   void say(const std::string& line);
 
   FileServerOptions options_;

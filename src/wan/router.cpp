@@ -323,7 +323,9 @@ void Router::expire_parked() {
   }
   sweeper_.expires_after(kSweepPeriod);
   sweeper_.async_wait([this](const asio::error_code& ec) {
-    if (!ec) expire_parked();
+    // A wait that had already completed when stop() cancelled the timer still runs: re-arming
+    // then would keep the loop (and whoever joins it) alive forever.
+    if (!ec && !stopping_) expire_parked();
   });
 }
 
