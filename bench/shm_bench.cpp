@@ -41,6 +41,7 @@ struct Options {
   std::string buffer_size;  // empty: the layer's default (ShmTuning)
   int pipeline_buffers = runtime::shm::ShmTuning{}.pipeline_buffers;
   double spin_us = -1;                    // negative: the layer's default
+  std::string yield_polling;              // empty: the layer's default
   std::string purge_cache;                // empty: no purge
   std::string single_copy_from = "auto";  // "0": the paper's two copies at every size
   double budget = 0.5;                    // seconds per collective and size (both implementations)
@@ -182,6 +183,9 @@ int run(int argc, char** argv) {
   app.add_option("--buffer-size", options.buffer_size, "pipeline buffer size B");
   app.add_option("--pipeline-buffers", options.pipeline_buffers, "pipeline buffers (1..64)");
   app.add_option("--spin-us", options.spin_us, "polling before sleeping (default: automatic)");
+  app.add_option("--yield-polling", options.yield_polling,
+                 "poll with sched_yield instead of a pause: on or off (default: automatic)")
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--purge-cache", options.purge_cache, "bytes written before each repetition");
   app.add_option("--single-copy-from", options.single_copy_from,
                  "copy once (cross-memory attach) from this size per copy on (also for bcast); "
@@ -223,6 +227,7 @@ int run(int argc, char** argv) {
   if (options.spin_us >= 0) {
     shm.spin = std::chrono::nanoseconds(static_cast<std::int64_t>(options.spin_us * 1000));
   }
+  if (!options.yield_polling.empty()) shm.yield_while_polling = options.yield_polling == "on";
   ShmGroup group(job, 0, rank, ranks, shm);
 
   if (rank == 0) {

@@ -201,6 +201,8 @@ ShmGroup::ShmGroup(std::uint64_t job_id, int node_id, int local_rank, int local_
   group.capacity = capacity_of(options);
   WaitPolicy policy;
   policy.spin = options.spin.value_or(default_spin(local_size));
+  policy.yield_while_polling =
+      options.yield_while_polling.value_or(local_size > machine_topology().hardware_threads);
   policy.timeout = options.timeout;
   policy.check_interval = options.check_interval;
   state_ = std::make_unique<State>(group, options, policy);

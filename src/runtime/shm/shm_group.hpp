@@ -67,6 +67,9 @@ struct ShmOptions {
   std::chrono::milliseconds check_interval{20};  // liveness checks while sleeping
   std::optional<std::chrono::nanoseconds> spin;  // polling before sleeping; nullopt: 50 us,
                                                  // or none when ranks outnumber the cores
+  // Polling yields the core (sched_yield) instead of pausing; nullopt: when ranks outnumber
+  // the cores.
+  std::optional<bool> yield_while_polling;
   // When calls copy once, straight between the ranks' buffers (plan.hpp's single copy) if the
   // kernel allows it; nullopt: default_single_copy(). Every rank must give the same limits.
   std::optional<SingleCopyLimits> single_copy;

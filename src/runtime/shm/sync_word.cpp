@@ -1,5 +1,7 @@
 #include "runtime/shm/sync_word.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 
 #include "runtime/shm/futex.hpp"
@@ -31,16 +33,21 @@ void sleep_once(SyncWord& word, std::uint32_t target, std::chrono::nanoseconds s
   atomic(word.sleepers).fetch_sub(1, std::memory_order_seq_cst);
 }
 
-// Polls until the word reaches the target (true) or `spin` has passed (false).
-bool poll_until_reached(SyncWord& word, std::uint32_t target, std::chrono::nanoseconds spin) {
+// Polls until the word reaches the target (true) or the policy's spin has passed (false).
+bool poll_until_reached(SyncWord& word, std::uint32_t target, const WaitPolicy& policy) {
   if (has_reached(word, target)) return true;
+  const std::chrono::nanoseconds spin = policy.spin;
   if (spin.count() <= 0) return false;
   // The clock is read every 64 polls: a pause is ~10-150 cycles, the clock ~20 ns.
   const auto end = Clock::now() + spin;
   while (true) {
     for (int i = 0; i < 64; ++i) {
       if (has_reached(word, target)) return true;
-      cpu_relax();
+      if (policy.yield_while_polling) {
+        sched_yield();
+      } else {
+        cpu_relax();
+      }
     }
     if (Clock::now() >= end) return has_reached(word, target);
   }
@@ -75,7 +82,7 @@ void wake_everyone(SyncWord& word) {
 
 bool wait_until_reached(SyncWord& word, std::uint32_t target, const WaitPolicy& policy,
                         const std::function<void()>& check) {
-  if (poll_until_reached(word, target, policy.spin)) return true;
+  if (poll_until_reached(word, target, policy)) return true;
   const auto deadline = Clock::now() + policy.timeout;
   while (true) {
     const auto now = Clock::now();

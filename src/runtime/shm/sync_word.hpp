@@ -55,7 +55,10 @@ bool arrive(SyncWord& word, std::uint32_t participants, std::uint32_t value);
 void wake_everyone(SyncWord& word);
 
 struct WaitPolicy {
-  std::chrono::nanoseconds spin{0};              // polling before the first sleep
+  std::chrono::nanoseconds spin{0};  // polling before the first sleep
+  // Poll with sched_yield() instead of a pause: on a core shared with other ranks, the rank
+  // waited for gets the core at once instead of after the poller's time slice.
+  bool yield_while_polling = false;
   std::chrono::milliseconds timeout{60'000};     // the whole wait
   std::chrono::milliseconds check_interval{20};  // longest sleep between two checks
 };
