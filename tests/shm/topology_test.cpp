@@ -19,10 +19,12 @@ TEST(Topology, HwlocFindsCoresThreadsAndNumaNodes) {
   EXPECT_LE(t.hardware_threads, sysconf(_SC_NPROCESSORS_CONF));
 }
 
-TEST(Topology, RanksBeyondTheHardwareThreadsDoNotSpin) {
+TEST(Topology, RanksBeyondTheHardwareThreadsYieldWhilePolling) {
   const int threads = machine_topology().hardware_threads;
-  EXPECT_GT(default_spin(threads).count(), 0);
-  EXPECT_EQ(default_spin(threads + 1).count(), 0);
+  EXPECT_GT(default_polling(threads).spin.count(), 0);
+  EXPECT_FALSE(default_polling(threads).yield);
+  EXPECT_GT(default_polling(threads + 1).spin.count(), 0);
+  EXPECT_TRUE(default_polling(threads + 1).yield);
 }
 
 }  // namespace

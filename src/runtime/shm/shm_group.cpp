@@ -72,17 +72,20 @@ bool overlap(std::span<const std::byte> a, std::span<std::byte> b) {
   return before(a.data(), b.data() + b.size()) && before(b.data(), a.data() + a.size());
 }
 
+// The machine's hardware threads (hwloc), not this process's affinity mask: ranks pinned to
+// one core each (as mpirun does) see a mask of one core but do not share it.
+bool oversubscribed(int local_size) {
+  return local_size > machine_topology().hardware_threads;
+}
+
 }  // namespace
 
-std::chrono::nanoseconds default_spin(int local_size) {
-  // The machine's hardware threads (hwloc), not this process's affinity mask: ranks pinned to
-  // one core each (as mpirun does) see a mask of one core but do not share it.
-  if (local_size > machine_topology().hardware_threads) return std::chrono::nanoseconds(0);
-  return std::chrono::microseconds(50);
+Polling default_polling(int local_size) {
+  return {std::chrono::microseconds(50), oversubscribed(local_size)};
 }
 
 SingleCopyLimits default_single_copy(int local_size) {
-  if (local_size > machine_topology().hardware_threads) return {512 << 10, 1 << 20};
+  if (oversubscribed(local_size)) return {128 << 10, 1 << 20};
   return {16 << 10, 16 << 10};
 }
 
@@ -200,9 +203,9 @@ ShmGroup::ShmGroup(std::uint64_t job_id, int node_id, int local_rank, int local_
   group.local_size = local_size;
   group.capacity = capacity_of(options);
   WaitPolicy policy;
-  policy.spin = options.spin.value_or(default_spin(local_size));
-  policy.yield_while_polling =
-      options.yield_while_polling.value_or(local_size > machine_topology().hardware_threads);
+  const Polling polling = default_polling(local_size);
+  policy.spin = options.spin.value_or(polling.spin);
+  policy.yield_while_polling = options.yield_while_polling.value_or(polling.yield);
   policy.timeout = options.timeout;
   policy.check_interval = options.check_interval;
   state_ = std::make_unique<State>(group, options, policy);

@@ -53,10 +53,10 @@ struct SingleCopyLimits {
 };
 
 // From 16 KiB: below, a system call costs more than the second copy. When the group has more
-// ranks than the machine has hardware threads, from 512 KiB, bcast from 1 MiB: every exposing
-// rank must then sleep until its readers are done, a hand-over that costs more than the second
-// copy below that, while Table 1 lets a writer run ahead (docs/performance.md, 4 ranks on 2
-// cores).
+// ranks than the machine has hardware threads, from 128 KiB, bcast from 1 MiB: every exposing
+// rank must then wait, sharing a core, until its readers are done, while Table 1 lets a writer
+// run ahead through its pipeline buffers; below these sizes that costs more than the second
+// copy (docs/performance.md, 4 ranks on 2 cores).
 SingleCopyLimits default_single_copy(int local_size);
 
 struct ShmOptions {
@@ -65,10 +65,9 @@ struct ShmOptions {
   std::uint64_t capacity = 0;                 // bytes of the data area; 0: what `tuning` needs
   std::chrono::milliseconds timeout{60'000};  // every wait, including the setup
   std::chrono::milliseconds check_interval{20};  // liveness checks while sleeping
-  std::optional<std::chrono::nanoseconds> spin;  // polling before sleeping; nullopt: 50 us,
-                                                 // or none when ranks outnumber the cores
-  // Polling yields the core (sched_yield) instead of pausing; nullopt: when ranks outnumber
-  // the cores.
+  // Polling before sleeping, and whether it yields the core (sched_yield) instead of pausing;
+  // nullopt: default_polling().
+  std::optional<std::chrono::nanoseconds> spin;
   std::optional<bool> yield_while_polling;
   // When calls copy once, straight between the ranks' buffers (plan.hpp's single copy) if the
   // kernel allows it; nullopt: default_single_copy(). Every rank must give the same limits.
@@ -120,9 +119,15 @@ class ShmGroup {
   std::unique_ptr<State> state_;
 };
 
-// The spin time the group uses when ShmOptions::spin is not set: 50 us, or none when
-// `local_size` ranks outnumber the machine's online cores (polling would then take the core
-// from the rank that is awaited).
-std::chrono::nanoseconds default_spin(int local_size);
+// How a group's waiters poll when ShmOptions does not say: for 50 us, then they sleep. When
+// `local_size` ranks outnumber the machine's hardware threads, they yield the core between two
+// looks instead of pausing, so that the rank they wait for, which may share their core, runs
+// at once (4 ranks on 2 cores: alltoall of 8 B 5 us instead of 28 us with no polling at all,
+// and 220 us with a pausing poll of 200 us; docs/performance.md).
+struct Polling {
+  std::chrono::nanoseconds spin;
+  bool yield = false;
+};
+Polling default_polling(int local_size);
 
 }  // namespace multilane::runtime::shm

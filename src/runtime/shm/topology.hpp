@@ -2,7 +2,7 @@
 //
 // Used where no platform file describes the node: how many ranks `multilane tune shm` runs by
 // default (one per core, the paper's B), whether the ranks of a group outnumber the cores
-// (then waiters sleep at once instead of polling; shm_group.hpp default_spin()), and which
+// (then waiters yield the core while they poll; shm_group.hpp default_polling()), and which
 // processing unit `multilane launch` binds each rank to (rank_binding.hpp). Discovery runs
 // once per process; when hwloc fails, the figures fall back to sysconf's online processors and
 // one NUMA node.
