@@ -7,7 +7,6 @@
 #include <atomic>
 #include <cstring>
 #include <exception>
-#include <thread>
 #include <utility>
 
 #include "runtime/shm/cross_memory.hpp"
@@ -209,14 +208,7 @@ void ShmEndpoint::copy_direct(const Step& step, const ShmBuffers& buffers,
           ? read_process_memory(entry.pid, remote, buffers.recv + step.offset, step.length)
           : write_process_memory(entry.pid, remote, buffers.send + step.offset, step.length);
   if (!error.empty()) {
-    // A dead peer is the better explanation. A peer killed during the call fails the copy as
-    // soon as its memory is gone, a moment before /proc shows it dead: give its exit that
-    // moment (bounded: the copy may have failed for another reason).
-    const auto until = Clock::now() + 5 * policy_.check_interval;
-    while (process_alive(entry.pid) && Clock::now() < until) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    check_ranks_alive("a single copy", true);
+    check_ranks_alive("a single copy", true);  // a dead peer is the better explanation
     fail(
         fmt::format("single copy with local rank {} in {}: {}", step.peer, describe(call_), error));
   }

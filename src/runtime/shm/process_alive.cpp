@@ -3,20 +3,32 @@
 #include <cerrno>
 #include <csignal>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 namespace multilane::runtime::shm {
 namespace {
 
-// The state letter of /proc/<pid>/stat ("4711 (name) S ..."); '?' when it cannot be read. The
-// name may contain spaces and parentheses, so the state follows the last ')'.
-char process_state(pid_t pid) {
+// PF_EXITING (include/linux/sched.h): set when a process begins to exit, before it gives up
+// its memory; it may take a while longer to become a zombie.
+constexpr unsigned long kExitingFlag = 0x4;
+
+// Whether /proc/<pid>/stat ("4711 (name) S ppid pgrp session tty tpgid flags ...") shows a
+// process that is exiting or gone: state Z (zombie) or X (dead), or the exiting flag. The name
+// may contain spaces and parentheses, so the fields follow the last ')'. Unreadable: not
+// known to be exiting.
+bool exiting(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string line;
-  if (!std::getline(stat, line)) return '?';
+  if (!std::getline(stat, line)) return false;
   const auto close = line.rfind(')');
-  if (close == std::string::npos || close + 2 >= line.size()) return '?';
-  return line[close + 2];
+  if (close == std::string::npos) return false;
+  std::istringstream fields(line.substr(close + 1));
+  char state = '?';
+  long skipped = 0;
+  unsigned long flags = 0;
+  fields >> state >> skipped >> skipped >> skipped >> skipped >> skipped >> flags;
+  return state == 'Z' || state == 'X' || (fields && (flags & kExitingFlag) != 0);
 }
 
 }  // namespace
@@ -24,8 +36,7 @@ char process_state(pid_t pid) {
 bool process_alive(pid_t pid) {
   if (pid <= 0) return false;
   if (kill(pid, 0) != 0 && errno != EPERM) return false;
-  const char state = process_state(pid);
-  return state != 'Z' && state != 'X';
+  return !exiting(pid);
 }
 
 }  // namespace multilane::runtime::shm
