@@ -852,10 +852,12 @@ struct StreamSet::Impl {
   // one message's tail is kept); one that does not, once the peer acknowledged all of it.
   bool send_done() const {
     if (!failure.empty() || !send.active) return true;
-    if (!send.all_handed_out() || !send.keeps_until_acknowledged) return send.all_handed_out();
-    return !tail.active &&
-           (send.keeps_tail || std::none_of(streams.begin(), streams.end(),
-                                            [this](const Stream& s) { return holds(s, send.id); }));
+    if (!send.all_handed_out()) return false;
+    if (!send.keeps_until_acknowledged) return true;
+    if (tail.active) return false;
+    if (send.keeps_tail) return true;
+    return std::none_of(streams.begin(), streams.end(),
+                        [this](const Stream& s) { return holds(s, send.id); });
   }
   bool recv_done() const { return !failure.empty() || !receive.active || receive.complete; }
 
