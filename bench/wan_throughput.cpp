@@ -2,7 +2,7 @@
 //
 //   wan_throughput [--streams 1,2,4,...] [--size 64MiB] [--count 8 | --seconds S] [--chunk 1MiB]
 //                  [--host 127.0.0.1] [--pacing RATE] [--resend on|off]
-//                  [--shares pulled|equal]
+//                  [--shares pulled|equal] [--adapt on|off]
 //   wan_throughput --listen ADDR:PORT  --streams K [--size ...]          (receiving end)
 //   wan_throughput --connect HOST:PORT --streams K [--size ...] [--count N | --seconds S]
 //
@@ -14,11 +14,13 @@
 // messages of --size bytes (with --seconds: as many as the untimed message's rate says fill
 // about S seconds, at most 100000) and waits for the receiver's acknowledgement of the last;
 // bytes / time to that acknowledgement is the throughput. The sender prints one line per
-// stream count: "streams K: X Gbit/s (N bytes in S s; re-sent R% in M stalls)", where R is
+// stream count: "streams K: X Gbit/s (N bytes in S s; re-sent R% in M stalls; U in use)", where R is
 // how many bytes went out a second time because a stream stalled. --resend off turns off
 // re-sending a stalled stream's share (PathOptions::resend_stalled; only the sending end);
 // --shares equal cuts every message into one equal share per stream up front, as MPWide does
-// and channels did before pieces were pulled (PathOptions::equal_shares).
+// and channels did before pieces were pulled (PathOptions::equal_shares); --adapt off hands
+// pieces to all K streams instead of only as many as the path carries without stalls
+// (PathOptions::adapt_streams). The line ends with the streams in use at the end.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -51,6 +53,7 @@ struct Args {
   std::uint64_t pacing = 0;
   bool resend = true;
   bool equal_shares = false;
+  bool adapt = true;
   std::string listen;   // receiving end only: ADDR:PORT
   std::string connect;  // sending end only: HOST:PORT
 };
@@ -87,6 +90,8 @@ Args parse(int argc, char** argv) {
       a.resend = one_of(key, value, "on", "off");
     else if (key == "--shares")
       a.equal_shares = !one_of(key, value, "pulled", "equal");
+    else if (key == "--adapt")
+      a.adapt = one_of(key, value, "on", "off");
     else if (key == "--listen")
       a.listen = value;
     else if (key == "--connect")
@@ -121,6 +126,7 @@ multilane::channels::PathOptions path_options(const Args& a, int streams) {
   o.pacing_rate = a.pacing;
   o.resend_stalled = a.resend;
   o.equal_shares = a.equal_shares;
+  o.adapt_streams = a.adapt;
   o.timeout = std::chrono::seconds(60);
   return o;
 }
@@ -170,9 +176,11 @@ void receive_messages(Channels& ch, PathId p, const Args& a) {
 }
 
 void report(int streams, const Measured& m) {
-  fmt::print("streams {}: {:.3f} Gbit/s ({} bytes in {:.3f} s; re-sent {:.1f}% in {} stalls)\n",
-             streams, m.bytes * 8 / m.seconds / 1e9, static_cast<std::uint64_t>(m.bytes), m.seconds,
-             100.0 * static_cast<double>(m.counters.bytes_resent) / m.bytes, m.counters.stalls);
+  fmt::print(
+      "streams {}: {:.3f} Gbit/s ({} bytes in {:.3f} s; re-sent {:.1f}% in {} stalls; {} in use)\n",
+      streams, m.bytes * 8 / m.seconds / 1e9, static_cast<std::uint64_t>(m.bytes), m.seconds,
+      100.0 * static_cast<double>(m.counters.bytes_resent) / m.bytes, m.counters.stalls,
+      m.counters.streams_in_use);
   std::fflush(stdout);
 }
 

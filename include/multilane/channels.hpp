@@ -87,6 +87,13 @@ struct PathOptions {
   // Split a message into one equal share per stream up front, as MPWide does, instead of
   // letting each stream take the next chunk when it has sent its last; for comparison only.
   bool equal_shares = false;
+  // Hand a split message's chunks to only as many of the streams as the path carries without
+  // stalls: halved when a stream stalls (never below what the delivered rate needs, given the
+  // streams' windows and round trip), one more after every message without a stall. Many
+  // streams on a short round trip overflow the bottleneck's queue so often that streams sit
+  // in retransmission timeouts, which a message waits for and iperf3 -P does not. Needs
+  // resend_stalled; ignored with equal_shares; counters() tells how many streams are in use.
+  bool adapt_streams = true;
 };
 
 struct PathSpec {
@@ -121,6 +128,7 @@ struct PathCounters {
   std::uint64_t bytes_sent = 0;    // the messages' sizes, added up
   std::uint64_t bytes_resent = 0;  // copies of stalled streams' bytes sent on other streams
   std::uint64_t stalls = 0;        // stalled streams whose share was sent again
+  int streams_in_use = 0;          // streams that take the next split message's chunks
 };
 
 struct RelayCounters {

@@ -18,6 +18,7 @@ StreamProgress tcp_progress(int fd) {
     progress.acknowledged = info.tcpi_bytes_acked;
     progress.round_trip = std::chrono::microseconds(info.tcpi_rtt);
     progress.least_round_trip = std::chrono::microseconds(info.tcpi_min_rtt);
+    progress.send_window = info.tcpi_snd_wnd;
     const std::uint64_t rate = info.tcpi_pacing_rate;  // bytes/s, ~0 when unlimited
     if (rate > 0 && rate != ~std::uint64_t{0} && info.tcpi_snd_mss > 0) {
       progress.segment_pair_time =

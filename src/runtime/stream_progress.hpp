@@ -23,6 +23,9 @@ struct StreamProgress {
   // receiver acknowledges every second segment, so a slow (paced) stream that moves is
   // acknowledged about this often, however short the round trip.
   std::chrono::microseconds segment_pair_time{0};
+  // The receive window the peer offers last, bytes, 0 if unknown: a stream moves at most this
+  // much per round trip (stream_governor.hpp).
+  std::uint64_t send_window = 0;
 };
 
 // Reads the kernel's figures (TCP_INFO and SIOCOUTQ) of a connected TCP socket; all zero when

@@ -134,6 +134,12 @@ struct Send {
   // caller's message until then, or (keeps_tail, on a long path) a copy of its end.
   bool keeps_until_acknowledged = false;
   bool keeps_tail = false;
+  // Striped, for the stream governor: whether a stream carrying it stalled, and where the
+  // streams' acknowledgements stood when it began (to tell the rate the path delivers).
+  bool striped = false;
+  bool stalled = false;
+  Clock::time_point started{};
+  std::uint64_t acknowledged_at_start = 0;
 
   bool all_handed_out() const { return borrowing_frames == 0 && feed.empty(); }
 };
@@ -184,6 +190,7 @@ struct StreamSet::Impl {
   std::unique_ptr<asio::steady_timer> probe_timer;
   bool probing = false;  // the probe timer is armed
   std::optional<StallWatch> stall_watch;
+  StreamGovernor governor{1, false};
   bool peer_resends = false;  // the peer re-sends stalled shares: late copies may be on the way
   bool closing = false;       // lingering before closing: every frame is dropped
 
@@ -452,6 +459,8 @@ struct StreamSet::Impl {
                       : ChunkFeed(message.size(), k, kSmallestPiece, largest_piece());
       send.keeps_until_acknowledged = options.resend_stalled;
       send.keeps_tail = send.keeps_until_acknowledged && long_path();
+      send.striped = true;
+      if (governed()) start_rate_measure();
       feed_streams();
     } else {
       Stream& s = stream_for_whole_message();
@@ -467,6 +476,14 @@ struct StreamSet::Impl {
   std::uint64_t largest_piece() const {
     const auto limit = static_cast<std::uint64_t>(options.unsent_limit);
     return limit > 0 ? std::min(options.stripe.max_chunk, limit) : options.stripe.max_chunk;
+  }
+
+  // The streams in use adapt to stalls (stream_governor.hpp).
+  bool governed() const { return options.adapt_streams && options.resend_stalled && !options.equal_shares; }
+
+  void start_rate_measure() {
+    send.started = Clock::now();
+    for (Stream& s : streams) send.acknowledged_at_start += probe(s).acknowledged;
   }
 
   // Some stream's shortest round trip is at least options.tail_round_trip.
@@ -496,13 +513,16 @@ struct StreamSet::Impl {
     return *usable[send.id % usable.size()];
   }
 
-  // Hands the next piece of the posted send to every stream that has nothing to write and is
-  // not stalled. Stalled streams get pieces only when no other stream is there to take them.
+  // Hands the next piece of the posted send to every stream in use that has nothing to write
+  // and is not stalled: the first governor.in_use() streams that are not stalled. Stalled
+  // streams get pieces only when no other stream is there to take them.
   void feed_streams() {
     if (!failure.empty() || (!send.active && tail.resend.empty())) return;
     bool others_will_take = false;
+    int in_use = governor.in_use();
     for (Stream& s : streams) {
       if (s.stuck) continue;
+      if (in_use-- == 0) break;
       if (s.idle_sender()) feed(s);
       others_will_take = others_will_take || !s.idle_sender();
     }
@@ -780,16 +800,34 @@ struct StreamSet::Impl {
     const bool ending = endgame();
     std::vector<Stream*> stalled, stalled_on_tail;
     bool someone_idle = false;
+    bool newly_stalled = false;
+    PathSample path;
+    std::uint64_t acknowledged = 0;
     for (std::size_t i = 0; i < streams.size(); ++i) {
       Stream& s = streams[i];
       const StreamProgress progress = probe(s);
       forget_acknowledged(s, progress);
       const bool holds_tail = tail.active && holds(s, tail.id);
+      const bool was_stuck = s.stuck;
       s.stuck = stall_watch->stalled(static_cast<int>(i), progress, now,
                                      ending ? options.endgame_patience : options.stall_patience);
       if (s.stuck && holds_tail) stalled_on_tail.push_back(&s);
       if (s.stuck && !s.interrupting && carries_send(s)) stalled.push_back(&s);
+      newly_stalled = newly_stalled || (s.stuck && !was_stuck && carries_send(s));
       someone_idle = someone_idle || (s.idle_sender() && !s.stuck);
+      acknowledged += progress.acknowledged;
+      path.round_trip = std::max(path.round_trip, progress.round_trip);
+      path.send_window = std::max(path.send_window, progress.send_window);
+    }
+    if (newly_stalled && governed() && send.striped && !send_done()) {
+      send.stalled = true;
+      const double seconds = std::chrono::duration<double>(now - send.started).count();
+      const std::uint64_t delivered = acknowledged - std::min(acknowledged, send.acknowledged_at_start);
+      path.delivered_rate = seconds > 0 ? static_cast<double>(delivered) / seconds : 0;
+      // A decrease shows once the streams let go have finished their pieces and recovered.
+      const auto hold = std::max<Clock::duration>(
+          options.stall_patience.floor, options.stall_patience.round_trips * path.round_trip);
+      governor.stalled(now, hold, path);
     }
     for (Stream* s : stalled_on_tail) resend_tail_share(*s);
     settle_tail();
@@ -927,6 +965,7 @@ struct StreamSet::Impl {
     if (!failure.empty()) throw_failure();
     if (!send.active) return;
     if (send.keeps_tail) keep_tail();
+    if (send.striped) governor.message_done(send.stalled);
     ++next_send_id;
     ++counters.messages;
     counters.message_bytes += send.message.size();
@@ -986,6 +1025,7 @@ StreamSet::StreamSet(std::shared_ptr<asio::io_context> io,
   impl_->streams.reserve(sockets.size());  // handlers keep references to the streams
   for (auto& socket : sockets) impl_->streams.emplace_back(std::move(socket));
   impl_->peer = impl_->streams.front().name;
+  impl_->governor = StreamGovernor(static_cast<int>(impl_->streams.size()), impl_->governed());
   // Readers run from the start, so a peer's early data or close is seen at the next call.
   for (Stream& s : impl_->streams) impl_->read_header(s);
 }
@@ -1073,7 +1113,9 @@ std::chrono::milliseconds StreamSet::timeout() const {
 }
 
 SendCounters StreamSet::send_counters() const {
-  return impl_->counters;
+  SendCounters counters = impl_->counters;
+  counters.streams_in_use = impl_->governor.in_use();
+  return counters;
 }
 
 int StreamSet::streams() const {

@@ -87,6 +87,7 @@
 #include "runtime/auth.hpp"
 #include "runtime/io_wait.hpp"
 #include "runtime/stall_watch.hpp"
+#include "runtime/stream_governor.hpp"
 #include "runtime/stream_progress.hpp"
 #include "runtime/stripe.hpp"
 
@@ -112,6 +113,10 @@ struct StreamOptions {
   // Cut a split message into K equal shares up front, one per stream, as MPWide does, instead
   // of handing pieces out as streams can take them; for comparison only.
   bool equal_shares = false;
+  // Hand a split message's pieces to only as many streams as the path carries without stalls
+  // (stream_governor.hpp); off: all K streams take pieces. Needs resend_stalled (its watch
+  // sees the stalls); ignored with equal_shares.
+  bool adapt_streams = false;
   // How long a stream may go without an acknowledgement before it counts as stalled: while
   // pieces are left to hand out (a stream that stalls then just takes no more of them), and
   // once every piece is out and some stream is idle, so that the message waits only for the
@@ -133,6 +138,7 @@ struct SendCounters {
   std::uint64_t message_bytes = 0;  // their sizes, added up
   std::uint64_t resent_bytes = 0;   // bytes of stalled streams handed to other streams again
   std::uint64_t stalls = 0;         // times a stalled stream's share was taken back
+  int streams_in_use = 0;           // streams that take the next split message's pieces
 };
 
 // How a receive matches the incoming message's length.

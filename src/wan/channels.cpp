@@ -67,6 +67,7 @@ runtime::StreamOptions stream_options(const PathOptions& o, const Credentials& c
   options.max_message = o.max_message;
   options.resend_stalled = o.resend_stalled;
   options.equal_shares = o.equal_shares;
+  options.adapt_streams = o.adapt_streams;
   return options;
 }
 
@@ -236,7 +237,7 @@ PathCounters Channels::counters(PathId path) const {
   const PathState& p = impl_->path(path);
   if (!p.set) return {};
   const runtime::SendCounters c = p.set->send_counters();
-  return {c.messages, c.message_bytes, c.resent_bytes, c.stalls};
+  return {c.messages, c.message_bytes, c.resent_bytes, c.stalls, c.streams_in_use};
 }
 
 std::string Channels::peer(PathId path) const {

@@ -330,6 +330,66 @@ TEST(StreamSet, ASlowStreamCarriesOnlyWhatItTook) {
   EXPECT_GE(carried_by_a_held_stream(size, true), size / 4);
 }
 
+// Eight streams, the first held by a proxy during a first message and let go before a
+// second; returns the bytes streams 5-7 carried of the second message and checks that both
+// arrive byte-exact and what the counters say of the streams in use.
+std::uint64_t carried_by_the_last_three_after_a_stall(bool adapt) {
+  StreamOptions options = testing::test_options(8);
+  options.stripe = {1024, 64 * 1024};
+  options.send_buffer = 64 * 1024;
+  options.receive_buffer = 64 * 1024;
+  options.unsent_limit = 16 * 1024;
+  StreamListener listener(testing::loopback(0), options);
+  testing::PausingProxy proxy(listener.port(), 64 * 1024);
+  StreamOptions sender_options = options;
+  sender_options.resend_stalled = true;
+  sender_options.adapt_streams = adapt;
+  // Only the held stream may count as stalled, also on a busy machine.
+  sender_options.stall_patience = {std::chrono::milliseconds(300), 4};
+  sender_options.endgame_patience = {std::chrono::milliseconds(300), 4};
+  sender_options.progress_probe = [&proxy](int fd) {
+    StreamProgress progress = proxy.progress(fd);
+    progress.send_window = 0;  // no floor from loopback's rate (StreamGovernor's tests have it)
+    return progress;
+  };
+  auto connecting = testing::in_background(
+      [&] { return connect_streams(testing::loopback(proxy.port()), sender_options); });
+  StreamSet receiver = listener.accept();
+  StreamSet sender = connecting.get();
+  const auto last_three = [&] {
+    return proxy.forwarded_when_settled(5) + proxy.forwarded_when_settled(6) +
+           proxy.forwarded_when_settled(7);
+  };
+
+  proxy.pause(0);
+  const auto first = testing::pattern(4 * 1024 * 1024 + 1, 21);
+  auto sending = testing::in_background([&] { sender.send(first); });
+  std::vector<std::byte> got_first(first.size());
+  receiver.recv(got_first);
+  sending.get();
+  EXPECT_TRUE(got_first == first);
+  EXPECT_GE(sender.send_counters().stalls, 1u);
+  EXPECT_EQ(sender.send_counters().streams_in_use, adapt ? 4 : 8);
+
+  proxy.resume(0);
+  const std::uint64_t before = last_three();
+  const auto second = testing::pattern(2 * 1024 * 1024 + 3, 22);
+  sending = testing::in_background([&] { sender.send(second); });
+  std::vector<std::byte> got_second(second.size());
+  receiver.recv(got_second);
+  sending.get();
+  EXPECT_TRUE(got_second == second);
+  EXPECT_EQ(sender.send_counters().streams_in_use, adapt ? 5 : 8);  // no stall: one more
+  return last_three() - before;
+}
+
+TEST(StreamSet, AStallHalvesTheStreamsThatTakePieces) {
+  // The stall halves the streams in use (stream_governor.hpp): the next message goes over
+  // four streams, none of it over the last three. Without adapting, all eight take pieces.
+  EXPECT_EQ(carried_by_the_last_three_after_a_stall(true), 0u);
+  EXPECT_GT(carried_by_the_last_three_after_a_stall(false), 0u);
+}
+
 TEST(StreamSet, PeerClosingMidMessageIsNamed) {
   const auto message = testing::pattern(1000);  // outlives the peer's script
   RawScenario scenario{testing::test_options(1)};

@@ -1,0 +1,80 @@
+#include "runtime/stream_governor.hpp"
+
+#include <gtest/gtest.h>
+
+namespace multilane::runtime {
+namespace {
+
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+
+constexpr auto kHold = milliseconds(60);
+
+// A short path that needs one stream: 100 MB/s over 0.2 ms with 256 KiB windows.
+PathSample short_path() { return {100e6, microseconds(200), 256 * 1024}; }
+
+TEST(StreamGovernor, StartsWithEveryStreamAndHalvesOnAStallOncePerHold) {
+  StreamGovernor governor(64, true);
+  EXPECT_EQ(governor.in_use(), 64);
+  const auto t = Clock::now();
+  governor.stalled(t, kHold, short_path());
+  EXPECT_EQ(governor.in_use(), 32);
+  governor.stalled(t + milliseconds(59), kHold, short_path());  // the same episode
+  EXPECT_EQ(governor.in_use(), 32);
+  governor.stalled(t + milliseconds(60), kHold, short_path());
+  EXPECT_EQ(governor.in_use(), 16);
+  for (int i = 2; i < 10; ++i) governor.stalled(t + i * kHold, kHold, short_path());
+  EXPECT_EQ(governor.in_use(), 1);
+}
+
+TEST(StreamGovernor, NeverGoesBelowTwiceTheStreamsTheRateNeeds) {
+  // 120 MB/s over 21 ms is 2.52 MB in flight: 9.6 windows of 256 KiB, 20 kept.
+  const PathSample long_path{120e6, microseconds(21'000), 256 * 1024};
+  EXPECT_EQ(StreamGovernor::streams_needed(long_path), 20);
+  StreamGovernor governor(64, true);
+  const auto t = Clock::now();
+  governor.stalled(t, kHold, long_path);
+  EXPECT_EQ(governor.in_use(), 32);
+  governor.stalled(t + kHold, kHold, long_path);
+  EXPECT_EQ(governor.in_use(), 20);
+  governor.stalled(t + 2 * kHold, kHold, long_path);
+  EXPECT_EQ(governor.in_use(), 20);
+  // A set of fewer streams than the path needs keeps them all.
+  StreamGovernor few(16, true);
+  few.stalled(t, kHold, long_path);
+  EXPECT_EQ(few.in_use(), 16);
+}
+
+TEST(StreamGovernor, AnUnknownWindowNeedsOneStream) {
+  EXPECT_EQ(StreamGovernor::streams_needed({100e6, microseconds(20'000), 0}), 1);
+  EXPECT_EQ(StreamGovernor::streams_needed({0, microseconds(20'000), 65536}), 1);
+}
+
+TEST(StreamGovernor, GrowsByOneAfterEveryMessageWithoutAStallUpToK) {
+  StreamGovernor governor(8, true);
+  const auto t = Clock::now();
+  governor.stalled(t, kHold, short_path());
+  EXPECT_EQ(governor.in_use(), 4);
+  governor.message_done(true);  // the message that stalled
+  EXPECT_EQ(governor.in_use(), 4);
+  for (int expected = 5; expected <= 8; ++expected) {
+    governor.message_done(false);
+    EXPECT_EQ(governor.in_use(), expected);
+  }
+  governor.message_done(false);
+  EXPECT_EQ(governor.in_use(), 8);
+}
+
+TEST(StreamGovernor, DisabledOrSingleStreamKeepsEveryStream) {
+  StreamGovernor off(16, false);
+  off.stalled(Clock::now(), kHold, short_path());
+  EXPECT_EQ(off.in_use(), 16);
+  StreamGovernor one(1, true);
+  one.stalled(Clock::now(), kHold, short_path());
+  EXPECT_EQ(one.in_use(), 1);
+  StreamGovernor none(0, true);  // treated as one stream
+  EXPECT_EQ(none.in_use(), 1);
+}
+
+}  // namespace
+}  // namespace multilane::runtime
