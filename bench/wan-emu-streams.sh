@@ -7,7 +7,9 @@
 # emulation name wanstreams<pid>, measures the round trip (`multilane emu ping`), then RUNS
 # times, for every stream count K: iperf3 -P K for SECONDS (plus 1 s of warm-up that is not
 # counted) and bench/wan_throughput with K streams (one process per node: messages of SIZE
-# for about SECONDS after one untimed message), once unpaced and once with the path's pacing
+# for about SECONDS after one untimed message), once unpaced (as channels are by default: only
+# as many streams take pieces as the path carries without stalls), once unpaced with all K
+# streams taking pieces (--adapt off), once with the path's pacing
 # tunable at PACE / K per stream (the streams together just below the WAN rate, so they do not
 # overflow its queue), and once unpaced with every message cut into one equal share per stream
 # up front (--shares equal: as MPWide does, and channels did before streams pulled their
@@ -89,6 +91,7 @@ for latency in $latencies; do
     for k in $streams; do
       paced=$(awk "BEGIN {print $pace / $k}")Mbit/s
       echo "$latency $rtt $k $run $(iperf_mbps "$k") $(channels_mbps "$k")" \
+        "$(channels_mbps "$k" --adapt off)" \
         "$(channels_mbps "$k" --pacing "$paced") $(channels_mbps "$k" --shares equal)" \
         >>"$work/results"
     done
@@ -107,7 +110,7 @@ print(f"\nmessages of {sys.argv[2]} for about {sys.argv[3]} s, iperf3 {sys.argv[
 latencies = list(dict.fromkeys(r[0] for r in rows))
 rtt = {r[0]: r[1] for r in rows}
 streams = list(dict.fromkeys(r[2] for r in rows))
-print("| streams | " + " | ".join(f"RTT {rtt[l]}: iperf3 / channels / paced / equal shares (ratios)" for l in latencies) + " |")
+print("| streams | " + " | ".join(f"RTT {rtt[l]}: iperf3 / channels / all K / paced / equal shares (ratios)" for l in latencies) + " |")
 print("|---:|" + "---:|" * len(latencies))
 for k in streams:
     cells = []
@@ -115,12 +118,13 @@ for k in streams:
         runs = [r for r in rows if r[0] == l and r[2] == k]
         iperf = statistics.median(float(r[4]) for r in runs)
         ours = statistics.median(float(r[5]) for r in runs)
-        paced = statistics.median(float(r[6]) for r in runs)
-        equal = statistics.median(float(r[7]) for r in runs)
-        cells.append(f"{iperf:.0f} / {ours:.0f} / {paced:.0f} / {equal:.0f} "
-                     f"({ours / iperf:.2f}, {paced / iperf:.2f}, {equal / iperf:.2f})")
+        every = statistics.median(float(r[6]) for r in runs)
+        paced = statistics.median(float(r[7]) for r in runs)
+        equal = statistics.median(float(r[8]) for r in runs)
+        cells.append(f"{iperf:.0f} / {ours:.0f} / {every:.0f} / {paced:.0f} / {equal:.0f} "
+                     f"({ours / iperf:.2f}, {every / iperf:.2f}, {paced / iperf:.2f}, {equal / iperf:.2f})")
     print(f"| {k} | " + " | ".join(cells) + " |")
-print("\nraw runs (one-way latency, RTT, streams, run, iperf3, channels, paced, equal shares; Mbit/s):")
+print("\nraw runs (one-way latency, RTT, streams, run, iperf3, channels, all K, paced, equal shares; Mbit/s):")
 for r in rows:
     print("  " + " ".join(r))
 PY
