@@ -14,8 +14,8 @@
 // messages of --size bytes (with --seconds: as many as the untimed message's rate says fill
 // about S seconds, at most 100000) and waits for the receiver's acknowledgement of the last;
 // bytes / time to that acknowledgement is the throughput. The sender prints one line per
-// stream count: "streams K: X Gbit/s (N bytes in S s; re-sent R% in M stalls; U in use)", where R is
-// how many bytes went out a second time because a stream stalled. --resend off turns off
+// stream count: "streams K: X Gbit/s (N bytes in S s; re-sent R% in M stalls; U in use)", where R
+// is how many bytes went out a second time because a stream stalled. --resend off turns off
 // re-sending a stalled stream's share (PathOptions::resend_stalled; only the sending end);
 // --shares equal cuts every message into one equal share per stream up front, as MPWide does
 // and channels did before pieces were pulled (PathOptions::equal_shares); --adapt off hands

@@ -29,9 +29,9 @@ namespace multilane::runtime {
 
 // What the set knew about its path when a stream stalled.
 struct PathSample {
-  double delivered_rate = 0;            // bytes/s acknowledged since the send began
+  double delivered_rate = 0;                // bytes/s acknowledged since the send began
   std::chrono::microseconds round_trip{0};  // the longest smoothed round trip of the streams
-  std::uint64_t send_window = 0;        // the largest window a stream's peer offered, bytes
+  std::uint64_t send_window = 0;            // the largest window a stream's peer offered, bytes
 };
 
 class StreamGovernor {

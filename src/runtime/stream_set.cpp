@@ -479,7 +479,9 @@ struct StreamSet::Impl {
   }
 
   // The streams in use adapt to stalls (stream_governor.hpp).
-  bool governed() const { return options.adapt_streams && options.resend_stalled && !options.equal_shares; }
+  bool governed() const {
+    return options.adapt_streams && options.resend_stalled && !options.equal_shares;
+  }
 
   void start_rate_measure() {
     send.started = Clock::now();
@@ -820,14 +822,7 @@ struct StreamSet::Impl {
       path.send_window = std::max(path.send_window, progress.send_window);
     }
     if (newly_stalled && governed() && send.striped && !send_done()) {
-      send.stalled = true;
-      const double seconds = std::chrono::duration<double>(now - send.started).count();
-      const std::uint64_t delivered = acknowledged - std::min(acknowledged, send.acknowledged_at_start);
-      path.delivered_rate = seconds > 0 ? static_cast<double>(delivered) / seconds : 0;
-      // A decrease shows once the streams let go have finished their pieces and recovered.
-      const auto hold = std::max<Clock::duration>(
-          options.stall_patience.floor, options.stall_patience.round_trips * path.round_trip);
-      governor.stalled(now, hold, path);
+      report_stall(now, path, acknowledged);
     }
     for (Stream* s : stalled_on_tail) resend_tail_share(*s);
     settle_tail();
@@ -848,6 +843,20 @@ struct StreamSet::Impl {
   }
 
   // `s` holds bytes of the posted send that may not have reached the peer.
+  // A stream carrying the posted striped send stalled: the governor may take streams out of
+  // use. `acknowledged`: the streams' acknowledged bytes now, added up.
+  void report_stall(Clock::time_point now, PathSample path, std::uint64_t acknowledged) {
+    send.stalled = true;
+    const double seconds = std::chrono::duration<double>(now - send.started).count();
+    const std::uint64_t delivered =
+        acknowledged - std::min(acknowledged, send.acknowledged_at_start);
+    path.delivered_rate = seconds > 0 ? static_cast<double>(delivered) / seconds : 0;
+    // A decrease shows once the streams let go have finished their pieces and recovered.
+    const auto hold = std::max<Clock::duration>(
+        options.stall_patience.floor, options.stall_patience.round_trips * path.round_trip);
+    governor.stalled(now, hold, path);
+  }
+
   bool carries_send(const Stream& s) const { return holds(s, send.id) || s.writes_borrowed(); }
 
   void write_failed(Stream& s, const asio::error_code& ec) {

@@ -70,6 +70,11 @@
 // Only stalls between this end and its peer's kernel are seen: behind a relay that
 // acknowledges and forwards, a stall on the far side looks like a slow stream.
 //
+// Streams in use (`adapt_streams`): too many streams for a short path overflow its queue so
+// often that streams keep stalling; with the option on, only the first in_use() streams that
+// are not stalled take pieces, a number halved on a stall and grown by one after every split
+// message without one (stream_governor.hpp). send_counters() tells the number.
+//
 // Establishing: StreamListener::accept() accepts K connections and connect_streams() opens K,
 // each authenticated by the job secret (auth.hpp) and set up with TCP_NODELAY and the buffer
 // sizes of the options. Both ends must use the same number of streams.

@@ -11,7 +11,9 @@ using std::chrono::milliseconds;
 constexpr auto kHold = milliseconds(60);
 
 // A short path that needs one stream: 100 MB/s over 0.2 ms with 256 KiB windows.
-PathSample short_path() { return {100e6, microseconds(200), 256 * 1024}; }
+PathSample short_path() {
+  return {100e6, microseconds(200), 256 * 1024};
+}
 
 TEST(StreamGovernor, StartsWithEveryStreamAndHalvesOnAStallOncePerHold) {
   StreamGovernor governor(64, true);
