@@ -92,7 +92,9 @@ struct PathOptions {
   // streams' windows and round trip), one more after every message without a stall. Many
   // streams on a short round trip overflow the bottleneck's queue so often that streams sit
   // in retransmission timeouts, which a message waits for and iperf3 -P does not. Needs
-  // resend_stalled; ignored with equal_shares; counters() tells how many streams are in use.
+  // resend_stalled; ignored with equal_shares and with a pacing_rate (each stream is paced to
+  // its share of the path, so fewer would only be slower); counters() tells how many streams
+  // are in use.
   bool adapt_streams = true;
 };
 

@@ -478,9 +478,12 @@ struct StreamSet::Impl {
     return limit > 0 ? std::min(options.stripe.max_chunk, limit) : options.stripe.max_chunk;
   }
 
-  // The streams in use adapt to stalls (stream_governor.hpp).
+  // The streams in use adapt to stalls (stream_governor.hpp). Not on a paced path: its streams
+  // are already kept below the path's rate, each at its share of it, so fewer of them would
+  // only be slower.
   bool governed() const {
-    return options.adapt_streams && options.resend_stalled && !options.equal_shares;
+    return options.adapt_streams && options.resend_stalled && !options.equal_shares &&
+           options.pacing_rate == 0;
   }
 
   void start_rate_measure() {

@@ -120,7 +120,8 @@ struct StreamOptions {
   bool equal_shares = false;
   // Hand a split message's pieces to only as many streams as the path carries without stalls
   // (stream_governor.hpp); off: all K streams take pieces. Needs resend_stalled (its watch
-  // sees the stalls); ignored with equal_shares.
+  // sees the stalls); ignored with equal_shares and on a paced path (each stream is paced to
+  // its share of the path's rate, so fewer streams would only be slower).
   bool adapt_streams = false;
   // How long a stream may go without an acknowledgement before it counts as stalled: while
   // pieces are left to hand out (a stream that stalls then just takes no more of them), and

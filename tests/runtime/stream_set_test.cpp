@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <optional>
 #include <thread>
 
 #include "loopback.hpp"
@@ -19,6 +21,27 @@ using ::testing::MatchesRegex;
 using namespace std::chrono_literals;
 
 class Transfer : public ::testing::TestWithParam<int> {};
+
+// A receiver and a sender whose streams go through a PausingProxy of `proxy_buffer` bytes;
+// the sender learns its streams' progress from the proxy (what a stalled path would show),
+// passed through `adjust`.
+struct ThroughProxy {
+  ThroughProxy(const StreamOptions& options, StreamOptions sender_options, int proxy_buffer,
+               std::function<StreamProgress(StreamProgress)> adjust = {})
+      : listener(testing::loopback(0), options), proxy(listener.port(), proxy_buffer) {
+    sender_options.progress_probe = [this, adjust](int fd) {
+      return adjust ? adjust(proxy.progress(fd)) : proxy.progress(fd);
+    };
+    auto connecting = testing::in_background(
+        [&] { return connect_streams(testing::loopback(proxy.port()), sender_options); });
+    receiver.emplace(listener.accept());
+    sender.emplace(connecting.get());
+  }
+  StreamListener listener;
+  testing::PausingProxy proxy;
+  std::optional<StreamSet> receiver;
+  std::optional<StreamSet> sender;
+};
 
 TEST_P(Transfer, OddSizesArriveByteExact) {
   auto [receiver, sender] = testing::connected_sets(testing::test_options(GetParam()));
@@ -202,14 +225,10 @@ TEST(StreamSet, ASendReturnsWithItsUnacknowledgedEndKeptAndCopiedOnAStall) {
   options.receive_buffer = 256 * 1024;
   options.resend_stalled = true;
   options.tail_round_trip = std::chrono::microseconds(0);  // loopback counts as a long path
-  StreamListener listener(testing::loopback(0), options);
-  testing::PausingProxy proxy(listener.port(), 256 * 1024);
-  StreamOptions sender_options = options;
-  sender_options.progress_probe = [&proxy](int fd) { return proxy.progress(fd); };
-  auto connecting = testing::in_background(
-      [&] { return connect_streams(testing::loopback(proxy.port()), sender_options); });
-  StreamSet receiver = listener.accept();
-  StreamSet sender = connecting.get();
+  ThroughProxy pair(options, options, 256 * 1024);
+  StreamSet& receiver = *pair.receiver;
+  StreamSet& sender = *pair.sender;
+  testing::PausingProxy& proxy = pair.proxy;
 
   proxy.pause(0);
   const std::uint64_t before = proxy.forwarded(0);
@@ -239,15 +258,12 @@ TEST(StreamSet, StalledStreamsShareGoesOutOnTheOthers) {
   options.stripe = {1024, 128 * 1024};
   options.send_buffer = 64 * 1024;
   options.receive_buffer = 64 * 1024;
-  StreamListener listener(testing::loopback(0), options);
-  testing::PausingProxy proxy(listener.port(), 64 * 1024);
   StreamOptions sender_options = options;
   sender_options.resend_stalled = true;
-  sender_options.progress_probe = [&proxy](int fd) { return proxy.progress(fd); };
-  auto connecting = testing::in_background(
-      [&] { return connect_streams(testing::loopback(proxy.port()), sender_options); });
-  StreamSet receiver = listener.accept();
-  StreamSet sender = connecting.get();
+  ThroughProxy pair(options, sender_options, 64 * 1024);
+  StreamSet& receiver = *pair.receiver;
+  StreamSet& sender = *pair.sender;
+  testing::PausingProxy& proxy = pair.proxy;
 
   proxy.pause(0);
   const std::uint64_t before = proxy.forwarded(0);
@@ -333,29 +349,27 @@ TEST(StreamSet, ASlowStreamCarriesOnlyWhatItTook) {
 // Eight streams, the first held by a proxy during a first message and let go before a
 // second; returns the bytes streams 5-7 carried of the second message and checks that both
 // arrive byte-exact and what the counters say of the streams in use.
-std::uint64_t carried_by_the_last_three_after_a_stall(bool adapt) {
+std::uint64_t carried_by_the_last_three_after_a_stall(bool adapt, std::uint64_t pacing = 0) {
   StreamOptions options = testing::test_options(8);
   options.stripe = {1024, 64 * 1024};
   options.send_buffer = 64 * 1024;
   options.receive_buffer = 64 * 1024;
   options.unsent_limit = 16 * 1024;
-  StreamListener listener(testing::loopback(0), options);
-  testing::PausingProxy proxy(listener.port(), 64 * 1024);
   StreamOptions sender_options = options;
   sender_options.resend_stalled = true;
   sender_options.adapt_streams = adapt;
+  sender_options.pacing_rate = pacing;
+  const bool governed = adapt && pacing == 0;
   // Only the held stream may count as stalled, also on a busy machine.
   sender_options.stall_patience = {std::chrono::milliseconds(300), 4};
   sender_options.endgame_patience = {std::chrono::milliseconds(300), 4};
-  sender_options.progress_probe = [&proxy](int fd) {
-    StreamProgress progress = proxy.progress(fd);
+  ThroughProxy pair(options, sender_options, 64 * 1024, [](StreamProgress progress) {
     progress.send_window = 0;  // no floor from loopback's rate (StreamGovernor's tests have it)
     return progress;
-  };
-  auto connecting = testing::in_background(
-      [&] { return connect_streams(testing::loopback(proxy.port()), sender_options); });
-  StreamSet receiver = listener.accept();
-  StreamSet sender = connecting.get();
+  });
+  StreamSet& receiver = *pair.receiver;
+  StreamSet& sender = *pair.sender;
+  testing::PausingProxy& proxy = pair.proxy;
   const auto last_three = [&] {
     return proxy.forwarded_when_settled(5) + proxy.forwarded_when_settled(6) +
            proxy.forwarded_when_settled(7);
@@ -369,7 +383,7 @@ std::uint64_t carried_by_the_last_three_after_a_stall(bool adapt) {
   sending.get();
   EXPECT_TRUE(got_first == first);
   EXPECT_GE(sender.send_counters().stalls, 1u);
-  EXPECT_EQ(sender.send_counters().streams_in_use, adapt ? 4 : 8);
+  EXPECT_EQ(sender.send_counters().streams_in_use, governed ? 4 : 8);
 
   proxy.resume(0);
   const std::uint64_t before = last_three();
@@ -379,15 +393,18 @@ std::uint64_t carried_by_the_last_three_after_a_stall(bool adapt) {
   receiver.recv(got_second);
   sending.get();
   EXPECT_TRUE(got_second == second);
-  EXPECT_EQ(sender.send_counters().streams_in_use, adapt ? 5 : 8);  // no stall: one more
+  EXPECT_EQ(sender.send_counters().streams_in_use, governed ? 5 : 8);  // no stall: one more
   return last_three() - before;
 }
 
 TEST(StreamSet, AStallHalvesTheStreamsThatTakePieces) {
   // The stall halves the streams in use (stream_governor.hpp): the next message goes over
-  // four streams, none of it over the last three. Without adapting, all eight take pieces.
+  // four streams, none of it over the last three. Without adapting, or with paced streams, all
+  // eight take pieces.
   EXPECT_EQ(carried_by_the_last_three_after_a_stall(true), 0u);
   EXPECT_GT(carried_by_the_last_three_after_a_stall(false), 0u);
+  // Paced streams are each paced to their share of the path: all eight stay in use.
+  EXPECT_GT(carried_by_the_last_three_after_a_stall(true, 1'000'000'000), 0u);
 }
 
 TEST(StreamSet, PeerClosingMidMessageIsNamed) {
