@@ -845,7 +845,6 @@ struct StreamSet::Impl {
     feed_streams();  // streams found stalled before may have recovered
   }
 
-  // `s` holds bytes of the posted send that may not have reached the peer.
   // A stream carrying the posted striped send stalled: the governor may take streams out of
   // use. `acknowledged`: the streams' acknowledged bytes now, added up.
   void report_stall(Clock::time_point now, PathSample path, std::uint64_t acknowledged) {
@@ -860,6 +859,7 @@ struct StreamSet::Impl {
     governor.stalled(now, hold, path);
   }
 
+  // `s` holds bytes of the posted send that may not have reached the peer.
   bool carries_send(const Stream& s) const { return holds(s, send.id) || s.writes_borrowed(); }
 
   void write_failed(Stream& s, const asio::error_code& ec) {
