@@ -15,9 +15,8 @@ bool StallWatch::stalled(int stream, const StreamProgress& progress, Clock::time
     last = {progress.acknowledged, now, busy};
     return false;
   }
-  const auto beat = std::max(progress.round_trip, progress.segment_pair_time);
-  const auto wait = std::max<Clock::duration>(patience.floor, patience.round_trips * beat);
-  return now - last.since >= wait;
+  return now - last.since >=
+         patience.wait(std::max(progress.round_trip, progress.segment_pair_time));
 }
 
 }  // namespace multilane::runtime

@@ -10,6 +10,7 @@
 // sender is more patient while a stall costs nothing).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <vector>
@@ -25,6 +26,10 @@ namespace multilane::runtime {
 struct StallPatience {
   std::chrono::milliseconds floor{60};
   int round_trips = 4;
+  // The wait for a stream whose beat (round trip or segment pair time) is `beat`.
+  Clock::duration wait(std::chrono::microseconds beat) const {
+    return std::max<Clock::duration>(floor, round_trips * beat);
+  }
 };
 
 class StallWatch {

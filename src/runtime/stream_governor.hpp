@@ -40,6 +40,7 @@ class StreamGovernor {
   StreamGovernor(int streams, bool enabled);
 
   int in_use() const { return in_use_; }
+  bool adapts() const { return enabled_; }
   // Streams that carrying `sample`'s rate needs, kept twice over (at least 1).
   static int streams_needed(const PathSample& sample);
 

@@ -460,7 +460,7 @@ struct StreamSet::Impl {
       send.keeps_until_acknowledged = options.resend_stalled;
       send.keeps_tail = send.keeps_until_acknowledged && long_path();
       send.striped = true;
-      if (governed()) start_rate_measure();
+      if (governor.adapts()) start_rate_measure();
       feed_streams();
     } else {
       Stream& s = stream_for_whole_message();
@@ -824,7 +824,7 @@ struct StreamSet::Impl {
       path.round_trip = std::max(path.round_trip, progress.round_trip);
       path.send_window = std::max(path.send_window, progress.send_window);
     }
-    if (newly_stalled && governed() && send.striped && !send_done()) {
+    if (newly_stalled && governor.adapts() && send.striped && !send_done()) {
       report_stall(now, path, acknowledged);
     }
     for (Stream* s : stalled_on_tail) resend_tail_share(*s);
@@ -854,9 +854,7 @@ struct StreamSet::Impl {
         acknowledged - std::min(acknowledged, send.acknowledged_at_start);
     path.delivered_rate = seconds > 0 ? static_cast<double>(delivered) / seconds : 0;
     // A decrease shows once the streams let go have finished their pieces and recovered.
-    const auto hold = std::max<Clock::duration>(
-        options.stall_patience.floor, options.stall_patience.round_trips * path.round_trip);
-    governor.stalled(now, hold, path);
+    governor.stalled(now, options.stall_patience.wait(path.round_trip), path);
   }
 
   // `s` holds bytes of the posted send that may not have reached the peer.
