@@ -816,9 +816,10 @@ struct StreamSet::Impl {
       const bool was_stuck = s.stuck;
       s.stuck = stall_watch->stalled(static_cast<int>(i), progress, now,
                                      ending ? options.endgame_patience : options.stall_patience);
+      const bool stuck_with_send = s.stuck && carries_send(s);  // scans the written frames once
       if (s.stuck && holds_tail) stalled_on_tail.push_back(&s);
-      if (s.stuck && !s.interrupting && carries_send(s)) stalled.push_back(&s);
-      newly_stalled = newly_stalled || (s.stuck && !was_stuck && carries_send(s));
+      if (stuck_with_send && !s.interrupting) stalled.push_back(&s);
+      newly_stalled = newly_stalled || (stuck_with_send && !was_stuck);
       someone_idle = someone_idle || (s.idle_sender() && !s.stuck);
       acknowledged += progress.acknowledged;
       path.round_trip = std::max(path.round_trip, progress.round_trip);
