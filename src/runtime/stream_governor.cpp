@@ -13,7 +13,9 @@ constexpr double kNeededMargin = 2.0;
 }  // namespace
 
 StreamGovernor::StreamGovernor(int streams, bool enabled)
-    : streams_(std::max(streams, 1)), enabled_(enabled), in_use_(streams_) {}
+    : streams_(std::max(streams, 1)),
+      enabled_(enabled),
+      in_use_(enabled ? std::min(streams_, kCrowdLimit) : streams_) {}
 
 int StreamGovernor::streams_needed(const PathSample& sample) {
   if (sample.send_window == 0) return 1;
@@ -34,8 +36,11 @@ void StreamGovernor::stalled(Clock::time_point now, Clock::duration hold,
   last_decrease_ = now;
 }
 
-void StreamGovernor::message_done(bool stalled) {
-  if (enabled_ && !stalled) in_use_ = std::min(in_use_ + 1, streams_);
+void StreamGovernor::message_done(bool stalled, const PathSample& sample) {
+  if (!enabled_) return;
+  const int needed = std::min(streams_needed(sample), streams_);
+  if (!stalled) in_use_ = std::max(in_use_ + 1, needed);
+  in_use_ = std::min(in_use_, std::min(std::max(kCrowdLimit, needed), streams_));
 }
 
 }  // namespace multilane::runtime

@@ -16,7 +16,17 @@
 //     the rate delivered so far needs rate x round trip / window streams, kept twice over
 //     (on a long path the windows, not the queue, cap each stream, and fewer streams would
 //     simply be slower);
-//   - a split message completes without a stall: one more, up to K.
+//   - a split message completes without a stall: one more, or at once as many as the path
+//     needs if that is more, up to K;
+//   - but never more than 16 in use unless the path needs more. Each stream in use is one more
+//     chance that the message waits at its end: with many streams sharing a path, each holds a
+//     few segments, and a lost one brings no fast retransmit, so that stream pauses for a
+//     tail-loss probe, two round trips or more, while the others are done. On the emulated
+//     1 Gbit/s path with 10 and 20 ms round trips, 64 streams of which 29-37 in use reached
+//     0.90-0.96x of iperf3 -P 64, and 16 or 20 in use 0.96-0.99x (docs/wan.md, section 1).
+//     A path whose windows need more streams (rate x round trip / window, kept twice over)
+//     gets them. The set starts with that many, min(K, 16), so that its first message does
+//     not pay for a crowd either.
 // The state lasts for the set's life: a path's conditions carry over from message to message.
 #pragma once
 
@@ -36,7 +46,7 @@ struct PathSample {
 
 class StreamGovernor {
  public:
-  // `streams`: K. Disabled, in_use() is always K.
+  // `streams`: K. Disabled, in_use() is always K; enabled, it starts at min(K, kCrowdLimit).
   StreamGovernor(int streams, bool enabled);
 
   int in_use() const { return in_use_; }
@@ -47,8 +57,11 @@ class StreamGovernor {
   // A stream that carries the posted send stalled at `now`; `hold`: the least time between
   // two decreases.
   void stalled(Clock::time_point now, Clock::duration hold, const PathSample& sample);
-  // A split message completed; `stalled`: some stream carrying it stalled meanwhile.
-  void message_done(bool stalled);
+  // A split message completed; `stalled`: some stream carrying it stalled meanwhile;
+  // `sample`: the path during the message.
+  void message_done(bool stalled, const PathSample& sample);
+  // The most streams in use on a path that needs no more (see the top of this file).
+  static constexpr int kCrowdLimit = 16;
 
  private:
   int streams_;

@@ -134,12 +134,14 @@ struct Send {
   // caller's message until then, or (keeps_tail, on a long path) a copy of its end.
   bool keeps_until_acknowledged = false;
   bool keeps_tail = false;
-  // Striped, for the stream governor: whether a stream carrying it stalled, and where the
-  // streams' acknowledgements stood when it began (to tell the rate the path delivers).
+  // Striped, for the stream governor: whether a stream carrying it stalled, where the
+  // streams' acknowledgements stood when it began (to tell the rate the path delivers), and
+  // the streams' round trip and window at the last look.
   bool striped = false;
   bool stalled = false;
   Clock::time_point started{};
   std::uint64_t acknowledged_at_start = 0;
+  PathSample path;
 
   bool all_handed_out() const { return borrowing_frames == 0 && feed.empty(); }
 };
@@ -825,6 +827,8 @@ struct StreamSet::Impl {
       path.round_trip = std::max(path.round_trip, progress.round_trip);
       path.send_window = std::max(path.send_window, progress.send_window);
     }
+    send.path.round_trip = path.round_trip;
+    send.path.send_window = path.send_window;
     if (newly_stalled && governor.adapts() && send.striped && !send_done()) {
       report_stall(now, path, acknowledged);
     }
@@ -856,6 +860,14 @@ struct StreamSet::Impl {
     path.delivered_rate = seconds > 0 ? static_cast<double>(delivered) / seconds : 0;
     // A decrease shows once the streams let go have finished their pieces and recovered.
     governor.stalled(now, options.stall_patience.wait(path.round_trip), path);
+  }
+
+  // The path as the posted send found it: its bytes over its time so far.
+  PathSample message_path() const {
+    PathSample path = send.path;
+    const double seconds = std::chrono::duration<double>(Clock::now() - send.started).count();
+    path.delivered_rate = seconds > 0 ? static_cast<double>(send.message.size()) / seconds : 0;
+    return path;
   }
 
   // `s` holds bytes of the posted send that may not have reached the peer.
@@ -976,7 +988,7 @@ struct StreamSet::Impl {
     if (!failure.empty()) throw_failure();
     if (!send.active) return;
     if (send.keeps_tail) keep_tail();
-    if (send.striped) governor.message_done(send.stalled);
+    if (send.striped) governor.message_done(send.stalled, message_path());
     ++next_send_id;
     ++counters.messages;
     counters.message_bytes += send.message.size();

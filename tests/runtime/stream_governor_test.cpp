@@ -15,36 +15,61 @@ PathSample short_path() {
   return {100e6, microseconds(200), 256 * 1024};
 }
 
-TEST(StreamGovernor, StartsWithEveryStreamAndHalvesOnAStallOncePerHold) {
+// A long path: 120 MB/s over 21 ms is 2.52 MB in flight, 9.6 windows of 256 KiB, 20 kept.
+PathSample long_path() {
+  return {120e6, microseconds(21'000), 256 * 1024};
+}
+
+TEST(StreamGovernor, StartsWithAtMostTheCrowdLimitAndHalvesOnAStallOncePerHold) {
   StreamGovernor governor(64, true);
-  EXPECT_EQ(governor.in_use(), 64);
+  EXPECT_EQ(governor.in_use(), 16);
   const auto t = Clock::now();
   governor.stalled(t, kHold, short_path());
-  EXPECT_EQ(governor.in_use(), 32);
+  EXPECT_EQ(governor.in_use(), 8);
   governor.stalled(t + milliseconds(59), kHold, short_path());  // the same episode
-  EXPECT_EQ(governor.in_use(), 32);
+  EXPECT_EQ(governor.in_use(), 8);
   governor.stalled(t + milliseconds(60), kHold, short_path());
-  EXPECT_EQ(governor.in_use(), 16);
+  EXPECT_EQ(governor.in_use(), 4);
   for (int i = 2; i < 10; ++i) governor.stalled(t + i * kHold, kHold, short_path());
   EXPECT_EQ(governor.in_use(), 1);
+  EXPECT_EQ(StreamGovernor(12, true).in_use(), 12);
 }
 
 TEST(StreamGovernor, NeverGoesBelowTwiceTheStreamsTheRateNeeds) {
-  // 120 MB/s over 21 ms is 2.52 MB in flight: 9.6 windows of 256 KiB, 20 kept.
-  const PathSample long_path{120e6, microseconds(21'000), 256 * 1024};
-  EXPECT_EQ(StreamGovernor::streams_needed(long_path), 20);
+  EXPECT_EQ(StreamGovernor::streams_needed(long_path()), 20);
   StreamGovernor governor(64, true);
-  const auto t = Clock::now();
-  governor.stalled(t, kHold, long_path);
-  EXPECT_EQ(governor.in_use(), 32);
-  governor.stalled(t + kHold, kHold, long_path);
+  governor.message_done(false, long_path());  // 16 in use are too few: at once 20
   EXPECT_EQ(governor.in_use(), 20);
-  governor.stalled(t + 2 * kHold, kHold, long_path);
+  const auto t = Clock::now();
+  governor.stalled(t, kHold, long_path());
   EXPECT_EQ(governor.in_use(), 20);
   // A set of fewer streams than the path needs keeps them all.
   StreamGovernor few(16, true);
-  few.stalled(t, kHold, long_path);
+  few.stalled(t, kHold, long_path());
   EXPECT_EQ(few.in_use(), 16);
+  // Halving stops at the floor.
+  StreamGovernor many(64, true);
+  const PathSample fat_path{600e6, microseconds(21'000), 256 * 1024};  // 97 needed
+  many.message_done(false, fat_path);
+  EXPECT_EQ(many.in_use(), 64);
+  many.stalled(t, kHold, long_path());
+  EXPECT_EQ(many.in_use(), 32);
+  many.stalled(t + kHold, kHold, long_path());
+  EXPECT_EQ(many.in_use(), 20);
+}
+
+TEST(StreamGovernor, StaysAtTheCrowdLimitUnlessThePathNeedsMore) {
+  StreamGovernor governor(64, true);
+  for (int i = 0; i < 5; ++i) governor.message_done(false, short_path());
+  EXPECT_EQ(governor.in_use(), 16);
+  governor.message_done(false, long_path());
+  EXPECT_EQ(governor.in_use(), 20);
+  governor.message_done(false, long_path());
+  EXPECT_EQ(governor.in_use(), 20);
+  governor.message_done(false, short_path());  // the path needs fewer again
+  EXPECT_EQ(governor.in_use(), 16);
+  governor.message_done(true, long_path());  // a message that stalled does not grow
+  EXPECT_EQ(governor.in_use(), 16);
 }
 
 TEST(StreamGovernor, AnUnknownWindowNeedsOneStream) {
@@ -57,20 +82,23 @@ TEST(StreamGovernor, GrowsByOneAfterEveryMessageWithoutAStallUpToK) {
   const auto t = Clock::now();
   governor.stalled(t, kHold, short_path());
   EXPECT_EQ(governor.in_use(), 4);
-  governor.message_done(true);  // the message that stalled
+  governor.message_done(true, short_path());  // the message that stalled
   EXPECT_EQ(governor.in_use(), 4);
   for (int expected = 5; expected <= 8; ++expected) {
-    governor.message_done(false);
+    governor.message_done(false, short_path());
     EXPECT_EQ(governor.in_use(), expected);
   }
-  governor.message_done(false);
+  governor.message_done(false, short_path());
   EXPECT_EQ(governor.in_use(), 8);
 }
 
 TEST(StreamGovernor, DisabledOrSingleStreamKeepsEveryStream) {
   StreamGovernor off(16, false);
   off.stalled(Clock::now(), kHold, short_path());
+  off.message_done(false, short_path());
   EXPECT_EQ(off.in_use(), 16);
+  StreamGovernor off_many(64, false);
+  EXPECT_EQ(off_many.in_use(), 64);
   StreamGovernor one(1, true);
   one.stalled(Clock::now(), kHold, short_path());
   EXPECT_EQ(one.in_use(), 1);

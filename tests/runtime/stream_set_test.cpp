@@ -407,6 +407,47 @@ TEST(StreamSet, AStallHalvesTheStreamsThatTakePieces) {
   EXPECT_GT(carried_by_the_last_three_after_a_stall(true, 1'000'000'000), 0u);
 }
 
+TEST(StreamSet, AtMostTheCrowdLimitOfStreamsTakePieces) {
+  // Of 20 streams on a path that needs few, only the first 16 carry a message
+  // (StreamGovernor::kCrowdLimit); all 20 without adapting.
+  for (const bool adapt : {true, false}) {
+    StreamOptions options = testing::test_options(20);
+    options.stripe = {1024, 64 * 1024};
+    StreamOptions sender_options = options;
+    sender_options.resend_stalled = true;
+    sender_options.adapt_streams = adapt;
+    // No stream may count as stalled, also on a busy machine.
+    sender_options.stall_patience = {std::chrono::milliseconds(2000), 4};
+    sender_options.endgame_patience = {std::chrono::milliseconds(2000), 4};
+    ThroughProxy pair(options, sender_options, 64 * 1024, [](StreamProgress progress) {
+      progress.send_window = 0;  // no floor from loopback's rate
+      return progress;
+    });
+    const auto last_four = [&] {
+      std::uint64_t bytes = 0;
+      for (int stream = 16; stream < 20; ++stream) {
+        bytes += pair.proxy.forwarded_when_settled(stream);
+      }
+      return bytes;
+    };
+    const std::uint64_t before = last_four();  // the handshake
+    const auto message = testing::pattern(4 * 1024 * 1024 + 7, 23);
+    for (int round = 0; round < 2; ++round) {
+      auto sending = testing::in_background([&] { pair.sender->send(message); });
+      std::vector<std::byte> got(message.size());
+      pair.receiver->recv(got);
+      sending.get();
+      EXPECT_TRUE(got == message);
+    }
+    EXPECT_EQ(pair.sender->send_counters().streams_in_use, adapt ? 16 : 20);
+    if (adapt) {
+      EXPECT_EQ(last_four() - before, 0u);
+    } else {
+      EXPECT_GT(last_four() - before, 0u);
+    }
+  }
+}
+
 TEST(StreamSet, PeerClosingMidMessageIsNamed) {
   const auto message = testing::pattern(1000);  // outlives the peer's script
   RawScenario scenario{testing::test_options(1)};
