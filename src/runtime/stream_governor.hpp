@@ -39,9 +39,11 @@ namespace multilane::runtime {
 
 // What the set knew about its path when a stream stalled.
 struct PathSample {
-  double delivered_rate = 0;                // bytes/s acknowledged since the send began
-  std::chrono::microseconds round_trip{0};  // the longest smoothed round trip of the streams
-  std::uint64_t send_window = 0;            // the largest window a stream's peer offered, bytes
+  double delivered_rate = 0;  // bytes/s acknowledged since the send began
+  // The path's own round trip, without the queues' delay: the longest of the streams' shortest
+  // (TCP_INFO's tcpi_min_rtt). Waiting in a queue is no room that more streams could fill.
+  std::chrono::microseconds round_trip{0};
+  std::uint64_t send_window = 0;  // the largest window a stream's peer offered, bytes
 };
 
 class StreamGovernor {

@@ -809,6 +809,7 @@ struct StreamSet::Impl {
     bool someone_idle = false;
     bool newly_stalled = false;
     PathSample path;
+    std::chrono::microseconds smoothed_round_trip{0};  // the longest, queueing included
     std::uint64_t acknowledged = 0;
     for (std::size_t i = 0; i < streams.size(); ++i) {
       Stream& s = streams[i];
@@ -824,13 +825,14 @@ struct StreamSet::Impl {
       newly_stalled = newly_stalled || (stuck_with_send && !was_stuck);
       someone_idle = someone_idle || (s.idle_sender() && !s.stuck);
       acknowledged += progress.acknowledged;
-      path.round_trip = std::max(path.round_trip, progress.round_trip);
+      smoothed_round_trip = std::max(smoothed_round_trip, progress.round_trip);
+      path.round_trip = std::max(path.round_trip, progress.least_round_trip);
       path.send_window = std::max(path.send_window, progress.send_window);
     }
     send.path.round_trip = path.round_trip;
     send.path.send_window = path.send_window;
     if (newly_stalled && governor.adapts() && send.striped && !send_done()) {
-      report_stall(now, path, acknowledged);
+      report_stall(now, path, acknowledged, smoothed_round_trip);
     }
     for (Stream* s : stalled_on_tail) resend_tail_share(*s);
     settle_tail();
@@ -851,15 +853,17 @@ struct StreamSet::Impl {
   }
 
   // A stream carrying the posted striped send stalled: the governor may take streams out of
-  // use. `acknowledged`: the streams' acknowledged bytes now, added up.
-  void report_stall(Clock::time_point now, PathSample path, std::uint64_t acknowledged) {
+  // use. `acknowledged`: the streams' acknowledged bytes now, added up; `round_trip`: the
+  // longest smoothed round trip of the streams.
+  void report_stall(Clock::time_point now, PathSample path, std::uint64_t acknowledged,
+                    std::chrono::microseconds round_trip) {
     send.stalled = true;
     const double seconds = std::chrono::duration<double>(now - send.started).count();
     const std::uint64_t delivered =
         acknowledged - std::min(acknowledged, send.acknowledged_at_start);
     path.delivered_rate = seconds > 0 ? static_cast<double>(delivered) / seconds : 0;
     // A decrease shows once the streams let go have finished their pieces and recovered.
-    governor.stalled(now, options.stall_patience.wait(path.round_trip), path);
+    governor.stalled(now, options.stall_patience.wait(round_trip), path);
   }
 
   // The path as the posted send found it: its bytes over its time so far.

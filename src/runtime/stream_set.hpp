@@ -73,7 +73,8 @@
 // Streams in use (`adapt_streams`): too many streams for a short path overflow its queue so
 // often that streams keep stalling; with the option on, only the first in_use() streams that
 // are not stalled take pieces, a number halved on a stall and grown by one after every split
-// message without one (stream_governor.hpp). send_counters() tells the number.
+// message without one, and no more than 16 unless the path's windows need more
+// (stream_governor.hpp). send_counters() tells the number.
 //
 // Establishing: StreamListener::accept() accepts K connections and connect_streams() opens K,
 // each authenticated by the job secret (auth.hpp) and set up with TCP_NODELAY and the buffer
