@@ -14,7 +14,7 @@
 # overflow its queue), and once unpaced with every message cut into one equal share per stream
 # up front (--shares equal: as MPWide does, and channels did before streams pulled their
 # pieces), interleaved. Prints a markdown table: medians in Mbit/s and channels / iperf3
-# (median over median) for every latency, and the raw runs.
+# (the median of each run's ratio to the iperf3 run before it) for every latency, and the raw runs.
 #
 # Environment: MULTILANE (default build/multilane), THROUGHPUT (default
 # build/bench/wan_throughput), STREAMS (default "1 2 4 8 16 32 64"), LATENCIES (one way, default
@@ -106,7 +106,8 @@ $python - "$work/results" "$size" "$seconds" "$runs" "$pace" <<'PY'
 import statistics, sys
 rows = [line.split() for line in open(sys.argv[1])]
 print(f"\nmessages of {sys.argv[2]} for about {sys.argv[3]} s, iperf3 {sys.argv[3]} s; paced: "
-      f"{sys.argv[5]} Mbit/s / streams per stream; medians of {sys.argv[4]} runs (Mbit/s)\n")
+      f"{sys.argv[5]} Mbit/s / streams per stream; medians of {sys.argv[4]} runs (Mbit/s), "
+      "ratios: medians of each run's ratio to its iperf3 run\n")
 latencies = list(dict.fromkeys(r[0] for r in rows))
 rtt = {r[0]: r[1] for r in rows}
 streams = list(dict.fromkeys(r[2] for r in rows))
@@ -121,8 +122,11 @@ for k in streams:
         every = statistics.median(float(r[6]) for r in runs)
         paced = statistics.median(float(r[7]) for r in runs)
         equal = statistics.median(float(r[8]) for r in runs)
+        # Each run's ratio to the iperf3 run just before it, then the median: iperf3 itself
+        # varies from run to run, and a ratio of medians would pair different runs.
+        ratios = [statistics.median(float(r[col]) / float(r[4]) for r in runs) for col in (5, 6, 7, 8)]
         cells.append(f"{iperf:.0f} / {ours:.0f} / {every:.0f} / {paced:.0f} / {equal:.0f} "
-                     f"({ours / iperf:.2f}, {every / iperf:.2f}, {paced / iperf:.2f}, {equal / iperf:.2f})")
+                     f"({', '.join(f'{x:.2f}' for x in ratios)})")
     print(f"| {k} | " + " | ".join(cells) + " |")
 print("\nraw runs (one-way latency, RTT, streams, run, iperf3, channels, all K, paced, equal shares; Mbit/s):")
 for r in rows:
