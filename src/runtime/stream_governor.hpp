@@ -25,8 +25,8 @@
 //     1 Gbit/s path with 10 and 20 ms round trips, 64 streams of which 29-37 in use reached
 //     0.90-0.96x of iperf3 -P 64, and 16 or 20 in use 0.96-0.99x (docs/wan.md, section 1).
 //     A path whose windows need more streams (rate x round trip / window, kept twice over)
-//     gets them. The set starts with that many, min(K, 16), so that its first message does
-//     not pay for a crowd either.
+//     gets them. The set starts with min(K, 16) in use, so that its first message does not
+//     pay for a crowd either.
 // The state lasts for the set's life: a path's conditions carry over from message to message.
 #pragma once
 
@@ -37,9 +37,11 @@
 
 namespace multilane::runtime {
 
-// What the set knew about its path when a stream stalled.
+// What the set knew about its path when a stream stalled or a split message completed.
 struct PathSample {
-  double delivered_rate = 0;  // bytes/s acknowledged since the send began
+  // Bytes/s the posted send got through: acknowledged since it began when a stream stalls,
+  // the message's bytes over its time when it completes.
+  double delivered_rate = 0;
   // The path's own round trip, without the queues' delay: the longest of the streams' shortest
   // (TCP_INFO's tcpi_min_rtt). Waiting in a queue is no room that more streams could fill.
   std::chrono::microseconds round_trip{0};
