@@ -39,8 +39,9 @@ void StreamGovernor::stalled(Clock::time_point now, Clock::duration hold,
 void StreamGovernor::message_done(bool stalled, const PathSample& sample) {
   if (!enabled_) return;
   const int needed = std::min(streams_needed(sample), streams_);
+  const int limit = std::min(std::max(kCrowdLimit, needed), streams_);
   if (!stalled) in_use_ = std::max(in_use_ + 1, needed);
-  in_use_ = std::min(in_use_, std::min(std::max(kCrowdLimit, needed), streams_));
+  in_use_ = std::min(in_use_, limit);
 }
 
 }  // namespace multilane::runtime

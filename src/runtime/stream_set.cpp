@@ -829,8 +829,7 @@ struct StreamSet::Impl {
       path.round_trip = std::max(path.round_trip, progress.least_round_trip);
       path.send_window = std::max(path.send_window, progress.send_window);
     }
-    send.path.round_trip = path.round_trip;
-    send.path.send_window = path.send_window;
+    send.path = path;  // no rate yet: report_stall() and message_path() add theirs
     if (newly_stalled && governor.adapts() && send.striped && !send_done()) {
       report_stall(now, path, acknowledged, smoothed_round_trip);
     }
@@ -992,7 +991,7 @@ struct StreamSet::Impl {
     if (!failure.empty()) throw_failure();
     if (!send.active) return;
     if (send.keeps_tail) keep_tail();
-    if (send.striped) governor.message_done(send.stalled, message_path());
+    if (send.striped && governor.adapts()) governor.message_done(send.stalled, message_path());
     ++next_send_id;
     ++counters.messages;
     counters.message_bytes += send.message.size();
