@@ -2,7 +2,7 @@
 //
 //   mpirun -n 2 --mca btl vader,self build/bench/shm_bench [--collectives bcast,scatter,...]
 //          [--sizes 8,64,...,16MiB] [--buffer-size 32KiB] [--pipeline-buffers 16]
-//          [--purge-cache 2.5MiB] [--budget 0.5] [--spin-us 50]
+//          [--purge-cache 2.5MiB] [--budget 0.5] [--spin-us 50] [--tuning FILE]
 //
 // Every rank of the run is one local rank of a ShmGroup (all ranks must share one node). For
 // each collective and size the two implementations take turns, repetition by repetition, with
@@ -28,6 +28,7 @@
 #include "multilane/errors.hpp"
 #include "multilane/units.hpp"
 #include "runtime/shm/shm_group.hpp"
+#include "runtime/shm/tuning_file.hpp"
 
 namespace multilane::shm_bench {
 namespace {
@@ -44,6 +45,7 @@ struct Options {
   std::string yield_polling;              // empty: the layer's default
   std::string purge_cache;                // empty: no purge
   std::string single_copy_from = "auto";  // "0": the paper's two copies at every size
+  std::string tuning;                     // a tuning file (multilane tune shm); empty: none
   double budget = 0.5;                    // seconds per collective and size (both implementations)
   int min_repetitions = 31;
   int max_repetitions = 1001;
@@ -96,9 +98,11 @@ void run_mpi(Collective collective, std::uint64_t size, const std::vector<std::b
   }
 }
 
-void run_ours(ShmGroup& group, Collective collective, const std::vector<std::byte>& send,
+// With the tuning file's entry for the call, if any (else the group's tuning).
+void run_ours(ShmGroup& group, const runtime::shm::TuningTable& tuning, Collective collective,
+              std::uint64_t size, const std::vector<std::byte>& send,
               std::vector<std::byte>& recv) {
-  group.run(collective, send, recv, 0);
+  group.run(collective, send, recv, 0, tuning.find(collective, size));
 }
 
 // Writes every byte of a block as large as the cache (the paper's purge), outside the timing.
@@ -127,11 +131,11 @@ double median(std::vector<double> values) {
 }
 
 // Both implementations once, results compared; aborts the run on a difference.
-void check_same_result(ShmGroup& group, Collective collective, std::uint64_t size, int rank,
-                       int ranks) {
+void check_same_result(ShmGroup& group, const runtime::shm::TuningTable& tuning,
+                       Collective collective, std::uint64_t size, int rank, int ranks) {
   Buffers ours = buffers_for(collective, rank, ranks, size);
   Buffers theirs = buffers_for(collective, rank, ranks, size);
-  run_ours(group, collective, ours.send, ours.recv);
+  run_ours(group, tuning, collective, size, ours.send, ours.recv);
   run_mpi(collective, size, theirs.send, theirs.recv);
   if (ours.recv != theirs.recv) {
     fmt::print(stderr, "rank {}: {} of {}: shared-memory result differs from MPI's\n", rank,
@@ -145,11 +149,12 @@ struct Row {
   int repetitions = 0;
 };
 
-Row measure(ShmGroup& group, Collective collective, std::uint64_t size, const Options& options,
-            std::vector<std::byte>& purge_block, int rank, int ranks) {
-  check_same_result(group, collective, size, rank, ranks);
+Row measure(ShmGroup& group, const runtime::shm::TuningTable& tuning, Collective collective,
+            std::uint64_t size, const Options& options, std::vector<std::byte>& purge_block,
+            int rank, int ranks) {
+  check_same_result(group, tuning, collective, size, rank, ranks);
   Buffers b = buffers_for(collective, rank, ranks, size);
-  const auto ours = [&] { run_ours(group, collective, b.send, b.recv); };
+  const auto ours = [&] { run_ours(group, tuning, collective, size, b.send, b.recv); };
   const auto mpi = [&] { run_mpi(collective, size, b.send, b.recv); };
   // Repetitions from an estimate, the same on every rank (times are maxima over ranks); the
   // best of three, so that one preemption does not cut the run short.
@@ -190,6 +195,8 @@ int run(int argc, char** argv) {
   app.add_option("--single-copy-from", options.single_copy_from,
                  "copy once (cross-memory attach) from this size per copy on (also for bcast); "
                  "0: never; auto: the layer's default");
+  app.add_option("--tuning", options.tuning,
+                 "tuning file (multilane tune shm) for ours; calls it covers use its entries");
   app.add_option("--budget", options.budget, "seconds per collective and size");
   app.add_option("--min-repetitions", options.min_repetitions, "at least this many");
   app.add_option("--max-repetitions", options.max_repetitions, "at most this many");
@@ -224,6 +231,14 @@ int run(int argc, char** argv) {
     shm.single_copy =
         runtime::shm::SingleCopyLimits::from_size(parse_size(options.single_copy_from));
   }
+  runtime::shm::TuningTable tuning;
+  if (!options.tuning.empty()) {
+    tuning = runtime::shm::read_tuning_file(options.tuning);
+    shm.capacity = std::max(
+        runtime::shm::data_bytes(
+            {shm.tuning.buffer_size, static_cast<std::uint32_t>(shm.tuning.pipeline_buffers)}),
+        tuning.capacity());
+  }
   if (options.spin_us >= 0) {
     shm.spin = std::chrono::nanoseconds(static_cast<std::int64_t>(options.spin_us * 1000));
   }
@@ -232,16 +247,17 @@ int run(int argc, char** argv) {
 
   if (rank == 0) {
     fmt::print(
-        "{} ranks on one node; pipeline buffers: {} x {}; single copy: {}; cache purge: {}\n\n",
+        "{} ranks on one node; pipeline buffers: {} x {}; single copy: {}; tuning file: {}; "
+        "cache purge: {}\n\n",
         ranks, options.pipeline_buffers, format_size(shm.tuning.buffer_size),
-        single_copy_text(group),
+        single_copy_text(group), options.tuning.empty() ? std::string("none") : options.tuning,
         purge_block.empty() ? std::string("no") : format_size(purge_block.size()));
     fmt::print("| collective | size | ours (us) | Open MPI (us) | MPI / ours | repetitions |\n");
     fmt::print("|---|---|---|---|---|---|\n");
   }
   for (const Collective collective : collectives) {
     for (const std::uint64_t size : sizes) {
-      const Row row = measure(group, collective, size, options, purge_block, rank, ranks);
+      const Row row = measure(group, tuning, collective, size, options, purge_block, rank, ranks);
       if (rank == 0) {
         fmt::print("| {} | {} | {} | {} | {:.2f} | {} |\n", to_string(collective),
                    format_size(size), microseconds(row.ours), microseconds(row.mpi),

@@ -1,7 +1,8 @@
 // `multilane tune shm`: sweeps the shared-memory layer's buffer size (1 KiB .. 1 MiB) and
-// pipeline depth (2 .. 32) per collective and size on RANKS local ranks, prints the chosen
-// values and their gain over the defaults, and writes a tuning file the runtime reads
-// (MULTILANE_TUNING=FILE; runtime/shm/tuning_file.hpp).
+// pipeline depth (2 .. 32) per collective and size on RANKS local ranks, and tries each size
+// copying once (cross-memory attach) too; prints the chosen values and their gain over the
+// defaults, and writes a tuning file the runtime reads (MULTILANE_TUNING=FILE;
+// runtime/shm/tuning_file.hpp).
 //
 //   multilane tune shm [-n RANKS] [--quick] [--sizes LIST] [--buffer-sizes LIST]
 //                      [--depths LIST] [--collectives LIST] [--iterations N]
@@ -31,8 +32,8 @@ struct TuneOptions {
   std::string buffer_sizes = "1KiB,4KiB,16KiB,64KiB,256KiB,1MiB";
   std::string depths = "2,4,8,16,32";
   std::string collectives = "bcast,scatter,gather,allgather,alltoall";
-  int iterations = 5;
-  int repetitions = 3;
+  int iterations = 1;
+  int repetitions = 11;
   bool purge_cache = false;
   std::string output = "multilane-shm-tuning.toml";
   double timeout_s = 60;
@@ -74,14 +75,15 @@ TuneRequest request_of(const TuneOptions& o) {
   r.sizes = parse_size_list(o.quick ? "1KiB,8KiB" : o.sizes);
   r.buffer_sizes = parse_size_list(o.quick ? "4KiB,64KiB" : o.buffer_sizes);
   r.depths = parse_int_list(o.quick ? "2,16" : o.depths, "--depths");
-  r.iterations = o.quick ? 2 : o.iterations;
-  r.repetitions = o.quick ? 1 : o.repetitions;
+  r.iterations = o.quick ? 1 : o.iterations;
+  r.repetitions = o.quick ? 3 : o.repetitions;
   r.purge_cache = o.purge_cache;
   r.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
   return r;
 }
 
 std::string time_text(double s) {
+  if (s < 1e-5) return fmt::format("{:.2f} us", s * 1e6);  // small calls take well under 1 us
   return s < 1e-3 ? fmt::format("{:.1f} us", s * 1e6) : fmt::format("{:.2f} ms", s * 1e3);
 }
 
@@ -96,16 +98,16 @@ int run_tune(const TuneOptions& o) {
   fmt::print("shared-memory tuning on {} local ranks (default: {} buffers of {})\n", request.ranks,
              runtime::shm::ShmTuning{}.pipeline_buffers,
              format_size(runtime::shm::ShmTuning{}.buffer_size));
-  fmt::print("{:<10} {:>10}  {:>8} {:>6}  {:>10} {:>10} {:>6}\n", "collective", "size", "buffer",
-             "depth", "tuned", "default", "gain");
+  fmt::print("{:<10} {:>10}  {:>6} {:>8} {:>6}  {:>10} {:>10} {:>6}\n", "collective", "size",
+             "copies", "buffer", "depth", "tuned", "default", "gain");
   for (const TuneResult& r : results) {
-    if (r.single_copy) {  // not through the buffers: nothing to tune, nothing to write
-      fmt::print("{:<10} {:>10}  {:>15}  {:>10} {:>10} {:>6}\n", to_string(r.collective),
-                 format_size(r.size), "single copy", "-", time_text(r.default_s), "-");
-      continue;
-    }
-    fmt::print("{:<10} {:>10}  {:>8} {:>6}  {:>10} {:>10} {:>5.2f}x\n", to_string(r.collective),
-               format_size(r.size), format_size(r.best.buffer_size), r.best.pipeline_buffers,
+    // A call that copies once does not go through the buffers: their size and depth do not
+    // matter for it.
+    const bool once = r.single_copy;
+    fmt::print("{:<10} {:>10}  {:>6} {:>8} {:>6}  {:>10} {:>10} {:>5.2f}x\n",
+               to_string(r.collective), format_size(r.size), once ? "once" : "twice",
+               once ? "-" : format_size(r.best.buffer_size),
+               once ? std::string("-") : std::to_string(r.best.pipeline_buffers),
                time_text(r.best_s), time_text(r.default_s), r.gain());
     table.entries.push_back({r.collective, r.size, r.best});
   }
@@ -124,7 +126,9 @@ const bool registered = register_command(
        auto o = std::make_shared<TuneOptions>();
        app.require_subcommand(1);
        CLI::App* shm = app.add_subcommand(
-           "shm", "Sweep buffer size and pipeline depth per collective and size on one node");
+           "shm",
+           "Sweep buffer size and pipeline depth per collective and size on one node, "
+           "and try copying once");
        shm->add_option("-n,--ranks", o->ranks,
                        "local ranks (processes on this machine); default: one per core (hwloc)")
            ->check(CLI::Range(1, 4096));
@@ -135,7 +139,8 @@ const bool registered = register_command(
        shm->add_option("--collectives", o->collectives, "collectives to tune");
        shm->add_option("--iterations", o->iterations, "calls per measurement")
            ->check(CLI::Range(1, 100000));
-       shm->add_option("--repetitions", o->repetitions, "measurements per point (the least counts)")
+       shm->add_option("--repetitions", o->repetitions,
+                       "measurements per point (the median counts)")
            ->check(CLI::Range(1, 1000));
        shm->add_flag("--purge-cache", o->purge_cache, "write 64 MiB before each measurement");
        shm->add_option("-o,--output", o->output, "tuning file to write");

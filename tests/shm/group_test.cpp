@@ -110,6 +110,41 @@ TEST(ShmGroup, SingleCopyAndTwoCopiesAgree) {
   }
 }
 
+// A call's CopyMode overrides the group's single-copy limits both ways (the tuner measures
+// each size both ways, tune.hpp), and calls of either kind, in any order, keep every byte right.
+TEST(ShmGroup, CopyModeOfACallOverridesTheLimits) {
+  const std::uint64_t job = unique_job_id();
+  const auto outcomes = run_ranks(3, [&](int rank) {
+    ShmOptions options = small_buffers();
+    options.single_copy = SingleCopyLimits::from_size(4096);
+    ShmGroup group(job, 0, rank, 3, options);
+    ShmTuning once = options.tuning, twice = options.tuning;
+    once.copies = CopyMode::Once;
+    twice.copies = CopyMode::Twice;
+    const bool kernel_allows = group.single_copy_allowed();
+    const auto expect = [](bool ok, const std::string& what) {
+      if (!ok) throw std::runtime_error(what);
+    };
+    for (const Collective c : kAllCollectives) {
+      const std::string name(to_string(c));
+      expect(!group.copies_once(c, 100, options.tuning), name + ": 100 B copies once by default");
+      expect(group.copies_once(c, 100, once) == kernel_allows, name + ": 100 B, once");
+      expect(group.copies_once(c, 8192, options.tuning) == kernel_allows, name + ": 8 KiB");
+      expect(!group.copies_once(c, 8192, twice), name + ": 8 KiB, twice copies once");
+      expect(!group.copies_once(c, 0, once), name + ": 0 B copies once");
+      std::uint32_t seed = 400;
+      for (const std::uint64_t size : {1ull, 100ull, 8192ull, 65537ull}) {
+        for (const ShmTuning& tuning : {once, twice, options.tuning}) {
+          const std::string problem = run_and_check(group, c, 2, size, ++seed, tuning);
+          if (!problem.empty()) throw std::runtime_error(problem);
+        }
+      }
+    }
+  });
+  expect_ok(outcomes);
+  EXPECT_TRUE(list_segments(job).empty());
+}
+
 TEST(ShmGroup, OneRankNeedsNobody) {
   const std::uint64_t job = unique_job_id();
   ShmGroup group(job, 3, 0, 1);

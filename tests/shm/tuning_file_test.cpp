@@ -33,6 +33,26 @@ TEST(TuningFile, RoundTripsAndFindsTheSmallestEntryThatCoversTheCall) {
   EXPECT_EQ(read.find(Collective::Scatter, 99)->buffer_size, 4096u);
   EXPECT_FALSE(read.find(Collective::Alltoall, 1).has_value());
   EXPECT_EQ(read.capacity(), 8u * 16384u);
+  EXPECT_EQ(read.find(Collective::Bcast, 1)->copies, CopyMode::Auto);
+}
+
+TEST(TuningFile, KeepsHowACallCopies) {
+  TuningTable table;
+  table.entries = {{Collective::Alltoall, 4096, {65536, 2, CopyMode::Twice}},
+                   {Collective::Alltoall, 1 << 20, {32768, 16, CopyMode::Once}},
+                   {Collective::Gather, 64, {1024, 4}}};
+  const std::string text = tuning_to_toml(table, "test");
+  EXPECT_NE(text.find("copies = \"twice\""), std::string::npos) << text;
+  EXPECT_NE(text.find("copies = \"once\""), std::string::npos) << text;
+  EXPECT_EQ(text.find("copies = \"auto\""), std::string::npos) << text;  // the default: left out
+  const std::string path = write_temp(text);
+  const TuningTable read = read_tuning_file(path);
+  unlink(path.c_str());
+  ASSERT_EQ(read.entries.size(), 3u);
+  EXPECT_EQ(read.find(Collective::Alltoall, 4096)->copies, CopyMode::Twice);
+  EXPECT_EQ(read.find(Collective::Alltoall, 4097)->copies, CopyMode::Once);
+  EXPECT_EQ(read.find(Collective::Gather, 1)->copies, CopyMode::Auto);
+  EXPECT_EQ(read.entries[0].tuning, (ShmTuning{65536, 2, CopyMode::Twice}));
 }
 
 TEST(TuningFile, ErrorsNameFileLineAndKey) {
@@ -52,6 +72,14 @@ TEST(TuningFile, ErrorsNameFileLineAndKey) {
   } catch (const UsageError& e) {
     EXPECT_EQ(std::string(e.what()),
               path + ":2: collective: must be bcast, scatter, gather, allgather or alltoall");
+  }
+  std::ofstream(path) << "[[shm]]\ncollective = \"gather\"\nmax_size = 1\nbuffer_size = 4096\n"
+                         "pipeline_buffers = 2\ncopies = \"thrice\"\n";
+  try {
+    read_tuning_file(path);
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), path + ":6: copies: must be \"auto\", \"once\" or \"twice\"");
   }
   unlink(path.c_str());
   EXPECT_THROW(read_tuning_file("/nonexistent/tuning.toml"), UsageError);

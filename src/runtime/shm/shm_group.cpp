@@ -84,6 +84,25 @@ Polling default_polling(int local_size) {
   return {std::chrono::microseconds(50), oversubscribed(local_size)};
 }
 
+std::string_view to_string(CopyMode mode) {
+  switch (mode) {
+    case CopyMode::Auto:
+      return "auto";
+    case CopyMode::Once:
+      return "once";
+    case CopyMode::Twice:
+      return "twice";
+  }
+  return "?";
+}
+
+std::optional<CopyMode> parse_copy_mode(std::string_view text) {
+  for (CopyMode mode : {CopyMode::Auto, CopyMode::Once, CopyMode::Twice}) {
+    if (text == to_string(mode)) return mode;
+  }
+  return std::nullopt;
+}
+
 SingleCopyLimits default_single_copy(int local_size) {
   if (oversubscribed(local_size)) return {128 << 10, 1 << 20};
   return {16 << 10, 16 << 10};
@@ -120,14 +139,15 @@ struct ShmGroup::State {
     call.local_size = identity.local_size;
     return call;
   }
-  // Whether `call` copies once (plan.hpp): large enough, allowed, and the stage's buffer has
-  // room for every rank's exposed-buffer entry.
-  bool single_copy(const CallShape& call, const Geometry& geometry) const {
+  // Whether `call` copies once (plan.hpp): asked for (or, with CopyMode::Auto, large enough),
+  // allowed, and the stage's buffer has room for every rank's exposed-buffer entry.
+  bool single_copy(const CallShape& call, const Geometry& geometry, CopyMode mode) const {
     const SingleCopyLimits& limits = single_copy_limits;
     const bool bcast = call.collective == Collective::Bcast;
     const std::uint64_t from = bcast ? limits.bcast_from : limits.from;
-    const bool large_enough = from > 0 && call.size >= from;
-    return single_copy_allowed && large_enough && call.local_size > 1 &&
+    const bool wanted =
+        mode == CopyMode::Once || (mode == CopyMode::Auto && from > 0 && call.size >= from);
+    return single_copy_allowed && wanted && call.size > 0 && call.local_size > 1 &&
            static_cast<std::uint64_t>(call.local_size) * kExposedBytes <= geometry.buffer_size;
   }
   State(const State&) = delete;
@@ -234,7 +254,8 @@ const SingleCopyLimits& ShmGroup::single_copy_limits() const {
 
 bool ShmGroup::copies_once(Collective collective, std::uint64_t block_size,
                            const ShmTuning& tuning) const {
-  return state_->single_copy(state_->shape(collective, 0, block_size), geometry_of(tuning));
+  return state_->single_copy(state_->shape(collective, 0, block_size), geometry_of(tuning),
+                             tuning.copies);
 }
 
 const SegmentName& ShmGroup::segment_name() const {
@@ -268,7 +289,7 @@ const ShmPlan& ShmGroup::prepare(Collective collective, std::span<const std::byt
   call.root = root;
   call.size = shape.size;
   call.geometry = geometry_of(chosen);
-  shape.single_copy = s.single_copy(shape, call.geometry);
+  shape.single_copy = s.single_copy(shape, call.geometry, chosen.copies);
   call.single_copy = shape.single_copy;
   s.endpoint.enter_call(call);
   return s.plans.plan_for(shape, s.identity.local_rank, call.geometry, s.clock);

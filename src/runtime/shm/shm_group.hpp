@@ -28,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string_view>
 
 #include "multilane/schedule.hpp"
 #include "runtime/shm/endpoint.hpp"
@@ -36,12 +37,24 @@
 
 namespace multilane::runtime::shm {
 
-// The paper's two tuning parameters, per call.
+// How a call copies its bytes between ranks: as the group's SingleCopyLimits say (Auto),
+// straight between the ranks' buffers with cross-memory attach (Once, where the kernel allows
+// it), or through the pipeline buffers as in the paper's Table 1 (Twice). Which is faster at a
+// given size depends on the machine: a kernel copy through process_vm_readv ran at 10-13 GB/s
+// on the VMs of docs/performance.md, a plain memcpy from another core's writes at 25-40 GB/s,
+// and the system call and page pinning cost a few microseconds per call.
+enum class CopyMode : std::uint8_t { Auto, Once, Twice };
+std::string_view to_string(CopyMode mode);  // "auto", "once", "twice"
+std::optional<CopyMode> parse_copy_mode(std::string_view text);
+
+// The paper's two tuning parameters, per call, and how the call copies.
 struct ShmTuning {
   // Defaults from bench/shm_bench on a 2-core Xeon VM (docs/performance.md): the paper's 16
   // buffers, and B = 32 KiB instead of its 8 KiB for today's larger caches.
   std::uint64_t buffer_size = 32 * 1024;  // B: one pipeline buffer, and the one-stage limit
   int pipeline_buffers = 16;              // buffers in the ring
+  CopyMode copies = CopyMode::Auto;
+  friend bool operator==(const ShmTuning&, const ShmTuning&) = default;
 };
 
 // Which calls copy once: scatter, gather, allgather and alltoall with blocks of at least

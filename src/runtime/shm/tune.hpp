@@ -5,12 +5,15 @@
 // tune_shm() forks `ranks - 1` processes; with the calling process they form one ShmGroup on
 // this node. For every collective, size and geometry, and for the group's default geometry,
 // it measures as the paper does: (optionally) purge the cache by writing a buffer larger than
-// the last-level cache, barrier, time `iterations` calls, take the maximum over the ranks; of
-// `repetitions` such measurements the smallest counts (least disturbed by other load on the
-// machine). Calls that copy once (cross-memory attach; shm_group.hpp's single-copy limits) do
-// not go through the pipeline buffers, so their sizes are measured once with the default and
-// not swept. Every wait is bounded by `timeout`; a failed rank fails the whole run (ShmError or
-// UsageError), and no process or segment is left behind.
+// the last-level cache, barrier, time `iterations` calls (default one, as the paper and
+// bench/shm_bench.cpp time one call: more would let a pipelined writer run ahead into the
+// next call), take the maximum over the ranks; of `repetitions` such measurements the median
+// counts. Besides the grid of the paper's two-copy pipeline (CopyMode::Twice), every size is
+// also measured copying once (CopyMode::Once, cross-memory attach, where the kernel allows
+// it), whichever the default does at that size: which of the two is faster, and from which
+// size, depends on the machine (shm_group.hpp, CopyMode). Every wait is bounded by `timeout`;
+// a failed rank fails the whole run (ShmError or UsageError), and no process or segment is
+// left behind.
 #pragma once
 
 #include <chrono>
@@ -28,8 +31,8 @@ struct TuneRequest {
   std::vector<std::uint64_t> sizes;         // bytes per block (whole message for bcast)
   std::vector<std::uint64_t> buffer_sizes;  // B candidates
   std::vector<int> depths;                  // D candidates
-  int iterations = 5;
-  int repetitions = 3;
+  int iterations = 1;
+  int repetitions = 11;
   bool purge_cache = false;
   std::chrono::milliseconds timeout{60'000};
 };
@@ -40,7 +43,7 @@ struct TuneResult {
   ShmTuning best;
   double best_s = 0;         // per call, maximum over ranks
   double default_s = 0;      // with ShmTuning{} (the group's default)
-  bool single_copy = false;  // the call copies once: not swept, `best` is the default
+  bool single_copy = false;  // `best` copies once (its buffer size and depth hardly matter)
   double gain() const { return best_s > 0 ? default_s / best_s : 1; }
 };
 

@@ -46,6 +46,12 @@ TuningEntry entry_of(const std::string& path, const toml::table& t) {
       static_cast<std::uint64_t>(integer(path, t, "buffer_size", 64, std::int64_t{1} << 30));
   e.tuning.pipeline_buffers =
       static_cast<int>(integer(path, t, "pipeline_buffers", 1, kMaxPipelineBuffers));
+  if (const toml::node* copies = t.get("copies")) {  // optional: auto when absent
+    const auto text = copies->value<std::string>();
+    const auto mode = text ? parse_copy_mode(*text) : std::nullopt;
+    if (!mode) fail(path, copies, "copies", "must be \"auto\", \"once\" or \"twice\"");
+    e.tuning.copies = *mode;
+  }
   return e;
 }
 
@@ -100,6 +106,9 @@ std::string tuning_to_toml(const TuningTable& table, const std::string& comment)
     text += fmt::format(
         "\n[[shm]]\ncollective = \"{}\"\nmax_size = {}\nbuffer_size = {}\npipeline_buffers = {}\n",
         to_string(e.collective), e.max_size, e.tuning.buffer_size, e.tuning.pipeline_buffers);
+    if (e.tuning.copies != CopyMode::Auto) {
+      text += fmt::format("copies = \"{}\"\n", to_string(e.tuning.copies));
+    }
   }
   return text;
 }

@@ -1,5 +1,6 @@
 // runtime/shm/tuning_file.hpp — the shared-memory tuning the runtime reads (written by
-// `multilane tune shm`): per collective and call size, the paper's two parameters.
+// `multilane tune shm`): per collective and call size, the paper's two parameters and how
+// the call copies.
 //
 //   # multilane shm tuning: 2 local ranks
 //   [[shm]]
@@ -8,6 +9,8 @@
 //                              # this size, down to the previous entry's, use this entry
 //   buffer_size = 16384        # B, bytes of one pipeline buffer (>= 64)
 //   pipeline_buffers = 8       # 1 .. 64
+//   copies = "twice"           # optional: "once" (cross-memory attach), "twice" (through the
+//                              # pipeline buffers) or "auto" (the group's limits; the default)
 //
 // A call larger than every entry of its collective uses the largest; a collective without
 // entries uses the group's defaults. Errors name the file, line and key.
