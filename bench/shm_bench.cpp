@@ -234,10 +234,7 @@ int run(int argc, char** argv) {
   runtime::shm::TuningTable tuning;
   if (!options.tuning.empty()) {
     tuning = runtime::shm::read_tuning_file(options.tuning);
-    shm.capacity = std::max(
-        runtime::shm::data_bytes(
-            {shm.tuning.buffer_size, static_cast<std::uint32_t>(shm.tuning.pipeline_buffers)}),
-        tuning.capacity());
+    shm.capacity = tuning.capacity_with(shm.tuning);
   }
   if (options.spin_us >= 0) {
     shm.spin = std::chrono::nanoseconds(static_cast<std::int64_t>(options.spin_us * 1000));

@@ -32,8 +32,8 @@ struct TuneOptions {
   std::string buffer_sizes = "1KiB,4KiB,16KiB,64KiB,256KiB,1MiB";
   std::string depths = "2,4,8,16,32";
   std::string collectives = "bcast,scatter,gather,allgather,alltoall";
-  int iterations = 1;
-  int repetitions = 11;
+  int iterations = TuneRequest{}.iterations;
+  int repetitions = TuneRequest{}.repetitions;
   bool purge_cache = false;
   std::string output = "multilane-shm-tuning.toml";
   double timeout_s = 60;

@@ -280,11 +280,7 @@ runtime::shm::GroupRunner* CommunicatorImpl::group_runner() {
     config.options.timeout = setup_.options.timeout;
     if (const char* file = std::getenv(runtime::shm::kTuningEnvironment); file && *file) {
       config.tuning = runtime::shm::read_tuning_file(file);
-      config.options.capacity =
-          std::max(runtime::shm::data_bytes(
-                       {config.options.tuning.buffer_size,
-                        static_cast<std::uint32_t>(config.options.tuning.pipeline_buffers)}),
-                   config.tuning.capacity());
+      config.options.capacity = config.tuning.capacity_with(config.options.tuning);
     }
     groups_ = std::make_unique<runtime::shm::GroupRunner>(std::move(config));
   }

@@ -33,6 +33,8 @@ TEST(TuningFile, RoundTripsAndFindsTheSmallestEntryThatCoversTheCall) {
   EXPECT_EQ(read.find(Collective::Scatter, 99)->buffer_size, 4096u);
   EXPECT_FALSE(read.find(Collective::Alltoall, 1).has_value());
   EXPECT_EQ(read.capacity(), 8u * 16384u);
+  EXPECT_EQ(read.capacity_with(ShmTuning{}), 16u * 32768u);  // the group's own is larger
+  EXPECT_EQ(read.capacity_with(ShmTuning{1024, 2}), 8u * 16384u);
   EXPECT_EQ(read.find(Collective::Bcast, 1)->copies, CopyMode::Auto);
 }
 

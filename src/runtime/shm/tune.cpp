@@ -128,10 +128,10 @@ void confirm(Measurer& m, TuneResult& result, int rounds) {
 std::vector<ShmTuning> candidates(const ShmGroup& group, const TuneRequest& r, Collective c,
                                   std::uint64_t size) {
   std::vector<ShmTuning> out;
-  if (group.single_copy_allowed() && !group.copies_once(c, size, ShmTuning{})) {
-    ShmTuning once;
-    once.copies = CopyMode::Once;
-    if (group.copies_once(c, size, once)) out.push_back(once);
+  ShmTuning once;
+  once.copies = CopyMode::Once;
+  if (!group.copies_once(c, size, ShmTuning{}) && group.copies_once(c, size, once)) {
+    out.push_back(once);
   }
   for (std::uint64_t b : r.buffer_sizes) {
     for (int d : r.depths) {

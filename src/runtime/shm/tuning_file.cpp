@@ -79,6 +79,12 @@ std::uint64_t TuningTable::capacity() const {
   return bytes;
 }
 
+std::uint64_t TuningTable::capacity_with(const ShmTuning& group_tuning) const {
+  const Geometry own{group_tuning.buffer_size,
+                     static_cast<std::uint32_t>(group_tuning.pipeline_buffers)};
+  return std::max(data_bytes(own), capacity());
+}
+
 TuningTable read_tuning_file(const std::string& path) {
   toml::table doc;
   try {

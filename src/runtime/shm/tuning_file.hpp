@@ -38,6 +38,9 @@ struct TuningTable {
   std::optional<ShmTuning> find(Collective collective, std::uint64_t size) const;
   // Bytes of data area the largest entry needs (0 without entries).
   std::uint64_t capacity() const;
+  // Bytes of data area a group whose own tuning is `group_tuning` needs to run every entry too
+  // (ShmOptions::capacity).
+  std::uint64_t capacity_with(const ShmTuning& group_tuning) const;
 };
 
 // Throws UsageError "FILE:LINE: key: reason" (or "FILE: cannot open").
