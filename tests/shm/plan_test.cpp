@@ -122,9 +122,35 @@ TEST(ShmPlan, SingleCopyExposesOnceAndCopiesDirectly) {
             "expose Group_sync/W Group_seg_put");
   EXPECT_EQ(primitives(plan_of(single(Collective::Bcast, 255, 1), 3, kSmall)),
             "Group_sync/R direct_get");
-  EXPECT_EQ(primitives(plan_of(single(Collective::Scatter, 5000), 0, kSmall)),
+  // Scatter and gather share too, 3/4 of 1/p of every block (the root also copies its own):
+  // 5000 / 16 * 3 = 936, 896 in whole lines.
+  const ShmPlan scatter_root = plan_of(single(Collective::Scatter, 5000), 0, kSmall);
+  EXPECT_EQ(primitives(scatter_root),
+            "expose Group_sync/W Group_sync/R local_copy direct_put direct_put direct_put "
+            "Group_seg_put");
+  EXPECT_FALSE(scatter_root.steps[0].exposes_recv);
+  EXPECT_EQ(scatter_root.steps[4].peer, 1);
+  EXPECT_EQ(scatter_root.steps[4].offset, 5000u + 4104u);  // rank 1's block, past its rest
+  EXPECT_EQ(scatter_root.steps[4].remote, 4104u);
+  EXPECT_EQ(scatter_root.steps[4].length, 896u);
+  const ShmPlan gather_root = plan_of(single(Collective::Gather, 5000), 0, kSmall);
+  EXPECT_EQ(primitives(gather_root),
+            "expose Group_sync/W Group_sync/R local_copy direct_get direct_get direct_get "
+            "Group_seg_put");
+  EXPECT_TRUE(gather_root.steps[0].exposes_recv);
+  EXPECT_EQ(gather_root.steps[6].peer, 3);
+  EXPECT_EQ(gather_root.steps[6].remote, 4104u);  // from rank 3's send buffer
+  EXPECT_EQ(gather_root.steps[6].offset, 3 * 5000u + 4104u);
+  EXPECT_TRUE(gather_root.steps[6].release);
+  const ShmPlan gather_other = plan_of(single(Collective::Gather, 5000), 2, kSmall);
+  EXPECT_EQ(primitives(gather_other), "expose Group_sync/W Group_sync/R direct_put Group_seg_put");
+  EXPECT_FALSE(gather_other.steps[0].exposes_recv);
+  EXPECT_EQ(gather_other.steps[3].remote, 2 * 5000u);
+  EXPECT_EQ(gather_other.steps[3].length, 4104u);
+  // Less than a line to share: only the root exposes.
+  EXPECT_EQ(primitives(plan_of(single(Collective::Scatter, 300), 0, kSmall)),
             "expose Group_sync/W local_copy Group_seg_put");
-  EXPECT_EQ(primitives(plan_of(single(Collective::Gather, 5000), 2, kSmall)),
+  EXPECT_EQ(primitives(plan_of(single(Collective::Gather, 300), 2, kSmall)),
             "Group_sync/R direct_put");
   EXPECT_EQ(primitives(plan_of(single(Collective::Alltoall, 5000), 1, kSmall)),
             "expose Group_sync/W local_copy Group_sync/R direct_get direct_get direct_get "
@@ -213,7 +239,7 @@ TEST_P(ShmPlanCollective, SingleCopyExactBytesWithoutDeadlock) {
   for (int p = 2; p <= 8; ++p) {
     for (const Geometry& g : {Geometry{128, 1}, Geometry{1000, 3}}) {
       for (const std::uint64_t size : {1ull, 777ull, 4096ull, 70001ull}) {
-        for (const int root : {0, p - 1}) {
+        for (const int root : {0, p / 2, p - 1}) {
           CallShape call = shape(c, p, size, root);
           call.single_copy = true;
           // A Table 1 call before and after: the single-copy stage shares the buffer ring.

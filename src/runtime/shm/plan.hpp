@@ -30,8 +30,11 @@
 //
 //   bcast           every rank exposes its buffer; the root puts the message's last 1/p
 //                   into every other rank, which gets the rest (so the root copies too)
-//   scatter         root exposes its send buffer; the others get their block
-//   gather          root exposes its receive buffer; the others put their block into it
+//   scatter         every rank exposes its buffer; the root copies its own block and puts
+//                   the last 3/4 of 1/p of every other block, which its rank gets the rest of
+//   gather          the same the other way: the others put most of their block into the
+//                   root's receive buffer, the root gets the last part from their send buffer
+//                   (below a cache line's share: only the root exposes, the others copy all)
 //   allgather       every rank exposes its block; every rank gets every other block
 //   alltoall        every rank exposes its send buffer; every rank gets its block from each
 //

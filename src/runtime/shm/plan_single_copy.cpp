@@ -6,39 +6,65 @@ namespace multilane::runtime::shm {
 
 namespace {
 
-// The bytes at the end of a bcast's message that the root puts into every reader itself: 1/p
-// of it, whole cache lines, so that every rank copies about (p - 1)/p of the message.
+// The bytes at the end of every other rank's block (bcast: of the message) that the root copies
+// itself, so that the root and every other rank copy about as long: (1 - a) / p of the block,
+// whole cache lines, where a is what the root's own block costs it, relative to a copy between
+// two ranks. Bcast's root has no block of its own (a = 0); scatter's and gather's copy theirs
+// inside their own memory, from cache, for about a quarter of a copy through the kernel (the
+// 2-core VM of docs/performance.md: a quarter to a half of every block, at 32 KiB to 1 MiB, ran
+// within the noise of each other and 1.1-1.6x faster than no share at all).
 std::uint64_t root_share(const CallShape& call) {
   constexpr std::uint64_t kLine = 64;
-  return call.size / static_cast<std::uint64_t>(call.local_size) / kLine * kLine;
+  const std::uint64_t quarters = *call.collective == Collective::Bcast ? 4 : 3;
+  const auto p = static_cast<std::uint64_t>(call.local_size);
+  return call.size / (4 * p) * quarters / kLine * kLine;
 }
 
-// Bcast: a root that only exposed its message would sit idle while the readers copy all of
-// it. Every rank exposes its buffer instead; the root puts the message's last share into
-// every reader while each reader gets the rest, so the p ranks copy at once and the call
-// takes about (p - 1)/p of one copy, plus a sync in both directions (the readers wait until
-// the root's puts into their buffers are done).
-void plan_shared_bcast(PlanBuilder& plan, const CallShape& call, std::uint64_t share) {
+// Bcast, scatter and gather with the root copying too: a root that only exposed its buffer
+// would sit idle (bcast) or copy only its own block (scatter, gather) while the others copy
+// all of theirs. Every rank exposes its buffer instead; the root puts the last `share` bytes
+// of every other rank's block into that rank's receive buffer (gather: gets them from the
+// rank's send buffer) while the rank copies the rest itself, so the p ranks copy at once; then
+// everyone waits until everyone released the stage (a rank's buffer is done only when the
+// root's copy is).
+void plan_shared_rooted(PlanBuilder& plan, const CallShape& call, std::uint64_t share) {
   const int p = call.local_size;
-  const std::uint64_t rest = call.size - share;
+  const int me = plan.rank();
+  const bool root = me == call.root;
+  const Collective collective = *call.collective;
+  const bool gather = collective == Collective::Gather;
+  const std::uint64_t s = call.size;
+  const std::uint64_t rest = s - share;
+  // Where rank r's block is in the root's buffer.
+  const auto block = [&](int r) {
+    return collective == Collective::Bcast ? 0 : static_cast<std::uint64_t>(r) * s;
+  };
   const auto everyone = static_cast<std::uint32_t>(p);
   const Stage stage = plan.stage(everyone, everyone);
-  const bool root = plan.rank() == call.root;
-  plan.expose(stage, !root);
+  plan.expose(stage, /*recv_buffer=*/root == gather);
   plan.group_sync(stage, SyncRole::Writer);
   plan.group_sync(stage, SyncRole::Reader);
   if (root) {
+    if (collective == Collective::Scatter) plan.local_copy(0, block(me), s);
+    if (gather) plan.local_copy(block(me), 0, s);
     for (int k = 1; k < p; ++k) {
-      plan.direct_put(stage, (call.root + k) % p, rest, rest, share, k == p - 1);
+      const int peer = (call.root + k) % p;
+      if (gather) {
+        plan.direct_get(stage, peer, rest, block(peer) + rest, share, k == p - 1);
+      } else {
+        plan.direct_put(stage, peer, block(peer) + rest, rest, share, k == p - 1);
+      }
     }
+  } else if (gather) {
+    plan.direct_put(stage, call.root, 0, block(me), rest, true);
   } else {
-    plan.direct_get(stage, call.root, 0, 0, rest, true);
+    plan.direct_get(stage, call.root, block(me), 0, rest, true);
   }
   plan.wait_released(stage);
 }
 
 // Bcast and scatter (root exposes its message or blocks) and gather (root exposes its receive
-// buffer): one exposing rank, p - 1 copying ranks.
+// buffer) too small for a share: one exposing rank, p - 1 copying ranks.
 void plan_rooted(PlanBuilder& plan, const CallShape& call) {
   const int me = plan.rank();
   const std::uint64_t s = call.size;
@@ -99,8 +125,8 @@ void plan_single_copy(PlanBuilder& plan, const CallShape& call) {
   if (collective == Collective::Allgather || collective == Collective::Alltoall) {
     return plan_all_to_all(plan, call);
   }
-  if (const std::uint64_t share = root_share(call); collective == Collective::Bcast && share > 0) {
-    return plan_shared_bcast(plan, call, share);
+  if (const std::uint64_t share = root_share(call); share > 0) {
+    return plan_shared_rooted(plan, call, share);
   }
   plan_rooted(plan, call);
 }
