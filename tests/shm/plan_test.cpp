@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/shm/layout.hpp"
 #include "runtime/shm/plan.hpp"
 #include "shm/in_process.hpp"
 
@@ -188,6 +189,35 @@ TEST(ShmPlan, SwitchPointsAreAtTheBufferSize) {
   }
   // No overflow: p * p * size beyond 64 bits is simply "does not fit".
   EXPECT_FALSE(fits_one_stage(shape(Collective::Alltoall, 4096, std::uint64_t{1} << 50), g));
+}
+
+// A call whose stages touch at most kInlineBytes keeps its bytes in the slot headers: an 8-byte
+// bcast, scatter or gather on 2 ranks, an alltoall whose row fits; the plan cache does not
+// move those offsets with the buffer ring.
+TEST(ShmPlan, TinyCallsKeepTheirBytesInTheSlotHeader) {
+  const auto data_steps = [](const ShmPlan& plan, bool in_header) {
+    int n = 0;
+    for (const Step& step : plan.steps) {
+      if ((is_put(step.primitive) || is_get(step.primitive)) && step.length > 0) {
+        EXPECT_EQ(step.in_header, in_header) << to_string(step.primitive);
+        EXPECT_LE(step.slot_offset + step.length,
+                  in_header ? kInlineBytes : kSmall.buffer_size * kSmall.buffers);
+        ++n;
+      }
+    }
+    return n;
+  };
+  EXPECT_EQ(kInlineBytes, 16u);
+  for (const Collective c : kAllCollectives) {
+    EXPECT_GT(data_steps(plan_of(shape(c, 2, 8, 1), 0, kSmall), true), 0) << to_string(c);
+    EXPECT_GT(data_steps(plan_of(shape(c, 2, 8, 1), 1, kSmall), true), 0) << to_string(c);
+    const std::uint64_t too_big = c == Collective::Bcast ? 17 : 9;  // bcast: the message
+    EXPECT_GT(data_steps(plan_of(shape(c, 2, too_big, 1), 0, kSmall), false), 0) << to_string(c);
+  }
+  EXPECT_GT(data_steps(plan_of(shape(Collective::Bcast, 5, 16, 2), 3, kSmall), true), 0);
+  EXPECT_GT(data_steps(plan_of(shape(Collective::Bcast, 5, 17, 2), 3, kSmall), false), 0);
+  EXPECT_GT(data_steps(plan_of(shape(Collective::Alltoall, 4, 4, 0), 1, kSmall), true), 0);
+  EXPECT_GT(data_steps(plan_of(shape(Collective::Alltoall, 4, 5, 0), 1, kSmall), false), 0);
 }
 
 TEST(ShmPlan, ZeroBytesAndOneRankUseNoStage) {

@@ -161,12 +161,15 @@ void ShmEndpoint::check_writers_call(const Step& step) {
 }
 
 void ShmEndpoint::perform(const Step& step, const ShmBuffers& buffers) {
+  const std::uint64_t room = step.in_header ? kInlineBytes : view_.capacity;
   if (const std::uint64_t extent = shared_extent(step);
-      extent > 0 && step.slot_offset + extent > view_.capacity) {
-    fail(fmt::format("{} of {} bytes at {} exceeds the data area of {} bytes",
-                     to_string(step.primitive), extent, step.slot_offset, view_.capacity));
+      extent > 0 && step.slot_offset + extent > room) {
+    fail(fmt::format("{} of {} bytes at {} exceeds the {} of {} bytes", to_string(step.primitive),
+                     extent, step.slot_offset, step.in_header ? "slot header's bytes" : "data area",
+                     room));
   }
-  std::byte* shared = view_.data + step.slot_offset;
+  std::byte* shared = step.in_header ? view_.slots[step.stage.slot].inline_data + step.slot_offset
+                                     : view_.data + step.slot_offset;
   switch (step.primitive) {
     case Primitive::SenderPut:
     case Primitive::GroupSegPut:

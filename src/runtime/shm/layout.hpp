@@ -3,7 +3,8 @@
 //   SegmentHeader        identity (job, node, instance, ranks, capacity), the attach counter,
 //                        the "broken" word and the reason a group broke
 //   RankRecord[p]        per local rank: pid (0 until attached), whether it left, its call
-//   SlotHeader[64]       per pipeline buffer: `filled` and `drained` sync words
+//   SlotHeader[64]       per pipeline buffer: `filled` and `drained` sync words, and the
+//                        bytes of a tiny call (kInlineBytes)
 //   data area            `capacity` bytes, page aligned, cut into pipeline buffers per call
 //
 // Every field shared between ranks is accessed through std::atomic_ref, except the data area
@@ -20,7 +21,7 @@
 namespace multilane::runtime::shm {
 
 inline constexpr std::uint64_t kSegmentMagic = 0x314d48534c4d4c4dULL;  // "MLMLSHM1"
-inline constexpr std::uint32_t kLayoutVersion = 2;
+inline constexpr std::uint32_t kLayoutVersion = 3;
 inline constexpr int kMaxPipelineBuffers = 64;
 inline constexpr int kMaxLocalSize = 4096;
 inline constexpr std::size_t kReasonBytes = 256;
@@ -66,11 +67,17 @@ struct alignas(64) RankRecord {
 };
 
 // Both words of a buffer share one cache line: a writer checks `drained` and then writes
-// `filled`, a reader the other way round, so each side moves one line instead of two.
+// `filled`, a reader the other way round, so each side moves one line instead of two. A call
+// whose shared bytes fit in the rest of the line (an 8-byte call on two ranks) keeps them
+// there instead of in the data area (Step::in_header): the reader that sees `filled` then
+// holds the bytes too, one line transfer instead of two, and so does the writer's put.
+inline constexpr std::size_t kInlineBytes = 64 - 2 * sizeof(SyncWord);
 struct alignas(64) SlotHeader {
   SyncWord filled;   // 1 + the last stage whose writers all synced; `tag` counts them (endpoint)
   SyncWord drained;  // 1 + the last stage whose readers all finished reading
+  std::byte inline_data[kInlineBytes];
 };
+static_assert(sizeof(SlotHeader) == 64);
 
 // Pointers into one mapped segment.
 struct SegmentView {

@@ -9,6 +9,7 @@
 // once); with fewer it goes in stage order, which is deadlock-free for any number of buffers.
 #include <vector>
 
+#include "runtime/shm/layout.hpp"
 #include "runtime/shm/plan_builder.hpp"
 
 namespace multilane::runtime::shm {
@@ -44,6 +45,8 @@ void rows(PlanBuilder& plan, const CallShape& call) {
   const auto p = static_cast<std::uint32_t>(call.local_size);
   const std::uint64_t s = call.size;
   const auto me = static_cast<std::uint32_t>(plan.rank());
+  // A row is all a stage holds: a tiny one fits its slot header (layout.hpp).
+  if (p * s <= kInlineBytes) plan.use_slot_headers();
   std::vector<Stage> stages;
   for (std::uint32_t i = 0; i < p; ++i) stages.push_back(plan.stage(1, p - 1));
   for (std::uint32_t to = 0; to < p; ++to) {

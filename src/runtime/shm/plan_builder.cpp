@@ -113,7 +113,7 @@ void PlanBuilder::put(Primitive primitive, const Stage& stage, std::uint64_t slo
   step.primitive = primitive;
   step.peer = reader;
   step.stage = stage;
-  step.slot_offset = stage.slot * buffer_stride(geometry_) + slot_offset;
+  place(step, slot_offset, length);
   step.offset = offset;
   step.length = length;
   if (!merge_with_last(step)) plan_.steps.push_back(step);
@@ -144,10 +144,19 @@ void PlanBuilder::get(Primitive primitive, const Stage& stage, std::uint64_t slo
   step.primitive = primitive;
   step.release = release;
   step.stage = stage;
-  step.slot_offset = stage.slot * buffer_stride(geometry_) + slot_offset;
+  place(step, slot_offset, length);
   step.offset = offset;
   step.length = length;
   if (!merge_with_last(step)) plan_.steps.push_back(step);
+}
+
+void PlanBuilder::place(Step& step, std::uint64_t slot_offset, std::uint64_t length) const {
+  if (in_header_ && slot_offset + length > kInlineBytes) {
+    throw std::logic_error("shm plan: put or get beyond its slot header's bytes");
+  }
+  step.in_header = in_header_;
+  step.slot_offset =
+      in_header_ ? slot_offset : step.stage.slot * buffer_stride(geometry_) + slot_offset;
 }
 
 void PlanBuilder::sender_put(const Stage& stage, std::uint64_t slot_offset, std::uint64_t offset,
@@ -251,6 +260,7 @@ void build_plan(const CallShape& call, int local_rank, const Geometry& geometry,
   PlanBuilder builder(local_rank, geometry, clock, plan);
   if (!call.collective) return plan_barrier(builder, call);
   if (call.single_copy) return plan_single_copy(builder, call);
+  if (shared_bytes(call) <= kInlineBytes) builder.use_slot_headers();
   switch (*call.collective) {
     case Collective::Bcast:
       return plan_bcast(builder, call);

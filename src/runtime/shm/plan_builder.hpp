@@ -19,6 +19,10 @@ class PlanBuilder {
  public:
   PlanBuilder(int local_rank, const Geometry& geometry, StageClock& clock, ShmPlan& plan);
 
+  // Puts and gets from now on use the bytes in the stage's slot header (layout.hpp), not the
+  // data area: for calls whose every stage touches at most kInlineBytes.
+  void use_slot_headers() { in_header_ = true; }
+
   int rank() const { return rank_; }
   const Geometry& geometry() const { return geometry_; }
 
@@ -56,6 +60,8 @@ class PlanBuilder {
   void wait_released(const Stage& stage);
 
  private:
+  // Where a put or get of `length` bytes at `slot_offset` in its stage's buffer is.
+  void place(Step& step, std::uint64_t slot_offset, std::uint64_t length) const;
   void put(Primitive primitive, const Stage& stage, std::uint64_t slot_offset, std::uint64_t offset,
            std::uint64_t length, int reader);
   void sync(Primitive primitive, const Stage& stage, SyncRole role, int writer);
@@ -71,6 +77,7 @@ class PlanBuilder {
   void wait_for_epoch(const StageClock& epoch);
 
   int rank_;
+  bool in_header_ = false;
   Geometry geometry_;
   StageClock& clock_;
   ShmPlan& plan_;

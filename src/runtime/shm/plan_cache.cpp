@@ -22,7 +22,7 @@ void move_plan(ShmPlan& plan, const StageClock& clock) {
     stage.previous += distance;  // steady: every stage reuses its buffer
     const auto slot =
         static_cast<std::uint32_t>((stage.index - clock.epoch_start) % geometry.buffers);
-    step.slot_offset = step.slot_offset - stage.slot * stride + slot * stride;
+    if (!step.in_header) step.slot_offset = step.slot_offset - stage.slot * stride + slot * stride;
     stage.slot = slot;
   }
   plan.first_stage = clock.next;

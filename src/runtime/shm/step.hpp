@@ -67,8 +67,9 @@ struct Step {
   std::int32_t peer = -1;            // reader syncs: the writer; puts: the reader; -1: several
   Stage stage;
   std::uint64_t slot_offset = 0;  // in the data area: the stage's buffer + where in it
-  std::uint64_t offset = 0;       // puts: in the send buffer; gets, LocalCopy: in recv
-  std::uint64_t source = 0;       // LocalCopy: offset in the send buffer
+  bool in_header = false;    // puts, gets: slot_offset is in the stage's SlotHeader::inline_data
+  std::uint64_t offset = 0;  // puts: in the send buffer; gets, LocalCopy: in recv
+  std::uint64_t source = 0;  // LocalCopy: offset in the send buffer
   std::uint64_t length = 0;
   std::uint64_t remote = 0;   // DirectGet/DirectPut: offset in the peer's exposed buffer
   bool exposes_recv = false;  // Expose: the receive buffer (else the send buffer)
