@@ -11,8 +11,8 @@ namespace {
 // whole cache lines, where a is what the root's own block costs it, relative to a copy between
 // two ranks. Bcast's root has no block of its own (a = 0); scatter's and gather's copy theirs
 // inside their own memory, from cache, for about a quarter of a copy through the kernel (the
-// 2-core VM of docs/performance.md: a quarter to a half of every block, at 32 KiB to 1 MiB, ran
-// within the noise of each other and 1.1-1.6x faster than no share at all).
+// 2-core EPYC VM of docs/performance.md, 2 ranks: shares of a quarter to a half of every block,
+// at 32 KiB to 1 MiB, ran within the noise of each other and 1.1-2.0x faster than none).
 std::uint64_t root_share(const CallShape& call) {
   constexpr std::uint64_t kLine = 64;
   const std::uint64_t quarters = *call.collective == Collective::Bcast ? 4 : 3;
