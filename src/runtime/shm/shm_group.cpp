@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <functional>
 
@@ -84,21 +85,17 @@ Polling default_polling(int local_size) {
   return {std::chrono::microseconds(50), oversubscribed(local_size)};
 }
 
+namespace {
+constexpr std::array<std::string_view, 3> kCopyModeNames = {"auto", "once", "twice"};
+}
+
 std::string_view to_string(CopyMode mode) {
-  switch (mode) {
-    case CopyMode::Auto:
-      return "auto";
-    case CopyMode::Once:
-      return "once";
-    case CopyMode::Twice:
-      return "twice";
-  }
-  return "?";
+  return kCopyModeNames[static_cast<std::size_t>(mode)];
 }
 
 std::optional<CopyMode> parse_copy_mode(std::string_view text) {
-  for (CopyMode mode : {CopyMode::Auto, CopyMode::Once, CopyMode::Twice}) {
-    if (text == to_string(mode)) return mode;
+  for (std::size_t i = 0; i < kCopyModeNames.size(); ++i) {
+    if (kCopyModeNames[i] == text) return static_cast<CopyMode>(i);
   }
   return std::nullopt;
 }
