@@ -3,6 +3,7 @@
 //   mpirun -n 2 --mca btl vader,self build/bench/shm_bench [--collectives bcast,scatter,...]
 //          [--sizes 8,64,...,16MiB] [--buffer-size 32KiB] [--pipeline-buffers 16]
 //          [--purge-cache 2.5MiB] [--budget 0.5] [--spin-us 50] [--tuning FILE]
+//          [--shared-buffers]
 //
 // Every rank of the run is one local rank of a ShmGroup (all ranks must share one node). For
 // each collective and size the two implementations take turns, repetition by repetition, with
@@ -11,7 +12,8 @@
 // last rank's end. The table gives the median over repetitions of both and the ratio MPI / ours
 // (above 1: ours is faster). `size` is the collective's size as in multilane/collective.hpp:
 // the whole message for bcast, one rank's block otherwise. Before timing, each size is run once
-// by both and the results compared byte for byte.
+// by both and the results compared byte for byte. With --shared-buffers both get the same
+// buffers from multilane::SharedBuffer instead of std::vector.
 #include <fmt/format.h>
 #include <mpi.h>
 #include <unistd.h>
@@ -26,6 +28,7 @@
 
 #include "multilane/collective.hpp"
 #include "multilane/errors.hpp"
+#include "multilane/shared_buffer.hpp"
 #include "multilane/units.hpp"
 #include "runtime/shm/shm_group.hpp"
 #include "runtime/shm/tuning_file.hpp"
@@ -46,6 +49,7 @@ struct Options {
   std::string purge_cache;                // empty: no purge
   std::string single_copy_from = "auto";  // "0": the paper's two copies at every size
   std::string tuning;                     // a tuning file (multilane tune shm); empty: none
+  bool shared_buffers = false;            // both use SharedBuffers instead of their own memory
   double budget = 0.5;                    // seconds per collective and size (both implementations)
   int min_repetitions = 31;
   int max_repetitions = 1001;
@@ -57,26 +61,44 @@ std::string single_copy_text(const runtime::shm::ShmGroup& group) {
   return "from " + format_size(limits.from) + ", bcast from " + format_size(limits.bcast_from);
 }
 
+// A buffer of the run: the application's own memory, or a SharedBuffer (--shared-buffers).
+class Block {
+ public:
+  Block(std::size_t size, bool shared) {
+    if (shared) {
+      shared_ = SharedBuffer(size);
+      bytes_ = shared_.bytes();
+    } else {
+      heap_.resize(size);
+      bytes_ = heap_;
+    }
+  }
+  std::span<std::byte> bytes() const { return bytes_; }
+
+ private:
+  std::vector<std::byte> heap_;
+  SharedBuffer shared_;
+  std::span<std::byte> bytes_;
+};
+
 struct Buffers {
-  std::vector<std::byte> send, recv, reference;
+  Block send, recv;
 };
 
 // The rank's buffers for the call, input filled with a pattern that depends on rank and place.
-Buffers buffers_for(Collective collective, int rank, int ranks, std::uint64_t size) {
-  Buffers b;
-  b.send.resize(buffer_size(collective, Buffer::Send, rank, ranks, 0, size));
-  b.recv.resize(buffer_size(collective, Buffer::Recv, rank, ranks, 0, size));
-  auto& input = input_buffer(collective) == Buffer::Send ? b.send : b.recv;
+Buffers buffers_for(Collective collective, int rank, int ranks, std::uint64_t size, bool shared) {
+  Buffers b{Block(buffer_size(collective, Buffer::Send, rank, ranks, 0, size), shared),
+            Block(buffer_size(collective, Buffer::Recv, rank, ranks, 0, size), shared)};
+  const auto input = input_buffer(collective) == Buffer::Send ? b.send.bytes() : b.recv.bytes();
   for (std::size_t i = 0; i < input.size(); ++i) {
     input[i] = static_cast<std::byte>((i * 131 + static_cast<std::size_t>(rank) * 29 + 1) & 0xff);
   }
-  b.reference = b.recv;
   return b;
 }
 
 // MPI's version of the collective, root 0; `recv` as in collective.hpp.
-void run_mpi(Collective collective, std::uint64_t size, const std::vector<std::byte>& send,
-             std::vector<std::byte>& recv) {
+void run_mpi(Collective collective, std::uint64_t size, std::span<const std::byte> send,
+             std::span<std::byte> recv) {
   const int count = static_cast<int>(size);
   void* in = const_cast<std::byte*>(send.data());
   switch (collective) {
@@ -100,8 +122,7 @@ void run_mpi(Collective collective, std::uint64_t size, const std::vector<std::b
 
 // With the tuning file's entry for the call, if any (else the group's tuning).
 void run_ours(ShmGroup& group, const runtime::shm::TuningTable& tuning, Collective collective,
-              std::uint64_t size, const std::vector<std::byte>& send,
-              std::vector<std::byte>& recv) {
+              std::uint64_t size, std::span<const std::byte> send, std::span<std::byte> recv) {
   group.run(collective, send, recv, 0, tuning.find(collective, size));
 }
 
@@ -132,12 +153,13 @@ double median(std::vector<double> values) {
 
 // Both implementations once, results compared; aborts the run on a difference.
 void check_same_result(ShmGroup& group, const runtime::shm::TuningTable& tuning,
-                       Collective collective, std::uint64_t size, int rank, int ranks) {
-  Buffers ours = buffers_for(collective, rank, ranks, size);
-  Buffers theirs = buffers_for(collective, rank, ranks, size);
-  run_ours(group, tuning, collective, size, ours.send, ours.recv);
-  run_mpi(collective, size, theirs.send, theirs.recv);
-  if (ours.recv != theirs.recv) {
+                       Collective collective, std::uint64_t size, int rank, int ranks,
+                       bool shared) {
+  const Buffers ours = buffers_for(collective, rank, ranks, size, shared);
+  const Buffers theirs = buffers_for(collective, rank, ranks, size, shared);
+  run_ours(group, tuning, collective, size, ours.send.bytes(), ours.recv.bytes());
+  run_mpi(collective, size, theirs.send.bytes(), theirs.recv.bytes());
+  if (!std::ranges::equal(ours.recv.bytes(), theirs.recv.bytes())) {
     fmt::print(stderr, "rank {}: {} of {}: shared-memory result differs from MPI's\n", rank,
                to_string(collective), format_size(size));
     MPI_Abort(MPI_COMM_WORLD, 1);
@@ -152,10 +174,12 @@ struct Row {
 Row measure(ShmGroup& group, const runtime::shm::TuningTable& tuning, Collective collective,
             std::uint64_t size, const Options& options, std::vector<std::byte>& purge_block,
             int rank, int ranks) {
-  check_same_result(group, tuning, collective, size, rank, ranks);
-  Buffers b = buffers_for(collective, rank, ranks, size);
-  const auto ours = [&] { run_ours(group, tuning, collective, size, b.send, b.recv); };
-  const auto mpi = [&] { run_mpi(collective, size, b.send, b.recv); };
+  check_same_result(group, tuning, collective, size, rank, ranks, options.shared_buffers);
+  const Buffers b = buffers_for(collective, rank, ranks, size, options.shared_buffers);
+  const auto ours = [&] {
+    run_ours(group, tuning, collective, size, b.send.bytes(), b.recv.bytes());
+  };
+  const auto mpi = [&] { run_mpi(collective, size, b.send.bytes(), b.recv.bytes()); };
   // Repetitions from an estimate, the same on every rank (times are maxima over ranks); the
   // best of three, so that one preemption does not cut the run short.
   double estimate = 1e9;
@@ -197,6 +221,9 @@ int run(int argc, char** argv) {
                  "0: never; auto: the layer's default");
   app.add_option("--tuning", options.tuning,
                  "tuning file (multilane tune shm) for ours; calls it covers use its entries");
+  app.add_flag("--shared-buffers", options.shared_buffers,
+               "both implementations get buffers from multilane::SharedBuffer (like "
+               "MPI_Alloc_mem), so ours copies once with memcpy instead of the kernel");
   app.add_option("--budget", options.budget, "seconds per collective and size");
   app.add_option("--min-repetitions", options.min_repetitions, "at least this many");
   app.add_option("--max-repetitions", options.max_repetitions, "at most this many");
@@ -244,10 +271,11 @@ int run(int argc, char** argv) {
 
   if (rank == 0) {
     fmt::print(
-        "{} ranks on one node; pipeline buffers: {} x {}; single copy: {}; tuning file: {}; "
-        "cache purge: {}\n\n",
+        "{} ranks on one node; pipeline buffers: {} x {}; single copy: {}; buffers: {}; "
+        "tuning file: {}; cache purge: {}\n\n",
         ranks, options.pipeline_buffers, format_size(shm.tuning.buffer_size),
-        single_copy_text(group), options.tuning.empty() ? std::string("none") : options.tuning,
+        single_copy_text(group), options.shared_buffers ? "SharedBuffer" : "the application's",
+        options.tuning.empty() ? std::string("none") : options.tuning,
         purge_block.empty() ? std::string("no") : format_size(purge_block.size()));
     fmt::print("| collective | size | ours (us) | Open MPI (us) | MPI / ours | repetitions |\n");
     fmt::print("|---|---|---|---|---|---|\n");

@@ -267,7 +267,7 @@ TEST_P(ShmPlanCollective, SingleCopyExactBytesWithoutDeadlock) {
   const Collective c = GetParam();
   int runs = 0;
   for (int p = 2; p <= 8; ++p) {
-    for (const Geometry& g : {Geometry{128, 1}, Geometry{1000, 3}}) {
+    for (const Geometry& g : {Geometry{256, 1}, Geometry{1000, 3}}) {
       for (const std::uint64_t size : {1ull, 777ull, 4096ull, 70001ull}) {
         for (const int root : {0, p / 2, p - 1}) {
           CallShape call = shape(c, p, size, root);

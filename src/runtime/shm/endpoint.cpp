@@ -11,6 +11,7 @@
 
 #include "runtime/shm/cross_memory.hpp"
 #include "runtime/shm/process_alive.hpp"
+#include "runtime/shm/shared_regions.hpp"
 #include "runtime/shm/shm_error.hpp"
 
 namespace multilane::runtime::shm {
@@ -191,7 +192,12 @@ void ShmEndpoint::perform(const Step& step, const ShmBuffers& buffers) {
       return;
     case Primitive::Expose: {
       const std::byte* exposed = step.exposes_recv ? buffers.recv : buffers.send;
-      const ExposedBuffer entry{reinterpret_cast<std::uintptr_t>(exposed), pid_, 0};
+      ExposedBuffer entry{.address = reinterpret_cast<std::uintptr_t>(exposed), .pid = pid_};
+      if (const auto region = find_region(exposed)) {
+        entry.region_fd = region->fd;
+        entry.region_inode = region->inode;
+        entry.region_offset = region->offset;
+      }
       std::memcpy(shared, &entry, sizeof entry);
       return;
     }
@@ -205,15 +211,25 @@ void ShmEndpoint::copy_direct(const Step& step, const ShmBuffers& buffers,
                               const std::byte* entry_bytes) {
   ExposedBuffer entry;
   std::memcpy(&entry, entry_bytes, sizeof entry);
-  const std::uint64_t remote = entry.address + step.remote;
-  const std::string error =
-      step.primitive == Primitive::DirectGet
-          ? read_process_memory(entry.pid, remote, buffers.recv + step.offset, step.length)
-          : write_process_memory(entry.pid, remote, buffers.send + step.offset, step.length);
-  if (!error.empty()) {
-    check_ranks_alive("a single copy", true);  // a dead peer is the better explanation
-    fail(
-        fmt::format("single copy with local rank {} in {}: {}", step.peer, describe(call_), error));
+  const bool get = step.primitive == Primitive::DirectGet;
+  if (std::byte* mapped = peer_regions_.find(entry, step.remote, step.length)) {
+    if (get) {
+      std::memcpy(buffers.recv + step.offset, mapped, step.length);
+    } else {
+      std::memcpy(mapped, buffers.send + step.offset, step.length);
+    }
+    ++direct_copies_.mapped;
+  } else {
+    const std::uint64_t remote = entry.address + step.remote;
+    const std::string error =
+        get ? read_process_memory(entry.pid, remote, buffers.recv + step.offset, step.length)
+            : write_process_memory(entry.pid, remote, buffers.send + step.offset, step.length);
+    if (!error.empty()) {
+      check_ranks_alive("a single copy", true);  // a dead peer is the better explanation
+      fail(fmt::format("single copy with local rank {} in {}: {}", step.peer, describe(call_),
+                       error));
+    }
+    ++direct_copies_.kernel;
   }
   if (step.release) release(step);
 }

@@ -26,6 +26,7 @@
 
 #include "runtime/shm/call_record.hpp"
 #include "runtime/shm/layout.hpp"
+#include "runtime/shm/peer_regions.hpp"
 #include "runtime/shm/step.hpp"
 #include "runtime/shm/sync_word.hpp"
 
@@ -34,6 +35,12 @@ namespace multilane::runtime::shm {
 struct ShmBuffers {
   const std::byte* send = nullptr;  // puts and LocalCopy read here
   std::byte* recv = nullptr;        // gets and LocalCopy write here
+};
+
+// How this rank's single copies went (tests and benchmarks look).
+struct DirectCopies {
+  std::uint64_t mapped = 0;  // memcpy through a mapping of the other rank's SharedBuffer
+  std::uint64_t kernel = 0;  // process_vm_readv / process_vm_writev
 };
 
 class ShmEndpoint {
@@ -53,6 +60,8 @@ class ShmEndpoint {
   bool startable(const Step& step) const;
   void wait(const Step& step);
   void perform(const Step& step, const ShmBuffers& buffers);
+  const DirectCopies& direct_copies() const { return direct_copies_; }
+
   void run(const Step& step, const ShmBuffers& buffers) {
     if (!startable(step)) wait(step);
     perform(step, buffers);
@@ -91,7 +100,8 @@ class ShmEndpoint {
   void writer_arrives(const Step& step);
   void check_writers_call(const Step& step);
   void release(const Step& step);
-  // DirectGet / DirectPut: the copy between this rank's buffer and the exposed one.
+  // DirectGet / DirectPut: the copy between this rank's buffer and the exposed one, with memcpy
+  // when the exposed one lies in a SharedBuffer this rank can map, else through the kernel.
   void copy_direct(const Step& step, const ShmBuffers& buffers, const std::byte* entry_bytes);
 
   SegmentView view_;
@@ -102,6 +112,8 @@ class ShmEndpoint {
   CallInfo call_;
   std::uint64_t fingerprint_ = 0;
   bool broken_ = false;
+  PeerRegions peer_regions_;
+  DirectCopies direct_copies_;
   std::chrono::steady_clock::time_point next_liveness_check_{};
 };
 

@@ -21,7 +21,7 @@
 namespace multilane::runtime::shm {
 
 inline constexpr std::uint64_t kSegmentMagic = 0x314d48534c4d4c4dULL;  // "MLMLSHM1"
-inline constexpr std::uint32_t kLayoutVersion = 3;
+inline constexpr std::uint32_t kLayoutVersion = 4;
 inline constexpr int kMaxPipelineBuffers = 64;
 inline constexpr int kMaxLocalSize = 4096;
 inline constexpr std::size_t kReasonBytes = 256;
@@ -44,11 +44,15 @@ struct alignas(64) SegmentHeader {
   std::uint32_t single_copy_refusals = 0;
 };
 
-// What an Expose writes into the stage's buffer: where the exposed bytes are.
+// What an Expose writes into the stage's buffer: where the exposed bytes are. When they lie in
+// a SharedBuffer (multilane/shared_buffer.hpp), also which one, so that the other ranks map it
+// and copy with memcpy rather than through the kernel (peer_regions.hpp).
 struct ExposedBuffer {
   std::uint64_t address = 0;  // in the exposing rank's address space
   std::int32_t pid = 0;
-  std::uint32_t unused = 0;
+  std::int32_t region_fd = -1;      // the SharedBuffer's memfd in process `pid`; -1: none
+  std::uint64_t region_inode = 0;   // tells that memfd from a later one with the same number
+  std::uint64_t region_offset = 0;  // of `address` in the SharedBuffer
 };
 inline constexpr std::uint64_t kExposedBytes = sizeof(ExposedBuffer);
 

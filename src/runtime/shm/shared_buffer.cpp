@@ -1,0 +1,84 @@
+// runtime/shm/shared_buffer.cpp — multilane::SharedBuffer (multilane/shared_buffer.hpp).
+#include "multilane/shared_buffer.hpp"
+
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "multilane/errors.hpp"
+#include "runtime/shm/shared_regions.hpp"
+
+namespace multilane {
+namespace {
+
+[[noreturn]] void refused(std::size_t size, const char* call) {
+  throw CommunicationError(
+      fmt::format("shared buffer of {} bytes: {} failed: {}", size, call, std::strerror(errno)));
+}
+
+std::size_t whole_pages(std::size_t size) {
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return (size + page - 1) / page * page;
+}
+
+}  // namespace
+
+SharedBuffer::SharedBuffer(std::size_t size) : size_(size), mapped_(whole_pages(size)) {
+  if (size == 0) return;
+  fd_ = memfd_create("multilane-shared-buffer", MFD_CLOEXEC);
+  if (fd_ < 0) refused(size, "memfd_create");
+  struct stat status {};
+  if (ftruncate(fd_, static_cast<off_t>(mapped_)) != 0 || fstat(fd_, &status) != 0) {
+    const int error = errno;
+    close(fd_);
+    errno = error;
+    refused(size, "sizing the memfd");
+  }
+  void* memory = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  if (memory == MAP_FAILED) {
+    const int error = errno;
+    close(fd_);
+    errno = error;
+    refused(size, "mmap");
+  }
+  data_ = static_cast<std::byte*>(memory);
+  runtime::shm::register_region(data_, mapped_, fd_, status.st_ino);
+}
+
+SharedBuffer::SharedBuffer(SharedBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      mapped_(std::exchange(other.mapped_, 0)),
+      fd_(std::exchange(other.fd_, -1)) {}
+
+SharedBuffer& SharedBuffer::operator=(SharedBuffer&& other) noexcept {
+  if (this != &other) {
+    release();
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    mapped_ = std::exchange(other.mapped_, 0);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+SharedBuffer::~SharedBuffer() {
+  release();
+}
+
+void SharedBuffer::release() noexcept {
+  if (data_ == nullptr) return;
+  runtime::shm::unregister_region(data_);
+  munmap(data_, mapped_);
+  close(fd_);
+  data_ = nullptr;
+  size_ = mapped_ = 0;
+  fd_ = -1;
+}
+
+}  // namespace multilane
