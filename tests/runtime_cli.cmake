@@ -31,6 +31,14 @@ foreach(example IN ITEMS bcast scatter gather allgather alltoall send_recv c_bca
                    $<TARGET_FILE:multilane> launch -n 4 --timeout 30 --
                    $<TARGET_FILE:example_${example}> 100003)
 endforeach()
+# The C example's buffer comes from ml_alloc_shared: with the ranks on one node, hier-shm's
+# group bcast copies it once, through the other ranks' mappings of it.
+add_test(NAME cli-runtime-example-c_bcast-shared-memory
+         COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=0 "-DEXPECT_OUTPUT=rank 3 ok"
+                 "-DREJECT_OUTPUT=WRONG" -P ${MULTILANE_EXPECT} --
+                 $<TARGET_FILE:multilane> launch -n 4 --timeout 30
+                 --platform ${CMAKE_SOURCE_DIR}/examples/platforms/smp-1x4.toml --
+                 $<TARGET_FILE:example_c_bcast> 100003 hier-shm)
 
 # A rank killed with SIGKILL in the middle of a long broadcast loop: the launcher names it and
 # exits non-zero; the ranks that were talking to it fail at once naming it, the others within

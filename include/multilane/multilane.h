@@ -70,6 +70,13 @@ int ml_iallgather(ml_comm* comm, const void* send, void* recv, size_t bytes_per_
 int ml_ialltoall(ml_comm* comm, const void* send, void* recv, size_t bytes_per_rank,
                  const char* algorithm, ml_request** request);
 
+/* Memory the other ranks of this node copy from and to directly (multilane/shared_buffer.hpp),
+ * like MPI_Alloc_mem: any call takes it, and the shared-memory layer's single copies from or to
+ * it are a memcpy instead of a system call. Zero-filled; free it with ml_free_shared (NULL: no-op).
+ * bytes == 0 gives *memory == NULL. */
+int ml_alloc_shared(size_t bytes, void** memory);
+int ml_free_shared(void* memory);
+
 #ifdef __cplusplus
 }
 #endif

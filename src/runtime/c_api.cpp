@@ -1,10 +1,13 @@
 // runtime/c_api.cpp — multilane/multilane.h on top of the Communicator.
 #include "multilane/multilane.h"
 
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "multilane/collective.hpp"
 #include "multilane/communicator.hpp"
+#include "multilane/shared_buffer.hpp"
 
 struct ml_comm {
   multilane::Communicator comm;
@@ -74,6 +77,16 @@ int collective(ml_comm* comm, multilane::Collective c, const void* send, void* r
       comm->comm.run(c, send_data, recv_data, root, bytes, options(algorithm));
     }
   });
+}
+
+// ml_alloc_shared's buffers, by address, until ml_free_shared.
+struct SharedAllocations {
+  std::mutex mutex;
+  std::map<void*, multilane::SharedBuffer> buffers;
+};
+SharedAllocations& shared_allocations() {
+  static SharedAllocations* instance = new SharedAllocations;  // outlives every static
+  return *instance;
 }
 
 int started_collective(ml_comm* comm, multilane::Collective c, const void* send, void* recv,
@@ -205,6 +218,31 @@ int ml_ialltoall(ml_comm* comm, const void* send, void* recv, size_t bytes_per_r
                  const char* algorithm, ml_request** request) {
   return started_collective(comm, multilane::Collective::Alltoall, send, recv, bytes_per_rank, 0,
                             algorithm, request);
+}
+
+int ml_alloc_shared(size_t bytes, void** memory) {
+  if (!memory) return null_argument("memory");
+  *memory = nullptr;
+  if (bytes == 0) return ML_OK;
+  return guarded([&] {
+    multilane::SharedBuffer buffer(bytes);
+    void* const address = buffer.data();
+    SharedAllocations& all = shared_allocations();
+    const std::lock_guard lock(all.mutex);
+    all.buffers.emplace(address, std::move(buffer));
+    *memory = address;
+  });
+}
+
+int ml_free_shared(void* memory) {
+  if (!memory) return ML_OK;
+  SharedAllocations& all = shared_allocations();
+  const std::lock_guard lock(all.mutex);
+  if (all.buffers.erase(memory) == 0) {
+    last_error = "ml_free_shared: the memory did not come from ml_alloc_shared (or was freed)";
+    return ML_ERR_USAGE;
+  }
+  return ML_OK;
 }
 
 }  // extern "C"

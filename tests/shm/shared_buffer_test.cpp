@@ -14,6 +14,7 @@
 #include <string>
 
 #include "multilane/collective.hpp"
+#include "multilane/multilane.h"
 #include "multilane/shared_buffer.hpp"
 #include "runtime/shm/peer_regions.hpp"
 #include "runtime/shm/shared_regions.hpp"
@@ -55,6 +56,23 @@ TEST(SharedBuffer, EmptyHoldsNothingAndMovesHandOver) {
   EXPECT_TRUE(find_region(memory).has_value());
   b = SharedBuffer(0);
   EXPECT_FALSE(find_region(memory).has_value());  // gone with the buffer
+}
+
+TEST(SharedBuffer, CApiAllocatesAndFreesEachBufferOnce) {
+  void* memory = nullptr;
+  ASSERT_EQ(ml_alloc_shared(1000, &memory), ML_OK);
+  ASSERT_NE(memory, nullptr);
+  EXPECT_TRUE(find_region(static_cast<std::byte*>(memory) + 999).has_value());
+  EXPECT_EQ(ml_free_shared(memory), ML_OK);
+  EXPECT_FALSE(find_region(static_cast<std::byte*>(memory)).has_value());
+  EXPECT_EQ(ml_free_shared(memory), ML_ERR_USAGE);
+  EXPECT_STREQ(ml_last_error(),
+               "ml_free_shared: the memory did not come from ml_alloc_shared (or was freed)");
+  EXPECT_EQ(ml_free_shared(nullptr), ML_OK);
+  ASSERT_EQ(ml_alloc_shared(0, &memory), ML_OK);
+  EXPECT_EQ(memory, nullptr);
+  EXPECT_EQ(ml_alloc_shared(1, nullptr), ML_ERR_USAGE);
+  EXPECT_STREQ(ml_last_error(), "memory must not be NULL");
 }
 
 // Maps this process's own buffer a second time, as another rank would.
