@@ -12,8 +12,9 @@
 
 namespace multilane::runtime::shm {
 
-PeerRegions::PeerRegions(PeerRegions&& other) noexcept
-    : mappings_(std::exchange(other.mappings_, {})) {}
+PeerRegions::PeerRegions(PeerRegions&& other) noexcept {
+  *this = std::move(other);
+}
 
 PeerRegions& PeerRegions::operator=(PeerRegions&& other) noexcept {
   if (this != &other) {

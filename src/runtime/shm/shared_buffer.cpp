@@ -16,9 +16,12 @@
 namespace multilane {
 namespace {
 
-[[noreturn]] void refused(std::size_t size, const char* call) {
+// Closes `fd` (if open) and throws, naming the call that failed and why.
+[[noreturn]] void refused(std::size_t size, const char* call, int fd = -1) {
+  const int error = errno;
+  if (fd >= 0) close(fd);
   throw CommunicationError(
-      fmt::format("shared buffer of {} bytes: {} failed: {}", size, call, std::strerror(errno)));
+      fmt::format("shared buffer of {} bytes: {} failed: {}", size, call, std::strerror(error)));
 }
 
 std::size_t whole_pages(std::size_t size) {
@@ -34,27 +37,17 @@ SharedBuffer::SharedBuffer(std::size_t size) : size_(size), mapped_(whole_pages(
   if (fd_ < 0) refused(size, "memfd_create");
   struct stat status {};
   if (ftruncate(fd_, static_cast<off_t>(mapped_)) != 0 || fstat(fd_, &status) != 0) {
-    const int error = errno;
-    close(fd_);
-    errno = error;
-    refused(size, "sizing the memfd");
+    refused(size, "sizing the memfd", fd_);
   }
   void* memory = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
-  if (memory == MAP_FAILED) {
-    const int error = errno;
-    close(fd_);
-    errno = error;
-    refused(size, "mmap");
-  }
+  if (memory == MAP_FAILED) refused(size, "mmap", fd_);
   data_ = static_cast<std::byte*>(memory);
   runtime::shm::register_region(data_, mapped_, fd_, status.st_ino);
 }
 
-SharedBuffer::SharedBuffer(SharedBuffer&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)),
-      size_(std::exchange(other.size_, 0)),
-      mapped_(std::exchange(other.mapped_, 0)),
-      fd_(std::exchange(other.fd_, -1)) {}
+SharedBuffer::SharedBuffer(SharedBuffer&& other) noexcept {
+  *this = std::move(other);
+}
 
 SharedBuffer& SharedBuffer::operator=(SharedBuffer&& other) noexcept {
   if (this != &other) {
