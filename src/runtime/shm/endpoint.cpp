@@ -9,6 +9,7 @@
 #include <exception>
 #include <utility>
 
+#include "runtime/shm/copy_bytes.hpp"
 #include "runtime/shm/cross_memory.hpp"
 #include "runtime/shm/process_alive.hpp"
 #include "runtime/shm/shared_regions.hpp"
@@ -174,7 +175,7 @@ void ShmEndpoint::perform(const Step& step, const ShmBuffers& buffers) {
   switch (step.primitive) {
     case Primitive::SenderPut:
     case Primitive::GroupSegPut:
-      if (step.length > 0) std::memcpy(shared, buffers.send + step.offset, step.length);
+      copy_bytes(shared, buffers.send + step.offset, step.length);
       return;
     case Primitive::PairSync:
     case Primitive::GroupSync: {
@@ -184,11 +185,11 @@ void ShmEndpoint::perform(const Step& step, const ShmBuffers& buffers) {
     case Primitive::ReceiverGet:
     case Primitive::GroupGet:
     case Primitive::GroupSegGet:
-      if (step.length > 0) std::memcpy(buffers.recv + step.offset, shared, step.length);
+      copy_bytes(buffers.recv + step.offset, shared, step.length);
       if (step.release) release(step);
       return;
     case Primitive::LocalCopy:
-      std::memcpy(buffers.recv + step.offset, buffers.send + step.source, step.length);
+      copy_bytes(buffers.recv + step.offset, buffers.send + step.source, step.length);
       return;
     case Primitive::Expose: {
       const std::byte* exposed = step.exposes_recv ? buffers.recv : buffers.send;
@@ -214,9 +215,9 @@ void ShmEndpoint::copy_direct(const Step& step, const ShmBuffers& buffers,
   const bool get = step.primitive == Primitive::DirectGet;
   if (std::byte* mapped = peer_regions_.find(entry, step.remote, step.length)) {
     if (get) {
-      std::memcpy(buffers.recv + step.offset, mapped, step.length);
+      copy_bytes(buffers.recv + step.offset, mapped, step.length);
     } else {
-      std::memcpy(mapped, buffers.send + step.offset, step.length);
+      copy_bytes(mapped, buffers.send + step.offset, step.length);
     }
     ++direct_copies_.mapped;
   } else {
