@@ -9,9 +9,9 @@
 // its speed, depending on the run: 128 KiB in 3-9 us instead of 2.3 us (glibc bug 30994).
 // Copying such a range backward keeps every load behind the stores, at full speed.
 //
-// Where a user's buffer lies relative to a pipeline buffer is the user's choice (a heap block
-// starts 16 bytes into a page, a pipeline buffer at a page), so every copy between user memory
-// and shared memory goes through here.
+// Where a user's buffer lies relative to a pipeline buffer is the user's choice (a pipeline
+// buffer starts at a page, a large heap block 16 bytes into one), so every copy between user
+// memory and shared memory goes through here.
 #pragma once
 
 #include <cstddef>
