@@ -4,10 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdint>
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
-#include <vector>
 
 namespace multilane::runtime::shm {
 namespace {
@@ -32,7 +31,7 @@ bool cpu_has_avx2() {
 #endif
 }
 
-TEST(CopyBytes, CopiesExactlyTheBytesForEveryAlignmentAndLength) {
+TEST(CopyBytes, CopiesExactlyTheBytesAtManyAlignmentsAndLengths) {
   constexpr std::size_t kMost = 70'000;
   const PageMemory source = page_aligned(kMost + 2 * kPage);
   const PageMemory destination = page_aligned(kMost + 2 * kPage + 64);
