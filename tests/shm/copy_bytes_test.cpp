@@ -19,8 +19,10 @@ struct FreeDeleter {
 };
 using PageMemory = std::unique_ptr<std::byte, FreeDeleter>;
 
+// aligned_alloc wants a size that is a multiple of the alignment.
 PageMemory page_aligned(std::size_t bytes) {
-  return PageMemory(static_cast<std::byte*>(std::aligned_alloc(kPage, bytes)));
+  const std::size_t rounded = (bytes + kPage - 1) / kPage * kPage;
+  return PageMemory(static_cast<std::byte*>(std::aligned_alloc(kPage, rounded)));
 }
 
 bool cpu_has_avx2() {
