@@ -50,14 +50,8 @@ PeerRegions::Mapping& PeerRegions::lookup(const ExposedBuffer& entry) {
   };
   auto it = std::find_if(mappings_.begin(), mappings_.end(), same_fd);
   if (it != mappings_.end() && it->inode == entry.region_inode) return *it;
-  if (it != mappings_.end()) {  // that memfd was closed and its number reused
-    if (it->base) munmap(it->base, it->size);
-    mappings_.erase(it);
-  }
-  if (mappings_.size() >= kMaxMappings) {
-    if (mappings_.front().base) munmap(mappings_.front().base, mappings_.front().size);
-    mappings_.erase(mappings_.begin());
-  }
+  if (it != mappings_.end()) drop(it);  // that memfd was closed and its number reused
+  if (mappings_.size() >= kMaxMappings) drop(mappings_.begin());
   mappings_.push_back(map(entry));
   return mappings_.back();
 }
@@ -79,6 +73,11 @@ PeerRegions::Mapping PeerRegions::map(const ExposedBuffer& entry) {
   }
   close(fd);
   return m;
+}
+
+void PeerRegions::drop(std::vector<Mapping>::iterator mapping) noexcept {
+  if (mapping->base) munmap(mapping->base, mapping->size);
+  mappings_.erase(mapping);
 }
 
 void PeerRegions::unmap_all() noexcept {

@@ -46,6 +46,8 @@ class PeerRegions {
   };
   Mapping& lookup(const ExposedBuffer& entry);
   static Mapping map(const ExposedBuffer& entry);
+  // Unmaps one mapping and forgets it.
+  void drop(std::vector<Mapping>::iterator mapping) noexcept;
   void unmap_all() noexcept;
 
   std::vector<Mapping> mappings_;  // oldest first
