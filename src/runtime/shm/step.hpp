@@ -9,14 +9,15 @@
 // the last reader is done the buffer may be reused by a later stage. Every stage of a group has
 // a number (its index), the same on every rank, so ranks agree without talking.
 //
-//   primitive      paper's meaning                              waits for
-//   SenderPut      the sender puts a message into the buffer    the buffer's previous readers
-//   GroupSegPut    each of a group puts its part                the buffer's previous readers
-//   PairSync       one writer -> one reader                     writer: as puts; reader: the writer
-//   GroupSync      all writers -> all readers of the stage      writer: as puts; reader: every
-//   writer ReceiverGet    the (one) receiver gets the message          - GroupGet       each reader
-//   gets the whole message           - GroupSegGet    each reader gets its own part - LocalCopy
-//   (not shared memory) the rank's own block     -
+//   primitive     paper's meaning                            waits for
+//   SenderPut     the sender puts a message into the buffer  the buffer's previous readers
+//   GroupSegPut   each of a group puts its part              the buffer's previous readers
+//   PairSync      one writer -> one reader                   writer: as puts; reader: the writer
+//   GroupSync     all writers -> all readers of the stage    writer: as puts; reader: all writers
+//   ReceiverGet   the (one) receiver gets the message        -
+//   GroupGet      each reader gets the whole message         -
+//   GroupSegGet   each reader gets its own part              -
+//   LocalCopy     (not shared memory) the rank's own block   -
 //
 // A sync has two sides: writers arrive, readers wait until every writer arrived. A writer's
 // arrival waits for the buffer like a put (usually already granted by its put): a writer that
