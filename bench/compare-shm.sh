@@ -18,14 +18,17 @@
 # repetitions). The table gives, per collective and size, the median over runs of each side's
 # time and of the run's ratio Open MPI / ours (above 1: ours is faster), and the ratio's
 # spread (lowest..highest run). Runs at nice -20 when allowed, so that other work on the
-# machine weighs less; every run is bounded by `timeout`.
+# machine weighs less; every run is bounded by `timeout`. Before every run it measures the
+# round trip of a cache line between two cores (bench/copy_costs.cpp) and prints them with
+# the table: on a virtual machine it changes by 10x when the hypervisor moves the virtual
+# CPUs, and small calls and two-copy pipelines move with it.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 python=/usr/bin/python3
 ranks=2
 runs=3
 build=build
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
     --) shift; break ;;
@@ -48,14 +51,19 @@ nice=
 nice -n -20 true 2>/dev/null && nice="nice -n -20"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+latencies=
 i=1
 while [ "$i" -le "$runs" ]; do
+  if [ -x "$build/bench/copy_costs" ]; then
+    latency=$("$build/bench/copy_costs" --latency-only | sed -n 's/^core-to-core round trip: \([0-9-]*\).*/\1/p')
+    latencies="${latencies:+$latencies, }${latency:-?}"
+  fi
   # shellcheck disable=SC2086
   timeout 600 $nice mpirun -n "$ranks" $extra --mca btl vader,self "$build/bench/shm_bench" "$@" \
       > "$out/run-$i.txt"
   i=$((i + 1))
 done
-"$python" - "$out" "$runs" <<'PY'
+"$python" - "$out" "$runs" "$latencies" <<'PY'
 import glob, statistics, sys
 rows, order, header = {}, [], ""
 for path in sorted(glob.glob(sys.argv[1] + "/run-*.txt")):
@@ -69,7 +77,10 @@ for path in sorted(glob.glob(sys.argv[1] + "/run-*.txt")):
         if key not in rows:
             order.append(key)
         rows.setdefault(key, []).append((float(cells[2]), float(cells[3]), float(cells[4])))
-print(f"{header}; median over {sys.argv[2]} runs\n")
+print(f"{header}; median over {sys.argv[2]} runs")
+if sys.argv[3]:
+    print(f"core-to-core round trip before each run: {sys.argv[3]} ns (bench/copy_costs)")
+print()
 print("| collective | size | ours (us) | Open MPI (us) | MPI / ours | spread |")
 print("|---|---|---|---|---|---|")
 for key in order:

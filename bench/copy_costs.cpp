@@ -1,0 +1,201 @@
+// bench/copy_costs.cpp — what this machine charges for the shared-memory layer's raw moves:
+// the round trip of one cache line between two cores, a copy within one process (copy_bytes,
+// the two-copy path's unit) and the kernel's copy out of another process (process_vm_readv,
+// the single-copy path's unit). The collectives of src/runtime/shm are built from these, so
+// their costs explain the ratios of bench/compare-shm.sh (docs/performance.md).
+//
+//   copy_costs [--sizes 4KiB,32KiB,...] [--repetitions N] [--latency-only]
+//
+// The round trip is the median of 5 batches of ping-pong between two threads bound to the
+// first two CPUs this process may use; on a virtual machine it changes when the hypervisor
+// moves the virtual CPUs, and compare-shm.sh prints it before every run for that reason.
+// Copies are timed over N repetitions (fewer for large sizes: at most 64 MiB copied per cell),
+// hot in cache, as in shm_bench; the reported value is the mean. Every loop is bounded.
+#include <fmt/format.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "multilane/units.hpp"
+#include "runtime/shm/copy_bytes.hpp"
+#include "runtime/shm/cross_memory.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using multilane::format_size;
+namespace shm = multilane::runtime::shm;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The first two CPUs of this process's affinity mask (one if it has only one).
+std::vector<int> two_cpus() {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof mask, &mask) != 0) return {0};
+  for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c) {
+    if (CPU_ISSET(c, &mask)) cpus.push_back(c);
+  }
+  return cpus;
+}
+
+void bind_this_thread(int cpu) {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  CPU_SET(cpu, &mask);
+  pthread_setaffinity_np(pthread_self(), sizeof mask, &mask);  // refused: runs unbound
+}
+
+// One batch of `rounds` ping-pongs of one cache line; nanoseconds per round trip.
+double round_trip_ns(int here, int there, long rounds) {
+  alignas(64) std::atomic<long> ping{0};
+  alignas(64) std::atomic<long> pong{0};
+  std::thread partner([&] {
+    bind_this_thread(there);
+    for (long i = 1; i <= rounds; ++i) {
+      while (ping.load(std::memory_order_acquire) != i) {
+      }
+      pong.store(i, std::memory_order_release);
+    }
+  });
+  bind_this_thread(here);
+  const auto start = Clock::now();
+  for (long i = 1; i <= rounds; ++i) {
+    ping.store(i, std::memory_order_release);
+    while (pong.load(std::memory_order_acquire) != i) {
+    }
+  }
+  const double elapsed = seconds_since(start);
+  partner.join();
+  return elapsed / static_cast<double>(rounds) * 1e9;
+}
+
+double median_round_trip_ns(const std::vector<int>& cpus) {
+  std::vector<double> batches;
+  for (int b = 0; b < 5; ++b) batches.push_back(round_trip_ns(cpus[0], cpus[1], 100000));
+  std::sort(batches.begin(), batches.end());
+  return batches[2];
+}
+
+// A child process that holds `bytes` and waits until its parent closes the pipe (or dies), so
+// that the parent can read its memory with the kernel's cross-process copy.
+class Holder {
+ public:
+  Holder(std::byte* bytes, int cpu) {
+    int fds[2];
+    if (pipe(fds) != 0) throw std::runtime_error("copy_costs: pipe failed");
+    pid_ = fork();
+    if (pid_ < 0) throw std::runtime_error("copy_costs: fork failed");
+    if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      close(fds[1]);
+      bind_this_thread(cpu);
+      bytes[0] = bytes[0];  // the child's copy of the pages is the one that is read
+      char c;
+      while (read(fds[0], &c, 1) < 0) {
+      }
+      _exit(0);
+    }
+    close(fds[0]);
+    release_ = fds[1];
+  }
+  ~Holder() {
+    close(release_);
+    waitpid(pid_, nullptr, 0);
+  }
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  int release_ = -1;
+};
+
+template <typename Copy>
+double mean_us(long repetitions, Copy copy) {
+  for (long i = 0; i < std::min(repetitions, 20L); ++i) copy();  // warm up
+  const auto start = Clock::now();
+  for (long i = 0; i < repetitions; ++i) copy();
+  return seconds_since(start) / static_cast<double>(repetitions) * 1e6;
+}
+
+struct Options {
+  std::string sizes = "4KiB,16KiB,32KiB,128KiB,1MiB";
+  long repetitions = 2000;
+  bool latency_only = false;
+};
+
+int run(const Options& options) {
+  const std::vector<int> cpus = two_cpus();
+  if (cpus.size() < 2) {
+    fmt::print("core-to-core round trip: - (this process may use one CPU only)\n");
+  } else {
+    fmt::print("core-to-core round trip: {:.0f} ns (CPUs {} and {})\n", median_round_trip_ns(cpus),
+               cpus[0], cpus[1]);
+  }
+  if (options.latency_only) return 0;
+  const std::vector<std::uint64_t> sizes = multilane::parse_size_list(options.sizes);
+  const std::uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
+  // Page-aligned source; the destination 16 bytes into a page, where a large malloc block
+  // starts (the case copy_bytes exists for).
+  constexpr std::size_t kPage = 4096;
+  const std::size_t room = (largest + 2 * kPage) / kPage * kPage;
+  auto* source = static_cast<std::byte*>(std::aligned_alloc(kPage, room));
+  auto* target = static_cast<std::byte*>(std::aligned_alloc(kPage, room));
+  std::memset(source, 1, room);
+  std::memset(target, 2, room);
+  bind_this_thread(cpus[0]);
+  const Holder holder(source, cpus.back());
+  const auto remote = reinterpret_cast<std::uintptr_t>(source);
+  fmt::print("\n| size | copy_bytes (us) | process_vm_readv (us) | kernel / copy_bytes |\n");
+  fmt::print("|---|---|---|---|\n");
+  for (const std::uint64_t size : sizes) {
+    const long repetitions = std::max(
+        10L, std::min<long>(options.repetitions,
+                            static_cast<long>((64 << 20) / std::max<std::uint64_t>(size, 1))));
+    const double local = mean_us(repetitions, [&] { shm::copy_bytes(target + 16, source, size); });
+    std::string error;
+    const double kernel = mean_us(repetitions, [&] {
+      if (error.empty()) error = shm::read_process_memory(holder.pid(), remote, target + 16, size);
+    });
+    if (!error.empty()) throw std::runtime_error("copy_costs: " + error);
+    fmt::print("| {} | {:.2f} | {:.2f} | {:.1f} |\n", format_size(size), local, kernel,
+               kernel / std::max(local, 1e-9));
+  }
+  std::free(source);
+  std::free(target);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"What the shared-memory layer's raw moves cost on this machine"};
+  Options options;
+  app.add_option("--sizes", options.sizes, "copy sizes, e.g. 4KiB,32KiB,1MiB");
+  app.add_option("--repetitions", options.repetitions, "copies per cell (fewer for large sizes)")
+      ->check(CLI::Range(1L, 1000000L));
+  app.add_flag("--latency-only", options.latency_only, "only the core-to-core round trip");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return run(options);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return 1;
+  }
+}
