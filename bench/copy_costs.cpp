@@ -93,11 +93,11 @@ double median_round_trip_ns(const std::vector<int>& cpus) {
   return batches[2];
 }
 
-// A child process that holds `bytes` and waits until its parent closes the pipe (or dies), so
+// A child process (a copy of this one) that waits until its parent closes the pipe (or dies), so
 // that the parent can read its memory with the kernel's cross-process copy.
 class Holder {
  public:
-  Holder(std::byte* bytes, int cpu) {
+  explicit Holder(int cpu) {
     int fds[2];
     if (pipe(fds) != 0) throw std::runtime_error("copy_costs: pipe failed");
     pid_ = fork();
@@ -106,7 +106,6 @@ class Holder {
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       close(fds[1]);
       bind_this_thread(cpu);
-      bytes[0] = bytes[0];  // the child's copy of the pages is the one that is read
       char c;
       while (read(fds[0], &c, 1) < 0) {
       }
@@ -141,6 +140,12 @@ struct Options {
 };
 
 int run(const Options& options) {
+  std::vector<std::uint64_t> sizes;
+  try {
+    sizes = multilane::parse_size_list(options.sizes);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("--sizes: {}", e.what()));
+  }
   const std::vector<int> cpus = two_cpus();
   if (cpus.size() < 2) {
     fmt::print("core-to-core round trip: - (this process may use one CPU only)\n");
@@ -149,7 +154,6 @@ int run(const Options& options) {
                cpus[0], cpus[1]);
   }
   if (options.latency_only) return 0;
-  const std::vector<std::uint64_t> sizes = multilane::parse_size_list(options.sizes);
   const std::uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
   // Page-aligned source; the destination 16 bytes into a page, where a large malloc block
   // starts (the case copy_bytes exists for).
@@ -160,7 +164,7 @@ int run(const Options& options) {
   std::memset(source, 1, room);
   std::memset(target, 2, room);
   bind_this_thread(cpus[0]);
-  const Holder holder(source, cpus.back());
+  const Holder holder(cpus.back());  // its copy of `source` (fork) is what is read
   const auto remote = reinterpret_cast<std::uintptr_t>(source);
   fmt::print("\n| size | copy_bytes (us) | process_vm_readv (us) | kernel / copy_bytes |\n");
   fmt::print("|---|---|---|---|\n");
