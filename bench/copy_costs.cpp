@@ -125,6 +125,27 @@ class Holder {
   int release_ = -1;
 };
 
+// Page-aligned memory for `length` bytes 16 bytes into it, filled with a pattern.
+class PageBlock {
+ public:
+  explicit PageBlock(std::uint64_t length) {
+    const std::size_t room = (length + 2 * kPage) / kPage * kPage;
+    bytes_ = static_cast<std::byte*>(std::aligned_alloc(kPage, room));
+    if (bytes_ == nullptr) {
+      throw std::runtime_error(fmt::format("copy_costs: cannot allocate {}", format_size(room)));
+    }
+    std::memset(bytes_, 0x5a, room);
+  }
+  ~PageBlock() { std::free(bytes_); }
+  PageBlock(const PageBlock&) = delete;
+  PageBlock& operator=(const PageBlock&) = delete;
+  std::byte* bytes() const { return bytes_; }
+
+ private:
+  static constexpr std::size_t kPage = 4096;
+  std::byte* bytes_ = nullptr;
+};
+
 template <typename Copy>
 double mean_us(long repetitions, Copy copy) {
   for (long i = 0; i < std::min(repetitions, 20L); ++i) copy();  // warm up
@@ -146,6 +167,8 @@ int run(const Options& options) {
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("--sizes: {}", e.what()));
   }
+  const std::uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
+  if (largest > (1ull << 30)) throw std::runtime_error("--sizes: at most 1 GiB per copy");
   const std::vector<int> cpus = two_cpus();
   if (cpus.size() < 2) {
     fmt::print("core-to-core round trip: - (this process may use one CPU only)\n");
@@ -154,15 +177,11 @@ int run(const Options& options) {
                cpus[0], cpus[1]);
   }
   if (options.latency_only) return 0;
-  const std::uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
   // Page-aligned source; the destination 16 bytes into a page, where a large malloc block
   // starts (the case copy_bytes exists for).
-  constexpr std::size_t kPage = 4096;
-  const std::size_t room = (largest + 2 * kPage) / kPage * kPage;
-  auto* source = static_cast<std::byte*>(std::aligned_alloc(kPage, room));
-  auto* target = static_cast<std::byte*>(std::aligned_alloc(kPage, room));
-  std::memset(source, 1, room);
-  std::memset(target, 2, room);
+  const PageBlock source_block(largest), target_block(largest);
+  std::byte* source = source_block.bytes();
+  std::byte* target = target_block.bytes();
   bind_this_thread(cpus[0]);
   const Holder holder(cpus.back());  // its copy of `source` (fork) is what is read
   const auto remote = reinterpret_cast<std::uintptr_t>(source);
@@ -181,8 +200,6 @@ int run(const Options& options) {
     fmt::print("| {} | {:.2f} | {:.2f} | {:.1f} |\n", format_size(size), local, kernel,
                kernel / std::max(local, 1e-9));
   }
-  std::free(source);
-  std::free(target);
   return 0;
 }
 
