@@ -6,9 +6,10 @@
 //
 //   copy_costs [--sizes 4KiB,32KiB,...] [--repetitions N] [--latency-only]
 //
-// The round trip is the median of 5 batches of ping-pong between two threads bound to the
-// first two CPUs this process may use; on a virtual machine it changes when the hypervisor
-// moves the virtual CPUs, and compare-shm.sh prints it before every run for that reason.
+// The round trip is the median of 5 batches of ping-pong between two threads bound as two
+// ranks of `multilane launch` are (runtime/rank_binding.hpp: two cores, not two hardware
+// threads of one). On a virtual machine it changes when the hypervisor moves the virtual CPUs,
+// and compare-shm.sh prints it before every run for that reason.
 // Copies are timed over N repetitions (fewer for large sizes: at most 64 MiB copied per cell),
 // hot in cache, as in shm_bench; the reported value is the mean. Every loop is bounded.
 #include <fmt/format.h>
@@ -30,6 +31,7 @@
 #include <vector>
 
 #include "multilane/units.hpp"
+#include "runtime/rank_binding.hpp"
 #include "runtime/shm/copy_bytes.hpp"
 #include "runtime/shm/cross_memory.hpp"
 
@@ -41,18 +43,6 @@ namespace shm = multilane::runtime::shm;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// The first two CPUs of this process's affinity mask (one if it has only one).
-std::vector<int> two_cpus() {
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof mask, &mask) != 0) return {0};
-  for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c) {
-    if (CPU_ISSET(c, &mask)) cpus.push_back(c);
-  }
-  return cpus;
 }
 
 void bind_this_thread(int cpu) {
@@ -105,7 +95,7 @@ class Holder {
     if (pid_ == 0) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       close(fds[1]);
-      bind_this_thread(cpu);
+      if (cpu >= 0) bind_this_thread(cpu);
       char c;
       while (read(fds[0], &c, 1) < 0) {
       }
@@ -169,9 +159,11 @@ int run(const Options& options) {
   }
   const std::uint64_t largest = *std::max_element(sizes.begin(), sizes.end());
   if (largest > (1ull << 30)) throw std::runtime_error("--sizes: at most 1 GiB per copy");
-  const std::vector<int> cpus = two_cpus();
-  if (cpus.size() < 2) {
-    fmt::print("core-to-core round trip: - (this process may use one CPU only)\n");
+  // Two ranks' placement under `multilane launch`: the first hardware thread of two cores.
+  const std::vector<int> cpus =
+      multilane::runtime::rank_units_here(2, multilane::runtime::RankBinding::Auto);
+  if (cpus[0] < 0) {
+    fmt::print("core-to-core round trip: - (this process may use one core only)\n");
   } else {
     fmt::print("core-to-core round trip: {:.0f} ns (CPUs {} and {})\n", median_round_trip_ns(cpus),
                cpus[0], cpus[1]);
@@ -182,8 +174,8 @@ int run(const Options& options) {
   const PageBlock source_block(largest), target_block(largest);
   std::byte* source = source_block.bytes();
   std::byte* target = target_block.bytes();
-  bind_this_thread(cpus[0]);
-  const Holder holder(cpus.back());  // its copy of `source` (fork) is what is read
+  if (cpus[0] >= 0) bind_this_thread(cpus[0]);
+  const Holder holder(cpus[1]);  // its copy of `source` (fork) is what is read
   const auto remote = reinterpret_cast<std::uintptr_t>(source);
   fmt::print("\n| size | copy_bytes (us) | process_vm_readv (us) | kernel / copy_bytes |\n");
   fmt::print("|---|---|---|---|\n");
