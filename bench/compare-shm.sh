@@ -71,20 +71,21 @@ for path in sorted(glob.glob(sys.argv[1] + "/run-*.txt")):
         if not header and "ranks on one node" in line:
             header = line.strip()
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 6 or not cells[2].replace(".", "").isdigit():
+        if len(cells) != 7 or not cells[2].replace(".", "").isdigit():
             continue
         key = (cells[0], cells[1])
         if key not in rows:
             order.append(key)
-        rows.setdefault(key, []).append((float(cells[2]), float(cells[3]), float(cells[4])))
+        rows.setdefault(key, []).append(
+            (float(cells[2]), float(cells[3]), float(cells[4]), float(cells[6].rstrip("%"))))
 print(f"{header}; median over {sys.argv[2]} runs")
 if sys.argv[3]:
     print(f"core-to-core round trip before each run: {sys.argv[3]} ns (bench/copy_costs)")
 print()
-print("| collective | size | ours (us) | Open MPI (us) | MPI / ours | spread |")
-print("|---|---|---|---|---|---|")
+print("| collective | size | ours (us) | Open MPI (us) | MPI / ours | spread | ours copied once |")
+print("|---|---|---|---|---|---|---|")
 for key in order:
-    ours, theirs, ratio = (statistics.median(v) for v in zip(*rows[key]))
+    ours, theirs, ratio, once = (statistics.median(v) for v in zip(*rows[key]))
     low, high = min(r[2] for r in rows[key]), max(r[2] for r in rows[key])
-    print(f"| {key[0]} | {key[1]} | {ours:.2f} | {theirs:.2f} | {ratio:.2f} | {low:.2f}..{high:.2f} |")
+    print(f"| {key[0]} | {key[1]} | {ours:.2f} | {theirs:.2f} | {ratio:.2f} | {low:.2f}..{high:.2f} | {once:.0f}% |")
 PY

@@ -48,6 +48,7 @@ struct Options {
   std::string yield_polling;              // empty: the layer's default
   std::string purge_cache;                // empty: no purge
   std::string single_copy_from = "auto";  // "0": the paper's two copies at every size
+  std::string learn_copy_path = "on";     // off: the single-copy limits alone decide
   std::string tuning;                     // a tuning file (multilane tune shm); empty: none
   bool shared_buffers = false;            // both use SharedBuffers instead of their own memory
   double budget = 0.5;                    // seconds per collective and size (both implementations)
@@ -169,6 +170,7 @@ void check_same_result(ShmGroup& group, const runtime::shm::TuningTable& tuning,
 struct Row {
   double ours = 0, mpi = 0;
   int repetitions = 0;
+  double copied_once = 0;  // share of our timed calls that copied once
 };
 
 Row measure(ShmGroup& group, const runtime::shm::TuningTable& tuning, Collective collective,
@@ -191,10 +193,12 @@ Row measure(ShmGroup& group, const runtime::shm::TuningTable& tuning, Collective
   Row row;
   row.repetitions = repetitions;
   std::vector<double> ours_times, mpi_times;
+  const std::uint64_t once_before = group.calls_copied_once();
   for (int i = 0; i < repetitions; ++i) {  // taking turns: drift in the machine hits both
     ours_times.push_back(time_once(ours, purge_block));
     mpi_times.push_back(time_once(mpi, purge_block));
   }
+  row.copied_once = static_cast<double>(group.calls_copied_once() - once_before) / repetitions;
   row.ours = median(ours_times);
   row.mpi = median(mpi_times);
   return row;
@@ -219,6 +223,10 @@ int run(int argc, char** argv) {
   app.add_option("--single-copy-from", options.single_copy_from,
                  "copy once (cross-memory attach) from this size per copy on (also for bcast); "
                  "0: never; auto: the layer's default");
+  app.add_option("--learn-copy-path", options.learn_copy_path,
+                 "alltoall and allgather learn as they run whether copying once or twice is "
+                 "faster (with --single-copy-from auto): on or off")
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--tuning", options.tuning,
                  "tuning file (multilane tune shm) for ours; calls it covers use its entries");
   app.add_flag("--shared-buffers", options.shared_buffers,
@@ -258,6 +266,7 @@ int run(int argc, char** argv) {
     shm.single_copy =
         runtime::shm::SingleCopyLimits::from_size(parse_size(options.single_copy_from));
   }
+  shm.learn_copy_path = options.learn_copy_path == "on";
   runtime::shm::TuningTable tuning;
   if (!options.tuning.empty()) {
     tuning = runtime::shm::read_tuning_file(options.tuning);
@@ -271,22 +280,26 @@ int run(int argc, char** argv) {
 
   if (rank == 0) {
     fmt::print(
-        "{} ranks on one node; pipeline buffers: {} x {}; single copy: {}; buffers: {}; "
+        "{} ranks on one node; pipeline buffers: {} x {}; single copy: {}{}; buffers: {}; "
         "tuning file: {}; cache purge: {}\n\n",
         ranks, options.pipeline_buffers, format_size(shm.tuning.buffer_size),
-        single_copy_text(group), options.shared_buffers ? "SharedBuffer" : "the application's",
+        single_copy_text(group),
+        shm.learn_copy_path && !shm.single_copy ? " (alltoall, allgather: learned)" : "",
+        options.shared_buffers ? "SharedBuffer" : "the application's",
         options.tuning.empty() ? std::string("none") : options.tuning,
         purge_block.empty() ? std::string("no") : format_size(purge_block.size()));
-    fmt::print("| collective | size | ours (us) | Open MPI (us) | MPI / ours | repetitions |\n");
-    fmt::print("|---|---|---|---|---|---|\n");
+    fmt::print(
+        "| collective | size | ours (us) | Open MPI (us) | MPI / ours | repetitions | ours "
+        "copied once |\n");
+    fmt::print("|---|---|---|---|---|---|---|\n");
   }
   for (const Collective collective : collectives) {
     for (const std::uint64_t size : sizes) {
       const Row row = measure(group, tuning, collective, size, options, purge_block, rank, ranks);
       if (rank == 0) {
-        fmt::print("| {} | {} | {} | {} | {:.2f} | {} |\n", to_string(collective),
+        fmt::print("| {} | {} | {} | {} | {:.2f} | {} | {:.0f}% |\n", to_string(collective),
                    format_size(size), microseconds(row.ours), microseconds(row.mpi),
-                   row.mpi / row.ours, row.repetitions);
+                   row.mpi / row.ours, row.repetitions, 100 * row.copied_once);
         std::fflush(stdout);
       }
     }

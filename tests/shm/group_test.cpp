@@ -1,6 +1,7 @@
 // ShmGroup across real processes (fork): every collective, 2..8 ranks, sizes around every
 // switch point, exact bytes; the segment's name is gone once the group is up, and nothing is
 // left in /dev/shm afterwards.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <unistd.h>
@@ -143,6 +144,75 @@ TEST(ShmGroup, CopyModeOfACallOverridesTheLimits) {
   });
   expect_ok(outcomes);
   EXPECT_TRUE(list_segments(job).empty());
+}
+
+// Alltoall and allgather learn their copy path (copy_chooser.hpp). With a learner that
+// switches at every chance, the ranks change paths call after call, between rooted calls that
+// let ranks run ahead, and every byte must still be right.
+TEST(ShmGroup, CallsThatLearnTheirPathSwitchAndKeepEveryByte) {
+  const std::uint64_t job = unique_job_id();
+  constexpr int kRounds = 30;
+  const auto outcomes = run_ranks(3, [&](int rank) {
+    ShmOptions options = small_buffers();
+    options.copy_learning = {1, 0, 0, -1000};  // always switch
+    ShmGroup group(job, 0, rank, 3, options);
+    std::uint32_t seed = 500;
+    std::uint64_t learned_calls = 0;
+    const auto call = [&](Collective c, int root, std::uint64_t size) {
+      const std::string problem = run_and_check(group, c, root, size, ++seed);
+      if (!problem.empty()) throw std::runtime_error(problem);
+    };
+    for (int round = 0; round < kRounds; ++round) {
+      call(Collective::Alltoall, 0, 5000);
+      call(Collective::Bcast, 1, 3000);
+      call(Collective::Allgather, 0, 20000);
+      call(Collective::Scatter, 2, 100);
+      call(Collective::Alltoall, 0, 5000);
+      learned_calls += 3;
+    }
+    const std::uint64_t once = group.calls_copied_once();
+    if (!group.single_copy_allowed()) {
+      if (once != 0) throw std::runtime_error("copied once without the kernel's permission");
+      return;
+    }
+    // 3 calls per round learn; about half of them copy once when the path keeps switching.
+    if (once < learned_calls / 4 || once > learned_calls * 3 / 4) {
+      throw std::runtime_error(fmt::format("{} of {} learned calls copied once", once,
+                                           learned_calls));
+    }
+  });
+  expect_ok(outcomes);
+  EXPECT_TRUE(list_segments(job).empty());
+}
+
+// Explicit limits, or learning switched off, leave the path to the limits.
+TEST(ShmGroup, ExplicitLimitsAreNotLearnedOver) {
+  const std::uint64_t job = unique_job_id();
+  const auto outcomes = run_ranks(2, [&](int rank) {
+    ShmOptions options = small_buffers();
+    options.copy_learning = {1, 0, 0, -1000};
+    options.single_copy = SingleCopyLimits::from_size(0);  // never
+    ShmGroup group(job, 0, rank, 2, options);
+    for (int i = 0; i < 20; ++i) {
+      const std::string problem = run_and_check(group, Collective::Alltoall, 0, 5000, 600 + i);
+      if (!problem.empty()) throw std::runtime_error(problem);
+    }
+    if (group.calls_copied_once() != 0) throw std::runtime_error("learned over the limits");
+  });
+  expect_ok(outcomes);
+}
+
+TEST(ShmGroup, RefusesACopyLearningPaceOutsideItsRange) {
+  ShmOptions options;
+  options.copy_learning.samples = 0;
+  try {
+    ShmGroup group(unique_job_id(), 0, 0, 1, options);
+    FAIL() << "no error";
+  } catch (const UsageError& error) {
+    EXPECT_STREQ(error.what(),
+                 "shm group: copy learning: 0 samples, rests of 32..512 calls and a margin of "
+                 "0.05 are outside samples >= 1, 0 <= first rest <= last rest, margin < 1");
+  }
 }
 
 TEST(ShmGroup, OneRankNeedsNobody) {

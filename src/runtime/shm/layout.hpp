@@ -1,8 +1,10 @@
 // runtime/shm/layout.hpp — what a group's shared-memory segment contains, and where.
 //
 //   SegmentHeader        identity (job, node, instance, ranks, capacity), the attach counter,
-//                        the "broken" word and the reason a group broke
-//   RankRecord[p]        per local rank: pid (0 until attached), whether it left, its call
+//                        the "broken" word and the reason a group broke, the learned copy
+//                        paths
+//   RankRecord[p]        per local rank: pid (0 until attached), whether it left, its call,
+//                        the times of its last timed calls
 //   SlotHeader[64]       per pipeline buffer: `filled` and `drained` sync words, and the
 //                        bytes of a tiny call (kInlineBytes)
 //   data area            `capacity` bytes, page aligned, cut into pipeline buffers per call
@@ -21,10 +23,13 @@
 namespace multilane::runtime::shm {
 
 inline constexpr std::uint64_t kSegmentMagic = 0x314d48534c4d4c4dULL;  // "MLMLSHM1"
-inline constexpr std::uint32_t kLayoutVersion = 4;
+inline constexpr std::uint32_t kLayoutVersion = 5;
 inline constexpr int kMaxPipelineBuffers = 64;
 inline constexpr int kMaxLocalSize = 4096;
 inline constexpr std::size_t kReasonBytes = 256;
+// Learned copy paths: alltoall and allgather, 8 block-size classes each (copy_chooser.hpp).
+inline constexpr std::size_t kCopyChoiceClasses = 8;
+inline constexpr std::size_t kCopyChoiceWords = 2 * kCopyChoiceClasses;
 
 struct alignas(64) SegmentHeader {
   std::uint64_t magic = 0;  // published last by the creator
@@ -42,6 +47,8 @@ struct alignas(64) SegmentHeader {
   // every other rank reads the magic there before it attaches and counts a refusal here.
   std::uint64_t creator_header_address = 0;
   std::uint32_t single_copy_refusals = 0;
+  // The copy path of each class of call that learns it, written by local rank 0 only.
+  alignas(64) std::uint64_t copy_choices[kCopyChoiceWords] = {};
 };
 
 // What an Expose writes into the stage's buffer: where the exposed bytes are. When they lie in
@@ -68,7 +75,11 @@ struct alignas(64) RankRecord {
   std::int32_t pid = 0;    // 0 until the rank attached
   std::uint32_t left = 0;  // 1 once the rank left the group normally (its process may exit)
   CallRecord call;
+  // How long the rank's last two timed calls whose copy path is learned took, for local
+  // rank 0's learner (copy_chooser.hpp): serial and nanoseconds, packed.
+  std::uint64_t call_times[2] = {};
 };
+static_assert(sizeof(RankRecord) == 64);
 
 // Both words of a buffer share one cache line: a writer checks `drained` and then writes
 // `filled`, a reader the other way round, so each side moves one line instead of two. A call

@@ -12,6 +12,7 @@
 #include "multilane/errors.hpp"
 #include "multilane/units.hpp"
 #include "runtime/shm/attach.hpp"
+#include "runtime/shm/copy_chooser.hpp"
 #include "runtime/shm/layout.hpp"
 #include "runtime/shm/plan_cache.hpp"
 #include "runtime/shm/topology.hpp"
@@ -65,6 +66,14 @@ void check_options(int node_id, int local_rank, int local_size, const ShmOptions
   if (const auto problem = tuning_problem(options.tuning, capacity_of(options)); !problem.empty()) {
     throw UsageError("shm group: tuning: " + problem);
   }
+  const CopyLearning& learning = options.copy_learning;
+  if (learning.samples < 1 || learning.first_period < 0 ||
+      learning.last_period < learning.first_period || !(learning.margin < 1)) {
+    throw UsageError(fmt::format(
+        "shm group: copy learning: {} samples, rests of {}..{} calls and a margin of {} are "
+        "outside samples >= 1, 0 <= first rest <= last rest, margin < 1",
+        learning.samples, learning.first_period, learning.last_period, learning.margin));
+  }
 }
 
 bool overlap(std::span<const std::byte> a, std::span<std::byte> b) {
@@ -115,13 +124,17 @@ struct ShmGroup::State {
   std::uint64_t serial = 0;
   bool single_copy_allowed = false;
   SingleCopyLimits single_copy_limits;
+  CopyChooser chooser;
+  std::uint64_t calls_copied_once = 0;
 
   State(const GroupIdentity& group, const ShmOptions& options_, const WaitPolicy& policy)
       : identity(group),
         options(options_),
         segment(attach_group(group, policy)),
         endpoint(view_segment(segment.data(), group.local_size, group.capacity), group.local_rank,
-                 policy, group_label(group)) {
+                 policy, group_label(group)),
+        chooser(view_segment(segment.data(), group.local_size, group.capacity), group.local_rank, options.learn_copy_path && !options.single_copy,
+                options.copy_learning) {
     const SegmentView view = view_segment(segment.data(), group.local_size, group.capacity);
     single_copy_allowed =
         std::atomic_ref<std::uint32_t>(view.header->single_copy_refusals).load() == 0;
@@ -136,16 +149,21 @@ struct ShmGroup::State {
     call.local_size = identity.local_size;
     return call;
   }
-  // Whether `call` copies once (plan.hpp): asked for (or, with CopyMode::Auto, large enough),
-  // allowed, and the stage's buffer has room for every rank's exposed-buffer entry.
+  // Whether `call` may copy once (plan.hpp): allowed, and the stage's buffer has room for
+  // every rank's exposed-buffer entry.
+  bool can_copy_once(const CallShape& call, const Geometry& geometry) const {
+    return single_copy_allowed && call.size > 0 && call.local_size > 1 &&
+           static_cast<std::uint64_t>(call.local_size) * kExposedBytes <= geometry.buffer_size;
+  }
+  // Whether `call` copies once by the limits: asked for (or, with CopyMode::Auto, large
+  // enough) and possible.
   bool single_copy(const CallShape& call, const Geometry& geometry, CopyMode mode) const {
     const SingleCopyLimits& limits = single_copy_limits;
     const bool bcast = call.collective == Collective::Bcast;
     const std::uint64_t from = bcast ? limits.bcast_from : limits.from;
     const bool wanted =
         mode == CopyMode::Once || (mode == CopyMode::Auto && from > 0 && call.size >= from);
-    return single_copy_allowed && wanted && call.size > 0 && call.local_size > 1 &&
-           static_cast<std::uint64_t>(call.local_size) * kExposedBytes <= geometry.buffer_size;
+    return wanted && can_copy_once(call, geometry);
   }
   State(const State&) = delete;
   State& operator=(const State&) = delete;
@@ -255,6 +273,10 @@ bool ShmGroup::copies_once(Collective collective, std::uint64_t block_size,
                              tuning.copies);
 }
 
+std::uint64_t ShmGroup::calls_copied_once() const {
+  return state_->calls_copied_once;
+}
+
 const SegmentName& ShmGroup::segment_name() const {
   return state_->segment.name();
 }
@@ -286,8 +308,13 @@ const ShmPlan& ShmGroup::prepare(Collective collective, std::span<const std::byt
   call.root = root;
   call.size = shape.size;
   call.geometry = geometry_of(chosen);
-  shape.single_copy = s.single_copy(shape, call.geometry, chosen.copies);
+  const bool by_limits = s.single_copy(shape, call.geometry, chosen.copies);
+  shape.single_copy =
+      chosen.copies == CopyMode::Auto
+          ? s.chooser.choose(shape, call.serial, s.can_copy_once(shape, call.geometry), by_limits)
+          : by_limits;
   call.single_copy = shape.single_copy;
+  s.calls_copied_once += shape.single_copy ? 1 : 0;
   s.endpoint.enter_call(call);
   return s.plans.plan_for(shape, s.identity.local_rank, call.geometry, s.clock);
 }
@@ -298,7 +325,15 @@ void ShmGroup::run(Collective collective, std::span<const std::byte> send,
   // bcast puts from, and gets into, the one buffer.
   const ShmBuffers buffers{collective == Collective::Bcast ? recv.data() : send.data(),
                            recv.data()};
+  CopyChooser& chooser = state_->chooser;
+  const std::uint64_t bytes = std::max(send.size(), recv.size());
+  if (!chooser.wants_timing()) {
+    for (const Step& step : plan.steps) state_->endpoint.run(step, buffers);
+    return chooser.finished(std::nullopt, bytes);
+  }
+  const auto start = std::chrono::steady_clock::now();
   for (const Step& step : plan.steps) state_->endpoint.run(step, buffers);
+  chooser.finished(std::chrono::steady_clock::now() - start, bytes);
 }
 
 void ShmGroup::barrier() {

@@ -31,6 +31,7 @@
 #include <string_view>
 
 #include "multilane/schedule.hpp"
+#include "runtime/shm/copy_path_learner.hpp"
 #include "runtime/shm/endpoint.hpp"
 #include "runtime/shm/plan.hpp"
 #include "runtime/shm/segment_name.hpp"
@@ -85,6 +86,11 @@ struct ShmOptions {
   // When calls copy once, straight between the ranks' buffers (plan.hpp's single copy) if the
   // kernel allows it; nullopt: default_single_copy(). Every rank must give the same limits.
   std::optional<SingleCopyLimits> single_copy;
+  // With the default limits, alltoall and allgather calls of 4 KiB to 1 MiB per block with
+  // CopyMode::Auto learn which path is faster as they run (runtime/shm/copy_chooser.hpp);
+  // false: the limits decide alone. `copy_learning`: the pace (samples, rests, margin).
+  bool learn_copy_path = true;
+  CopyLearning copy_learning;
 };
 
 class ShmGroup {
@@ -104,8 +110,11 @@ class ShmGroup {
   // The limits in force (ShmOptions::single_copy or the default for this group).
   const SingleCopyLimits& single_copy_limits() const;
   // Whether a call of `block_size` bytes per block (the whole message for bcast) with `tuning`
-  // copies once (then the tuning's buffer size and depth hardly matter).
+  // copies once by the limits (then the tuning's buffer size and depth hardly matter). Calls
+  // that learn their path (ShmOptions::learn_copy_path) start there and may change.
   bool copies_once(Collective collective, std::uint64_t block_size, const ShmTuning& tuning) const;
+  // How many of this rank's collective calls so far copied once (for reports and tests).
+  std::uint64_t calls_copied_once() const;
 
   void barrier();
   void bcast(std::span<std::byte> buffer, int root, std::optional<ShmTuning> tuning = {});

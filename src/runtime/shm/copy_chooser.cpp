@@ -1,0 +1,156 @@
+#include "runtime/shm/copy_chooser.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+
+namespace multilane::runtime::shm {
+namespace {
+
+constexpr std::uint64_t kValid = 1;
+constexpr std::uint64_t kOldOnce = 2;
+constexpr std::uint64_t kNewOnce = 4;
+constexpr std::uint64_t kTiming = 8;
+constexpr int kSerialShift = 4;
+
+// Blocks of 4 KiB (2^12) up to 1 MiB: below, copying twice won on every machine and state we
+// measured, by 2-3x; above, both paths copy at memory speed and the kernel copy always won.
+constexpr int kSmallestClass = 12;
+
+// A rank's time of a call in RankRecord::call_times: the serial's low 24 bits (enough to tell
+// the call from the ones before it) and up to 2^40 ns.
+constexpr int kTimeShift = 24;
+constexpr std::uint64_t kSerialMask = (std::uint64_t{1} << kTimeShift) - 1;
+constexpr std::uint64_t kLongestTime = (std::uint64_t{1} << (64 - kTimeShift)) - 1;
+
+std::uint64_t pack_time(std::uint64_t serial, std::chrono::nanoseconds took) {
+  const auto nanos = static_cast<std::uint64_t>(std::max<std::int64_t>(took.count(), 0));
+  return (serial & kSerialMask) | std::min(nanos, kLongestTime) << kTimeShift;
+}
+
+}  // namespace
+
+std::uint64_t pack(const CopyChoice& choice) {
+  if (!choice.valid) return 0;
+  return kValid | (choice.old_once ? kOldOnce : 0) | (choice.new_once ? kNewOnce : 0) |
+         (choice.timing ? kTiming : 0) | choice.from_serial << kSerialShift;
+}
+
+CopyChoice unpack_choice(std::uint64_t word) {
+  CopyChoice choice;
+  choice.valid = (word & kValid) != 0;
+  choice.old_once = (word & kOldOnce) != 0;
+  choice.new_once = (word & kNewOnce) != 0;
+  choice.timing = (word & kTiming) != 0;
+  choice.from_serial = word >> kSerialShift;
+  return choice;
+}
+
+std::optional<std::size_t> copy_choice_class(const CallShape& call) {
+  if (call.collective != Collective::Alltoall && call.collective != Collective::Allgather) {
+    return std::nullopt;
+  }
+  if (call.size == 0) return std::nullopt;
+  const int size_class = std::bit_width(call.size) - 1 - kSmallestClass;
+  if (size_class < 0 || size_class >= static_cast<int>(kCopyChoiceClasses)) return std::nullopt;
+  const std::size_t collective = call.collective == Collective::Alltoall ? 0 : 1;
+  return collective * kCopyChoiceClasses + static_cast<std::size_t>(size_class);
+}
+
+CopyChooser::CopyChooser(const SegmentView& view, int local_rank, bool enabled,
+                         const CopyLearning& policy)
+    : words_(view.header->copy_choices),
+      ranks_(view.ranks),
+      local_rank_(local_rank),
+      enabled_(enabled),
+      policy_(policy) {}
+
+CopyPathLearner& CopyChooser::learner(std::size_t size_class, bool once) {
+  std::optional<CopyPathLearner>& learner = learners_[size_class];
+  if (!learner) learner.emplace(once, policy_);
+  return *learner;
+}
+
+bool CopyChooser::choose(const CallShape& call, std::uint64_t serial, bool can_copy_once,
+                         bool by_limits) {
+  current_.reset();
+  if (!enabled_ || !can_copy_once) return by_limits;
+  const std::optional<std::size_t> size_class = copy_choice_class(call);
+  if (!size_class) return by_limits;
+  const std::atomic_ref<std::uint64_t> word(words_[*size_class]);
+  const CopyChoice seen = unpack_choice(word.load(std::memory_order_acquire));
+  const bool once = seen.valid ? seen.once_at(serial) : by_limits;
+  bool timed = seen.timing;
+  if (local_rank_ == 0) {
+    // Rank 0's own changes take effect one call after it makes them, so `once` is what it
+    // published last (or the limits' path).
+    const CopyPathLearner& mine = learner(*size_class, once);
+    CopyChoice wanted = seen.valid ? seen : CopyChoice{true, once, once, false, 0};
+    if (mine.wanted_once() != once) {
+      wanted.old_once = once;
+      wanted.new_once = mine.wanted_once();
+      wanted.from_serial = serial + 1;
+    }
+    wanted.timing = timed = mine.wants_timing();
+    // Released by this rank's first sync of the call, which everyone reads before the next.
+    if (pack(wanted) != pack(seen)) word.store(pack(wanted), std::memory_order_release);
+  }
+  current_ = Call{*size_class, once, serial, learned_calls_++ % 2, timed, 0};
+  return once;
+}
+
+bool CopyChooser::wants_timing() const {
+  return current_ && current_->timed;
+}
+
+std::optional<std::chrono::nanoseconds> CopyChooser::slowest(const Call& call) const {
+  std::chrono::nanoseconds longest{0};
+  for (RankRecord& rank : ranks_) {
+    const std::uint64_t time =
+        std::atomic_ref<std::uint64_t>(rank.call_times[call.slot]).load(std::memory_order_relaxed);
+    if ((time & kSerialMask) != (call.serial & kSerialMask)) return std::nullopt;
+    longest = std::max(longest, std::chrono::nanoseconds(time >> kTimeShift));
+  }
+  return longest;
+}
+
+void CopyChooser::finished(std::optional<std::chrono::nanoseconds> took, std::uint64_t bytes) {
+  if (!current_) return;
+  Call call = *current_;
+  current_.reset();
+  call.timed = call.timed && took;
+  call.bytes = std::max<std::uint64_t>(bytes, 1);
+  if (call.timed) {
+    std::atomic_ref<std::uint64_t>(
+        ranks_[static_cast<std::size_t>(local_rank_)].call_times[call.slot])
+        .store(pack_time(call.serial, *took), std::memory_order_relaxed);
+  }
+  if (local_rank_ != 0) return;
+  // Every rank entered this call, so every rank finished the pending one and left its time.
+  if (pending_) {
+    const std::optional<std::chrono::nanoseconds> time = slowest(*pending_);
+    std::optional<double> per_byte;
+    if (time) per_byte = static_cast<double>(time->count()) / static_cast<double>(pending_->bytes);
+    learner(pending_->size_class, pending_->once).finished(pending_->once, per_byte);
+    pending_.reset();
+  }
+  if (call.timed) {
+    pending_ = call;
+  } else {
+    learner(call.size_class, call.once).finished(call.once, std::nullopt);
+  }
+}
+
+int CopyChooser::rounds() const {
+  int total = 0;
+  for (const auto& learner : learners_) total += learner ? learner->rounds() : 0;
+  return total;
+}
+
+int CopyChooser::switches() const {
+  int total = 0;
+  for (const auto& learner : learners_) total += learner ? learner->switches() : 0;
+  return total;
+}
+
+}  // namespace multilane::runtime::shm

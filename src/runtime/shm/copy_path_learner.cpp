@@ -1,0 +1,63 @@
+#include "runtime/shm/copy_path_learner.hpp"
+
+#include <algorithm>
+
+namespace multilane::runtime::shm {
+namespace {
+
+double median(std::vector<double> times) {
+  const auto middle = times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2);
+  std::nth_element(times.begin(), middle, times.end());
+  return *middle;
+}
+
+}  // namespace
+
+CopyPathLearner::CopyPathLearner(bool start_once, const CopyLearning& policy)
+    : policy_(policy), current_once_(start_once), period_(policy.first_period) {}
+
+bool CopyPathLearner::wanted_once() const {
+  return phase_ == Phase::TimingOther ? !current_once_ : current_once_;
+}
+
+bool CopyPathLearner::wants_timing() const {
+  return phase_ != Phase::Resting;
+}
+
+void CopyPathLearner::finished(bool once, std::optional<double> time) {
+  const auto full = [&](const std::vector<double>& times) {
+    return static_cast<int>(times.size()) >= policy_.samples;
+  };
+  switch (phase_) {
+    case Phase::Resting:
+      if (--resting_left_ <= 0) phase_ = Phase::TimingCurrent;
+      return;
+    case Phase::TimingCurrent:
+      if (once != current_once_ || !time) return;
+      current_times_.push_back(*time);
+      if (full(current_times_)) phase_ = Phase::TimingOther;
+      return;
+    case Phase::TimingOther:
+      if (once == current_once_ || !time) return;
+      other_times_.push_back(*time);
+      if (full(other_times_)) end_round();
+      return;
+  }
+}
+
+void CopyPathLearner::end_round() {
+  ++rounds_;
+  if (median(other_times_) < median(current_times_) * (1 - policy_.margin)) {
+    current_once_ = !current_once_;
+    ++switches_;
+    period_ = policy_.first_period;
+  } else {
+    period_ = std::min(period_ * 2, policy_.last_period);
+  }
+  current_times_.clear();
+  other_times_.clear();
+  resting_left_ = period_;
+  phase_ = resting_left_ > 0 ? Phase::Resting : Phase::TimingCurrent;
+}
+
+}  // namespace multilane::runtime::shm
