@@ -25,9 +25,7 @@ class FakeSegment {
   SegmentView view() const { return view_segment(memory_.get(), ranks_, 0); }
 
  private:
-  static std::size_t bytes(int ranks) {
-    return (segment_bytes(ranks, 0) + 4095) / 4096 * 4096;
-  }
+  static std::size_t bytes(int ranks) { return (segment_bytes(ranks, 0) + 4095) / 4096 * 4096; }
   int ranks_;
   std::unique_ptr<std::byte, decltype(&std::free)> memory_;
 };
@@ -91,7 +89,7 @@ TEST(CopyChooser, RanksAgreeOnEveryCallInEveryAllowedOrder) {
     std::vector<bool> learned(calls);
     for (auto&& l : learned) l = random() % 3 != 0;
     std::vector<std::vector<int>> path(kRanks, std::vector<int>(calls, -1));
-    std::vector<int> next(kRanks, 0);     // the call each rank enters next
+    std::vector<int> next(kRanks, 0);         // the call each rank enters next
     std::vector<bool> inside(kRanks, false);  // entered `next`, not finished it
     const auto may_finish = [&](int r) {
       const int call = next[r];

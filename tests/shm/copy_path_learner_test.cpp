@@ -33,7 +33,7 @@ TEST(CopyPathLearner, TimesBothPathsThenSwitchesToTheFasterOne) {
   feed(learner, 3, 2.0, 1.0);
   EXPECT_EQ(learner.rounds(), 1);
   EXPECT_EQ(learner.switches(), 1);
-  EXPECT_FALSE(learner.wanted_once());  // twice won
+  EXPECT_FALSE(learner.wanted_once());   // twice won
   EXPECT_FALSE(learner.wants_timing());  // and the learner rests
 }
 
@@ -77,7 +77,7 @@ TEST(CopyPathLearner, ComparesMediansSoThatOneSlowCallDoesNotDecide) {
 
 TEST(CopyPathLearner, IgnoresCallsOnTheOtherPathAndCallsWithoutATime) {
   CopyPathLearner learner(/*start_once=*/true, kPolicy);
-  learner.finished(false, 0.1);  // the call before a change took effect: not a sample
+  learner.finished(false, 0.1);          // the call before a change took effect: not a sample
   learner.finished(true, std::nullopt);  // a rank's time was missing
   learner.finished(true, 1.0);
   learner.finished(true, 1.0);

@@ -177,8 +177,8 @@ TEST(ShmGroup, CallsThatLearnTheirPathSwitchAndKeepEveryByte) {
     }
     // 3 calls per round learn; about half of them copy once when the path keeps switching.
     if (once < learned_calls / 4 || once > learned_calls * 3 / 4) {
-      throw std::runtime_error(fmt::format("{} of {} learned calls copied once", once,
-                                           learned_calls));
+      throw std::runtime_error(
+          fmt::format("{} of {} learned calls copied once", once, learned_calls));
     }
   });
   expect_ok(outcomes);

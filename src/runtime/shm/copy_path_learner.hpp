@@ -30,10 +30,10 @@
 namespace multilane::runtime::shm {
 
 struct CopyLearning {
-  int samples = 5;          // timed calls per path and round; their median is compared
-  int first_period = 32;    // resting calls after a round that switched
-  int last_period = 512;    // the longest rest, reached by doubling
-  double margin = 0.05;     // the other path must be this much faster to win
+  int samples = 5;        // timed calls per path and round; their median is compared
+  int first_period = 32;  // resting calls after a round that switched
+  int last_period = 512;  // the longest rest, reached by doubling
+  double margin = 0.05;   // the other path must be this much faster to win
   friend bool operator==(const CopyLearning&, const CopyLearning&) = default;
 };
 

@@ -133,8 +133,8 @@ struct ShmGroup::State {
         segment(attach_group(group, policy)),
         endpoint(view_segment(segment.data(), group.local_size, group.capacity), group.local_rank,
                  policy, group_label(group)),
-        chooser(view_segment(segment.data(), group.local_size, group.capacity), group.local_rank, options.learn_copy_path && !options.single_copy,
-                options.copy_learning) {
+        chooser(view_segment(segment.data(), group.local_size, group.capacity), group.local_rank,
+                options.learn_copy_path && !options.single_copy, options.copy_learning) {
     const SegmentView view = view_segment(segment.data(), group.local_size, group.capacity);
     single_copy_allowed =
         std::atomic_ref<std::uint32_t>(view.header->single_copy_refusals).load() == 0;
