@@ -88,7 +88,9 @@ struct ShmOptions {
   std::optional<SingleCopyLimits> single_copy;
   // With the default limits, alltoall and allgather calls of 4 KiB to 1 MiB per block with
   // CopyMode::Auto learn which path is faster as they run (runtime/shm/copy_chooser.hpp);
-  // false: the limits decide alone. `copy_learning`: the pace (samples, rests, margin).
+  // false: the limits decide alone. `copy_learning`: the pace (samples, rests, margin), which
+  // only local rank 0's matters. Every rank must give the same `learn_copy_path` (ranks that
+  // differ fail with both calls named, as with different limits).
   bool learn_copy_path = true;
   CopyLearning copy_learning;
 };
