@@ -141,16 +141,18 @@ void CopyChooser::finished(std::optional<std::chrono::nanoseconds> took, std::ui
   }
 }
 
+int CopyChooser::total(int (CopyPathLearner::*count)() const) const {
+  int sum = 0;
+  for (const auto& learner : learners_) sum += learner ? ((*learner).*count)() : 0;
+  return sum;
+}
+
 int CopyChooser::rounds() const {
-  int total = 0;
-  for (const auto& learner : learners_) total += learner ? learner->rounds() : 0;
-  return total;
+  return total(&CopyPathLearner::rounds);
 }
 
 int CopyChooser::switches() const {
-  int total = 0;
-  for (const auto& learner : learners_) total += learner ? learner->switches() : 0;
-  return total;
+  return total(&CopyPathLearner::switches);
 }
 
 }  // namespace multilane::runtime::shm

@@ -89,6 +89,7 @@ class CopyChooser {
     std::uint64_t bytes = 0;
   };
   CopyPathLearner& learner(std::size_t size_class, bool once);
+  int total(int (CopyPathLearner::*count)() const) const;  // over the classes' learners
   // The slowest rank's time of `call`, if every rank left it.
   std::optional<std::chrono::nanoseconds> slowest(const Call& call) const;
 

@@ -131,14 +131,16 @@ struct ShmGroup::State {
       : identity(group),
         options(options_),
         segment(attach_group(group, policy)),
-        endpoint(view_segment(segment.data(), group.local_size, group.capacity), group.local_rank,
-                 policy, group_label(group)),
-        chooser(view_segment(segment.data(), group.local_size, group.capacity), group.local_rank,
-                options.learn_copy_path && !options.single_copy, options.copy_learning) {
-    const SegmentView view = view_segment(segment.data(), group.local_size, group.capacity);
+        endpoint(view(), group.local_rank, policy, group_label(group)),
+        chooser(view(), group.local_rank, options.learn_copy_path && !options.single_copy,
+                options.copy_learning) {
     single_copy_allowed =
-        std::atomic_ref<std::uint32_t>(view.header->single_copy_refusals).load() == 0;
+        std::atomic_ref<std::uint32_t>(view().header->single_copy_refusals).load() == 0;
     single_copy_limits = options.single_copy.value_or(default_single_copy(group.local_size));
+  }
+  // The parts of the mapped segment (segment and identity are initialised first).
+  SegmentView view() const {
+    return view_segment(segment.data(), identity.local_size, identity.capacity);
   }
   // The shape of a call of this group (a barrier: no collective).
   CallShape shape(std::optional<Collective> collective, int root, std::uint64_t size) const {
@@ -325,15 +327,15 @@ void ShmGroup::run(Collective collective, std::span<const std::byte> send,
   // bcast puts from, and gets into, the one buffer.
   const ShmBuffers buffers{collective == Collective::Bcast ? recv.data() : send.data(),
                            recv.data()};
+  // Only calls in a learning round read the clock (copy_chooser.hpp).
   CopyChooser& chooser = state_->chooser;
-  const std::uint64_t bytes = std::max(send.size(), recv.size());
-  if (!chooser.wants_timing()) {
-    for (const Step& step : plan.steps) state_->endpoint.run(step, buffers);
-    return chooser.finished(std::nullopt, bytes);
-  }
-  const auto start = std::chrono::steady_clock::now();
+  const bool timed = chooser.wants_timing();
+  const auto start =
+      timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   for (const Step& step : plan.steps) state_->endpoint.run(step, buffers);
-  chooser.finished(std::chrono::steady_clock::now() - start, bytes);
+  std::optional<std::chrono::nanoseconds> took;
+  if (timed) took = std::chrono::steady_clock::now() - start;
+  chooser.finished(took, std::max(send.size(), recv.size()));
 }
 
 void ShmGroup::barrier() {
