@@ -1,8 +1,10 @@
 #include "runtime/shm/call_record.hpp"
 
 #include <fmt/format.h>
+#include <sched.h>
 
 #include <atomic>
+#include <chrono>
 
 #include "multilane/units.hpp"
 
@@ -75,7 +77,10 @@ void store_record(RankRecord& rank, const CallRecord& call) {
   atomic(rank.call.serial).store(call.serial, std::memory_order_release);
 }
 
-std::optional<CallRecord> load_record(RankRecord& rank) {
+namespace {
+
+// One read of the record; nullopt if it was being rewritten (or never written).
+std::optional<CallRecord> try_load_record(RankRecord& rank) {
   CallRecord call;
   call.serial = atomic(rank.call.serial).load(std::memory_order_acquire);
   call.shape = atomic(rank.call.shape).load(std::memory_order_relaxed);
@@ -86,6 +91,20 @@ std::optional<CallRecord> load_record(RankRecord& rank) {
     return std::nullopt;
   }
   return call;
+}
+
+}  // namespace
+
+std::optional<CallRecord> load_record(RankRecord& rank) {
+  // A rank preempted between the stores of store_record() leaves the serial 0 for as long as
+  // it is off its core; error messages read records, so they wait a little for it.
+  constexpr auto kRewriteWait = std::chrono::milliseconds(5);
+  const auto deadline = std::chrono::steady_clock::now() + kRewriteWait;
+  for (;;) {
+    if (auto call = try_load_record(rank)) return call;
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    sched_yield();
+  }
 }
 
 std::uint64_t fingerprint(const CallInfo& call) {

@@ -33,8 +33,9 @@ CallInfo unpack(const CallRecord& record);
 std::string describe(const CallInfo& call);
 
 // A record is rewritten at every call while other ranks may read it, so it is a seqlock: the
-// serial is 0 while the fields change. load_record() returns nullopt for a record being
-// rewritten (its rank has moved on to another call).
+// serial is 0 while the fields change. load_record() reads again for up to 5 ms while a
+// record is being rewritten, then returns nullopt (no call yet, or a rank that stays off its
+// core in the middle of a rewrite). Only error messages read records.
 void store_record(RankRecord& rank, const CallRecord& call);
 std::optional<CallRecord> load_record(RankRecord& rank);
 
