@@ -11,13 +11,14 @@
 #   --runs   how many times shm_bench runs (default 3)
 #   --build  build directory holding bench/shm_bench (default build)
 #   after --, options for shm_bench itself: --collectives, --sizes, --budget, --buffer-size,
-#            --pipeline-buffers, --single-copy-from, --purge-cache, ...
+#            --pipeline-buffers, --single-copy-from, --purge-cache, --kernel-copy-floor, ...
 #
 # Each run of bench/shm_bench.cpp measures both implementations alternately, repetition by
 # repetition, in one MPI job (barrier, time one call, maximum over ranks, median over the
 # repetitions). The table gives, per collective and size, the median over runs of each side's
 # time and of the run's ratio Open MPI / ours (above 1: ours is faster), and the ratio's
-# spread (lowest..highest run). Runs at nice -20 when allowed, so that other work on the
+# spread (lowest..highest run); with --kernel-copy-floor also the floor's median and the
+# median of each run's Open MPI / floor. Runs at nice -20 when allowed, so that other work on the
 # machine weighs less; every run is bounded by `timeout`. Before every run it measures the
 # round trip of a cache line between two cores (bench/copy_costs.cpp) and prints them with
 # the table: on a virtual machine it changes by 10x when the hypervisor moves the virtual
@@ -28,7 +29,7 @@ python=/usr/bin/python3
 ranks=2
 runs=3
 build=build
-usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
     --) shift; break ;;
@@ -65,27 +66,39 @@ while [ "$i" -le "$runs" ]; do
 done
 "$python" - "$out" "$runs" "$latencies" <<'PY'
 import glob, statistics, sys
-rows, order, header = {}, [], ""
+rows, order, header, floors = {}, [], "", {}
 for path in sorted(glob.glob(sys.argv[1] + "/run-*.txt")):
     for line in open(path):
         if not header and "ranks on one node" in line:
             header = line.strip()
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 7 or not cells[2].replace(".", "").isdigit():
+        if len(cells) != 8 or not cells[2].replace(".", "").isdigit():
             continue
         key = (cells[0], cells[1])
         if key not in rows:
             order.append(key)
         rows.setdefault(key, []).append(
             (float(cells[2]), float(cells[3]), float(cells[4]), float(cells[6].rstrip("%"))))
+        if cells[7] != "-":
+            floors.setdefault(key, []).append((float(cells[7]), float(cells[3]) / float(cells[7])))
 print(f"{header}; median over {sys.argv[2]} runs")
 if sys.argv[3]:
     print(f"core-to-core round trip before each run: {sys.argv[3]} ns (bench/copy_costs)")
 print()
-print("| collective | size | ours (us) | Open MPI (us) | MPI / ours | spread | ours copied once |")
-print("|---|---|---|---|---|---|---|")
+head = "| collective | size | ours (us) | Open MPI (us) | MPI / ours | spread | ours copied once |"
+if floors:
+    head += " kernel-copy floor (us) | MPI / floor |"
+print(head)
+print("|---" * head.count(" |") + "|")
 for key in order:
     ours, theirs, ratio, once = (statistics.median(v) for v in zip(*rows[key]))
     low, high = min(r[2] for r in rows[key]), max(r[2] for r in rows[key])
-    print(f"| {key[0]} | {key[1]} | {ours:.2f} | {theirs:.2f} | {ratio:.2f} | {low:.2f}..{high:.2f} | {once:.0f}% |")
+    line = f"| {key[0]} | {key[1]} | {ours:.2f} | {theirs:.2f} | {ratio:.2f} | {low:.2f}..{high:.2f} | {once:.0f}% |"
+    if floors:
+        if key in floors:
+            floor, mpi_over_floor = (statistics.median(v) for v in zip(*floors[key]))
+            line += f" {floor:.2f} | {mpi_over_floor:.2f} |"
+        else:
+            line += " - | - |"
+    print(line)
 PY

@@ -21,7 +21,7 @@ if(MPIEXEC_EXECUTABLE)
                    -P ${CMAKE_SOURCE_DIR}/tests/expect.cmake --
                    ${MPIEXEC_EXECUTABLE} -n 2 --oversubscribe --mca btl vader,self
                    $<TARGET_FILE:shm_bench> --sizes 0,8,5000,100003 --budget 0.01
-                   --min-repetitions 3 --max-repetitions 21 --buffer-size 4KiB
+                   --min-repetitions 3 --max-repetitions 21 --buffer-size 4KiB --kernel-copy-floor
                    --pipeline-buffers 3)
   # LeakSanitizer off: Open MPI's MPI_Init leaks by design (as in bench/mpi.cmake).
   set_tests_properties(shm-bench-agrees-with-mpi PROPERTIES TIMEOUT 60

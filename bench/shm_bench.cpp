@@ -3,7 +3,7 @@
 //   mpirun -n 2 --mca btl vader,self build/bench/shm_bench [--collectives bcast,scatter,...]
 //          [--sizes 8,64,...,16MiB] [--buffer-size 32KiB] [--pipeline-buffers 16]
 //          [--purge-cache 2.5MiB] [--budget 0.5] [--spin-us 50] [--tuning FILE]
-//          [--shared-buffers]
+//          [--shared-buffers] [--kernel-copy-floor]
 //
 // Every rank of the run is one local rank of a ShmGroup (all ranks must share one node). For
 // each collective and size the two implementations take turns, repetition by repetition, with
@@ -14,6 +14,12 @@
 // the whole message for bcast, one rank's block otherwise. Before timing, each size is run once
 // by both and the results compared byte for byte. With --shared-buffers both get the same
 // buffers from multilane::SharedBuffer instead of std::vector.
+//
+// --kernel-copy-floor adds, for alltoall and allgather, the time of the bare moves that any
+// implementation copying through the kernel (CMA: Open MPI's vader and our single copy) must
+// make: every rank copies its own block and reads each other rank's block once with
+// process_vm_readv, with no protocol at all. Open MPI / floor is then the most that such an
+// implementation could gain over Open MPI on this machine.
 #include <fmt/format.h>
 #include <mpi.h>
 #include <unistd.h>
@@ -30,6 +36,7 @@
 #include "multilane/errors.hpp"
 #include "multilane/shared_buffer.hpp"
 #include "multilane/units.hpp"
+#include "runtime/shm/cross_memory.hpp"
 #include "runtime/shm/shm_group.hpp"
 #include "runtime/shm/tuning_file.hpp"
 
@@ -51,6 +58,7 @@ struct Options {
   std::string learn_copy_path = "on";     // off: the single-copy limits alone decide
   std::string tuning;                     // a tuning file (multilane tune shm); empty: none
   bool shared_buffers = false;            // both use SharedBuffers instead of their own memory
+  bool kernel_copy_floor = false;         // also time the bare kernel copies (alltoall, allgather)
   double budget = 0.5;                    // seconds per collective and size (both implementations)
   int min_repetitions = 31;
   int max_repetitions = 1001;
@@ -127,6 +135,46 @@ void run_ours(ShmGroup& group, const runtime::shm::TuningTable& tuning, Collecti
   group.run(collective, send, recv, 0, tuning.find(collective, size));
 }
 
+// Where a rank's send buffer is, for the kernel-copy floor.
+struct SendBufferAddress {
+  std::int64_t pid = 0;
+  std::uint64_t address = 0;
+};
+
+// Every rank's send buffer address (collective: every rank calls it).
+std::vector<SendBufferAddress> send_buffer_addresses(std::span<const std::byte> send, int ranks) {
+  const SendBufferAddress mine{getpid(), reinterpret_cast<std::uintptr_t>(send.data())};
+  std::vector<SendBufferAddress> all(static_cast<std::size_t>(ranks));
+  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, MPI_COMM_WORLD);
+  return all;
+}
+
+bool has_kernel_copy_floor(Collective collective) {
+  return collective == Collective::Alltoall || collective == Collective::Allgather;
+}
+
+// The bare moves of an alltoall or allgather through the kernel: the rank's own block by
+// memcpy, every other rank's block by one process_vm_readv from that rank's send buffer. No
+// synchronisation: the send buffers do not change between repetitions.
+void kernel_copy_floor(Collective collective, std::uint64_t size, int rank,
+                       const std::vector<SendBufferAddress>& senders,
+                       std::span<const std::byte> send, std::span<std::byte> recv) {
+  // Where this rank's block starts in every sender's send buffer.
+  const std::uint64_t block =
+      collective == Collective::Alltoall ? static_cast<std::uint64_t>(rank) * size : 0;
+  for (int r = 0; r < static_cast<int>(senders.size()); ++r) {
+    std::byte* into = recv.data() + static_cast<std::uint64_t>(r) * size;
+    if (r == rank) {
+      std::memcpy(into, send.data() + block, size);
+      continue;
+    }
+    const SendBufferAddress& from = senders[static_cast<std::size_t>(r)];
+    const std::string error = runtime::shm::read_process_memory(static_cast<pid_t>(from.pid),
+                                                                from.address + block, into, size);
+    if (!error.empty()) throw CommunicationError("shm_bench: kernel-copy floor: " + error);
+  }
+}
+
 // Writes every byte of a block as large as the cache (the paper's purge), outside the timing.
 void purge(std::vector<std::byte>& block) {
   static unsigned char value = 0;
@@ -169,6 +217,7 @@ void check_same_result(ShmGroup& group, const runtime::shm::TuningTable& tuning,
 
 struct Row {
   double ours = 0, mpi = 0;
+  double floor = 0;  // the kernel-copy floor; 0: not measured
   int repetitions = 0;
   double copied_once = 0;  // share of our timed calls that copied once
 };
@@ -182,6 +231,13 @@ Row measure(ShmGroup& group, const runtime::shm::TuningTable& tuning, Collective
     run_ours(group, tuning, collective, size, b.send.bytes(), b.recv.bytes());
   };
   const auto mpi = [&] { run_mpi(collective, size, b.send.bytes(), b.recv.bytes()); };
+  const bool with_floor =
+      options.kernel_copy_floor && has_kernel_copy_floor(collective) && size > 0 && ranks > 1;
+  std::vector<SendBufferAddress> senders;
+  if (with_floor) senders = send_buffer_addresses(b.send.bytes(), ranks);
+  const auto floor = [&] {
+    kernel_copy_floor(collective, size, rank, senders, b.send.bytes(), b.recv.bytes());
+  };
   // Repetitions from an estimate, the same on every rank (times are maxima over ranks); the
   // best of three, so that one preemption does not cut the run short.
   double estimate = 1e9;
@@ -192,12 +248,14 @@ Row measure(ShmGroup& group, const runtime::shm::TuningTable& tuning, Collective
   repetitions = std::clamp(repetitions, options.min_repetitions, options.max_repetitions) | 1;
   Row row;
   row.repetitions = repetitions;
-  std::vector<double> ours_times, mpi_times;
+  std::vector<double> ours_times, mpi_times, floor_times;
   const std::uint64_t once_before = group.calls_copied_once();
-  for (int i = 0; i < repetitions; ++i) {  // taking turns: drift in the machine hits both
+  for (int i = 0; i < repetitions; ++i) {  // taking turns: drift in the machine hits all
     ours_times.push_back(time_once(ours, purge_block));
     mpi_times.push_back(time_once(mpi, purge_block));
+    if (with_floor) floor_times.push_back(time_once(floor, purge_block));
   }
+  if (with_floor) row.floor = median(floor_times);
   row.copied_once = static_cast<double>(group.calls_copied_once() - once_before) / repetitions;
   row.ours = median(ours_times);
   row.mpi = median(mpi_times);
@@ -232,6 +290,9 @@ int run(int argc, char** argv) {
   app.add_flag("--shared-buffers", options.shared_buffers,
                "both implementations get buffers from multilane::SharedBuffer (like "
                "MPI_Alloc_mem), so ours copies once with memcpy instead of the kernel");
+  app.add_flag("--kernel-copy-floor", options.kernel_copy_floor,
+               "alltoall and allgather: also time the bare kernel copies every implementation "
+               "that copies once through the kernel must make (the last column)");
   app.add_option("--budget", options.budget, "seconds per collective and size");
   app.add_option("--min-repetitions", options.min_repetitions, "at least this many");
   app.add_option("--max-repetitions", options.max_repetitions, "at most this many");
@@ -290,16 +351,17 @@ int run(int argc, char** argv) {
         purge_block.empty() ? std::string("no") : format_size(purge_block.size()));
     fmt::print(
         "| collective | size | ours (us) | Open MPI (us) | MPI / ours | repetitions | ours "
-        "copied once |\n");
-    fmt::print("|---|---|---|---|---|---|---|\n");
+        "copied once | kernel-copy floor (us) |\n");
+    fmt::print("|---|---|---|---|---|---|---|---|\n");
   }
   for (const Collective collective : collectives) {
     for (const std::uint64_t size : sizes) {
       const Row row = measure(group, tuning, collective, size, options, purge_block, rank, ranks);
       if (rank == 0) {
-        fmt::print("| {} | {} | {} | {} | {:.2f} | {} | {:.0f}% |\n", to_string(collective),
+        fmt::print("| {} | {} | {} | {} | {:.2f} | {} | {:.0f}% | {} |\n", to_string(collective),
                    format_size(size), microseconds(row.ours), microseconds(row.mpi),
-                   row.mpi / row.ours, row.repetitions, 100 * row.copied_once);
+                   row.mpi / row.ours, row.repetitions, 100 * row.copied_once,
+                   row.floor > 0 ? microseconds(row.floor) : std::string("-"));
         std::fflush(stdout);
       }
     }
