@@ -10,7 +10,8 @@
 //   allgather  group gather (L·s) + leaders exchange + group bcast of p·s
 //   alltoall   m = L²·s ≤ B: sync + 2·L·s/c;  else (L-1)·(ceil(s/B)·sync + 2·s/c)
 // Inter-node: bcast the leaders' binomial (van de Geijn for hier-shm-vdg) closed form; scatter
-// and gather a flat tree, (A-1)·(l + o + L·s/b); allgather every leader to every other at
+// a flat tree, l + Σ(o + L·s/b) (b over the WAN: one connection per lane), gather the same with
+// every node's latency, Σ(l + o + L·s/b) (flat_tree below); allgather every leader to every other at
 // once, l + (A-1)·(o + L·s/b); alltoall pair-wise between nodes, all L ranks of a node sharing
 // its lanes: (p-L)·(l + o + L·s/b). hier-shm:X: X's own closed form on the leaders' platform
 // (bcast: the message; scatter, gather, allgather: a node's L·s bytes as one block, and only
@@ -35,6 +36,7 @@ constexpr double kBufferSize = 32 * 1024;  // runtime/shm's default B
 struct Nodes {
   int count = 0;       // A: nodes with ranks
   int most_ranks = 1;  // L
+  std::vector<int> ranks;  // per node with ranks, in node order (the leaders' order)
   bool equal = true;   // every node with ranks holds L of them
   Platform leaders;    // one rank per node with ranks, the root's node's first rank = root
   int root_node = 0;   // the root's position among them
@@ -51,6 +53,7 @@ Nodes nodes_of(const Platform& platform, int root) {
     if (static_cast<int>(i) == platform.node_of(root)) n.root_node = n.count;
     n.leaders.ranks.push_back({static_cast<int>(i), 0});
     n.most_ranks = std::max(n.most_ranks, ranks_on[i]);
+    n.ranks.push_back(ranks_on[i]);
     ++n.count;
   }
   for (int on : ranks_on) n.equal = n.equal && (on == 0 || on == n.most_ranks);
@@ -119,13 +122,43 @@ bool leaders_run_x(const Nodes& n, const BuildParams& p) {
   return !p.leaders_algorithm.empty() && n.equal;
 }
 
+// Plain hier-shm's flat tree (and hier-shm:X's on uneven nodes): the root's leader sends every
+// other node its L_k·s bytes, one node after the other from the root's node on, over all its
+// lanes (a WAN hop: one connection per lane). A send follows the one before as soon as that
+// has left, so a scatter waits for one latency, the last node's. A gather's receives follow each
+// other the same way, but each starts only once the one before has arrived: every node's
+// latency counts, as in the SMP paper's A·(α + βm).
+double flat_tree(Collective c, const Figures& f, const Nodes& n, double s) {
+  if (f.sites() > 2) {
+    throw UsageError(fmt::format("{} hier-shm: closed form for one or two sites only",
+                                 to_string(c)));
+  }
+  const int root_site = n.leaders.site_of(n.root_node);
+  double busy = 0, finish = 0;
+  for (int k = 1; k < n.count; ++k) {
+    const int node = (n.root_node + k) % n.count;
+    const bool local = n.leaders.site_of(node) == root_site;
+    const double latency = local ? f.lan_s : f.wan_s;
+    const double rate = local ? f.node_bps : f.wan_rate(f.lanes);
+    const double send = f.overhead_s + n.ranks[static_cast<std::size_t>(node)] * s / rate;
+    if (c == Collective::Gather) {
+      busy += latency + send;
+      finish = busy;
+    } else {
+      busy += send;
+      finish = std::max(finish, busy + latency);
+    }
+  }
+  return finish;
+}
+
 double blocks_over(Collective c, const Figures& f, const Platform& platform, const BuildParams& p) {
   const Nodes n = nodes_of(platform, p.root);
   const double s = static_cast<double>(p.size);
   const double inter =
       leaders_run_x(n, p)
           ? between_leaders(f, n, c, p.leaders_algorithm, p, two_level_name(p), n.most_ranks * s)
-          : (n.count - 1) * (f.lan_s + f.overhead_s + n.most_ranks * s / f.node_bps);
+          : flat_tree(c, f, n, s);
   return inter + intra_blocks(shm_of(platform, p), n.most_ranks, s);
 }
 

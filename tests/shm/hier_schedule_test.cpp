@@ -7,6 +7,7 @@
 
 #include "multilane/algorithms.hpp"
 #include "multilane/model.hpp"
+#include "multilane/platform_file.hpp"
 #include "multilane/sim.hpp"
 #include "multilane/verify.hpp"
 #include "schedule/group_call.hpp"
@@ -185,6 +186,45 @@ TEST(HierSchedule, ClosedFormAgreesWithTheSimulator) {
       simulate(build_schedule(slow_memory, Collective::Bcast, "hier-shm", params), slow_memory)
           .time_s,
       simulate(build_schedule(platform, Collective::Bcast, "hier-shm", params), platform).time_s);
+}
+
+// Across a WAN the flat tree of plain hier-shm sends the remote nodes their blocks one after
+// the other: a scatter waits for the WAN latency once, a gather once per remote node (each
+// receive starts when the one before has arrived). The closed form says the same as the
+// simulator, on even and uneven nodes.
+TEST(HierSchedule, FlatTreeAcrossAWanCostsWhatTheSimulatorSays) {
+  const std::string grid = R"(
+name = "two-sites"
+[defaults]
+lanes = 2
+lane_bandwidth = "1Gbit/s"
+lan_latency = "50us"
+[[site]]
+name = "a"
+nodes = 3
+cores = 2
+[[site]]
+name = "b"
+nodes = 4
+cores = 3
+[[wan]]
+between = ["a", "b"]
+latency = "5ms"
+bandwidth = "1Gbit/s"
+connection_bandwidth = "250Mbit/s"
+)";
+  const Platform platform = parse_platform(grid, "two-sites.toml");
+  const BuildParams params{0, 64 << 10};
+  double times[2] = {};
+  for (const Collective c : {Collective::Scatter, Collective::Gather}) {
+    const double modelled = model_time(platform, c, "hier-shm", params);
+    const double simulated =
+        simulate(build_schedule(platform, c, "hier-shm", params), platform).time_s;
+    EXPECT_NEAR(modelled / simulated, 1.0, 0.02) << to_string(c);
+    times[c == Collective::Gather ? 1 : 0] = simulated;
+  }
+  // The gather pays the 5 ms of the WAN for each of the 4 remote nodes, the scatter once.
+  EXPECT_NEAR(times[1] - times[0], 3 * 5e-3, 1e-3);
 }
 
 }  // namespace
