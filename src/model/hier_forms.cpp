@@ -11,8 +11,8 @@
 //   alltoall   m = L²·s ≤ B: sync + 2·L·s/c;  else (L-1)·(ceil(s/B)·sync + 2·s/c)
 // Inter-node: bcast the leaders' binomial (van de Geijn for hier-shm-vdg) closed form; scatter
 // a flat tree, l + Σ(o + L·s/b) (b over the WAN: one connection per lane), gather the same with
-// every node's latency, Σ(l + o + L·s/b) (flat_tree below); allgather every leader to every other at
-// once, l + (A-1)·(o + L·s/b); alltoall pair-wise between nodes, all L ranks of a node sharing
+// every node's latency, Σ(l + o + L·s/b) (flat_tree below); allgather every leader to every other
+// at once, l + (A-1)·(o + L·s/b); alltoall pair-wise between nodes, all L ranks of a node sharing
 // its lanes: (p-L)·(l + o + L·s/b). hier-shm:X: X's own closed form on the leaders' platform
 // (bcast: the message; scatter, gather, allgather: a node's L·s bytes as one block, and only
 // when every node holds L ranks: else the builder falls back to the flat tree / exchange, and
@@ -34,12 +34,12 @@ namespace {
 constexpr double kBufferSize = 32 * 1024;  // runtime/shm's default B
 
 struct Nodes {
-  int count = 0;       // A: nodes with ranks
-  int most_ranks = 1;  // L
+  int count = 0;           // A: nodes with ranks
+  int most_ranks = 1;      // L
   std::vector<int> ranks;  // per node with ranks, in node order (the leaders' order)
-  bool equal = true;   // every node with ranks holds L of them
-  Platform leaders;    // one rank per node with ranks, the root's node's first rank = root
-  int root_node = 0;   // the root's position among them
+  bool equal = true;       // every node with ranks holds L of them
+  Platform leaders;        // one rank per node with ranks, the root's node's first rank = root
+  int root_node = 0;       // the root's position among them
 };
 
 Nodes nodes_of(const Platform& platform, int root) {
@@ -130,8 +130,8 @@ bool leaders_run_x(const Nodes& n, const BuildParams& p) {
 // latency counts, as in the SMP paper's A·(α + βm).
 double flat_tree(Collective c, const Figures& f, const Nodes& n, double s) {
   if (f.sites() > 2) {
-    throw UsageError(fmt::format("{} hier-shm: closed form for one or two sites only",
-                                 to_string(c)));
+    throw UsageError(
+        fmt::format("{} hier-shm: closed form for one or two sites only", to_string(c)));
   }
   const int root_site = n.leaders.site_of(n.root_node);
   double busy = 0, finish = 0;
@@ -155,10 +155,9 @@ double flat_tree(Collective c, const Figures& f, const Nodes& n, double s) {
 double blocks_over(Collective c, const Figures& f, const Platform& platform, const BuildParams& p) {
   const Nodes n = nodes_of(platform, p.root);
   const double s = static_cast<double>(p.size);
-  const double inter =
-      leaders_run_x(n, p)
-          ? between_leaders(f, n, c, p.leaders_algorithm, p, two_level_name(p), n.most_ranks * s)
-          : flat_tree(c, f, n, s);
+  const double inter = leaders_run_x(n, p) ? between_leaders(f, n, c, p.leaders_algorithm, p,
+                                                             two_level_name(p), n.most_ranks * s)
+                                           : flat_tree(c, f, n, s);
   return inter + intra_blocks(shm_of(platform, p), n.most_ranks, s);
 }
 
