@@ -80,9 +80,24 @@ CommunicatorImpl::CommunicatorImpl(CommunicatorSetup setup, runtime::AddressBook
 CommunicatorImpl::~CommunicatorImpl() = default;
 
 void CommunicatorImpl::check_usable() const {
+  std::lock_guard lock(broken_mutex_);
   if (!broken_.empty()) {
     throw CommunicationError("this communicator is unusable after an earlier failure: " + broken_);
   }
+}
+
+void CommunicatorImpl::mark_broken(const std::string& error) {
+  std::lock_guard lock(broken_mutex_);
+  if (broken_.empty()) broken_ = error;
+}
+
+// Completes `state`; a failure breaks the communicator whether or not anybody waits for it.
+std::function<void(const std::string&)> CommunicatorImpl::completion(
+    std::shared_ptr<RequestState> state) {
+  return [this, state = std::move(state)](const std::string& error) {
+    if (!error.empty()) mark_broken(error);
+    state->complete(error);
+  };
 }
 
 void CommunicatorImpl::check_peer(int peer, const char* what) const {
@@ -95,7 +110,7 @@ void CommunicatorImpl::check_peer(int peer, const char* what) const {
 void CommunicatorImpl::wait(RequestState& state) {
   const std::string error = state.wait();
   if (error.empty()) return;
-  if (broken_.empty()) broken_ = error;
+  mark_broken(error);
   throw CommunicationError(error);
 }
 
@@ -122,8 +137,8 @@ std::shared_ptr<RequestState> CommunicatorImpl::start_send(std::span<const std::
       {0, sent_[peer]++},
       0,
       data};
-  engine_->post([this, request = std::move(request), state] {
-    engine_->send(request, [state](const std::string& error) { state->complete(error); });
+  engine_->post([this, request = std::move(request), done = completion(state)] {
+    engine_->send(request, done);
   });
   return state;
 }
@@ -133,9 +148,7 @@ std::shared_ptr<RequestState> CommunicatorImpl::start_recv(std::span<std::byte> 
   check_peer(peer, "source rank");
   auto state = std::make_shared<RequestState>();
   runtime::RecvRequest request{peer, {0, received_[peer]++}, 0, data};
-  engine_->post([this, request, state] {
-    engine_->recv(request, [state](const std::string& error) { state->complete(error); });
-  });
+  engine_->post([this, request, done = completion(state)] { engine_->recv(request, done); });
   return state;
 }
 
@@ -236,9 +249,9 @@ std::shared_ptr<RequestState> CommunicatorImpl::launch(PreparedCall call) {
     runtime::start_schedule_run(
         *engine_, call.schedule, setup_.platform, setup_.rank, call.buffers,
         std::move(call.identity),
-        [this, state](const std::string& error) {
+        [this, done = completion(state)](const std::string& error) {
           calls_in_flight_.fetch_sub(1);
-          state->complete(error);
+          done(error);
         },
         groups);
   });
@@ -293,7 +306,7 @@ void CommunicatorImpl::run(Collective collective, std::span<const std::byte> sen
   PreparedCall call = prepare(collective, send, recv, root, size, options);
   if (const auto error = run_here(call)) {
     if (error->empty()) return;
-    if (broken_.empty()) broken_ = *error;
+    mark_broken(*error);
     throw CommunicationError(*error);
   }
   wait(*launch(std::move(call)));

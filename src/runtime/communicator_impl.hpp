@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -65,6 +66,8 @@ class CommunicatorImpl {
 
  private:
   void check_usable() const;
+  void mark_broken(const std::string& error);
+  std::function<void(const std::string&)> completion(std::shared_ptr<RequestState> state);
   void check_peer(int peer, const char* what) const;
   // A call's schedule and fingerprint, made once per distinct call.
   struct CachedSchedule {
@@ -93,11 +96,12 @@ class CommunicatorImpl {
 
   CommunicatorSetup setup_;
   std::atomic<int> calls_in_flight_{0};      // launched collective calls not yet complete
-  std::unique_ptr<runtime::Engine> engine_;  // after calls_in_flight_: its callbacks use it
+  mutable std::mutex broken_mutex_;          // failures complete on the engine's thread
+  std::string broken_;                       // the first failure, "" while usable
+  std::unique_ptr<runtime::Engine> engine_;  // after the three above: its callbacks use them
   std::vector<std::uint64_t> sent_;          // point-to-point messages sent to each peer
   std::vector<std::uint64_t> received_;      // ... and receives posted from each peer
   std::uint64_t sequence_ = 0;               // collective calls so far
-  std::string broken_;                       // the first failure, "" while usable
   using ScheduleKey = std::tuple<Collective, std::string, int, std::uint64_t, std::uint64_t, int>;
   std::map<ScheduleKey, CachedSchedule> schedules_;
   using ChoiceKey = std::tuple<Collective, std::uint64_t, int, std::uint64_t, int>;

@@ -274,6 +274,21 @@ TEST(Communicator, AFailedCommunicatorRefusesLaterCalls) {
   EXPECT_THAT(errors[0], HasSubstr("unusable after an earlier failure: timed out"));
 }
 
+// The same for a failed non-blocking call: its failure breaks the communicator when it happens,
+// whether or not the request is waited for, and wait() reports it.
+TEST(Communicator, AFailedNonBlockingCallBreaksTheCommunicatorToo) {
+  LocalJob job = local_job(2);
+  job.options.timeout = 200ms;
+  const auto errors = run_local_job(job, [](Communicator& comm) {
+    if (comm.rank() == 1) return;
+    std::vector<std::byte> data(10);
+    Request failed = comm.irecv(data, 1);
+    EXPECT_THROW(failed.wait(), CommunicationError);
+    comm.send(data, 1);
+  });
+  EXPECT_THAT(errors[0], HasSubstr("unusable after an earlier failure: "));
+}
+
 // Strangers at a rank's door: one with a wrong secret, one sending random bytes. Both are
 // turned away (the handshake fails on their side too) and the job goes on unharmed.
 TEST(Communicator, StrangersAreRejectedAndTheJobCompletes) {
