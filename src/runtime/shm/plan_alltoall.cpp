@@ -9,16 +9,10 @@
 // once); with fewer it goes in stage order, which is deadlock-free for any number of buffers.
 #include <vector>
 
-#include "runtime/shm/layout.hpp"
 #include "runtime/shm/plan_builder.hpp"
 
 namespace multilane::runtime::shm {
 namespace {
-
-bool fits_in_rows(const CallShape& call, const Geometry& geometry) {
-  const auto p = static_cast<std::uint64_t>(call.local_size);
-  return p <= geometry.buffers && fits_one_stage(call, geometry);
-}
 
 void one_stage(PlanBuilder& plan, const CallShape& call) {
   const auto p = static_cast<std::uint64_t>(call.local_size);
@@ -36,28 +30,21 @@ void one_stage(PlanBuilder& plan, const CallShape& call) {
   }
 }
 
-// Small calls with no more ranks than pipeline buffers: one stage per rank, which puts its row
-// (the blocks it sends) and syncs alone; every other rank gets its block from each row. A lone
-// writer stores its arrival where a shared stage needs an atomic addition by every rank, and
-// with two ranks the readers too are alone: this saves two contended cache-line transfers per
-// call, which is most of the cost of an 8-byte alltoall.
+// Small calls with no more ranks than pipeline buffers, in rows (plan_rows): a rank's row is
+// the blocks it sends, and every other rank gets its block from it.
 void rows(PlanBuilder& plan, const CallShape& call) {
-  const auto p = static_cast<std::uint32_t>(call.local_size);
+  const auto p = static_cast<std::uint64_t>(call.local_size);
   const std::uint64_t s = call.size;
-  const auto me = static_cast<std::uint32_t>(plan.rank());
-  // A row is all a stage holds: a tiny one fits its slot header (layout.hpp).
-  if (p * s <= kInlineBytes) plan.use_slot_headers();
-  std::vector<Stage> stages;
-  for (std::uint32_t i = 0; i < p; ++i) stages.push_back(plan.stage(1, p - 1));
-  for (std::uint32_t to = 0; to < p; ++to) {
-    if (to != me) plan.group_seg_put(stages[me], to * s, to * s, s);
-  }
-  plan.group_sync(stages[me], SyncRole::Writer);
-  for (std::uint32_t k = 1; k < p; ++k) {
-    const std::uint32_t from = (me + k) % p;  // rotated, so that the rows' readers spread out
-    plan.group_sync(stages[from], SyncRole::Reader);
-    plan.group_seg_get(stages[from], me * s, from * s, s, true);
-  }
+  const auto me = static_cast<std::uint64_t>(plan.rank());
+  const auto put_row = [&](const Stage& stage) {
+    for (std::uint64_t to = 0; to < p; ++to) {
+      if (to != me) plan.group_seg_put(stage, to * s, to * s, s);
+    }
+  };
+  const auto get_from = [&](const Stage& stage, int from) {
+    plan.group_seg_get(stage, me * s, static_cast<std::uint64_t>(from) * s, s, true);
+  };
+  plan_rows(plan, call.local_size, p * s, put_row, get_from);
 }
 
 void pairwise(PlanBuilder& plan, const CallShape& call) {

@@ -93,7 +93,11 @@ Stage PlanBuilder::stage(std::uint32_t writers, std::uint32_t readers) {
 bool PlanBuilder::merge_with_last(const Step& step) {
   if (plan_.steps.empty()) return false;
   Step& last = plan_.steps.back();
-  if (last.primitive != step.primitive || last.stage.index != step.stage.index || last.release ||
+  // A zero-length put is a wait for an earlier epoch's buffer (wait_for_epoch), whose made-up
+  // stage number may equal a stage of this call: never extend it.
+  if (last.length == 0 || last.primitive != step.primitive ||
+      last.stage.index != step.stage.index || last.stage.slot != step.stage.slot ||
+      last.in_header != step.in_header || last.release ||
       last.slot_offset + last.length != step.slot_offset ||
       last.offset + last.length != step.offset) {
     return false;

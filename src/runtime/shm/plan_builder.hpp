@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "runtime/shm/plan.hpp"
 
@@ -91,6 +92,17 @@ struct Chunk {
 // Number of chunks of `total` bytes (0 for 0 bytes).
 std::uint64_t chunk_count(std::uint64_t total, std::uint64_t chunk);
 Chunk chunk_at(std::uint64_t total, std::uint64_t chunk, std::uint64_t index);
+
+// Small calls in rows (alltoall, allgather; plan_rows.cpp): one stage per rank, which the rank
+// fills alone (`put_row`, at most `row_bytes` bytes) and syncs alone; every other rank then
+// gets its part of it (`get_from`, which must release). A lone writer stores its arrival where
+// a shared stage needs an atomic addition by every rank, and with two ranks the readers too
+// are alone: this saves two contended cache-line transfers per call, most of the cost of an
+// 8-byte call. A row of at most kInlineBytes travels in its slot header.
+bool fits_in_rows(const CallShape& call, const Geometry& geometry);  // p <= buffers, one stage
+void plan_rows(PlanBuilder& plan, int local_size, std::uint64_t row_bytes,
+               const std::function<void(const Stage&)>& put_row,
+               const std::function<void(const Stage&, int from)>& get_from);
 
 // Every collective's steps for one rank (one file each).
 void plan_bcast(PlanBuilder& plan, const CallShape& call);
