@@ -34,12 +34,12 @@ namespace {
 constexpr double kBufferSize = 32 * 1024;  // runtime/shm's default B
 
 struct Nodes {
-  int count = 0;           // A: nodes with ranks
-  int most_ranks = 1;      // L
   std::vector<int> ranks;  // per node with ranks, in node order (the leaders' order)
+  int most_ranks = 1;      // L
   bool equal = true;       // every node with ranks holds L of them
   Platform leaders;        // one rank per node with ranks, the root's node's first rank = root
   int root_node = 0;       // the root's position among them
+  int count() const { return static_cast<int>(ranks.size()); }  // A: nodes with ranks
 };
 
 Nodes nodes_of(const Platform& platform, int root) {
@@ -50,11 +50,10 @@ Nodes nodes_of(const Platform& platform, int root) {
   n.leaders.ranks.clear();
   for (std::size_t i = 0; i < ranks_on.size(); ++i) {
     if (ranks_on[i] == 0) continue;
-    if (static_cast<int>(i) == platform.node_of(root)) n.root_node = n.count;
+    if (static_cast<int>(i) == platform.node_of(root)) n.root_node = n.count();
     n.leaders.ranks.push_back({static_cast<int>(i), 0});
     n.most_ranks = std::max(n.most_ranks, ranks_on[i]);
     n.ranks.push_back(ranks_on[i]);
-    ++n.count;
   }
   for (int on : ranks_on) n.equal = n.equal && (on == 0 || on == n.most_ranks);
   return n;
@@ -135,8 +134,8 @@ double flat_tree(Collective c, const Figures& f, const Nodes& n, double s) {
   }
   const int root_site = n.leaders.site_of(n.root_node);
   double busy = 0, finish = 0;
-  for (int k = 1; k < n.count; ++k) {
-    const int node = (n.root_node + k) % n.count;
+  for (int k = 1; k < n.count(); ++k) {
+    const int node = (n.root_node + k) % n.count();
     const bool local = n.leaders.site_of(node) == root_site;
     const double latency = local ? f.lan_s : f.wan_s;
     const double rate = local ? f.node_bps : f.wan_rate(f.lanes);
@@ -174,11 +173,11 @@ double allgather_hier(const Figures& f, const Platform& platform, const BuildPar
   const double s = static_cast<double>(p.size);
   const SharedMemory& shm = shm_of(platform, p);
   double inter = 0;
-  if (n.count > 1) {
+  if (n.count() > 1) {
     inter = leaders_run_x(n, p)
                 ? between_leaders(f, n, Collective::Allgather, p.leaders_algorithm, p,
                                   two_level_name(p), n.most_ranks * s)
-                : f.lan_s + (n.count - 1) * (f.overhead_s + n.most_ranks * s / f.node_bps);
+                : f.lan_s + (n.count() - 1) * (f.overhead_s + n.most_ranks * s / f.node_bps);
   }
   return intra_blocks(shm, n.most_ranks, s) + inter + intra_bcast(shm, n.most_ranks, f.p * s);
 }

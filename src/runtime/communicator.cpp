@@ -108,10 +108,8 @@ void CommunicatorImpl::check_peer(int peer, const char* what) const {
 }
 
 void CommunicatorImpl::wait(RequestState& state) {
-  const std::string error = state.wait();
-  if (error.empty()) return;
-  mark_broken(error);
-  throw CommunicationError(error);
+  // A failure has broken the communicator already, as it completed (completion()).
+  if (const std::string error = state.wait(); !error.empty()) throw CommunicationError(error);
 }
 
 namespace {

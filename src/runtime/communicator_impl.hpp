@@ -55,7 +55,8 @@ class CommunicatorImpl {
   void run(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
            int root, std::uint64_t size, const CollectiveOptions& options);
   void barrier();
-  // Throws the error of a failed operation and breaks the communicator.
+  // Waits for the operation and throws its error (a failure broke the communicator as it
+  // completed).
   void wait(RequestState& state);
 
   runtime::AlgorithmChoice choose(Collective collective, std::uint64_t size, int root,
