@@ -11,14 +11,15 @@
 #   --runs   how many times shm_bench runs (default 3)
 #   --build  build directory holding bench/shm_bench (default build)
 #   after --, options for shm_bench itself: --collectives, --sizes, --budget, --buffer-size,
-#            --pipeline-buffers, --single-copy-from, --purge-cache, --kernel-copy-floor, ...
+#            --pipeline-buffers, --single-copy-from, --purge-cache, --kernel-copy-floor,
+#            --cache-line-floor, ...
 #
 # Each run of bench/shm_bench.cpp measures both implementations alternately, repetition by
 # repetition, in one MPI job (barrier, time one call, maximum over ranks, median over the
 # repetitions). The table gives, per collective and size, the median over runs of each side's
 # time and of the run's ratio Open MPI / ours (above 1: ours is faster), and the ratio's
-# spread (lowest..highest run); with --kernel-copy-floor also the floor's median and the
-# median of each run's Open MPI / floor. Runs at nice -20 when allowed, so that other work on the
+# spread (lowest..highest run); with --kernel-copy-floor or --cache-line-floor also the floor's
+# median, the median of each run's Open MPI / floor and which floor it is. Runs at nice -20 when allowed, so that other work on the
 # machine weighs less; every run is bounded by `timeout`. Before every run it measures the
 # round trip of a cache line between two cores (bench/copy_costs.cpp) and prints them with
 # the table: on a virtual machine it changes by 10x when the hypervisor moves the virtual
@@ -72,7 +73,7 @@ for path in sorted(glob.glob(sys.argv[1] + "/run-*.txt")):
         if not header and "ranks on one node" in line:
             header = line.strip()
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 8 or not cells[2].replace(".", "").isdigit():
+        if len(cells) != 9 or not cells[2].replace(".", "").isdigit():
             continue
         key = (cells[0], cells[1])
         if key not in rows:
@@ -80,14 +81,14 @@ for path in sorted(glob.glob(sys.argv[1] + "/run-*.txt")):
         rows.setdefault(key, []).append(
             (float(cells[2]), float(cells[3]), float(cells[4]), float(cells[6].rstrip("%"))))
         if cells[7] != "-":
-            floors.setdefault(key, []).append((float(cells[7]), float(cells[3]) / float(cells[7])))
+            floors.setdefault(key, []).append((float(cells[7]), float(cells[3]) / float(cells[7]), cells[8]))
 print(f"{header}; median over {sys.argv[2]} runs")
 if sys.argv[3]:
     print(f"core-to-core round trip before each run: {sys.argv[3]} ns (bench/copy_costs)")
 print()
 head = "| collective | size | ours (us) | Open MPI (us) | MPI / ours | spread | ours copied once |"
 if floors:
-    head += " kernel-copy floor (us) | MPI / floor |"
+    head += " floor (us) | MPI / floor | floor |"
 print(head)
 print("|---" * head.count(" |") + "|")
 for key in order:
@@ -96,9 +97,10 @@ for key in order:
     line = f"| {key[0]} | {key[1]} | {ours:.2f} | {theirs:.2f} | {ratio:.2f} | {low:.2f}..{high:.2f} | {once:.0f}% |"
     if floors:
         if key in floors:
-            floor, mpi_over_floor = (statistics.median(v) for v in zip(*floors[key]))
-            line += f" {floor:.2f} | {mpi_over_floor:.2f} |"
+            floor = statistics.median(f[0] for f in floors[key])
+            mpi_over_floor = statistics.median(f[1] for f in floors[key])
+            line += f" {floor:.2f} | {mpi_over_floor:.2f} | {floors[key][0][2]} |"
         else:
-            line += " - | - |"
+            line += " - | - | - |"
     print(line)
 PY

@@ -3,7 +3,7 @@
 //   mpirun -n 2 --mca btl vader,self build/bench/shm_bench [--collectives bcast,scatter,...]
 //          [--sizes 8,64,...,16MiB] [--buffer-size 32KiB] [--pipeline-buffers 16]
 //          [--purge-cache 2.5MiB] [--budget 0.5] [--spin-us 50] [--tuning FILE]
-//          [--shared-buffers] [--kernel-copy-floor]
+//          [--shared-buffers] [--kernel-copy-floor] [--cache-line-floor]
 //
 // Every rank of the run is one local rank of a ShmGroup (all ranks must share one node). For
 // each collective and size the two implementations take turns, repetition by repetition, with
@@ -15,11 +15,13 @@
 // by both and the results compared byte for byte. With --shared-buffers both get the same
 // buffers from multilane::SharedBuffer instead of std::vector.
 //
-// --kernel-copy-floor adds, for alltoall and allgather, the time of the bare moves that any
-// implementation copying through the kernel (CMA: Open MPI's vader and our single copy) must
-// make: every rank copies its own block and reads each other rank's block once with
-// process_vm_readv, with no protocol at all. Open MPI / floor is then the most that such an
-// implementation could gain over Open MPI on this machine.
+// --kernel-copy-floor and --cache-line-floor add a floor column: the time of the bare moves that
+// every implementation of a family must make, with no protocol at all (shm_floors.hpp), so that
+// Open MPI / floor is the most that any such implementation could gain over Open MPI here. The
+// kernel-copy floor covers alltoall and allgather (one process_vm_readv per block), the
+// cache-line floor blocks of at most 56 bytes in every collective (one cache line per block);
+// where both cover a call, the cache-line floor is shown, the lower bound for every
+// implementation.
 #include <fmt/format.h>
 #include <mpi.h>
 #include <unistd.h>
@@ -28,6 +30,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -36,9 +41,9 @@
 #include "multilane/errors.hpp"
 #include "multilane/shared_buffer.hpp"
 #include "multilane/units.hpp"
-#include "runtime/shm/cross_memory.hpp"
 #include "runtime/shm/shm_group.hpp"
 #include "runtime/shm/tuning_file.hpp"
+#include "shm_floors.hpp"
 
 namespace multilane::shm_bench {
 namespace {
@@ -59,6 +64,7 @@ struct Options {
   std::string tuning;                     // a tuning file (multilane tune shm); empty: none
   bool shared_buffers = false;            // both use SharedBuffers instead of their own memory
   bool kernel_copy_floor = false;         // also time the bare kernel copies (alltoall, allgather)
+  bool cache_line_floor = false;          // also time one cache line per block (tiny blocks)
   double budget = 0.5;                    // seconds per collective and size (both implementations)
   int min_repetitions = 31;
   int max_repetitions = 1001;
@@ -135,46 +141,6 @@ void run_ours(ShmGroup& group, const runtime::shm::TuningTable& tuning, Collecti
   group.run(collective, send, recv, 0, tuning.find(collective, size));
 }
 
-// Where a rank's send buffer is, for the kernel-copy floor.
-struct SendBufferAddress {
-  std::int64_t pid = 0;
-  std::uint64_t address = 0;
-};
-
-// Every rank's send buffer address (collective: every rank calls it).
-std::vector<SendBufferAddress> send_buffer_addresses(std::span<const std::byte> send, int ranks) {
-  const SendBufferAddress mine{getpid(), reinterpret_cast<std::uintptr_t>(send.data())};
-  std::vector<SendBufferAddress> all(static_cast<std::size_t>(ranks));
-  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, MPI_COMM_WORLD);
-  return all;
-}
-
-bool has_kernel_copy_floor(Collective collective) {
-  return collective == Collective::Alltoall || collective == Collective::Allgather;
-}
-
-// The bare moves of an alltoall or allgather through the kernel: the rank's own block by
-// memcpy, every other rank's block by one process_vm_readv from that rank's send buffer. No
-// synchronisation: the send buffers do not change between repetitions.
-void kernel_copy_floor(Collective collective, std::uint64_t size, int rank,
-                       const std::vector<SendBufferAddress>& senders,
-                       std::span<const std::byte> send, std::span<std::byte> recv) {
-  // Where this rank's block starts in every sender's send buffer.
-  const std::uint64_t block =
-      collective == Collective::Alltoall ? static_cast<std::uint64_t>(rank) * size : 0;
-  for (int r = 0; r < static_cast<int>(senders.size()); ++r) {
-    std::byte* into = recv.data() + static_cast<std::uint64_t>(r) * size;
-    if (r == rank) {
-      std::memcpy(into, send.data() + block, size);
-      continue;
-    }
-    const SendBufferAddress& from = senders[static_cast<std::size_t>(r)];
-    const std::string error = runtime::shm::read_process_memory(static_cast<pid_t>(from.pid),
-                                                                from.address + block, into, size);
-    if (!error.empty()) throw CommunicationError("shm_bench: kernel-copy floor: " + error);
-  }
-}
-
 // Writes every byte of a block as large as the cache (the paper's purge), outside the timing.
 void purge(std::vector<std::byte>& block) {
   static unsigned char value = 0;
@@ -200,44 +166,80 @@ double median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
-// Both implementations once, results compared; aborts the run on a difference.
-void check_same_result(ShmGroup& group, const runtime::shm::TuningTable& tuning,
-                       Collective collective, std::uint64_t size, int rank, int ranks,
-                       bool shared) {
+// Aborts the run when `result` differs from MPI's.
+void expect_mpi_result(std::span<const std::byte> result, std::span<const std::byte> mpi,
+                       const char* who, Collective collective, std::uint64_t size, int rank) {
+  if (std::ranges::equal(result, mpi)) return;
+  fmt::print(stderr, "rank {}: {} of {}: {} result differs from MPI's\n", rank, who,
+             to_string(collective), format_size(size));
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+// Both implementations once, results compared; returns MPI's result.
+std::vector<std::byte> check_same_result(ShmGroup& group, const runtime::shm::TuningTable& tuning,
+                                         Collective collective, std::uint64_t size, int rank,
+                                         int ranks, bool shared) {
   const Buffers ours = buffers_for(collective, rank, ranks, size, shared);
   const Buffers theirs = buffers_for(collective, rank, ranks, size, shared);
   run_ours(group, tuning, collective, size, ours.send.bytes(), ours.recv.bytes());
   run_mpi(collective, size, theirs.send.bytes(), theirs.recv.bytes());
-  if (!std::ranges::equal(ours.recv.bytes(), theirs.recv.bytes())) {
-    fmt::print(stderr, "rank {}: {} of {}: shared-memory result differs from MPI's\n", rank,
-               to_string(collective), format_size(size));
-    MPI_Abort(MPI_COMM_WORLD, 1);
+  expect_mpi_result(ours.recv.bytes(), theirs.recv.bytes(), "shared-memory", collective, size,
+                    rank);
+  return {theirs.recv.bytes().begin(), theirs.recv.bytes().end()};
+}
+
+// The floors a run measures (shm_floors.hpp).
+struct Floors {
+  bool kernel_copy = false;
+  std::optional<CacheLineFloor> cache_line;  // constructed once: it allocates shared memory
+};
+
+// A floor that covers the call, as a call on `b`: the cache-line floor where it covers the call
+// (the bound for every implementation), else the kernel-copy floor. Empty when none does.
+struct FloorCall {
+  std::string kind;  // "cache line", "kernel copy"
+  std::function<void()> call;
+};
+
+FloorCall floor_for(Floors& floors, Collective collective, std::uint64_t size, int ranks,
+                    const Buffers& b) {
+  if (floors.cache_line && CacheLineFloor::covers(collective, size, ranks)) {
+    CacheLineFloor& floor = *floors.cache_line;
+    return {"cache line", [&floor, &b, collective, size] {
+              floor.run(collective, size, b.send.bytes(), b.recv.bytes());
+            }};
   }
+  if (floors.kernel_copy && KernelCopyFloor::covers(collective, size, ranks)) {
+    auto floor = std::make_shared<const KernelCopyFloor>(collective, size, b.send.bytes());
+    return {"kernel copy", [floor, &b] { floor->run(b.send.bytes(), b.recv.bytes()); }};
+  }
+  return {};
 }
 
 struct Row {
   double ours = 0, mpi = 0;
-  double floor = 0;  // the kernel-copy floor; 0: not measured
+  double floor = 0;        // 0: not measured
+  std::string floor_kind;  // which floor
   int repetitions = 0;
   double copied_once = 0;  // share of our timed calls that copied once
 };
 
 Row measure(ShmGroup& group, const runtime::shm::TuningTable& tuning, Collective collective,
-            std::uint64_t size, const Options& options, std::vector<std::byte>& purge_block,
-            int rank, int ranks) {
-  check_same_result(group, tuning, collective, size, rank, ranks, options.shared_buffers);
+            std::uint64_t size, const Options& options, Floors& floors,
+            std::vector<std::byte>& purge_block, int rank, int ranks) {
+  const std::vector<std::byte> expected =
+      check_same_result(group, tuning, collective, size, rank, ranks, options.shared_buffers);
   const Buffers b = buffers_for(collective, rank, ranks, size, options.shared_buffers);
   const auto ours = [&] {
     run_ours(group, tuning, collective, size, b.send.bytes(), b.recv.bytes());
   };
   const auto mpi = [&] { run_mpi(collective, size, b.send.bytes(), b.recv.bytes()); };
-  const bool with_floor =
-      options.kernel_copy_floor && has_kernel_copy_floor(collective) && size > 0 && ranks > 1;
-  std::vector<SendBufferAddress> senders;
-  if (with_floor) senders = send_buffer_addresses(b.send.bytes(), ranks);
-  const auto floor = [&] {
-    kernel_copy_floor(collective, size, rank, senders, b.send.bytes(), b.recv.bytes());
-  };
+  const FloorCall floor = floor_for(floors, collective, size, ranks, b);
+  if (floor.call) {  // a floor that moves the wrong bytes would bound nothing
+    MPI_Barrier(MPI_COMM_WORLD);
+    floor.call();
+    expect_mpi_result(b.recv.bytes(), expected, floor.kind.c_str(), collective, size, rank);
+  }
   // Repetitions from an estimate, the same on every rank (times are maxima over ranks); the
   // best of three, so that one preemption does not cut the run short.
   double estimate = 1e9;
@@ -253,9 +255,12 @@ Row measure(ShmGroup& group, const runtime::shm::TuningTable& tuning, Collective
   for (int i = 0; i < repetitions; ++i) {  // taking turns: drift in the machine hits all
     ours_times.push_back(time_once(ours, purge_block));
     mpi_times.push_back(time_once(mpi, purge_block));
-    if (with_floor) floor_times.push_back(time_once(floor, purge_block));
+    if (floor.call) floor_times.push_back(time_once(floor.call, purge_block));
   }
-  if (with_floor) row.floor = median(floor_times);
+  if (floor.call) {
+    row.floor = median(floor_times);
+    row.floor_kind = floor.kind;
+  }
   row.copied_once = static_cast<double>(group.calls_copied_once() - once_before) / repetitions;
   row.ours = median(ours_times);
   row.mpi = median(mpi_times);
@@ -292,7 +297,10 @@ int run(int argc, char** argv) {
                "MPI_Alloc_mem), so ours copies once with memcpy instead of the kernel");
   app.add_flag("--kernel-copy-floor", options.kernel_copy_floor,
                "alltoall and allgather: also time the bare kernel copies every implementation "
-               "that copies once through the kernel must make (the last column)");
+               "that copies once through the kernel must make (the floor columns)");
+  app.add_flag("--cache-line-floor", options.cache_line_floor,
+               "blocks of at most 56 bytes: also time one cache line per block from sender to "
+               "receiver, what every implementation must move (the floor columns)");
   app.add_option("--budget", options.budget, "seconds per collective and size");
   app.add_option("--min-repetitions", options.min_repetitions, "at least this many");
   app.add_option("--max-repetitions", options.max_repetitions, "at most this many");
@@ -338,6 +346,9 @@ int run(int argc, char** argv) {
   }
   if (!options.yield_polling.empty()) shm.yield_while_polling = options.yield_polling == "on";
   ShmGroup group(job, 0, rank, ranks, shm);
+  Floors floors;
+  floors.kernel_copy = options.kernel_copy_floor;
+  if (options.cache_line_floor) floors.cache_line.emplace();
 
   if (rank == 0) {
     fmt::print(
@@ -351,17 +362,20 @@ int run(int argc, char** argv) {
         purge_block.empty() ? std::string("no") : format_size(purge_block.size()));
     fmt::print(
         "| collective | size | ours (us) | Open MPI (us) | MPI / ours | repetitions | ours "
-        "copied once | kernel-copy floor (us) |\n");
-    fmt::print("|---|---|---|---|---|---|---|---|\n");
+        "copied once | floor (us) | floor |\n");
+    fmt::print("|---|---|---|---|---|---|---|---|---|\n");
   }
   for (const Collective collective : collectives) {
     for (const std::uint64_t size : sizes) {
-      const Row row = measure(group, tuning, collective, size, options, purge_block, rank, ranks);
+      const Row row =
+          measure(group, tuning, collective, size, options, floors, purge_block, rank, ranks);
       if (rank == 0) {
-        fmt::print("| {} | {} | {} | {} | {:.2f} | {} | {:.0f}% | {} |\n", to_string(collective),
-                   format_size(size), microseconds(row.ours), microseconds(row.mpi),
-                   row.mpi / row.ours, row.repetitions, 100 * row.copied_once,
-                   row.floor > 0 ? microseconds(row.floor) : std::string("-"));
+        fmt::print("| {} | {} | {} | {} | {:.2f} | {} | {:.0f}% | {} | {} |\n",
+                   to_string(collective), format_size(size), microseconds(row.ours),
+                   microseconds(row.mpi), row.mpi / row.ours, row.repetitions,
+                   100 * row.copied_once,
+                   row.floor > 0 ? microseconds(row.floor) : std::string("-"),
+                   row.floor_kind.empty() ? std::string("-") : row.floor_kind);
         std::fflush(stdout);
       }
     }
