@@ -19,7 +19,8 @@
 // every implementation of a family must make, with no protocol at all (shm_floors.hpp), so that
 // Open MPI / floor is the most that any such implementation could gain over Open MPI here. The
 // kernel-copy floor covers alltoall and allgather (one process_vm_readv per block), the
-// cache-line floor blocks of at most 56 bytes in every collective (one cache line per block);
+// cache-line floor blocks of at most 1016 bytes in every collective (the fewest cache lines
+// that hold the block and a flag);
 // where both cover a call, the cache-line floor is shown, the lower bound for every
 // implementation.
 #include <fmt/format.h>
@@ -64,7 +65,7 @@ struct Options {
   std::string tuning;                     // a tuning file (multilane tune shm); empty: none
   bool shared_buffers = false;            // both use SharedBuffers instead of their own memory
   bool kernel_copy_floor = false;         // also time the bare kernel copies (alltoall, allgather)
-  bool cache_line_floor = false;          // also time one cache line per block (tiny blocks)
+  bool cache_line_floor = false;          // also time the fewest lines per block (small blocks)
   double budget = 0.5;                    // seconds per collective and size (both implementations)
   int min_repetitions = 31;
   int max_repetitions = 1001;
@@ -299,8 +300,9 @@ int run(int argc, char** argv) {
                "alltoall and allgather: also time the bare kernel copies every implementation "
                "that copies once through the kernel must make (the floor columns)");
   app.add_flag("--cache-line-floor", options.cache_line_floor,
-               "blocks of at most 56 bytes: also time one cache line per block from sender to "
-               "receiver, what every implementation must move (the floor columns)");
+               "blocks of at most 1016 bytes: also time the fewest cache lines that carry a block "
+               "and a flag from sender to receiver, what every implementation must move (the "
+               "floor columns)");
   app.add_option("--budget", options.budget, "seconds per collective and size");
   app.add_option("--min-repetitions", options.min_repetitions, "at least this many");
   app.add_option("--max-repetitions", options.max_repetitions, "at most this many");

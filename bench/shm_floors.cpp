@@ -79,8 +79,9 @@ void KernelCopyFloor::run(std::span<const std::byte> send, std::span<std::byte> 
 
 // --- CacheLineFloor ---
 
-// 128 bytes apart, so that the adjacent-line prefetcher never couples two ranks' lines.
-struct alignas(128) CacheLineFloor::Line {
+// The number first, so that blocks of up to 56 bytes share its line. 128-byte aligned, so that
+// the adjacent-line prefetcher never couples two mailboxes.
+struct alignas(128) CacheLineFloor::Mailbox {
   std::uint64_t call;
   std::byte block[max_block];
 };
@@ -91,10 +92,11 @@ bool CacheLineFloor::covers(Collective, std::uint64_t size, int ranks) {
 }
 
 CacheLineFloor::CacheLineFloor() {
+  static_assert(sizeof(Mailbox) == 1024);
   world(rank_, ranks_);
-  const auto lines = static_cast<std::uint64_t>(ranks_) * static_cast<std::uint64_t>(ranks_);
+  const auto count = static_cast<std::uint64_t>(ranks_) * static_cast<std::uint64_t>(ranks_);
   const MPI_Aint bytes =
-      rank_ == 0 ? static_cast<MPI_Aint>((lines + 1) * sizeof(Line)) : MPI_Aint{0};
+      rank_ == 0 ? static_cast<MPI_Aint>((count + 1) * sizeof(Mailbox)) : MPI_Aint{0};
   void* mine = nullptr;
   if (MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mine, &window_) !=
       MPI_SUCCESS) {
@@ -105,9 +107,9 @@ CacheLineFloor::CacheLineFloor() {
   void* base = nullptr;
   MPI_Win_shared_query(window_, 0, &size, &unit, &base);
   auto address = reinterpret_cast<std::uintptr_t>(base);
-  address = (address + alignof(Line) - 1) / alignof(Line) * alignof(Line);  // one spare line
-  lines_ = reinterpret_cast<Line*>(address);
-  if (rank_ == 0) std::memset(static_cast<void*>(lines_), 0, lines * sizeof(Line));
+  address = (address + alignof(Mailbox) - 1) / alignof(Mailbox) * alignof(Mailbox);  // one spare
+  mailboxes_ = reinterpret_cast<Mailbox*>(address);
+  if (rank_ == 0) std::memset(static_cast<void*>(mailboxes_), 0, count * sizeof(Mailbox));
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -115,20 +117,20 @@ CacheLineFloor::~CacheLineFloor() {
   MPI_Win_free(&window_);
 }
 
-// The line from `from` to `to`; line(r, r) is rank r's line that every receiver reads.
-CacheLineFloor::Line& CacheLineFloor::line(int from, int to) const {
-  return lines_[from * ranks_ + to];
+// The mailbox from `from` to `to`; mailbox(r, r) is the one of rank r that every receiver reads.
+CacheLineFloor::Mailbox& CacheLineFloor::mailbox(int from, int to) const {
+  return mailboxes_[from * ranks_ + to];
 }
 
 void CacheLineFloor::write(int to, std::span<const std::byte> block) const {
-  Line& into = line(rank_, to);
+  Mailbox& into = mailbox(rank_, to);
   std::memcpy(into.block, block.data(), block.size());
   std::atomic_ref<std::uint64_t>(into.call).store(call_, std::memory_order_release);
 }
 
 void CacheLineFloor::read(int from, int to, std::span<std::byte> block) const {
-  Line& line_read = line(from, to);
-  const std::atomic_ref<std::uint64_t> call(line_read.call);
+  Mailbox& from_mailbox = mailbox(from, to);
+  const std::atomic_ref<std::uint64_t> call(from_mailbox.call);
   // Polls with a pause; after the first thousands of polls it yields the core, so that more
   // ranks than cores still make progress, and it gives up after 10 s.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -145,7 +147,7 @@ void CacheLineFloor::read(int from, int to, std::span<std::byte> block) const {
                                " wrote nothing within 10 s");
     }
   }
-  std::memcpy(block.data(), line_read.block, block.size());
+  std::memcpy(block.data(), from_mailbox.block, block.size());
 }
 
 void CacheLineFloor::run(Collective collective, std::uint64_t size, std::span<const std::byte> send,

@@ -8,12 +8,12 @@
 //   block with memcpy and reads every other rank's block with one process_vm_readv. Every
 //   implementation that copies once through the kernel (CMA: Open MPI's vader, our single copy)
 //   makes these moves.
-// - CacheLineFloor (every collective, blocks of at most 56 bytes): every sender writes its block
-//   and the call's number into one cache line of memory the ranks share, and every receiver
-//   polls that line until the number appears, then copies the block out. Every implementation,
-//   whatever its protocol, must move at least one cache line from the sender's core to the
-//   receiver's after the call starts; this one moves exactly that, one line per block. It
-//   polls, so it covers runs with at most one rank per core.
+// - CacheLineFloor (every collective, blocks of at most 1016 bytes): every sender writes its
+//   block and the call's number into the fewest cache lines that hold both (one line up to 56
+//   bytes), in memory the ranks share, and every receiver polls the number until it appears,
+//   then copies the block out. Every implementation, whatever its protocol, must move the block
+//   and a sign that it is there from the sender's core to the receiver's after the call starts;
+//   this one moves exactly that. It polls, so it covers runs with at most one rank per core.
 //
 // Both are collective over MPI_COMM_WORLD (every rank constructs and runs them, root 0) and are
 // correct only with the benchmark's barrier between two calls: the send buffers must be ready
@@ -54,8 +54,8 @@ class KernelCopyFloor {
 
 class CacheLineFloor {
  public:
-  // A line holds the call's number (8 bytes) and the block.
-  static constexpr std::uint64_t max_block = 56;
+  // A mailbox holds the call's number (8 bytes) and the block, in 1 KiB.
+  static constexpr std::uint64_t max_block = 1016;
 
   static bool covers(Collective collective, std::uint64_t size, int ranks);
 
@@ -70,13 +70,13 @@ class CacheLineFloor {
            std::span<std::byte> recv);
 
  private:
-  struct Line;
-  Line& line(int from, int to) const;
+  struct Mailbox;
+  Mailbox& mailbox(int from, int to) const;
   void write(int to, std::span<const std::byte> block) const;
   void read(int from, int to, std::span<std::byte> block) const;
 
   MPI_Win window_ = MPI_WIN_NULL;
-  Line* lines_ = nullptr;
+  Mailbox* mailboxes_ = nullptr;
   int rank_ = 0, ranks_ = 0;
   std::uint64_t call_ = 0;  // the number of the current call, the same on every rank
 };
