@@ -1,5 +1,7 @@
 #include "runtime/shm/plan_cache.hpp"
 
+#include <optional>
+
 namespace multilane::runtime::shm {
 namespace {
 
@@ -10,18 +12,27 @@ bool steady(const StageClock& clock, const Geometry& geometry) {
 }
 
 // Moves a steady plan to where the clock is: every stage number shifts by the distance, and
-// every stage (with the bytes it touches) to the buffer of its new number in the epoch.
+// every stage (with the bytes it touches) to the buffer of its new number in the epoch. The
+// plan's stages all lie in one epoch, so all buffers turn by the same amount: one division
+// for the first stage serves every step (a small call's plan moves at every call, and a
+// division per step was most of the call's own time).
 void move_plan(ShmPlan& plan, const StageClock& clock) {
   const std::uint64_t distance = clock.next - plan.first_stage;
   const Geometry& geometry = clock.geometry;
   const std::uint64_t stride = buffer_stride(geometry);
+  std::optional<std::uint32_t> turn;
   for (Step& step : plan.steps) {
     if (step.primitive == Primitive::LocalCopy) continue;  // no stage
     Stage& stage = step.stage;
     stage.index += distance;
     stage.previous += distance;  // steady: every stage reuses its buffer
-    const auto slot =
-        static_cast<std::uint32_t>((stage.index - clock.epoch_start) % geometry.buffers);
+    if (!turn) {
+      const auto slot =
+          static_cast<std::uint32_t>((stage.index - clock.epoch_start) % geometry.buffers);
+      turn = slot >= stage.slot ? slot - stage.slot : slot + geometry.buffers - stage.slot;
+    }
+    std::uint32_t slot = stage.slot + *turn;
+    if (slot >= geometry.buffers) slot -= geometry.buffers;
     if (!step.in_header) step.slot_offset = step.slot_offset - stage.slot * stride + slot * stride;
     stage.slot = slot;
   }
