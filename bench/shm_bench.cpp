@@ -62,7 +62,6 @@ struct Options {
   std::string purge_cache;                // empty: no purge
   std::string single_copy_from = "auto";  // "0": the paper's two copies at every size
   std::string learn_copy_path = "on";     // off: the single-copy limits alone decide
-  std::string unfenced_publish = "on";    // off: every publish fences (for A/B runs)
   std::string tuning;                     // a tuning file (multilane tune shm); empty: none
   bool shared_buffers = false;            // both use SharedBuffers instead of their own memory
   bool kernel_copy_floor = false;         // also time the bare kernel copies (alltoall, allgather)
@@ -292,10 +291,6 @@ int run(int argc, char** argv) {
                  "alltoall and allgather learn as they run whether copying once or twice is "
                  "faster (with --single-copy-from auto): on or off")
       ->check(CLI::IsMember({"on", "off"}));
-  app.add_option("--unfenced-publish", options.unfenced_publish,
-                 "ranks publish a stage without a fence, a rank about to sleep fences for them "
-                 "(membarrier): on or off")
-      ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--tuning", options.tuning,
                  "tuning file (multilane tune shm) for ours; calls it covers use its entries");
   app.add_flag("--shared-buffers", options.shared_buffers,
@@ -343,7 +338,6 @@ int run(int argc, char** argv) {
         runtime::shm::SingleCopyLimits::from_size(parse_size(options.single_copy_from));
   }
   shm.learn_copy_path = options.learn_copy_path == "on";
-  shm.unfenced_publish = options.unfenced_publish == "on";
   runtime::shm::TuningTable tuning;
   if (!options.tuning.empty()) {
     tuning = runtime::shm::read_tuning_file(options.tuning);
@@ -360,12 +354,11 @@ int run(int argc, char** argv) {
 
   if (rank == 0) {
     fmt::print(
-        "{} ranks on one node; pipeline buffers: {} x {}; single copy: {}{}; publish: {}; "
-        "buffers: {}; tuning file: {}; cache purge: {}\n\n",
+        "{} ranks on one node; pipeline buffers: {} x {}; single copy: {}{}; buffers: {}; "
+        "tuning file: {}; cache purge: {}\n\n",
         ranks, options.pipeline_buffers, format_size(shm.tuning.buffer_size),
         single_copy_text(group),
         shm.learn_copy_path && !shm.single_copy ? " (alltoall, allgather: learned)" : "",
-        group.publishes_unfenced() ? "unfenced" : "fenced",
         options.shared_buffers ? "SharedBuffer" : "the application's",
         options.tuning.empty() ? std::string("none") : options.tuning,
         purge_block.empty() ? std::string("no") : format_size(purge_block.size()));

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "multilane/errors.hpp"
-#include "runtime/shm/asymmetric_fence.hpp"
 #include "runtime/shm/shm_group.hpp"
 #include "shm/collective_data.hpp"
 #include "shm/fork_ranks.hpp"
@@ -274,33 +273,6 @@ TEST(ShmGroup, NameIsGoneOnceEveryRankAttached) {
     if (!problem.empty()) throw std::runtime_error(problem);
   });
   expect_ok(outcomes);
-}
-
-// Publishing without a fence is a group decision: one rank that does not ask (or whose kernel
-// refuses) makes every rank fence. Either way every wait sleeps at once here (no spin, more
-// ranks than this machine's cores), so each call's publishes must wake their sleepers.
-TEST(ShmGroup, RanksAgreeWhetherToPublishUnfenced) {
-  const bool kernel_allows = register_for_asymmetric_fence();
-  for (const bool everyone_asks : {true, false}) {
-    const std::uint64_t job = unique_job_id();
-    const auto outcomes = run_ranks(4, [&](int rank) {
-      ShmOptions options = small_buffers();
-      options.spin = std::chrono::nanoseconds(0);
-      options.unfenced_publish = everyone_asks || rank != 2;
-      ShmGroup group(job, 0, rank, 4, options);
-      if (group.publishes_unfenced() != (everyone_asks && kernel_allows)) {
-        throw std::runtime_error(fmt::format("rank {} publishes {}", rank,
-                                             group.publishes_unfenced() ? "unfenced" : "fenced"));
-      }
-      for (std::uint32_t call = 1; call <= 50; ++call) {
-        for (const Collective c : {Collective::Alltoall, Collective::Bcast}) {
-          const std::string problem = run_and_check(group, c, 0, 9, call);
-          if (!problem.empty()) throw std::runtime_error(problem);
-        }
-      }
-    });
-    expect_ok(outcomes);
-  }
 }
 
 TEST(ShmGroup, InstancesOfOneJobAreSeparateGroups) {

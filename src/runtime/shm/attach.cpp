@@ -9,7 +9,6 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/shm/asymmetric_fence.hpp"
 #include "runtime/shm/cross_memory.hpp"
 #include "runtime/shm/endpoint.hpp"
 #include "runtime/shm/layout.hpp"
@@ -35,12 +34,7 @@ SegmentView view_of(const ShmSegment& segment, const GroupIdentity& group) {
   return view_segment(segment.data(), group.local_size, group.capacity);
 }
 
-// Whether this rank may publish without a fence: asked for, and registered with the kernel.
-bool can_publish_unfenced(bool unfenced) {
-  return unfenced && register_for_asymmetric_fence();
-}
-
-ShmSegment create(const GroupIdentity& group, bool unfenced) {
+ShmSegment create(const GroupIdentity& group) {
   ShmSegment segment = ShmSegment::create(name_for(group, getpid()),
                                           segment_bytes(group.local_size, group.capacity));
   SegmentView view = view_of(segment, group);
@@ -54,7 +48,6 @@ ShmSegment create(const GroupIdentity& group, bool unfenced) {
   view.ranks[0].pid = getpid();
   header.creator_header_address = reinterpret_cast<std::uintptr_t>(view.header);
   allow_cross_memory_access();
-  header.fence_refusals = can_publish_unfenced(unfenced) ? 0 : 1;
   header.attached.arrivals = 1;  // the creator; `value` becomes 1 once every rank attached
   std::atomic_ref<std::uint64_t>(header.magic).store(kSegmentMagic, std::memory_order_release);
   return segment;
@@ -179,16 +172,13 @@ std::string group_label(const GroupIdentity& group) {
                      group.local_rank);
 }
 
-ShmSegment attach_group(const GroupIdentity& group, const WaitPolicy& policy, bool unfenced) {
-  ShmSegment segment = group.local_rank == 0 ? create(group, unfenced) : join(group, policy);
+ShmSegment attach_group(const GroupIdentity& group, const WaitPolicy& policy) {
+  ShmSegment segment = group.local_rank == 0 ? create(group) : join(group, policy);
   const SegmentView view = view_of(segment, group);
   ShmEndpoint endpoint(view, group.local_rank, policy, group_label(group));
   try {
     if (group.local_rank != 0) {
       check_single_copy(view);
-      if (!can_publish_unfenced(unfenced)) {
-        std::atomic_ref<std::uint32_t>(view.header->fence_refusals).fetch_add(1);
-      }
       register_pid(endpoint, view.ranks[group.local_rank]);
     }
     await_everyone(endpoint, segment, view);
@@ -198,10 +188,6 @@ ShmSegment attach_group(const GroupIdentity& group, const WaitPolicy& policy, bo
     throw;
   }
   return segment;
-}
-
-bool publishers_unfenced(const ShmSegment& segment, const GroupIdentity& group) {
-  return std::atomic_ref<std::uint32_t>(view_of(segment, group).header->fence_refusals).load() == 0;
 }
 
 }  // namespace multilane::runtime::shm

@@ -30,11 +30,6 @@ struct GroupIdentity {
 std::string group_label(const GroupIdentity& group);
 
 // Returns the mapped segment once every rank of the group has attached. Throws ShmError.
-// `unfenced` asks to publish without a fence (asymmetric_fence.hpp); the group does so only if
-// every rank asked and registered (publishers_unfenced() tells once attached).
-ShmSegment attach_group(const GroupIdentity& group, const WaitPolicy& policy, bool unfenced);
-
-// Whether the attached group's ranks publish without a fence.
-bool publishers_unfenced(const ShmSegment& segment, const GroupIdentity& group);
+ShmSegment attach_group(const GroupIdentity& group, const WaitPolicy& policy);
 
 }  // namespace multilane::runtime::shm

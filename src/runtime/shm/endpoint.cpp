@@ -138,7 +138,7 @@ void ShmEndpoint::writer_arrives(const Step& step) {
     const std::uint64_t before = tag.fetch_add(contribution(), std::memory_order_acq_rel);
     if ((before & kArrivalMask) + 1 < writers) return;
   }
-  announce(filled, stage_value(step.stage.index));  // releases the tag and the buffer's bytes
+  publish(filled, stage_value(step.stage.index));  // releases the tag and the buffer's bytes
 }
 
 void ShmEndpoint::check_writers_call(const Step& step) {
@@ -241,12 +241,7 @@ void ShmEndpoint::release(const Step& step) {
   // Every reader has checked the fingerprints; the next writers start from 0 once they see
   // the buffer released.
   std::atomic_ref<std::uint64_t>(slot.filled.tag).store(0, std::memory_order_relaxed);
-  announce(slot.drained, stage_value(step.stage.index));
-}
-
-void ShmEndpoint::announce(SyncWord& word, std::uint32_t value) {
-  if (policy_.publishers_unfenced) return publish_unfenced(word, value);
-  publish(word, value);
+  publish(slot.drained, stage_value(step.stage.index));
 }
 
 void ShmEndpoint::break_group(const std::string& reason) {

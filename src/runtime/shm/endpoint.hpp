@@ -100,8 +100,6 @@ class ShmEndpoint {
   void writer_arrives(const Step& step);
   void check_writers_call(const Step& step);
   void release(const Step& step);
-  // Publishes a stage's `filled` or `drained`, unfenced if the group agreed (sync_word.hpp).
-  void announce(SyncWord& word, std::uint32_t value);
   // DirectGet / DirectPut: the copy between this rank's buffer and the exposed one, with memcpy
   // when the exposed one lies in a SharedBuffer this rank can map, else through the kernel.
   void copy_direct(const Step& step, const ShmBuffers& buffers, const std::byte* entry_bytes);

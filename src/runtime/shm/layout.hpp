@@ -23,7 +23,7 @@
 namespace multilane::runtime::shm {
 
 inline constexpr std::uint64_t kSegmentMagic = 0x314d48534c4d4c4dULL;  // "MLMLSHM1"
-inline constexpr std::uint32_t kLayoutVersion = 6;
+inline constexpr std::uint32_t kLayoutVersion = 5;
 inline constexpr int kMaxPipelineBuffers = 64;
 inline constexpr int kMaxLocalSize = 4096;
 inline constexpr std::size_t kReasonBytes = 256;
@@ -47,9 +47,6 @@ struct alignas(64) SegmentHeader {
   // every other rank reads the magic there before it attaches and counts a refusal here.
   std::uint64_t creator_header_address = 0;
   std::uint32_t single_copy_refusals = 0;
-  // Ranks that cannot (or may not) publish without a fence (asymmetric_fence.hpp), counted
-  // before they attach: the group publishes unfenced only if this stays 0.
-  std::uint32_t fence_refusals = 0;
   // The copy path of each class of call that learns it, written by local rank 0 only.
   alignas(64) std::uint64_t copy_choices[kCopyChoiceWords] = {};
 };

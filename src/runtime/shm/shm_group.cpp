@@ -130,18 +130,13 @@ struct ShmGroup::State {
   State(const GroupIdentity& group, const ShmOptions& options_, const WaitPolicy& policy)
       : identity(group),
         options(options_),
-        segment(attach_group(group, policy, options.unfenced_publish)),
-        endpoint(view(), group.local_rank, group_policy(policy), group_label(group)),
+        segment(attach_group(group, policy)),
+        endpoint(view(), group.local_rank, policy, group_label(group)),
         chooser(view(), group.local_rank, options.learn_copy_path && !options.single_copy,
                 options.copy_learning) {
     single_copy_allowed =
         std::atomic_ref<std::uint32_t>(view().header->single_copy_refusals).load() == 0;
     single_copy_limits = options.single_copy.value_or(default_single_copy(group.local_size));
-  }
-  // `policy` as the ranks agreed while attaching (segment is initialised first).
-  WaitPolicy group_policy(WaitPolicy policy) const {
-    policy.publishers_unfenced = publishers_unfenced(segment, identity);
-    return policy;
   }
   // The parts of the mapped segment (segment and identity are initialised first).
   SegmentView view() const {
@@ -268,10 +263,6 @@ std::uint64_t ShmGroup::capacity() const {
 }
 bool ShmGroup::single_copy_allowed() const {
   return state_->single_copy_allowed;
-}
-
-bool ShmGroup::publishes_unfenced() const {
-  return state_->endpoint.policy().publishers_unfenced;
 }
 
 const SingleCopyLimits& ShmGroup::single_copy_limits() const {

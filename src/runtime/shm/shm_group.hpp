@@ -93,10 +93,6 @@ struct ShmOptions {
   // differ fail with both calls named, as with different limits).
   bool learn_copy_path = true;
   CopyLearning copy_learning;
-  // Ranks publish a stage without a fence and a rank about to sleep fences for them
-  // (runtime/shm/asymmetric_fence.hpp): a small call saves two stalls. The group does so only
-  // if every rank asks and the kernel registers every rank; false: always fence (for A/B runs).
-  bool unfenced_publish = true;
 };
 
 class ShmGroup {
@@ -113,8 +109,6 @@ class ShmGroup {
   const SegmentName& segment_name() const;
   // Whether every rank may copy from and to the others' memory (checked at setup).
   bool single_copy_allowed() const;
-  // Whether the ranks publish without a fence (ShmOptions::unfenced_publish, as agreed).
-  bool publishes_unfenced() const;
   // The limits in force (ShmOptions::single_copy or the default for this group).
   const SingleCopyLimits& single_copy_limits() const;
   // Whether a call of `block_size` bytes per block (the whole message for bcast) with `tuning`

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "runtime/shm/asymmetric_fence.hpp"
 #include "runtime/shm/futex.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -27,15 +26,8 @@ void cpu_relax() {
 }
 
 // Registers as a sleeper and sleeps unless the target was reached meanwhile.
-void sleep_once(SyncWord& word, std::uint32_t target, const WaitPolicy& policy,
-                std::chrono::nanoseconds slice) {
+void sleep_once(SyncWord& word, std::uint32_t target, std::chrono::nanoseconds slice) {
   atomic(word.sleepers).fetch_add(1, std::memory_order_seq_cst);
-  if (policy.publishers_unfenced && !asymmetric_fence_heavy()) {
-    // Without the fence a wake-up may be lost: give the core away instead of sleeping.
-    atomic(word.sleepers).fetch_sub(1, std::memory_order_seq_cst);
-    sched_yield();
-    return;
-  }
   const std::uint32_t seen = atomic(word.value).load(std::memory_order_seq_cst);
   if (!reached(seen, target)) futex_wait(&word.value, seen, slice);
   atomic(word.sleepers).fetch_sub(1, std::memory_order_seq_cst);
@@ -68,13 +60,6 @@ void publish(SyncWord& word, std::uint32_t value) {
   if (atomic(word.sleepers).load(std::memory_order_seq_cst) != 0) futex_wake_all(&word.value);
 }
 
-void publish_unfenced(SyncWord& word, std::uint32_t value) {
-  atomic(word.value).store(value, std::memory_order_release);
-  // The compiler must keep the load after the store; the sleeper's fence orders them in memory.
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  if (atomic(word.sleepers).load(std::memory_order_relaxed) != 0) futex_wake_all(&word.value);
-}
-
 bool count_arrival(SyncWord& word, std::uint32_t participants) {
   if (participants <= 1) return true;  // alone: the count stays 0
   if (atomic(word.arrivals).fetch_add(1, std::memory_order_acq_rel) + 1 < participants) {
@@ -103,7 +88,7 @@ bool wait_until_reached(SyncWord& word, std::uint32_t target, const WaitPolicy& 
     const auto now = Clock::now();
     if (now >= deadline) return has_reached(word, target);
     const auto slice = std::min<Clock::duration>(deadline - now, policy.check_interval);
-    sleep_once(word, target, policy, slice);
+    sleep_once(word, target, slice);
     if (has_reached(word, target)) return true;
     check();
   }

@@ -7,11 +7,9 @@
 //
 // Waking is cheap when nobody sleeps: publish() stores the value and issues FUTEX_WAKE only if a
 // sleeper is registered. The sleeper registers, then re-reads the value before sleeping; both
-// sides fence between their store and their load, so either the waker sees the sleeper or the
-// sleeper sees the new value (no lost wake-up). publish_unfenced() leaves the waker's fence to
-// the sleeper (asymmetric_fence.hpp): every rank of a group uses it or none does, and the
-// group's WaitPolicy says so. A rank killed while sleeping leaves the count too high, which
-// only costs later wakers a system call.
+// sides use sequentially consistent operations, so either the waker sees the sleeper or the
+// sleeper sees the new value (no lost wake-up). A rank killed while sleeping leaves the count
+// too high, which only costs later wakers a system call.
 //
 // Data written before publish()/arrive() is visible to a rank that saw the value reached
 // (release / acquire).
@@ -45,9 +43,6 @@ inline bool has_reached(SyncWord& word, std::uint32_t target) {
 
 // Sets the value and wakes its sleepers.
 void publish(SyncWord& word, std::uint32_t value);
-// The same without a fence: only in a group whose sleepers fence for the wakers
-// (WaitPolicy::publishers_unfenced).
-void publish_unfenced(SyncWord& word, std::uint32_t value);
 
 // Counts one of `participants` in; true for the last one, which has reset the count. The count
 // must be back at 0 before anyone arrives for the next phase, which callers guarantee by having
@@ -64,9 +59,6 @@ struct WaitPolicy {
   // Poll with sched_yield() instead of a pause: on a core shared with other ranks, the rank
   // waited for gets the core at once instead of after the poller's time slice.
   bool yield_while_polling = false;
-  // The group's ranks publish without a fence (publish_unfenced), so a sleeper runs the
-  // asymmetric fence before it sleeps, or polls on if the kernel refuses it.
-  bool publishers_unfenced = false;
   std::chrono::milliseconds timeout{60'000};     // the whole wait
   std::chrono::milliseconds check_interval{20};  // longest sleep between two checks
 };
