@@ -14,8 +14,8 @@ bool steady(const StageClock& clock, const Geometry& geometry) {
 // Moves a steady plan to where the clock is: every stage number shifts by the distance, and
 // every stage (with the bytes it touches) to the buffer of its new number in the epoch. The
 // plan's stages all lie in one epoch, so all buffers turn by the same amount: one division
-// for the first stage serves every step (a small call's plan moves at every call, and a
-// division per step was most of the call's own time).
+// for the first stage serves every step (a small call's plan moves at every call, so this loop
+// is on every small call's path).
 void move_plan(ShmPlan& plan, const StageClock& clock) {
   const std::uint64_t distance = clock.next - plan.first_stage;
   const Geometry& geometry = clock.geometry;
