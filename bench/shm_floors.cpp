@@ -132,15 +132,19 @@ void CacheLineFloor::read(int from, int to, std::span<std::byte> block) const {
   Mailbox& from_mailbox = mailbox(from, to);
   const std::atomic_ref<std::uint64_t> call(from_mailbox.call);
   // Polls with a pause; after the first thousands of polls it yields the core, so that more
-  // ranks than cores still make progress, and it gives up after 10 s.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  // ranks than cores still make progress, and it gives up after 10 s. The clock is read only
+  // then: on the floor's own path it would cost as much as the line.
+  constexpr std::uint64_t kPausedPolls = 4096;
+  std::chrono::steady_clock::time_point deadline;
   for (std::uint64_t polls = 0; call.load(std::memory_order_acquire) != call_; ++polls) {
-    if (polls < 4096) {
+    if (polls < kPausedPolls) {
 #if defined(__x86_64__) || defined(__i386__)
       _mm_pause();
 #endif
       continue;
     }
+    if (polls == kPausedPolls)
+      deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     sched_yield();
     if (polls % 1024 == 0 && std::chrono::steady_clock::now() > deadline) {
       throw CommunicationError("shm_bench: cache-line floor: rank " + std::to_string(from) +
