@@ -20,9 +20,8 @@
 // Open MPI / floor is the most that any such implementation could gain over Open MPI here. The
 // kernel-copy floor covers alltoall and allgather (one process_vm_readv per block), the
 // cache-line floor blocks of at most 1016 bytes in every collective (the fewest cache lines
-// that hold the block and a flag);
-// where both cover a call, the cache-line floor is shown, the lower bound for every
-// implementation.
+// that hold the block and a flag); where both cover a call, the cache-line floor is shown, the
+// lower bound for every implementation.
 #include <fmt/format.h>
 #include <mpi.h>
 #include <unistd.h>

@@ -11,10 +11,7 @@
 
 #include "multilane/errors.hpp"
 #include "runtime/shm/cross_memory.hpp"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
+#include "runtime/shm/sync_word.hpp"
 
 namespace multilane::shm_bench {
 namespace {
@@ -138,9 +135,7 @@ void CacheLineFloor::read(int from, int to, std::span<std::byte> block) const {
   std::chrono::steady_clock::time_point deadline;
   for (std::uint64_t polls = 0; call.load(std::memory_order_acquire) != call_; ++polls) {
     if (polls < kPausedPolls) {
-#if defined(__x86_64__) || defined(__i386__)
-      _mm_pause();
-#endif
+      runtime::shm::cpu_relax();
       continue;
     }
     if (polls == kPausedPolls)

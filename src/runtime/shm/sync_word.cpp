@@ -19,12 +19,6 @@ std::atomic_ref<std::uint32_t> atomic(std::uint32_t& field) {
   return std::atomic_ref<std::uint32_t>(field);
 }
 
-void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  _mm_pause();
-#endif
-}
-
 // Registers as a sleeper and sleeps unless the target was reached meanwhile.
 void sleep_once(SyncWord& word, std::uint32_t target, std::chrono::nanoseconds slice) {
   atomic(word.sleepers).fetch_add(1, std::memory_order_seq_cst);
@@ -54,6 +48,12 @@ bool poll_until_reached(SyncWord& word, std::uint32_t target, const WaitPolicy& 
 }
 
 }  // namespace
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
+}
 
 void publish(SyncWord& word, std::uint32_t value) {
   atomic(word.value).store(value, std::memory_order_seq_cst);

@@ -41,6 +41,9 @@ inline bool has_reached(SyncWord& word, std::uint32_t target) {
   return reached(load_value(word), target);
 }
 
+// One polling pause: tells the core that it spins (a pause instruction on x86).
+void cpu_relax();
+
 // Sets the value and wakes its sleepers.
 void publish(SyncWord& word, std::uint32_t value);
 
