@@ -71,8 +71,8 @@ std::string run_in_process(int ranks, const std::vector<PlannedCall>& calls, std
       s.buffers = {};
     }
     CallInfo info{++s.serial, shape.collective, shape.root, shape.size, call.geometry};
+    endpoints[static_cast<std::size_t>(r)].enter_call(info);
     build_plan(shape, r, call.geometry, s.clock, s.plan);
-    endpoints[static_cast<std::size_t>(r)].enter_call(info, s.plan.reads_done);
     auto& seen = stages_of_call[s.call];
     const std::pair<std::uint64_t, std::uint64_t> mine{s.plan.first_stage, s.plan.stages};
     if (seen.first == ~0ull) seen = mine;

@@ -58,61 +58,37 @@ std::string seconds(std::chrono::milliseconds duration) {
 
 ShmEndpoint::ShmEndpoint(SegmentView view, int local_rank, const WaitPolicy& policy,
                          std::string label)
-    : view_(view),
-      rank_(local_rank),
-      pid_(getpid()),
-      policy_(policy),
-      label_(std::move(label)),
-      seen_reads_done_(view.ranks.size(), 0) {}
+    : view_(view), rank_(local_rank), pid_(getpid()), policy_(policy), label_(std::move(label)) {}
 
-void ShmEndpoint::enter_call(const CallInfo& call, std::uint64_t reads_done) {
+void ShmEndpoint::enter_call(const CallInfo& call) {
   call_ = call;
   fingerprint_ = fingerprint(call);
   store_record(view_.ranks[static_cast<std::size_t>(rank_)], pack(call));
-  publish_reads_done(reads_done);
 }
 
-void ShmEndpoint::publish_reads_done(std::uint64_t stage) {
-  const auto value = static_cast<std::uint32_t>(stage);
-  if (value == reads_done_) return;  // a store the others might have to fetch, for nothing
-  reads_done_ = value;
-  publish(view_.progress[static_cast<std::size_t>(rank_)].reads_done, value);
+SyncWord& ShmEndpoint::word_waited_on(const Step& step) const {
+  SlotHeader& slot = view_.slots[step.stage.slot];
+  return needs_free_buffer(step) ? slot.drained : slot.filled;
 }
 
-int ShmEndpoint::first_still_reading(std::uint32_t target) const {
-  std::uint32_t least_ahead = ~0u;  // of the others' values, how far the lowest is past target
-  for (int r = 0; r < local_size(); ++r) {
-    if (r == rank_) continue;
-    std::uint32_t& seen = seen_reads_done_[static_cast<std::size_t>(r)];
-    if (!reached(seen, target)) {
-      seen = load_value(view_.progress[static_cast<std::size_t>(r)].reads_done);
-      if (!reached(seen, target)) return r;
-    }
-    least_ahead = std::min(least_ahead, seen - target);
-  }
-  all_have_read_ = target + (least_ahead == ~0u ? 0 : least_ahead);
-  return -1;
-}
-
-bool ShmEndpoint::others_have_read(std::uint32_t target) const {
-  return reached(all_have_read_, target) || first_still_reading(target) < 0;
+std::uint32_t ShmEndpoint::target_of(const Step& step) const {
+  return needs_free_buffer(step) ? stage_value(step.stage.previous) : stage_value(step.stage.index);
 }
 
 bool ShmEndpoint::startable(const Step& step) const {
   if (needs_free_buffer(step)) {
-    return !step.stage.reuses || others_have_read(stage_value(step.stage.previous));
+    return !step.stage.reuses || has_reached(word_waited_on(step), target_of(step));
   }
   if (is_sync(step.primitive) && step.role == SyncRole::Reader) {
-    return has_reached(view_.slots[step.stage.slot].filled, stage_value(step.stage.index));
+    return has_reached(word_waited_on(step), target_of(step));
   }
   return true;
 }
 
-std::string ShmEndpoint::describe_wait(const Step& step, int reader) const {
+std::string ShmEndpoint::describe_wait(const Step& step) const {
   if (needs_free_buffer(step)) {
-    return fmt::format(
-        "local rank {} to finish its reads up to stage {} (to reuse pipeline buffer {}) in {}",
-        reader, step.stage.previous, step.stage.slot, describe(call_));
+    return fmt::format("the readers of stage {} to release pipeline buffer {} in {}",
+                       step.stage.previous, step.stage.slot, describe(call_));
   }
   const std::string who =
       step.peer >= 0 ? fmt::format("local rank {}", step.peer) : std::string("the writers");
@@ -137,42 +113,15 @@ std::string ShmEndpoint::laggards() const {
 
 void ShmEndpoint::wait(const Step& step) {
   check_not_broken();
-  if (needs_free_buffer(step)) return wait_for_readers(step);
-  wait_for_writers(step);
-}
-
-void ShmEndpoint::wait_for_writers(const Step& step) {
   const auto check = [&] {
     check_not_broken();
     check_ranks_alive(describe_wait(step));
   };
-  SyncWord& filled = view_.slots[step.stage.slot].filled;
-  if (wait_until_reached(filled, stage_value(step.stage.index), policy_, check)) return;
+  if (wait_until_reached(word_waited_on(step), target_of(step), policy_, check)) return;
   check_not_broken();
   check_ranks_alive(describe_wait(step), true);
   fail(fmt::format("timed out after {} waiting for {}{}", seconds(policy_.timeout),
                    describe_wait(step), laggards()));
-}
-
-void ShmEndpoint::wait_for_readers(const Step& step) {
-  const std::uint32_t target = stage_value(step.stage.previous);
-  // One timeout for the whole wait, however many ranks it waits for in turn.
-  const auto deadline = Clock::now() + policy_.timeout;
-  for (int reader; (reader = first_still_reading(target)) >= 0;) {
-    const auto check = [&] {
-      check_not_broken();
-      check_ranks_alive(describe_wait(step, reader));
-    };
-    WaitPolicy left = policy_;
-    left.timeout = std::max(std::chrono::milliseconds(0),
-                            std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()));
-    SyncWord& progress = view_.progress[static_cast<std::size_t>(reader)].reads_done;
-    if (wait_until_reached(progress, target, left, check)) continue;
-    check_not_broken();
-    check_ranks_alive(describe_wait(step, reader), true);
-    fail(fmt::format("timed out after {} waiting for {}{}", seconds(policy_.timeout),
-                     describe_wait(step, reader), laggards()));
-  }
 }
 
 std::uint64_t ShmEndpoint::contribution() const {
@@ -180,23 +129,21 @@ std::uint64_t ShmEndpoint::contribution() const {
 }
 
 void ShmEndpoint::writer_arrives(const Step& step) {
-  SlotHeader& slot = view_.slots[step.stage.slot];
-  std::uint64_t sum = contribution();
-  if (step.stage.writers > 1) {
-    const std::atomic_ref<std::uint64_t> tag(slot.filled.tag);
-    const std::uint64_t before = tag.fetch_add(sum, std::memory_order_acq_rel);
-    if ((before & kArrivalMask) + 1 < step.stage.writers) return;
-    sum += before;
-    // The buffer's next writers add only after this stage's readers saw the publish below.
-    tag.store(0, std::memory_order_relaxed);
+  SyncWord& filled = view_.slots[step.stage.slot].filled;
+  const std::atomic_ref<std::uint64_t> tag(filled.tag);
+  const std::uint32_t writers = step.stage.writers;
+  if (writers == 1) {
+    tag.store(contribution(), std::memory_order_relaxed);  // 0 before: a lone writer may store
+  } else {
+    const std::uint64_t before = tag.fetch_add(contribution(), std::memory_order_acq_rel);
+    if ((before & kArrivalMask) + 1 < writers) return;
   }
-  std::atomic_ref<std::uint64_t>(slot.writers_fingerprints).store(sum, std::memory_order_relaxed);
-  publish(slot.filled, stage_value(step.stage.index));  // releases the sum and the buffer's bytes
+  publish(filled, stage_value(step.stage.index));  // releases the tag and the buffer's bytes
 }
 
 void ShmEndpoint::check_writers_call(const Step& step) {
   const std::uint64_t sum =
-      std::atomic_ref<std::uint64_t>(view_.slots[step.stage.slot].writers_fingerprints)
+      std::atomic_ref<std::uint64_t>(view_.slots[step.stage.slot].filled.tag)
           .load(std::memory_order_relaxed);  // ordered by the acquire of `filled`
   if (sum == step.stage.writers * contribution()) return;
   // Name where the writers are now (they may have moved on since they wrote).
@@ -289,7 +236,12 @@ void ShmEndpoint::copy_direct(const Step& step, const ShmBuffers& buffers,
 }
 
 void ShmEndpoint::release(const Step& step) {
-  publish_reads_done(step.reads_done);
+  SlotHeader& slot = view_.slots[step.stage.slot];
+  if (!count_arrival(slot.drained, step.stage.readers)) return;
+  // Every reader has checked the fingerprints; the next writers start from 0 once they see
+  // the buffer released.
+  std::atomic_ref<std::uint64_t>(slot.filled.tag).store(0, std::memory_order_relaxed);
+  publish(slot.drained, stage_value(step.stage.index));
 }
 
 void ShmEndpoint::break_group(const std::string& reason) {
@@ -307,8 +259,10 @@ void ShmEndpoint::interrupt(const std::string& reason) {
     publish(broken, static_cast<std::uint32_t>(rank_ + 1));
   }
   wake_everyone(view_.header->attached);
-  for (SlotHeader& slot : view_.slots) wake_everyone(slot.filled);
-  for (RankProgress& rank : view_.progress) wake_everyone(rank.reads_done);
+  for (SlotHeader& slot : view_.slots) {
+    wake_everyone(slot.filled);
+    wake_everyone(slot.drained);
+  }
 }
 
 void ShmEndpoint::fail(const std::string& reason) {

@@ -11,16 +11,11 @@
 // run() is the three in a row. Any failure breaks the group (fail()): the reason goes into the
 // segment and every rank's next wait throws ShmError naming the rank that failed and why.
 //
-// A writer may reuse a pipeline buffer once every other rank has read everything up to the
-// buffer's previous stage: each rank publishes how far it has read (layout.hpp's RankProgress)
-// at the start of a call and at each release, and writers wait on those. A writer remembers the
-// values it saw, so it reads another rank's line only when they are not enough yet.
-//
 // Every writer adds its call's fingerprint (call_record.hpp) and a count of 1 to the stage's
-// `filled` tag with one atomic addition when it syncs (a lone writer just stores it); the last
-// one, by the count, moves the sum out of the tag, resets the tag, and publishes. Every reader
-// checks the sum after its wait: ranks that disagree on a call (collective, root, size, tuning,
-// number of calls) fail with both calls named.
+// `filled` tag with one atomic addition when it syncs (the last one, by the count, publishes),
+// and every reader checks the sum after its wait: ranks that disagree on a call (collective,
+// root, size, tuning, number of calls) fail with both calls named. The stage's last reader
+// resets the tag before it releases the buffer.
 //
 // Not thread-safe: one thread per endpoint. The endpoint does not own the segment.
 #pragma once
@@ -28,7 +23,6 @@
 #include <chrono>
 #include <cstddef>
 #include <string>
-#include <vector>
 
 #include "runtime/shm/call_record.hpp"
 #include "runtime/shm/layout.hpp"
@@ -59,9 +53,8 @@ class ShmEndpoint {
   const WaitPolicy& policy() const { return policy_; }
   const std::string& label() const { return label_; }
 
-  // Records the call this rank enters: other ranks check it, and errors name it. `reads_done`
-  // is the call's plan's (plan.hpp): how far this rank has read when the call starts.
-  void enter_call(const CallInfo& call, std::uint64_t reads_done);
+  // Records the call this rank enters: other ranks check it, and errors name it.
+  void enter_call(const CallInfo& call);
   const CallInfo& call() const { return call_; }
 
   bool startable(const Step& step) const;
@@ -97,14 +90,9 @@ class ShmEndpoint {
   void leave();
 
  private:
-  // Whether every other rank has read everything below `target` (a stage value): by the values
-  // seen before, else by reading theirs again. The first rank that has not, or -1.
-  bool others_have_read(std::uint32_t target) const;
-  int first_still_reading(std::uint32_t target) const;
-  void wait_for_readers(const Step& step);
-  void wait_for_writers(const Step& step);
-  void publish_reads_done(std::uint64_t stage);
-  std::string describe_wait(const Step& step, int reader = -1) const;
+  SyncWord& word_waited_on(const Step& step) const;
+  std::uint32_t target_of(const Step& step) const;
+  std::string describe_wait(const Step& step) const;
   std::string laggards() const;
   // What a writer adds to the stage's `filled` tag: its fingerprint above, 1 in the low 16 bits
   // (so the sum of n contributions counts n arrivals and carries n fingerprints).
@@ -123,11 +111,6 @@ class ShmEndpoint {
   std::string label_;
   CallInfo call_;
   std::uint64_t fingerprint_ = 0;
-  std::uint32_t reads_done_ = 0;  // what this rank published last
-  // The other ranks' reads_done as this rank saw them last (they only grow), and a value that
-  // all of them had reached then.
-  mutable std::vector<std::uint32_t> seen_reads_done_;
-  mutable std::uint32_t all_have_read_ = 0;
   bool broken_ = false;
   PeerRegions peer_regions_;
   DirectCopies direct_copies_;

@@ -10,15 +10,14 @@ constexpr std::size_t round_up(std::size_t bytes, std::size_t unit) {
 }
 
 struct Offsets {
-  std::size_t ranks, progress, slots, data, total;
+  std::size_t ranks, slots, data, total;
 };
 
 Offsets offsets(int local_size, std::size_t capacity) {
   Offsets at{};
   at.ranks = round_up(sizeof(SegmentHeader), alignof(RankRecord));
-  const auto p = static_cast<std::size_t>(local_size);
-  at.progress = round_up(at.ranks + sizeof(RankRecord) * p, alignof(RankProgress));
-  at.slots = round_up(at.progress + sizeof(RankProgress) * p, alignof(SlotHeader));
+  at.slots = round_up(at.ranks + sizeof(RankRecord) * static_cast<std::size_t>(local_size),
+                      alignof(SlotHeader));
   at.data = round_up(at.slots + sizeof(SlotHeader) * kMaxPipelineBuffers, kPage);
   at.total = round_up(at.data + capacity, kPage);
   return at;
@@ -36,8 +35,6 @@ SegmentView view_segment(std::byte* base, int local_size, std::size_t capacity) 
   view.header = reinterpret_cast<SegmentHeader*>(base);
   view.ranks = {reinterpret_cast<RankRecord*>(base + at.ranks),
                 static_cast<std::size_t>(local_size)};
-  view.progress = {reinterpret_cast<RankProgress*>(base + at.progress),
-                   static_cast<std::size_t>(local_size)};
   view.slots = {reinterpret_cast<SlotHeader*>(base + at.slots),
                 static_cast<std::size_t>(kMaxPipelineBuffers)};
   view.data = base + at.data;

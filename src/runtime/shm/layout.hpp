@@ -5,9 +5,8 @@
 //                        paths
 //   RankRecord[p]        per local rank: pid (0 until attached), whether it left, its call,
 //                        the times of its last timed calls
-//   RankProgress[p]      per local rank: the stage below which it has read everything
-//   SlotHeader[64]       per pipeline buffer: the `filled` sync word, the writers' fingerprints,
-//                        and the bytes of a tiny call (kInlineBytes)
+//   SlotHeader[64]       per pipeline buffer: `filled` and `drained` sync words, and the
+//                        bytes of a tiny call (kInlineBytes)
 //   data area            `capacity` bytes, page aligned, cut into pipeline buffers per call
 //
 // Every field shared between ranks is accessed through std::atomic_ref, except the data area
@@ -24,7 +23,7 @@
 namespace multilane::runtime::shm {
 
 inline constexpr std::uint64_t kSegmentMagic = 0x314d48534c4d4c4dULL;  // "MLMLSHM1"
-inline constexpr std::uint32_t kLayoutVersion = 6;
+inline constexpr std::uint32_t kLayoutVersion = 5;
 inline constexpr int kMaxPipelineBuffers = 64;
 inline constexpr int kMaxLocalSize = 4096;
 inline constexpr std::size_t kReasonBytes = 256;
@@ -82,26 +81,15 @@ struct alignas(64) RankRecord {
 };
 static_assert(sizeof(RankRecord) == 64);
 
-// How far a rank has read: its `reads_done.value` is 1 + the stage below which it has finished
-// every read, which only grows. A writer that reuses a buffer waits until every other rank is
-// past the buffer's previous stage (endpoint.hpp). Only the rank itself writes the line, and
-// writers read it only when the value they saw last is not enough, so a reader's release
-// costs no cache-line transfer and a writer's check usually none either.
-struct alignas(64) RankProgress {
-  SyncWord reads_done;
-};
-static_assert(sizeof(RankProgress) == 64);
-
-// One line per pipeline buffer, written by the stage's writers and read by its readers only:
-// readers never write it, so the line moves once per stage, to the readers. `filled.tag`
-// counts the writers' arrivals; the last writer moves the sum of their fingerprints to
-// `writers_fingerprints` and resets the tag before it publishes. A call whose shared bytes fit
-// in the rest of the line (an 8-byte alltoall on four ranks) keeps them there instead of in
-// the data area (Step::in_header): the reader that sees `filled` then holds the bytes too.
-inline constexpr std::size_t kInlineBytes = 64 - sizeof(SyncWord) - sizeof(std::uint64_t);
+// Both words of a buffer share one cache line: a writer checks `drained` and then writes
+// `filled`, a reader the other way round, so each side moves one line instead of two. A call
+// whose shared bytes fit in the rest of the line (an 8-byte call on two ranks) keeps them
+// there instead of in the data area (Step::in_header): the reader that sees `filled` then
+// holds the bytes too, one line transfer instead of two, and so does the writer's put.
+inline constexpr std::size_t kInlineBytes = 64 - 2 * sizeof(SyncWord);
 struct alignas(64) SlotHeader {
-  SyncWord filled;                         // 1 + the last stage whose writers all synced
-  std::uint64_t writers_fingerprints = 0;  // of the last stage whose writers all synced
+  SyncWord filled;   // 1 + the last stage whose writers all synced; `tag` counts them (endpoint)
+  SyncWord drained;  // 1 + the last stage whose readers all finished reading
   std::byte inline_data[kInlineBytes];
 };
 static_assert(sizeof(SlotHeader) == 64);
@@ -110,8 +98,7 @@ static_assert(sizeof(SlotHeader) == 64);
 struct SegmentView {
   SegmentHeader* header = nullptr;
   std::span<RankRecord> ranks;
-  std::span<RankProgress> progress;  // one per rank
-  std::span<SlotHeader> slots;       // kMaxPipelineBuffers of them
+  std::span<SlotHeader> slots;  // kMaxPipelineBuffers of them
   std::byte* data = nullptr;
   std::size_t capacity = 0;
 };

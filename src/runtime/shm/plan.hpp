@@ -78,9 +78,6 @@ struct ShmPlan {
   std::vector<Step> steps;
   std::uint64_t first_stage = 0;
   std::uint64_t stages = 0;
-  // When the call starts, the rank has done every read of the stages below this one: its
-  // first read's stage, or the call's end if it reads nothing (Step::reads_done after that).
-  std::uint64_t reads_done = 0;
 };
 
 // Distance between two pipeline buffers in the data area (cache-line aligned).

@@ -259,9 +259,9 @@ void PlanBuilder::wait_released(const Stage& stage) {
   plan_.steps.push_back(step);
 }
 
-namespace {
-
-void plan_collective(PlanBuilder& builder, const CallShape& call) {
+void build_plan(const CallShape& call, int local_rank, const Geometry& geometry, StageClock& clock,
+                ShmPlan& plan) {
+  PlanBuilder builder(local_rank, geometry, clock, plan);
   if (!call.collective) return plan_barrier(builder, call);
   if (call.single_copy) return plan_single_copy(builder, call);
   if (shared_bytes(call) <= kInlineBytes) builder.use_slot_headers();
@@ -277,27 +277,6 @@ void plan_collective(PlanBuilder& builder, const CallShape& call) {
     case Collective::Alltoall:
       return plan_alltoall(builder, call);
   }
-}
-
-// After each release, the rank has read everything below the lowest stage it still has to
-// release (or below the call's end); so has it before its first step.
-void mark_reads_done(ShmPlan& plan) {
-  std::uint64_t lowest_unread = plan.first_stage + plan.stages;
-  for (auto step = plan.steps.rbegin(); step != plan.steps.rend(); ++step) {
-    if (!step->release) continue;
-    step->reads_done = lowest_unread;
-    lowest_unread = std::min(lowest_unread, step->stage.index);
-  }
-  plan.reads_done = lowest_unread;
-}
-
-}  // namespace
-
-void build_plan(const CallShape& call, int local_rank, const Geometry& geometry, StageClock& clock,
-                ShmPlan& plan) {
-  PlanBuilder builder(local_rank, geometry, clock, plan);
-  plan_collective(builder, call);
-  mark_reads_done(plan);
 }
 
 }  // namespace multilane::runtime::shm

@@ -26,7 +26,6 @@ void move_plan(ShmPlan& plan, const StageClock& clock) {
     Stage& stage = step.stage;
     stage.index += distance;
     stage.previous += distance;  // steady: every stage reuses its buffer
-    if (step.release) step.reads_done += distance;
     if (!turn) {
       const auto slot =
           static_cast<std::uint32_t>((stage.index - clock.epoch_start) % geometry.buffers);
@@ -38,7 +37,6 @@ void move_plan(ShmPlan& plan, const StageClock& clock) {
     stage.slot = slot;
   }
   plan.first_stage = clock.next;
-  plan.reads_done += distance;
 }
 
 }  // namespace

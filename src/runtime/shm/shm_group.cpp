@@ -317,9 +317,8 @@ const ShmPlan& ShmGroup::prepare(Collective collective, std::span<const std::byt
           : by_limits;
   call.single_copy = shape.single_copy;
   s.calls_copied_once += shape.single_copy ? 1 : 0;
-  const ShmPlan& plan = s.plans.plan_for(shape, s.identity.local_rank, call.geometry, s.clock);
-  s.endpoint.enter_call(call, plan.reads_done);
-  return plan;
+  s.endpoint.enter_call(call);
+  return s.plans.plan_for(shape, s.identity.local_rank, call.geometry, s.clock);
 }
 
 void ShmGroup::run(Collective collective, std::span<const std::byte> send,
@@ -346,8 +345,8 @@ void ShmGroup::barrier() {
   CallInfo call;
   call.serial = ++s.serial;
   call.geometry = s.clock.geometry.buffers != 0 ? s.clock.geometry : geometry_of(s.options.tuning);
+  s.endpoint.enter_call(call);
   const ShmPlan& plan = s.plans.plan_for(shape, s.identity.local_rank, call.geometry, s.clock);
-  s.endpoint.enter_call(call, plan.reads_done);
   for (const Step& step : plan.steps) s.endpoint.run(step, {});
 }
 

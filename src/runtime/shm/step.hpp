@@ -6,14 +6,12 @@
 //
 // Shared memory is a ring of pipeline buffers. One use of one buffer is a Stage: a fixed set of
 // `writers` put bytes into it, sync, and then a fixed set of `readers` get bytes out of it; when
-// every other rank has read everything up to that stage the buffer may be reused by a later
-// stage. Every stage of a group has a number (its index), the same on every rank, so ranks
-// agree without talking.
+// the last reader is done the buffer may be reused by a later stage. Every stage of a group has
+// a number (its index), the same on every rank, so ranks agree without talking.
 //
 //   primitive     paper's meaning                            waits for
-//   SenderPut     the sender puts a message into the buffer  the others' reads up to the
-//                                                            buffer's previous stage
-//   GroupSegPut   each of a group puts its part              the same
+//   SenderPut     the sender puts a message into the buffer  the buffer's previous readers
+//   GroupSegPut   each of a group puts its part              the buffer's previous readers
 //   PairSync      one writer -> one reader                   writer: as puts; reader: the writer
 //   GroupSync     all writers -> all readers of the stage    writer: as puts; reader: all writers
 //   ReceiverGet   the (one) receiver gets the message        -
@@ -24,8 +22,7 @@
 // A sync has two sides: writers arrive, readers wait until every writer arrived. A writer's
 // arrival waits for the buffer like a put (usually already granted by its put): a writer that
 // puts nothing, as in a barrier, must not arrive while the buffer's previous stage is still
-// being filled. Gets copy out; the reader's last get of a stage (`release`) tells the others how
-// far it has read (`reads_done`).
+// being filled. Gets copy out; the reader's last get of a stage releases the buffer (`release`).
 #pragma once
 
 #include <cstdint>
@@ -68,10 +65,7 @@ struct Step {
   Primitive primitive = Primitive::LocalCopy;
   SyncRole role = SyncRole::Writer;  // syncs only
   bool release = false;              // gets: the last get of this stage by this rank
-  // Releases: after this step the rank has done every read of the stages below this one
-  // (build_plan() fills it in; layout.hpp's RankProgress).
-  std::uint64_t reads_done = 0;
-  std::int32_t peer = -1;  // reader syncs: the writer; puts: the reader; -1: several
+  std::int32_t peer = -1;            // reader syncs: the writer; puts: the reader; -1: several
   Stage stage;
   std::uint64_t slot_offset = 0;  // in the data area: the stage's buffer + where in it
   bool in_header = false;    // puts, gets: slot_offset is in the stage's SlotHeader::inline_data
