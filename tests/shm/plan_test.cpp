@@ -3,6 +3,9 @@
 // switch point, many interleavings, and sequences of calls that change the geometry.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -289,6 +292,35 @@ TEST_P(ShmPlanCollective, SingleCopyExactBytesWithoutDeadlock) {
           const std::string problem = run_in_process(p, calls, static_cast<std::uint32_t>(runs++));
           ASSERT_EQ(problem, "") << to_string(c) << " p=" << p << " B=" << g.buffer_size
                                  << " size=" << size << " root=" << root;
+        }
+      }
+    }
+  }
+}
+
+// A buffer is free again once its stage's `readers` released it (endpoint.hpp counts them), so
+// every reader of a stage must release it exactly once: a missing release stalls the writers
+// that reuse the buffer, a second one frees it while another reader still reads.
+TEST_P(ShmPlanCollective, EveryReaderReleasesItsStageOnce) {
+  const Collective c = GetParam();
+  for (int p = 1; p <= 8; ++p) {
+    for (const Geometry& g : {Geometry{64, 1}, Geometry{256, 3}, Geometry{1000, 8}}) {
+      if (c == Collective::Allgather && g.buffer_size < static_cast<std::uint64_t>(p)) continue;
+      for (const std::uint64_t size : sizes_around(p, g.buffer_size)) {
+        for (const bool single_copy : {false, true}) {
+          CallShape call = shape(c, p, size, p - 1);
+          call.single_copy = single_copy && p > 1 && size > 0 &&
+                             static_cast<std::uint64_t>(p) * kExposedBytes <= g.buffer_size;
+          std::map<std::uint64_t, std::uint32_t> readers, releases;
+          for (int r = 0; r < p; ++r) {
+            for (const Step& step : plan_of(call, r, g).steps) {
+              if (step.stage.readers > 0) readers[step.stage.index] = step.stage.readers;
+              if (step.release) ++releases[step.stage.index];
+            }
+          }
+          EXPECT_EQ(releases, readers)
+              << fmt::format("{} p={} B={} D={} size={}{}", to_string(c), p, g.buffer_size,
+                             g.buffers, size, call.single_copy ? " single copy" : "");
         }
       }
     }
