@@ -1,0 +1,128 @@
+// bench/shm_overhead.cpp — our own software cost per small shared-memory call, without the
+// machine's cache-line transfers (Google Benchmark).
+//
+// Both ranks of a two-rank group live in this process and one thread runs both: every
+// iteration prepares the call on each rank (argument check, copy-path choice, call record and
+// fingerprint, plan cache) and then performs their steps in turns, each rank as far as it can
+// go, with the same startable()/perform() an executor uses. All shared lines stay in this
+// core's cache, so the time is the software of two ranks' calls and nothing of the machine;
+// docs/performance.md sets it beside the cross-core time of the same calls (shm_bench) and the
+// cache-line floor.
+//
+//   build/bench/shm_overhead [--benchmark_filter=alltoall] [--benchmark_repetitions=5]
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "multilane/collective.hpp"
+#include "runtime/shm/shm_group.hpp"
+
+namespace {
+
+using multilane::Buffer;
+using multilane::Collective;
+using multilane::runtime::shm::ShmBuffers;
+using multilane::runtime::shm::ShmGroup;
+using multilane::runtime::shm::ShmPlan;
+
+constexpr int kRanks = 2;
+constexpr int kRoot = 0;
+
+// The two ranks of one group, attached from two threads (each constructor waits for the other).
+class TwoRanks {
+ public:
+  explicit TwoRanks(std::uint32_t instance) {
+    multilane::runtime::shm::ShmOptions options;
+    options.instance = instance;
+    const auto job = static_cast<std::uint64_t>(getpid());
+    std::thread second([&] { ranks_[1].emplace(job, 0, 1, kRanks, options); });
+    ranks_[0].emplace(job, 0, 0, kRanks, options);
+    second.join();
+  }
+  ShmGroup& operator[](int rank) { return *ranks_[static_cast<std::size_t>(rank)]; }
+
+ private:
+  std::array<std::optional<ShmGroup>, kRanks> ranks_;
+};
+
+struct RankBuffers {
+  std::vector<std::byte> send, recv;
+};
+
+RankBuffers buffers_for(Collective collective, int rank, std::uint64_t size) {
+  const auto bytes = [&](Buffer buffer) {
+    return multilane::buffer_size(collective, buffer, rank, kRanks, kRoot, size);
+  };
+  return {std::vector<std::byte>(bytes(Buffer::Send), std::byte{1}),
+          std::vector<std::byte>(bytes(Buffer::Recv))};
+}
+
+// One call of both ranks, their steps in turns; false if neither rank could move.
+bool run_call(TwoRanks& group, Collective collective, std::array<RankBuffers, kRanks>& data) {
+  std::array<const ShmPlan*, kRanks> plans{};
+  std::array<ShmBuffers, kRanks> buffers{};
+  std::array<std::size_t, kRanks> next{};
+  for (int r = 0; r < kRanks; ++r) {
+    RankBuffers& mine = data[static_cast<std::size_t>(r)];
+    plans[r] = &group[r].prepare(collective, mine.send, mine.recv, kRoot, std::nullopt);
+    const bool bcast = collective == Collective::Bcast;
+    buffers[r] = {bcast ? mine.recv.data() : mine.send.data(), mine.recv.data()};
+  }
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (int r = 0; r < kRanks; ++r) {
+      auto& endpoint = group[r].endpoint();
+      const auto& steps = plans[r]->steps;
+      while (next[r] < steps.size() && endpoint.startable(steps[next[r]])) {
+        endpoint.perform(steps[next[r]++], buffers[r]);
+        moved = true;
+      }
+    }
+  }
+  return next[0] == plans[0]->steps.size() && next[1] == plans[1]->steps.size();
+}
+
+void two_ranks_in_one_thread(benchmark::State& state, Collective collective) {
+  static std::uint32_t instance = 0;
+  TwoRanks group(++instance);
+  const auto size = static_cast<std::uint64_t>(state.range(0));
+  std::array<RankBuffers, kRanks> data{buffers_for(collective, 0, size),
+                                       buffers_for(collective, 1, size)};
+  for (auto _ : state) {
+    if (!run_call(group, collective, data)) {
+      state.SkipWithError("the two ranks' steps cannot both finish in one thread");
+      break;
+    }
+    benchmark::ClobberMemory();
+  }
+  state.SetLabel("both ranks' software per call, no cache-line transfers");
+}
+
+constexpr std::array<std::pair<const char*, Collective>, 5> kCollectives{{
+    {"bcast", Collective::Bcast},
+    {"scatter", Collective::Scatter},
+    {"gather", Collective::Gather},
+    {"allgather", Collective::Allgather},
+    {"alltoall", Collective::Alltoall},
+}};
+
+const bool registered = [] {
+  for (const auto& [name, collective] : kCollectives) {
+    benchmark::RegisterBenchmark((std::string(name) + "/two_ranks_one_thread").c_str(),
+                                 two_ranks_in_one_thread, collective)
+        ->Arg(8)
+        ->Arg(64)
+        ->Arg(512);
+  }
+  return true;
+}();
+
+}  // namespace
+
+BENCHMARK_MAIN();
