@@ -7,7 +7,8 @@
 // go, with the same startable()/perform() an executor uses. All shared lines stay in this
 // core's cache, so the time is the software of two ranks' calls and nothing of the machine;
 // docs/performance.md sets it beside the cross-core time of the same calls (shm_bench) and the
-// cache-line floor.
+// cache-line floor. Its sizes stay below the copy-path learner's classes (4 KiB and up), whose
+// timing needs ShmGroup::run().
 //
 //   build/bench/shm_overhead [--benchmark_filter=alltoall] [--benchmark_repetitions=5]
 #include <benchmark/benchmark.h>
@@ -71,8 +72,7 @@ bool run_call(TwoRanks& group, Collective collective, std::array<RankBuffers, kR
   for (int r = 0; r < kRanks; ++r) {
     RankBuffers& mine = data[static_cast<std::size_t>(r)];
     plans[r] = &group[r].prepare(collective, mine.send, mine.recv, kRoot, std::nullopt);
-    const bool bcast = collective == Collective::Bcast;
-    buffers[r] = {bcast ? mine.recv.data() : mine.send.data(), mine.recv.data()};
+    buffers[r] = multilane::runtime::shm::step_buffers(collective, mine.send, mine.recv);
   }
   for (bool moved = true; moved;) {
     moved = false;

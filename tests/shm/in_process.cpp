@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <random>
 
 #include "runtime/shm/endpoint.hpp"
 #include "runtime/shm/layout.hpp"
+#include "runtime/shm/shm_group.hpp"
 #include "shm/collective_data.hpp"
 
 namespace multilane::runtime::shm::testing {
@@ -131,9 +133,9 @@ std::string run_in_process(int ranks, const std::vector<PlannedCall>& calls, std
       if (auto problem = finish(r); !problem.empty()) return problem;
       continue;
     }
-    const bool bcast = calls[s.call].shape.collective == Collective::Bcast;
-    const ShmBuffers buffers{bcast ? s.buffers.recv.data() : s.buffers.send.data(),
-                             s.buffers.recv.data()};
+    const std::optional<Collective> collective = calls[s.call].shape.collective;
+    const ShmBuffers buffers =
+        collective ? step_buffers(*collective, s.buffers.send, s.buffers.recv) : ShmBuffers{};
     endpoints[static_cast<std::size_t>(r)].perform(s.plan.steps[s.step++], buffers);
   }
 }

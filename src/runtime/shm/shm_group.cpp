@@ -324,9 +324,7 @@ const ShmPlan& ShmGroup::prepare(Collective collective, std::span<const std::byt
 void ShmGroup::run(Collective collective, std::span<const std::byte> send,
                    std::span<std::byte> recv, int root, std::optional<ShmTuning> tuning) {
   const ShmPlan& plan = prepare(collective, send, recv, root, tuning);
-  // bcast puts from, and gets into, the one buffer.
-  const ShmBuffers buffers{collective == Collective::Bcast ? recv.data() : send.data(),
-                           recv.data()};
+  const ShmBuffers buffers = step_buffers(collective, send, recv);
   // Only calls in a learning round read the clock (copy_chooser.hpp).
   CopyChooser& chooser = state_->chooser;
   const bool timed = chooser.wants_timing();
@@ -336,6 +334,11 @@ void ShmGroup::run(Collective collective, std::span<const std::byte> send,
   std::optional<std::chrono::nanoseconds> took;
   if (timed) took = std::chrono::steady_clock::now() - start;
   chooser.finished(took, std::max(send.size(), recv.size()));
+}
+
+ShmBuffers step_buffers(Collective collective, std::span<const std::byte> send,
+                        std::span<std::byte> recv) {
+  return {collective == Collective::Bcast ? recv.data() : send.data(), recv.data()};
 }
 
 void ShmGroup::barrier() {

@@ -143,6 +143,11 @@ class ShmGroup {
   std::unique_ptr<State> state_;
 };
 
+// The buffers a prepared plan's steps run with: bcast puts from, and gets into, its one buffer
+// (`recv`); the others put from `send` and get into `recv`.
+ShmBuffers step_buffers(Collective collective, std::span<const std::byte> send,
+                        std::span<std::byte> recv);
+
 // How a group's waiters poll when ShmOptions does not say: for 50 us, then they sleep. When
 // `local_size` ranks outnumber the machine's hardware threads, they yield the core between two
 // looks instead of pausing, so that the rank they wait for, which may share their core, runs
