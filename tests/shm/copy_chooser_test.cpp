@@ -107,7 +107,7 @@ TEST(CopyChooser, RanksAgreeOnEveryCallInEveryAllowedOrder) {
       if (!inside[r]) {
         inside[r] = true;
         if (learned[static_cast<std::size_t>(call)]) {
-          path[r][call] = choosers[r].choose(alltoall(8192, kRanks), serial, true, false);
+          path[r][call] = choosers[r].choose(alltoall(8192, kRanks), serial, false);
         }
       } else if (may_finish(r)) {
         const bool timed = choosers[r].wants_timing();
@@ -132,8 +132,8 @@ TEST(CopyChooser, LearnsFromTheSlowestRank) {
   CopyChooser rank1(segment.view(), 1, true, {3, 0, 0, 0.05});
   bool last = true;
   for (std::uint64_t serial = 1; serial <= 40; ++serial) {
-    const bool once = rank0.choose(alltoall(65536, 2), serial, true, true);
-    ASSERT_EQ(rank1.choose(alltoall(65536, 2), serial, true, true), once) << serial;
+    const bool once = rank0.choose(alltoall(65536, 2), serial, true);
+    ASSERT_EQ(rank1.choose(alltoall(65536, 2), serial, true), once) << serial;
     const auto time = [&](bool timed, int micros) {
       return timed ? std::optional(std::chrono::nanoseconds(micros * 1000)) : std::nullopt;
     };
@@ -148,20 +148,21 @@ TEST(CopyChooser, LearnsFromTheSlowestRank) {
 TEST(CopyChooser, OtherCallsAndDisabledChoosersFollowTheLimits) {
   FakeSegment segment(2);
   CopyChooser learning(segment.view(), 0, true, {1, 0, 0, -1000});
-  CopyChooser disabled(segment.view(), 0, false, {1, 0, 0, -1000});
+  const CopyChooser disabled(segment.view(), 0, false, {1, 0, 0, -1000});
   CallShape bcast = alltoall(65536, 2);
   bcast.collective = Collective::Bcast;
+  EXPECT_TRUE(learning.learns(alltoall(65536, 2), true));
+  EXPECT_FALSE(learning.learns(bcast, true));
+  EXPECT_FALSE(learning.learns(alltoall(8, 2), true));       // below the classes
+  EXPECT_FALSE(learning.learns(alltoall(65536, 2), false));  // cannot copy once
+  EXPECT_FALSE(disabled.learns(alltoall(65536, 2), true));
+  // A call that passes leaves nothing to time and nothing to learn from.
   for (std::uint64_t serial = 1; serial <= 10; ++serial) {
-    EXPECT_TRUE(learning.choose(bcast, serial, true, true));
+    learning.pass();
     EXPECT_FALSE(learning.wants_timing());
     learning.finished(std::nullopt, 65536);
-    EXPECT_FALSE(learning.choose(alltoall(65536, 2), serial, false, false));  // cannot copy once
-    learning.finished(std::nullopt, 131072);
-    EXPECT_TRUE(disabled.choose(alltoall(65536, 2), serial, true, true));
-    disabled.finished(std::nullopt, 131072);
   }
   EXPECT_EQ(learning.rounds(), 0);
-  EXPECT_EQ(disabled.rounds(), 0);
 }
 
 }  // namespace

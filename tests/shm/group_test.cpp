@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -347,6 +348,45 @@ TEST(ShmGroup, BadArgumentsAreUsageErrors) {
                         "have 20 (1 local ranks, 20 bytes per block)"),
               std::string::npos)
         << error.what();
+  }
+  EXPECT_TRUE(list_segments(job).empty());
+}
+
+// prepare() remembers the last call's checked arguments; a call that repeats them must still
+// be checked for what the memory says (overlap), and a call that changes them in full.
+TEST(ShmGroup, RepeatedCallsAreStillChecked) {
+  const std::uint64_t job = unique_job_id();
+  const auto expect_usage_error = [](const std::function<void()>& call, const std::string& what) {
+    try {
+      call();
+      ADD_FAILURE() << "no error, expected " << what;
+    } catch (const UsageError& error) {
+      EXPECT_TRUE(std::string(error.what()).ends_with(what)) << error.what();
+    }
+  };
+  {
+    ShmGroup group(job, 0, 0, 1, small_buffers());
+    std::vector<std::byte> memory(16);
+    const std::span<std::byte> whole(memory);
+    group.alltoall(whole.first(8), whole.last(8));
+    group.alltoall(whole.first(8), whole.last(8));
+    expect_usage_error([&] { group.alltoall(whole.first(8), whole.subspan(4, 8)); },
+                       "alltoall: the send and receive buffers overlap");
+  }
+  {
+    ShmGroup group(job, 0, 0, 1, small_buffers());
+    std::vector<std::byte> send(8), recv(8), longer(9);
+    group.allgather(send, recv);
+    expect_usage_error([&] { group.allgather(send, longer); },
+                       "allgather: the recv buffer has 9 bytes but must have 8 (1 local ranks, 8 "
+                       "bytes per block)");
+  }
+  {
+    // Bcast works in place: its send buffer is ignored, also when it is the buffer itself.
+    ShmGroup group(job, 0, 0, 1, small_buffers());
+    std::vector<std::byte> buffer(64, std::byte{7});
+    for (int i = 0; i < 3; ++i) group.run(Collective::Bcast, buffer, buffer, 0);
+    EXPECT_EQ(buffer, std::vector<std::byte>(64, std::byte{7}));
   }
   EXPECT_TRUE(list_segments(job).empty());
 }

@@ -71,12 +71,14 @@ CopyPathLearner& CopyChooser::learner(std::size_t size_class, bool once) {
   return *learner;
 }
 
-bool CopyChooser::choose(const CallShape& call, std::uint64_t serial, bool can_copy_once,
-                         bool by_limits) {
+bool CopyChooser::learns(const CallShape& call, bool can_copy_once) const {
+  return enabled_ && can_copy_once && copy_choice_class(call).has_value();
+}
+
+bool CopyChooser::choose(const CallShape& call, std::uint64_t serial, bool by_limits) {
   current_.reset();
-  if (!enabled_ || !can_copy_once) return by_limits;
   const std::optional<std::size_t> size_class = copy_choice_class(call);
-  if (!size_class) return by_limits;
+  if (!size_class) return by_limits;  // not learned: the caller should have passed
   const std::atomic_ref<std::uint64_t> word(words_[*size_class]);
   const CopyChoice seen = unpack_choice(word.load(std::memory_order_acquire));
   const bool once = seen.valid ? seen.once_at(serial) : by_limits;

@@ -1,7 +1,8 @@
 // runtime/shm/copy_chooser.hpp — every rank of a group takes the same copy path for the same
 // call, while local rank 0 learns which path is faster.
 //
-//   bool once = chooser.choose(call, serial, can_copy_once, by_limits);  // every rank
+//   bool once = chooser.learns(call, can_copy_once)                       // every rank
+//                   ? chooser.choose(call, serial, by_limits) : (chooser.pass(), by_limits);
 //   ...run the call, timed if chooser.wants_timing()...
 //   chooser.finished(took_or_nullopt, bytes);                            // every rank
 //
@@ -65,10 +66,14 @@ class CopyChooser {
   // Every rank of a group must give the same `enabled`.
   CopyChooser(const SegmentView& view, int local_rank, bool enabled, const CopyLearning& policy);
 
-  // The path of call `serial` (`can_copy_once`: the kernel and the buffer allow it;
-  // `by_limits`: the path the group's limits give). Rank 0 first publishes what its learner
-  // wants from the next call on.
-  bool choose(const CallShape& call, std::uint64_t serial, bool can_copy_once, bool by_limits);
+  // Whether the path of `call` is learned (`can_copy_once`: the kernel and the buffer allow
+  // the single copy): then every rank calls choose() for it, else pass().
+  bool learns(const CallShape& call, bool can_copy_once) const;
+  // The path of call `serial`, one whose path is learned (`by_limits`: the path the group's
+  // limits give). Rank 0 first publishes what its learner wants from the next call on.
+  bool choose(const CallShape& call, std::uint64_t serial, bool by_limits);
+  // Call `serial` takes the path of the limits, unlearned.
+  void pass() { current_.reset(); }
   // Whether the call just chosen should be timed.
   bool wants_timing() const;
   // The call just chosen ended; `took`: how long, if it was timed; `bytes`: its largest

@@ -42,10 +42,12 @@ void move_plan(ShmPlan& plan, const StageClock& clock) {
 }  // namespace
 
 PlanCache::Entry* PlanCache::find(const CallShape& call, const Geometry& geometry) {
+  const auto holds = [&](const Entry& entry) {
+    return entry.used && entry.geometry == geometry && entry.call == call;
+  };
+  if (last_hit_ != nullptr && holds(*last_hit_)) return last_hit_;
   for (Entry& entry : entries_) {
-    if (entry.used && entry.geometry == geometry && entry.call == call) {
-      return &entry;
-    }
+    if (holds(entry)) return last_hit_ = &entry;
   }
   return nullptr;
 }

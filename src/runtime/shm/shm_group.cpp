@@ -22,6 +22,24 @@ namespace {
 
 constexpr std::uint64_t kMinBufferSize = 64;
 
+// A collective call's arguments, as far as its checks and decisions depend on them.
+struct CallArguments {
+  Collective collective;
+  int root;
+  std::size_t send_size;
+  std::size_t recv_size;
+  ShmTuning tuning;
+  friend bool operator==(const CallArguments&, const CallArguments&) = default;
+};
+
+// What prepare() decided for a call's arguments.
+struct CallDecision {
+  CallShape shape;  // with the single copy of the limits
+  Geometry geometry;
+  bool by_limits = false;  // whether the limits say to copy once
+  bool learns = false;     // whether the copy chooser decides instead (copy_chooser.hpp)
+};
+
 Geometry geometry_of(const ShmTuning& tuning) {
   return {tuning.buffer_size, static_cast<std::uint32_t>(std::max(tuning.pipeline_buffers, 0))};
 }
@@ -126,6 +144,11 @@ struct ShmGroup::State {
   SingleCopyLimits single_copy_limits;
   CopyChooser chooser;
   std::uint64_t calls_copied_once = 0;
+  // What the last collective call was and what prepare() decided for it: a call that repeats
+  // it (the common case: an application calls the same collective in a loop) skips the checks
+  // and decisions below, which otherwise cost as much as an 8-byte call's copies.
+  std::optional<CallArguments> last_arguments;
+  CallDecision last_decision;
 
   State(const GroupIdentity& group, const ShmOptions& options_, const WaitPolicy& policy)
       : identity(group),
@@ -176,15 +199,43 @@ struct ShmGroup::State {
     throw UsageError(endpoint.label() + ": " + what);
   }
 
-  // The block size of the call (collective.hpp), after checking every buffer this rank uses.
-  std::uint64_t block_size(Collective collective, std::span<const std::byte> send,
-                           std::span<std::byte> recv, int root);
+  // The block size of the call (collective.hpp), after checking the size of every buffer
+  // this rank uses.
+  std::uint64_t block_size(const CallArguments& call);
+  // Checks a call's arguments (but not where its buffers lie) and decides its shape.
+  CallDecision decide(const CallArguments& call, bool own_tuning);
 };
 
-std::uint64_t ShmGroup::State::block_size(Collective collective, std::span<const std::byte> send,
-                                          std::span<std::byte> recv, int root) {
+CallDecision ShmGroup::State::decide(const CallArguments& arguments, bool own_tuning) {
+  const ShmTuning& tuning = arguments.tuning;
+  const std::string_view name = to_string(arguments.collective);
+  // The group's own tuning was checked when the group was made.
+  if (own_tuning) {
+    if (const auto problem = tuning_problem(tuning, identity.capacity); !problem.empty()) {
+      usage_error(fmt::format("{}: tuning: {}", name, problem));
+    }
+  }
+  if (arguments.collective == Collective::Allgather &&
+      tuning.buffer_size < static_cast<std::uint64_t>(identity.local_size)) {
+    usage_error(fmt::format("allgather: buffer size {} is below the {} local ranks",
+                            tuning.buffer_size, identity.local_size));
+  }
+  CallDecision decision;
+  decision.geometry = geometry_of(tuning);
+  decision.shape = shape(arguments.collective, arguments.root, block_size(arguments));
+  decision.by_limits = single_copy(decision.shape, decision.geometry, tuning.copies);
+  decision.learns =
+      tuning.copies == CopyMode::Auto &&
+      chooser.learns(decision.shape, can_copy_once(decision.shape, decision.geometry));
+  decision.shape.single_copy = decision.by_limits;
+  return decision;
+}
+
+std::uint64_t ShmGroup::State::block_size(const CallArguments& call) {
   const int p = identity.local_size;
   const int me = identity.local_rank;
+  const Collective collective = call.collective;
+  const int root = call.root;
   const std::string_view name = to_string(collective);
   if (root < 0 || root >= p) {
     usage_error(fmt::format("{}: root {} is outside 0..{}", name, root, p - 1));
@@ -192,22 +243,22 @@ std::uint64_t ShmGroup::State::block_size(Collective collective, std::span<const
   std::uint64_t size = 0;
   switch (collective) {
     case Collective::Bcast:
-      return recv.size();
+      return call.recv_size;
     case Collective::Scatter:
-      size = recv.size();
+      size = call.recv_size;
       break;
     case Collective::Gather:
     case Collective::Allgather:
-      size = send.size();
+      size = call.send_size;
       break;
     case Collective::Alltoall:
-      if (send.size() % static_cast<std::size_t>(p) != 0) {
+      if (call.send_size % static_cast<std::size_t>(p) != 0) {
         usage_error(
             fmt::format("alltoall: the send buffer has {} bytes, not a multiple of the {} "
                         "local ranks",
-                        send.size(), p));
+                        call.send_size, p));
       }
-      size = send.size() / static_cast<std::size_t>(p);
+      size = call.send_size / static_cast<std::size_t>(p);
       break;
   }
   const auto check = [&](Buffer buffer, std::size_t actual) {
@@ -221,11 +272,8 @@ std::uint64_t ShmGroup::State::block_size(Collective collective, std::span<const
   };
   // Buffers a rank does not use (scatter's send and gather's receive buffer off the root) are
   // ignored, as in MPI.
-  if (collective != Collective::Scatter || me == root) check(Buffer::Send, send.size());
-  if (collective != Collective::Gather || me == root) check(Buffer::Recv, recv.size());
-  if (overlap(send, recv)) {
-    usage_error(fmt::format("{}: the send and receive buffers overlap", name));
-  }
+  if (collective != Collective::Scatter || me == root) check(Buffer::Send, call.send_size);
+  if (collective != Collective::Gather || me == root) check(Buffer::Recv, call.recv_size);
   return size;
 }
 
@@ -291,30 +339,29 @@ const ShmPlan& ShmGroup::prepare(Collective collective, std::span<const std::byt
                                  std::optional<ShmTuning> tuning) {
   State& s = *state_;
   s.endpoint.check_not_broken();
-  const ShmTuning chosen = tuning.value_or(s.options.tuning);
-  // The group's own tuning was checked when the group was made.
-  if (tuning) {
-    if (const auto problem = tuning_problem(chosen, s.identity.capacity); !problem.empty()) {
-      s.usage_error(fmt::format("{}: tuning: {}", to_string(collective), problem));
-    }
+  const CallArguments arguments{collective, root, send.size(), recv.size(),
+                                tuning.value_or(s.options.tuning)};
+  if (arguments != s.last_arguments) {
+    s.last_decision = s.decide(arguments, tuning.has_value());
+    s.last_arguments = arguments;
   }
-  if (collective == Collective::Allgather &&
-      chosen.buffer_size < static_cast<std::uint64_t>(s.identity.local_size)) {
-    s.usage_error(fmt::format("allgather: buffer size {} is below the {} local ranks",
-                              chosen.buffer_size, s.identity.local_size));
+  // Bcast works in place (`send` is ignored).
+  if (collective != Collective::Bcast && overlap(send, recv)) {
+    s.usage_error(fmt::format("{}: the send and receive buffers overlap", to_string(collective)));
   }
-  CallShape shape = s.shape(collective, root, s.block_size(collective, send, recv, root));
+  const CallDecision& decision = s.last_decision;
+  CallShape shape = decision.shape;
   CallInfo call;
   call.serial = ++s.serial;
   call.collective = collective;
   call.root = root;
   call.size = shape.size;
-  call.geometry = geometry_of(chosen);
-  const bool by_limits = s.single_copy(shape, call.geometry, chosen.copies);
-  shape.single_copy =
-      chosen.copies == CopyMode::Auto
-          ? s.chooser.choose(shape, call.serial, s.can_copy_once(shape, call.geometry), by_limits)
-          : by_limits;
+  call.geometry = decision.geometry;
+  if (decision.learns) {
+    shape.single_copy = s.chooser.choose(shape, call.serial, decision.by_limits);
+  } else {
+    s.chooser.pass();
+  }
   call.single_copy = shape.single_copy;
   s.calls_copied_once += shape.single_copy ? 1 : 0;
   s.endpoint.enter_call(call);
