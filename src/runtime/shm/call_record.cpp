@@ -52,6 +52,11 @@ CallInfo unpack(const CallRecord& record) {
   return call;
 }
 
+bool same_but_serial(const CallInfo& a, const CallInfo& b) {
+  return a.collective == b.collective && a.root == b.root && a.size == b.size &&
+         a.geometry == b.geometry && a.single_copy == b.single_copy;
+}
+
 std::string describe(const CallInfo& call) {
   if (call.serial == 0) return "no call yet";
   if (!call.collective) return fmt::format("call {} (barrier)", call.serial);
@@ -75,6 +80,11 @@ void store_record(RankRecord& rank, const CallRecord& call) {
   atomic(rank.call.size).store(call.size, std::memory_order_relaxed);
   atomic(rank.call.geometry).store(call.geometry, std::memory_order_relaxed);
   atomic(rank.call.serial).store(call.serial, std::memory_order_release);
+}
+
+void store_serial(RankRecord& rank, std::uint64_t serial) {
+  // The other fields stay as they are, so a reader sees them consistent with either serial.
+  atomic(rank.call.serial).store(serial, std::memory_order_release);
 }
 
 namespace {
@@ -107,13 +117,21 @@ std::optional<CallRecord> load_record(RankRecord& rank) {
   }
 }
 
-std::uint64_t fingerprint(const CallInfo& call) {
-  // Odd multipliers keep every field's bits; the final mix spreads them over the whole word.
+std::uint64_t digest_but_serial(const CallInfo& call) {
+  // Odd multipliers keep every field's bits; fingerprint()'s final mix spreads them over the
+  // whole word.
   const CallRecord record = pack(call);
-  const std::uint64_t digest =
-      mix(record.serial * 0x9e3779b97f4a7c15ULL ^ record.shape * 0xc2b2ae3d27d4eb4fULL ^
-          record.size * 0x165667b19e3779f9ULL ^ record.geometry * 0xd6e8feb86659fd93ULL);
+  return record.shape * 0xc2b2ae3d27d4eb4fULL ^ record.size * 0x165667b19e3779f9ULL ^
+         record.geometry * 0xd6e8feb86659fd93ULL;
+}
+
+std::uint64_t fingerprint(std::uint64_t serial, std::uint64_t digest_but_serial) {
+  const std::uint64_t digest = mix(serial * 0x9e3779b97f4a7c15ULL ^ digest_but_serial);
   return digest == 0 ? 1 : digest;
+}
+
+std::uint64_t fingerprint(const CallInfo& call) {
+  return fingerprint(call.serial, digest_but_serial(call));
 }
 
 }  // namespace multilane::runtime::shm

@@ -25,6 +25,8 @@ struct CallInfo {
   Geometry geometry;
   bool single_copy = false;  // plan.hpp's single-copy plan instead of Table 1's
 };
+// Whether two calls are alike but for their serials (calls of a loop).
+bool same_but_serial(const CallInfo& a, const CallInfo& b);
 
 CallRecord pack(const CallInfo& call);
 CallInfo unpack(const CallRecord& record);
@@ -37,9 +39,14 @@ std::string describe(const CallInfo& call);
 // record is being rewritten, then returns nullopt (no call yet, or a rank that stays off its
 // core in the middle of a rewrite). Only error messages read records.
 void store_record(RankRecord& rank, const CallRecord& call);
+// store_record() of a call that is same_but_serial() as the record's.
+void store_serial(RankRecord& rank, std::uint64_t serial);
 std::optional<CallRecord> load_record(RankRecord& rank);
 
-// A 64-bit digest of the whole call (serial included), never 0.
+// A 64-bit digest of the whole call (serial included), never 0: fingerprint(serial, digest)
+// with the digest of everything else, which calls of a loop share.
 std::uint64_t fingerprint(const CallInfo& call);
+std::uint64_t digest_but_serial(const CallInfo& call);
+std::uint64_t fingerprint(std::uint64_t serial, std::uint64_t digest_but_serial);
 
 }  // namespace multilane::runtime::shm

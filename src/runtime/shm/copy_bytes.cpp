@@ -56,8 +56,7 @@ bool copies_backward(const std::byte* destination, const std::byte* source, std:
   return length >= kBackwardFrom && ahead != 0 && ahead < kPage / 2 && cpu_has_avx2();
 }
 
-void copy_bytes(std::byte* destination, const std::byte* source, std::size_t length) {
-  if (length == 0) return;
+void copy_many_bytes(std::byte* destination, const std::byte* source, std::size_t length) {
   if (copies_backward(destination, source, length)) {
     copy_backward(destination, source, length);
   } else {

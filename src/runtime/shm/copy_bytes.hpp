@@ -15,11 +15,44 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 
 namespace multilane::runtime::shm {
 
+// Copies of more than a cache line (below), out of line.
+void copy_many_bytes(std::byte* destination, const std::byte* source, std::size_t length);
+
+// Up to 64 bytes (a cache line, a tiny call's block) as two fixed-size copies that may
+// overlap, which compile to a few moves: a call into the C library would cost more than the
+// copy itself.
+inline void copy_few_bytes(std::byte* destination, const std::byte* source, std::size_t length) {
+  const auto two_copies = [&]<std::size_t n>() {
+    std::memcpy(destination, source, n);
+    std::memcpy(destination + length - n, source + length - n, n);
+  };
+  if (length > 32) {
+    two_copies.template operator()<32>();
+  } else if (length > 16) {
+    two_copies.template operator()<16>();
+  } else if (length >= 8) {
+    two_copies.template operator()<8>();
+  } else if (length >= 4) {
+    two_copies.template operator()<4>();
+  } else if (length > 0) {
+    destination[0] = source[0];
+    destination[length / 2] = source[length / 2];
+    destination[length - 1] = source[length - 1];
+  }
+}
+
 // Copies `length` bytes from `source` to `destination`, which must not overlap (as memcpy).
-void copy_bytes(std::byte* destination, const std::byte* source, std::size_t length);
+inline void copy_bytes(std::byte* destination, const std::byte* source, std::size_t length) {
+  if (length <= 64) {
+    copy_few_bytes(destination, source, length);
+  } else {
+    copy_many_bytes(destination, source, length);
+  }
+}
 
 // Whether copy_bytes copies this pair backward: large enough, the destination 1..2047 bytes
 // ahead of the source within a page, and a CPU with AVX2. For tests.

@@ -20,20 +20,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::uint32_t stage_value(std::uint64_t stage) {
-  return static_cast<std::uint32_t>(stage + 1);
-}
-
 // The low 16 bits of a `filled` tag count the writers that arrived (kMaxLocalSize < 2^16).
 constexpr std::uint64_t kArrivalMask = 0xffff;
 static_assert(kMaxLocalSize <= kArrivalMask);
-
-// Puts and writer syncs need the buffer: its previous stage must have been read. (A writer that
-// puts nothing still waits: its arrival must not count towards the buffer's previous stage.)
-bool needs_free_buffer(const Step& step) {
-  return is_put(step.primitive) || step.primitive == Primitive::Expose ||
-         (is_sync(step.primitive) && step.role == SyncRole::Writer);
-}
 
 // The bytes of the data area a step touches, from its slot_offset.
 std::uint64_t shared_extent(const Step& step) {
@@ -61,32 +50,22 @@ ShmEndpoint::ShmEndpoint(SegmentView view, int local_rank, const WaitPolicy& pol
     : view_(view), rank_(local_rank), pid_(getpid()), policy_(policy), label_(std::move(label)) {}
 
 void ShmEndpoint::enter_call(const CallInfo& call) {
-  call_ = call;
-  fingerprint_ = fingerprint(call);
-  store_record(view_.ranks[static_cast<std::size_t>(rank_)], pack(call));
-}
-
-SyncWord& ShmEndpoint::word_waited_on(const Step& step) const {
-  SlotHeader& slot = view_.slots[step.stage.slot];
-  return needs_free_buffer(step) ? slot.drained : slot.filled;
-}
-
-std::uint32_t ShmEndpoint::target_of(const Step& step) const {
-  return needs_free_buffer(step) ? stage_value(step.stage.previous) : stage_value(step.stage.index);
-}
-
-bool ShmEndpoint::startable(const Step& step) const {
-  if (needs_free_buffer(step)) {
-    return !step.stage.reuses || has_reached(word_waited_on(step), target_of(step));
+  RankRecord& record = view_.ranks[static_cast<std::size_t>(rank_)];
+  // Calls in a loop differ only in their serials; the serial alone is then quicker to store
+  // (and copying the whole call, just written by the caller, would stall on its stores).
+  if (same_but_serial(call, call_)) {
+    call_.serial = call.serial;
+    store_serial(record, call.serial);
+  } else {
+    call_ = call;
+    digest_ = digest_but_serial(call);
+    store_record(record, pack(call));
   }
-  if (is_sync(step.primitive) && step.role == SyncRole::Reader) {
-    return has_reached(word_waited_on(step), target_of(step));
-  }
-  return true;
+  fingerprint_ = fingerprint(call.serial, digest_);
 }
 
 std::string ShmEndpoint::describe_wait(const Step& step) const {
-  if (needs_free_buffer(step)) {
+  if (waits_for_free_buffer(step)) {
     return fmt::format("the readers of stage {} to release pipeline buffer {} in {}",
                        step.stage.previous, step.stage.slot, describe(call_));
   }

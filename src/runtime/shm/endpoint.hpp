@@ -57,7 +57,9 @@ class ShmEndpoint {
   void enter_call(const CallInfo& call);
   const CallInfo& call() const { return call_; }
 
-  bool startable(const Step& step) const;
+  bool startable(const Step& step) const {  // here, to be inlined: every step asks it
+    return !waits_at_all(step) || has_reached(word_waited_on(step), target_of(step));
+  }
   void wait(const Step& step);
   void perform(const Step& step, const ShmBuffers& buffers);
   const DirectCopies& direct_copies() const { return direct_copies_; }
@@ -90,8 +92,23 @@ class ShmEndpoint {
   void leave();
 
  private:
-  SyncWord& word_waited_on(const Step& step) const;
-  std::uint32_t target_of(const Step& step) const;
+  // A stage's sync words hold 1 + the number of the last stage they reached.
+  static std::uint32_t stage_value(std::uint64_t stage) {
+    return static_cast<std::uint32_t>(stage + 1);
+  }
+  // Whether the step may have to wait: a put or writer into a reused buffer waits for its
+  // previous stage's readers (`drained`), a reader sync for the stage's writers (`filled`).
+  static bool waits_at_all(const Step& step) {
+    return waits_for_free_buffer(step) ? step.stage.reuses
+                                       : is_sync(step.primitive) && step.role == SyncRole::Reader;
+  }
+  SyncWord& word_waited_on(const Step& step) const {
+    SlotHeader& slot = view_.slots[step.stage.slot];
+    return waits_for_free_buffer(step) ? slot.drained : slot.filled;
+  }
+  std::uint32_t target_of(const Step& step) const {
+    return stage_value(waits_for_free_buffer(step) ? step.stage.previous : step.stage.index);
+  }
   std::string describe_wait(const Step& step) const;
   std::string laggards() const;
   // What a writer adds to the stage's `filled` tag: its fingerprint above, 1 in the low 16 bits
@@ -110,6 +127,7 @@ class ShmEndpoint {
   WaitPolicy policy_;
   std::string label_;
   CallInfo call_;
+  std::uint64_t digest_ = digest_but_serial(call_);  // of call_, but for its serial
   std::uint64_t fingerprint_ = 0;
   bool broken_ = false;
   PeerRegions peer_regions_;

@@ -90,6 +90,13 @@ inline bool is_direct(Primitive p) {
   return p == Primitive::DirectGet || p == Primitive::DirectPut;
 }
 
+// Puts and writer syncs need the buffer: its previous stage must have been read. (A writer that
+// puts nothing still waits: its arrival must not count towards the buffer's previous stage.)
+inline bool waits_for_free_buffer(const Step& step) {
+  return is_put(step.primitive) || step.primitive == Primitive::Expose ||
+         (is_sync(step.primitive) && step.role == SyncRole::Writer);
+}
+
 // The pipeline buffers of one call: `buffers` buffers of `buffer_size` bytes each.
 struct Geometry {
   std::uint64_t buffer_size = 0;
