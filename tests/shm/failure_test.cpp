@@ -251,6 +251,30 @@ TEST(ShmFailure, DisagreeingCallsNameBothCalls) {
       << describe(outcomes);
 }
 
+// Calls in a loop store only their serials (ShmEndpoint::enter_call); a rank that then changes
+// its call is still caught, and named with its new call.
+TEST(ShmFailure, DisagreeingCallAfterRepeatedCallsNamesBothCalls) {
+  const std::uint64_t job = unique_job_id();
+  const auto outcomes = run_failing(
+      2,
+      [&](int rank) {
+        ShmGroup group(job, 0, rank, 2, options_for_failures());
+        std::vector<std::byte> buffer(100);
+        for (int i = 0; i < 5; ++i) group.bcast(buffer, 0);
+        if (rank == 0) buffer.resize(200);
+        group.bcast(buffer, 0);
+        if (rank == 0) usleep(500'000);  // still in call 6 when rank 1 names it
+        group.barrier();
+      },
+      std::chrono::milliseconds(2500));
+  EXPECT_TRUE(outcomes[1].threw);
+  EXPECT_TRUE(contains(outcomes[1].message,
+                       "local rank 1: collective calls differ at stage 5: this rank is in call 6 "
+                       "(bcast of 100 B from root 0, 4 buffers of 4 KiB); local rank 0 is in "
+                       "call 6 (bcast of 200 B from root 0, 4 buffers of 4 KiB)"))
+      << describe(outcomes);
+}
+
 TEST(ShmFailure, DisagreeingSingleCopyThresholdsNameBothCalls) {
   const std::uint64_t job = unique_job_id();
   bool allowed = true;
