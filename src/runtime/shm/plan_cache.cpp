@@ -1,7 +1,5 @@
 #include "runtime/shm/plan_cache.hpp"
 
-#include <optional>
-
 namespace multilane::runtime::shm {
 namespace {
 
@@ -11,28 +9,40 @@ bool steady(const StageClock& clock, const Geometry& geometry) {
          clock.next - clock.epoch_start >= geometry.buffers;
 }
 
-// Moves a steady plan to where the clock is: every stage number shifts by the distance, and
-// every stage (with the bytes it touches) to the buffer of its new number in the epoch. The
-// plan's stages all lie in one epoch, so all buffers turn by the same amount: one division
-// for the first stage serves every step (a small call's plan moves at every call, so this loop
-// is on every small call's path).
-void move_plan(ShmPlan& plan, const StageClock& clock) {
+// How far a plan's buffers turn when it moves to where the clock is. Stage i uses buffer
+// (i - epoch start) mod buffers, so within one epoch every buffer turns by the distance mod
+// buffers, which needs no division when the plan's call repeats the one before. A plan from an
+// earlier epoch of the same geometry goes by its first stage's buffer.
+std::uint32_t ring_turn(const ShmPlan& plan, std::uint64_t plan_epoch, const StageClock& clock) {
+  const std::uint32_t buffers = clock.geometry.buffers;
   const std::uint64_t distance = clock.next - plan.first_stage;
-  const Geometry& geometry = clock.geometry;
-  const std::uint64_t stride = buffer_stride(geometry);
-  std::optional<std::uint32_t> turn;
+  if (plan_epoch == clock.epoch_start && distance < buffers) {
+    return static_cast<std::uint32_t>(distance);
+  }
+  for (const Step& step : plan.steps) {
+    if (step.primitive == Primitive::LocalCopy) continue;  // no stage
+    const auto slot =
+        static_cast<std::uint32_t>((step.stage.index + distance - clock.epoch_start) % buffers);
+    return slot >= step.stage.slot ? slot - step.stage.slot : slot + buffers - step.stage.slot;
+  }
+  return 0;  // no stage at all
+}
+
+// Moves a steady plan to where the clock is: every stage number shifts by the distance, and
+// every stage (with the bytes it touches) to the buffer of its new number in the epoch (a
+// small call's plan moves at every call, so this loop is on every small call's path).
+void move_plan(ShmPlan& plan, std::uint64_t plan_epoch, const StageClock& clock) {
+  const std::uint64_t distance = clock.next - plan.first_stage;
+  const std::uint32_t buffers = clock.geometry.buffers;
+  const std::uint32_t turn = ring_turn(plan, plan_epoch, clock);
+  const std::uint64_t stride = buffer_stride(clock.geometry);
   for (Step& step : plan.steps) {
     if (step.primitive == Primitive::LocalCopy) continue;  // no stage
     Stage& stage = step.stage;
     stage.index += distance;
     stage.previous += distance;  // steady: every stage reuses its buffer
-    if (!turn) {
-      const auto slot =
-          static_cast<std::uint32_t>((stage.index - clock.epoch_start) % geometry.buffers);
-      turn = slot >= stage.slot ? slot - stage.slot : slot + geometry.buffers - stage.slot;
-    }
-    std::uint32_t slot = stage.slot + *turn;
-    if (slot >= geometry.buffers) slot -= geometry.buffers;
+    std::uint32_t slot = stage.slot + turn;
+    if (slot >= buffers) slot -= buffers;
     if (!step.in_header) step.slot_offset = step.slot_offset - stage.slot * stride + slot * stride;
     stage.slot = slot;
   }
@@ -60,7 +70,8 @@ const ShmPlan& PlanCache::plan_for(const CallShape& call, int local_rank, const 
   }
   if (Entry* entry = find(call, geometry)) {
     ++hits_;
-    move_plan(entry->plan, clock);
+    move_plan(entry->plan, entry->epoch_start, clock);
+    entry->epoch_start = clock.epoch_start;
     clock.next += entry->plan.stages;
     return entry->plan;
   }
@@ -71,6 +82,7 @@ const ShmPlan& PlanCache::plan_for(const CallShape& call, int local_rank, const 
   entry.used = true;
   entry.call = call;
   entry.geometry = geometry;
+  entry.epoch_start = clock.epoch_start;
   entry.plan = built_;
   return entry.plan;
 }

@@ -38,6 +38,7 @@ class PlanCache {
     bool used = false;
     CallShape call;
     Geometry geometry;
+    std::uint64_t epoch_start = 0;  // of the stage clock when the plan was built or last moved
     ShmPlan plan;
   };
 
