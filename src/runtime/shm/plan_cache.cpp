@@ -55,9 +55,12 @@ PlanCache::Entry* PlanCache::find(const CallShape& call, const Geometry& geometr
   const auto holds = [&](const Entry& entry) {
     return entry.used && entry.geometry == geometry && entry.call == call;
   };
-  if (last_hit_ != nullptr && holds(*last_hit_)) return last_hit_;
-  for (Entry& entry : entries_) {
-    if (holds(entry)) return last_hit_ = &entry;
+  if (holds(entries_[last_hit_])) return &entries_[last_hit_];
+  for (std::size_t i = 0; i < kEntries; ++i) {
+    if (holds(entries_[i])) {
+      last_hit_ = i;
+      return &entries_[i];
+    }
   }
   return nullptr;
 }

@@ -45,8 +45,8 @@ class PlanCache {
   Entry* find(const CallShape& call, const Geometry& geometry);
 
   std::array<Entry, kEntries> entries_;
-  ShmPlan built_;              // the plan of a call that is not cached
-  Entry* last_hit_ = nullptr;  // looked at first: calls in a loop repeat one shape
+  ShmPlan built_;             // the plan of a call that is not cached
+  std::size_t last_hit_ = 0;  // the entry looked at first: calls in a loop repeat one shape
   std::size_t next_victim_ = 0;
   std::uint64_t hits_ = 0;
 };
