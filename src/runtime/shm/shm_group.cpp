@@ -34,10 +34,9 @@ struct CallArguments {
 
 // What prepare() decided for a call's arguments.
 struct CallDecision {
-  CallShape shape;  // with the single copy of the limits
+  CallShape shape;  // single_copy: whether the limits say to copy once
   Geometry geometry;
-  bool by_limits = false;  // whether the limits say to copy once
-  bool learns = false;     // whether the copy chooser decides instead (copy_chooser.hpp)
+  bool learns = false;  // whether the copy chooser decides instead (copy_chooser.hpp)
 };
 
 Geometry geometry_of(const ShmTuning& tuning) {
@@ -223,11 +222,10 @@ CallDecision ShmGroup::State::decide(const CallArguments& arguments, bool own_tu
   CallDecision decision;
   decision.geometry = geometry_of(tuning);
   decision.shape = shape(arguments.collective, arguments.root, block_size(arguments));
-  decision.by_limits = single_copy(decision.shape, decision.geometry, tuning.copies);
   decision.learns =
       tuning.copies == CopyMode::Auto &&
       chooser.learns(decision.shape, can_copy_once(decision.shape, decision.geometry));
-  decision.shape.single_copy = decision.by_limits;
+  decision.shape.single_copy = single_copy(decision.shape, decision.geometry, tuning.copies);
   return decision;
 }
 
@@ -358,7 +356,7 @@ const ShmPlan& ShmGroup::prepare(Collective collective, std::span<const std::byt
   call.size = shape.size;
   call.geometry = decision.geometry;
   if (decision.learns) {
-    shape.single_copy = s.chooser.choose(shape, call.serial, decision.by_limits);
+    shape.single_copy = s.chooser.choose(shape, call.serial, decision.shape.single_copy);
   } else {
     s.chooser.pass();
   }
