@@ -52,6 +52,7 @@ TEST(ShmPlanCache, GivesTheBuiltPlanForEveryCallOfLongRandomSequences) {
       ASSERT_EQ(cached.stages, built.stages);
       ASSERT_EQ(cached_clock.next, built_clock.next);
       ASSERT_EQ(cached_clock.epoch_start, built_clock.epoch_start);
+      ASSERT_EQ(cached_clock.epochs, built_clock.epochs);
     }
     hits += cache.hits();
   }

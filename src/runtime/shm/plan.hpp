@@ -72,6 +72,7 @@ struct StageClock {
   std::uint64_t next = 0;         // number of the next stage
   std::uint64_t epoch_start = 0;  // first stage of the current geometry
   Geometry geometry;              // geometry of the current epoch
+  std::uint64_t epochs = 0;       // geometries used in turn so far (each change drains the old)
 };
 
 struct ShmPlan {

@@ -58,6 +58,7 @@ void PlanBuilder::enter_epoch() {
   const StageClock previous = clock_;
   clock_.epoch_start = clock_.next;
   clock_.geometry = geometry_;
+  ++clock_.epochs;
   wait_for_epoch(previous);
 }
 

@@ -325,6 +325,10 @@ std::uint64_t ShmGroup::calls_copied_once() const {
   return state_->calls_copied_once;
 }
 
+std::uint64_t ShmGroup::geometry_epochs() const {
+  return state_->clock.epochs;
+}
+
 const SegmentName& ShmGroup::segment_name() const {
   return state_->segment.name();
 }

@@ -117,6 +117,10 @@ class ShmGroup {
   bool copies_once(Collective collective, std::uint64_t block_size, const ShmTuning& tuning) const;
   // How many of this rank's collective calls so far copied once (for reports and tests).
   std::uint64_t calls_copied_once() const;
+  // How many geometries (buffer size and depth) this rank's calls have used in turn. The first
+  // call with a new geometry first waits until every buffer of the old one is drained, so a
+  // measurement that changes geometry between its calls times that wait too (tests, tuning).
+  std::uint64_t geometry_epochs() const;
 
   void barrier();
   void bcast(std::span<std::byte> buffer, int root, std::optional<ShmTuning> tuning = {});

@@ -8,19 +8,17 @@
 #include <algorithm>
 #include <csignal>
 #include <cstring>
+#include <limits>
 #include <random>
-#include <span>
 
-#include "multilane/collective.hpp"
 #include "multilane/errors.hpp"
+#include "runtime/shm/call_timer.hpp"
 #include "runtime/shm/layout.hpp"
 
 namespace multilane::runtime::shm {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-constexpr std::size_t kCachePurgeBytes = 64 << 20;  // larger than any last-level cache here
 constexpr int kConfirmRounds = 3;  // the winner against the default, each a median already
 
 void check_request(const TuneRequest& r) {
@@ -43,76 +41,23 @@ void check_request(const TuneRequest& r) {
   }
 }
 
-// The buffers of one rank for a call of `size` bytes per block on `p` ranks.
-struct CallBuffers {
-  std::vector<std::byte> send;
-  std::vector<std::byte> recv;
-};
-
-CallBuffers buffers_for(Collective c, int rank, int p, std::uint64_t size) {
-  CallBuffers b;
-  b.send.assign(buffer_size(c, Buffer::Send, rank, p, 0, size), std::byte{1});
-  b.recv.assign(buffer_size(c, Buffer::Recv, rank, p, 0, size), std::byte{0});
-  return b;
-}
-
-class Measurer {
- public:
-  Measurer(ShmGroup& group, const TuneRequest& request) : group_(group), request_(request) {
-    if (request.purge_cache) purge_.assign(kCachePurgeBytes, std::byte{0});
-  }
-
-  // Seconds per call, the maximum over ranks.
-  double measure(Collective c, std::uint64_t size, const ShmTuning& tuning) {
-    const int p = group_.local_size();
-    CallBuffers b = buffers_for(c, group_.local_rank(), p, size);
-    group_.run(c, b.send, b.recv, 0, tuning);  // warm-up: first touches of the pages
-    std::vector<double> times;
-    for (int rep = 0; rep < request_.repetitions; ++rep) {
-      if (!purge_.empty()) std::memset(purge_.data(), rep, purge_.size());
-      group_.barrier();
-      const auto start = Clock::now();
-      for (int i = 0; i < request_.iterations; ++i) group_.run(c, b.send, b.recv, 0, tuning);
-      const double mine =
-          std::chrono::duration<double>(Clock::now() - start).count() / request_.iterations;
-      times.push_back(max_over_ranks(mine));
-    }
-    // The median: the least would reward a candidate for one lucky repetition, and the tuned
-    // choice must hold in a benchmark that takes medians (bench/shm_bench.cpp).
-    std::nth_element(times.begin(), times.begin() + static_cast<long>(times.size() / 2),
-                     times.end());
-    return times[times.size() / 2];
-  }
-
- private:
-  // Every rank gets the same maximum, so that every rank makes the same choices (and so the
-  // same calls) from here on.
-  double max_over_ranks(double mine) {
-    std::vector<double> all(static_cast<std::size_t>(group_.local_size()));
-    group_.allgather(std::as_bytes(std::span(&mine, 1)), std::as_writable_bytes(std::span(all)));
-    return *std::max_element(all.begin(), all.end());
-  }
-
-  ShmGroup& group_;
-  const TuneRequest& request_;
-  std::vector<std::byte> purge_;
-};
-
 bool fits(Collective c, const ShmTuning& t, int ranks) {
   return c != Collective::Allgather || t.buffer_size >= static_cast<std::uint64_t>(ranks);
 }
 
 // The best of many noisy candidates against one measurement of the default would favour the
 // candidates: measure the winner and the default again, alternately, and keep the winner only
-// if it still wins.
-void confirm(Measurer& m, TuneResult& result, int rounds) {
+// if it still wins. Only these new measurements count on either side: the winner's time from
+// the sweep is the least of many and so lower than its own typical time.
+void confirm(CallTimer& timer, TuneResult& result, int rounds) {
   const ShmTuning default_tuning{};
   if (result.best == default_tuning) return;
-  double best = result.best_s;
-  double fallback = result.default_s;
+  double best = std::numeric_limits<double>::infinity();
+  double fallback = best;
   for (int i = 0; i < rounds; ++i) {
-    fallback = std::min(fallback, m.measure(result.collective, result.size, default_tuning));
-    best = std::min(best, m.measure(result.collective, result.size, result.best));
+    fallback =
+        std::min(fallback, timer.seconds_per_call(result.collective, result.size, default_tuning));
+    best = std::min(best, timer.seconds_per_call(result.collective, result.size, result.best));
   }
   result.default_s = fallback;
   result.best_s = best;
@@ -144,24 +89,24 @@ std::vector<ShmTuning> candidates(const ShmGroup& group, const TuneRequest& r, C
 
 // The whole sweep, run identically by every rank (they all see the same measurements).
 std::vector<TuneResult> sweep(ShmGroup& group, const TuneRequest& r) {
-  Measurer m(group, r);
+  CallTimer timer(group, {r.iterations, r.repetitions, r.purge_cache});
   std::vector<TuneResult> results;
   for (Collective c : r.collectives) {
     for (std::uint64_t size : r.sizes) {
       TuneResult result;
       result.collective = c;
       result.size = size;
-      result.default_s = m.measure(c, size, ShmTuning{});
+      result.default_s = timer.seconds_per_call(c, size, ShmTuning{});
       result.best = ShmTuning{};
       result.best_s = result.default_s;
       for (const ShmTuning& t : candidates(group, r, c, size)) {
-        const double s = m.measure(c, size, t);
+        const double s = timer.seconds_per_call(c, size, t);
         if (s < result.best_s) {
           result.best = t;
           result.best_s = s;
         }
       }
-      confirm(m, result, kConfirmRounds);
+      confirm(timer, result, kConfirmRounds);
       result.single_copy = group.copies_once(c, size, result.best);
       results.push_back(result);
     }
