@@ -29,6 +29,14 @@ struct Lane {
 struct SharedMemory {
   double copy_bps = 4e9;         // memory copy bandwidth of one core
   double sync_latency_s = 1e-6;  // cost of one synchronisation between cores
+  // Single copy (the runtime's, beyond the SMP paper's two copies through a shared buffer): a
+  // group call whose block (a bcast's whole message) has at least `single_copy_from` bytes
+  // copies every byte once, by the kernel, from one process's memory into the other's, at
+  // `single_copy_bps` per core after `single_copy_latency_s` for each such copy (the system
+  // call and the pinning of the other process's pages). 0: never (the paper's Table 1 only).
+  std::uint64_t single_copy_from = 16 * 1024;  // the runtime's default on one rank per core
+  double single_copy_bps = 4e9;
+  double single_copy_latency_s = 1.5e-6;
 };
 
 struct Node {

@@ -1,14 +1,25 @@
 // Closed forms of the two-level SMP collectives (algorithms hier-shm, hier-shm-vdg and
 // hier-shm:X; the SMP paper, sec. 5.1): as the paper assumes no overlap between the levels, the
 // time is the sum of the inter-node part (the leaders' algorithm, over A nodes) and the intra-node
-// part, whose Table 1 decomposition costs k stages of sync latency plus the copies in and out of
-// shared memory at the node's copy bandwidth c (readers of one buffer copy concurrently). With L
-// the most ranks on a node, B the default buffer (runtime/shm: 32 KiB) and k = ceil(m / B):
+// part. With L the most ranks on a node, B the default buffer (runtime/shm: 32 KiB), k =
+// ceil(m / B), c the node's copy bandwidth and sync its sync latency, Table 1's decomposition
+// costs k stages of sync plus the copies in and out of shared memory (readers of one buffer
+// copy concurrently):
 //   bcast      m = M:      k·sync + 2·M/c
 //   scatter    m = L·s:    m ≤ B: sync + L·s/c;  else (L-1)·ceil(s/B)·sync + L·s/c
 //   gather     the same as scatter
-//   allgather  group gather (L·s) + leaders exchange + group bcast of p·s
+//   allgather  group gather (L·s) + leaders exchange + group bcast of p·s; one node: one group
+//              allgather, ceil(L·s/B)·sync + (L+1)·s/c (its block in, every block out)
 //   alltoall   m = L²·s ≤ B: sync + 2·L·s/c;  else (L-1)·(ceil(s/B)·sync + 2·s/c)
+// A group call whose block (a bcast's message) reaches the site's single_copy_from copies every
+// byte once instead (runtime/shm single copy): one stage, and each direct copy of x bytes costs
+// d(x) = single_copy_latency + x / single_copy_bandwidth:
+//   bcast      sync + (L-1)·d(M/L)          the root puts the last 1/L into each reader while
+//                                           the readers get the rest (the root's puts are longest)
+//   scatter    sync + max(s/c + (L-1)·d(3s/4L), d(s - 3s/4L))   the root copies its own block
+//              and a quarter less than 1/L of every other one; gather the same
+//   allgather, alltoall (one group call)   max(sync, s/c) + (L-1)·d(s)   every rank gets the
+//              L-1 other blocks; its own it copies while it waits for the others to expose
 // Inter-node: bcast the leaders' binomial (van de Geijn for hier-shm-vdg) closed form; scatter
 // a flat tree, l + Σ(o + L·s/b) (b over the WAN: one connection per lane), gather the same with
 // every node's latency, Σ(l + o + L·s/b) (flat_tree below); allgather every leader to every other
@@ -67,14 +78,38 @@ double stages(double bytes) {
   return std::max(1.0, std::ceil(bytes / kBufferSize));
 }
 
-double intra_bcast(const SharedMemory& shm, int L, double m) {
-  return L > 1 ? stages(m) * shm.sync_latency_s + 2 * m / shm.copy_bps : 0;
+// Whether the runtime copies a group call of `block` bytes per block (a bcast's message) once.
+bool copies_once(const SharedMemory& shm, double block) {
+  return shm.single_copy_from > 0 && block >= static_cast<double>(shm.single_copy_from);
 }
 
+// One direct copy of `bytes` from one rank's memory into another's.
+double direct_copy(const SharedMemory& shm, double bytes) {
+  return shm.single_copy_latency_s + bytes / shm.single_copy_bps;
+}
+
+double intra_bcast(const SharedMemory& shm, int L, double m) {
+  if (L == 1) return 0;
+  if (copies_once(shm, m)) return shm.sync_latency_s + (L - 1) * direct_copy(shm, m / L);
+  return stages(m) * shm.sync_latency_s + 2 * m / shm.copy_bps;
+}
+
+// Scatter and gather of blocks of s bytes.
 double intra_blocks(const SharedMemory& shm, int L, double s) {
   if (L == 1) return 0;
+  if (copies_once(shm, s)) {
+    const double root_share = 0.75 * s / L;  // runtime/shm: a = 1/4 of the root's share
+    const double root = s / shm.copy_bps + (L - 1) * direct_copy(shm, root_share);
+    return shm.sync_latency_s + std::max(root, direct_copy(shm, s - root_share));
+  }
   const double syncs = L * s <= kBufferSize ? 1 : (L - 1) * stages(s);
   return syncs * shm.sync_latency_s + L * s / shm.copy_bps;
+}
+
+// One group allgather or alltoall of blocks of s bytes, copied once: every rank gets the L-1
+// other blocks.
+double intra_exchange_once(const SharedMemory& shm, int L, double s) {
+  return std::max(shm.sync_latency_s, s / shm.copy_bps) + (L - 1) * direct_copy(shm, s);
 }
 
 // The two-level algorithm's name, for messages: hier-shm or hier-shm:X.
@@ -172,6 +207,11 @@ double allgather_hier(const Figures& f, const Platform& platform, const BuildPar
   const Nodes n = nodes_of(platform, p.root);
   const double s = static_cast<double>(p.size);
   const SharedMemory& shm = shm_of(platform, p);
+  const int L = n.most_ranks;
+  if (n.count() == 1 && L > 1) {  // one group allgather (algorithms/hier_shm.cpp)
+    if (copies_once(shm, s)) return intra_exchange_once(shm, L, s);
+    return stages(L * s) * shm.sync_latency_s + (L + 1) * s / shm.copy_bps;
+  }
   double inter = 0;
   if (n.count() > 1) {
     inter = leaders_run_x(n, p)
@@ -188,7 +228,9 @@ double alltoall_hier(const Figures& f, const Platform& platform, const BuildPara
   const double s = static_cast<double>(p.size);
   const SharedMemory& shm = shm_of(platform, p);
   double intra = 0;
-  if (L > 1) {
+  if (L > 1 && copies_once(shm, s)) {
+    intra = intra_exchange_once(shm, L, s);
+  } else if (L > 1) {
     intra = static_cast<double>(L) * L * s <= kBufferSize
                 ? shm.sync_latency_s + 2 * L * s / shm.copy_bps
                 : (L - 1) * (stages(s) * shm.sync_latency_s + 2 * s / shm.copy_bps);

@@ -62,11 +62,19 @@ std::string site_nodes(const Platform& platform, const Site& site) {
   return out;
 }
 
+// When the runtime copies a group call's bytes once instead of twice (SharedMemory).
+std::string single_copy_text(const SharedMemory& shm) {
+  if (shm.single_copy_from == 0) return "never one copy";
+  return fmt::format("one copy from {} ({} + {})", format_size(shm.single_copy_from),
+                     format_bandwidth(shm.single_copy_bps),
+                     format_duration(shm.single_copy_latency_s));
+}
+
 std::string site_text(const Platform& platform, const Site& site) {
-  return fmt::format("  site {}: {}, LAN latency {}, shared memory {} copy / {} sync\n", site.name,
-                     plural(static_cast<long>(site.nodes.size()), "node"),
+  return fmt::format("  site {}: {}, LAN latency {}, shared memory {} copy / {} sync, {}\n",
+                     site.name, plural(static_cast<long>(site.nodes.size()), "node"),
                      format_duration(site.lan_latency_s), format_bandwidth(site.shm.copy_bps),
-                     format_duration(site.shm.sync_latency_s)) +
+                     format_duration(site.shm.sync_latency_s), single_copy_text(site.shm)) +
          site_nodes(platform, site);
 }
 

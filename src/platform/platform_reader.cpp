@@ -18,6 +18,7 @@
 
 #include "multilane/errors.hpp"
 #include "multilane/platform_file.hpp"
+#include "multilane/units.hpp"
 #include "platform/toml_table.hpp"
 
 namespace multilane {
@@ -65,12 +66,37 @@ struct SiteFigures {
   std::optional<double> lan_latency;
   std::optional<double> shm_copy;
   std::optional<double> shm_sync;
+  std::optional<std::uint64_t> single_copy_from;
+  std::optional<double> single_copy;
+  std::optional<double> single_copy_latency;
 
   SiteFigures overridden_by(const SiteFigures& child) const {
-    return {child.lan_latency ? child.lan_latency : lan_latency,
-            child.shm_copy ? child.shm_copy : shm_copy, child.shm_sync ? child.shm_sync : shm_sync};
+    const auto pick = [](const auto& nearer, const auto& farther) {
+      return nearer ? nearer : farther;
+    };
+    return {
+        pick(child.lan_latency, lan_latency), pick(child.shm_copy, shm_copy),
+        pick(child.shm_sync, shm_sync),       pick(child.single_copy_from, single_copy_from),
+        pick(child.single_copy, single_copy), pick(child.single_copy_latency, single_copy_latency)};
   }
 };
+
+// A size, or "never" (0).
+std::optional<std::uint64_t> size_or_never(const TomlTable& at, std::string_view key) {
+  const auto* value = at.get(key);
+  if (value == nullptr) return std::nullopt;
+  const auto text = value->value<std::string_view>();
+  if (text == "never") return 0;
+  bool zero = false;
+  try {
+    zero = text && parse_size(*text) == 0;
+  } catch (const UsageError&) {
+    // Not a size: at.size() below reports it.
+  }
+  if (zero)
+    at.fail(key, value, fmt::format("must be a positive size, or \"never\"; got \"{}\"", *text));
+  return at.size(key);
+}
 
 LaneDraft read_lane_entry(const TomlTable& at, std::string key, const toml::node& entry) {
   const auto* table = entry.as_table();
@@ -126,6 +152,9 @@ SiteFigures read_site_figures(const TomlTable& at) {
   figures.lan_latency = at.duration("lan_latency");
   figures.shm_copy = at.bandwidth("shm_copy_bandwidth");
   figures.shm_sync = at.duration("shm_sync_latency");
+  figures.single_copy_from = size_or_never(at, "shm_single_copy_from");
+  figures.single_copy = at.bandwidth("shm_single_copy_bandwidth");
+  figures.single_copy_latency = at.duration("shm_single_copy_latency");
   return figures;
 }
 
@@ -167,7 +196,9 @@ class PlatformReader {
     platform_.name = root_.required_string("name");
     if (const auto defaults = root_.table("defaults")) {
       defaults->allow_only({"lanes", "lane_bandwidth", "lane_up", "lane_down", "cores",
-                            "lan_latency", "shm_copy_bandwidth", "shm_sync_latency"});
+                            "lan_latency", "shm_copy_bandwidth", "shm_sync_latency",
+                            "shm_single_copy_from", "shm_single_copy_bandwidth",
+                            "shm_single_copy_latency"});
       default_shape_ = read_shape(*defaults);
       default_figures_ = read_site_figures(*defaults);
     }
@@ -182,7 +213,8 @@ class PlatformReader {
  private:
   void read_site(const TomlTable& at) {
     at.allow_only({"name", "nodes", "node", "lanes", "lane_bandwidth", "lane_up", "lane_down",
-                   "cores", "lan_latency", "shm_copy_bandwidth", "shm_sync_latency"});
+                   "cores", "lan_latency", "shm_copy_bandwidth", "shm_sync_latency",
+                   "shm_single_copy_from", "shm_single_copy_bandwidth", "shm_single_copy_latency"});
     Site site;
     site.name = at.required_string("name");
     claim_name(site_lines_, site.name, at, "name", "site");
@@ -191,6 +223,11 @@ class PlatformReader {
     site.lan_latency_s = *figures.lan_latency;
     site.shm.copy_bps = figures.shm_copy.value_or(site.shm.copy_bps);
     site.shm.sync_latency_s = figures.shm_sync.value_or(site.shm.sync_latency_s);
+    site.shm.single_copy_from = figures.single_copy_from.value_or(site.shm.single_copy_from);
+    // Unknown, a kernel copy is taken to be as fast as the site's own copies.
+    site.shm.single_copy_bps = figures.single_copy.value_or(site.shm.copy_bps);
+    site.shm.single_copy_latency_s =
+        figures.single_copy_latency.value_or(site.shm.single_copy_latency_s);
     const int site_index = platform_.num_sites();
     platform_.sites.push_back(std::move(site));
 

@@ -55,4 +55,13 @@ namespace multilane {
 Schedule lower_group_ops(const Schedule& schedule, const Platform& platform);
 bool has_group_ops(const Schedule& schedule);
 
+// The lowered schedule, and per operation of it whether it moves bytes of a group call that the
+// runtime copies once (its block, a bcast's message, reaches the node's site's
+// SharedMemory::single_copy_from): 1 for such Sends and Recvs, else 0.
+struct LoweredGroupCalls {
+  Schedule schedule;
+  std::vector<std::uint8_t> copied_once;
+};
+LoweredGroupCalls lower_group_calls(const Schedule& schedule, const Platform& platform);
+
 }  // namespace multilane

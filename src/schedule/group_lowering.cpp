@@ -14,9 +14,20 @@ Range sub_range(const Range& r, std::uint64_t offset, std::uint64_t length) {
   return {r.buffer, r.offset + offset, length};
 }
 
+// The plain ops replacing one group op, and whether its call copies once.
+struct Expansion {
+  std::vector<Op> ops;
+  bool copied_once = false;
+};
+
+bool copies_once(const Platform& platform, int rank, std::uint64_t block) {
+  const SharedMemory& shm = platform.sites[platform.site_of(rank)].shm;
+  return shm.single_copy_from > 0 && block >= shm.single_copy_from;
+}
+
 // Per global op index: the plain ops replacing it (group ops only).
-std::vector<std::vector<Op>> expand_group_calls(const Schedule& s, const Platform& platform) {
-  std::vector<std::vector<Op>> expansion(s.ops.size());
+std::vector<Expansion> expand_group_calls(const Schedule& s, const Platform& platform) {
+  std::vector<Expansion> expansion(s.ops.size());
   std::vector<std::vector<int>> members(platform.nodes.size());
   for (int r = 0; r < s.num_ranks(); ++r) members[platform.node_of(r)].push_back(r);
   for (const std::vector<int>& node : members) {
@@ -44,8 +55,10 @@ std::vector<std::vector<Op>> expand_group_calls(const Schedule& s, const Platfor
             fmt::format("group call #{} of the node of rank {}: {}", k, node[0], problem));
       }
       const auto n = static_cast<int>(node.size());
-      for (const GroupMove& m :
-           group_moves(ops[0]->kind, root, n, group_block(ops[0]->kind, n, *ops[root]))) {
+      const std::uint64_t block = group_block(ops[0]->kind, n, *ops[root]);
+      const bool once = copies_once(platform, node[0], block);
+      for (std::size_t i = 0; i < node.size(); ++i) expansion[calls[i][k]].copied_once = once;
+      for (const GroupMove& m : group_moves(ops[0]->kind, root, n, block)) {
         const Range from = sub_range(ops[m.from]->source, m.from_offset, m.length);
         const Range to = sub_range(ops[m.to]->range, m.to_offset, m.length);
         Op op;
@@ -53,17 +66,17 @@ std::vector<std::vector<Op>> expand_group_calls(const Schedule& s, const Platfor
           op.kind = OpKind::Copy;
           op.range = to;
           op.source = from;
-          expansion[calls[m.from][k]].push_back(op);
+          expansion[calls[m.from][k]].ops.push_back(op);
           continue;
         }
         op.kind = OpKind::Send;
         op.peer = node[m.to];
         op.range = from;
-        expansion[calls[m.from][k]].push_back(op);
+        expansion[calls[m.from][k]].ops.push_back(op);
         op.kind = OpKind::Recv;
         op.peer = node[m.from];
         op.range = to;
-        expansion[calls[m.to][k]].push_back(op);
+        expansion[calls[m.to][k]].ops.push_back(op);
       }
     }
   }
@@ -77,10 +90,11 @@ bool has_group_ops(const Schedule& schedule) {
                      [](const Op& op) { return is_group_op(op.kind); });
 }
 
-Schedule lower_group_ops(const Schedule& s, const Platform& platform) {
+LoweredGroupCalls lower_group_calls(const Schedule& s, const Platform& platform) {
   const auto expansion = expand_group_calls(s, platform);
   ScheduleBuilder b(s.collective, s.algorithm, s.num_ranks(), s.root, s.size, s.segment);
   b.set_wan_pairs(s.wan_pairs);
+  std::vector<std::uint8_t> copied_once;
   std::vector<std::vector<OpIndex>> replaced;  // per op of the rank: its new indices
   std::vector<OpIndex> deps;
   for (int r = 0; r < s.num_ranks(); ++r) {
@@ -94,17 +108,24 @@ Schedule lower_group_ops(const Schedule& s, const Platform& platform) {
       for (OpIndex d : s.deps_of(op))
         deps.insert(deps.end(), replaced[d].begin(), replaced[d].end());
       const bool group = is_group_op(op.kind);
-      const auto& plain = group ? expansion[s.rank_begin[r] + i] : std::vector<Op>{op};
+      const Expansion& e = expansion[s.rank_begin[r] + i];
+      const auto& plain = group ? e.ops : std::vector<Op>{op};
       for (const Op& p : plain) {
         OpIndex added = kNoOp;
         if (p.kind == OpKind::Send) added = b.send(p.peer, p.range, p.lane, deps);
         if (p.kind == OpKind::Recv) added = b.recv(p.peer, p.range, p.lane, deps);
         if (p.kind == OpKind::Copy) added = b.copy(p.range, p.source, deps);
-        if (added != kNoOp) replaced[i].push_back(added);
+        if (added == kNoOp) continue;
+        replaced[i].push_back(added);
+        copied_once.push_back(group && e.copied_once && p.kind != OpKind::Copy ? 1 : 0);
       }
     }
   }
-  return b.finish();
+  return {b.finish(), std::move(copied_once)};
+}
+
+Schedule lower_group_ops(const Schedule& s, const Platform& platform) {
+  return lower_group_calls(s, platform).schedule;
 }
 
 }  // namespace multilane

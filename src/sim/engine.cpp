@@ -15,7 +15,8 @@ constexpr std::uint8_t kSendReady = 1, kRecvReady = 2, kPrevLeft = 4, kStarted =
 constexpr std::uint32_t kVersionMask = 0x3fffffffu;  // the version bits an event key keeps
 }  // namespace
 
-Engine::Engine(const Schedule& schedule, const Platform& platform, const SimOptions& options)
+Engine::Engine(const Schedule& schedule, const Platform& platform, const SimOptions& options,
+               std::span<const std::uint8_t> copied_once)
     : wall0_(std::chrono::steady_clock::now()),
       schedule_(schedule),
       platform_(platform),
@@ -30,6 +31,7 @@ Engine::Engine(const Schedule& schedule, const Platform& platform, const SimOpti
   auto& transfers = program_.transfers;
   for (std::size_t t = 0; t < transfers.size(); ++t) {
     if (t == 0 || transfers[t - 1].last_in_channel) transfers[t].state |= kPrevLeft;
+    if (!copied_once.empty()) transfers[t].copied_once = copied_once[transfers[t].send_op];
   }
   finish_.assign(static_cast<std::size_t>(schedule.num_ranks()), 0.0);
   flows_.reserve(transfers.size() + program_.copies);
@@ -74,7 +76,7 @@ void Engine::start_transfer(std::uint32_t t) {
   const Transfer& tr = program_.transfers[t];
   ++transfers_;
   bytes_ += tr.bytes;
-  const Path path = network_.transfer_path(tr.from, tr.to, tr.lane);
+  const Path path = network_.transfer_path(tr.from, tr.to, tr.lane, tr.copied_once != 0);
   if (tr.bytes == 0) {
     transfer_left(t, now_, path.latency_s, path.lane);
     return;
@@ -250,9 +252,10 @@ namespace multilane {
 
 SimResult simulate(const Schedule& schedule, const Platform& platform, const SimOptions& options) {
   if (has_group_ops(schedule)) {
-    // Group calls run as their moves, each an intra-node transfer (schedule/group_call.hpp).
-    const Schedule lowered = lower_group_ops(schedule, platform);
-    sim::Engine engine(lowered, platform, options);
+    // Group calls run as their moves, each an intra-node transfer (schedule/group_call.hpp),
+    // copied once where the runtime would.
+    const LoweredGroupCalls lowered = lower_group_calls(schedule, platform);
+    sim::Engine engine(lowered.schedule, platform, options, lowered.copied_once);
     return engine.run();
   }
   sim::Engine engine(schedule, platform, options);

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "multilane/platform.hpp"
@@ -27,7 +28,10 @@ namespace multilane::sim {
 
 class Engine {
  public:
-  Engine(const Schedule& schedule, const Platform& platform, const SimOptions& options);
+  // `copied_once`: per op of `schedule`, whether it moves bytes the runtime copies once (from
+  // lower_group_calls); empty: none.
+  Engine(const Schedule& schedule, const Platform& platform, const SimOptions& options,
+         std::span<const std::uint8_t> copied_once = {});
   SimResult run();
 
  private:

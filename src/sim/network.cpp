@@ -89,14 +89,23 @@ Path Network::copy_path(int rank) const {
   return p;
 }
 
-Path Network::transfer_path(int from, int to, int lane) const {
+Path Network::transfer_path(int from, int to, int lane, bool copied_once) const {
   const Place& a = place_[from];
   const Place& b = place_[to];
   if (a.node == b.node) {
-    // Shared memory: the sender copies into a shared segment, the receiver copies out.
+    const SharedMemory& shm = platform_.sites[a.site].shm;
     Path p = copy_path(from);
+    if (copied_once) {
+      // Single copy: one core copies from the sender's memory into the receiver's.
+      p.fixed_cap_bps = shm.single_copy_bps;
+      p.latency_s = shm.sync_latency_s + shm.single_copy_latency_s;
+      return p;
+    }
+    // Shared memory: the sender copies into a shared segment, the receiver copies out: every
+    // byte costs the node two copies.
     p.fixed_cap_bps /= 2;
-    p.latency_s = platform_.sites[a.site].shm.sync_latency_s;
+    p.weight[0] = 2;
+    p.latency_s = shm.sync_latency_s;
     return p;
   }
   // Lane i of a node: resources 2 (lane_base + i) up and 2 (lane_base + i) + 1 down.

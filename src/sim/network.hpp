@@ -5,7 +5,8 @@
 // bandwidth each way), for every WAN link one resource per direction (aggregate bandwidth,
 // infinite when the link declares none), and for every node its memory (one core's copy
 // bandwidth times the node's cores). A Path lists the resources a flow crosses with the weight
-// of the flow on each (1, or 1/k on each of k lanes of a striped transfer), its latency and
+// of the flow on each (1, or 1/k on each of k lanes of a striped transfer; 2 on the memory for
+// a message between ranks of one node copied twice, into shared memory and out), its latency and
 // what caps its rate: a fixed cap (memory copies) and, across a WAN, k connections each
 // limited to b_WAN cap(P) of the link (P = connections crossing that direction now).
 //
@@ -45,8 +46,10 @@ class Network {
   explicit Network(const Platform& platform);
 
   // Path of a message from rank `from` to rank `to` on `lane` (kAnyLane: striped). Throws
-  // UsageError naming the sites when no WAN link joins them, or the lane a node lacks.
-  Path transfer_path(int from, int to, int lane) const;
+  // UsageError naming the sites when no WAN link joins them, or the lane a node lacks. Between
+  // ranks of one node the bytes are copied twice through shared memory, or once by the kernel
+  // when `copied_once` (SharedMemory's single copy).
+  Path transfer_path(int from, int to, int lane, bool copied_once = false) const;
   // Path of a local copy by `rank`.
   Path copy_path(int rank) const;
 

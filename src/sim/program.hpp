@@ -38,6 +38,7 @@ struct Transfer {
   std::int8_t lane = 0;              // the Send's lane, or the Recv's when the Send says kAnyLane
   std::uint8_t state = 0;            // engine flags (readiness of both ends, predecessor left)
   std::uint8_t last_in_channel = 0;  // 1 if no successor on its channel
+  std::uint8_t copied_once = 0;      // a move of a group call the runtime copies once
 };
 
 struct Program {

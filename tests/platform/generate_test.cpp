@@ -75,9 +75,11 @@ TEST(Describe, SmallPlatformExactly) {
   EXPECT_EQ(describe_platform(p),
             "platform generated-2x3x2x1 (generated): 2 sites, 6 nodes, 6 ranks\n"
             "sites:\n"
-            "  site site0: 3 nodes, LAN latency 50 us, shared memory 32 Gbit/s copy / 1 us sync\n"
+            "  site site0: 3 nodes, LAN latency 50 us, shared memory 32 Gbit/s copy / 1 us sync, "
+            "one copy from 16 KiB (32 Gbit/s + 1.5 us)\n"
             "    site0-0 .. site0-2: 1 core, 2 lanes of 1 Gbit/s\n"
-            "  site site1: 3 nodes, LAN latency 50 us, shared memory 32 Gbit/s copy / 1 us sync\n"
+            "  site site1: 3 nodes, LAN latency 50 us, shared memory 32 Gbit/s copy / 1 us sync, "
+            "one copy from 16 KiB (32 Gbit/s + 1.5 us)\n"
             "    site1-0 .. site1-2: 1 core, 2 lanes of 1 Gbit/s\n"
             "WAN links:\n"
             "  site0 <-> site1: latency 10 ms one-way, aggregate 10 Gbit/s, at most 250 Mbit/s "

@@ -29,6 +29,35 @@ std::string error_of(const std::string& text) {
   return platform_error([&] { parse_platform(text, "t.toml"); });
 }
 
+// The single-copy figures come from [defaults] or the site, and "never" turns it off; they
+// are written out and read back the same.
+TEST(PlatformFile, SingleCopyFigures) {
+  const Platform p = parse_platform(R"(name = "once"
+[defaults]
+lane_bandwidth = "1Gbit/s"
+cores = 4
+lan_latency = "50us"
+shm_single_copy_from = "64KiB"
+shm_single_copy_bandwidth = "10GB/s"
+[[site]]
+name = "a"
+nodes = 1
+shm_single_copy_latency = "2us"
+[[site]]
+name = "b"
+nodes = 1
+shm_single_copy_from = "never"
+)",
+                                    "once.toml");
+  EXPECT_EQ(p.sites[0].shm.single_copy_from, 64u << 10);
+  EXPECT_EQ(p.sites[0].shm.single_copy_bps, 10e9);
+  EXPECT_EQ(p.sites[0].shm.single_copy_latency_s, 2e-6);
+  EXPECT_EQ(p.sites[1].shm.single_copy_from, 0u);
+  EXPECT_EQ(p.sites[1].shm.single_copy_latency_s, SharedMemory{}.single_copy_latency_s);
+  testing::expect_same_platform(parse_platform(platform_to_toml(p), "written"), p);
+  EXPECT_NE(describe_platform(p).find("never one copy"), std::string::npos);
+}
+
 TEST(PlatformFile, FiguresInheritFromDefaultsToSiteToNode) {
   const Platform p = parse_platform(R"(name = "inherit"
 [defaults]
@@ -67,6 +96,10 @@ lanes = [{up = "10Gbit/s", down = "5Gbit/s", address = "10.0.0.1"}, {bandwidth =
   EXPECT_EQ(second.lanes[2].down_bps, 125e6);
   EXPECT_EQ(p.sites[0].shm.copy_bps, 8e9);
   EXPECT_EQ(p.sites[0].shm.sync_latency_s, SharedMemory{}.sync_latency_s);
+  // Not given: one copy from the runtime's default size, as fast as the site's own copies.
+  EXPECT_EQ(p.sites[0].shm.single_copy_from, 16u << 10);
+  EXPECT_EQ(p.sites[0].shm.single_copy_bps, 8e9);
+  EXPECT_EQ(p.sites[0].shm.single_copy_latency_s, SharedMemory{}.single_copy_latency_s);
   EXPECT_EQ(p.num_ranks(), 10);  // every core, block
   EXPECT_EQ(p.ranks[8].node, 1);
   EXPECT_EQ(p.ranks[8].core, 0);
@@ -171,7 +204,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "t.toml:2: sites: unknown key; allowed here: name, defaults, site, wan, placement"},
         BadCase{"UnknownDefaultsKey", "name = \"x\"\n[defaults]\nlane = 2\n",
                 "t.toml:3: defaults.lane: unknown key; allowed here: lanes, lane_bandwidth, "
-                "lane_up, lane_down, cores, lan_latency, shm_copy_bandwidth, shm_sync_latency"},
+                "lane_up, lane_down, cores, lan_latency, shm_copy_bandwidth, shm_sync_latency, "
+                "shm_single_copy_from, shm_single_copy_bandwidth, shm_single_copy_latency"},
         BadCase{"UnknownLaneKey",
                 kTwoSites + "[[site]]\nname = \"c\"\n[[site.node]]\nlanes = [{speed = 1}]\n",
                 "t.toml:14: site[2].node[0].lanes[0].speed: unknown key; allowed here: up, "
@@ -188,6 +222,11 @@ INSTANTIATE_TEST_SUITE_P(
                 "t.toml:14: site[2].lanes: expected an integer, got \"2\""},
         BadCase{"ZeroCores", kTwoSites + "[[site]]\nname = \"c\"\nnodes = 1\ncores = 0\n",
                 "t.toml:14: site[2].cores: must be between 1 and 65536, got 0"},
+        BadCase{
+            "SingleCopyFromZero",
+            kTwoSites + "[[site]]\nname = \"c\"\nnodes = 1\nshm_single_copy_from = \"0\"\n",
+            "t.toml:14: site[2].shm_single_copy_from: must be a positive size, or \"never\"; got "
+            "\"0\""},
         BadCase{"EmptyLaneList", kTwoSites + "[[site]]\nname = \"c\"\n[[site.node]]\nlanes = []\n",
                 "t.toml:14: site[2].node[0].lanes: must list at least 1 lane"},
         BadCase{"BandwidthAndUp",

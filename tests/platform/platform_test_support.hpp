@@ -32,6 +32,9 @@ inline void expect_same_platform(const Platform& a, const Platform& b) {
     EXPECT_EQ(a.sites[s].lan_latency_s, b.sites[s].lan_latency_s);
     EXPECT_EQ(a.sites[s].shm.copy_bps, b.sites[s].shm.copy_bps);
     EXPECT_EQ(a.sites[s].shm.sync_latency_s, b.sites[s].shm.sync_latency_s);
+    EXPECT_EQ(a.sites[s].shm.single_copy_from, b.sites[s].shm.single_copy_from);
+    EXPECT_EQ(a.sites[s].shm.single_copy_bps, b.sites[s].shm.single_copy_bps);
+    EXPECT_EQ(a.sites[s].shm.single_copy_latency_s, b.sites[s].shm.single_copy_latency_s);
     EXPECT_EQ(a.sites[s].nodes, b.sites[s].nodes);
   }
   ASSERT_EQ(a.nodes.size(), b.nodes.size());

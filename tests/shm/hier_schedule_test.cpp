@@ -1,6 +1,7 @@
 // The two-level (hier-shm) schedules as data: they verify on every shape the sweep does not
 // cover (ranks of a node that are not consecutive, uneven nodes, every root), the verifier
 // catches group calls that disagree, and the simulator costs them.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -166,7 +167,7 @@ TEST(HierSchedule, LoweringKeepsEveryByteAndTheSimulatorCostsIt) {
 
 // The closed forms (model/hier_forms.cpp) and the simulator (group calls lowered to intra-node
 // transfers) describe the same two levels: they agree within a factor of two, and both see
-// the shared memory (a faster copy bandwidth makes both faster).
+// the shared memory (slower copies make both slower).
 TEST(HierSchedule, ClosedFormAgreesWithTheSimulator) {
   Platform platform = smp_platform({3, 3}, false);
   for (const Collective c : kAllCollectives) {
@@ -179,6 +180,7 @@ TEST(HierSchedule, ClosedFormAgreesWithTheSimulator) {
   }
   Platform slow_memory = platform;
   slow_memory.sites[0].shm.copy_bps /= 16;
+  slow_memory.sites[0].shm.single_copy_bps /= 16;
   const BuildParams params{0, 1 << 20};
   EXPECT_GT(model_time(slow_memory, Collective::Bcast, "hier-shm", params),
             model_time(platform, Collective::Bcast, "hier-shm", params));
@@ -186,6 +188,61 @@ TEST(HierSchedule, ClosedFormAgreesWithTheSimulator) {
       simulate(build_schedule(slow_memory, Collective::Bcast, "hier-shm", params), slow_memory)
           .time_s,
       simulate(build_schedule(platform, Collective::Bcast, "hier-shm", params), platform).time_s);
+}
+
+// Group calls from the site's single_copy_from on copy every byte once, as the runtime does:
+// with the copy bandwidths equal, the model and the simulator both find a 1 MiB call faster
+// than with single copy turned off ("never"), and a call below the threshold costs the same
+// either way. On two nodes the simulator may hide the intra-node part behind the network
+// (alltoall overlaps both), so there it must only be no slower.
+TEST(HierSchedule, SingleCopyCostsOneCopyInTheModelAndTheSimulator) {
+  for (const std::vector<int>& shape : {std::vector<int>{4}, std::vector<int>{3, 3}}) {
+    Platform once = smp_platform(shape, false);
+    once.sites[0].shm.single_copy_bps = once.sites[0].shm.copy_bps;
+    once.sites[0].shm.single_copy_from = 16 << 10;
+    Platform twice = once;
+    twice.sites[0].shm.single_copy_from = 0;
+    const auto model = [](const Platform& p, Collective c, std::uint64_t size) {
+      return model_time(p, c, "hier-shm", {0, size});
+    };
+    const auto sim = [](const Platform& p, Collective c, std::uint64_t size) {
+      return simulate(build_schedule(p, c, "hier-shm", {0, size}), p).time_s;
+    };
+    const bool one_node = shape.size() == 1;
+    for (const Collective c : kAllCollectives) {
+      const std::string what = fmt::format("{} on {} nodes", to_string(c), shape.size());
+      EXPECT_LT(model(once, c, 1 << 20), model(twice, c, 1 << 20)) << what;
+      if (one_node) {
+        EXPECT_LT(sim(once, c, 1 << 20), sim(twice, c, 1 << 20)) << what;
+      } else {
+        EXPECT_LE(sim(once, c, 1 << 20), sim(twice, c, 1 << 20)) << what;
+      }
+      EXPECT_EQ(model(once, c, 1000), model(twice, c, 1000)) << what;
+      EXPECT_EQ(sim(once, c, 1000), sim(twice, c, 1000)) << what;
+    }
+  }
+}
+
+// One node of two ranks, copied once: the closed forms' single-copy terms, to the byte.
+TEST(HierSchedule, SingleCopyClosedFormsOnOneNode) {
+  Platform p = smp_platform({2}, false);
+  SharedMemory& shm = p.sites[0].shm;
+  shm.copy_bps = 10e9;
+  shm.sync_latency_s = 1e-6;
+  shm.single_copy_bps = 5e9;
+  shm.single_copy_latency_s = 2e-6;
+  const double s = 1 << 20;
+  const auto model = [&](Collective c) { return model_time(p, c, "hier-shm", {0, 1 << 20}); };
+  const double d_half = 2e-6 + s / 2 / 5e9;  // a direct copy of half the message
+  EXPECT_DOUBLE_EQ(model(Collective::Bcast), 1e-6 + d_half);
+  const double root_share = 0.75 * s / 2;
+  const double root = s / 10e9 + (2e-6 + root_share / 5e9);
+  const double other = 2e-6 + (s - root_share) / 5e9;
+  EXPECT_DOUBLE_EQ(model(Collective::Scatter), 1e-6 + std::max(root, other));
+  EXPECT_DOUBLE_EQ(model(Collective::Gather), 1e-6 + std::max(root, other));
+  const double exchange = std::max(1e-6, s / 10e9) + 2e-6 + s / 5e9;
+  EXPECT_DOUBLE_EQ(model(Collective::Allgather), exchange);
+  EXPECT_DOUBLE_EQ(model(Collective::Alltoall), exchange);
 }
 
 // Across a WAN the flat tree of plain hier-shm sends the remote nodes their blocks one after
