@@ -37,5 +37,11 @@ echo "a real shaped grid (docs/emulation.md)."
 "$ml" bench -n 8 --platform "$small" --collective bcast --algorithm all \
   --sizes 64KiB,4MiB --repetitions 3 --check --plot "$out/bcast-real-loopback.png"
 
-printf '\nPlots: %s/bcast-two-sites.png, %s/scatter-grid.png, %s/bcast-real-loopback.png\n' \
-  "$out" "$out" "$out"
+section "Within one node: shared memory (the SMP paper's hier-shm) against TCP, 2 processes, for real"
+echo "hier-shm copies through one shared segment (or once, by the kernel, from 16 KiB); the other"
+echo "algorithms send over TCP loopback between the two ranks of the same node."
+"$ml" bench -n 2 --platform examples/platforms/smp-1x2.toml --collective bcast --algorithm all \
+  --sizes 4KiB,1MiB --repetitions 3 --check --plot "$out/bcast-smp-node.png"
+
+printf '\nPlots: %s/bcast-two-sites.png, %s/scatter-grid.png, %s/bcast-real-loopback.png, %s/bcast-smp-node.png\n' \
+  "$out" "$out" "$out" "$out"

@@ -27,9 +27,14 @@ def main():
             continue
         series.setdefault(r["algorithm"], []).append((r["size"], r["time_s"]))
     fig, ax = plt.subplots(figsize=(7, 5))
-    for name, points in series.items():
+    # Ten colours repeat from the eleventh series on: those get other markers and dashes, so
+    # that no two algorithms look alike.
+    styles = [("o", "-"), ("s", "--"), ("^", ":")]
+    for i, (name, points) in enumerate(series.items()):
         points.sort()
-        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=name)
+        marker, line = styles[(i // 10) % len(styles)]
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker=marker, linestyle=line,
+                label=name)
     pairs = doc.get("x") == "wan_pairs"
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
