@@ -14,6 +14,7 @@
 #include "runtime/launch_store_protocol.hpp"
 #include "runtime/le_bytes.hpp"
 #include "runtime/transport_error.hpp"
+#include "support/loopback_port.hpp"
 
 namespace multilane::runtime {
 namespace {
@@ -64,11 +65,10 @@ RendezvousClient client_of(const std::string& address, int rank,
   return RendezvousClient(address, kJob, kSecret, timeout, rank);
 }
 
-// A port nothing listens on (bound once, then released).
+// A port nothing listens on, below the ephemeral range, so that a client connecting to it
+// before its server starts cannot connect to itself (support/loopback_port.hpp).
 std::uint16_t unused_port() {
-  asio::io_context io;
-  asio::ip::tcp::acceptor acceptor(io, {asio::ip::make_address_v4("127.0.0.1"), 0});
-  return acceptor.local_endpoint().port();
+  return multilane::testing::loopback_port();
 }
 
 // A plain TCP connection to the store, for speaking out of turn.

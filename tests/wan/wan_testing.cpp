@@ -14,6 +14,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "support/loopback_port.hpp"
+
 extern char** environ;
 
 namespace multilane::wan::testing {
@@ -88,9 +90,7 @@ void Subprocess::signal(int number) {
 }
 
 std::uint16_t free_port() {
-  asio::io_context io;
-  asio::ip::tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});
-  return acceptor.local_endpoint().port();
+  return multilane::testing::loopback_port();
 }
 
 std::string binary_dir() {
