@@ -116,19 +116,15 @@ void Engine::recv(RecvRequest request, Completion done) {
   state_->receive.recv(std::move(request), std::move(done));
 }
 
-void Engine::begin_call(std::uint64_t sequence, std::uint64_t signature,
-                        std::function<void(const std::string&)> on_mismatch) {
+std::string Engine::begin_call(std::uint64_t sequence, std::uint64_t signature,
+                               std::function<void(const std::string&)> on_mismatch) {
   State& s = *state_;
-  auto early = s.early_signatures.find(sequence);
-  if (early != s.early_signatures.end()) {
-    const EarlySignature seen = early->second;
-    s.early_signatures.erase(early);
-    if (seen.signature != signature) {
-      asio::post(s.context.io,
-                 [on_mismatch, text = mismatch_text(seen.peer, sequence)] { on_mismatch(text); });
-    }
-  }
   s.calls[sequence] = {signature, std::move(on_mismatch)};
+  auto early = s.early_signatures.find(sequence);
+  if (early == s.early_signatures.end()) return "";
+  const EarlySignature seen = early->second;
+  s.early_signatures.erase(early);
+  return seen.signature == signature ? "" : mismatch_text(seen.peer, sequence);
 }
 
 void Engine::end_call(std::uint64_t sequence) {

@@ -115,9 +115,11 @@ class Engine {
   void send(SendRequest request, Completion done);
   void recv(RecvRequest request, Completion done);
   // A call with this sequence number runs here: frames of it carrying another signature fail
-  // it through `on_mismatch`. Frames that arrived before the call began are checked at once.
-  void begin_call(std::uint64_t sequence, std::uint64_t signature,
-                  std::function<void(const std::string&)> on_mismatch);
+  // it through `on_mismatch`. Frames that arrived before the call began are checked at once:
+  // the mismatch is returned (else ""), and the caller must fail the call before it starts any
+  // operation, since a receive would take such a frame's bytes at once.
+  std::string begin_call(std::uint64_t sequence, std::uint64_t signature,
+                         std::function<void(const std::string&)> on_mismatch);
   void end_call(std::uint64_t sequence);
   // Call `sequence` ran to its end on a caller's thread without the engine (local_call.hpp),
   // after every earlier call had ended: frames of it that come later are refused as for

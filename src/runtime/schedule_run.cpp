@@ -35,8 +35,11 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
     index_messages();
     link_dependencies();
     auto self = shared_from_this();
-    engine_.begin_call(identity_.sequence, identity_.signature,
-                       [self](const std::string& error) { self->fail(error); });
+    const std::string mismatch =
+        engine_.begin_call(identity_.sequence, identity_.signature,
+                           [self](const std::string& error) { self->fail(error); });
+    // Before any operation starts: a receive would take the mismatched frame's bytes at once.
+    if (!mismatch.empty()) return finish(mismatch);
     group_ready_.assign(group_order_.size(), false);
     if (!group_order_.empty() && !groups_) {
       return finish(kNoGroupError);

@@ -218,6 +218,18 @@ TEST(Communicator, DifferentAlgorithmsAtTheSameCallAreAMismatch) {
                                    "call as call #1"));
 }
 
+// The same when rank 0's frame is there before rank 1's call begins: the receive would take
+// its bytes at once, so the mismatch must fail the call before any operation starts.
+TEST(Communicator, AMismatchedFrameThatArrivedFirstFailsTheCall) {
+  const auto errors = run_local_job(local_job(2), [](Communicator& comm) {
+    std::vector<std::byte> data(1000);
+    if (comm.rank() == 1) std::this_thread::sleep_for(300ms);
+    comm.bcast(data, 0, {comm.rank() == 0 ? "binomial" : "chain", 0, 0});
+  });
+  EXPECT_THAT(errors[1], HasSubstr("bcast #1 (chain, root 0, 1000 bytes): rank 0 runs a different "
+                                   "call as call #1"));
+}
+
 TEST(Communicator, DifferentSizesAreAMismatchNotCorruption) {
   LocalJob job = local_job(3);
   job.options.timeout = 2s;
