@@ -22,6 +22,7 @@
 namespace multilane::cli {
 namespace {
 
+using runtime::shm::CallTiming;
 using runtime::shm::TuneRequest;
 using runtime::shm::TuneResult;
 
@@ -32,8 +33,8 @@ struct TuneOptions {
   std::string buffer_sizes = "1KiB,4KiB,16KiB,64KiB,256KiB,1MiB";
   std::string depths = "2,4,8,16,32";
   std::string collectives = "bcast,scatter,gather,allgather,alltoall";
-  int iterations = TuneRequest{}.iterations;
-  int repetitions = TuneRequest{}.repetitions;
+  int iterations = CallTiming{}.iterations;
+  int repetitions = CallTiming{}.repetitions;
   bool purge_cache = false;
   std::string output = "multilane-shm-tuning.toml";
   double timeout_s = 60;
@@ -75,9 +76,7 @@ TuneRequest request_of(const TuneOptions& o) {
   r.sizes = parse_size_list(o.quick ? "1KiB,8KiB" : o.sizes);
   r.buffer_sizes = parse_size_list(o.quick ? "4KiB,64KiB" : o.buffer_sizes);
   r.depths = parse_int_list(o.quick ? "2,16" : o.depths, "--depths");
-  r.iterations = o.quick ? 1 : o.iterations;
-  r.repetitions = o.quick ? 3 : o.repetitions;
-  r.purge_cache = o.purge_cache;
+  r.timing = {o.quick ? 1 : o.iterations, o.quick ? 3 : o.repetitions, o.purge_cache};
   r.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
   return r;
 }

@@ -37,6 +37,11 @@ struct SharedMemory {
   std::uint64_t single_copy_from = 16 * 1024;  // the runtime's default on one rank per core
   double single_copy_bps = 4e9;
   double single_copy_latency_s = 1.5e-6;
+
+  // Whether a group call of `block` bytes per block (a bcast's message) is copied once.
+  bool copies_once(double block) const {
+    return single_copy_from > 0 && block >= static_cast<double>(single_copy_from);
+  }
 };
 
 struct Node {

@@ -78,11 +78,6 @@ double stages(double bytes) {
   return std::max(1.0, std::ceil(bytes / kBufferSize));
 }
 
-// Whether the runtime copies a group call of `block` bytes per block (a bcast's message) once.
-bool copies_once(const SharedMemory& shm, double block) {
-  return shm.single_copy_from > 0 && block >= static_cast<double>(shm.single_copy_from);
-}
-
 // One direct copy of `bytes` from one rank's memory into another's.
 double direct_copy(const SharedMemory& shm, double bytes) {
   return shm.single_copy_latency_s + bytes / shm.single_copy_bps;
@@ -90,14 +85,14 @@ double direct_copy(const SharedMemory& shm, double bytes) {
 
 double intra_bcast(const SharedMemory& shm, int L, double m) {
   if (L == 1) return 0;
-  if (copies_once(shm, m)) return shm.sync_latency_s + (L - 1) * direct_copy(shm, m / L);
+  if (shm.copies_once(m)) return shm.sync_latency_s + (L - 1) * direct_copy(shm, m / L);
   return stages(m) * shm.sync_latency_s + 2 * m / shm.copy_bps;
 }
 
 // Scatter and gather of blocks of s bytes.
 double intra_blocks(const SharedMemory& shm, int L, double s) {
   if (L == 1) return 0;
-  if (copies_once(shm, s)) {
+  if (shm.copies_once(s)) {
     const double root_share = 0.75 * s / L;  // runtime/shm: a = 1/4 of the root's share
     const double root = s / shm.copy_bps + (L - 1) * direct_copy(shm, root_share);
     return shm.sync_latency_s + std::max(root, direct_copy(shm, s - root_share));
@@ -209,7 +204,7 @@ double allgather_hier(const Figures& f, const Platform& platform, const BuildPar
   const SharedMemory& shm = shm_of(platform, p);
   const int L = n.most_ranks;
   if (n.count() == 1 && L > 1) {  // one group allgather (algorithms/hier_shm.cpp)
-    if (copies_once(shm, s)) return intra_exchange_once(shm, L, s);
+    if (shm.copies_once(s)) return intra_exchange_once(shm, L, s);
     return stages(L * s) * shm.sync_latency_s + (L + 1) * s / shm.copy_bps;
   }
   double inter = 0;
@@ -228,7 +223,7 @@ double alltoall_hier(const Figures& f, const Platform& platform, const BuildPara
   const double s = static_cast<double>(p.size);
   const SharedMemory& shm = shm_of(platform, p);
   double intra = 0;
-  if (L > 1 && copies_once(shm, s)) {
+  if (L > 1 && shm.copies_once(s)) {
     intra = intra_exchange_once(shm, L, s);
   } else if (L > 1) {
     intra = static_cast<double>(L) * L * s <= kBufferSize

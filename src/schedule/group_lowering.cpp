@@ -20,11 +20,6 @@ struct Expansion {
   bool copied_once = false;
 };
 
-bool copies_once(const Platform& platform, int rank, std::uint64_t block) {
-  const SharedMemory& shm = platform.sites[platform.site_of(rank)].shm;
-  return shm.single_copy_from > 0 && block >= shm.single_copy_from;
-}
-
 // Per global op index: the plain ops replacing it (group ops only).
 std::vector<Expansion> expand_group_calls(const Schedule& s, const Platform& platform) {
   std::vector<Expansion> expansion(s.ops.size());
@@ -56,7 +51,8 @@ std::vector<Expansion> expand_group_calls(const Schedule& s, const Platform& pla
       }
       const auto n = static_cast<int>(node.size());
       const std::uint64_t block = group_block(ops[0]->kind, n, *ops[root]);
-      const bool once = copies_once(platform, node[0], block);
+      const bool once =
+          platform.sites[platform.site_of(node[0])].shm.copies_once(static_cast<double>(block));
       for (std::size_t i = 0; i < node.size(); ++i) expansion[calls[i][k]].copied_once = once;
       for (const GroupMove& m : group_moves(ops[0]->kind, root, n, block)) {
         const Range from = sub_range(ops[m.from]->source, m.from_offset, m.length);

@@ -65,12 +65,6 @@ RendezvousClient client_of(const std::string& address, int rank,
   return RendezvousClient(address, kJob, kSecret, timeout, rank);
 }
 
-// A port nothing listens on, below the ephemeral range, so that a client connecting to it
-// before its server starts cannot connect to itself (support/loopback_port.hpp).
-std::uint16_t unused_port() {
-  return multilane::testing::loopback_port();
-}
-
 // A plain TCP connection to the store, for speaking out of turn.
 struct RawConnection {
   asio::io_context io;
@@ -170,7 +164,7 @@ TEST(Rendezvous, GetTimeoutNamesTheKeyAndTheMissingRank) {
 }
 
 TEST(Rendezvous, UnreachableStoreIsNamedAfterRetrying) {
-  const std::string address = "127.0.0.1:" + std::to_string(unused_port());
+  const std::string address = "127.0.0.1:" + std::to_string(multilane::testing::loopback_port());
   try {
     client_of(address, 0, 300ms);
     FAIL() << "connected";
@@ -183,7 +177,7 @@ TEST(Rendezvous, UnreachableStoreIsNamedAfterRetrying) {
 }
 
 TEST(Rendezvous, ClientWaitsForAServerThatStartsLater) {
-  const std::string address = "127.0.0.1:" + std::to_string(unused_port());
+  const std::string address = "127.0.0.1:" + std::to_string(multilane::testing::loopback_port());
   auto client = std::async(std::launch::async, [&] {
     RendezvousClient c = client_of(address, 1);
     return c.get("hello");
@@ -296,7 +290,7 @@ TEST(Rendezvous, StoppingEndsPendingHandshakesAndGets) {
 }
 
 TEST(Rendezvous, JoinServesTheStoreOnRankZero) {
-  const std::string address = "127.0.0.1:" + std::to_string(unused_port());
+  const std::string address = "127.0.0.1:" + std::to_string(multilane::testing::loopback_port());
   const auto env_of = [&](int rank) {
     return JobEnvironment::from_variables({{"MULTILANE_RANK", std::to_string(rank)},
                                            {"MULTILANE_SIZE", "3"},

@@ -32,8 +32,9 @@ void expect_ok(Finished finished, const std::string& role) {
 }
 
 TEST(MpwideCompat, ProgramRunsBetweenTwoProcesses) {
-  const std::string p0 = std::to_string(free_port()), p1 = std::to_string(free_port()),
-                    p2 = std::to_string(free_port());
+  const std::string p0 = std::to_string(multilane::testing::loopback_port()),
+                    p1 = std::to_string(multilane::testing::loopback_port()),
+                    p2 = std::to_string(multilane::testing::loopback_port());
   Subprocess listen({program(), "listen", p0, p1, p2}, job_environment());
   Subprocess connect({program(), "connect", "127.0.0.1", p0, p1, p2}, job_environment());
   expect_ok(connect.wait(), "connect");
@@ -41,7 +42,8 @@ TEST(MpwideCompat, ProgramRunsBetweenTwoProcesses) {
 }
 
 TEST(MpwideCompat, ProgramRunsThroughAForwarder) {
-  const std::string pa = std::to_string(free_port()), pb = std::to_string(free_port());
+  const std::string pa = std::to_string(multilane::testing::loopback_port()),
+                    pb = std::to_string(multilane::testing::loopback_port());
   Subprocess forwarder({program(), "forward", pa, pb}, job_environment());
   Subprocess a({program(), "end", "0", "127.0.0.1", pa}, job_environment());
   Subprocess b({program(), "end", "1", "127.0.0.1", pb}, job_environment());
@@ -51,8 +53,9 @@ TEST(MpwideCompat, ProgramRunsThroughAForwarder) {
 }
 
 TEST(MpwideCompat, WrongSecretIsRefused) {
-  const std::string p0 = std::to_string(free_port()), p1 = std::to_string(free_port()),
-                    p2 = std::to_string(free_port());
+  const std::string p0 = std::to_string(multilane::testing::loopback_port()),
+                    p1 = std::to_string(multilane::testing::loopback_port()),
+                    p2 = std::to_string(multilane::testing::loopback_port());
   Subprocess connect({program(), "connect", "127.0.0.1", p0, p1, p2},
                      job_environment("a secret of some other job"));
   Subprocess listen({program(), "listen", p0, p1, p2}, job_environment());

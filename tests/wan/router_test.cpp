@@ -221,8 +221,8 @@ TEST(RouterCommand, TwoSitesForwardThroughRouterProcesses) {
   const std::vector<std::string> env{std::string("MULTILANE_SECRET=") + kSecret,
                                      "MULTILANE_JOB_ID=4242"};
   const std::string multilane = binary_dir() + "/multilane";
-  const std::string at0 = "127.0.0.1:" + std::to_string(free_port());
-  const std::string at1 = "127.0.0.1:" + std::to_string(free_port());
+  const std::string at0 = "127.0.0.1:" + std::to_string(multilane::testing::loopback_port());
+  const std::string at1 = "127.0.0.1:" + std::to_string(multilane::testing::loopback_port());
   Subprocess router1({multilane, "router", "--site", "1", "--index", "0", "--listen", at1, "--peer",
                       "0=" + at0, "--timeout", "10"},
                      env);

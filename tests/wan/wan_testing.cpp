@@ -14,8 +14,6 @@
 #include <stdexcept>
 #include <thread>
 
-#include "support/loopback_port.hpp"
-
 extern char** environ;
 
 namespace multilane::wan::testing {
@@ -87,10 +85,6 @@ Finished Subprocess::wait(std::chrono::milliseconds limit) {
 
 void Subprocess::signal(int number) {
   if (!reaped_) ::kill(pid_, number);
-}
-
-std::uint16_t free_port() {
-  return multilane::testing::loopback_port();
 }
 
 std::string binary_dir() {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "multilane/channels.hpp"
+#include "support/loopback_port.hpp"
 
 namespace multilane::wan::testing {
 
@@ -97,9 +98,6 @@ class Subprocess {
   bool reaped_ = false;
 };
 
-// A port that was free a moment ago on 127.0.0.1 (for programs that cannot take port 0), below
-// the kernel's ephemeral range (support/loopback_port.hpp).
-std::uint16_t free_port();
 // The directory of built programs (the build tree).
 std::string binary_dir();
 // A fresh empty directory under the build tree, removed by the caller.

@@ -12,7 +12,6 @@
 #include <random>
 
 #include "multilane/errors.hpp"
-#include "runtime/shm/call_timer.hpp"
 #include "runtime/shm/layout.hpp"
 
 namespace multilane::runtime::shm {
@@ -36,7 +35,7 @@ void check_request(const TuneRequest& r) {
       throw UsageError(fmt::format("pipeline depth {} is outside 1..{}", d, kMaxPipelineBuffers));
     }
   }
-  if (r.iterations < 1 || r.repetitions < 1) {
+  if (r.timing.iterations < 1 || r.timing.repetitions < 1) {
     throw UsageError("tune shm: iterations and repetitions must be at least 1");
   }
 }
@@ -89,7 +88,7 @@ std::vector<ShmTuning> candidates(const ShmGroup& group, const TuneRequest& r, C
 
 // The whole sweep, run identically by every rank (they all see the same measurements).
 std::vector<TuneResult> sweep(ShmGroup& group, const TuneRequest& r) {
-  CallTimer timer(group, {r.iterations, r.repetitions, r.purge_cache});
+  CallTimer timer(group, r.timing);
   std::vector<TuneResult> results;
   for (Collective c : r.collectives) {
     for (std::uint64_t size : r.sizes) {

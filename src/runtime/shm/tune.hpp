@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "multilane/schedule.hpp"
+#include "runtime/shm/call_timer.hpp"
 #include "runtime/shm/shm_group.hpp"
 
 namespace multilane::runtime::shm {
@@ -31,9 +32,7 @@ struct TuneRequest {
   std::vector<std::uint64_t> sizes;         // bytes per block (whole message for bcast)
   std::vector<std::uint64_t> buffer_sizes;  // B candidates
   std::vector<int> depths;                  // D candidates
-  int iterations = 1;
-  int repetitions = 11;
-  bool purge_cache = false;
+  CallTiming timing;                        // how each point is measured (call_timer.hpp)
   std::chrono::milliseconds timeout{60'000};
 };
 
