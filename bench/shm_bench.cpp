@@ -61,6 +61,7 @@ struct Options {
   std::string purge_cache;                // empty: no purge
   std::string single_copy_from = "auto";  // "0": the paper's two copies at every size
   std::string learn_copy_path = "on";     // off: the single-copy limits alone decide
+  std::string learn_root_share = "on";    // off: rooted single copies keep the default share
   std::string tuning;                     // a tuning file (multilane tune shm); empty: none
   bool shared_buffers = false;            // both use SharedBuffers instead of their own memory
   bool kernel_copy_floor = false;         // also time the bare kernel copies (alltoall, allgather)
@@ -290,6 +291,10 @@ int run(int argc, char** argv) {
                  "alltoall and allgather learn as they run whether copying once or twice is "
                  "faster (with --single-copy-from auto): on or off")
       ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--learn-root-share", options.learn_root_share,
+                 "bcast, scatter and gather copied once: the root learns as it runs how much of "
+                 "the others' blocks to copy itself: on or off (the default share)")
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--tuning", options.tuning,
                  "tuning file (multilane tune shm) for ours; calls it covers use its entries");
   app.add_flag("--shared-buffers", options.shared_buffers,
@@ -337,6 +342,7 @@ int run(int argc, char** argv) {
         runtime::shm::SingleCopyLimits::from_size(parse_size(options.single_copy_from));
   }
   shm.learn_copy_path = options.learn_copy_path == "on";
+  shm.learn_root_share = options.learn_root_share == "on";
   runtime::shm::TuningTable tuning;
   if (!options.tuning.empty()) {
     tuning = runtime::shm::read_tuning_file(options.tuning);
@@ -353,11 +359,12 @@ int run(int argc, char** argv) {
 
   if (rank == 0) {
     fmt::print(
-        "{} ranks on one node; pipeline buffers: {} x {}; single copy: {}{}; buffers: {}; "
-        "tuning file: {}; cache purge: {}\n\n",
+        "{} ranks on one node; pipeline buffers: {} x {}; single copy: {}{}; root's share: {}; "
+        "buffers: {}; tuning file: {}; cache purge: {}\n\n",
         ranks, options.pipeline_buffers, format_size(shm.tuning.buffer_size),
         single_copy_text(group),
         shm.learn_copy_path && !shm.single_copy ? " (alltoall, allgather: learned)" : "",
+        shm.learn_root_share ? "learned" : "default",
         options.shared_buffers ? "SharedBuffer" : "the application's",
         options.tuning.empty() ? std::string("none") : options.tuning,
         purge_block.empty() ? std::string("no") : format_size(purge_block.size()));

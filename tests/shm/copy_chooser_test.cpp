@@ -10,25 +10,12 @@
 
 #include "runtime/shm/copy_chooser.hpp"
 #include "runtime/shm/layout.hpp"
+#include "shm/fake_segment.hpp"
 
 namespace multilane::runtime::shm {
 namespace {
 
-// A segment in this process's memory, for choosers of `ranks` ranks.
-class FakeSegment {
- public:
-  explicit FakeSegment(int ranks)
-      : ranks_(ranks),
-        memory_(static_cast<std::byte*>(std::aligned_alloc(4096, bytes(ranks))), &std::free) {
-    std::fill_n(memory_.get(), bytes(ranks), std::byte{0});
-  }
-  SegmentView view() const { return view_segment(memory_.get(), ranks_, 0); }
-
- private:
-  static std::size_t bytes(int ranks) { return (segment_bytes(ranks, 0) + 4095) / 4096 * 4096; }
-  int ranks_;
-  std::unique_ptr<std::byte, decltype(&std::free)> memory_;
-};
+using testing::FakeSegment;
 
 CallShape alltoall(std::uint64_t size, int ranks) {
   CallShape call;

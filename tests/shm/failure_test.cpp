@@ -295,7 +295,7 @@ TEST(ShmFailure, DisagreeingSingleCopyThresholdsNameBothCalls) {
   EXPECT_TRUE(outcomes[1].threw);
   EXPECT_TRUE(contains(outcomes[1].message,
                        "local rank 1: collective calls differ at stage 0: this rank is in call 1 "
-                       "(bcast of 5 KB from root 0, single copy); local rank 0 is in call "))
+                       "(bcast of 5 KB from root 0, single copy, root's share 50.0%); local rank 0 is in call "))
       << describe(outcomes);
 }
 

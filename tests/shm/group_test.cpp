@@ -112,6 +112,26 @@ TEST(ShmGroup, SingleCopyAndTwoCopiesAgree) {
   }
 }
 
+// Roots learn their share of single-copy bcast, scatter and gather as the calls run
+// (root_share.hpp): whatever each root publishes, every rank takes the same share for every
+// call (else the fingerprints differ and the call fails) and every byte arrives.
+TEST(ShmGroup, LearnedRootSharesKeepEveryByte) {
+  const std::uint64_t job = unique_job_id();
+  const auto outcomes = run_ranks(3, [&](int rank) {
+    ShmOptions options = small_buffers();
+    options.single_copy = SingleCopyLimits::from_size(1024);
+    ShmGroup group(job, 0, rank, 3, options);
+    std::uint32_t seed = 900;
+    for (int i = 0; i < 40; ++i) {
+      for (const Collective c : {Collective::Bcast, Collective::Scatter, Collective::Gather}) {
+        const std::string problem = run_and_check(group, c, i % 3, 20001, ++seed);
+        if (!problem.empty()) throw std::runtime_error(problem);
+      }
+    }
+  });
+  expect_ok(outcomes);
+}
+
 // A call's CopyMode overrides the group's single-copy limits both ways (the tuner measures
 // each size both ways, tune.hpp), and calls of either kind, in any order, keep every byte right.
 TEST(ShmGroup, CopyModeOfACallOverridesTheLimits) {

@@ -12,6 +12,7 @@
 
 #include "runtime/shm/layout.hpp"
 #include "runtime/shm/plan.hpp"
+#include "runtime/shm/root_share.hpp"
 #include "shm/in_process.hpp"
 
 namespace multilane::runtime::shm {
@@ -292,6 +293,29 @@ TEST_P(ShmPlanCollective, SingleCopyExactBytesWithoutDeadlock) {
           const std::string problem = run_in_process(p, calls, static_cast<std::uint32_t>(runs++));
           ASSERT_EQ(problem, "") << to_string(c) << " p=" << p << " B=" << g.buffer_size
                                  << " size=" << size << " root=" << root;
+        }
+      }
+    }
+  }
+}
+
+// Whatever share of the other blocks the root learns to copy (root_share.hpp), every byte
+// arrives once: no share, less than a line, a part, the largest.
+TEST(ShmPlan, EveryRootShareDeliversExactBytes) {
+  int runs = 0;
+  for (const Collective c : {Collective::Bcast, Collective::Scatter, Collective::Gather}) {
+    for (const int p : {2, 3, 5, 8}) {
+      for (const std::uint64_t size : {777ull, 70001ull}) {
+        for (const std::uint16_t share : {0, 1, 200, static_cast<int>(kMaxShare)}) {
+          for (const int root : {0, p - 1}) {
+            CallShape call = shape(c, p, size, root);
+            call.single_copy = true;
+            call.root_share = share;
+            const std::string problem =
+                run_in_process(p, {{call, Geometry{1000, 2}}}, static_cast<std::uint32_t>(runs++));
+            ASSERT_EQ(problem, "") << to_string(c) << " p=" << p << " size=" << size
+                                   << " share=" << share << " root=" << root;
+          }
         }
       }
     }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 
@@ -13,6 +14,12 @@ namespace {
 
 constexpr std::uint64_t kBarrierKind = 0xff;
 constexpr std::uint64_t kSingleCopyBit = 1ull << 48;  // in `shape`, above the collective
+constexpr int kRootShareShift = 49;                   // and the root's share above it
+constexpr std::uint64_t kRootShareMask = 0x7ff;       // up to kShareUnits (1024)
+
+constexpr int kTimeShift = 24;
+constexpr std::uint64_t kSerialMask = (std::uint64_t{1} << kTimeShift) - 1;
+constexpr std::uint64_t kLongestTime = (std::uint64_t{1} << (64 - kTimeShift)) - 1;
 
 std::atomic_ref<std::uint64_t> atomic(std::uint64_t& field) {
   return std::atomic_ref<std::uint64_t>(field);
@@ -32,8 +39,9 @@ CallRecord pack(const CallInfo& call) {
   record.serial = call.serial;
   const std::uint64_t kind =
       call.collective ? static_cast<std::uint64_t>(*call.collective) : kBarrierKind;
-  record.shape =
-      kind << 32 | static_cast<std::uint32_t>(call.root) | (call.single_copy ? kSingleCopyBit : 0);
+  record.shape = kind << 32 | static_cast<std::uint32_t>(call.root) |
+                 (call.single_copy ? kSingleCopyBit : 0) |
+                 (call.root_share & kRootShareMask) << kRootShareShift;
   record.size = call.size;
   record.geometry = call.geometry.buffer_size << 16 | call.geometry.buffers;
   return record;
@@ -44,6 +52,7 @@ CallInfo unpack(const CallRecord& record) {
   call.serial = record.serial;
   const std::uint64_t kind = record.shape >> 32 & 0xffff;
   call.single_copy = (record.shape & kSingleCopyBit) != 0;
+  call.root_share = static_cast<std::uint16_t>(record.shape >> kRootShareShift & kRootShareMask);
   if (kind != kBarrierKind) call.collective = static_cast<Collective>(kind);
   call.root = static_cast<int>(static_cast<std::uint32_t>(record.shape));
   call.size = record.size;
@@ -54,7 +63,7 @@ CallInfo unpack(const CallRecord& record) {
 
 bool same_but_serial(const CallInfo& a, const CallInfo& b) {
   return a.collective == b.collective && a.root == b.root && a.size == b.size &&
-         a.geometry == b.geometry && a.single_copy == b.single_copy;
+         a.geometry == b.geometry && a.single_copy == b.single_copy && a.root_share == b.root_share;
 }
 
 std::string describe(const CallInfo& call) {
@@ -65,8 +74,11 @@ std::string describe(const CallInfo& call) {
                       *call.collective == Collective::Gather;
   const std::string root = rooted ? fmt::format(" from root {}", call.root) : "";
   if (call.single_copy) {
-    return fmt::format("call {} ({} of {}{}, single copy)", call.serial,
-                       to_string(*call.collective), format_size(call.size), root);
+    const std::string share = call.root_share == 0 ? ""
+                                                   : fmt::format(", root's share {:.1f}%",
+                                                                 call.root_share * 100.0 / 1024);
+    return fmt::format("call {} ({} of {}{}, single copy{})", call.serial,
+                       to_string(*call.collective), format_size(call.size), root, share);
   }
   return fmt::format("call {} ({} of {}{}, {} buffers of {})", call.serial,
                      to_string(*call.collective), format_size(call.size), root,
@@ -115,6 +127,16 @@ std::optional<CallRecord> load_record(RankRecord& rank) {
     if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
     sched_yield();
   }
+}
+
+std::uint64_t pack_call_time(std::uint64_t serial, std::chrono::nanoseconds took) {
+  const auto nanos = static_cast<std::uint64_t>(std::max<std::int64_t>(took.count(), 0));
+  return (serial & kSerialMask) | std::min(nanos, kLongestTime) << kTimeShift;
+}
+
+std::optional<std::chrono::nanoseconds> call_time_of(std::uint64_t packed, std::uint64_t serial) {
+  if ((packed & kSerialMask) != (serial & kSerialMask)) return std::nullopt;
+  return std::chrono::nanoseconds(packed >> kTimeShift);
 }
 
 std::uint64_t digest_but_serial(const CallInfo& call) {

@@ -7,6 +7,7 @@
 // sum is `writers` times its own.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,7 +24,8 @@ struct CallInfo {
   int root = 0;
   std::uint64_t size = 0;  // bytes per block (the whole message for bcast)
   Geometry geometry;
-  bool single_copy = false;  // plan.hpp's single-copy plan instead of Table 1's
+  bool single_copy = false;      // plan.hpp's single-copy plan instead of Table 1's
+  std::uint16_t root_share = 0;  // single-copy bcast, scatter, gather: CallShape::root_share
 };
 // Whether two calls are alike but for their serials (calls of a loop).
 bool same_but_serial(const CallInfo& a, const CallInfo& b);
@@ -31,7 +33,8 @@ bool same_but_serial(const CallInfo& a, const CallInfo& b);
 CallRecord pack(const CallInfo& call);
 CallInfo unpack(const CallRecord& record);
 // "call 3 (bcast of 100 B from root 0, 8 buffers of 64 KiB)", "call 4 (barrier)",
-// "call 5 (scatter of 1 MiB from root 0, single copy)".
+// "call 5 (scatter of 1 MiB from root 0, single copy)", "call 6 (gather of 1 MiB from root 0,
+// single copy, root's share 12.5%)".
 std::string describe(const CallInfo& call);
 
 // A record is rewritten at every call while other ranks may read it, so it is a seqlock: the
@@ -42,6 +45,12 @@ void store_record(RankRecord& rank, const CallRecord& call);
 // store_record() of a call that is same_but_serial() as the record's.
 void store_serial(RankRecord& rank, std::uint64_t serial);
 std::optional<CallRecord> load_record(RankRecord& rank);
+
+// How long a rank took in a call, for another rank to read (RankRecord::call_times and
+// copy_time): the serial's low 24 bits, enough to tell the call from the ones before it, and up
+// to 2^40 ns. call_time_of() is nullopt when `packed` is not call `serial`'s.
+std::uint64_t pack_call_time(std::uint64_t serial, std::chrono::nanoseconds took);
+std::optional<std::chrono::nanoseconds> call_time_of(std::uint64_t packed, std::uint64_t serial);
 
 // A 64-bit digest of the whole call (serial included), never 0: fingerprint(serial, digest)
 // with the digest of everything else, which calls of a loop share.

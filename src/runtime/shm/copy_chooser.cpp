@@ -4,6 +4,8 @@
 #include <atomic>
 #include <bit>
 
+#include "runtime/shm/call_record.hpp"
+
 namespace multilane::runtime::shm {
 namespace {
 
@@ -16,17 +18,6 @@ constexpr int kSerialShift = 4;
 // Blocks of 4 KiB (2^12) up to 1 MiB: below, copying twice won on every machine and state we
 // measured, by 2-3x; above, both paths copy at memory speed and the kernel copy always won.
 constexpr int kSmallestClass = 12;
-
-// A rank's time of a call in RankRecord::call_times: the serial's low 24 bits (enough to tell
-// the call from the ones before it) and up to 2^40 ns.
-constexpr int kTimeShift = 24;
-constexpr std::uint64_t kSerialMask = (std::uint64_t{1} << kTimeShift) - 1;
-constexpr std::uint64_t kLongestTime = (std::uint64_t{1} << (64 - kTimeShift)) - 1;
-
-std::uint64_t pack_time(std::uint64_t serial, std::chrono::nanoseconds took) {
-  const auto nanos = static_cast<std::uint64_t>(std::max<std::int64_t>(took.count(), 0));
-  return (serial & kSerialMask) | std::min(nanos, kLongestTime) << kTimeShift;
-}
 
 }  // namespace
 
@@ -108,10 +99,11 @@ bool CopyChooser::wants_timing() const {
 std::optional<std::chrono::nanoseconds> CopyChooser::slowest(const Call& call) const {
   std::chrono::nanoseconds longest{0};
   for (RankRecord& rank : ranks_) {
-    const std::uint64_t time =
-        std::atomic_ref<std::uint64_t>(rank.call_times[call.slot]).load(std::memory_order_relaxed);
-    if ((time & kSerialMask) != (call.serial & kSerialMask)) return std::nullopt;
-    longest = std::max(longest, std::chrono::nanoseconds(time >> kTimeShift));
+    const auto time = call_time_of(
+        std::atomic_ref<std::uint64_t>(rank.call_times[call.slot]).load(std::memory_order_relaxed),
+        call.serial);
+    if (!time) return std::nullopt;
+    longest = std::max(longest, *time);
   }
   return longest;
 }
@@ -125,7 +117,7 @@ void CopyChooser::finished(std::optional<std::chrono::nanoseconds> took, std::ui
   if (call.timed) {
     std::atomic_ref<std::uint64_t>(
         ranks_[static_cast<std::size_t>(local_rank_)].call_times[call.slot])
-        .store(pack_time(call.serial, *took), std::memory_order_relaxed);
+        .store(pack_call_time(call.serial, *took), std::memory_order_relaxed);
   }
   if (local_rank_ != 0) return;
   // Every rank entered this call, so every rank finished the pending one and left its time.

@@ -158,6 +158,7 @@ void ShmEndpoint::perform(const Step& step, const ShmBuffers& buffers) {
       return;
     case Primitive::PairSync:
     case Primitive::GroupSync: {
+      if (timing_copies_) copies_started_ = std::chrono::steady_clock::now();
       if (step.role == SyncRole::Reader) return check_writers_call(step);
       return writer_arrives(step);
     }
@@ -211,7 +212,18 @@ void ShmEndpoint::copy_direct(const Step& step, const ShmBuffers& buffers,
     }
     ++direct_copies_.kernel;
   }
-  if (step.release) release(step);
+  if (step.release) {
+    if (timing_copies_) stamp_copy_time();
+    release(step);
+  }
+}
+
+void ShmEndpoint::stamp_copy_time() {
+  const auto took = std::chrono::steady_clock::now() - copies_started_;
+  std::atomic_ref<std::uint64_t>(view_.ranks[static_cast<std::size_t>(rank_)].copy_time)
+      .store(
+          pack_call_time(call_.serial, std::chrono::duration_cast<std::chrono::nanoseconds>(took)),
+          std::memory_order_relaxed);  // released with the stage
 }
 
 void ShmEndpoint::release(const Step& step) {

@@ -64,6 +64,13 @@ class ShmEndpoint {
   void perform(const Step& step, const ShmBuffers& buffers);
   const DirectCopies& direct_copies() const { return direct_copies_; }
 
+  // Timing the copies of the current call (root_share.hpp). While on, every sync this rank
+  // performs starts the clock, and stamp_copy_time() stores the time since then in the rank's
+  // RankRecord::copy_time; the last direct copy of a stage does it itself before it releases
+  // the stage, so that a rank waiting for the release finds the time there.
+  void time_copies(bool on) { timing_copies_ = on; }
+  void stamp_copy_time();
+
   void run(const Step& step, const ShmBuffers& buffers) {
     if (!startable(step)) wait(step);
     perform(step, buffers);
@@ -132,6 +139,8 @@ class ShmEndpoint {
   bool broken_ = false;
   PeerRegions peer_regions_;
   DirectCopies direct_copies_;
+  bool timing_copies_ = false;
+  std::chrono::steady_clock::time_point copies_started_{};
   std::chrono::steady_clock::time_point next_liveness_check_{};
 };
 

@@ -5,6 +5,7 @@
 //                        paths
 //   RankRecord[p]        per local rank: pid (0 until attached), whether it left, its call,
 //                        the times of its last timed calls
+//   RootShareRecord[p]   per local rank: the root's shares of the rooted calls it roots
 //   SlotHeader[64]       per pipeline buffer: `filled` and `drained` sync words, and the
 //                        bytes of a tiny call (kInlineBytes)
 //   data area            `capacity` bytes, page aligned, cut into pipeline buffers per call
@@ -23,13 +24,16 @@
 namespace multilane::runtime::shm {
 
 inline constexpr std::uint64_t kSegmentMagic = 0x314d48534c4d4c4dULL;  // "MLMLSHM1"
-inline constexpr std::uint32_t kLayoutVersion = 5;
+inline constexpr std::uint32_t kLayoutVersion = 6;
 inline constexpr int kMaxPipelineBuffers = 64;
 inline constexpr int kMaxLocalSize = 4096;
 inline constexpr std::size_t kReasonBytes = 256;
 // Learned copy paths: alltoall and allgather, 8 block-size classes each (copy_chooser.hpp).
 inline constexpr std::size_t kCopyChoiceClasses = 8;
 inline constexpr std::size_t kCopyChoiceWords = 2 * kCopyChoiceClasses;
+// Learned root's shares: bcast, scatter and gather, 16 block-size classes each (root_share.hpp).
+inline constexpr std::size_t kRootShareClasses = 16;
+inline constexpr std::size_t kRootShareWords = 3 * kRootShareClasses;
 
 struct alignas(64) SegmentHeader {
   std::uint64_t magic = 0;  // published last by the creator
@@ -78,8 +82,18 @@ struct alignas(64) RankRecord {
   // How long the rank's last two timed calls whose copy path is learned took, for local
   // rank 0's learner (copy_chooser.hpp): serial and nanoseconds, packed.
   std::uint64_t call_times[2] = {};
+  // How long the rank copied in its last call whose root's share is learned, serial and
+  // nanoseconds packed as call_times (root_share.hpp); written before the rank releases the
+  // stage, so the root reads it once every rank released.
+  std::uint64_t copy_time = 0;
 };
 static_assert(sizeof(RankRecord) == 64);
+
+// The root's share of each class of rooted single-copy call that this rank roots, written by
+// this rank only (root_share.hpp).
+struct alignas(64) RootShareRecord {
+  std::uint64_t words[kRootShareWords] = {};
+};
 
 // Both words of a buffer share one cache line: a writer checks `drained` and then writes
 // `filled`, a reader the other way round, so each side moves one line instead of two. A call
@@ -98,7 +112,8 @@ static_assert(sizeof(SlotHeader) == 64);
 struct SegmentView {
   SegmentHeader* header = nullptr;
   std::span<RankRecord> ranks;
-  std::span<SlotHeader> slots;  // kMaxPipelineBuffers of them
+  std::span<RootShareRecord> root_shares;  // one per rank
+  std::span<SlotHeader> slots;             // kMaxPipelineBuffers of them
   std::byte* data = nullptr;
   std::size_t capacity = 0;
 };

@@ -28,13 +28,15 @@
 // gather's root and by bcast's root), and the exposing ranks wait until every copier released
 // the stage before they return:
 //
-//   bcast           every rank exposes its buffer; the root puts the message's last 1/p
-//                   into every other rank, which gets the rest (so the root copies too)
+//   bcast           every rank exposes its buffer; the root puts the message's last part
+//                   (its share, by default 1/p) into every other rank, which gets the rest
 //   scatter         every rank exposes its buffer; the root copies its own block and puts
-//                   the last 3/4 of 1/p of every other block, which its rank gets the rest of
+//                   the last part of every other block (by default 3/4 of 1/p), which its
+//                   rank gets the rest of
 //   gather          the same the other way: the others put most of their block into the
 //                   root's receive buffer, the root gets the last part from their send buffer
-//                   (below a cache line's share: only the root exposes, the others copy all)
+//                   (below a cache line's share: only the root exposes, the others copy all;
+//                   the share is learned as the calls run: root_share.hpp)
 //   allgather       every rank exposes its block; every rank gets every other block
 //   alltoall        every rank exposes its send buffer; every rank gets its block from each
 //
@@ -64,6 +66,9 @@ struct CallShape {
   std::uint64_t size = 0;  // bytes per block (the whole message for bcast)
   int local_size = 1;
   bool single_copy = false;  // plan_single_copy(): one copy per byte instead of Table 1's two
+  // Single-copy bcast, scatter and gather: how much of every other rank's block the root copies
+  // itself, in 1/1024ths (root_share.hpp); nullopt: the default.
+  std::optional<std::uint16_t> root_share;
   friend bool operator==(const CallShape&, const CallShape&) = default;
 };
 

@@ -1,24 +1,11 @@
 // Single copy (plan.hpp): the exposing ranks' buffers are read or written in place by the
 // others, through cross-memory attach, in one stage.
 #include "runtime/shm/plan_builder.hpp"
+#include "runtime/shm/root_share.hpp"
 
 namespace multilane::runtime::shm {
 
 namespace {
-
-// The bytes at the end of every other rank's block (bcast: of the message) that the root copies
-// itself, so that the root and every other rank copy about as long: (1 - a) / p of the block,
-// whole cache lines, where a is what the root's own block costs it, relative to a copy between
-// two ranks. Bcast's root has no block of its own (a = 0); scatter's and gather's copy theirs
-// inside their own memory, from cache, for about a quarter of a copy through the kernel (the
-// 2-core EPYC VM of docs/performance.md, 2 ranks: shares of a quarter to a half of every block,
-// at 32 KiB to 1 MiB, ran within the noise of each other and 1.1-2.0x faster than none).
-std::uint64_t root_share(const CallShape& call) {
-  constexpr std::uint64_t kLine = 64;
-  const std::uint64_t quarters = *call.collective == Collective::Bcast ? 4 : 3;
-  const auto p = static_cast<std::uint64_t>(call.local_size);
-  return call.size / (4 * p) * quarters / kLine * kLine;
-}
 
 // Bcast, scatter and gather with the root copying too: a root that only exposed its buffer
 // would sit idle (bcast) or copy only its own block (scatter, gather) while the others copy
@@ -125,7 +112,7 @@ void plan_single_copy(PlanBuilder& plan, const CallShape& call) {
   if (collective == Collective::Allgather || collective == Collective::Alltoall) {
     return plan_all_to_all(plan, call);
   }
-  if (const std::uint64_t share = root_share(call); share > 0) {
+  if (const std::uint64_t share = root_share_bytes(call); share > 0) {
     return plan_shared_rooted(plan, call, share);
   }
   plan_rooted(plan, call);

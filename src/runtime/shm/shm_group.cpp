@@ -15,6 +15,7 @@
 #include "runtime/shm/copy_chooser.hpp"
 #include "runtime/shm/layout.hpp"
 #include "runtime/shm/plan_cache.hpp"
+#include "runtime/shm/root_share.hpp"
 #include "runtime/shm/topology.hpp"
 
 namespace multilane::runtime::shm {
@@ -142,6 +143,7 @@ struct ShmGroup::State {
   bool single_copy_allowed = false;
   SingleCopyLimits single_copy_limits;
   CopyChooser chooser;
+  RootShareBalancer shares;
   std::uint64_t calls_copied_once = 0;
   // What the last collective call was and what prepare() decided for it: a call that repeats
   // it (the common case: an application calls the same collective in a loop) skips the checks
@@ -155,7 +157,8 @@ struct ShmGroup::State {
         segment(attach_group(group, policy)),
         endpoint(view(), group.local_rank, policy, group_label(group)),
         chooser(view(), group.local_rank, options.learn_copy_path && !options.single_copy,
-                options.copy_learning) {
+                options.copy_learning),
+        shares(view(), group.local_rank, options.learn_root_share) {
     single_copy_allowed =
         std::atomic_ref<std::uint32_t>(view().header->single_copy_refusals).load() == 0;
     single_copy_limits = options.single_copy.value_or(default_single_copy(group.local_size));
@@ -325,6 +328,10 @@ std::uint64_t ShmGroup::calls_copied_once() const {
   return state_->calls_copied_once;
 }
 
+int ShmGroup::root_share_changes() const {
+  return state_->shares.changes();
+}
+
 std::uint64_t ShmGroup::geometry_epochs() const {
   return state_->clock.epochs;
 }
@@ -365,6 +372,11 @@ const ShmPlan& ShmGroup::prepare(Collective collective, std::span<const std::byt
     s.chooser.pass();
   }
   call.single_copy = shape.single_copy;
+  if (has_root_share(shape)) {
+    shape.root_share = call.root_share = s.shares.choose(shape, call.serial);
+  } else {
+    s.shares.pass();
+  }
   s.calls_copied_once += shape.single_copy ? 1 : 0;
   s.endpoint.enter_call(call);
   return s.plans.plan_for(shape, s.identity.local_rank, call.geometry, s.clock);
@@ -379,7 +391,18 @@ void ShmGroup::run(Collective collective, std::span<const std::byte> send,
   const bool timed = chooser.wants_timing();
   const auto start =
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  for (const Step& step : plan.steps) state_->endpoint.run(step, buffers);
+  ShmEndpoint& endpoint = state_->endpoint;
+  RootShareBalancer& shares = state_->shares;
+  endpoint.time_copies(shares.wants_timing());
+  for (const Step& step : plan.steps) {
+    // The root's copying ends where it starts waiting for the others: at its last step.
+    if (shares.wants_timing() && root == local_rank() && &step == &plan.steps.back()) {
+      endpoint.stamp_copy_time();
+    }
+    endpoint.run(step, buffers);
+  }
+  endpoint.time_copies(false);
+  shares.finished();
   std::optional<std::chrono::nanoseconds> took;
   if (timed) took = std::chrono::steady_clock::now() - start;
   chooser.finished(took, std::max(send.size(), recv.size()));

@@ -93,6 +93,10 @@ struct ShmOptions {
   // differ fail with both calls named, as with different limits).
   bool learn_copy_path = true;
   CopyLearning copy_learning;
+  // Single-copy bcast, scatter and gather: the root learns, as its calls run, how much of the
+  // other ranks' blocks it should copy itself to finish with them (runtime/shm/root_share.hpp);
+  // false: it keeps the default share. Ranks may differ: each decides for the calls it roots.
+  bool learn_root_share = true;
 };
 
 class ShmGroup {
@@ -117,6 +121,8 @@ class ShmGroup {
   bool copies_once(Collective collective, std::uint64_t block_size, const ShmTuning& tuning) const;
   // How many of this rank's collective calls so far copied once (for reports and tests).
   std::uint64_t calls_copied_once() const;
+  // How many times this rank changed the root's share of calls it roots (tests, reports).
+  int root_share_changes() const;
   // How many geometries (buffer size and depth) this rank's calls have used in turn. The first
   // call with a new geometry first waits until every buffer of the old one is drained, so a
   // measurement that changes geometry between its calls times that wait too (tests, tuning).

@@ -1,0 +1,134 @@
+// runtime/shm/root_share.hpp — how much of the other ranks' blocks the root of a single-copy
+// bcast, scatter or gather copies itself, balanced from the times of the calls.
+//
+//   std::uint16_t share = balancer.choose(call, serial);   // every rank, before its plan
+//   endpoint.time_copies(balancer.wants_timing());
+//   ...run the plan: every rank leaves how long it copied in its RankRecord...
+//   balancer.finished();                                    // every rank; the root learns
+//
+// In a single-copy rooted call (plan_single_copy.cpp) every other rank copies its block once,
+// through the kernel, and the root copies its own block (scatter, gather) from cache. A root
+// that only did that would then wait, so it also copies the last `share` bytes of every other
+// rank's block, and the call takes as long as the slower side: the root (its own block and
+// p - 1 shares) or the others (their block less the share). Where the two balance is not a
+// constant of the machine. On the 2-core VM of docs/performance.md, 1 MiB blocks on 2 ranks:
+// scatter and gather called back to back balanced at about 1/16 to 1/8 of a block (46 us a
+// call; the fixed 3/8 took 133 us, because the root's buffers no longer fit its cache), while
+// a gather that followed an Open MPI call balanced at 3/8 (72 us; 1/8 took 106 us).
+//
+// So the root measures, as STAR-MPI does for its algorithms and copy_chooser.hpp for the copy
+// path. Every rank times its copying, from the stage's sync to its last copy, and stores the time
+// in its RankRecord before it releases the stage; the root, once every rank released, reads
+// them. From the medians of `kSamples` calls at one share it moves the share by half the step
+// that would make the root and the slowest other rank finish together, taking the others'
+// time per byte for both sides (propose_root_share()).
+//
+// Why the ranks agree without talking: the share of call S rooted by rank X is one word of
+// X's RootShareRecord per class (collective and power-of-two block size), holding the share
+// before and after a change and the first serial of the new one; 0 means "nothing learned",
+// the default (default_root_share()). Only X writes it, at the start of a call it roots in
+// that class, before its first sync of the call, and the change takes effect at the next
+// call. Every rank waits for X's sync in that call (both single-copy rooted plans make it), so
+// it reads the change before it enters a later call; and X, which waits for every rank at the
+// end of every call it roots, cannot change the word again while a rank still has to read the
+// older value. The call's fingerprint includes the share (call_record.hpp), so a disagreement
+// would still be named rather than corrupt data.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "runtime/shm/layout.hpp"
+#include "runtime/shm/plan.hpp"
+
+namespace multilane::runtime::shm {
+
+// A share is counted in 1/1024ths of a block (bcast: of the message), and copied in whole
+// cache lines.
+inline constexpr std::uint32_t kShareUnits = 1024;
+// The largest share: the others always copy a quarter of their block.
+inline constexpr std::uint32_t kMaxShare = kShareUnits * 3 / 4;
+
+// Whether `call` is a single-copy bcast, scatter or gather whose root shares the copying.
+bool has_root_share(const CallShape& call);
+// The share before anything is learned: bcast's root has no block of its own and takes 1/p;
+// scatter's and gather's copy theirs from cache, for about a quarter of a copy through the
+// kernel, and take 3/4 of 1/p.
+std::uint16_t default_root_share(Collective collective, int local_size);
+// The bytes at the end of every other rank's block that the root copies (call.root_share, or
+// the default), whole cache lines.
+std::uint64_t root_share_bytes(const CallShape& call);
+
+// The share that balances the root and the others, from one measured call or the medians of
+// several at `share`: half the step towards where both finish together, at most 1/16 of a block,
+// within 0..kMaxShare; `share` itself when the step is below 2 units.
+std::uint16_t propose_root_share(std::uint16_t share, std::uint64_t size, int local_size,
+                                 double root_seconds, double others_seconds);
+
+// A class's word, unpacked: `valid` false means "nothing learned yet" (the default decides).
+struct ShareChoice {
+  bool valid = false;
+  std::uint16_t old_share = 0;
+  std::uint16_t new_share = 0;
+  std::uint64_t from_serial = 0;  // the first call that takes new_share
+  std::uint16_t share_at(std::uint64_t serial) const {
+    return serial >= from_serial ? new_share : old_share;
+  }
+};
+std::uint64_t pack(const ShareChoice& choice);
+ShareChoice unpack_share(std::uint64_t word);
+
+// The class of a call with a root's share, or nullopt.
+std::optional<std::size_t> root_share_class(const CallShape& call);
+
+class RootShareBalancer {
+ public:
+  static constexpr int kSamples = 5;  // calls per share; their medians are compared
+
+  // `view`: the group's segment; `learns`: whether this rank changes the shares of the calls
+  // it roots (each rank may decide for itself: the others only read).
+  RootShareBalancer(const SegmentView& view, int local_rank, bool learns);
+
+  // The share of call `serial`, one with has_root_share(). Every rank calls it; the call's root
+  // first publishes a change it has learned.
+  std::uint16_t choose(const CallShape& call, std::uint64_t serial);
+  // Call `serial` has no root's share.
+  void pass() { current_.reset(); }
+  // Whether the call just chosen should be timed (endpoint.hpp: ShmEndpoint::time_copies).
+  bool wants_timing() const { return current_.has_value(); }
+  // The call just chosen ended on this rank; its root reads every rank's copy time.
+  void finished();
+
+  // Shares this rank published (for tests and reports).
+  int changes() const { return changes_; }
+
+ private:
+  struct Call {
+    std::size_t share_class = 0;
+    std::uint64_t serial = 0;
+    std::uint16_t share = 0;
+    std::uint64_t size = 0;
+    int local_size = 1;
+    bool root = false;  // this rank is the call's root
+  };
+  struct Learning {
+    std::uint16_t share = 0;  // the share the samples were taken at
+    std::vector<double> root_seconds, others_seconds;
+    std::optional<std::uint16_t> proposal;  // published at this rank's next call of the class
+  };
+  std::uint64_t& word(int root, std::size_t share_class) const;
+  // The root's and the slowest other rank's copy times of `call`, if every rank left them.
+  std::optional<std::pair<double, double>> times(const Call& call) const;
+
+  SegmentView view_;
+  int local_rank_;
+  bool learns_;
+  std::array<Learning, kRootShareWords> learning_;
+  std::optional<Call> current_;  // the call just chosen, if it has a root's share
+  int changes_ = 0;
+};
+
+}  // namespace multilane::runtime::shm

@@ -1,0 +1,207 @@
+// RootShareBalancer (runtime/shm/root_share.hpp): the root's share of single-copy bcast, scatter
+// and gather moves towards where the root and the others finish together, every rank takes the
+// same share for every call, and each root changes only the shares of the calls it roots.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <vector>
+
+#include "runtime/shm/call_record.hpp"
+#include "runtime/shm/root_share.hpp"
+#include "shm/fake_segment.hpp"
+
+namespace multilane::runtime::shm {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeSegment;
+
+CallShape rooted(Collective collective, std::uint64_t size, int ranks, int root = 0) {
+  CallShape call;
+  call.collective = collective;
+  call.size = size;
+  call.local_size = ranks;
+  call.root = root;
+  call.single_copy = true;
+  return call;
+}
+
+TEST(RootShare, DefaultsAreAQuarterOfACopyForTheRootsOwnBlock) {
+  EXPECT_EQ(default_root_share(Collective::Bcast, 2), 512);  // 1/p
+  EXPECT_EQ(default_root_share(Collective::Bcast, 4), 256);
+  EXPECT_EQ(default_root_share(Collective::Scatter, 2), 384);  // 3/4 of 1/p
+  EXPECT_EQ(default_root_share(Collective::Gather, 4), 192);
+  CallShape call = rooted(Collective::Scatter, 1 << 20, 2);
+  EXPECT_EQ(root_share_bytes(call), 384u << 10);
+  call.root_share = 0;
+  EXPECT_EQ(root_share_bytes(call), 0u);
+  call.size = 5000;
+  call.root_share = 100;  // 488 bytes: 448 in whole lines
+  EXPECT_EQ(root_share_bytes(call), 448u);
+  call.root_share = 1024;  // never more than kMaxShare
+  EXPECT_EQ(root_share_bytes(call), 5000u * kMaxShare / kShareUnits / 64 * 64);
+}
+
+TEST(RootShare, OnlySingleCopyRootedCallsOfSeveralRanksHaveOne) {
+  EXPECT_EQ(root_share_class(rooted(Collective::Bcast, 4096, 2)), 0u);
+  EXPECT_EQ(root_share_class(rooted(Collective::Bcast, 100, 2)), 0u);  // small ones: first class
+  EXPECT_EQ(root_share_class(rooted(Collective::Scatter, 1 << 20, 2)), kRootShareClasses + 8);
+  EXPECT_EQ(root_share_class(rooted(Collective::Gather, 1ull << 40, 2)), kRootShareWords - 1);
+  CallShape call = rooted(Collective::Alltoall, 1 << 20, 2);
+  EXPECT_EQ(root_share_class(call), std::nullopt);
+  call = rooted(Collective::Scatter, 1 << 20, 1);
+  EXPECT_EQ(root_share_class(call), std::nullopt);
+  call = rooted(Collective::Scatter, 0, 2);
+  EXPECT_EQ(root_share_class(call), std::nullopt);
+  call = rooted(Collective::Gather, 1 << 20, 2);
+  call.single_copy = false;
+  EXPECT_EQ(root_share_class(call), std::nullopt);
+}
+
+TEST(RootShare, ChoiceWordsRoundTrip) {
+  for (const ShareChoice choice :
+       {ShareChoice{true, 0, 768, 1}, ShareChoice{true, 384, 40, (1ull << 41) - 1},
+        ShareChoice{true, 1024, 0, 12345}}) {
+    const ShareChoice back = unpack_share(pack(choice));
+    EXPECT_TRUE(back.valid);
+    EXPECT_EQ(back.old_share, choice.old_share);
+    EXPECT_EQ(back.new_share, choice.new_share);
+    EXPECT_EQ(back.from_serial, choice.from_serial);
+  }
+  EXPECT_EQ(pack(ShareChoice{}), 0u);
+  EXPECT_FALSE(unpack_share(0).valid);
+}
+
+TEST(RootShare, ProposalsStepHalfwayTowardsBalance) {
+  constexpr std::uint64_t kMiB = 1 << 20;
+  // A root twice as slow as the other rank at 3/8: balance lies 5/16 of a block lower; half
+  // of that is more than the largest step, 1/16 (64 units).
+  EXPECT_EQ(propose_root_share(384, kMiB, 2, 100e-6, 50e-6), 320);
+  // Others slower: the share grows, again by at most 1/16.
+  EXPECT_EQ(propose_root_share(64, kMiB, 2, 20e-6, 80e-6), 128);
+  // Close to balance: half the step. Others 10% slower at 1/8 on 2 ranks: the balance is
+  // (88 - 80) / (2 x 88 / 896 KiB) = 40.7 KiB higher, half of it 20.4 KiB = 20 units.
+  EXPECT_EQ(propose_root_share(128, kMiB, 2, 80e-6, 88e-6), 148);
+  // On 4 ranks the root copies a share of three blocks: the same gap moves each share half
+  // as far, (88 - 80) / (4 x 88 / 896 KiB) = 20.4 KiB, half of it 10 units.
+  EXPECT_EQ(propose_root_share(128, kMiB, 4, 80e-6, 88e-6), 138);
+  // Within 2 units of balance: no change.
+  EXPECT_EQ(propose_root_share(384, kMiB, 2, 50e-6, 50.4e-6), 384);
+  // Never below 0 nor above kMaxShare.
+  EXPECT_EQ(propose_root_share(10, kMiB, 2, 90e-6, 10e-6), 0);
+  EXPECT_EQ(propose_root_share(760, kMiB, 2, 10e-6, 90e-6), kMaxShare);
+  // Nothing measured, or one rank: no change.
+  EXPECT_EQ(propose_root_share(384, kMiB, 2, 50e-6, 0), 384);
+  EXPECT_EQ(propose_root_share(384, kMiB, 1, 50e-6, 90e-6), 384);
+}
+
+// Ranks of one group on one fake segment, each with its balancer; run() plays one call with
+// the copy times given, each rank choosing in turn, as ShmGroup does.
+class Group {
+ public:
+  explicit Group(int ranks) : segment_(ranks) {
+    for (int r = 0; r < ranks; ++r) balancers_.emplace_back(segment_.view(), r, true);
+  }
+  // The share every rank took (fails the test if they differ).
+  std::uint16_t run(const CallShape& call, const std::vector<std::chrono::nanoseconds>& times) {
+    ++serial_;
+    std::vector<std::uint16_t> shares;
+    for (RootShareBalancer& balancer : balancers_) shares.push_back(balancer.choose(call, serial_));
+    for (std::size_t r = 0; r < balancers_.size(); ++r) {
+      EXPECT_EQ(shares[r], shares[0]) << "rank " << r << " in call " << serial_;
+      EXPECT_TRUE(balancers_[r].wants_timing());
+      segment_.view().ranks[r].copy_time = pack_call_time(serial_, times[r]);
+    }
+    for (RootShareBalancer& balancer : balancers_) balancer.finished();
+    return shares[0];
+  }
+  const RootShareBalancer& rank(int r) const { return balancers_[static_cast<std::size_t>(r)]; }
+  std::uint64_t serial() const { return serial_; }
+
+ private:
+  FakeSegment segment_;
+  std::vector<RootShareBalancer> balancers_;
+  std::uint64_t serial_ = 0;
+};
+
+TEST(RootShareBalancer, TheRootPublishesAfterFiveCallsAndEveryoneTakesItFromTheNext) {
+  Group group(2);
+  const CallShape scatter = rooted(Collective::Scatter, 1 << 20, 2);
+  // The root takes twice as long as the other rank: five calls at the default 3/8, the sixth
+  // still at it (the root publishes as it starts the call), the seventh at 5/16.
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(group.run(scatter, {100us, 50us}), 384) << i;
+  EXPECT_EQ(group.rank(0).changes(), 1);
+  EXPECT_EQ(group.run(scatter, {100us, 50us}), 320);
+  EXPECT_EQ(group.rank(1).changes(), 0);
+}
+
+TEST(RootShareBalancer, SharesConvergeWhereBothSidesFinishTogether) {
+  // A model of the 2-rank scatter: the root copies its block in 30 us, then its share at
+  // 80 us/MiB; the other rank copies the rest at 80 us/MiB. They meet at 50/160 of the block,
+  // 320 units (from the default 384).
+  Group group(2);
+  const CallShape scatter = rooted(Collective::Scatter, 1 << 20, 2);
+  std::uint16_t share = 0;
+  for (int i = 0; i < 200; ++i) {
+    const double part = share / 1024.0;
+    const auto root = std::chrono::nanoseconds(static_cast<std::int64_t>(30e3 + 80e3 * part));
+    const auto other = std::chrono::nanoseconds(static_cast<std::int64_t>(80e3 * (1 - part)));
+    share = group.run(scatter, {root, other});
+  }
+  EXPECT_NEAR(share, 320, 4);
+}
+
+TEST(RootShareBalancer, EachRootLearnsTheCallsItRootsAndClassesStayApart) {
+  Group group(3);
+  const CallShape from0 = rooted(Collective::Gather, 64 << 10, 3, 0);
+  const CallShape from2 = rooted(Collective::Gather, 64 << 10, 3, 2);
+  const CallShape bigger = rooted(Collective::Gather, 128 << 10, 3, 0);
+  // Root 0 is slow, root 2 fast; calls alternate, with a larger gather between them.
+  std::uint16_t share0 = 0, share2 = 0, share_bigger = 0;
+  for (int i = 0; i < 40; ++i) {
+    share0 = group.run(from0, {90us, 40us, 40us});
+    share2 = group.run(from2, {40us, 40us, 10us});
+    share_bigger = group.run(bigger, {80us, 80us, 80us});
+  }
+  EXPECT_LT(share0, default_root_share(Collective::Gather, 3));
+  EXPECT_GT(share2, default_root_share(Collective::Gather, 3));
+  EXPECT_EQ(share_bigger, default_root_share(Collective::Gather, 3));  // balanced: no change
+  EXPECT_GT(group.rank(0).changes(), 0);
+  EXPECT_GT(group.rank(2).changes(), 0);
+  EXPECT_EQ(group.rank(1).changes(), 0);
+}
+
+TEST(RootShareBalancer, ARankThatDidNotTimeTheCallLeavesNoSample) {
+  FakeSegment segment(2);
+  RootShareBalancer root(segment.view(), 0, true);
+  RootShareBalancer other(segment.view(), 1, true);
+  const CallShape bcast = rooted(Collective::Bcast, 1 << 20, 2);
+  for (std::uint64_t serial = 1; serial <= 20; ++serial) {
+    EXPECT_EQ(root.choose(bcast, serial), 512);
+    EXPECT_EQ(other.choose(bcast, serial), 512);
+    segment.view().ranks[0].copy_time = pack_call_time(serial, 10us);
+    segment.view().ranks[1].copy_time = pack_call_time(serial - 1, 90us);  // an older call's
+    other.finished();
+    root.finished();
+  }
+  EXPECT_EQ(root.changes(), 0);
+}
+
+TEST(RootShareBalancer, ARootThatDoesNotLearnKeepsTheDefault) {
+  FakeSegment segment(2);
+  RootShareBalancer root(segment.view(), 0, false);
+  RootShareBalancer other(segment.view(), 1, true);
+  const CallShape bcast = rooted(Collective::Bcast, 1 << 20, 2);
+  for (std::uint64_t serial = 1; serial <= 20; ++serial) {
+    EXPECT_EQ(root.choose(bcast, serial), 512);
+    EXPECT_EQ(other.choose(bcast, serial), 512);
+    segment.view().ranks[0].copy_time = pack_call_time(serial, 10us);
+    segment.view().ranks[1].copy_time = pack_call_time(serial, 90us);
+    other.finished();
+    root.finished();
+  }
+  EXPECT_EQ(root.changes(), 0);
+}
+
+}  // namespace
+}  // namespace multilane::runtime::shm
