@@ -14,10 +14,12 @@
 // A group call whose block (a bcast's message) reaches the site's single_copy_from copies every
 // byte once instead (runtime/shm single copy): one stage, and each direct copy of x bytes costs
 // d(x) = single_copy_latency + x / single_copy_bandwidth:
-//   bcast      sync + (L-1)·d(M/L)          the root puts the last 1/L into each reader while
-//                                           the readers get the rest (the root's puts are longest)
-//   scatter    sync + max(s/c + (L-1)·d(3s/4L), d(s - 3s/4L))   the root copies its own block
-//              and a quarter less than 1/L of every other one; gather the same
+//   bcast      sync + max((L-1)·d(x), d(M - x))     the root puts the last x bytes into each
+//                                           reader while the readers get the rest
+//   scatter    sync + max(s/c + (L-1)·d(x), d(s - x))   the root copies its own block and x of
+//              every other one; gather the same
+//   where x is the share the runtime learns, the one at which both sides finish together
+//   (runtime/shm/root_share.hpp), within 0..3/4 of a block
 //   allgather, alltoall (one group call)   max(sync, s/c) + (L-1)·d(s)   every rank gets the
 //              L-1 other blocks; its own it copies while it waits for the others to expose
 // Inter-node: bcast the leaders' binomial (van de Geijn for hier-shm-vdg) closed form; scatter
@@ -83,20 +85,28 @@ double direct_copy(const SharedMemory& shm, double bytes) {
   return shm.single_copy_latency_s + bytes / shm.single_copy_bps;
 }
 
+// A single-copy bcast, scatter or gather on L ranks of blocks of s bytes: the root copies
+// `own` seconds of its own block and a share x of every other block, the others the rest of
+// theirs. The runtime learns the x at which both finish together (runtime/shm/root_share.hpp):
+// own + (L-1) d(x) = d(s - x), with d a direct copy, within 0..3/4 of a block.
+double rooted_once(const SharedMemory& shm, int L, double own, double s) {
+  const double bps = shm.single_copy_bps;
+  const double lat = shm.single_copy_latency_s;
+  const double x = std::clamp((s / bps - own - (L - 2) * lat) * bps / L, 0.0, 0.75 * s);
+  const double root = own + (x > 0 ? (L - 1) * direct_copy(shm, x) : 0);
+  return shm.sync_latency_s + std::max(root, direct_copy(shm, s - x));
+}
+
 double intra_bcast(const SharedMemory& shm, int L, double m) {
   if (L == 1) return 0;
-  if (shm.copies_once(m)) return shm.sync_latency_s + (L - 1) * direct_copy(shm, m / L);
+  if (shm.copies_once(m)) return rooted_once(shm, L, 0, m);
   return stages(m) * shm.sync_latency_s + 2 * m / shm.copy_bps;
 }
 
 // Scatter and gather of blocks of s bytes.
 double intra_blocks(const SharedMemory& shm, int L, double s) {
   if (L == 1) return 0;
-  if (shm.copies_once(s)) {
-    const double root_share = 0.75 * s / L;  // runtime/shm: a = 1/4 of the root's share
-    const double root = s / shm.copy_bps + (L - 1) * direct_copy(shm, root_share);
-    return shm.sync_latency_s + std::max(root, direct_copy(shm, s - root_share));
-  }
+  if (shm.copies_once(s)) return rooted_once(shm, L, s / shm.copy_bps, s);
   const double syncs = L * s <= kBufferSize ? 1 : (L - 1) * stages(s);
   return syncs * shm.sync_latency_s + L * s / shm.copy_bps;
 }

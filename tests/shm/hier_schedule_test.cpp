@@ -233,16 +233,21 @@ TEST(HierSchedule, SingleCopyClosedFormsOnOneNode) {
   shm.single_copy_latency_s = 2e-6;
   const double s = 1 << 20;
   const auto model = [&](Collective c) { return model_time(p, c, "hier-shm", {0, 1 << 20}); };
+  // The root's share is where the root and the other rank finish together (the runtime learns
+  // it): bcast half the message, scatter and gather (s/5e9 - s/10e9) x 5e9 / 2 = s/4, where
+  // the root's own block (s/10e9) and a quarter (2 us + s/4/5e9) take as long as the other's
+  // three quarters (2 us + 3s/4/5e9).
   const double d_half = 2e-6 + s / 2 / 5e9;  // a direct copy of half the message
   EXPECT_DOUBLE_EQ(model(Collective::Bcast), 1e-6 + d_half);
-  const double root_share = 0.75 * s / 2;
-  const double root = s / 10e9 + (2e-6 + root_share / 5e9);
-  const double other = 2e-6 + (s - root_share) / 5e9;
-  EXPECT_DOUBLE_EQ(model(Collective::Scatter), 1e-6 + std::max(root, other));
-  EXPECT_DOUBLE_EQ(model(Collective::Gather), 1e-6 + std::max(root, other));
+  const double balanced = 1e-6 + 2e-6 + 0.75 * s / 5e9;
+  EXPECT_DOUBLE_EQ(model(Collective::Scatter), balanced);
+  EXPECT_DOUBLE_EQ(model(Collective::Gather), balanced);
   const double exchange = std::max(1e-6, s / 10e9) + 2e-6 + s / 5e9;
   EXPECT_DOUBLE_EQ(model(Collective::Allgather), exchange);
   EXPECT_DOUBLE_EQ(model(Collective::Alltoall), exchange);
+  // A root whose own block costs more than the other's copy takes no share.
+  shm.copy_bps = 2e9;
+  EXPECT_DOUBLE_EQ(model(Collective::Scatter), 1e-6 + s / 2e9);
 }
 
 // Across a WAN the flat tree of plain hier-shm sends the remote nodes their blocks one after
