@@ -64,6 +64,7 @@ struct Options {
   std::string learn_root_share = "on";    // off: rooted single copies keep the default share
   std::string tuning;                     // a tuning file (multilane tune shm); empty: none
   bool shared_buffers = false;            // both use SharedBuffers instead of their own memory
+  long page_offset = -1;                  // buffers this far past a page start; -1: malloc's
   bool kernel_copy_floor = false;         // also time the bare kernel copies (alltoall, allgather)
   bool cache_line_floor = false;          // also time the fewest lines per block (small blocks)
   double budget = 0.5;                    // seconds per collective and size (both implementations)
@@ -78,12 +79,21 @@ std::string single_copy_text(const runtime::shm::ShmGroup& group) {
 }
 
 // A buffer of the run: the application's own memory, or a SharedBuffer (--shared-buffers).
+// `page_offset` >= 0 places the application's buffer that many bytes past a page boundary
+// (else it lies where the allocator put it).
 class Block {
  public:
-  Block(std::size_t size, bool shared) {
+  Block(std::size_t size, bool shared, long page_offset) {
     if (shared) {
       shared_ = SharedBuffer(size);
       bytes_ = shared_.bytes();
+    } else if (page_offset >= 0) {
+      constexpr std::uintptr_t kPage = 4096;
+      heap_.resize(size + 2 * kPage);
+      const auto base = reinterpret_cast<std::uintptr_t>(heap_.data());
+      const std::size_t skip =
+          (kPage - base % kPage) % kPage + static_cast<std::size_t>(page_offset);
+      bytes_ = std::span(heap_).subspan(skip, size);
     } else {
       heap_.resize(size);
       bytes_ = heap_;
@@ -102,9 +112,11 @@ struct Buffers {
 };
 
 // The rank's buffers for the call, input filled with a pattern that depends on rank and place.
-Buffers buffers_for(Collective collective, int rank, int ranks, std::uint64_t size, bool shared) {
-  Buffers b{Block(buffer_size(collective, Buffer::Send, rank, ranks, 0, size), shared),
-            Block(buffer_size(collective, Buffer::Recv, rank, ranks, 0, size), shared)};
+Buffers buffers_for(Collective collective, int rank, int ranks, std::uint64_t size, bool shared,
+                    long page_offset) {
+  Buffers b{
+      Block(buffer_size(collective, Buffer::Send, rank, ranks, 0, size), shared, page_offset),
+      Block(buffer_size(collective, Buffer::Recv, rank, ranks, 0, size), shared, page_offset)};
   const auto input = input_buffer(collective) == Buffer::Send ? b.send.bytes() : b.recv.bytes();
   for (std::size_t i = 0; i < input.size(); ++i) {
     input[i] = static_cast<std::byte>((i * 131 + static_cast<std::size_t>(rank) * 29 + 1) & 0xff);
@@ -180,8 +192,8 @@ void expect_mpi_result(std::span<const std::byte> result, std::span<const std::b
 std::vector<std::byte> check_same_result(ShmGroup& group, const runtime::shm::TuningTable& tuning,
                                          Collective collective, std::uint64_t size, int rank,
                                          int ranks, bool shared) {
-  const Buffers ours = buffers_for(collective, rank, ranks, size, shared);
-  const Buffers theirs = buffers_for(collective, rank, ranks, size, shared);
+  const Buffers ours = buffers_for(collective, rank, ranks, size, shared, -1);
+  const Buffers theirs = buffers_for(collective, rank, ranks, size, shared, -1);
   run_ours(group, tuning, collective, size, ours.send.bytes(), ours.recv.bytes());
   run_mpi(collective, size, theirs.send.bytes(), theirs.recv.bytes());
   expect_mpi_result(ours.recv.bytes(), theirs.recv.bytes(), "shared-memory", collective, size,
@@ -230,7 +242,8 @@ Row measure(ShmGroup& group, const runtime::shm::TuningTable& tuning, Collective
             std::vector<std::byte>& purge_block, int rank, int ranks) {
   const std::vector<std::byte> expected =
       check_same_result(group, tuning, collective, size, rank, ranks, options.shared_buffers);
-  const Buffers b = buffers_for(collective, rank, ranks, size, options.shared_buffers);
+  const Buffers b =
+      buffers_for(collective, rank, ranks, size, options.shared_buffers, options.page_offset);
   const auto ours = [&] {
     run_ours(group, tuning, collective, size, b.send.bytes(), b.recv.bytes());
   };
@@ -297,6 +310,10 @@ int run(int argc, char** argv) {
       ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--tuning", options.tuning,
                  "tuning file (multilane tune shm) for ours; calls it covers use its entries");
+  app.add_option("--page-offset", options.page_offset,
+                 "place every buffer this many bytes past a page boundary (0..4095; default: "
+                 "where malloc puts it)")
+      ->check(CLI::Range(-1L, 4095L));
   app.add_flag("--shared-buffers", options.shared_buffers,
                "both implementations get buffers from multilane::SharedBuffer (like "
                "MPI_Alloc_mem), so ours copies once with memcpy instead of the kernel");
