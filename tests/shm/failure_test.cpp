@@ -293,9 +293,10 @@ TEST(ShmFailure, DisagreeingSingleCopyThresholdsNameBothCalls) {
       std::chrono::milliseconds(2500));
   if (!allowed) GTEST_SKIP() << "this kernel refuses cross-memory copies between the ranks";
   EXPECT_TRUE(outcomes[1].threw);
-  EXPECT_TRUE(contains(outcomes[1].message,
-                       "local rank 1: collective calls differ at stage 0: this rank is in call 1 "
-                       "(bcast of 5 KB from root 0, single copy, root's share 50.0%); local rank 0 is in call "))
+  EXPECT_TRUE(contains(
+      outcomes[1].message,
+      "local rank 1: collective calls differ at stage 0: this rank is in call 1 "
+      "(bcast of 5 KB from root 0, single copy, root's share 50.0%); local rank 0 is in call "))
       << describe(outcomes);
 }
 
