@@ -18,7 +18,9 @@
 # repetition, in one MPI job (barrier, time one call, maximum over ranks, median over the
 # repetitions). The table gives, per collective and size, the median over runs of each side's
 # time and of the run's ratio Open MPI / ours (above 1: ours is faster), and the ratio's
-# spread (lowest..highest run); with --kernel-copy-floor or --cache-line-floor also the floor's
+# spread (lowest..highest run), the median root's share of calls that copied once (what the
+# root of bcast, scatter and gather had learned to copy of the others' blocks by the end of
+# the size, src/runtime/shm/root_share.hpp); with --kernel-copy-floor or --cache-line-floor also the floor's
 # median, the median of each run's Open MPI / floor and which floor it is. Runs at nice -20 when allowed, so that other work on the
 # machine weighs less; every run is bounded by `timeout`. Before every run it measures the
 # round trip of a cache line between two cores (bench/copy_costs.cpp) and prints them with
@@ -67,13 +69,13 @@ while [ "$i" -le "$runs" ]; do
 done
 "$python" - "$out" "$runs" "$latencies" <<'PY'
 import glob, statistics, sys
-rows, order, header, floors = {}, [], "", {}
+rows, order, header, floors, shares = {}, [], "", {}, {}
 for path in sorted(glob.glob(sys.argv[1] + "/run-*.txt")):
     for line in open(path):
         if not header and "ranks on one node" in line:
             header = line.strip()
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 9 or not cells[2].replace(".", "").isdigit():
+        if len(cells) != 10 or not cells[2].replace(".", "").isdigit():
             continue
         key = (cells[0], cells[1])
         if key not in rows:
@@ -81,12 +83,14 @@ for path in sorted(glob.glob(sys.argv[1] + "/run-*.txt")):
         rows.setdefault(key, []).append(
             (float(cells[2]), float(cells[3]), float(cells[4]), float(cells[6].rstrip("%"))))
         if cells[7] != "-":
-            floors.setdefault(key, []).append((float(cells[7]), float(cells[3]) / float(cells[7]), cells[8]))
+            shares.setdefault(key, []).append(float(cells[7].rstrip("%")))
+        if cells[8] != "-":
+            floors.setdefault(key, []).append((float(cells[8]), float(cells[3]) / float(cells[8]), cells[9]))
 print(f"{header}; median over {sys.argv[2]} runs")
 if sys.argv[3]:
     print(f"core-to-core round trip before each run: {sys.argv[3]} ns (bench/copy_costs)")
 print()
-head = "| collective | size | ours (us) | Open MPI (us) | MPI / ours | spread | ours copied once |"
+head = "| collective | size | ours (us) | Open MPI (us) | MPI / ours | spread | ours copied once | root's share |"
 if floors:
     head += " floor (us) | MPI / floor | floor |"
 print(head)
@@ -94,7 +98,8 @@ print("|---" * head.count(" |") + "|")
 for key in order:
     ours, theirs, ratio, once = (statistics.median(v) for v in zip(*rows[key]))
     low, high = min(r[2] for r in rows[key]), max(r[2] for r in rows[key])
-    line = f"| {key[0]} | {key[1]} | {ours:.2f} | {theirs:.2f} | {ratio:.2f} | {low:.2f}..{high:.2f} | {once:.0f}% |"
+    share = f"{statistics.median(shares[key]):.1f}%" if key in shares else "-"
+    line = f"| {key[0]} | {key[1]} | {ours:.2f} | {theirs:.2f} | {ratio:.2f} | {low:.2f}..{high:.2f} | {once:.0f}% | {share} |"
     if floors:
         if key in floors:
             floor = statistics.median(f[0] for f in floors[key])

@@ -234,7 +234,8 @@ struct Row {
   double floor = 0;        // 0: not measured
   std::string floor_kind;  // which floor
   int repetitions = 0;
-  double copied_once = 0;  // share of our timed calls that copied once
+  double copied_once = 0;            // share of our timed calls that copied once
+  std::optional<double> root_share;  // what the root copies of the others' blocks, at the end
 };
 
 Row measure(ShmGroup& group, const runtime::shm::TuningTable& tuning, Collective collective,
@@ -276,6 +277,7 @@ Row measure(ShmGroup& group, const runtime::shm::TuningTable& tuning, Collective
     row.floor_kind = floor.kind;
   }
   row.copied_once = static_cast<double>(group.calls_copied_once() - once_before) / repetitions;
+  if (row.copied_once > 0) row.root_share = group.root_share(collective, size, 0);
   row.ours = median(ours_times);
   row.mpi = median(mpi_times);
   return row;
@@ -387,20 +389,21 @@ int run(int argc, char** argv) {
         purge_block.empty() ? std::string("no") : format_size(purge_block.size()));
     fmt::print(
         "| collective | size | ours (us) | Open MPI (us) | MPI / ours | repetitions | ours "
-        "copied once | floor (us) | floor |\n");
-    fmt::print("|---|---|---|---|---|---|---|---|---|\n");
+        "copied once | root's share | floor (us) | floor |\n");
+    fmt::print("|---|---|---|---|---|---|---|---|---|---|\n");
   }
   for (const Collective collective : collectives) {
     for (const std::uint64_t size : sizes) {
       const Row row =
           measure(group, tuning, collective, size, options, floors, purge_block, rank, ranks);
       if (rank == 0) {
-        fmt::print("| {} | {} | {} | {} | {:.2f} | {} | {:.0f}% | {} | {} |\n",
-                   to_string(collective), format_size(size), microseconds(row.ours),
-                   microseconds(row.mpi), row.mpi / row.ours, row.repetitions,
-                   100 * row.copied_once,
-                   row.floor > 0 ? microseconds(row.floor) : std::string("-"),
-                   row.floor_kind.empty() ? std::string("-") : row.floor_kind);
+        fmt::print(
+            "| {} | {} | {} | {} | {:.2f} | {} | {:.0f}% | {} | {} | {} |\n", to_string(collective),
+            format_size(size), microseconds(row.ours), microseconds(row.mpi), row.mpi / row.ours,
+            row.repetitions, 100 * row.copied_once,
+            row.root_share ? fmt::format("{:.1f}%", 100 * *row.root_share) : std::string("-"),
+            row.floor > 0 ? microseconds(row.floor) : std::string("-"),
+            row.floor_kind.empty() ? std::string("-") : row.floor_kind);
         std::fflush(stdout);
       }
     }

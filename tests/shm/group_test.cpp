@@ -128,6 +128,11 @@ TEST(ShmGroup, LearnedRootSharesKeepEveryByte) {
         if (!problem.empty()) throw std::runtime_error(problem);
       }
     }
+    const std::optional<double> share = group.root_share(Collective::Gather, 20001, 1);
+    if (!share || *share < 0 || *share > 0.75) throw std::runtime_error("gather: no share");
+    if (group.root_share(Collective::Alltoall, 20001, 1)) {
+      throw std::runtime_error("alltoall has a root's share");
+    }
   });
   expect_ok(outcomes);
 }

@@ -108,14 +108,21 @@ std::uint64_t& RootShareBalancer::word(int root, std::size_t share_class) const 
   return view_.root_shares[static_cast<std::size_t>(root)].words[share_class];
 }
 
+std::uint16_t RootShareBalancer::share_of(const CallShape& call, std::uint64_t serial) const {
+  const std::optional<std::size_t> share_class = root_share_class(call);
+  if (!share_class) return 0;
+  const ShareChoice seen =
+      unpack_share(std::atomic_ref<std::uint64_t>(word(call.root, *share_class))
+                       .load(std::memory_order_acquire));
+  return seen.valid ? seen.share_at(serial) : default_root_share(*call.collective, call.local_size);
+}
+
 std::uint16_t RootShareBalancer::choose(const CallShape& call, std::uint64_t serial) {
   current_.reset();
   const std::optional<std::size_t> share_class = root_share_class(call);
   if (!share_class) return 0;  // the caller should have passed
   const std::atomic_ref<std::uint64_t> shared(word(call.root, *share_class));
-  const ShareChoice seen = unpack_share(shared.load(std::memory_order_acquire));
-  const std::uint16_t share =
-      seen.valid ? seen.share_at(serial) : default_root_share(*call.collective, call.local_size);
+  const std::uint16_t share = share_of(call, serial);
   const bool root = call.root == local_rank_;
   Learning& learning = learning_[*share_class];
   if (root && learning.proposal) {

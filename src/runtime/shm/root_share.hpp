@@ -97,6 +97,8 @@ class RootShareBalancer {
   std::uint16_t choose(const CallShape& call, std::uint64_t serial);
   // Call `serial` has no root's share.
   void pass() { current_.reset(); }
+  // The share call `serial` would take if it were `call` (for reports; changes nothing).
+  std::uint16_t share_of(const CallShape& call, std::uint64_t serial) const;
   // Whether the call just chosen should be timed (endpoint.hpp: ShmEndpoint::time_copies).
   bool wants_timing() const { return current_.has_value(); }
   // The call just chosen ended on this rank; its root reads every rank's copy time.

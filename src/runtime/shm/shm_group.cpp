@@ -332,6 +332,14 @@ int ShmGroup::root_share_changes() const {
   return state_->shares.changes();
 }
 
+std::optional<double> ShmGroup::root_share(Collective collective, std::uint64_t block_size,
+                                           int root) const {
+  CallShape call = state_->shape(collective, root, block_size);
+  call.single_copy = true;
+  if (!has_root_share(call)) return std::nullopt;
+  return static_cast<double>(state_->shares.share_of(call, state_->serial + 1)) / kShareUnits;
+}
+
 std::uint64_t ShmGroup::geometry_epochs() const {
   return state_->clock.epochs;
 }

@@ -123,6 +123,10 @@ class ShmGroup {
   std::uint64_t calls_copied_once() const;
   // How many times this rank changed the root's share of calls it roots (tests, reports).
   int root_share_changes() const;
+  // The part of every other rank's block that the root of the next single-copy call of this
+  // collective, block size and root would copy itself (root_share.hpp), 0..0.75; nullopt for a
+  // call without a root's share (allgather, alltoall, one rank, 0 bytes). For reports.
+  std::optional<double> root_share(Collective collective, std::uint64_t block_size, int root) const;
   // How many geometries (buffer size and depth) this rank's calls have used in turn. The first
   // call with a new geometry first waits until every buffer of the old one is drained, so a
   // measurement that changes geometry between its calls times that wait too (tests, tuning).
