@@ -15,9 +15,9 @@ constexpr std::size_t kBackwardFrom = 4096;
 constexpr std::uintptr_t kPage = 4096;
 
 #if defined(__x86_64__)
-bool cpu_has_avx2() {
-  static const bool has = __builtin_cpu_supports("avx2");
-  return has;
+bool slowed_by_aliasing() {
+  static const bool slowed = __builtin_cpu_supports("avx2") && __builtin_cpu_is("amd");
+  return slowed;
 }
 
 // 128 bytes per round, from the end; the first length % 128 bytes last, by memcpy.
@@ -38,8 +38,15 @@ __attribute__((target("avx2"))) void copy_backward(std::byte* destination, const
   }
   std::memcpy(destination, source, end);
 }
+bool has_avx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
 #else
-bool cpu_has_avx2() {
+bool slowed_by_aliasing() {
+  return false;
+}
+bool has_avx2() {
   return false;
 }
 void copy_backward(std::byte* destination, const std::byte* source, std::size_t length) {
@@ -49,11 +56,27 @@ void copy_backward(std::byte* destination, const std::byte* source, std::size_t 
 
 }  // namespace
 
-bool copies_backward(const std::byte* destination, const std::byte* source, std::size_t length) {
+bool aliased_forward(const std::byte* destination, const std::byte* source, std::size_t length) {
   const std::uintptr_t ahead =
       (reinterpret_cast<std::uintptr_t>(destination) - reinterpret_cast<std::uintptr_t>(source)) %
       kPage;
-  return length >= kBackwardFrom && ahead != 0 && ahead < kPage / 2 && cpu_has_avx2();
+  return length >= kBackwardFrom && ahead != 0 && ahead < kPage / 2;
+}
+
+bool cpu_copies_aliased_pairs_backward() {
+  return slowed_by_aliasing();
+}
+
+bool copies_backward(const std::byte* destination, const std::byte* source, std::size_t length) {
+  return cpu_copies_aliased_pairs_backward() && aliased_forward(destination, source, length);
+}
+
+void copy_bytes_backward(std::byte* destination, const std::byte* source, std::size_t length) {
+  if (has_avx2()) {
+    copy_backward(destination, source, length);
+  } else {
+    std::memcpy(destination, source, length);
+  }
 }
 
 void copy_many_bytes(std::byte* destination, const std::byte* source, std::size_t length) {

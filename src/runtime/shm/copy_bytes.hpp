@@ -4,10 +4,13 @@
 // A CPU guesses whether a load depends on an earlier store from the low 12 bits of their
 // addresses. A forward copy whose destination lies a little ahead of its source within a page,
 // (dst - src) mod 4096 in 1..2047, therefore makes its loads look as if they waited for the
-// stores it has just issued ("4K aliasing"). On the AMD EPYC (Zen 4) VMs this project is
-// measured on, glibc's memcpy (`rep movsb` from 2 KiB) then runs at a third to two thirds of
-// its speed, depending on the run: 128 KiB in 3-9 us instead of 2.3 us (glibc bug 30994).
-// Copying such a range backward keeps every load behind the stores, at full speed.
+// stores it has just issued ("4K aliasing"). On AMD's Zen CPUs (the EPYC Zen 4 VMs of sessions
+// 17-24) glibc's memcpy (`rep movsb` from 2 KiB) then runs at a third to two thirds of its
+// speed, depending on the run: 128 KiB in 3-9 us instead of 2.3 us (glibc bug 30994, an AMD
+// `rep movsb` problem). Copying such a range backward keeps every load behind the stores, at
+// full speed. Intel's CPUs do not need it: on the Xeon VM of session 25, glibc's memcpy of an
+// aliased pair ran as fast as of an unaliased one and faster than the backward copy (32 KiB
+// 0.65 against 0.85 us, 1 MiB 28 against 42 us), so there copy_bytes is memcpy.
 //
 // Where a user's buffer lies relative to a pipeline buffer is the user's choice (a pipeline
 // buffer starts at a page, a large heap block 16 bytes into one), so every copy between user
@@ -54,8 +57,16 @@ inline void copy_bytes(std::byte* destination, const std::byte* source, std::siz
   }
 }
 
-// Whether copy_bytes copies this pair backward: large enough, the destination 1..2047 bytes
-// ahead of the source within a page, and a CPU with AVX2. For tests.
+// Whether a forward copy of this pair would be 4K-aliased: at least 4 KiB (below, glibc copies
+// with vector loops that aliasing hardly slows), the destination 1..2047 bytes ahead of the
+// source within a page.
+bool aliased_forward(const std::byte* destination, const std::byte* source, std::size_t length);
+// Whether this CPU's forward copy slows down when aliased, and it can copy backward instead
+// (AVX2): AMD's, as above.
+bool cpu_copies_aliased_pairs_backward();
+// Whether copy_bytes copies this pair backward: both of the above.
 bool copies_backward(const std::byte* destination, const std::byte* source, std::size_t length);
+// The backward copy itself (needs AVX2 where it is not memcpy), for copy_bytes and its tests.
+void copy_bytes_backward(std::byte* destination, const std::byte* source, std::size_t length);
 
 }  // namespace multilane::runtime::shm
