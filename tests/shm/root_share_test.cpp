@@ -38,8 +38,8 @@ TEST(RootShare, DefaultsAreAQuarterOfACopyForTheRootsOwnBlock) {
   call.size = 5000;
   call.root_share = 100;  // 488 bytes: 448 in whole lines
   EXPECT_EQ(root_share_bytes(call), 448u);
-  call.root_share = 1024;  // never more than kMaxShare
-  EXPECT_EQ(root_share_bytes(call), 5000u * kMaxShare / kShareUnits / 64 * 64);
+  call.root_share = kMaxShare;  // the whole block, in whole lines
+  EXPECT_EQ(root_share_bytes(call), 4992u);
 }
 
 TEST(RootShare, OnlySingleCopyRootedCallsOfSeveralRanksHaveOne) {
@@ -89,7 +89,10 @@ TEST(RootShare, ProposalsStepHalfwayTowardsBalance) {
   EXPECT_EQ(propose_root_share(384, kMiB, 2, 50e-6, 50.4e-6), 384);
   // Never below 0 nor above kMaxShare.
   EXPECT_EQ(propose_root_share(10, kMiB, 2, 90e-6, 10e-6), 0);
-  EXPECT_EQ(propose_root_share(760, kMiB, 2, 10e-6, 90e-6), kMaxShare);
+  EXPECT_EQ(propose_root_share(1020, kMiB, 2, 10e-6, 90e-6), kMaxShare);
+  // The root copies everything: its own time per byte (90 us for 1 MiB) says how far back.
+  // (5 - 90) / (2 x 90 / 1 MiB) = -0.47 MiB, half of it beyond the 1/16 step: 64 units less.
+  EXPECT_EQ(propose_root_share(kMaxShare, kMiB, 2, 90e-6, 5e-6), kMaxShare - 64);
   // Nothing measured, or one rank: no change.
   EXPECT_EQ(propose_root_share(384, kMiB, 2, 50e-6, 0), 384);
   EXPECT_EQ(propose_root_share(384, kMiB, 1, 50e-6, 90e-6), 384);

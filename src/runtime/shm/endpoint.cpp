@@ -193,7 +193,9 @@ void ShmEndpoint::copy_direct(const Step& step, const ShmBuffers& buffers,
   ExposedBuffer entry;
   std::memcpy(&entry, entry_bytes, sizeof entry);
   const bool get = step.primitive == Primitive::DirectGet;
-  if (std::byte* mapped = peer_regions_.find(entry, step.remote, step.length)) {
+  if (step.length == 0) {
+    // The root copies this rank's whole block (root_share.hpp): nothing but the release.
+  } else if (std::byte* mapped = peer_regions_.find(entry, step.remote, step.length)) {
     if (get) {
       copy_bytes(buffers.recv + step.offset, mapped, step.length);
     } else {

@@ -66,10 +66,12 @@ std::uint16_t propose_root_share(std::uint16_t share, std::uint64_t size, int lo
   const double s = static_cast<double>(size);
   const double shared = s * share / kShareUnits;
   const double rest = s - shared;
-  if (rest <= 0 || others_seconds <= 0 || local_size < 2) return share;
+  if (s <= 0 || local_size < 2) return share;
   // Moving d bytes to the root adds (p - 1) d to its copies and takes d from each other rank's,
   // at about the others' time per byte on both sides.
-  const double per_byte = others_seconds / rest;
+  const double per_byte =
+      rest >= s / 64 ? others_seconds / rest : root_seconds / ((local_size - 1) * shared);
+  if (!(per_byte > 0)) return share;
   const double balance = (others_seconds - root_seconds) / (local_size * per_byte);
   const double step = std::clamp(balance / 2, -s / 16, s / 16);
   const double units = std::clamp((shared + step) / s * kShareUnits, 0.0, double{kMaxShare});

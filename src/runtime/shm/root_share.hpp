@@ -49,8 +49,10 @@ namespace multilane::runtime::shm {
 // A share is counted in 1/1024ths of a block (bcast: of the message), and copied in whole
 // cache lines.
 inline constexpr std::uint32_t kShareUnits = 1024;
-// The largest share: the others always copy a quarter of their block.
-inline constexpr std::uint32_t kMaxShare = kShareUnits * 3 / 4;
+// The largest share: all of every other block (the others then only expose their buffers,
+// which is where a gather of 8-128 KiB balanced on the VM of session 25: a process_vm_writev
+// costs the other rank more than the root's process_vm_readv of the same bytes).
+inline constexpr std::uint32_t kMaxShare = kShareUnits;
 
 // Whether `call` is a single-copy bcast, scatter or gather whose root shares the copying.
 bool has_root_share(const CallShape& call);
@@ -64,7 +66,8 @@ std::uint64_t root_share_bytes(const CallShape& call);
 
 // The share that balances the root and the others, from one measured call or the medians of
 // several at `share`: half the step towards where both finish together, at most 1/16 of a block,
-// within 0..kMaxShare; `share` itself when the step is below 2 units.
+// within 0..kMaxShare; `share` itself when the step is below 2 units. The time per byte is
+// the others' (of the bytes they copy), or the root's when the others copy (almost) nothing.
 std::uint16_t propose_root_share(std::uint16_t share, std::uint64_t size, int local_size,
                                  double root_seconds, double others_seconds);
 
