@@ -34,7 +34,7 @@ struct SharedMemory {
   // copies every byte once, by the kernel, from one process's memory into the other's, at
   // `single_copy_bps` per core after `single_copy_latency_s` for each such copy (the system
   // call and the pinning of the other process's pages). 0: never (the paper's Table 1 only).
-  std::uint64_t single_copy_from = 16 * 1024;  // the runtime's default on one rank per core
+  std::uint64_t single_copy_from = 8 * 1024;  // the runtime's default on one rank per core
   double single_copy_bps = 4e9;
   double single_copy_latency_s = 1.5e-6;
 

@@ -129,7 +129,7 @@ std::optional<CopyMode> parse_copy_mode(std::string_view text) {
 
 SingleCopyLimits default_single_copy(int local_size) {
   if (oversubscribed(local_size)) return {128 << 10, 1 << 20};
-  return {16 << 10, 16 << 10};
+  return {8 << 10, 8 << 10};
 }
 
 struct ShmGroup::State {
