@@ -197,6 +197,7 @@ void Engine::State::handshake(asio::ip::tcp::socket socket, int lane) {
   const auto protocol = socket.local_endpoint().protocol();
   const std::string peer = endpoint_text(socket.remote_endpoint());
   const int fd = socket.release();
+  receive.handshake_started();
   context.handshakes.start([this, protocol, peer, fd, lane] {
     asio::io_context io;
     asio::ip::tcp::socket socket(io);
@@ -216,10 +217,12 @@ void Engine::State::handshake(asio::ip::tcp::socket socket, int lane) {
         s.assign(protocol, adopted);
         s.set_option(asio::ip::tcp::no_delay(true));
         receive.adopt(std::move(s), id.rank, id.lane, id.stream);
+        receive.handshake_ended();
       });
     } catch (const std::exception& e) {
       context.handshakes.unwatch(fd);
       context.log(fmt::format("rejected a connection from {}: {}", peer, e.what()));
+      asio::post(context.io, [this] { receive.handshake_ended(); });
     }
   });
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "runtime/incoming_stream.hpp"
 
@@ -28,7 +29,8 @@ ReceiveSide::ReceiveSide(EngineContext& context)
     : context_(context),
       open_streams_(context.config.size, 0),
       ever_connected_(context.config.size, 0),
-      gone_(context.config.size) {}
+      gone_(context.config.size),
+      closed_while_handshaking_(context.config.size) {}
 
 ReceiveSide::~ReceiveSide() = default;
 
@@ -39,7 +41,17 @@ void ReceiveSide::adopt(asio::ip::tcp::socket socket, int peer, int lane, int st
   ++open_streams_[peer];
   ever_connected_[peer] = 1;
   gone_[peer].clear();
+  closed_while_handshaking_[peer].clear();
   incoming->start();
+}
+
+void ReceiveSide::handshake_ended() {
+  if (--handshaking_ > 0) return;
+  for (int peer = 0; peer < static_cast<int>(closed_while_handshaking_.size()); ++peer) {
+    if (closed_while_handshaking_[peer].empty()) continue;
+    const std::string reason = std::exchange(closed_while_handshaking_[peer], {});
+    if (open_streams_[peer] == 0) peer_gone(peer, reason);
+  }
 }
 
 void ReceiveSide::recv(RecvRequest request, Completion done) {
@@ -189,6 +201,18 @@ void ReceiveSide::stream_closed(IncomingStream& stream, const std::string& reaso
     streams_.erase(it);
   }
   if (--open_streams_[peer] > 0) return;
+  last_stream_closed(peer, reason);
+}
+
+void ReceiveSide::last_stream_closed(int peer, const std::string& reason) {
+  if (handshaking_ > 0) {
+    closed_while_handshaking_[peer] = reason;  // decided when the handshakes end
+    return;
+  }
+  peer_gone(peer, reason);
+}
+
+void ReceiveSide::peer_gone(int peer, const std::string& reason) {
   gone_[peer] = reason;
   std::vector<Key> orphaned;
   for (auto& [key, posted] : posted_) {

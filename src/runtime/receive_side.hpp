@@ -20,6 +20,13 @@ class ReceiveSide {
   explicit ReceiveSide(EngineContext& context);
   ~ReceiveSide();
 
+  // An accepted connection is in its handshake (peer not known yet), and its handshake ended:
+  // adopted or rejected. A peer whose last stream closed is not taken for gone while
+  // handshakes are under way: one of them may be another stream of that peer, already carrying
+  // the rest of a message (the peer finished its side of the handshake first and may even have
+  // closed since).
+  void handshake_started() { ++handshaking_; }
+  void handshake_ended();
   // A connection from `peer` passed the handshake.
   void adopt(asio::ip::tcp::socket socket, int peer, int lane, int stream);
   void recv(RecvRequest request, Completion done);
@@ -76,6 +83,9 @@ class ReceiveSide {
   void complete(const Key& key, const std::string& error);
   void fail_posted(const Key& key, const std::string& error);
   void resume_parked(const Key& key);
+  // `peer` has no open stream left: it is gone, unless handshakes may still bring one.
+  void last_stream_closed(int peer, const std::string& reason);
+  void peer_gone(int peer, const std::string& reason);
   std::string timeout_text(const Key& key, const Posted& posted) const;
 
   EngineContext& context_;
@@ -83,6 +93,9 @@ class ReceiveSide {
   std::vector<int> open_streams_;    // per peer
   std::vector<int> ever_connected_;  // per peer
   std::vector<std::string> gone_;    // per peer: why it is gone, "" while alive
+  // Per peer: why its last stream closed while handshakes were under way ("" if it did not).
+  std::vector<std::string> closed_while_handshaking_;
+  int handshaking_ = 0;  // accepted connections still in their handshake
   std::unordered_map<Key, Posted, KeyHash> posted_;
   std::unordered_map<Key, Early, KeyHash> early_;
   std::unordered_map<Key, std::vector<IncomingStream*>, KeyHash> parked_;

@@ -97,7 +97,7 @@ lanes = [{up = "10Gbit/s", down = "5Gbit/s", address = "10.0.0.1"}, {bandwidth =
   EXPECT_EQ(p.sites[0].shm.copy_bps, 8e9);
   EXPECT_EQ(p.sites[0].shm.sync_latency_s, SharedMemory{}.sync_latency_s);
   // Not given: one copy from the runtime's default size, as fast as the site's own copies.
-  EXPECT_EQ(p.sites[0].shm.single_copy_from, 16u << 10);
+  EXPECT_EQ(p.sites[0].shm.single_copy_from, 8u << 10);
   EXPECT_EQ(p.sites[0].shm.single_copy_bps, 8e9);
   EXPECT_EQ(p.sites[0].shm.single_copy_latency_s, SharedMemory{}.single_copy_latency_s);
   EXPECT_EQ(p.num_ranks(), 10);  // every core, block
