@@ -19,8 +19,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -62,6 +64,12 @@ class PausingProxy {
 
   // Stops / restarts forwarding the `index`-th accepted connection towards the target.
   void pause(std::size_t index) { set_paused(index, true); }
+  // The `index`-th connection, when it comes, forwards its first `bytes` bytes towards the
+  // target and then pauses (e.g. a handshake's first message, and not the second).
+  void pause_after(std::size_t index, std::uint64_t bytes) {
+    std::lock_guard lock(mutex_);
+    pause_after_[index] = bytes;
+  }
   void resume(std::size_t index) { set_paused(index, false); }
   std::uint64_t forwarded(std::size_t index) {
     std::lock_guard lock(mutex_);
@@ -106,8 +114,9 @@ class PausingProxy {
     asio::ip::tcp::socket to;    // ours to the target
     std::uint16_t client_port = 0;
     bool paused = false;
-    std::uint64_t forwarded = 0;  // client -> target
-    std::uint64_t holding = 0;    // read from the client, not yet forwarded
+    std::optional<std::uint64_t> pause_after;  // forward this many bytes, then pause
+    std::uint64_t forwarded = 0;               // client -> target
+    std::uint64_t holding = 0;                 // read from the client, not yet forwarded
     std::thread up, down;
   };
 
@@ -123,6 +132,9 @@ class PausingProxy {
       Connection& raw = *c;
       std::lock_guard lock(mutex_);
       if (stopping_) return;
+      if (auto it = pause_after_.find(connections_.size()); it != pause_after_.end()) {
+        raw.pause_after = it->second;
+      }
       raw.up = std::thread([this, &raw] { pump(raw, raw.from, raw.to, true); });
       raw.down = std::thread([this, &raw] { pump(raw, raw.to, raw.from, false); });
       connections_.push_back(std::move(c));
@@ -139,7 +151,16 @@ class PausingProxy {
       std::unique_lock lock(mutex_);
       if (stopping_) break;
       if (readable.revents == 0) continue;
-      const ssize_t n = ::recv(in.native_handle(), buffer.data(), buffer.size(), MSG_DONTWAIT);
+      std::size_t most = buffer.size();
+      if (up && c.pause_after) {
+        if (c.forwarded >= *c.pause_after) {
+          c.paused = true;  // once: resume() goes on for good
+          c.pause_after.reset();
+        } else {
+          most = std::min<std::size_t>(most, *c.pause_after - c.forwarded);
+        }
+      }
+      const ssize_t n = ::recv(in.native_handle(), buffer.data(), most, MSG_DONTWAIT);
       if (n < 0 && errno == EAGAIN) continue;
       if (n <= 0) break;
       if (up) c.holding = static_cast<std::uint64_t>(n);
@@ -174,6 +195,7 @@ class PausingProxy {
   std::condition_variable changed_;
   bool stopping_ = false;
   std::vector<std::unique_ptr<Connection>> connections_;
+  std::map<std::size_t, std::uint64_t> pause_after_;  // by connection index
 };
 
 }  // namespace multilane::runtime::testing
