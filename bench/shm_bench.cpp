@@ -42,6 +42,7 @@
 #include "multilane/shared_buffer.hpp"
 #include "multilane/units.hpp"
 #include "runtime/shm/shm_group.hpp"
+#include "runtime/shm/topology.hpp"
 #include "runtime/shm/tuning_file.hpp"
 #include "shm_floors.hpp"
 
@@ -62,12 +63,13 @@ struct Options {
   std::string single_copy_from = "auto";  // "0": the paper's two copies at every size
   std::string learn_copy_path = "on";     // off: the single-copy limits alone decide
   std::string learn_root_share = "on";    // off: rooted single copies keep the default share
-  std::string tuning;                     // a tuning file (multilane tune shm); empty: none
-  bool shared_buffers = false;            // both use SharedBuffers instead of their own memory
-  long page_offset = -1;                  // buffers this far past a page start; -1: malloc's
-  bool kernel_copy_floor = false;         // also time the bare kernel copies (alltoall, allgather)
-  bool cache_line_floor = false;          // also time the fewest lines per block (small blocks)
-  double budget = 0.5;                    // seconds per collective and size (both implementations)
+  std::string start = "auto";   // together, or barrier (each rank starts as it leaves MPI_Barrier)
+  std::string tuning;           // a tuning file (multilane tune shm); empty: none
+  bool shared_buffers = false;  // both use SharedBuffers instead of their own memory
+  long page_offset = -1;        // buffers this far past a page start; -1: malloc's
+  bool kernel_copy_floor = false;  // also time the bare kernel copies (alltoall, allgather)
+  bool cache_line_floor = false;   // also time the fewest lines per block (small blocks)
+  double budget = 0.5;             // seconds per collective and size (both implementations)
   int min_repetitions = 31;
   int max_repetitions = 1001;
 };
@@ -160,12 +162,37 @@ void purge(std::vector<std::byte>& block) {
   std::memset(block.data(), ++value, block.size());
 }
 
-// One repetition with the paper's method; returns the slowest rank's time in seconds.
+// How one repetition is timed: the paper's method (a barrier, each rank times its call, the
+// repetition takes the slowest rank's time), with the ranks started together. After
+// MPI_Barrier the ranks leave with a skew that depends on Open MPI's state: one MPI_Bcast of a
+// byte more or less before the measurements moved our 8-byte alltoall between 0.47 and 0.30 us
+// (docs/performance.md, session 25), and that skew counts in the slowest rank's time. The ranks
+// of this benchmark share one node and so one clock, so by default they agree on an instant
+// 20 us ahead and each starts its call there; `--start barrier` starts at the barrier instead.
+struct Repetition {
+  std::vector<std::byte>& purge_block;
+  bool start_together = true;
+};
+
+// The instant all ranks start at: 20 us after the latest of them got here.
+std::chrono::steady_clock::time_point common_start() {
+  using namespace std::chrono;
+  std::int64_t at =
+      duration_cast<nanoseconds>((steady_clock::now() + microseconds(20)).time_since_epoch())
+          .count();
+  MPI_Allreduce(MPI_IN_PLACE, &at, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  const steady_clock::time_point start{duration_cast<steady_clock::duration>(nanoseconds(at))};
+  while (steady_clock::now() < start) {
+  }
+  return start;
+}
+
+// One repetition; returns the slowest rank's time in seconds.
 template <typename Call>
-double time_once(Call call, std::vector<std::byte>& purge_block) {
-  if (!purge_block.empty()) purge(purge_block);
+double time_once(Call call, const Repetition& how) {
+  if (!how.purge_block.empty()) purge(how.purge_block);
   MPI_Barrier(MPI_COMM_WORLD);
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = how.start_together ? common_start() : std::chrono::steady_clock::now();
   call();
   const double mine =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -240,7 +267,7 @@ struct Row {
 
 Row measure(ShmGroup& group, const runtime::shm::TuningTable& tuning, Collective collective,
             std::uint64_t size, const Options& options, Floors& floors,
-            std::vector<std::byte>& purge_block, int rank, int ranks) {
+            const Repetition& repetition, int rank, int ranks) {
   const std::vector<std::byte> expected =
       check_same_result(group, tuning, collective, size, rank, ranks, options.shared_buffers);
   const Buffers b =
@@ -259,7 +286,7 @@ Row measure(ShmGroup& group, const runtime::shm::TuningTable& tuning, Collective
   // best of three, so that one preemption does not cut the run short.
   double estimate = 1e9;
   for (int i = 0; i < 3; ++i) {
-    estimate = std::min(estimate, time_once(ours, purge_block) + time_once(mpi, purge_block));
+    estimate = std::min(estimate, time_once(ours, repetition) + time_once(mpi, repetition));
   }
   int repetitions = static_cast<int>(options.budget / std::max(estimate, 1e-7));
   repetitions = std::clamp(repetitions, options.min_repetitions, options.max_repetitions) | 1;
@@ -268,9 +295,9 @@ Row measure(ShmGroup& group, const runtime::shm::TuningTable& tuning, Collective
   std::vector<double> ours_times, mpi_times, floor_times;
   const std::uint64_t once_before = group.calls_copied_once();
   for (int i = 0; i < repetitions; ++i) {  // taking turns: drift in the machine hits all
-    ours_times.push_back(time_once(ours, purge_block));
-    mpi_times.push_back(time_once(mpi, purge_block));
-    if (floor.call) floor_times.push_back(time_once(floor.call, purge_block));
+    ours_times.push_back(time_once(ours, repetition));
+    mpi_times.push_back(time_once(mpi, repetition));
+    if (floor.call) floor_times.push_back(time_once(floor.call, repetition));
   }
   if (floor.call) {
     row.floor = median(floor_times);
@@ -310,6 +337,13 @@ int run(int argc, char** argv) {
                  "bcast, scatter and gather copied once: the root learns as it runs how much of "
                  "the others' blocks to copy itself: on or off (the default share)")
       ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--start", options.start,
+                 "together: after MPI_Barrier the ranks agree on an instant 20 us ahead and start "
+                 "their calls there (one node, one clock); barrier: each starts as it leaves "
+                 "MPI_Barrier, whose exit skew then counts (the paper's method); auto: together "
+                 "unless there are more ranks than hardware threads (a rank spinning to the "
+                 "instant would keep one that shares its core from getting there)")
+      ->check(CLI::IsMember({"auto", "together", "barrier"}));
   app.add_option("--tuning", options.tuning,
                  "tuning file (multilane tune shm) for ours; calls it covers use its entries");
   app.add_option("--page-offset", options.page_offset,
@@ -349,6 +383,11 @@ int run(int argc, char** argv) {
   const std::vector<std::uint64_t> sizes = parse_size_list(options.sizes);
   std::vector<std::byte> purge_block(options.purge_cache.empty() ? 0
                                                                  : parse_size(options.purge_cache));
+  if (options.start == "auto") {
+    options.start =
+        ranks > runtime::shm::machine_topology().hardware_threads ? "barrier" : "together";
+  }
+  const Repetition repetition{purge_block, options.start == "together"};
 
   std::uint64_t job = 0;
   if (rank == 0) job = std::random_device{}() | static_cast<std::uint64_t>(getpid()) << 32;
@@ -379,14 +418,14 @@ int run(int argc, char** argv) {
   if (rank == 0) {
     fmt::print(
         "{} ranks on one node; pipeline buffers: {} x {}; single copy: {}{}; root's share: {}; "
-        "buffers: {}; tuning file: {}; cache purge: {}\n\n",
+        "buffers: {}; tuning file: {}; cache purge: {}; start: {}\n\n",
         ranks, options.pipeline_buffers, format_size(shm.tuning.buffer_size),
         single_copy_text(group),
         shm.learn_copy_path && !shm.single_copy ? " (alltoall, allgather: learned)" : "",
         shm.learn_root_share ? "learned" : "default",
         options.shared_buffers ? "SharedBuffer" : "the application's",
         options.tuning.empty() ? std::string("none") : options.tuning,
-        purge_block.empty() ? std::string("no") : format_size(purge_block.size()));
+        purge_block.empty() ? std::string("no") : format_size(purge_block.size()), options.start);
     fmt::print(
         "| collective | size | ours (us) | Open MPI (us) | MPI / ours | repetitions | ours "
         "copied once | root's share | floor (us) | floor |\n");
@@ -395,7 +434,7 @@ int run(int argc, char** argv) {
   for (const Collective collective : collectives) {
     for (const std::uint64_t size : sizes) {
       const Row row =
-          measure(group, tuning, collective, size, options, floors, purge_block, rank, ranks);
+          measure(group, tuning, collective, size, options, floors, repetition, rank, ranks);
       if (rank == 0) {
         fmt::print(
             "| {} | {} | {} | {} | {:.2f} | {} | {:.0f}% | {} | {} | {} |\n", to_string(collective),
