@@ -77,7 +77,8 @@ struct Options {
 std::string single_copy_text(const runtime::shm::ShmGroup& group) {
   const auto& limits = group.single_copy_limits();
   if (!group.single_copy_allowed() || limits.from == 0) return "never";
-  return "from " + format_size(limits.from) + ", bcast from " + format_size(limits.bcast_from);
+  return "from " + format_size(limits.from) + ", bcast from " + format_size(limits.bcast_from) +
+         ", gather from " + format_size(limits.gather_from);
 }
 
 // A buffer of the run: the application's own memory, or a SharedBuffer (--shared-buffers).

@@ -14,6 +14,7 @@
 
 #include "multilane/errors.hpp"
 #include "runtime/shm/shm_group.hpp"
+#include "runtime/shm/topology.hpp"
 #include "shm/collective_data.hpp"
 #include "shm/fork_ranks.hpp"
 
@@ -132,6 +133,30 @@ TEST(ShmGroup, LearnedRootSharesKeepEveryByte) {
     if (!share || *share < 0 || *share > 0.75) throw std::runtime_error("gather: no share");
     if (group.root_share(Collective::Alltoall, 20001, 1)) {
       throw std::runtime_error("alltoall has a root's share");
+    }
+  });
+  expect_ok(outcomes);
+}
+
+// The default limits: one copy from 8 KiB with a rank per hardware thread; with more ranks,
+// from 128 KiB, bcast from 1 MiB and gather from 32 KiB (shm_group.hpp says why).
+TEST(ShmGroup, DefaultSingleCopyLimitsFollowTheRanksPerHardwareThread) {
+  EXPECT_EQ(default_single_copy(1), SingleCopyLimits::from_size(8 << 10));
+  const SingleCopyLimits crowded = default_single_copy(1 << 20);  // more than any machine has
+  EXPECT_EQ(crowded.from, 128u << 10);
+  EXPECT_EQ(crowded.bcast_from, 1u << 20);
+  EXPECT_EQ(crowded.gather_from, 32u << 10);
+  // A group uses them: a gather of 32 KiB copies once where a scatter of 32 KiB does not.
+  const std::uint64_t job = unique_job_id();
+  const int ranks = static_cast<int>(machine_topology().hardware_threads) + 1;
+  const auto outcomes = run_ranks(ranks, [&](int rank) {
+    ShmGroup group(job, 0, rank, ranks, small_buffers());
+    if (!group.single_copy_allowed()) return;
+    const ShmTuning tuning = small_buffers().tuning;
+    if (!group.copies_once(Collective::Gather, 32 << 10, tuning) ||
+        group.copies_once(Collective::Scatter, 32 << 10, tuning) ||
+        group.copies_once(Collective::Gather, 16 << 10, tuning)) {
+      throw std::runtime_error("not the oversubscribed limits");
     }
   });
   expect_ok(outcomes);

@@ -128,8 +128,8 @@ std::optional<CopyMode> parse_copy_mode(std::string_view text) {
 }
 
 SingleCopyLimits default_single_copy(int local_size) {
-  if (oversubscribed(local_size)) return {128 << 10, 1 << 20};
-  return {8 << 10, 8 << 10};
+  if (oversubscribed(local_size)) return {128 << 10, 1 << 20, 32 << 10};
+  return SingleCopyLimits::from_size(8 << 10);
 }
 
 struct ShmGroup::State {
@@ -187,7 +187,9 @@ struct ShmGroup::State {
   bool single_copy(const CallShape& call, const Geometry& geometry, CopyMode mode) const {
     const SingleCopyLimits& limits = single_copy_limits;
     const bool bcast = call.collective == Collective::Bcast;
-    const std::uint64_t from = bcast ? limits.bcast_from : limits.from;
+    const std::uint64_t from = bcast                                   ? limits.bcast_from
+                               : call.collective == Collective::Gather ? limits.gather_from
+                                                                       : limits.from;
     const bool wanted =
         mode == CopyMode::Once || (mode == CopyMode::Auto && from > 0 && call.size >= from);
     return wanted && can_copy_once(call, geometry);

@@ -58,19 +58,24 @@ struct ShmTuning {
   friend bool operator==(const ShmTuning&, const ShmTuning&) = default;
 };
 
-// Which calls copy once: scatter, gather, allgather and alltoall with blocks of at least
-// `from` bytes (0: none), bcast with a message of at least `bcast_from` bytes.
+// Which calls copy once: scatter, allgather and alltoall with blocks of at least `from` bytes
+// (0: none), bcast with a message of at least `bcast_from` bytes, gather with blocks of at
+// least `gather_from` bytes.
 struct SingleCopyLimits {
   std::uint64_t from = 0;
   std::uint64_t bcast_from = 0;
-  static SingleCopyLimits from_size(std::uint64_t size) { return {size, size}; }
+  std::uint64_t gather_from = 0;
+  static SingleCopyLimits from_size(std::uint64_t size) { return {size, size, size}; }
+  friend bool operator==(const SingleCopyLimits&, const SingleCopyLimits&) = default;
 };
 
-// From 16 KiB: below, a system call costs more than the second copy. When the group has more
-// ranks than the machine has hardware threads, from 128 KiB, bcast from 1 MiB: every exposing
-// rank must then wait, sharing a core, until its readers are done, while Table 1 lets a writer
-// run ahead through its pipeline buffers; below these sizes that costs more than the second
-// copy (docs/performance.md, 4 ranks on 2 cores).
+// From 8 KiB: below, a system call costs more than the second copy. When the group has more
+// ranks than the machine has hardware threads, from 128 KiB, bcast from 1 MiB, gather from
+// 32 KiB: every exposing rank must then wait, sharing a core, until its readers are done, while
+// Table 1 lets a writer run ahead through its pipeline buffers; below these sizes that costs
+// more than the second copy. A gather's root is the only rank that exposes and waits, and the
+// others put their blocks straight into its buffer, which pays from 32 KiB (docs/performance.md,
+// 4 ranks on 2 cores).
 SingleCopyLimits default_single_copy(int local_size);
 
 struct ShmOptions {
