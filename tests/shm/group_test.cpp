@@ -34,6 +34,13 @@ ShmOptions small_buffers() {
   return options;
 }
 
+// small_buffers(), copying once from `size` bytes on (0: never).
+ShmOptions small_buffers_once_from(std::uint64_t size) {
+  ShmOptions options = small_buffers();
+  options.single_copy = SingleCopyLimits::from_size(size);
+  return options;
+}
+
 // Sizes around the switch points of p ranks with a buffer of b bytes.
 std::vector<std::uint64_t> sizes_around(int p, std::uint64_t b) {
   const auto up = static_cast<std::uint64_t>(p);
@@ -97,10 +104,8 @@ TEST(ShmGroup, SingleCopyAndTwoCopiesAgree) {
   for (const std::uint64_t from : {std::uint64_t{1}, std::uint64_t{0}}) {
     const std::uint64_t job = unique_job_id();
     const auto outcomes = run_ranks(4, [&](int rank) {
-      ShmOptions options = small_buffers();
-      options.single_copy =
-          SingleCopyLimits::from_size(from);  // 1: every call with bytes; 0: never
-      ShmGroup group(job, 0, rank, 4, options);
+      // 1: every call with bytes; 0: never.
+      ShmGroup group(job, 0, rank, 4, small_buffers_once_from(from));
       std::uint32_t seed = 300;
       for (const Collective c : kAllCollectives) {
         for (const std::uint64_t size : {1ull, 1000ull, 65537ull}) {
@@ -119,9 +124,7 @@ TEST(ShmGroup, SingleCopyAndTwoCopiesAgree) {
 TEST(ShmGroup, LearnedRootSharesKeepEveryByte) {
   const std::uint64_t job = unique_job_id();
   const auto outcomes = run_ranks(3, [&](int rank) {
-    ShmOptions options = small_buffers();
-    options.single_copy = SingleCopyLimits::from_size(1024);
-    ShmGroup group(job, 0, rank, 3, options);
+    ShmGroup group(job, 0, rank, 3, small_buffers_once_from(1024));
     std::uint32_t seed = 900;
     for (int i = 0; i < 40; ++i) {
       for (const Collective c : {Collective::Bcast, Collective::Scatter, Collective::Gather}) {
@@ -167,8 +170,7 @@ TEST(ShmGroup, DefaultSingleCopyLimitsFollowTheRanksPerHardwareThread) {
 TEST(ShmGroup, CopyModeOfACallOverridesTheLimits) {
   const std::uint64_t job = unique_job_id();
   const auto outcomes = run_ranks(3, [&](int rank) {
-    ShmOptions options = small_buffers();
-    options.single_copy = SingleCopyLimits::from_size(4096);
+    const ShmOptions options = small_buffers_once_from(4096);
     ShmGroup group(job, 0, rank, 3, options);
     ShmTuning once = options.tuning, twice = options.tuning;
     once.copies = CopyMode::Once;
@@ -274,9 +276,8 @@ TEST(ShmGroup, CallsThatChangeTheGeometryEveryCallKeepEveryByte) {
 TEST(ShmGroup, ExplicitLimitsAreNotLearnedOver) {
   const std::uint64_t job = unique_job_id();
   const auto outcomes = run_ranks(2, [&](int rank) {
-    ShmOptions options = small_buffers();
+    ShmOptions options = small_buffers_once_from(0);  // never
     options.copy_learning = {1, 0, 0, -1000};
-    options.single_copy = SingleCopyLimits::from_size(0);  // never
     ShmGroup group(job, 0, rank, 2, options);
     for (int i = 0; i < 20; ++i) {
       const std::string problem = run_and_check(group, Collective::Alltoall, 0, 5000, 600 + i);

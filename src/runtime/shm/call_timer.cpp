@@ -6,8 +6,10 @@
 #include <cstring>
 #include <optional>
 #include <span>
+#include <utility>
 
 #include "multilane/collective.hpp"
+#include "runtime/shm/upper_median.hpp"
 
 namespace multilane::runtime::shm {
 
@@ -60,8 +62,7 @@ double CallTimer::seconds_per_call(Collective c, std::uint64_t size, const ShmTu
   }
   // The median: the least would reward a candidate for one lucky repetition, and a tuned
   // choice must hold in a benchmark that takes medians (bench/shm_bench.cpp).
-  std::nth_element(times.begin(), times.begin() + static_cast<long>(times.size() / 2), times.end());
-  return times[times.size() / 2];
+  return upper_median(std::move(times));
 }
 
 // Every rank gets the same maximum, so that every rank makes the same choices (and so the

@@ -1,17 +1,8 @@
 #include "runtime/shm/copy_path_learner.hpp"
 
-#include <algorithm>
+#include "runtime/shm/upper_median.hpp"
 
 namespace multilane::runtime::shm {
-namespace {
-
-double median(std::vector<double> times) {
-  const auto middle = times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2);
-  std::nth_element(times.begin(), middle, times.end());
-  return *middle;
-}
-
-}  // namespace
 
 CopyPathLearner::CopyPathLearner(bool start_once, const CopyLearning& policy)
     : policy_(policy), current_once_(start_once), period_(policy.first_period) {}
@@ -47,7 +38,7 @@ void CopyPathLearner::finished(bool once, std::optional<double> time) {
 
 void CopyPathLearner::end_round() {
   ++rounds_;
-  if (median(other_times_) < median(current_times_) * (1 - policy_.margin)) {
+  if (upper_median(other_times_) < upper_median(current_times_) * (1 - policy_.margin)) {
     current_once_ = !current_once_;
     ++switches_;
     period_ = policy_.first_period;

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "runtime/shm/call_record.hpp"
+#include "runtime/shm/upper_median.hpp"
 
 namespace multilane::runtime::shm {
 namespace {
@@ -32,11 +33,6 @@ std::size_t collective_index(Collective collective) {
     default:
       return 2;
   }
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
 }
 
 }  // namespace
@@ -110,29 +106,32 @@ std::uint64_t& RootShareBalancer::word(int root, std::size_t share_class) const 
   return view_.root_shares[static_cast<std::size_t>(root)].words[share_class];
 }
 
+std::uint16_t RootShareBalancer::share_in(std::size_t share_class, const CallShape& call,
+                                          std::uint64_t serial) const {
+  const ShareChoice seen = unpack_share(
+      std::atomic_ref<std::uint64_t>(word(call.root, share_class)).load(std::memory_order_acquire));
+  return seen.valid ? seen.share_at(serial) : default_root_share(*call.collective, call.local_size);
+}
+
 std::uint16_t RootShareBalancer::share_of(const CallShape& call, std::uint64_t serial) const {
   const std::optional<std::size_t> share_class = root_share_class(call);
-  if (!share_class) return 0;
-  const ShareChoice seen =
-      unpack_share(std::atomic_ref<std::uint64_t>(word(call.root, *share_class))
-                       .load(std::memory_order_acquire));
-  return seen.valid ? seen.share_at(serial) : default_root_share(*call.collective, call.local_size);
+  return share_class ? share_in(*share_class, call, serial) : 0;
 }
 
 std::uint16_t RootShareBalancer::choose(const CallShape& call, std::uint64_t serial) {
   current_.reset();
   const std::optional<std::size_t> share_class = root_share_class(call);
   if (!share_class) return 0;  // the caller should have passed
-  const std::atomic_ref<std::uint64_t> shared(word(call.root, *share_class));
-  const std::uint16_t share = share_of(call, serial);
+  const std::uint16_t share = share_in(*share_class, call, serial);
   const bool root = call.root == local_rank_;
   Learning& learning = learning_[*share_class];
   if (root && learning.proposal) {
     // Learnt at `learning.share`: stale if the share changed since.
     if (*learning.proposal != share && learning.share == share) {
       // Released by this rank's first sync of the call, which every rank waits for.
-      shared.store(pack(ShareChoice{true, share, *learning.proposal, serial + 1}),
-                   std::memory_order_release);
+      std::atomic_ref<std::uint64_t>(word(call.root, *share_class))
+          .store(pack(ShareChoice{true, share, *learning.proposal, serial + 1}),
+                 std::memory_order_release);
       ++changes_;
     }
     learning.proposal.reset();
@@ -176,9 +175,9 @@ void RootShareBalancer::finished() {
   learning.root_seconds.push_back(measured->first);
   learning.others_seconds.push_back(measured->second);
   if (static_cast<int>(learning.root_seconds.size()) < kSamples) return;
-  const std::uint16_t proposal =
-      propose_root_share(call.share, call.size, call.local_size, median(learning.root_seconds),
-                         median(learning.others_seconds));
+  const std::uint16_t proposal = propose_root_share(call.share, call.size, call.local_size,
+                                                    upper_median(learning.root_seconds),
+                                                    upper_median(learning.others_seconds));
   learning.root_seconds.clear();
   learning.others_seconds.clear();
   if (proposal != call.share) learning.proposal = proposal;

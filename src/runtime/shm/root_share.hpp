@@ -125,6 +125,9 @@ class RootShareBalancer {
     std::optional<std::uint16_t> proposal;  // published at this rank's next call of the class
   };
   std::uint64_t& word(int root, std::size_t share_class) const;
+  // The share of call `serial` of class `share_class` rooted by call.root.
+  std::uint16_t share_in(std::size_t share_class, const CallShape& call,
+                         std::uint64_t serial) const;
   // The root's and the slowest other rank's copy times of `call`, if every rank left them.
   std::optional<std::pair<double, double>> times(const Call& call) const;
 
