@@ -35,7 +35,8 @@ TEST(CopyBytes, CopiesExactlyTheBytesAtManyAlignmentsAndLengths) {
   }
   for (const std::size_t length :
        {0u,  1u,  2u,  3u,  4u,  5u,   7u,   8u,   9u,    15u,   16u,   17u,     31u,
-        32u, 33u, 63u, 64u, 65u, 127u, 128u, 129u, 4095u, 4096u, 4097u, 65'536u, 69'999u}) {
+        32u, 33u, 63u, 64u, 65u, 100u, 127u, 128u, 129u, 1000u, 2303u, 2304u, 2305u, 4095u,
+        4096u, 4097u, 65'536u, 69'999u}) {
     for (const std::size_t from : {0u, 16u, 100u, 4000u}) {
       for (const std::size_t to : {0u, 1u, 16u, 63u, 2047u, 2048u, 3000u, 4095u}) {
         std::byte* out = destination.get() + 32 + to;
@@ -49,6 +50,27 @@ TEST(CopyBytes, CopiesExactlyTheBytesAtManyAlignmentsAndLengths) {
           ASSERT_EQ(out[length], kGuard) << which << ": " << length << " " << from << " " << to;
         }
       }
+    }
+  }
+}
+
+// The chunked copy of small calls ends in a partial chunk of every length 0..31.
+TEST(CopyBytes, CopiesEveryLengthUpToTheChunkedLimitExactly) {
+  constexpr std::size_t kMost = kChunkedCopyLimit + 40;
+  const PageMemory source = page_aligned(kMost + 64);
+  const PageMemory destination = page_aligned(kMost + 128);
+  for (std::size_t i = 0; i < kMost + 64; ++i) {
+    source.get()[i] = static_cast<std::byte>((i * 37 + 11) % 253);
+  }
+  for (std::size_t length = 0; length <= kMost; ++length) {
+    for (const std::size_t misalignment : {0u, 5u, 33u}) {
+      std::byte* out = destination.get() + 64 + misalignment;
+      const std::byte* in = source.get() + (misalignment * 3) % 64;
+      std::fill_n(destination.get(), kMost + 128, kGuard);
+      copy_bytes(out, in, length);
+      ASSERT_TRUE(std::equal(out, out + length, in)) << length << " bytes, " << misalignment;
+      ASSERT_EQ(out[-1], kGuard) << length << " bytes, " << misalignment;
+      ASSERT_EQ(out[length], kGuard) << length << " bytes, " << misalignment;
     }
   }
 }

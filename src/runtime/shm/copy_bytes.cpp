@@ -79,8 +79,19 @@ void copy_bytes_backward(std::byte* destination, const std::byte* source, std::s
   }
 }
 
+void copy_in_chunks(std::byte* destination, const std::byte* source, std::size_t length) {
+  constexpr std::size_t kChunk = 32;
+  std::size_t done = 0;
+  for (; done + kChunk <= length; done += kChunk) {
+    std::memcpy(destination + done, source + done, kChunk);
+  }
+  copy_few_bytes(destination + done, source + done, length - done);
+}
+
 void copy_many_bytes(std::byte* destination, const std::byte* source, std::size_t length) {
-  if (copies_backward(destination, source, length)) {
+  if (length <= kChunkedCopyLimit) {
+    copy_in_chunks(destination, source, length);
+  } else if (copies_backward(destination, source, length)) {
     copy_backward(destination, source, length);
   } else {
     std::memcpy(destination, source, length);
