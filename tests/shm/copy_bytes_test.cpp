@@ -34,9 +34,9 @@ TEST(CopyBytes, CopiesExactlyTheBytesAtManyAlignmentsAndLengths) {
     source.get()[i] = static_cast<std::byte>((i * 131 + 7) % 251);
   }
   for (const std::size_t length :
-       {0u,  1u,  2u,  3u,  4u,  5u,   7u,   8u,   9u,    15u,   16u,   17u,     31u,
-        32u, 33u, 63u, 64u, 65u, 100u, 127u, 128u, 129u, 1000u, 2303u, 2304u, 2305u, 4095u,
-        4096u, 4097u, 65'536u, 69'999u}) {
+       {0u,    1u,    2u,    3u,    4u,    5u,    7u,    8u,      9u,     15u,  16u,
+        17u,   31u,   32u,   33u,   63u,   64u,   65u,   100u,    127u,   128u, 129u,
+        1000u, 2303u, 2304u, 2305u, 4095u, 4096u, 4097u, 65'536u, 69'999u}) {
     for (const std::size_t from : {0u, 16u, 100u, 4000u}) {
       for (const std::size_t to : {0u, 1u, 16u, 63u, 2047u, 2048u, 3000u, 4095u}) {
         std::byte* out = destination.get() + 32 + to;
