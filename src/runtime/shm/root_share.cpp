@@ -50,11 +50,14 @@ std::uint16_t default_root_share(Collective collective, int local_size) {
   return static_cast<std::uint16_t>(std::min(quarters * kShareUnits / 4 / p, kMaxShare));
 }
 
+std::uint64_t share_bytes(std::uint64_t size, std::uint16_t share) {
+  return size * std::min<std::uint32_t>(share, kMaxShare) / kShareUnits / kLine * kLine;
+}
+
 std::uint64_t root_share_bytes(const CallShape& call) {
   if (!call.collective) return 0;
-  const std::uint16_t share =
-      call.root_share.value_or(default_root_share(*call.collective, call.local_size));
-  return call.size * std::min<std::uint32_t>(share, kMaxShare) / kShareUnits / kLine * kLine;
+  return share_bytes(
+      call.size, call.root_share.value_or(default_root_share(*call.collective, call.local_size)));
 }
 
 std::uint16_t propose_root_share(std::uint16_t share, std::uint64_t size, int local_size,
@@ -158,7 +161,7 @@ std::optional<std::pair<double, double>> RootShareBalancer::times(const Call& ca
   return std::pair{root, others};
 }
 
-void RootShareBalancer::finished() {
+void RootShareBalancer::finished(std::chrono::nanoseconds call_time) {
   if (!current_) return;
   const Call call = *current_;
   current_.reset();
@@ -167,20 +170,59 @@ void RootShareBalancer::finished() {
   const auto measured = times(call);
   if (!measured) return;
   Learning& learning = learning_[call.share_class];
-  if (learning.share != call.share) {
+  const auto clear_samples = [&] {
     learning.root_seconds.clear();
     learning.others_seconds.clear();
+    learning.call_seconds.clear();
+  };
+  if (learning.share != call.share) {
+    clear_samples();
     learning.share = call.share;
   }
   learning.root_seconds.push_back(measured->first);
   learning.others_seconds.push_back(measured->second);
+  learning.call_seconds.push_back(std::chrono::duration<double>(call_time).count());
   if (static_cast<int>(learning.root_seconds.size()) < kSamples) return;
-  const std::uint16_t proposal = propose_root_share(call.share, call.size, call.local_size,
-                                                    upper_median(learning.root_seconds),
-                                                    upper_median(learning.others_seconds));
-  learning.root_seconds.clear();
-  learning.others_seconds.clear();
+  const std::uint16_t proposal =
+      next_share(learning, call, upper_median(learning.root_seconds),
+                 upper_median(learning.others_seconds), upper_median(learning.call_seconds));
+  clear_samples();
   if (proposal != call.share) learning.proposal = proposal;
+}
+
+std::uint16_t RootShareBalancer::next_share(Learning& learning, const Call& call,
+                                            double root_seconds, double others_seconds,
+                                            double call_seconds) {
+  const bool with_share = share_bytes(call.size, call.share) > 0;
+  if (with_share) {
+    learning.with_share_seconds = call_seconds;
+    learning.last_share = call.share;
+  } else {
+    learning.without_seconds = call_seconds;
+  }
+  const auto balanced = [&] {
+    return propose_root_share(call.share, call.size, call.local_size, root_seconds, others_seconds);
+  };
+  const std::uint16_t other_plan = with_share ? 0 : learning.last_share;
+  if (learning.probing) {
+    learning.probing = false;
+    // A probe must win clearly: two medians of five calls, taken apart, differ by noise alone.
+    const double beaten = (1 - kProbeMargin) *
+                          (with_share ? *learning.without_seconds : *learning.with_share_seconds);
+    const bool won = call_seconds < beaten;
+    learning.probe_interval =
+        won ? kFirstProbe : std::min(2 * learning.probe_interval, kLongestProbe);
+    learning.batches_to_probe = learning.probe_interval;
+    if (!won) return other_plan;
+  } else if (learning.last_share > 0 && call_seconds < kProbeBelow &&
+             --learning.batches_to_probe <= 0) {
+    learning.probing = true;
+    return other_plan;
+  }
+  // Without a share the balance would always ask for one (the root copies nothing): stay,
+  // unless a share was never tried.
+  if (!with_share) return learning.last_share > 0 ? call.share : balanced();
+  return balanced();
 }
 
 }  // namespace multilane::runtime::shm

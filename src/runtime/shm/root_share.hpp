@@ -16,6 +16,17 @@
 // call; the fixed 3/8 took 133 us, because the root's buffers no longer fit its cache), while
 // a gather that followed an Open MPI call balanced at 3/8 (72 us; 1/8 took 106 us).
 //
+// A share also has a fixed price: every rank must expose its buffer and wait for every other,
+// and the root makes system calls of its own. Below about 32 KiB that price can exceed what
+// balancing saves: on the Xeon VM of session 26, 2-rank bcast of 8 KiB took 1.95-2.09 us at
+// its balanced share of 4-6% and 1.48 us without a share (the plan in which only the root
+// exposes), scatter of 32 KiB 2.65-2.81 against 2.34-2.46 us; gather of 32 KiB the other way,
+// 3.3 against 5.5 us. So the root also times its whole calls and now and then runs a batch
+// without a share (or, while without, with the last one): the plan that is clearly faster
+// (kProbeMargin) stays. A probe that loses waits twice as long for the next one (kFirstProbe to
+// kLongestProbe batches), so probes cost little where one plan wins; calls of kProbeBelow and
+// longer are not probed at all.
+//
 // So the root measures, as STAR-MPI does for its algorithms and copy_chooser.hpp for the copy
 // path. Every rank times its copying, from the stage's sync to its last copy, and stores the time
 // in its RankRecord before it releases the stage; the root, once every rank released, reads
@@ -36,6 +47,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -63,6 +75,8 @@ std::uint16_t default_root_share(Collective collective, int local_size);
 // The bytes at the end of every other rank's block that the root copies (call.root_share, or
 // the default), whole cache lines.
 std::uint64_t root_share_bytes(const CallShape& call);
+// The same for a block of `size` bytes and a share of `share` units.
+std::uint64_t share_bytes(std::uint64_t size, std::uint16_t share);
 
 // The share that balances the root and the others, from one measured call or the medians of
 // several at `share`: half the step towards where both finish together, at most 1/16 of a block,
@@ -90,6 +104,16 @@ std::optional<std::size_t> root_share_class(const CallShape& call);
 class RootShareBalancer {
  public:
   static constexpr int kSamples = 5;  // calls per share; their medians are compared
+  // Batches of kSamples calls between two probes of the other plan (with or without a share).
+  static constexpr int kFirstProbe = 2;
+  static constexpr int kLongestProbe = 64;
+  // A probe wins when its median call is this much faster than the other plan's.
+  static constexpr double kProbeMargin = 0.05;
+  // Calls of this many seconds and more are not probed: the fixed price of a share (about
+  // 0.5 us here) then hardly counts, and the root's view of its calls misleads more than it
+  // tells (2-rank bcast of 128 KiB, 5.4-5.6 us: its probes won, and in shm_bench the calls
+  // without a share were 6% slower). Up to 32 KiB (calls of 1.5-3 us) the probes paid.
+  static constexpr double kProbeBelow = 4e-6;
 
   // `view`: the group's segment; `learns`: whether this rank changes the shares of the calls
   // it roots (each rank may decide for itself: the others only read).
@@ -104,8 +128,9 @@ class RootShareBalancer {
   std::uint16_t share_of(const CallShape& call, std::uint64_t serial) const;
   // Whether the call just chosen should be timed (endpoint.hpp: ShmEndpoint::time_copies).
   bool wants_timing() const { return current_.has_value(); }
-  // The call just chosen ended on this rank; its root reads every rank's copy time.
-  void finished();
+  // The call just chosen ended on this rank after `call_time` (the root's whole call, from
+  // choose() on); its root reads every rank's copy time.
+  void finished(std::chrono::nanoseconds call_time);
 
   // Shares this rank published (for tests and reports).
   int changes() const { return changes_; }
@@ -121,9 +146,19 @@ class RootShareBalancer {
   };
   struct Learning {
     std::uint16_t share = 0;  // the share the samples were taken at
-    std::vector<double> root_seconds, others_seconds;
+    std::vector<double> root_seconds, others_seconds, call_seconds;
     std::optional<std::uint16_t> proposal;  // published at this rank's next call of the class
+    // The two plans, with a share and without: the latest median call time of each, and the
+    // last share that copied anything.
+    std::optional<double> with_share_seconds, without_seconds;
+    std::uint16_t last_share = 0;
+    bool probing = false;  // the batch under way tries the other plan
+    int probe_interval = kFirstProbe;
+    int batches_to_probe = kFirstProbe;
   };
+  // The share after a batch at `share` with these medians (the balance, or a probe's outcome).
+  static std::uint16_t next_share(Learning& learning, const Call& call, double root_seconds,
+                                  double others_seconds, double call_seconds);
   std::uint64_t& word(int root, std::size_t share_class) const;
   // The share of call `serial` of class `share_class` rooted by call.root.
   std::uint16_t share_in(std::size_t share_class, const CallShape& call,

@@ -396,13 +396,14 @@ void ShmGroup::run(Collective collective, std::span<const std::byte> send,
                    std::span<std::byte> recv, int root, std::optional<ShmTuning> tuning) {
   const ShmPlan& plan = prepare(collective, send, recv, root, tuning);
   const ShmBuffers buffers = step_buffers(collective, send, recv);
-  // Only calls in a learning round read the clock (copy_chooser.hpp).
+  // Only calls that one of the learners times read the clock (copy_chooser.hpp, root_share.hpp).
   CopyChooser& chooser = state_->chooser;
-  const bool timed = chooser.wants_timing();
+  RootShareBalancer& shares = state_->shares;
+  const bool chooser_times = chooser.wants_timing();
+  const bool timed = chooser_times || shares.wants_timing();
   const auto start =
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   ShmEndpoint& endpoint = state_->endpoint;
-  RootShareBalancer& shares = state_->shares;
   endpoint.time_copies(shares.wants_timing());
   for (const Step& step : plan.steps) {
     // The root's copying ends where it starts waiting for the others: at its last step.
@@ -412,10 +413,10 @@ void ShmGroup::run(Collective collective, std::span<const std::byte> send,
     endpoint.run(step, buffers);
   }
   endpoint.time_copies(false);
-  shares.finished();
   std::optional<std::chrono::nanoseconds> took;
   if (timed) took = std::chrono::steady_clock::now() - start;
-  chooser.finished(took, std::max(send.size(), recv.size()));
+  shares.finished(took.value_or(std::chrono::nanoseconds{0}));
+  chooser.finished(chooser_times ? took : std::nullopt, std::max(send.size(), recv.size()));
 }
 
 ShmBuffers step_buffers(Collective collective, std::span<const std::byte> send,
