@@ -11,7 +11,7 @@
 #   --runs   how many times shm_bench runs (default 3)
 #   --build  build directory holding bench/shm_bench (default build)
 #   after --, options for shm_bench itself: --collectives, --sizes, --budget, --buffer-size,
-#            --pipeline-buffers, --single-copy-from, --purge-cache, --kernel-copy-floor,
+#            --pipeline-buffers, --single-copy-from, --purge-cache, --buffers, --kernel-copy-floor,
 #            --cache-line-floor, ...
 #
 # Each run of bench/shm_bench.cpp measures both implementations alternately, repetition by

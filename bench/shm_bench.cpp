@@ -13,7 +13,9 @@
 // (above 1: ours is faster). `size` is the collective's size as in multilane/collective.hpp:
 // the whole message for bcast, one rank's block otherwise. Before timing, each size is run once
 // by both and the results compared byte for byte. With --shared-buffers both get the same
-// buffers from multilane::SharedBuffer instead of std::vector.
+// buffers from multilane::SharedBuffer instead of std::vector. Each implementation has its own
+// buffers (--buffers separate): on shared ones each found the lines where the other had left
+// them, and Open MPI's 128 KiB bcast took 5.6 or 8.5-9.0 us depending on our plan (session 26).
 //
 // --kernel-copy-floor and --cache-line-floor add a floor column: the time of the bare moves that
 // every implementation of a family must make, with no protocol at all (shm_floors.hpp), so that
@@ -66,6 +68,7 @@ struct Options {
   std::string start = "auto";   // together, or barrier (each rank starts as it leaves MPI_Barrier)
   std::string tuning;           // a tuning file (multilane tune shm); empty: none
   bool shared_buffers = false;  // both use SharedBuffers instead of their own memory
+  std::string buffers = "separate";  // same: both implementations use the same buffers
   long page_offset = -1;        // buffers this far past a page start; -1: malloc's
   bool kernel_copy_floor = false;  // also time the bare kernel copies (alltoall, allgather)
   bool cache_line_floor = false;   // also time the fewest lines per block (small blocks)
@@ -271,17 +274,23 @@ Row measure(ShmGroup& group, const runtime::shm::TuningTable& tuning, Collective
             const Repetition& repetition, int rank, int ranks) {
   const std::vector<std::byte> expected =
       check_same_result(group, tuning, collective, size, rank, ranks, options.shared_buffers);
-  const Buffers b =
-      buffers_for(collective, rank, ranks, size, options.shared_buffers, options.page_offset);
+  const auto make_buffers = [&] {
+    return buffers_for(collective, rank, ranks, size, options.shared_buffers, options.page_offset);
+  };
+  // Separate buffers: neither implementation finds the cache lines where the other left them.
+  const Buffers b = make_buffers();
+  std::optional<Buffers> separate;
+  if (options.buffers == "separate") separate.emplace(make_buffers());
+  const Buffers& mpi_b = separate ? *separate : b;
   const auto ours = [&] {
     run_ours(group, tuning, collective, size, b.send.bytes(), b.recv.bytes());
   };
-  const auto mpi = [&] { run_mpi(collective, size, b.send.bytes(), b.recv.bytes()); };
-  const FloorCall floor = floor_for(floors, collective, size, ranks, b);
+  const auto mpi = [&] { run_mpi(collective, size, mpi_b.send.bytes(), mpi_b.recv.bytes()); };
+  const FloorCall floor = floor_for(floors, collective, size, ranks, mpi_b);
   if (floor.call) {  // a floor that moves the wrong bytes would bound nothing
     MPI_Barrier(MPI_COMM_WORLD);
     floor.call();
-    expect_mpi_result(b.recv.bytes(), expected, floor.kind.c_str(), collective, size, rank);
+    expect_mpi_result(mpi_b.recv.bytes(), expected, floor.kind.c_str(), collective, size, rank);
   }
   // Repetitions from an estimate, the same on every rank (times are maxima over ranks); the
   // best of three, so that one preemption does not cut the run short.
@@ -354,6 +363,12 @@ int run(int argc, char** argv) {
   app.add_flag("--shared-buffers", options.shared_buffers,
                "both implementations get buffers from multilane::SharedBuffer (like "
                "MPI_Alloc_mem), so ours copies once with memcpy instead of the kernel");
+  app.add_option("--buffers", options.buffers,
+                 "separate: each implementation has its own send and receive buffers, so neither "
+                 "finds the cache lines where the other left them (the default since session "
+                 "26); same: both take turns on the same buffers (before; the floors always use "
+                 "Open MPI's)")
+      ->check(CLI::IsMember({"separate", "same"}));
   app.add_flag("--kernel-copy-floor", options.kernel_copy_floor,
                "alltoall and allgather: also time the bare kernel copies every implementation "
                "that copies once through the kernel must make (the floor columns)");
@@ -419,12 +434,12 @@ int run(int argc, char** argv) {
   if (rank == 0) {
     fmt::print(
         "{} ranks on one node; pipeline buffers: {} x {}; single copy: {}{}; root's share: {}; "
-        "buffers: {}; tuning file: {}; cache purge: {}; start: {}\n\n",
+        "buffers: {} ({}); tuning file: {}; cache purge: {}; start: {}\n\n",
         ranks, options.pipeline_buffers, format_size(shm.tuning.buffer_size),
         single_copy_text(group),
         shm.learn_copy_path && !shm.single_copy ? " (alltoall, allgather: learned)" : "",
         shm.learn_root_share ? "learned" : "default",
-        options.shared_buffers ? "SharedBuffer" : "the application's",
+        options.shared_buffers ? "SharedBuffer" : "the application's", options.buffers,
         options.tuning.empty() ? std::string("none") : options.tuning,
         purge_block.empty() ? std::string("no") : format_size(purge_block.size()), options.start);
     fmt::print(
