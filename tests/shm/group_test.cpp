@@ -142,11 +142,11 @@ TEST(ShmGroup, LearnedRootSharesKeepEveryByte) {
 }
 
 // The default limits: one copy from 8 KiB with a rank per hardware thread; with more ranks,
-// from 128 KiB, bcast from 1 MiB and gather from 32 KiB (shm_group.hpp says why).
+// from 64 KiB, bcast from 1 MiB and gather from 32 KiB (shm_group.hpp says why).
 TEST(ShmGroup, DefaultSingleCopyLimitsFollowTheRanksPerHardwareThread) {
   EXPECT_EQ(default_single_copy(1), SingleCopyLimits::from_size(8 << 10));
   const SingleCopyLimits crowded = default_single_copy(1 << 20);  // more than any machine has
-  EXPECT_EQ(crowded.from, 128u << 10);
+  EXPECT_EQ(crowded.from, 64u << 10);
   EXPECT_EQ(crowded.bcast_from, 1u << 20);
   EXPECT_EQ(crowded.gather_from, 32u << 10);
   // A group uses them: a gather of 32 KiB copies once where a scatter of 32 KiB does not.

@@ -128,7 +128,7 @@ std::optional<CopyMode> parse_copy_mode(std::string_view text) {
 }
 
 SingleCopyLimits default_single_copy(int local_size) {
-  if (oversubscribed(local_size)) return {128 << 10, 1 << 20, 32 << 10};
+  if (oversubscribed(local_size)) return {64 << 10, 1 << 20, 32 << 10};
   return SingleCopyLimits::from_size(8 << 10);
 }
 
