@@ -14,6 +14,16 @@ namespace {
 constexpr std::size_t kBackwardFrom = 4096;
 constexpr std::uintptr_t kPage = 4096;
 
+// Up to kChunkedCopyLimit: 32 bytes at a time from the start, the last few bytes at once.
+void copy_in_chunks(std::byte* destination, const std::byte* source, std::size_t length) {
+  constexpr std::size_t kChunk = 32;
+  std::size_t done = 0;
+  for (; done + kChunk <= length; done += kChunk) {
+    std::memcpy(destination + done, source + done, kChunk);
+  }
+  copy_few_bytes(destination + done, source + done, length - done);
+}
+
 #if defined(__x86_64__)
 bool slowed_by_aliasing() {
   static const bool slowed = __builtin_cpu_supports("avx2") && __builtin_cpu_is("amd");
@@ -77,15 +87,6 @@ void copy_bytes_backward(std::byte* destination, const std::byte* source, std::s
   } else {
     std::memcpy(destination, source, length);
   }
-}
-
-void copy_in_chunks(std::byte* destination, const std::byte* source, std::size_t length) {
-  constexpr std::size_t kChunk = 32;
-  std::size_t done = 0;
-  for (; done + kChunk <= length; done += kChunk) {
-    std::memcpy(destination + done, source + done, kChunk);
-  }
-  copy_few_bytes(destination + done, source + done, length - done);
 }
 
 void copy_many_bytes(std::byte* destination, const std::byte* source, std::size_t length) {

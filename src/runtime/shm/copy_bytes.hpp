@@ -26,7 +26,7 @@ namespace multilane::runtime::shm {
 void copy_many_bytes(std::byte* destination, const std::byte* source, std::size_t length);
 
 // Up to this length, copy_many_bytes copies 32 bytes at a time from the start, and the last
-// few bytes at once (copy_in_chunks), instead of calling memcpy. glibc's memcpy (2.36, AVX2)
+// few bytes at once, instead of calling memcpy. glibc's memcpy (2.36, AVX2)
 // copies 65 bytes to about 2.1 KiB with vectors that overlap at both ends and switches to
 // `rep movsb` above. Out of shared memory and into it, the chunks were faster: on the Xeon VM of
 // session 26, 2-rank calls through shm_bench took, against memcpy, bcast of 100 B 0.39-0.41 us
@@ -35,7 +35,6 @@ void copy_many_bytes(std::byte* destination, const std::byte* source, std::size_
 // equal, at 3-4 KiB `rep movsb` was faster. Why the overlapping vectors lose here is not
 // established (stores that straddle lines which the other rank is about to read is a guess).
 inline constexpr std::size_t kChunkedCopyLimit = 2304;
-void copy_in_chunks(std::byte* destination, const std::byte* source, std::size_t length);
 
 // Up to 64 bytes (a cache line, a tiny call's block) as two fixed-size copies that may
 // overlap, which compile to a few moves: a call into the C library would cost more than the

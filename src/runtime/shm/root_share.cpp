@@ -200,16 +200,14 @@ std::uint16_t RootShareBalancer::next_share(Learning& learning, const Call& call
   } else {
     learning.without_seconds = call_seconds;
   }
-  const auto balanced = [&] {
-    return propose_root_share(call.share, call.size, call.local_size, root_seconds, others_seconds);
-  };
   const std::uint16_t other_plan = with_share ? 0 : learning.last_share;
   if (learning.probing) {
     learning.probing = false;
     // A probe must win clearly: two medians of five calls, taken apart, differ by noise alone.
-    const double beaten = (1 - kProbeMargin) *
-                          (with_share ? *learning.without_seconds : *learning.with_share_seconds);
-    const bool won = call_seconds < beaten;
+    // (The plan it left was measured in the batch before it.)
+    const std::optional<double>& left =
+        with_share ? learning.without_seconds : learning.with_share_seconds;
+    const bool won = !left || call_seconds < (1 - kProbeMargin) * *left;
     learning.probe_interval =
         won ? kFirstProbe : std::min(2 * learning.probe_interval, kLongestProbe);
     learning.batches_to_probe = learning.probe_interval;
@@ -221,8 +219,8 @@ std::uint16_t RootShareBalancer::next_share(Learning& learning, const Call& call
   }
   // Without a share the balance would always ask for one (the root copies nothing): stay,
   // unless a share was never tried.
-  if (!with_share) return learning.last_share > 0 ? call.share : balanced();
-  return balanced();
+  if (!with_share && learning.last_share > 0) return call.share;
+  return propose_root_share(call.share, call.size, call.local_size, root_seconds, others_seconds);
 }
 
 }  // namespace multilane::runtime::shm
