@@ -41,8 +41,8 @@
 
 #include "multilane/collective.hpp"
 #include "multilane/errors.hpp"
-#include "multilane/shared_buffer.hpp"
 #include "multilane/units.hpp"
+#include "runtime/bench_buffer.hpp"
 #include "runtime/shm/shm_group.hpp"
 #include "runtime/shm/topology.hpp"
 #include "runtime/shm/tuning_file.hpp"
@@ -69,10 +69,10 @@ struct Options {
   std::string tuning;           // a tuning file (multilane tune shm); empty: none
   bool shared_buffers = false;  // both use SharedBuffers instead of their own memory
   std::string buffers = "separate";  // same: both implementations use the same buffers
-  long page_offset = -1;        // buffers this far past a page start; -1: malloc's
-  bool kernel_copy_floor = false;  // also time the bare kernel copies (alltoall, allgather)
-  bool cache_line_floor = false;   // also time the fewest lines per block (small blocks)
-  double budget = 0.5;             // seconds per collective and size (both implementations)
+  long page_offset = -1;             // buffers this far past a page start; -1: malloc's
+  bool kernel_copy_floor = false;    // also time the bare kernel copies (alltoall, allgather)
+  bool cache_line_floor = false;     // also time the fewest lines per block (small blocks)
+  double budget = 0.5;               // seconds per collective and size (both implementations)
   int min_repetitions = 31;
   int max_repetitions = 1001;
 };
@@ -84,45 +84,18 @@ std::string single_copy_text(const runtime::shm::ShmGroup& group) {
          ", gather from " + format_size(limits.gather_from);
 }
 
-// A buffer of the run: the application's own memory, or a SharedBuffer (--shared-buffers).
-// `page_offset` >= 0 places the application's buffer that many bytes past a page boundary
-// (else it lies where the allocator put it).
-class Block {
- public:
-  Block(std::size_t size, bool shared, long page_offset) {
-    if (shared) {
-      shared_ = SharedBuffer(size);
-      bytes_ = shared_.bytes();
-    } else if (page_offset >= 0) {
-      constexpr std::uintptr_t kPage = 4096;
-      heap_.resize(size + 2 * kPage);
-      const auto base = reinterpret_cast<std::uintptr_t>(heap_.data());
-      const std::size_t skip =
-          (kPage - base % kPage) % kPage + static_cast<std::size_t>(page_offset);
-      bytes_ = std::span(heap_).subspan(skip, size);
-    } else {
-      heap_.resize(size);
-      bytes_ = heap_;
-    }
-  }
-  std::span<std::byte> bytes() const { return bytes_; }
-
- private:
-  std::vector<std::byte> heap_;
-  SharedBuffer shared_;
-  std::span<std::byte> bytes_;
-};
-
 struct Buffers {
-  Block send, recv;
+  runtime::BenchBuffer send, recv;
 };
 
 // The rank's buffers for the call, input filled with a pattern that depends on rank and place.
 Buffers buffers_for(Collective collective, int rank, int ranks, std::uint64_t size, bool shared,
                     long page_offset) {
-  Buffers b{
-      Block(buffer_size(collective, Buffer::Send, rank, ranks, 0, size), shared, page_offset),
-      Block(buffer_size(collective, Buffer::Recv, rank, ranks, 0, size), shared, page_offset)};
+  const auto memory = shared ? runtime::BenchMemory::Shared : runtime::BenchMemory::Application;
+  Buffers b{runtime::BenchBuffer(buffer_size(collective, Buffer::Send, rank, ranks, 0, size),
+                                 memory, page_offset),
+            runtime::BenchBuffer(buffer_size(collective, Buffer::Recv, rank, ranks, 0, size),
+                                 memory, page_offset)};
   const auto input = input_buffer(collective) == Buffer::Send ? b.send.bytes() : b.recv.bytes();
   for (std::size_t i = 0; i < input.size(); ++i) {
     input[i] = static_cast<std::byte>((i * 131 + static_cast<std::size_t>(rank) * 29 + 1) & 0xff);

@@ -102,3 +102,21 @@ multilane_cli_test(cli-shm-bench-tuning-option-bad 2
 multilane_cli_test(cli-shm-launch-tuning-option-bad 2
                    "tuning_bad\\.toml:5: buffer_size: 8 is outside 64\\.\\."
                    launch -n 2 --tuning ${CMAKE_SOURCE_DIR}/tests/shm/tuning_bad.toml -- true)
+
+# Buffers from SharedBuffer (bench --shared-buffers): the ranks of a node copy each other's
+# with memcpy through a mapping instead of the kernel. Every collective byte-checked on 4 ranks
+# of one node with hier-shm, and every algorithm of allgather (the TCP ones take the same
+# memory as any other).
+foreach(collective IN ITEMS bcast scatter gather allgather alltoall)
+  multilane_cli_test(cli-shm-shared-buffers-${collective} 0
+                     "${collective} on 4 ranks .*\n +1048579 B +hier-shm .* ok\n"
+                     bench -n 4 --platform ${shm_platforms}/smp-1x4.toml
+                     --collective ${collective} --algorithm hier-shm --shared-buffers
+                     --sizes 0,1,4097,1048579 --check --repetitions 1 --iterations 1
+                     --timeout 60)
+endforeach()
+multilane_cli_test(cli-shm-shared-buffers-every-allgather 0
+                   "\n +4097 B +ring .* ok\n(.*\n)* +4097 B +hier-shm .* ok\n"
+                   bench -n 4 --platform ${shm_platforms}/smp-1x4.toml --collective allgather
+                   --algorithm all --shared-buffers --sizes 4097 --check --repetitions 1
+                   --iterations 1 --timeout 60)

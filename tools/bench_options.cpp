@@ -19,6 +19,9 @@ void BenchOptions::add_to(CLI::App& app) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   app.add_flag("--check", check, "fill buffers with a pattern and verify every byte on every rank");
+  app.add_flag("--shared-buffers", shared_buffers,
+               "send and receive buffers from multilane::SharedBuffer (like MPI_Alloc_mem): "
+               "the ranks of a node then copy each other's with memcpy instead of the kernel");
   app.add_flag("--p2p", p2p, "point-to-point throughput from rank 0 to rank 1 instead");
   app.add_option("--size", size, "--p2p: bytes per transfer")->capture_default_str();
 }
@@ -33,6 +36,7 @@ std::vector<std::string> BenchOptions::to_arguments() const {
                                 "--repetitions", std::to_string(repetitions),
                                 "--size",        size};
   if (check) args.push_back("--check");
+  if (shared_buffers) args.push_back("--shared-buffers");
   if (p2p) args.push_back("--p2p");
   if (!result_file.empty()) {
     args.push_back("--result-file");

@@ -17,6 +17,7 @@ struct BenchOptions {
   int iterations = 0;
   int repetitions = 5;
   bool check = false;
+  bool shared_buffers = false;  // buffers from SharedBuffer instead of the application's memory
   bool p2p = false;
   std::string size = "64MiB";  // --p2p
   std::string result_file;     // bench-rank: where rank 0 writes its JSON

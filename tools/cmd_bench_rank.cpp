@@ -32,6 +32,7 @@ nlohmann::json run_collectives(Communicator& comm, const BenchOptions& o) {
   settings.repetitions = o.repetitions;
   settings.check = o.check;
   settings.root = o.root;
+  if (o.shared_buffers) settings.memory = runtime::BenchMemory::Shared;
   if (o.segment != "auto") settings.options.segment = parse_size(o.segment);
   nlohmann::json results = nlohmann::json::array();
   for (std::uint64_t size : parse_size_list(o.sizes)) {

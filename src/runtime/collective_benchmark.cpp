@@ -62,8 +62,12 @@ BenchPoint measure_collective(Communicator& comm, Collective collective, std::ui
   point.algorithm = comm.resolve_algorithm(collective, size, settings.root, settings.options);
   CollectiveOptions options = settings.options;
   options.algorithm = point.algorithm;
-  std::vector<std::byte> send(buffer_size(collective, Buffer::Send, rank, p, settings.root, size));
-  std::vector<std::byte> recv(buffer_size(collective, Buffer::Recv, rank, p, settings.root, size));
+  const BenchBuffer send_buffer(buffer_size(collective, Buffer::Send, rank, p, settings.root, size),
+                                settings.memory);
+  const BenchBuffer recv_buffer(buffer_size(collective, Buffer::Recv, rank, p, settings.root, size),
+                                settings.memory);
+  const std::span<std::byte> send = send_buffer.bytes();
+  const std::span<std::byte> recv = recv_buffer.bytes();
   auto call = [&] { comm.run(collective, send, recv, settings.root, size, options); };
 
   if (settings.check) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "multilane/communicator.hpp"
+#include "runtime/bench_buffer.hpp"
 
 namespace multilane::runtime {
 
@@ -22,6 +23,7 @@ struct BenchSettings {
   bool check = false;
   int root = 0;
   CollectiveOptions options;
+  BenchMemory memory = BenchMemory::Application;  // where the send and receive buffers live
 };
 
 struct BenchPoint {
