@@ -66,7 +66,7 @@ TEST(CopyChooser, ChoiceWordsRoundTrip) {
 // both ranks.
 TEST(CopyChooser, RanksAgreeOnEveryCallInEveryAllowedOrder) {
   constexpr int kRanks = 2;
-  constexpr CopyLearning kAlwaysSwitch{1, 0, 0, -1000};
+  constexpr PlanLearning kAlwaysSwitch{1, 0, 0, -1000};
   std::mt19937 random(7);
   for (int program = 0; program < 50; ++program) {
     FakeSegment segment(kRanks);

@@ -49,15 +49,15 @@ std::optional<std::size_t> copy_choice_class(const CallShape& call) {
 }
 
 CopyChooser::CopyChooser(const SegmentView& view, int local_rank, bool enabled,
-                         const CopyLearning& policy)
+                         const PlanLearning& policy)
     : words_(view.header->copy_choices),
       ranks_(view.ranks),
       local_rank_(local_rank),
       enabled_(enabled),
       policy_(policy) {}
 
-CopyPathLearner& CopyChooser::learner(std::size_t size_class, bool once) {
-  std::optional<CopyPathLearner>& learner = learners_[size_class];
+PlanLearner& CopyChooser::learner(std::size_t size_class, bool once) {
+  std::optional<PlanLearner>& learner = learners_[size_class];
   if (!learner) learner.emplace(once, policy_);
   return *learner;
 }
@@ -77,11 +77,11 @@ bool CopyChooser::choose(const CallShape& call, std::uint64_t serial, bool by_li
   if (local_rank_ == 0) {
     // Rank 0's own changes take effect one call after it makes them, so `once` is what it
     // published last (or the limits' path).
-    const CopyPathLearner& mine = learner(*size_class, once);
+    const PlanLearner& mine = learner(*size_class, once);
     CopyChoice wanted = seen.valid ? seen : CopyChoice{true, once, once, false, 0};
-    if (mine.wanted_once() != once) {
+    if (mine.wanted() != once) {
       wanted.old_once = once;
-      wanted.new_once = mine.wanted_once();
+      wanted.new_once = mine.wanted();
       wanted.from_serial = serial + 1;
     }
     wanted.timing = timed = mine.wants_timing();
@@ -135,18 +135,18 @@ void CopyChooser::finished(std::optional<std::chrono::nanoseconds> took, std::ui
   }
 }
 
-int CopyChooser::total(int (CopyPathLearner::*count)() const) const {
+int CopyChooser::total(int (PlanLearner::*count)() const) const {
   int sum = 0;
   for (const auto& learner : learners_) sum += learner ? ((*learner).*count)() : 0;
   return sum;
 }
 
 int CopyChooser::rounds() const {
-  return total(&CopyPathLearner::rounds);
+  return total(&PlanLearner::rounds);
 }
 
 int CopyChooser::switches() const {
-  return total(&CopyPathLearner::switches);
+  return total(&PlanLearner::switches);
 }
 
 }  // namespace multilane::runtime::shm

@@ -9,7 +9,7 @@
 // Which calls learn: alltoall and allgather with blocks of 4 KiB to 1 MiB that could copy
 // either way (the kernel allows the single copy and the stage's buffer has room), when the
 // group uses the default single-copy limits. Every other call copies as the limits say
-// (`by_limits`). Rank 0 runs one CopyPathLearner per collective and power-of-two size class.
+// (`by_limits`). Rank 0 runs one PlanLearner per collective and power-of-two size class.
 //
 // Why the ranks agree without talking: the path of a class is one 64-bit word in the
 // segment's header, written by rank 0 only, holding the path before and after a change and
@@ -39,9 +39,9 @@
 #include <optional>
 #include <span>
 
-#include "runtime/shm/copy_path_learner.hpp"
 #include "runtime/shm/layout.hpp"
 #include "runtime/shm/plan.hpp"
+#include "runtime/shm/plan_learner.hpp"
 
 namespace multilane::runtime::shm {
 
@@ -64,7 +64,7 @@ class CopyChooser {
  public:
   // `view`: the group's segment; `enabled`: false makes choose() return `by_limits` always.
   // Every rank of a group must give the same `enabled`.
-  CopyChooser(const SegmentView& view, int local_rank, bool enabled, const CopyLearning& policy);
+  CopyChooser(const SegmentView& view, int local_rank, bool enabled, const PlanLearning& policy);
 
   // Whether the path of `call` is learned (`can_copy_once`: the kernel and the buffer allow
   // the single copy): then every rank calls choose() for it, else pass().
@@ -93,8 +93,8 @@ class CopyChooser {
     bool timed = false;
     std::uint64_t bytes = 0;
   };
-  CopyPathLearner& learner(std::size_t size_class, bool once);
-  int total(int (CopyPathLearner::*count)() const) const;  // over the classes' learners
+  PlanLearner& learner(std::size_t size_class, bool once);
+  int total(int (PlanLearner::*count)() const) const;  // over the classes' learners
   // The slowest rank's time of `call`, if every rank left it.
   std::optional<std::chrono::nanoseconds> slowest(const Call& call) const;
 
@@ -102,8 +102,8 @@ class CopyChooser {
   std::span<RankRecord> ranks_;
   int local_rank_;
   bool enabled_;
-  CopyLearning policy_;
-  std::array<std::optional<CopyPathLearner>, kCopyChoiceWords> learners_;
+  PlanLearning policy_;
+  std::array<std::optional<PlanLearner>, kCopyChoiceWords> learners_;
   std::uint64_t learned_calls_ = 0;
   std::optional<Call> current_;  // the call just chosen, if its path is learned
   std::optional<Call> pending_;  // rank 0: a timed call whose slowest time is not read yet

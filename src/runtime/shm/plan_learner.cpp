@@ -1,21 +1,28 @@
-#include "runtime/shm/copy_path_learner.hpp"
+// runtime/shm/plan_learner.cpp — see plan_learner.hpp.
+#include "runtime/shm/plan_learner.hpp"
+
+#include <algorithm>
 
 #include "runtime/shm/upper_median.hpp"
 
 namespace multilane::runtime::shm {
 
-CopyPathLearner::CopyPathLearner(bool start_once, const CopyLearning& policy)
-    : policy_(policy), current_once_(start_once), period_(policy.first_period) {}
+PlanLearner::PlanLearner(bool start_plan, const PlanLearning& policy)
+    : policy_(policy), current_plan_(start_plan), period_(policy.first_period) {}
 
-bool CopyPathLearner::wanted_once() const {
-  return phase_ == Phase::TimingOther ? !current_once_ : current_once_;
+bool PlanLearner::wanted() const {
+  return phase_ == Phase::TimingOther ? !current_plan_ : current_plan_;
 }
 
-bool CopyPathLearner::wants_timing() const {
+bool PlanLearner::wants_timing() const {
   return phase_ != Phase::Resting;
 }
 
-void CopyPathLearner::finished(bool once, std::optional<double> time) {
+bool PlanLearner::probing() const {
+  return phase_ == Phase::TimingOther;
+}
+
+void PlanLearner::finished(bool plan, std::optional<double> time) {
   const auto full = [&](const std::vector<double>& times) {
     return static_cast<int>(times.size()) >= policy_.samples;
   };
@@ -24,22 +31,22 @@ void CopyPathLearner::finished(bool once, std::optional<double> time) {
       if (--resting_left_ <= 0) phase_ = Phase::TimingCurrent;
       return;
     case Phase::TimingCurrent:
-      if (once != current_once_ || !time) return;
+      if (plan != current_plan_ || !time) return;
       current_times_.push_back(*time);
       if (full(current_times_)) phase_ = Phase::TimingOther;
       return;
     case Phase::TimingOther:
-      if (once == current_once_ || !time) return;
+      if (plan == current_plan_ || !time) return;
       other_times_.push_back(*time);
       if (full(other_times_)) end_round();
       return;
   }
 }
 
-void CopyPathLearner::end_round() {
+void PlanLearner::end_round() {
   ++rounds_;
   if (upper_median(other_times_) < upper_median(current_times_) * (1 - policy_.margin)) {
-    current_once_ = !current_once_;
+    current_plan_ = !current_plan_;
     ++switches_;
     period_ = policy_.first_period;
   } else {

@@ -129,8 +129,7 @@ std::uint16_t RootShareBalancer::choose(const CallShape& call, std::uint64_t ser
   const bool root = call.root == local_rank_;
   Learning& learning = learning_[*share_class];
   if (root && learning.proposal) {
-    // Learnt at `learning.share`: stale if the share changed since.
-    if (*learning.proposal != share && learning.share == share) {
+    if (*learning.proposal != share) {
       // Released by this rank's first sync of the call, which every rank waits for.
       std::atomic_ref<std::uint64_t>(word(call.root, *share_class))
           .store(pack(ShareChoice{true, share, *learning.proposal, serial + 1}),
@@ -166,61 +165,44 @@ void RootShareBalancer::finished(std::chrono::nanoseconds call_time) {
   const Call call = *current_;
   current_.reset();
   if (!call.root || !learns_) return;
+  Learning& learning = learning_[call.share_class];
+  const bool with_share = call.share != 0;
+  // The first call of the class runs at the default share (share 0 only where the default
+  // copies nothing anyway).
+  if (!learning.balanced) learning.balanced = std::max<std::uint16_t>(call.share, 1);
+  if (!learning.share_pays) learning.share_pays.emplace(with_share, kSharePays);
+  PlanLearner& share_pays = *learning.share_pays;
   // Every rank released the call's stage, after storing its time.
   const auto measured = times(call);
-  if (!measured) return;
-  Learning& learning = learning_[call.share_class];
-  const auto clear_samples = [&] {
-    learning.root_seconds.clear();
-    learning.others_seconds.clear();
-    learning.call_seconds.clear();
-  };
-  if (learning.share != call.share) {
-    clear_samples();
-    learning.share = call.share;
+  const double seconds = std::chrono::duration<double>(call_time).count();
+  const bool counts = measured && (seconds < kProbeBelow || share_pays.probing());
+  share_pays.finished(with_share, counts ? std::optional(seconds) : std::nullopt);
+  if (with_share && measured) balance(learning, call, measured->first, measured->second);
+  const std::uint16_t wanted = share_pays.wanted() ? *learning.balanced : 0;
+  if (wanted != call.share) {
+    learning.proposal = wanted;
+  } else {
+    learning.proposal.reset();
   }
-  learning.root_seconds.push_back(measured->first);
-  learning.others_seconds.push_back(measured->second);
-  learning.call_seconds.push_back(std::chrono::duration<double>(call_time).count());
-  if (static_cast<int>(learning.root_seconds.size()) < kSamples) return;
-  const std::uint16_t proposal =
-      next_share(learning, call, upper_median(learning.root_seconds),
-                 upper_median(learning.others_seconds), upper_median(learning.call_seconds));
-  clear_samples();
-  if (proposal != call.share) learning.proposal = proposal;
 }
 
-std::uint16_t RootShareBalancer::next_share(Learning& learning, const Call& call,
-                                            double root_seconds, double others_seconds,
-                                            double call_seconds) {
-  const bool with_share = share_bytes(call.size, call.share) > 0;
-  if (with_share) {
-    learning.with_share_seconds = call_seconds;
-    learning.last_share = call.share;
-  } else {
-    learning.without_seconds = call_seconds;
+void RootShareBalancer::balance(Learning& learning, const Call& call, double root_seconds,
+                                double others_seconds) {
+  if (learning.share != call.share) {
+    learning.root_seconds.clear();
+    learning.others_seconds.clear();
+    learning.share = call.share;
   }
-  const std::uint16_t other_plan = with_share ? 0 : learning.last_share;
-  if (learning.probing) {
-    learning.probing = false;
-    // A probe must win clearly: two medians of five calls, taken apart, differ by noise alone.
-    // (The plan it left was measured in the batch before it.)
-    const std::optional<double>& left =
-        with_share ? learning.without_seconds : learning.with_share_seconds;
-    const bool won = !left || call_seconds < (1 - kProbeMargin) * *left;
-    learning.probe_interval =
-        won ? kFirstProbe : std::min(2 * learning.probe_interval, kLongestProbe);
-    learning.batches_to_probe = learning.probe_interval;
-    if (!won) return other_plan;
-  } else if (learning.last_share > 0 && call_seconds < kProbeBelow &&
-             --learning.batches_to_probe <= 0) {
-    learning.probing = true;
-    return other_plan;
-  }
-  // Without a share the balance would always ask for one (the root copies nothing): stay,
-  // unless a share was never tried.
-  if (!with_share && learning.last_share > 0) return call.share;
-  return propose_root_share(call.share, call.size, call.local_size, root_seconds, others_seconds);
+  learning.root_seconds.push_back(root_seconds);
+  learning.others_seconds.push_back(others_seconds);
+  if (static_cast<int>(learning.root_seconds.size()) < kSamples) return;
+  // Share 0 is the plan without a share, so the balance keeps at least one unit.
+  learning.balanced =
+      std::max<std::uint16_t>(1, propose_root_share(call.share, call.size, call.local_size,
+                                                    upper_median(learning.root_seconds),
+                                                    upper_median(learning.others_seconds)));
+  learning.root_seconds.clear();
+  learning.others_seconds.clear();
 }
 
 }  // namespace multilane::runtime::shm

@@ -21,12 +21,10 @@
 // balancing saves: on the Xeon VM of session 26, 2-rank bcast of 8 KiB took 1.95-2.09 us at
 // its balanced share of 4-6% and 1.48 us without a share (the plan in which only the root
 // exposes), scatter of 32 KiB 2.65-2.81 against 2.34-2.46 us; gather of 32 KiB the other way,
-// 3.3 against 5.5 us. So the root also times its whole calls and now and then runs a batch
-// without a share (or, while without, with the last one): the plan that is clearly faster
-// (kProbeMargin) stays. A probe that loses waits twice as long for the next one (kFirstProbe to
-// kLongestProbe batches), so probes cost little where one plan wins; calls of kProbeBelow and
-// longer are not probed at all.
-//
+// 3.3 against 5.5 us. So the root also times its whole calls and learns with a PlanLearner
+// (plan_learner.hpp, as the copy path is learned) whether its calls are faster with a share
+// (plan true, at the balanced share) or without one (plan false, share 0). A round of the
+// learner starts only in calls shorter than kProbeBelow: there the fixed price counts.
 // So the root measures, as STAR-MPI does for its algorithms and copy_chooser.hpp for the copy
 // path. Every rank times its copying, from the stage's sync to its last copy, and stores the time
 // in its RankRecord before it releases the stage; the root, once every rank released, reads
@@ -55,6 +53,7 @@
 
 #include "runtime/shm/layout.hpp"
 #include "runtime/shm/plan.hpp"
+#include "runtime/shm/plan_learner.hpp"
 
 namespace multilane::runtime::shm {
 
@@ -104,15 +103,13 @@ std::optional<std::size_t> root_share_class(const CallShape& call);
 class RootShareBalancer {
  public:
   static constexpr int kSamples = 5;  // calls per share; their medians are compared
-  // Batches of kSamples calls between two probes of the other plan (with or without a share).
-  static constexpr int kFirstProbe = 2;
-  static constexpr int kLongestProbe = 64;
-  // A probe wins when its median call is this much faster than the other plan's.
-  static constexpr double kProbeMargin = 0.05;
-  // Calls of this many seconds and more are not probed: the fixed price of a share (about
-  // 0.5 us here) then hardly counts, and the root's view of its calls misleads more than it
-  // tells (2-rank bcast of 128 KiB, 5.4-5.6 us: its probes won, and in shm_bench the calls
-  // without a share were 6% slower). Up to 32 KiB (calls of 1.5-3 us) the probes paid.
+  // The pace of learning whether a share pays: rounds of kSamples calls with and without,
+  // rests of 10 to 320 calls, and the other plan must be 5% faster.
+  static constexpr PlanLearning kSharePays{kSamples, 2 * kSamples, 64 * kSamples, 0.05};
+  // Rounds start only in calls shorter than this many seconds: the fixed price of a share
+  // (about 0.5 us here) then hardly counts, and the root's view of its calls misleads more
+  // than it tells (2-rank bcast of 128 KiB, 5.4-5.6 us: its probes won, and in shm_bench the
+  // calls without a share were 6% slower). Up to 32 KiB (calls of 1.5-3 us) the probes paid.
   static constexpr double kProbeBelow = 4e-6;
 
   // `view`: the group's segment; `learns`: whether this rank changes the shares of the calls
@@ -146,19 +143,14 @@ class RootShareBalancer {
   };
   struct Learning {
     std::uint16_t share = 0;  // the share the samples were taken at
-    std::vector<double> root_seconds, others_seconds, call_seconds;
+    std::vector<double> root_seconds, others_seconds;
+    std::optional<std::uint16_t> balanced;  // the share of plan true, once a call ran it
+    std::optional<PlanLearner> share_pays;  // plan true: with `balanced`; false: share 0
     std::optional<std::uint16_t> proposal;  // published at this rank's next call of the class
-    // The two plans, with a share and without: the latest median call time of each, and the
-    // last share that copied anything.
-    std::optional<double> with_share_seconds, without_seconds;
-    std::uint16_t last_share = 0;
-    bool probing = false;  // the batch under way tries the other plan
-    int probe_interval = kFirstProbe;
-    int batches_to_probe = kFirstProbe;
   };
-  // The share after a batch at `share` with these medians (the balance, or a probe's outcome).
-  static std::uint16_t next_share(Learning& learning, const Call& call, double root_seconds,
-                                  double others_seconds, double call_seconds);
+  // Moves the balanced share after a call at `call.share` that took these copy times.
+  static void balance(Learning& learning, const Call& call, double root_seconds,
+                      double others_seconds);
   std::uint64_t& word(int root, std::size_t share_class) const;
   // The share of call `serial` of class `share_class` rooted by call.root.
   std::uint16_t share_in(std::size_t share_class, const CallShape& call,

@@ -84,7 +84,7 @@ void check_options(int node_id, int local_rank, int local_size, const ShmOptions
   if (const auto problem = tuning_problem(options.tuning, capacity_of(options)); !problem.empty()) {
     throw UsageError("shm group: tuning: " + problem);
   }
-  const CopyLearning& learning = options.copy_learning;
+  const PlanLearning& learning = options.copy_learning;
   if (learning.samples < 1 || learning.first_period < 0 ||
       learning.last_period < learning.first_period || !(learning.margin < 1)) {
     throw UsageError(fmt::format(

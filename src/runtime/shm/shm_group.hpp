@@ -31,7 +31,7 @@
 #include <string_view>
 
 #include "multilane/schedule.hpp"
-#include "runtime/shm/copy_path_learner.hpp"
+#include "runtime/shm/plan_learner.hpp"
 #include "runtime/shm/endpoint.hpp"
 #include "runtime/shm/plan.hpp"
 #include "runtime/shm/segment_name.hpp"
@@ -98,7 +98,7 @@ struct ShmOptions {
   // only local rank 0's matters. Every rank must give the same `learn_copy_path` (ranks that
   // differ fail with both calls named, as with different limits).
   bool learn_copy_path = true;
-  CopyLearning copy_learning;
+  PlanLearning copy_learning;
   // Single-copy bcast, scatter and gather: the root learns, as its calls run, how much of the
   // other ranks' blocks it should copy itself to finish with them (runtime/shm/root_share.hpp);
   // false: it keeps the default share. Ranks may differ: each decides for the calls it roots.
