@@ -163,6 +163,22 @@ TEST(RootShareBalancer, SharesConvergeWhereBothSidesFinishTogether) {
   EXPECT_NEAR(share, 320, 4);
 }
 
+TEST(RootShareBalancer, ABalanceThatReachesZeroStaysThere) {
+  // The 1 MiB gather of session 27: the root is slow whatever its share, so the balance goes
+  // to 0 (every rank then copies its own block, only the root exposing) and stays, in long
+  // calls and in short ones (where the learner's rounds go on, between one plan and itself).
+  for (const auto call_time : {80us, 1us}) {
+    Group group(2);
+    const CallShape gather = rooted(Collective::Gather, 1 << 20, 2);
+    const Group::CallTime took = [&](std::uint16_t) { return std::chrono::nanoseconds(call_time); };
+    std::vector<std::uint16_t> shares;
+    for (int i = 0; i < 200; ++i) shares.push_back(group.run(gather, {90us, 5us}, took));
+    EXPECT_TRUE(std::all_of(shares.begin() + 100, shares.end(),
+                            [](std::uint16_t share) { return share == 0; }))
+        << "call time " << call_time.count() << " us";
+  }
+}
+
 TEST(RootShareBalancer, EachRootLearnsTheCallsItRootsAndClassesStayApart) {
   Group group(3);
   const CallShape from0 = rooted(Collective::Gather, 64 << 10, 3, 0);

@@ -167,16 +167,18 @@ void RootShareBalancer::finished(std::chrono::nanoseconds call_time) {
   if (!call.root || !learns_) return;
   Learning& learning = learning_[call.share_class];
   const bool with_share = call.share != 0;
-  // The first call of the class runs at the default share (share 0 only where the default
-  // copies nothing anyway).
-  if (!learning.balanced) learning.balanced = std::max<std::uint16_t>(call.share, 1);
+  // The first call of the class runs at the default share.
+  if (!learning.balanced) learning.balanced = call.share;
   if (!learning.share_pays) learning.share_pays.emplace(with_share, kSharePays);
   PlanLearner& share_pays = *learning.share_pays;
   // Every rank released the call's stage, after storing its time.
   const auto measured = times(call);
   const double seconds = std::chrono::duration<double>(call_time).count();
   const bool counts = measured && (seconds < kProbeBelow || share_pays.probing());
-  share_pays.finished(with_share, counts ? std::optional(seconds) : std::nullopt);
+  // Once the balance reached 0 the two plans are one: the call counts for either.
+  const bool plan = *learning.balanced == 0 ? share_pays.wanted() : with_share;
+  share_pays.finished(plan, counts ? std::optional(seconds) : std::nullopt);
+  // At share 0 the balance would always ask for one (the root copies nothing): it stays.
   if (with_share && measured) balance(learning, call, measured->first, measured->second);
   const std::uint16_t wanted = share_pays.wanted() ? *learning.balanced : 0;
   if (wanted != call.share) {
@@ -196,11 +198,9 @@ void RootShareBalancer::balance(Learning& learning, const Call& call, double roo
   learning.root_seconds.push_back(root_seconds);
   learning.others_seconds.push_back(others_seconds);
   if (static_cast<int>(learning.root_seconds.size()) < kSamples) return;
-  // Share 0 is the plan without a share, so the balance keeps at least one unit.
-  learning.balanced =
-      std::max<std::uint16_t>(1, propose_root_share(call.share, call.size, call.local_size,
-                                                    upper_median(learning.root_seconds),
-                                                    upper_median(learning.others_seconds)));
+  learning.balanced = propose_root_share(call.share, call.size, call.local_size,
+                                         upper_median(learning.root_seconds),
+                                         upper_median(learning.others_seconds));
   learning.root_seconds.clear();
   learning.others_seconds.clear();
 }
