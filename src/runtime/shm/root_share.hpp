@@ -28,6 +28,7 @@
 // balance that reaches 0 stays there (at 0 it would always ask for a share, since the root then
 // copies nothing), and the two plans are then one: on 2 ranks, 1 MiB gathers balanced at 0,
 // 76 us a call, where the smallest share (1 KiB, every rank exposing) took 79 us.
+//
 // So the root measures, as STAR-MPI does for its algorithms and copy_chooser.hpp for the copy
 // path. Every rank times its copying, from the stage's sync to its last copy, and stores the time
 // in its RankRecord before it releases the stage; the root, once every rank released, reads
@@ -147,7 +148,7 @@ class RootShareBalancer {
   struct Learning {
     std::uint16_t share = 0;  // the share the samples were taken at
     std::vector<double> root_seconds, others_seconds;
-    std::optional<std::uint16_t> balanced;  // the share of plan true, once a call ran it
+    std::optional<std::uint16_t> balanced;  // plan true's share: the first call's, then balanced
     std::optional<PlanLearner> share_pays;  // plan true: with `balanced`; false: share 0
     std::optional<std::uint16_t> proposal;  // published at this rank's next call of the class
   };
