@@ -181,11 +181,7 @@ void RootShareBalancer::finished(std::chrono::nanoseconds call_time) {
   // At share 0 the balance would always ask for one (the root copies nothing): it stays.
   if (with_share && measured) balance(learning, call, measured->first, measured->second);
   const std::uint16_t wanted = share_pays.wanted() ? *learning.balanced : 0;
-  if (wanted != call.share) {
-    learning.proposal = wanted;
-  } else {
-    learning.proposal.reset();
-  }
+  learning.proposal = wanted != call.share ? std::optional(wanted) : std::nullopt;
 }
 
 void RootShareBalancer::balance(Learning& learning, const Call& call, double root_seconds,

@@ -31,9 +31,9 @@
 #include <string_view>
 
 #include "multilane/schedule.hpp"
-#include "runtime/shm/plan_learner.hpp"
 #include "runtime/shm/endpoint.hpp"
 #include "runtime/shm/plan.hpp"
+#include "runtime/shm/plan_learner.hpp"
 #include "runtime/shm/segment_name.hpp"
 
 namespace multilane::runtime::shm {
