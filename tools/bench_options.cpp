@@ -20,7 +20,8 @@ void BenchOptions::add_to(CLI::App& app) {
       ->capture_default_str();
   app.add_flag("--check", check, "fill buffers with a pattern and verify every byte on every rank");
   app.add_flag("--shared-buffers", shared_buffers,
-               "send and receive buffers from multilane::SharedBuffer (like MPI_Alloc_mem): "
+               "collectives: send and receive buffers from multilane::SharedBuffer (like "
+               "MPI_Alloc_mem): "
                "the ranks of a node then copy each other's with memcpy instead of the kernel");
   app.add_flag("--p2p", p2p, "point-to-point throughput from rank 0 to rank 1 instead");
   app.add_option("--size", size, "--p2p: bytes per transfer")->capture_default_str();
