@@ -205,34 +205,84 @@ TEST(ShmPlan, SwitchPointsAreAtTheBufferSize) {
   EXPECT_FALSE(fits_one_stage(shape(Collective::Alltoall, 4096, std::uint64_t{1} << 50), g));
 }
 
+// Puts and gets of a plan that copy bytes at `place`, each within the place's bytes.
+int count_copies(const ShmPlan& plan, SharedPlace place) {
+  int n = 0;
+  for (const Step& step : plan.steps) {
+    if ((is_put(step.primitive) || is_get(step.primitive)) && step.length > 0 &&
+        step.place == place) {
+      if (place == SharedPlace::SlotHeader) {
+        EXPECT_LE(step.slot_offset + step.length, kInlineBytes);
+      }
+      if (place == SharedPlace::FlaggedLines) {
+        EXPECT_LE(step.slot_offset + step.length, kFlaggedBytes);
+      }
+      ++n;
+    }
+  }
+  return n;
+}
+
 // A call whose stages touch at most kInlineBytes keeps its bytes in the slot headers: an 8-byte
 // bcast, scatter or gather on 2 ranks, an alltoall or allgather whose row fits; the plan cache
 // does not move those offsets with the buffer ring.
 TEST(ShmPlan, TinyCallsKeepTheirBytesInTheSlotHeader) {
-  const auto data_steps = [](const ShmPlan& plan, bool in_header) {
-    int n = 0;
-    for (const Step& step : plan.steps) {
-      if ((is_put(step.primitive) || is_get(step.primitive)) && step.length > 0) {
-        EXPECT_EQ(step.in_header, in_header) << to_string(step.primitive);
-        EXPECT_LE(step.slot_offset + step.length,
-                  in_header ? kInlineBytes : kSmall.buffer_size * kSmall.buffers);
-        ++n;
-      }
-    }
-    return n;
-  };
   EXPECT_EQ(kInlineBytes, 16u);
   for (const Collective c : kAllCollectives) {
-    EXPECT_GT(data_steps(plan_of(shape(c, 2, 8, 1), 0, kSmall), true), 0) << to_string(c);
-    EXPECT_GT(data_steps(plan_of(shape(c, 2, 8, 1), 1, kSmall), true), 0) << to_string(c);
-    // bcast: the message; allgather: a row is one block
-    const std::uint64_t too_big = c == Collective::Bcast || c == Collective::Allgather ? 17 : 9;
-    EXPECT_GT(data_steps(plan_of(shape(c, 2, too_big, 1), 0, kSmall), false), 0) << to_string(c);
+    EXPECT_GT(count_copies(plan_of(shape(c, 2, 8, 1), 0, kSmall), SharedPlace::SlotHeader), 0)
+        << to_string(c);
+    EXPECT_GT(count_copies(plan_of(shape(c, 2, 8, 1), 1, kSmall), SharedPlace::SlotHeader), 0)
+        << to_string(c);
   }
-  EXPECT_GT(data_steps(plan_of(shape(Collective::Bcast, 5, 16, 2), 3, kSmall), true), 0);
-  EXPECT_GT(data_steps(plan_of(shape(Collective::Bcast, 5, 17, 2), 3, kSmall), false), 0);
-  EXPECT_GT(data_steps(plan_of(shape(Collective::Alltoall, 4, 4, 0), 1, kSmall), true), 0);
-  EXPECT_GT(data_steps(plan_of(shape(Collective::Alltoall, 4, 5, 0), 1, kSmall), false), 0);
+  EXPECT_GT(
+      count_copies(plan_of(shape(Collective::Bcast, 5, 16, 2), 3, kSmall), SharedPlace::SlotHeader),
+      0);
+  EXPECT_GT(count_copies(plan_of(shape(Collective::Alltoall, 4, 4, 0), 1, kSmall),
+                         SharedPlace::SlotHeader),
+            0);
+}
+
+// Past the slot header, up to kFlaggedBytes, a stage with one writer keeps its bytes in its
+// flagged lines; its syncs cover the bytes: the writer's what it put, the reader's what it gets.
+// Stages with several writers (gather on more than 2 ranks) use the data area.
+TEST(ShmPlan, SmallStagesWithOneWriterUseFlaggedLines) {
+  EXPECT_EQ(kFlaggedBytes, 224u);
+  for (const Collective c : kAllCollectives) {
+    for (const int rank : {0, 1}) {
+      // bcast: the message; allgather and alltoall rows: a block (2 ranks); scatter, gather: two
+      const std::uint64_t fits = c == Collective::Bcast || c == Collective::Allgather ? 224 : 112;
+      const ShmPlan plan = plan_of(shape(c, 2, fits, 1), rank, kSmall);
+      EXPECT_GT(count_copies(plan, SharedPlace::FlaggedLines), 0) << to_string(c) << " " << rank;
+      EXPECT_GT(
+          count_copies(plan_of(shape(c, 2, fits + 1, 1), rank, kSmall), SharedPlace::DataArea), 0)
+          << to_string(c);
+      for (const Step& step : plan.steps) {
+        if (!is_sync(step.primitive)) continue;
+        EXPECT_EQ(step.place, SharedPlace::FlaggedLines) << to_string(c);
+        EXPECT_LE(step.slot_offset + step.length, kFlaggedBytes) << to_string(c);
+      }
+    }
+  }
+  // Scatter on 3 ranks, root 1, 50-byte blocks: the root wrote blocks 0 and 2 (bytes 0..150,
+  // its own block's place between them), rank 2 reads bytes 100..150.
+  const CallShape scatter = shape(Collective::Scatter, 3, 50, 1);
+  const auto sync_of = [](const ShmPlan& plan) {
+    for (const Step& step : plan.steps) {
+      if (is_sync(step.primitive)) return step;
+    }
+    return Step{};
+  };
+  const Step writer = sync_of(plan_of(scatter, 1, kSmall));
+  EXPECT_EQ(writer.role, SyncRole::Writer);
+  EXPECT_EQ(writer.slot_offset, 0u);
+  EXPECT_EQ(writer.length, 150u);
+  const Step reader = sync_of(plan_of(scatter, 2, kSmall));
+  EXPECT_TRUE(waits_for_flags(reader));
+  EXPECT_EQ(reader.slot_offset, 100u);
+  EXPECT_EQ(reader.length, 50u);
+  EXPECT_EQ(count_copies(plan_of(shape(Collective::Gather, 3, 20, 0), 0, kSmall),
+                         SharedPlace::FlaggedLines),
+            0);
 }
 
 TEST(ShmPlan, ZeroBytesAndOneRankUseNoStage) {

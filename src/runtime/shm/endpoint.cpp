@@ -24,11 +24,36 @@ using Clock = std::chrono::steady_clock;
 constexpr std::uint64_t kArrivalMask = 0xffff;
 static_assert(kMaxLocalSize <= kArrivalMask);
 
-// The bytes of the data area a step touches, from its slot_offset.
+// The bytes of shared memory a step touches, from its slot_offset.
 std::uint64_t shared_extent(const Step& step) {
   if (step.primitive == Primitive::Expose || is_direct(step.primitive)) return kExposedBytes;
   if (is_put(step.primitive) || is_get(step.primitive)) return step.length;
+  if (is_sync(step.primitive) && step.place == SharedPlace::FlaggedLines) return step.length;
   return 0;
+}
+
+std::uint64_t room_in(SharedPlace place, std::uint64_t capacity) {
+  switch (place) {
+    case SharedPlace::SlotHeader:
+      return kInlineBytes;
+    case SharedPlace::FlaggedLines:
+      return kFlaggedBytes;
+    case SharedPlace::DataArea:
+      break;
+  }
+  return capacity;
+}
+
+std::string_view name_of(SharedPlace place) {
+  switch (place) {
+    case SharedPlace::SlotHeader:
+      return "slot header's bytes";
+    case SharedPlace::FlaggedLines:
+      return "flagged lines' bytes";
+    case SharedPlace::DataArea:
+      break;
+  }
+  return "data area";
 }
 
 pid_t pid_of(RankRecord& rank) {
@@ -92,6 +117,13 @@ std::string ShmEndpoint::laggards() const {
 
 void ShmEndpoint::wait(const Step& step) {
   check_not_broken();
+  // Flags first; a writer that takes longer than the spin is waited for on `filled`, which it
+  // publishes after its stamps.
+  if (waits_for_flags(step) && poll_until([&] { return startable(step); }, policy_)) return;
+  wait_on_word(step);
+}
+
+void ShmEndpoint::wait_on_word(const Step& step) {
   const auto check = [&] {
     check_not_broken();
     check_ranks_alive(describe_wait(step));
@@ -141,31 +173,60 @@ void ShmEndpoint::check_writers_call(const Step& step) {
                    describe(call_), others));
 }
 
+std::byte* ShmEndpoint::shared_bytes_of(const Step& step) const {
+  return step.place == SharedPlace::SlotHeader
+             ? view_.slots[step.stage.slot].inline_data + step.slot_offset
+             : view_.data + step.slot_offset;
+}
+
+void ShmEndpoint::check_flagged_call(const Step& step) {
+  const std::uint64_t expected = line_flag(target_of(step), fingerprint_);
+  if (lines_carry(lines_of(step), step.slot_offset, step.length, expected)) return;
+  if (!has_reached(word_waited_on(step), target_of(step))) {
+    check_not_broken();
+    wait_on_word(step);
+  }
+  check_writers_call(step);
+}
+
 void ShmEndpoint::perform(const Step& step, const ShmBuffers& buffers) {
-  const std::uint64_t room = step.in_header ? kInlineBytes : view_.capacity;
+  const std::uint64_t room = room_in(step.place, view_.capacity);
   if (const std::uint64_t extent = shared_extent(step);
       extent > 0 && step.slot_offset + extent > room) {
     fail(fmt::format("{} of {} bytes at {} exceeds the {} of {} bytes", to_string(step.primitive),
-                     extent, step.slot_offset, step.in_header ? "slot header's bytes" : "data area",
-                     room));
+                     extent, step.slot_offset, name_of(step.place), room));
   }
-  std::byte* shared = step.in_header ? view_.slots[step.stage.slot].inline_data + step.slot_offset
-                                     : view_.data + step.slot_offset;
+  const bool in_lines = step.place == SharedPlace::FlaggedLines;
   switch (step.primitive) {
     case Primitive::SenderPut:
     case Primitive::GroupSegPut:
-      copy_bytes(shared, buffers.send + step.offset, step.length);
+      if (in_lines) {
+        copy_into_lines(lines_of(step), step.slot_offset, buffers.send + step.offset, step.length);
+      } else {
+        copy_bytes(shared_bytes_of(step), buffers.send + step.offset, step.length);
+      }
       return;
     case Primitive::PairSync:
     case Primitive::GroupSync: {
       if (timing_copies_) copies_started_ = std::chrono::steady_clock::now();
-      if (step.role == SyncRole::Reader) return check_writers_call(step);
+      if (step.role == SyncRole::Reader) {
+        return waits_for_flags(step) ? check_flagged_call(step) : check_writers_call(step);
+      }
+      if (in_lines) {
+        stamp_lines(lines_of(step), step.slot_offset, step.length,
+                    line_flag(stage_value(step.stage.index), fingerprint_));
+      }
       return writer_arrives(step);
     }
     case Primitive::ReceiverGet:
     case Primitive::GroupGet:
     case Primitive::GroupSegGet:
-      copy_bytes(buffers.recv + step.offset, shared, step.length);
+      if (in_lines) {
+        copy_out_of_lines(buffers.recv + step.offset, lines_of(step), step.slot_offset,
+                          step.length);
+      } else {
+        copy_bytes(buffers.recv + step.offset, shared_bytes_of(step), step.length);
+      }
       if (step.release) release(step);
       return;
     case Primitive::LocalCopy:
@@ -179,12 +240,12 @@ void ShmEndpoint::perform(const Step& step, const ShmBuffers& buffers) {
         entry.region_inode = region->inode;
         entry.region_offset = region->offset;
       }
-      std::memcpy(shared, &entry, sizeof entry);
+      std::memcpy(shared_bytes_of(step), &entry, sizeof entry);
       return;
     }
     case Primitive::DirectGet:
     case Primitive::DirectPut:
-      return copy_direct(step, buffers, shared);
+      return copy_direct(step, buffers, shared_bytes_of(step));
   }
 }
 

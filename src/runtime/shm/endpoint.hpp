@@ -25,6 +25,7 @@
 #include <string>
 
 #include "runtime/shm/call_record.hpp"
+#include "runtime/shm/flagged_lines.hpp"
 #include "runtime/shm/layout.hpp"
 #include "runtime/shm/peer_regions.hpp"
 #include "runtime/shm/step.hpp"
@@ -58,6 +59,9 @@ class ShmEndpoint {
   const CallInfo& call() const { return call_; }
 
   bool startable(const Step& step) const {  // here, to be inlined: every step asks it
+    if (waits_for_flags(step)) {
+      return lines_stamped(lines_of(step), step.slot_offset, step.length, target_of(step));
+    }
     return !waits_at_all(step) || has_reached(word_waited_on(step), target_of(step));
   }
   void wait(const Step& step);
@@ -116,6 +120,13 @@ class ShmEndpoint {
   std::uint32_t target_of(const Step& step) const {
     return stage_value(waits_for_free_buffer(step) ? step.stage.previous : step.stage.index);
   }
+  FlaggedLine* lines_of(const Step& step) const {
+    return view_.lines.data() + std::size_t{step.stage.slot} * kFlaggedLinesPerSlot;
+  }
+  // Where a put or get copies to or from in shared memory (not FlaggedLines).
+  std::byte* shared_bytes_of(const Step& step) const;
+  // wait() on the step's sync word (`drained` or `filled`), with the group's checks.
+  void wait_on_word(const Step& step);
   std::string describe_wait(const Step& step) const;
   std::string laggards() const;
   // What a writer adds to the stage's `filled` tag: its fingerprint above, 1 in the low 16 bits
@@ -123,6 +134,9 @@ class ShmEndpoint {
   std::uint64_t contribution() const;
   void writer_arrives(const Step& step);
   void check_writers_call(const Step& step);
+  // A reader sync in FlaggedLines: the lines' flags carry the writer's fingerprint bits, and
+  // otherwise the whole tag decides, once the writer published `filled`.
+  void check_flagged_call(const Step& step);
   void release(const Step& step);
   // DirectGet / DirectPut: the copy between this rank's buffer and the exposed one, with memcpy
   // when the exposed one lies in a SharedBuffer this rank can map, else through the kernel.

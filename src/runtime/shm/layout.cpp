@@ -10,7 +10,7 @@ constexpr std::size_t round_up(std::size_t bytes, std::size_t unit) {
 }
 
 struct Offsets {
-  std::size_t ranks, root_shares, slots, data, total;
+  std::size_t ranks, root_shares, slots, lines, data, total;
 };
 
 Offsets offsets(int local_size, std::size_t capacity) {
@@ -19,7 +19,9 @@ Offsets offsets(int local_size, std::size_t capacity) {
   const auto p = static_cast<std::size_t>(local_size);
   at.root_shares = round_up(at.ranks + sizeof(RankRecord) * p, alignof(RootShareRecord));
   at.slots = round_up(at.root_shares + sizeof(RootShareRecord) * p, alignof(SlotHeader));
-  at.data = round_up(at.slots + sizeof(SlotHeader) * kMaxPipelineBuffers, kPage);
+  at.lines = round_up(at.slots + sizeof(SlotHeader) * kMaxPipelineBuffers, alignof(FlaggedLine));
+  at.data =
+      round_up(at.lines + sizeof(FlaggedLine) * kFlaggedLinesPerSlot * kMaxPipelineBuffers, kPage);
   at.total = round_up(at.data + capacity, kPage);
   return at;
 }
@@ -40,6 +42,8 @@ SegmentView view_segment(std::byte* base, int local_size, std::size_t capacity) 
                       static_cast<std::size_t>(local_size)};
   view.slots = {reinterpret_cast<SlotHeader*>(base + at.slots),
                 static_cast<std::size_t>(kMaxPipelineBuffers)};
+  view.lines = {reinterpret_cast<FlaggedLine*>(base + at.lines),
+                kFlaggedLinesPerSlot * kMaxPipelineBuffers};
   view.data = base + at.data;
   view.capacity = capacity;
   return view;

@@ -8,6 +8,8 @@
 //   RootShareRecord[p]   per local rank: the root's shares of the rooted calls it roots
 //   SlotHeader[64]       per pipeline buffer: `filled` and `drained` sync words, and the
 //                        bytes of a tiny call (kInlineBytes)
+//   FlaggedLine[64 x 4]  per pipeline buffer: the bytes of a small call's stage that has one
+//                        writer (kFlaggedBytes), each cache line with its own flag
 //   data area            `capacity` bytes, page aligned, cut into pipeline buffers per call
 //
 // Every field shared between ranks is accessed through std::atomic_ref, except the data area
@@ -24,7 +26,7 @@
 namespace multilane::runtime::shm {
 
 inline constexpr std::uint64_t kSegmentMagic = 0x314d48534c4d4c4dULL;  // "MLMLSHM1"
-inline constexpr std::uint32_t kLayoutVersion = 6;
+inline constexpr std::uint32_t kLayoutVersion = 7;
 inline constexpr int kMaxPipelineBuffers = 64;
 inline constexpr int kMaxLocalSize = 4096;
 inline constexpr std::size_t kReasonBytes = 256;
@@ -108,12 +110,31 @@ struct alignas(64) SlotHeader {
 };
 static_assert(sizeof(SlotHeader) == 64);
 
+// A small stage's bytes in lines that carry their own flag (NCCL's LL128 protocol has the same
+// idea): a reader that waits on the flags of the lines it reads fetches them all at once,
+// where waiting on `filled` and then reading the data area costs two line transfers in a row,
+// and a third when the writer first fetches the data line. For stages with one writer (every
+// stage of a small bcast, scatter, row of alltoall or allgather, and gather on two ranks):
+// the writer stamps every line it wrote after its bytes, then publishes `filled` as usual (for
+// readers that sleep, and the call check's tag). A flag holds the stage's sync value (low 32
+// bits) and the low 32 bits of the writer's call fingerprint (high), which the reader compares
+// with its own; a difference sends it the slow way, to `filled` and the whole tag.
+inline constexpr std::size_t kFlaggedLineBytes = 56;  // of each line's 64; the flag is the rest
+inline constexpr std::size_t kFlaggedLinesPerSlot = 4;
+inline constexpr std::size_t kFlaggedBytes = kFlaggedLineBytes * kFlaggedLinesPerSlot;
+struct alignas(64) FlaggedLine {
+  std::byte data[kFlaggedLineBytes];
+  std::uint64_t flag = 0;
+};
+static_assert(sizeof(FlaggedLine) == 64);
+
 // Pointers into one mapped segment.
 struct SegmentView {
   SegmentHeader* header = nullptr;
   std::span<RankRecord> ranks;
   std::span<RootShareRecord> root_shares;  // one per rank
   std::span<SlotHeader> slots;             // kMaxPipelineBuffers of them
+  std::span<FlaggedLine> lines;            // kFlaggedLinesPerSlot per slot, slot by slot
   std::byte* data = nullptr;
   std::size_t capacity = 0;
 };

@@ -98,7 +98,7 @@ bool PlanBuilder::merge_with_last(const Step& step) {
   // stage number may equal a stage of this call: never extend it.
   if (last.length == 0 || last.primitive != step.primitive ||
       last.stage.index != step.stage.index || last.stage.slot != step.stage.slot ||
-      last.in_header != step.in_header || last.release ||
+      last.place != step.place || last.release ||
       last.slot_offset + last.length != step.slot_offset ||
       last.offset + last.length != step.offset) {
     return false;
@@ -124,6 +124,47 @@ void PlanBuilder::put(Primitive primitive, const Stage& stage, std::uint64_t slo
   if (!merge_with_last(step)) plan_.steps.push_back(step);
 }
 
+SharedPlace PlanBuilder::place_of(const Stage& stage) const {
+  if (small_stage_bytes_ == 0) return SharedPlace::DataArea;
+  if (small_stage_bytes_ <= kInlineBytes) return SharedPlace::SlotHeader;
+  if (stage.writers == 1 && small_stage_bytes_ <= kFlaggedBytes) return SharedPlace::FlaggedLines;
+  return SharedPlace::DataArea;
+}
+
+// The union of the puts into the stage that this rank has made: they are the steps just
+// before its writer sync. (Not the zero-length puts that wait for an earlier epoch's buffers,
+// whose made-up stage numbers may equal this one: wait_for_epoch.)
+void PlanBuilder::cover_puts(Step& writer_sync) const {
+  std::uint64_t begin = kFlaggedBytes;
+  std::uint64_t end = 0;
+  for (auto it = plan_.steps.rbegin(); it != plan_.steps.rend(); ++it) {
+    if (!is_put(it->primitive) || it->stage.index != writer_sync.stage.index ||
+        it->place != SharedPlace::FlaggedLines) {
+      break;
+    }
+    begin = std::min(begin, it->slot_offset);
+    end = std::max(end, it->slot_offset + it->length);
+  }
+  if (end > begin) {
+    writer_sync.slot_offset = begin;
+    writer_sync.length = end - begin;
+  }
+}
+
+// Gets follow their stage's reader sync (the stage's other gets in between).
+void PlanBuilder::cover_get(const Step& get) {
+  for (auto it = plan_.steps.rbegin(); it != plan_.steps.rend(); ++it) {
+    if (it->stage.index != get.stage.index) break;
+    if (!is_sync(it->primitive)) continue;
+    const std::uint64_t begin =
+        it->length == 0 ? get.slot_offset : std::min(it->slot_offset, get.slot_offset);
+    const std::uint64_t end = std::max(it->slot_offset + it->length, get.slot_offset + get.length);
+    it->slot_offset = begin;
+    it->length = end - begin;
+    return;
+  }
+}
+
 void PlanBuilder::sync(Primitive primitive, const Stage& stage, SyncRole role, int writer) {
   Step step;
   step.primitive = primitive;
@@ -131,6 +172,11 @@ void PlanBuilder::sync(Primitive primitive, const Stage& stage, SyncRole role, i
   step.stage = stage;
   step.slot_offset = stage.slot * buffer_stride(geometry_);  // touches no bytes
   if (role == SyncRole::Reader) step.peer = writer;
+  if (place_of(stage) == SharedPlace::FlaggedLines) {
+    step.place = SharedPlace::FlaggedLines;
+    step.slot_offset = 0;
+    if (role == SyncRole::Writer) cover_puts(step);
+  }
   plan_.steps.push_back(step);
 }
 
@@ -152,16 +198,24 @@ void PlanBuilder::get(Primitive primitive, const Stage& stage, std::uint64_t slo
   place(step, slot_offset, length);
   step.offset = offset;
   step.length = length;
+  if (step.place == SharedPlace::FlaggedLines) cover_get(step);
   if (!merge_with_last(step)) plan_.steps.push_back(step);
 }
 
 void PlanBuilder::place(Step& step, std::uint64_t slot_offset, std::uint64_t length) const {
-  if (in_header_ && slot_offset + length > kInlineBytes) {
-    throw std::logic_error("shm plan: put or get beyond its slot header's bytes");
+  step.place = place_of(step.stage);
+  switch (step.place) {
+    case SharedPlace::DataArea:
+      step.slot_offset = step.stage.slot * buffer_stride(geometry_) + slot_offset;
+      return;
+    case SharedPlace::SlotHeader:
+    case SharedPlace::FlaggedLines:
+      if (slot_offset + length > small_stage_bytes_) {
+        throw std::logic_error("shm plan: put or get beyond its small stage's bytes");
+      }
+      step.slot_offset = slot_offset;
+      return;
   }
-  step.in_header = in_header_;
-  step.slot_offset =
-      in_header_ ? slot_offset : step.stage.slot * buffer_stride(geometry_) + slot_offset;
 }
 
 void PlanBuilder::sender_put(const Stage& stage, std::uint64_t slot_offset, std::uint64_t offset,
@@ -265,7 +319,7 @@ void build_plan(const CallShape& call, int local_rank, const Geometry& geometry,
   PlanBuilder builder(local_rank, geometry, clock, plan);
   if (!call.collective) return plan_barrier(builder, call);
   if (call.single_copy) return plan_single_copy(builder, call);
-  if (shared_bytes(call) <= kInlineBytes) builder.use_slot_headers();
+  if (shared_bytes(call) <= kFlaggedBytes) builder.use_small_stages(shared_bytes(call));
   switch (*call.collective) {
     case Collective::Bcast:
       return plan_bcast(builder, call);

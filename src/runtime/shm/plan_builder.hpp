@@ -20,9 +20,11 @@ class PlanBuilder {
  public:
   PlanBuilder(int local_rank, const Geometry& geometry, StageClock& clock, ShmPlan& plan);
 
-  // Puts and gets from now on use the bytes in the stage's slot header (layout.hpp), not the
-  // data area: for calls whose every stage touches at most kInlineBytes.
-  void use_slot_headers() { in_header_ = true; }
+  // Stages from now on touch at most `bytes` bytes each: they keep them out of the data area
+  // when they fit in their slot header (kInlineBytes), or, with one writer, in their flagged
+  // lines (kFlaggedBytes). See place_of().
+  void use_small_stages(std::uint64_t bytes) { small_stage_bytes_ = bytes; }
+  SharedPlace place_of(const Stage& stage) const;
 
   int rank() const { return rank_; }
   const Geometry& geometry() const { return geometry_; }
@@ -72,13 +74,17 @@ class PlanBuilder {
               std::uint64_t remote, std::uint64_t length, bool release);
   // Where rank `rank`'s entry of `stage`'s buffer is, in the data area.
   std::uint64_t exposed_entry(const Stage& stage, int rank) const;
+  // A sync of a stage in FlaggedLines covers the bytes this rank wrote (writers, from its puts
+  // so far) or will read (readers, extended by each get); see Step::slot_offset.
+  void cover_puts(Step& writer_sync) const;
+  void cover_get(const Step& get);
   // Extends the last step if `step` continues it; true if it did.
   bool merge_with_last(const Step& step);
   void enter_epoch();
   void wait_for_epoch(const StageClock& epoch);
 
   int rank_;
-  bool in_header_ = false;
+  std::uint64_t small_stage_bytes_ = 0;  // 0: every stage in the data area
   Geometry geometry_;
   StageClock& clock_;
   ShmPlan& plan_;
@@ -98,7 +104,7 @@ Chunk chunk_at(std::uint64_t total, std::uint64_t chunk, std::uint64_t index);
 // gets its part of it (`get_from`, which must release). A lone writer stores its arrival where
 // a shared stage needs an atomic addition by every rank, and with two ranks the readers too
 // are alone: this saves two contended cache-line transfers per call, most of the cost of an
-// 8-byte call. A row of at most kInlineBytes travels in its slot header.
+// 8-byte call. A small row travels in its slot header or flagged lines (use_small_stages).
 bool fits_in_rows(const CallShape& call, const Geometry& geometry);  // p <= buffers, one stage
 void plan_rows(PlanBuilder& plan, int local_size, std::uint64_t row_bytes,
                const std::function<void(const Stage&)>& put_row,

@@ -16,7 +16,7 @@ void plan_rows(PlanBuilder& plan, int local_size, std::uint64_t row_bytes,
                const std::function<void(const Stage&, int)>& get_from) {
   const auto p = static_cast<std::uint32_t>(local_size);
   const auto me = static_cast<std::uint32_t>(plan.rank());
-  if (row_bytes <= kInlineBytes) plan.use_slot_headers();
+  if (row_bytes <= kFlaggedBytes) plan.use_small_stages(row_bytes);
   std::vector<Stage> stages;
   for (std::uint32_t i = 0; i < p; ++i) stages.push_back(plan.stage(1, p - 1));
   put_row(stages[me]);

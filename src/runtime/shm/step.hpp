@@ -61,17 +61,25 @@ struct Stage {
   friend bool operator==(const Stage&, const Stage&) = default;
 };
 
+// Where a stage's bytes are (layout.hpp): in its pipeline buffer in the data area, or, for
+// small calls, in its slot header (up to kInlineBytes) or its flagged lines (up to
+// kFlaggedBytes, stages with one writer; flagged_lines.hpp).
+enum class SharedPlace : std::uint8_t { DataArea, SlotHeader, FlaggedLines };
+
 struct Step {
   Primitive primitive = Primitive::LocalCopy;
   SyncRole role = SyncRole::Writer;  // syncs only
   bool release = false;              // gets: the last get of this stage by this rank
   std::int32_t peer = -1;            // reader syncs: the writer; puts: the reader; -1: several
   Stage stage;
-  std::uint64_t slot_offset = 0;  // in the data area: the stage's buffer + where in it
-  bool in_header = false;    // puts, gets: slot_offset is in the stage's SlotHeader::inline_data
-  std::uint64_t offset = 0;  // puts: in the send buffer; gets, LocalCopy: in recv
-  std::uint64_t source = 0;  // LocalCopy: offset in the send buffer
-  std::uint64_t length = 0;
+  // DataArea: the stage's buffer + where in it; SlotHeader, FlaggedLines: where in the stage's
+  // bytes there. Syncs of a stage in FlaggedLines: with `length`, the bytes the writer wrote or
+  // the reader reads, whose lines the writer stamps and the reader waits for.
+  std::uint64_t slot_offset = 0;
+  SharedPlace place = SharedPlace::DataArea;
+  std::uint64_t offset = 0;   // puts: in the send buffer; gets, LocalCopy: in recv
+  std::uint64_t source = 0;   // LocalCopy: offset in the send buffer
+  std::uint64_t length = 0;   // puts, gets, copies; syncs in FlaggedLines (above)
   std::uint64_t remote = 0;   // DirectGet/DirectPut: offset in the peer's exposed buffer
   bool exposes_recv = false;  // Expose: the receive buffer (else the send buffer)
   friend bool operator==(const Step&, const Step&) = default;
@@ -88,6 +96,11 @@ inline bool is_get(Primitive p) {
 }
 inline bool is_direct(Primitive p) {
   return p == Primitive::DirectGet || p == Primitive::DirectPut;
+}
+// A reader sync that waits for the flags of the lines it will read instead of for `filled`.
+inline bool waits_for_flags(const Step& step) {
+  return is_sync(step.primitive) && step.role == SyncRole::Reader &&
+         step.place == SharedPlace::FlaggedLines && step.length > 0;
 }
 
 // Puts and writer syncs need the buffer: its previous stage must have been read. (A writer that

@@ -29,22 +29,7 @@ void sleep_once(SyncWord& word, std::uint32_t target, std::chrono::nanoseconds s
 
 // Polls until the word reaches the target (true) or the policy's spin has passed (false).
 bool poll_until_reached(SyncWord& word, std::uint32_t target, const WaitPolicy& policy) {
-  if (has_reached(word, target)) return true;
-  const std::chrono::nanoseconds spin = policy.spin;
-  if (spin.count() <= 0) return false;
-  // The clock is read every 64 polls: a pause is ~10-150 cycles, the clock ~20 ns.
-  const auto end = Clock::now() + spin;
-  while (true) {
-    for (int i = 0; i < 64; ++i) {
-      if (has_reached(word, target)) return true;
-      if (policy.yield_while_polling) {
-        sched_yield();
-      } else {
-        cpu_relax();
-      }
-    }
-    if (Clock::now() >= end) return has_reached(word, target);
-  }
+  return poll_until([&] { return has_reached(word, target); }, policy);
 }
 
 }  // namespace
@@ -53,6 +38,10 @@ void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   _mm_pause();
 #endif
+}
+
+void yield_core() {
+  sched_yield();
 }
 
 void publish(SyncWord& word, std::uint32_t value) {

@@ -43,6 +43,8 @@ inline bool has_reached(SyncWord& word, std::uint32_t target) {
 
 // One polling pause: tells the core that it spins (a pause instruction on x86).
 void cpu_relax();
+// Lets another thread run on this core (sched_yield).
+void yield_core();
 
 // Sets the value and wakes its sleepers.
 void publish(SyncWord& word, std::uint32_t value);
@@ -65,6 +67,27 @@ struct WaitPolicy {
   std::chrono::milliseconds timeout{60'000};     // the whole wait
   std::chrono::milliseconds check_interval{20};  // longest sleep between two checks
 };
+
+// Polls until `done()` is true (true) or the policy's spin has passed (false), as a wait polls
+// its word: a pause between polls (or sched_yield, policy.yield_while_polling), the clock read
+// every 64 polls (a pause is ~10-150 cycles, the clock ~20 ns).
+template <typename Done>
+bool poll_until(Done done, const WaitPolicy& policy) {
+  if (done()) return true;
+  if (policy.spin.count() <= 0) return false;
+  const auto end = std::chrono::steady_clock::now() + policy.spin;
+  while (true) {
+    for (int i = 0; i < 64; ++i) {
+      if (done()) return true;
+      if (policy.yield_while_polling) {
+        yield_core();
+      } else {
+        cpu_relax();
+      }
+    }
+    if (std::chrono::steady_clock::now() >= end) return done();
+  }
+}
 
 // Waits until `word` reaches `target`. Polls for `policy.spin`, then sleeps on the futex in
 // slices of at most `policy.check_interval`, calling `check()` after every slice (it throws to
