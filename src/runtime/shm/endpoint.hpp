@@ -3,11 +3,14 @@
 // The executor-facing interface of the shared-memory layer. For each Step of a plan
 // (runtime/shm/plan.hpp), in order:
 //   startable(step)  never blocks: whether the step's wait is over (puts: the buffer's previous
-//                    readers are done; reader syncs: every writer of the stage synced);
+//                    readers are done; reader syncs: every writer of the stage synced, or
+//                    in flagged lines the writer stamped the lines the reader reads);
 //   wait(step)       blocks until it is: polls for a while, then sleeps on the futex, checking
 //                    between sleeps that the group is not broken and that every rank's process
 //                    is alive; throws ShmError on timeout, dead rank or broken group;
-//   perform(step)    does it (copies, arrives at the sync word); never blocks.
+//   perform(step)    does it (copies, arrives at the sync word); never blocks, except a reader
+//                    that finds another call's flags in flagged lines: it waits for `filled`
+//                    to check the whole tag (and name both calls).
 // run() is the three in a row. Any failure breaks the group (fail()): the reason goes into the
 // segment and every rank's next wait throws ShmError naming the rank that failed and why.
 //
