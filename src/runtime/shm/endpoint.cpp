@@ -32,28 +32,21 @@ std::uint64_t shared_extent(const Step& step) {
   return 0;
 }
 
-std::uint64_t room_in(SharedPlace place, std::uint64_t capacity) {
+// How many bytes a place holds, and its name in errors.
+struct PlaceBytes {
+  std::uint64_t room = 0;
+  std::string_view name;
+};
+PlaceBytes bytes_in(SharedPlace place, std::uint64_t capacity) {
   switch (place) {
     case SharedPlace::SlotHeader:
-      return kInlineBytes;
+      return {kInlineBytes, "slot header's bytes"};
     case SharedPlace::FlaggedLines:
-      return kFlaggedBytes;
+      return {kFlaggedBytes, "flagged lines' bytes"};
     case SharedPlace::DataArea:
       break;
   }
-  return capacity;
-}
-
-std::string_view name_of(SharedPlace place) {
-  switch (place) {
-    case SharedPlace::SlotHeader:
-      return "slot header's bytes";
-    case SharedPlace::FlaggedLines:
-      return "flagged lines' bytes";
-    case SharedPlace::DataArea:
-      break;
-  }
-  return "data area";
+  return {capacity, "data area"};
 }
 
 pid_t pid_of(RankRecord& rank) {
@@ -190,11 +183,12 @@ void ShmEndpoint::check_flagged_call(const Step& step) {
 }
 
 void ShmEndpoint::perform(const Step& step, const ShmBuffers& buffers) {
-  const std::uint64_t room = room_in(step.place, view_.capacity);
-  if (const std::uint64_t extent = shared_extent(step);
-      extent > 0 && step.slot_offset + extent > room) {
-    fail(fmt::format("{} of {} bytes at {} exceeds the {} of {} bytes", to_string(step.primitive),
-                     extent, step.slot_offset, name_of(step.place), room));
+  if (const std::uint64_t extent = shared_extent(step); extent > 0) {
+    if (const PlaceBytes place = bytes_in(step.place, view_.capacity);
+        step.slot_offset + extent > place.room) {
+      fail(fmt::format("{} of {} bytes at {} exceeds the {} of {} bytes", to_string(step.primitive),
+                       extent, step.slot_offset, place.name, place.room));
+    }
   }
   const bool in_lines = step.place == SharedPlace::FlaggedLines;
   switch (step.primitive) {

@@ -3,9 +3,10 @@
 // A stage placed in FlaggedLines (layout.hpp, Step::place) keeps byte `offset` of the stage in
 // line offset / kFlaggedLineBytes of its slot, at offset % kFlaggedLineBytes; puts and gets are
 // cut at the line boundaries. The stage's one writer stamps every line it wrote with
-// line_flag() after the bytes (stores are seen in order), and a reader may copy a line out
-// once it carries its stage's value: lines_stamped() looks at all of them without stopping at
-// the first that is not there yet, so that the loads overlap.
+// line_flag() after the bytes, line by line in order, each flag a release store. A reader
+// waits until the last line of its range carries its stage's value (lines_stamped()); that
+// flag's release orders every byte and earlier flag before it, so the reader then reads all
+// its lines at once.
 #pragma once
 
 #include <atomic>

@@ -170,12 +170,12 @@ void PlanBuilder::sync(Primitive primitive, const Stage& stage, SyncRole role, i
   step.primitive = primitive;
   step.role = role;
   step.stage = stage;
-  step.slot_offset = stage.slot * buffer_stride(geometry_);  // touches no bytes
   if (role == SyncRole::Reader) step.peer = writer;
   if (place_of(stage) == SharedPlace::FlaggedLines) {
-    step.place = SharedPlace::FlaggedLines;
-    step.slot_offset = 0;
+    step.place = SharedPlace::FlaggedLines;  // covers bytes: its puts now, its gets later
     if (role == SyncRole::Writer) cover_puts(step);
+  } else {
+    step.slot_offset = stage.slot * buffer_stride(geometry_);  // touches no bytes
   }
   plan_.steps.push_back(step);
 }

@@ -43,8 +43,9 @@ void move_plan(ShmPlan& plan, std::uint64_t plan_epoch, const StageClock& clock)
     stage.previous += distance;  // steady: every stage reuses its buffer
     std::uint32_t slot = stage.slot + turn;
     if (slot >= buffers) slot -= buffers;
-    if (step.place == SharedPlace::DataArea)
+    if (step.place == SharedPlace::DataArea) {
       step.slot_offset = step.slot_offset - stage.slot * stride + slot * stride;
+    }
     stage.slot = slot;
   }
   plan.first_stage = clock.next;
