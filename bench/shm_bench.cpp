@@ -313,7 +313,8 @@ int run(int argc, char** argv) {
                  "copy once (cross-memory attach) from this size per copy on (also for bcast); "
                  "0: never; auto: the layer's default");
   app.add_option("--learn-copy-path", options.learn_copy_path,
-                 "alltoall and allgather learn as they run whether copying once or twice is "
+                 "alltoall, allgather, bcast and scatter learn as they run whether copying once or "
+                 "twice is "
                  "faster (with --single-copy-from auto): on or off")
       ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--learn-root-share", options.learn_root_share,
@@ -410,7 +411,8 @@ int run(int argc, char** argv) {
         "buffers: {} ({}); tuning file: {}; cache purge: {}; start: {}\n\n",
         ranks, options.pipeline_buffers, format_size(shm.tuning.buffer_size),
         single_copy_text(group),
-        shm.learn_copy_path && !shm.single_copy ? " (alltoall, allgather: learned)" : "",
+        shm.learn_copy_path && !shm.single_copy ? " (alltoall, allgather, bcast, scatter: learned)"
+                                                : "",
         shm.learn_root_share ? "learned" : "default",
         options.shared_buffers ? "SharedBuffer" : "the application's", options.buffers,
         options.tuning.empty() ? std::string("none") : options.tuning,

@@ -1,6 +1,6 @@
 // CopyChooser (runtime/shm/copy_chooser.hpp): the ranks of a group take the same path for every
-// learned call in every order the collectives allow, rank 0 learns from the slowest rank's
-// time, and calls outside the learned classes follow the limits.
+// learned call in every order the collectives allow, whichever rank decides it, the decider
+// learns from the slowest rank's time, and calls outside the learned classes follow the limits.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "runtime/shm/call_record.hpp"
 #include "runtime/shm/copy_chooser.hpp"
 #include "runtime/shm/layout.hpp"
 #include "shm/fake_segment.hpp"
@@ -17,15 +18,20 @@ namespace {
 
 using testing::FakeSegment;
 
-CallShape alltoall(std::uint64_t size, int ranks) {
+CallShape call_of(Collective collective, std::uint64_t size, int ranks, int root = 0) {
   CallShape call;
-  call.collective = Collective::Alltoall;
+  call.collective = collective;
+  call.root = root;
   call.size = size;
   call.local_size = ranks;
   return call;
 }
 
-TEST(CopyChooser, LearnsOnlyAlltoallAndAllgatherOf4KiBTo1MiB) {
+CallShape alltoall(std::uint64_t size, int ranks) {
+  return call_of(Collective::Alltoall, size, ranks);
+}
+
+TEST(CopyChooser, LearnsAlltoallAllgatherBcastAndScatterOf4KiBTo1MiB) {
   CallShape call = alltoall(4096, 2);
   EXPECT_EQ(copy_choice_class(call), 0u);
   call.size = 4095;
@@ -38,6 +44,11 @@ TEST(CopyChooser, LearnsOnlyAlltoallAndAllgatherOf4KiBTo1MiB) {
   call.size = 8192;
   EXPECT_EQ(copy_choice_class(call), kCopyChoiceClasses + 1);
   call.collective = Collective::Bcast;
+  EXPECT_EQ(copy_choice_class(call), 2 * kCopyChoiceClasses + 1);
+  call.collective = Collective::Scatter;
+  call.size = 65536;
+  EXPECT_EQ(copy_choice_class(call), 3 * kCopyChoiceClasses + 4);
+  call.collective = Collective::Gather;
   EXPECT_EQ(copy_choice_class(call), std::nullopt);
   call.collective = std::nullopt;  // barrier
   EXPECT_EQ(copy_choice_class(call), std::nullopt);
@@ -59,34 +70,60 @@ TEST(CopyChooser, ChoiceWordsRoundTrip) {
   EXPECT_FALSE(unpack_choice(0).valid);
 }
 
-// Two ranks run a random program of learned alltoall calls and unlearned calls in random
-// interleavings, as far as the collectives allow: a rank finishes a learned call only after
-// every rank entered it; an unlearned call (a pipelined bcast from rank 0) lets rank 0 run
-// ahead. Rank 0 switches paths at every chance. Every learned call must take one path on
-// both ranks.
+// Three ranks run a random program of learned calls and unlearned ones, in random
+// interleavings as far as the collectives allow: a rank finishes a learned alltoall only after
+// every rank entered it; a bcast (learned, from a random root, or unlearned, from rank 0) lets
+// its root run ahead without bound, and another rank finishes it only after the root entered
+// it (it waits for the root's stage). Every decider switches paths at every chance. Every
+// learned call must take one path on every rank.
 TEST(CopyChooser, RanksAgreeOnEveryCallInEveryAllowedOrder) {
-  constexpr int kRanks = 2;
+  constexpr int kRanks = 3;
   constexpr PlanLearning kAlwaysSwitch{1, 0, 0, -1000};
+  constexpr std::uint64_t kSize = 8192;
   std::mt19937 random(7);
-  for (int program = 0; program < 50; ++program) {
+  for (int program = 0; program < 100; ++program) {
     FakeSegment segment(kRanks);
+    const SegmentView view = segment.view();
     std::vector<CopyChooser> choosers;
-    for (int r = 0; r < kRanks; ++r) choosers.emplace_back(segment.view(), r, true, kAlwaysSwitch);
-    const int calls = 60;
-    std::vector<bool> learned(calls);
-    for (auto&& l : learned) l = random() % 3 != 0;
+    for (int r = 0; r < kRanks; ++r) choosers.emplace_back(view, r, true, kAlwaysSwitch);
+    const int calls = 300;
+    std::vector<CallShape> program_calls;
+    std::vector<bool> learned;
+    for (int c = 0; c < calls; ++c) {
+      switch (random() % 5) {
+        case 0:
+        case 1:
+          program_calls.push_back(alltoall(kSize, kRanks));
+          learned.push_back(true);
+          break;
+        case 2:
+        case 3:
+          program_calls.push_back(
+              call_of(Collective::Bcast, kSize, kRanks, static_cast<int>(random() % kRanks)));
+          learned.push_back(true);
+          break;
+        default:
+          program_calls.push_back(call_of(Collective::Bcast, 100, kRanks));
+          learned.push_back(false);
+      }
+    }
     std::vector<std::vector<int>> path(kRanks, std::vector<int>(calls, -1));
     std::vector<int> next(kRanks, 0);         // the call each rank enters next
     std::vector<bool> inside(kRanks, false);  // entered `next`, not finished it
+    const auto entered = [&](int r, int call) {
+      return next[r] > call || (next[r] == call && inside[r]);
+    };
     const auto may_finish = [&](int r) {
       const int call = next[r];
-      if (!learned[static_cast<std::size_t>(call)]) return true;
+      const CallShape& shape = program_calls[static_cast<std::size_t>(call)];
+      if (shape.collective == Collective::Bcast)
+        return r == shape.root || entered(shape.root, call);
       for (int o = 0; o < kRanks; ++o) {
-        if (next[o] < call || (next[o] == call && !inside[o])) return false;
+        if (!entered(o, call)) return false;
       }
       return true;
     };
-    while (next[0] < calls || next[1] < calls) {
+    while (*std::min_element(next.begin(), next.end()) < calls) {
       const int r = static_cast<int>(random() % kRanks);
       if (next[r] >= calls) continue;
       const int call = next[r];
@@ -94,21 +131,61 @@ TEST(CopyChooser, RanksAgreeOnEveryCallInEveryAllowedOrder) {
       if (!inside[r]) {
         inside[r] = true;
         if (learned[static_cast<std::size_t>(call)]) {
-          path[r][call] = choosers[r].choose(alltoall(8192, kRanks), serial, false);
+          path[r][call] =
+              choosers[r].choose(program_calls[static_cast<std::size_t>(call)], serial, false);
+        } else {
+          choosers[r].pass();
         }
+        store_serial(view.ranks[static_cast<std::size_t>(r)], serial);  // as enter_call() does
       } else if (may_finish(r)) {
         const bool timed = choosers[r].wants_timing();
         choosers[r].finished(timed ? std::optional(std::chrono::nanoseconds(1000)) : std::nullopt,
-                             8192 * kRanks);
+                             kSize * kRanks);
         inside[r] = false;
         ++next[r];
       }
     }
     for (int call = 0; call < calls; ++call) {
-      ASSERT_EQ(path[0][call], path[1][call]) << "program " << program << ", call " << call + 1;
+      for (int r = 1; r < kRanks; ++r) {
+        ASSERT_EQ(path[r][call], path[0][call])
+            << "program " << program << ", call " << call + 1 << ", rank " << r;
+      }
     }
-    EXPECT_GT(choosers[0].switches(), 5) << "program " << program;
+    // Rank 0 decides alltoall and its own bcasts, ranks 1 and 2 only their bcasts.
+    EXPECT_GT(choosers[0].switches(), 20) << "program " << program;
+    EXPECT_GT(choosers[1].switches() + choosers[2].switches(), 10) << "program " << program;
   }
+}
+
+// A two-copy bcast lets its root run ahead. A root that learns while the other rank has not
+// started must not change its path: the other rank would read the word only later, after
+// several changes, and find a path that is neither the old nor the new one of its calls. The
+// root has no time of the other rank then, so its learner waits; once the other rank catches
+// up, learning resumes.
+TEST(CopyChooser, ARootFarAheadChangesNothingUntilTheOthersCatchUp) {
+  constexpr PlanLearning kAlwaysSwitch{1, 0, 0, -1000};
+  FakeSegment segment(2);
+  CopyChooser rank0(segment.view(), 0, true, kAlwaysSwitch);
+  CopyChooser root(segment.view(), 1, true, kAlwaysSwitch);
+  const CallShape bcast = call_of(Collective::Bcast, 8192, 2, /*root=*/1);
+  const auto run = [&](CopyChooser& chooser, std::uint64_t serial) {
+    const bool once = chooser.choose(bcast, serial, true);
+    chooser.finished(
+        chooser.wants_timing() ? std::optional(std::chrono::nanoseconds(1000)) : std::nullopt,
+        8192);
+    return once;
+  };
+  std::vector<bool> root_paths;
+  for (std::uint64_t serial = 1; serial <= 12; ++serial) root_paths.push_back(run(root, serial));
+  EXPECT_EQ(root.switches(), 0);
+  for (std::uint64_t serial = 1; serial <= 12; ++serial) {
+    ASSERT_EQ(run(rank0, serial), root_paths[serial - 1]) << "call " << serial;
+  }
+  for (std::uint64_t serial = 13; serial <= 40; ++serial) {
+    const bool once = run(root, serial);
+    ASSERT_EQ(run(rank0, serial), once) << "call " << serial;
+  }
+  EXPECT_GT(root.switches(), 3);
 }
 
 // Rank 0 finishes both paths in 1 us; rank 1 needs 10 us copying once and 2 us copying twice.
@@ -136,10 +213,9 @@ TEST(CopyChooser, OtherCallsAndDisabledChoosersFollowTheLimits) {
   FakeSegment segment(2);
   CopyChooser learning(segment.view(), 0, true, {1, 0, 0, -1000});
   const CopyChooser disabled(segment.view(), 0, false, {1, 0, 0, -1000});
-  CallShape bcast = alltoall(65536, 2);
-  bcast.collective = Collective::Bcast;
   EXPECT_TRUE(learning.learns(alltoall(65536, 2), true));
-  EXPECT_FALSE(learning.learns(bcast, true));
+  EXPECT_TRUE(learning.learns(call_of(Collective::Bcast, 65536, 2, 1), true));
+  EXPECT_FALSE(learning.learns(call_of(Collective::Gather, 65536, 2), true));
   EXPECT_FALSE(learning.learns(alltoall(8, 2), true));       // below the classes
   EXPECT_FALSE(learning.learns(alltoall(65536, 2), false));  // cannot copy once
   EXPECT_FALSE(disabled.learns(alltoall(65536, 2), true));

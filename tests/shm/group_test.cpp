@@ -199,9 +199,10 @@ TEST(ShmGroup, CopyModeOfACallOverridesTheLimits) {
   EXPECT_TRUE(list_segments(job).empty());
 }
 
-// Alltoall and allgather learn their copy path (copy_chooser.hpp). With a learner that
-// switches at every chance, the ranks change paths call after call, between rooted calls that
-// let ranks run ahead, and every byte must still be right.
+// Alltoall, allgather, bcast and scatter learn their copy path (copy_chooser.hpp), the rooted
+// ones at their roots. With a learner that switches at every chance, the ranks change paths
+// call after call, between rooted calls that let ranks run ahead, and every byte must still be
+// right.
 TEST(ShmGroup, CallsThatLearnTheirPathSwitchAndKeepEveryByte) {
   const std::uint64_t job = unique_job_id();
   constexpr int kRounds = 30;
@@ -221,14 +222,17 @@ TEST(ShmGroup, CallsThatLearnTheirPathSwitchAndKeepEveryByte) {
       call(Collective::Allgather, 0, 20000);
       call(Collective::Scatter, 2, 100);
       call(Collective::Alltoall, 0, 5000);
-      learned_calls += 3;
+      call(Collective::Bcast, 1, 6000);
+      call(Collective::Bcast, 1, 6000);
+      call(Collective::Scatter, 2, 9000);
+      learned_calls += 6;
     }
     const std::uint64_t once = group.calls_copied_once();
     if (!group.single_copy_allowed()) {
       if (once != 0) throw std::runtime_error("copied once without the kernel's permission");
       return;
     }
-    // 3 calls per round learn; about half of them copy once when the path keeps switching.
+    // 6 calls per round learn; about half of them copy once when the path keeps switching.
     if (once < learned_calls / 4 || once > learned_calls * 3 / 4) {
       throw std::runtime_error(
           fmt::format("{} of {} learned calls copied once", once, learned_calls));

@@ -19,6 +19,15 @@ constexpr int kSerialShift = 4;
 // measured, by 2-3x; above, both paths copy at memory speed and the kernel copy always won.
 constexpr int kSmallestClass = 12;
 
+// The learned collectives, in the order of their classes: the first two in the header's
+// words, the others in their roots' records.
+constexpr std::array<Collective, 4> kLearned = {Collective::Alltoall, Collective::Allgather,
+                                                Collective::Bcast, Collective::Scatter};
+
+bool rooted(std::size_t size_class) {
+  return size_class >= kCopyChoiceWords;
+}
+
 }  // namespace
 
 std::uint64_t pack(const CopyChoice& choice) {
@@ -38,28 +47,28 @@ CopyChoice unpack_choice(std::uint64_t word) {
 }
 
 std::optional<std::size_t> copy_choice_class(const CallShape& call) {
-  if (call.collective != Collective::Alltoall && call.collective != Collective::Allgather) {
-    return std::nullopt;
-  }
-  if (call.size == 0) return std::nullopt;
+  const auto* learned = std::find(kLearned.begin(), kLearned.end(), call.collective);
+  if (learned == kLearned.end() || call.size == 0) return std::nullopt;
   const int size_class = std::bit_width(call.size) - 1 - kSmallestClass;
   if (size_class < 0 || size_class >= static_cast<int>(kCopyChoiceClasses)) return std::nullopt;
-  const std::size_t collective = call.collective == Collective::Alltoall ? 0 : 1;
+  const auto collective = static_cast<std::size_t>(learned - kLearned.begin());
   return collective * kCopyChoiceClasses + static_cast<std::size_t>(size_class);
 }
 
 CopyChooser::CopyChooser(const SegmentView& view, int local_rank, bool enabled,
                          const PlanLearning& policy)
-    : words_(view.header->copy_choices),
-      ranks_(view.ranks),
-      local_rank_(local_rank),
-      enabled_(enabled),
-      policy_(policy) {}
+    : view_(view), local_rank_(local_rank), enabled_(enabled), policy_(policy) {}
 
 PlanLearner& CopyChooser::learner(std::size_t size_class, bool once) {
   std::optional<PlanLearner>& learner = learners_[size_class];
   if (!learner) learner.emplace(once, policy_);
   return *learner;
+}
+
+std::uint64_t& CopyChooser::word(const CallShape& call, std::size_t size_class) const {
+  if (!rooted(size_class)) return view_.header->copy_choices[size_class];
+  return view_.roots[static_cast<std::size_t>(call.root)]
+      .copy_choices[size_class - kCopyChoiceWords];
 }
 
 bool CopyChooser::learns(const CallShape& call, bool can_copy_once) const {
@@ -70,13 +79,14 @@ bool CopyChooser::choose(const CallShape& call, std::uint64_t serial, bool by_li
   current_.reset();
   const std::optional<std::size_t> size_class = copy_choice_class(call);
   if (!size_class) return by_limits;  // not learned: the caller should have passed
-  const std::atomic_ref<std::uint64_t> word(words_[*size_class]);
+  const std::atomic_ref<std::uint64_t> word(this->word(call, *size_class));
   const CopyChoice seen = unpack_choice(word.load(std::memory_order_acquire));
   const bool once = seen.valid ? seen.once_at(serial) : by_limits;
   bool timed = seen.timing;
-  if (local_rank_ == 0) {
-    // Rank 0's own changes take effect one call after it makes them, so `once` is what it
-    // published last (or the limits' path).
+  const int decider = rooted(*size_class) ? call.root : 0;
+  if (local_rank_ == decider) {
+    // The decider's own changes take effect one call after it makes them, so `once` is what
+    // it published last (or the limits' path).
     const PlanLearner& mine = learner(*size_class, once);
     CopyChoice wanted = seen.valid ? seen : CopyChoice{true, once, once, false, 0};
     if (mine.wanted() != once) {
@@ -88,7 +98,7 @@ bool CopyChooser::choose(const CallShape& call, std::uint64_t serial, bool by_li
     // Released by this rank's first sync of the call, which everyone reads before the next.
     if (pack(wanted) != pack(seen)) word.store(pack(wanted), std::memory_order_release);
   }
-  current_ = Call{*size_class, once, serial, learned_calls_++ % 2, timed, 0};
+  current_ = Call{*size_class, decider, once, serial, learned_calls_++ % 2, timed, 0};
   return once;
 }
 
@@ -98,7 +108,7 @@ bool CopyChooser::wants_timing() const {
 
 std::optional<std::chrono::nanoseconds> CopyChooser::slowest(const Call& call) const {
   std::chrono::nanoseconds longest{0};
-  for (RankRecord& rank : ranks_) {
+  for (RankRecord& rank : view_.ranks) {
     const auto time = call_time_of(
         std::atomic_ref<std::uint64_t>(rank.call_times[call.slot]).load(std::memory_order_relaxed),
         call.serial);
@@ -116,11 +126,12 @@ void CopyChooser::finished(std::optional<std::chrono::nanoseconds> took, std::ui
   call.bytes = std::max<std::uint64_t>(bytes, 1);
   if (call.timed) {
     std::atomic_ref<std::uint64_t>(
-        ranks_[static_cast<std::size_t>(local_rank_)].call_times[call.slot])
+        view_.ranks[static_cast<std::size_t>(local_rank_)].call_times[call.slot])
         .store(pack_call_time(call.serial, *took), std::memory_order_relaxed);
   }
-  if (local_rank_ != 0) return;
-  // Every rank entered this call, so every rank finished the pending one and left its time.
+  // The pending call is the one before this in the places' turn, so this call did not
+  // overwrite its times. If this is an alltoall or allgather, every rank entered it and so
+  // finished the pending call and left its time; after a bcast or scatter a time may be missing.
   if (pending_) {
     const std::optional<std::chrono::nanoseconds> time = slowest(*pending_);
     std::optional<double> per_byte;
@@ -128,6 +139,7 @@ void CopyChooser::finished(std::optional<std::chrono::nanoseconds> took, std::ui
     learner(pending_->size_class, pending_->once).finished(pending_->once, per_byte);
     pending_.reset();
   }
+  if (local_rank_ != call.decider) return;
   if (call.timed) {
     pending_ = call;
   } else {

@@ -1,36 +1,52 @@
 // runtime/shm/copy_chooser.hpp — every rank of a group takes the same copy path for the same
-// call, while local rank 0 learns which path is faster.
+// call, while one rank learns which path is faster.
 //
 //   bool once = chooser.learns(call, can_copy_once)                       // every rank
 //                   ? chooser.choose(call, serial, by_limits) : (chooser.pass(), by_limits);
 //   ...run the call, timed if chooser.wants_timing()...
 //   chooser.finished(took_or_nullopt, bytes);                            // every rank
 //
-// Which calls learn: alltoall and allgather with blocks of 4 KiB to 1 MiB that could copy
-// either way (the kernel allows the single copy and the stage's buffer has room), when the
-// group uses the default single-copy limits. Every other call copies as the limits say
-// (`by_limits`). Rank 0 runs one PlanLearner per collective and power-of-two size class.
+// Which calls learn: alltoall, allgather, bcast and scatter with blocks of 4 KiB to 1 MiB that
+// could copy either way (the kernel allows the single copy and the stage's buffer has room),
+// when the group uses the default single-copy limits. Every other call copies as the limits
+// say (`by_limits`). The class of a call is its collective and power-of-two block size. The
+// class's *decider* runs one PlanLearner for it: local rank 0 for alltoall and allgather, the
+// call's root for bcast and scatter (each root learns the calls it roots).
 //
-// Why the ranks agree without talking: the path of a class is one 64-bit word in the
-// segment's header, written by rank 0 only, holding the path before and after a change and
-// the serial of the first call that takes the new one. Rank 0 changes it only at the start of
-// a call N of those collectives, before it writes anything of call N, and the change takes
-// effect at call N + 1. In alltoall and allgather every rank reads what rank 0 wrote in the
-// same call (its block), so no rank finishes call N, and so none enters N + 1, before the
-// change is visible to it (release and acquire through the stage's sync word); and rank 0
-// cannot change the word twice while another rank still has to read the older value, since it
-// cannot finish a call of those collectives before that rank entered it. A rank that reads the
-// word for call S takes the old path when S is before the change, the new one from it on.
+// Why the ranks agree without talking: the path of a class is one 64-bit word in shared
+// memory, written by its decider only (alltoall and allgather: in the segment's header;
+// bcast and scatter: in the root's RootRecord), holding the path before and after a change
+// and the serial of the first call that takes the new one. The decider changes it only at
+// the start of a call N of that class, before it writes anything of call N, and the change
+// takes effect at call N + 1. A rank that reads the word for call S takes the old path when S
+// is before the change, the new one from it on. Two things make every rank read the path the
+// decider meant:
+// - Every rank sees the change before it enters call N + 1: it waits, in call N, for
+//   something the decider wrote after the change (alltoall and allgather: the decider's block;
+//   bcast and scatter: the root's stage, or its exposed buffer), which releases the word.
+// - A rank that is behind (a two-copy bcast or scatter lets the root run ahead by up to its
+//   pipeline buffers) may read the word of a later change: it then finds its own call's path
+//   as the word's old path, as long as the decider never makes a change while a rank may still
+//   read the word for a call before the previous change. The learner guarantees that: its
+//   every change follows a time of the slowest rank (below) in a call on the path of the
+//   previous change, so every rank has finished such a call.
 // The call's fingerprint (call_record.hpp) includes the path, so a disagreement would still be
 // caught and named rather than corrupt data.
 //
+// Why bcast and scatter learn and gather does not: on the 2-core VM of docs/performance.md the
+// faster path of a 2-rank bcast of 8 KiB was two copies (1.9 us against 2.95 us) on a day when
+// the fixed limit said one, and the other way round in an earlier state of the machine. A
+// gather's root could learn too, but in a two-copy gather no rank waits for anything the root
+// writes, so a rank could enter call N + 1 without having seen the root's change.
+//
 // What is learned from: the time of the slowest rank, as the paper measures a collective (a
-// two-copy pipeline can let rank 0 finish well before the others). While rank 0's learner
-// wants times it sets a bit in the class's word; every rank that sees it times the call and
-// leaves the time in its RankRecord, in one of two places taken in turn by the learned calls.
-// Rank 0 reads them at the end of its next learned call, when every rank has entered that
-// call and so finished the timed one, and none can have overwritten it yet. A time missing
-// there (a rank had not seen the bit yet) makes the learner wait for another call.
+// two-copy pipeline can let the writer finish well before the others). While the decider's
+// learner wants times it sets a bit in the class's word; every rank that sees it times the
+// call and leaves the time in its RankRecord, in one of two places taken in turn by the
+// learned calls. The decider reads them at the end of its next learned call, whoever decides
+// that one: after an alltoall or allgather every rank has entered that call and so finished
+// the timed one; a bcast's or scatter's root may be ahead, and a time missing there (a rank
+// not done yet, or one that had not seen the bit) makes the learner wait for another call.
 #pragma once
 
 #include <array>
@@ -70,7 +86,8 @@ class CopyChooser {
   // the single copy): then every rank calls choose() for it, else pass().
   bool learns(const CallShape& call, bool can_copy_once) const;
   // The path of call `serial`, one whose path is learned (`by_limits`: the path the group's
-  // limits give). Rank 0 first publishes what its learner wants from the next call on.
+  // limits give). The class's decider first publishes what its learner wants from the next
+  // call on.
   bool choose(const CallShape& call, std::uint64_t serial, bool by_limits);
   // Call `serial` takes the path of the limits, unlearned.
   void pass() { current_.reset(); }
@@ -80,13 +97,15 @@ class CopyChooser {
   // buffer, so that times of calls of one class compare.
   void finished(std::optional<std::chrono::nanoseconds> took, std::uint64_t bytes);
 
-  // Rounds rank 0 finished and how many switched a path, over all classes (for tests).
+  // Rounds this rank finished as a decider and how many switched a path, over all classes
+  // (for tests).
   int rounds() const;
   int switches() const;
 
  private:
   struct Call {
     std::size_t size_class = 0;
+    int decider = 0;
     bool once = false;
     std::uint64_t serial = 0;
     std::size_t slot = 0;  // of RankRecord::call_times
@@ -94,19 +113,20 @@ class CopyChooser {
     std::uint64_t bytes = 0;
   };
   PlanLearner& learner(std::size_t size_class, bool once);
+  // The word holding the path of `call`'s class.
+  std::uint64_t& word(const CallShape& call, std::size_t size_class) const;
   int total(int (PlanLearner::*count)() const) const;  // over the classes' learners
   // The slowest rank's time of `call`, if every rank left it.
   std::optional<std::chrono::nanoseconds> slowest(const Call& call) const;
 
-  std::uint64_t* words_;
-  std::span<RankRecord> ranks_;
+  SegmentView view_;
   int local_rank_;
   bool enabled_;
   PlanLearning policy_;
-  std::array<std::optional<PlanLearner>, kCopyChoiceWords> learners_;
+  std::array<std::optional<PlanLearner>, kCopyChoiceWords + kRootedCopyChoiceWords> learners_;
   std::uint64_t learned_calls_ = 0;
   std::optional<Call> current_;  // the call just chosen, if its path is learned
-  std::optional<Call> pending_;  // rank 0: a timed call whose slowest time is not read yet
+  std::optional<Call> pending_;  // as decider: a timed call whose slowest time is not read yet
 };
 
 }  // namespace multilane::runtime::shm

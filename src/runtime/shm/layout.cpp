@@ -10,15 +10,15 @@ constexpr std::size_t round_up(std::size_t bytes, std::size_t unit) {
 }
 
 struct Offsets {
-  std::size_t ranks, root_shares, slots, lines, data, total;
+  std::size_t ranks, roots, slots, lines, data, total;
 };
 
 Offsets offsets(int local_size, std::size_t capacity) {
   Offsets at{};
   at.ranks = round_up(sizeof(SegmentHeader), alignof(RankRecord));
   const auto p = static_cast<std::size_t>(local_size);
-  at.root_shares = round_up(at.ranks + sizeof(RankRecord) * p, alignof(RootShareRecord));
-  at.slots = round_up(at.root_shares + sizeof(RootShareRecord) * p, alignof(SlotHeader));
+  at.roots = round_up(at.ranks + sizeof(RankRecord) * p, alignof(RootRecord));
+  at.slots = round_up(at.roots + sizeof(RootRecord) * p, alignof(SlotHeader));
   at.lines = round_up(at.slots + sizeof(SlotHeader) * kMaxPipelineBuffers, alignof(FlaggedLine));
   at.data =
       round_up(at.lines + sizeof(FlaggedLine) * kFlaggedLinesPerSlot * kMaxPipelineBuffers, kPage);
@@ -38,8 +38,8 @@ SegmentView view_segment(std::byte* base, int local_size, std::size_t capacity) 
   view.header = reinterpret_cast<SegmentHeader*>(base);
   view.ranks = {reinterpret_cast<RankRecord*>(base + at.ranks),
                 static_cast<std::size_t>(local_size)};
-  view.root_shares = {reinterpret_cast<RootShareRecord*>(base + at.root_shares),
-                      static_cast<std::size_t>(local_size)};
+  view.roots = {reinterpret_cast<RootRecord*>(base + at.roots),
+                static_cast<std::size_t>(local_size)};
   view.slots = {reinterpret_cast<SlotHeader*>(base + at.slots),
                 static_cast<std::size_t>(kMaxPipelineBuffers)};
   view.lines = {reinterpret_cast<FlaggedLine*>(base + at.lines),

@@ -5,7 +5,8 @@
 //                        paths
 //   RankRecord[p]        per local rank: pid (0 until attached), whether it left, its call,
 //                        the times of its last timed calls
-//   RootShareRecord[p]   per local rank: the root's shares of the rooted calls it roots
+//   RootRecord[p]        per local rank: what it decided for the calls it roots (the root's
+//                        shares, the learned copy paths of bcast and scatter)
 //   SlotHeader[64]       per pipeline buffer: `filled` and `drained` sync words, and the
 //                        bytes of a tiny call (kInlineBytes)
 //   FlaggedLine[64 x 4]  per pipeline buffer: the bytes of a small call's stage that has one
@@ -26,13 +27,15 @@
 namespace multilane::runtime::shm {
 
 inline constexpr std::uint64_t kSegmentMagic = 0x314d48534c4d4c4dULL;  // "MLMLSHM1"
-inline constexpr std::uint32_t kLayoutVersion = 7;
+inline constexpr std::uint32_t kLayoutVersion = 8;
 inline constexpr int kMaxPipelineBuffers = 64;
 inline constexpr int kMaxLocalSize = 4096;
 inline constexpr std::size_t kReasonBytes = 256;
-// Learned copy paths: alltoall and allgather, 8 block-size classes each (copy_chooser.hpp).
+// Learned copy paths, 8 block-size classes per collective (copy_chooser.hpp): alltoall and
+// allgather in the header (local rank 0 learns them), bcast and scatter in the root's record.
 inline constexpr std::size_t kCopyChoiceClasses = 8;
 inline constexpr std::size_t kCopyChoiceWords = 2 * kCopyChoiceClasses;
+inline constexpr std::size_t kRootedCopyChoiceWords = 2 * kCopyChoiceClasses;
 // Learned root's shares: bcast, scatter and gather, 16 block-size classes each (root_share.hpp).
 inline constexpr std::size_t kRootShareClasses = 16;
 inline constexpr std::size_t kRootShareWords = 3 * kRootShareClasses;
@@ -91,10 +94,12 @@ struct alignas(64) RankRecord {
 };
 static_assert(sizeof(RankRecord) == 64);
 
-// The root's share of each class of rooted single-copy call that this rank roots, written by
-// this rank only (root_share.hpp).
-struct alignas(64) RootShareRecord {
-  std::uint64_t words[kRootShareWords] = {};
+// What this rank decided for each class of call that it roots, written by this rank only: the
+// root's share of single-copy bcast, scatter and gather (root_share.hpp), and the copy path
+// of bcast and scatter (copy_chooser.hpp).
+struct alignas(64) RootRecord {
+  std::uint64_t shares[kRootShareWords] = {};
+  std::uint64_t copy_choices[kRootedCopyChoiceWords] = {};
 };
 
 // Both words of a buffer share one cache line: a writer checks `drained` and then writes
@@ -132,9 +137,9 @@ static_assert(sizeof(FlaggedLine) == 64);
 struct SegmentView {
   SegmentHeader* header = nullptr;
   std::span<RankRecord> ranks;
-  std::span<RootShareRecord> root_shares;  // one per rank
-  std::span<SlotHeader> slots;             // kMaxPipelineBuffers of them
-  std::span<FlaggedLine> lines;            // kFlaggedLinesPerSlot per slot, slot by slot
+  std::span<RootRecord> roots;   // one per rank
+  std::span<SlotHeader> slots;   // kMaxPipelineBuffers of them
+  std::span<FlaggedLine> lines;  // kFlaggedLinesPerSlot per slot, slot by slot
   std::byte* data = nullptr;
   std::size_t capacity = 0;
 };

@@ -106,7 +106,7 @@ RootShareBalancer::RootShareBalancer(const SegmentView& view, int local_rank, bo
     : view_(view), local_rank_(local_rank), learns_(learns) {}
 
 std::uint64_t& RootShareBalancer::word(int root, std::size_t share_class) const {
-  return view_.root_shares[static_cast<std::size_t>(root)].words[share_class];
+  return view_.roots[static_cast<std::size_t>(root)].shares[share_class];
 }
 
 std::uint16_t RootShareBalancer::share_in(std::size_t share_class, const CallShape& call,

@@ -37,7 +37,7 @@
 // time per byte for both sides (propose_root_share()).
 //
 // Why the ranks agree without talking: the share of call S rooted by rank X is one word of
-// X's RootShareRecord per class (collective and power-of-two block size), holding the share
+// X's RootRecord per class (collective and power-of-two block size), holding the share
 // before and after a change and the first serial of the new one; 0 means "nothing learned",
 // the default (default_root_share()). Only X writes it, at the start of a call it roots in
 // that class, before its first sync of the call, and the change takes effect at the next
