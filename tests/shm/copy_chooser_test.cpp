@@ -31,7 +31,7 @@ CallShape alltoall(std::uint64_t size, int ranks) {
   return call_of(Collective::Alltoall, size, ranks);
 }
 
-TEST(CopyChooser, LearnsAlltoallAllgatherBcastAndScatterOf4KiBTo1MiB) {
+TEST(CopyChooser, LearnsAlltoallAndAllgatherOf4KiBTo1MiBBcastAndScatterTo64KiB) {
   CallShape call = alltoall(4096, 2);
   EXPECT_EQ(copy_choice_class(call), 0u);
   call.size = 4095;
@@ -46,8 +46,10 @@ TEST(CopyChooser, LearnsAlltoallAllgatherBcastAndScatterOf4KiBTo1MiB) {
   call.collective = Collective::Bcast;
   EXPECT_EQ(copy_choice_class(call), 2 * kCopyChoiceClasses + 1);
   call.collective = Collective::Scatter;
-  call.size = 65536;
-  EXPECT_EQ(copy_choice_class(call), 3 * kCopyChoiceClasses + 4);
+  call.size = 65535;
+  EXPECT_EQ(copy_choice_class(call), 3 * kCopyChoiceClasses + 3);
+  call.size = 65536;  // rooted calls learn below 64 KiB only
+  EXPECT_EQ(copy_choice_class(call), std::nullopt);
   call.collective = Collective::Gather;
   EXPECT_EQ(copy_choice_class(call), std::nullopt);
   call.collective = std::nullopt;  // barrier
@@ -214,7 +216,8 @@ TEST(CopyChooser, OtherCallsAndDisabledChoosersFollowTheLimits) {
   CopyChooser learning(segment.view(), 0, true, {1, 0, 0, -1000});
   const CopyChooser disabled(segment.view(), 0, false, {1, 0, 0, -1000});
   EXPECT_TRUE(learning.learns(alltoall(65536, 2), true));
-  EXPECT_TRUE(learning.learns(call_of(Collective::Bcast, 65536, 2, 1), true));
+  EXPECT_TRUE(learning.learns(call_of(Collective::Bcast, 32768, 2, 1), true));
+  EXPECT_FALSE(learning.learns(call_of(Collective::Bcast, 65536, 2, 1), true));
   EXPECT_FALSE(learning.learns(call_of(Collective::Gather, 65536, 2), true));
   EXPECT_FALSE(learning.learns(alltoall(8, 2), true));       // below the classes
   EXPECT_FALSE(learning.learns(alltoall(65536, 2), false));  // cannot copy once

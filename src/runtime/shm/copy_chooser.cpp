@@ -18,6 +18,10 @@ constexpr int kSerialShift = 4;
 // Blocks of 4 KiB (2^12) up to 1 MiB: below, copying twice won on every machine and state we
 // measured, by 2-3x; above, both paths copy at memory speed and the kernel copy always won.
 constexpr int kSmallestClass = 12;
+// Bcast and scatter learn blocks below 64 KiB only (4 classes): from there the root's share
+// makes one copy 1.4x faster than two on 2 ranks and more on 4, and probing two copies only
+// cost (4 oversubscribed ranks, scatter of 256 KiB: 5-10% slower medians with the probes).
+constexpr int kRootedClasses = 4;
 
 // The learned collectives, in the order of their classes: the first two in the header's
 // words, the others in their roots' records.
@@ -49,9 +53,12 @@ CopyChoice unpack_choice(std::uint64_t word) {
 std::optional<std::size_t> copy_choice_class(const CallShape& call) {
   const auto* learned = std::find(kLearned.begin(), kLearned.end(), call.collective);
   if (learned == kLearned.end() || call.size == 0) return std::nullopt;
-  const int size_class = std::bit_width(call.size) - 1 - kSmallestClass;
-  if (size_class < 0 || size_class >= static_cast<int>(kCopyChoiceClasses)) return std::nullopt;
   const auto collective = static_cast<std::size_t>(learned - kLearned.begin());
+  const int classes = rooted(collective * kCopyChoiceClasses)
+                          ? kRootedClasses
+                          : static_cast<int>(kCopyChoiceClasses);
+  const int size_class = std::bit_width(call.size) - 1 - kSmallestClass;
+  if (size_class < 0 || size_class >= classes) return std::nullopt;
   return collective * kCopyChoiceClasses + static_cast<std::size_t>(size_class);
 }
 

@@ -6,12 +6,13 @@
 //   ...run the call, timed if chooser.wants_timing()...
 //   chooser.finished(took_or_nullopt, bytes);                            // every rank
 //
-// Which calls learn: alltoall, allgather, bcast and scatter with blocks of 4 KiB to 1 MiB that
-// could copy either way (the kernel allows the single copy and the stage's buffer has room),
-// when the group uses the default single-copy limits. Every other call copies as the limits
-// say (`by_limits`). The class of a call is its collective and power-of-two block size. The
-// class's *decider* runs one PlanLearner for it: local rank 0 for alltoall and allgather, the
-// call's root for bcast and scatter (each root learns the calls it roots).
+// Which calls learn: alltoall and allgather with blocks of 4 KiB to 1 MiB, bcast and scatter
+// with blocks of 4 to 64 KiB, that could copy either way (the kernel allows the single copy
+// and the stage's buffer has room), when the group uses the default single-copy limits. Every
+// other call copies as the limits say (`by_limits`). The class of a call is its collective
+// and power-of-two block size. The class's *decider* runs one PlanLearner for it: local rank 0
+// for alltoall and allgather, the call's root for bcast and scatter (each root learns the
+// calls it roots).
 //
 // Why the ranks agree without talking: the path of a class is one 64-bit word in shared
 // memory, written by its decider only (alltoall and allgather: in the segment's header;

@@ -92,9 +92,9 @@ struct ShmOptions {
   // When calls copy once, straight between the ranks' buffers (plan.hpp's single copy) if the
   // kernel allows it; nullopt: default_single_copy(). Every rank must give the same limits.
   std::optional<SingleCopyLimits> single_copy;
-  // With the default limits, alltoall, allgather, bcast and scatter calls of 4 KiB to 1 MiB
-  // per block with CopyMode::Auto learn which path is faster as they run
-  // (runtime/shm/copy_chooser.hpp); false: the limits decide alone. `copy_learning`: the pace
+  // With the default limits, alltoall and allgather calls of 4 KiB to 1 MiB per block, and
+  // bcast and scatter calls of 4 to 64 KiB, with CopyMode::Auto learn which path is faster as
+  // they run (runtime/shm/copy_chooser.hpp); false: the limits decide alone. `copy_learning`: the pace
   // (samples, rests, margin), of which the deciding rank's matters (local rank 0 for alltoall
   // and allgather, the root for bcast and scatter). Every rank must give the same
   // `learn_copy_path` (ranks that differ fail with both calls named, as with different limits).
