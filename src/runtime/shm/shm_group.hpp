@@ -94,10 +94,11 @@ struct ShmOptions {
   std::optional<SingleCopyLimits> single_copy;
   // With the default limits, alltoall and allgather calls of 4 KiB to 1 MiB per block, and
   // bcast and scatter calls of 4 to 64 KiB, with CopyMode::Auto learn which path is faster as
-  // they run (runtime/shm/copy_chooser.hpp); false: the limits decide alone. `copy_learning`: the pace
-  // (samples, rests, margin), of which the deciding rank's matters (local rank 0 for alltoall
-  // and allgather, the root for bcast and scatter). Every rank must give the same
-  // `learn_copy_path` (ranks that differ fail with both calls named, as with different limits).
+  // they run (runtime/shm/copy_chooser.hpp); false: the limits decide alone.
+  // `copy_learning`: the pace (samples, rests, margin), of which the deciding rank's matters
+  // (local rank 0 for alltoall and allgather, the root for bcast and scatter). Every rank must
+  // give the same `learn_copy_path` (ranks that differ fail with both calls named, as with
+  // different limits).
   bool learn_copy_path = true;
   PlanLearning copy_learning;
   // Single-copy bcast, scatter and gather: the root learns, as its calls run, how much of the
