@@ -33,7 +33,6 @@ struct GenerateArgs {
   std::string output;                    // empty: stdout
 };
 
-
 GenerateOptions resolve(const GenerateArgs& args) {
   GenerateOptions o = args.options;
   o.lane_bps = parse_option("--lane-bandwidth", args.lane_bandwidth, parse_bandwidth);

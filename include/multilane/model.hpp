@@ -49,9 +49,8 @@ double smp_two_level_time(const Platform& platform, Collective collective,
 // The model's optimum is s* = sqrt(M·o·r/(h-1)); with o = 0 it is the smallest segment allowed,
 // so max_segments bounds the cost of simulating it.
 std::vector<std::uint64_t> segment_candidates(const Platform& platform, Collective collective,
-                                              std::string_view algorithm,
-                                              const BuildParams& params, double overhead_s,
-                                              int max_segments = 1024,
+                                              std::string_view algorithm, const BuildParams& params,
+                                              double overhead_s, int max_segments = 1024,
                                               std::uint64_t min_segment = 4096);
 // The best of segment_candidates() by the model alone.
 std::uint64_t choose_segment(const Platform& platform, Collective collective,

@@ -85,7 +85,7 @@ struct SimResult {
   std::vector<double> rank_finish_s;  // per rank: completion of its last operation
   std::vector<LaneStats> lanes;
   std::vector<WanStats> wan;
-  std::uint64_t transfers = 0;     // Send/Recv pairs executed
+  std::uint64_t transfers = 0;  // Send/Recv pairs executed
   std::uint64_t copies = 0;
   std::uint64_t bytes = 0;         // bytes moved by transfers and copies
   std::uint64_t events = 0;        // events popped from the event queue

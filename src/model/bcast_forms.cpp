@@ -9,10 +9,14 @@ namespace multilane::model {
 
 namespace {
 
-double m_of(const BuildParams& p) { return static_cast<double>(p.size); }
+double m_of(const BuildParams& p) {
+  return static_cast<double>(p.size);
+}
 
 // Rate of one tree edge when a node feeds two children at once: a lane each, or half of one.
-double edge_rate(const Figures& f) { return f.lanes >= 2 ? f.lane_bps : f.node_bps / 2; }
+double edge_rate(const Figures& f) {
+  return f.lanes >= 2 ? f.lane_bps : f.node_bps / 2;
+}
 
 double linear(const Figures& f, const Platform&, const BuildParams& p) {
   require_one_site(f, Collective::Bcast, "linear");
@@ -103,15 +107,21 @@ double dbtree(const Figures& f, const Platform&, const BuildParams& p) {
 
 constexpr auto B = Collective::Bcast;
 constexpr std::array kForms = {
-    FormEntry{B, "linear", linear},         FormEntry{B, "chain", chain},
-    FormEntry{B, "binary", binary},         FormEntry{B, "binomial", binomial},
-    FormEntry{B, "vandegeijn", vandegeijn}, FormEntry{B, "multilane", multilane},
-    FormEntry{B, "multilane-sites", multilane_sites}, FormEntry{B, "dbtree", dbtree},
+    FormEntry{B, "linear", linear},
+    FormEntry{B, "chain", chain},
+    FormEntry{B, "binary", binary},
+    FormEntry{B, "binomial", binomial},
+    FormEntry{B, "vandegeijn", vandegeijn},
+    FormEntry{B, "multilane", multilane},
+    FormEntry{B, "multilane-sites", multilane_sites},
+    FormEntry{B, "dbtree", dbtree},
     FormEntry{B, "site-binomial", site_binomial},
 };
 
 }  // namespace
 
-std::span<const FormEntry> bcast_forms() { return kForms; }
+std::span<const FormEntry> bcast_forms() {
+  return kForms;
+}
 
 }  // namespace multilane::model

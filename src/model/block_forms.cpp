@@ -10,7 +10,9 @@ namespace multilane::model {
 
 namespace {
 
-double m_of(const BuildParams& p) { return static_cast<double>(p.size); }
+double m_of(const BuildParams& p) {
+  return static_cast<double>(p.size);
+}
 
 // Root sends every block at once: its uplink carries (p-1)·M; remote blocks also share the WAN.
 double linear(const Figures& f, const Platform&, const BuildParams& p) {
@@ -51,8 +53,8 @@ double multilane(const Figures& f, const Platform& platform, const BuildParams& 
   if (f.sites() == 1) return single_lane(f, platform, p);
   if (f.sites() > 2) throw UsageError("multilane scatter/gather: closed form for two sites only");
   const WanPairsInputs in = wan_pairs_inputs(platform, p.root, remote_site(platform, p.root));
-  const int pairs = p.wan_pairs > 0 ? std::min(p.wan_pairs, max_wan_pairs(in))
-                                    : optimal_wan_pairs(in, p.size);
+  const int pairs =
+      p.wan_pairs > 0 ? std::min(p.wan_pairs, max_wan_pairs(in)) : optimal_wan_pairs(in, p.size);
   return wan_pairs_time(in, pairs, p.size) + f.overhead_s;
 }
 
@@ -95,6 +97,8 @@ constexpr std::array kForms = {
 
 }  // namespace
 
-std::span<const FormEntry> block_forms() { return kForms; }
+std::span<const FormEntry> block_forms() {
+  return kForms;
+}
 
 }  // namespace multilane::model

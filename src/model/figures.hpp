@@ -10,15 +10,15 @@
 namespace multilane::model {
 
 struct Figures {
-  int p = 1;                   // ranks
-  std::vector<int> site_ranks; // ranks per site, the root's site first (empty sites skipped)
-  int lanes = 1;               // lanes of the root's node
-  double lane_bps = 0;         // one lane (min of up and down)
-  double node_bps = 0;         // b: all lanes
-  double lan_s = 0;            // l
-  double wan_s = 0;            // L (0 on one site)
+  int p = 1;                     // ranks
+  std::vector<int> site_ranks;   // ranks per site, the root's site first (empty sites skipped)
+  int lanes = 1;                 // lanes of the root's node
+  double lane_bps = 0;           // one lane (min of up and down)
+  double node_bps = 0;           // b: all lanes
+  double lan_s = 0;              // l
+  double wan_s = 0;              // L (0 on one site)
   const WanLink* wan = nullptr;  // between the root's site and the next one
-  double overhead_s = 0;       // o: per message
+  double overhead_s = 0;         // o: per message
 
   int sites() const { return static_cast<int>(site_ranks.size()); }
   // Rate of one WAN hop opened with `connections` connections (striped over them), when

@@ -104,9 +104,9 @@ void Platform::connect_all_sites(const WanLink& link) {
   }
 }
 
-Platform make_uniform_platform(int sites, int nodes_per_site, int lanes, int cores,
-                               double lane_bps, double lan_latency_s, double wan_latency_s,
-                               double wan_aggregate_bps, double wan_connection_bps) {
+Platform make_uniform_platform(int sites, int nodes_per_site, int lanes, int cores, double lane_bps,
+                               double lan_latency_s, double wan_latency_s, double wan_aggregate_bps,
+                               double wan_connection_bps) {
   Platform p;
   p.name = "uniform";
   p.source = "generated";

@@ -24,9 +24,10 @@
 // of 1000 bytes"); a peer whose every connection closed fails every pending receive from it at
 // once ("rank 3 closed its connections (it exited or died)"), or, while connections accepted
 // here are still in their handshake, once those have ended (one may be another stream of that
-// peer with the rest of a message: the connecting side finishes its handshake first); a connection that fails the
-// handshake or sends a malformed frame is closed and logged, and the job goes on. A frame whose
-// call signature differs from the receiver's for the same call fails that call ("mismatch").
+// peer with the rest of a message: the connecting side finishes its handshake first); a connection
+// that fails the handshake or sends a malformed frame is closed and logged, and the job goes on. A
+// frame whose call signature differs from the receiver's for the same call fails that call
+// ("mismatch").
 //
 // Threading: all operations, and all completions, run on the engine's progress thread. Other
 // threads hand work over with post(). The destructor stops the thread and closes every socket;

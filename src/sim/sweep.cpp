@@ -39,7 +39,8 @@ std::vector<std::uint64_t> segments_to_try(const Platform& platform, const Sweep
   } catch (const UsageError&) {
     const std::uint64_t lo = std::max<std::uint64_t>(4096, size / std::max(req.max_segments, 1));
     std::vector<std::uint64_t> c;
-    for (std::uint64_t s = lo; c.size() < 3; s *= 4) c.push_back(std::min(s, std::max<std::uint64_t>(size, 1)));
+    for (std::uint64_t s = lo; c.size() < 3; s *= 4)
+      c.push_back(std::min(s, std::max<std::uint64_t>(size, 1)));
     c.erase(std::unique(c.begin(), c.end()), c.end());
     return c;
   }
@@ -160,7 +161,8 @@ std::string sweep_table(const SweepResult& result, const SweepRequest& req) {
     const std::string seg = r.segment ? format_size(r.segment) : "-";
     const std::string pairs = r.wan_pairs ? std::to_string(r.wan_pairs) : "-";
     if (!r.error.empty()) {
-      out += fmt::format("{:>10}  {:<18} cannot run: {}\n", format_size(r.size), r.algorithm, r.error);
+      out +=
+          fmt::format("{:>10}  {:<18} cannot run: {}\n", format_size(r.size), r.algorithm, r.error);
       continue;
     }
     if (both) {
@@ -186,7 +188,8 @@ std::string sweep_table(const SweepResult& result, const SweepRequest& req) {
   return out;
 }
 
-std::string sweep_json(const SweepResult& result, const SweepRequest& req, const Platform& platform) {
+std::string sweep_json(const SweepResult& result, const SweepRequest& req,
+                       const Platform& platform) {
   nlohmann::json doc;
   doc["platform"] = platform.name;
   doc["collective"] = std::string(to_string(req.collective));

@@ -37,9 +37,10 @@ std::string escape(const std::string& s) {
 
 std::string trace_to_json(const SimResult& result, const Platform& platform,
                           const std::string& title) {
-  std::string out = fmt::format("{{\"displayTimeUnit\":\"ms\",\"otherData\":{{\"title\":\"{}\"}},"
-                                "\"traceEvents\":[\n",
-                                escape(title));
+  std::string out = fmt::format(
+      "{{\"displayTimeUnit\":\"ms\",\"otherData\":{{\"title\":\"{}\"}},"
+      "\"traceEvents\":[\n",
+      escape(title));
   bool first = true;
   auto emit = [&](const std::string& event) {
     if (!first) out += ",\n";
@@ -52,19 +53,22 @@ std::string trace_to_json(const SimResult& result, const Platform& platform,
   for (const auto& [rank, lane] : tracks) {
     if (rank != last_rank) {
       const auto& node = platform.nodes.at(platform.node_of(rank));
-      emit(fmt::format(R"j({{"name":"process_name","ph":"M","pid":{},"args":{{"name":"rank {} ({})"}}}})j",
-                       rank, rank, escape(node.name)));
-      emit(fmt::format(R"j({{"name":"process_sort_index","ph":"M","pid":{},"args":{{"sort_index":{}}}}})j",
-                       rank, rank));
+      emit(fmt::format(
+          R"j({{"name":"process_name","ph":"M","pid":{},"args":{{"name":"rank {} ({})"}}}})j", rank,
+          rank, escape(node.name)));
+      emit(fmt::format(
+          R"j({{"name":"process_sort_index","ph":"M","pid":{},"args":{{"sort_index":{}}}}})j", rank,
+          rank));
       last_rank = rank;
     }
-    emit(fmt::format(R"j({{"name":"thread_name","ph":"M","pid":{},"tid":{},"args":{{"name":"{}"}}}})j",
-                     rank, track_of(lane), track_name(lane)));
+    emit(fmt::format(
+        R"j({{"name":"thread_name","ph":"M","pid":{},"tid":{},"args":{{"name":"{}"}}}})j", rank,
+        track_of(lane), track_name(lane)));
   }
   for (const auto& s : result.trace) {
     const bool copy = s.peer == s.rank && s.lane == kTraceMemory;
-    const std::string name = copy ? fmt::format("copy {} B", s.bytes)
-                                  : fmt::format("to {} ({} B)", s.peer, s.bytes);
+    const std::string name =
+        copy ? fmt::format("copy {} B", s.bytes) : fmt::format("to {} ({} B)", s.peer, s.bytes);
     emit(fmt::format(
         R"j({{"name":"{}","cat":"{}","ph":"X","pid":{},"tid":{},"ts":{:.3f},"dur":{:.3f},)j"
         R"j("args":{{"peer":{},"bytes":{},"left_us":{:.3f}}}}})j",

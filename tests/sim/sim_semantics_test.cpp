@@ -17,7 +17,9 @@ Platform site(int nodes, int lanes = 1, int cores = 1) {
   return make_uniform_platform(1, nodes, lanes, cores, kLane, kLan, 0, 0, 0);
 }
 
-Range recv(std::uint64_t off, std::uint64_t len) { return {Buffer::Recv, off, len}; }
+Range recv(std::uint64_t off, std::uint64_t len) {
+  return {Buffer::Recv, off, len};
+}
 
 TEST(SimSemantics, OneTransferPaysBandwidthAndLatency) {
   ScheduleBuilder b(Collective::Bcast, "hand", 2, 0, 1'000'000, 0);
@@ -86,7 +88,7 @@ TEST(SimSemantics, MaxMinFairSharing) {
   b.start_rank(3);
   b.send(2, recv(2 * m, m + m / 2), 0);
   const auto r = simulate(b.finish(), p);
-  EXPECT_NEAR(r.rank_finish_s[0], 2 * m / kLane, 1e-9);    // 0.5 lane each
+  EXPECT_NEAR(r.rank_finish_s[0], 2 * m / kLane, 1e-9);            // 0.5 lane each
   EXPECT_NEAR(r.rank_finish_s[3], 1.5 * m / (1.5 * kLane), 1e-9);  // 1.5 lanes
 }
 
