@@ -14,7 +14,9 @@
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -104,6 +106,36 @@ void two_ranks_in_one_thread(benchmark::State& state, Collective collective) {
   state.SetLabel("both ranks' software per call, no cache-line transfers");
 }
 
+// The same calls with this core's caches emptied of them before each: between two calls of a
+// benchmark or of an application that computes in between, other code and data take the
+// private caches (in shm_bench, a call's prepare() took 150-180 ns against 43-49 ns when called
+// twice in a row; docs/performance.md, session 29). Writing a block twice the size of the L2
+// cache moves everything else out of L1 and L2; the calls then come from L3 or memory, so the
+// time counts how many lines of code and data a call touches.
+void two_ranks_in_one_thread_cold(benchmark::State& state, Collective collective) {
+  static std::uint32_t instance = 0;
+  TwoRanks group(++instance);
+  const auto size = static_cast<std::uint64_t>(state.range(0));
+  std::array<RankBuffers, kRanks> data{buffers_for(collective, 0, size),
+                                       buffers_for(collective, 1, size)};
+  std::vector<unsigned char> evict(4 << 20);
+  unsigned char round = 0;
+  for (auto _ : state) {
+    std::fill(evict.begin(), evict.end(), ++round);
+    benchmark::ClobberMemory();
+    const auto start = std::chrono::steady_clock::now();
+    const bool done = run_call(group, collective, data);
+    benchmark::ClobberMemory();
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (!done) {
+      state.SkipWithError("the two ranks' steps cannot both finish in one thread");
+      break;
+    }
+  }
+  state.SetLabel("both ranks' software per call, from outside L1 and L2");
+}
+
 constexpr std::array<std::pair<const char*, Collective>, 5> kCollectives{{
     {"bcast", Collective::Bcast},
     {"scatter", Collective::Scatter},
@@ -119,6 +151,12 @@ const bool registered = [] {
         ->Arg(8)
         ->Arg(64)
         ->Arg(512);
+    benchmark::RegisterBenchmark((std::string(name) + "/two_ranks_one_thread_cold").c_str(),
+                                 two_ranks_in_one_thread_cold, collective)
+        ->Arg(8)
+        ->Arg(512)
+        ->Iterations(3000)  // each clears the caches first (about 0.2 ms), outside the time
+        ->UseManualTime();
   }
   return true;
 }();
