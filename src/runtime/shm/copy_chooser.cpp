@@ -64,7 +64,7 @@ std::optional<std::size_t> copy_choice_class(const CallShape& call) {
 
 CopyChooser::CopyChooser(const SegmentView& view, int local_rank, bool enabled,
                          const PlanLearning& policy)
-    : view_(view), local_rank_(local_rank), enabled_(enabled), policy_(policy) {}
+    : enabled_(enabled), local_rank_(local_rank), view_(view), policy_(policy) {}
 
 PlanLearner& CopyChooser::learner(std::size_t size_class, bool once) {
   std::optional<PlanLearner>& learner = learners_[size_class];

@@ -120,14 +120,16 @@ class CopyChooser {
   // The slowest rank's time of `call`, if every rank left it.
   std::optional<std::chrono::nanoseconds> slowest(const Call& call) const;
 
-  SegmentView view_;
-  int local_rank_;
-  bool enabled_;
-  PlanLearning policy_;
-  std::array<std::optional<PlanLearner>, kCopyChoiceWords + kRootedCopyChoiceWords> learners_;
-  std::uint64_t learned_calls_ = 0;
+  // Every call touches the first members (pass() at least); the learners come last, so that
+  // a call that learns nothing brings one cache line of this object back, not a few.
   std::optional<Call> current_;  // the call just chosen, if its path is learned
+  bool enabled_;
+  int local_rank_;
+  std::uint64_t learned_calls_ = 0;
+  SegmentView view_;
+  PlanLearning policy_;
   std::optional<Call> pending_;  // as decider: a timed call whose slowest time is not read yet
+  std::array<std::optional<PlanLearner>, kCopyChoiceWords + kRootedCopyChoiceWords> learners_;
 };
 
 }  // namespace multilane::runtime::shm

@@ -65,7 +65,7 @@ std::string seconds(std::chrono::milliseconds duration) {
 
 ShmEndpoint::ShmEndpoint(SegmentView view, int local_rank, const WaitPolicy& policy,
                          std::string label)
-    : view_(view), rank_(local_rank), pid_(getpid()), policy_(policy), label_(std::move(label)) {}
+    : view_(view), rank_(local_rank), policy_(policy), pid_(getpid()), label_(std::move(label)) {}
 
 void ShmEndpoint::enter_call(const CallInfo& call) {
   RankRecord& record = view_.ranks[static_cast<std::size_t>(rank_)];

@@ -145,15 +145,16 @@ class ShmEndpoint {
   // when the exposed one lies in a SharedBuffer this rank can map, else through the kernel.
   void copy_direct(const Step& step, const ShmBuffers& buffers, const std::byte* entry_bytes);
 
+  // What every call touches first, together (bench/shm_overhead, two_ranks_one_thread_cold).
   SegmentView view_;
   int rank_;
-  std::int32_t pid_;  // written into this rank's Expose entries
-  WaitPolicy policy_;
-  std::string label_;
+  bool broken_ = false;
+  std::uint64_t fingerprint_ = 0;
   CallInfo call_;
   std::uint64_t digest_ = digest_but_serial(call_);  // of call_, but for its serial
-  std::uint64_t fingerprint_ = 0;
-  bool broken_ = false;
+  WaitPolicy policy_;
+  std::int32_t pid_;  // written into this rank's Expose entries
+  std::string label_;
   PeerRegions peer_regions_;
   DirectCopies direct_copies_;
   bool timing_copies_ = false;

@@ -44,11 +44,12 @@ class PlanCache {
 
   Entry* find(const CallShape& call, const Geometry& geometry);
 
-  std::array<Entry, kEntries> entries_;
-  ShmPlan built_;             // the plan of a call that is not cached
+  // The counters before the entries: a call in a loop touches them and the first entry.
   std::size_t last_hit_ = 0;  // the entry looked at first: calls in a loop repeat one shape
   std::size_t next_victim_ = 0;
   std::uint64_t hits_ = 0;
+  std::array<Entry, kEntries> entries_;
+  ShmPlan built_;  // the plan of a call that is not cached
 };
 
 }  // namespace multilane::runtime::shm

@@ -162,12 +162,14 @@ class RootShareBalancer {
   // The root's and the slowest other rank's copy times of `call`, if every rank left them.
   std::optional<std::pair<double, double>> times(const Call& call) const;
 
+  // Every call touches current_ (pass() at least); the learning comes last, so that a call
+  // without a share brings one cache line of this object back, not a few.
+  std::optional<Call> current_;  // the call just chosen, if it has a root's share
   SegmentView view_;
   int local_rank_;
   bool learns_;
-  std::array<Learning, kRootShareWords> learning_;
-  std::optional<Call> current_;  // the call just chosen, if it has a root's share
   int changes_ = 0;
+  std::array<Learning, kRootShareWords> learning_;
 };
 
 }  // namespace multilane::runtime::shm

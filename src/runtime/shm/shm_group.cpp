@@ -137,19 +137,21 @@ struct ShmGroup::State {
   ShmOptions options;
   ShmSegment segment;
   ShmEndpoint endpoint;
-  StageClock clock;
-  PlanCache plans;
+  // What every call touches, together: a call that comes back to a cache that other code has
+  // taken in between brings back fewer lines (bench/shm_overhead, two_ranks_one_thread_cold).
   std::uint64_t serial = 0;
-  bool single_copy_allowed = false;
-  SingleCopyLimits single_copy_limits;
-  CopyChooser chooser;
-  RootShareBalancer shares;
   std::uint64_t calls_copied_once = 0;
+  StageClock clock;
   // What the last collective call was and what prepare() decided for it: a call that repeats
   // it (the common case: an application calls the same collective in a loop) skips the checks
   // and decisions below, which otherwise cost as much as an 8-byte call's copies.
   std::optional<CallArguments> last_arguments;
   CallDecision last_decision;
+  bool single_copy_allowed = false;
+  SingleCopyLimits single_copy_limits;
+  CopyChooser chooser;
+  RootShareBalancer shares;
+  PlanCache plans;
 
   State(const GroupIdentity& group, const ShmOptions& options_, const WaitPolicy& policy)
       : identity(group),
