@@ -8,7 +8,8 @@
 // core's cache, so the time is the software of two ranks' calls and nothing of the machine;
 // docs/performance.md sets it beside the cross-core time of the same calls (shm_bench) and the
 // cache-line floor. Its sizes stay below the copy-path learner's classes (4 KiB and up), whose
-// timing needs ShmGroup::run().
+// timing needs ShmGroup::run(). The `_cold` variants first empty this core's L1 and L2 caches,
+// as code run between two calls does: their time counts the lines a call touches.
 //
 //   build/bench/shm_overhead [--benchmark_filter=alltoall] [--benchmark_repetitions=5]
 #include <benchmark/benchmark.h>
