@@ -91,50 +91,41 @@ bool run_call(TwoRanks& group, Collective collective, std::array<RankBuffers, kR
   return next[0] == plans[0]->steps.size() && next[1] == plans[1]->steps.size();
 }
 
-void two_ranks_in_one_thread(benchmark::State& state, Collective collective) {
+// Both ranks' calls, one after another in this thread. With `cold`, each call first finds this
+// core's caches emptied of it, as between two calls of a benchmark or of an application that
+// computes in between other code and data take the private caches (in shm_bench, a call's
+// prepare() took 150-180 ns against 43-49 ns when called twice in a row; docs/performance.md,
+// session 29). Writing a block twice the size of the L2 cache moves everything else out of L1
+// and L2; the calls then come from L3 or memory, so the time counts how many lines of code and
+// data a call touches. Only the call is timed then (manual time).
+void two_ranks_in_one_thread(benchmark::State& state, Collective collective, bool cold) {
   static std::uint32_t instance = 0;
   TwoRanks group(++instance);
   const auto size = static_cast<std::uint64_t>(state.range(0));
   std::array<RankBuffers, kRanks> data{buffers_for(collective, 0, size),
                                        buffers_for(collective, 1, size)};
-  for (auto _ : state) {
-    if (!run_call(group, collective, data)) {
-      state.SkipWithError("the two ranks' steps cannot both finish in one thread");
-      break;
-    }
-    benchmark::ClobberMemory();
-  }
-  state.SetLabel("both ranks' software per call, no cache-line transfers");
-}
-
-// The same calls with this core's caches emptied of them before each: between two calls of a
-// benchmark or of an application that computes in between, other code and data take the
-// private caches (in shm_bench, a call's prepare() took 150-180 ns against 43-49 ns when called
-// twice in a row; docs/performance.md, session 29). Writing a block twice the size of the L2
-// cache moves everything else out of L1 and L2; the calls then come from L3 or memory, so the
-// time counts how many lines of code and data a call touches.
-void two_ranks_in_one_thread_cold(benchmark::State& state, Collective collective) {
-  static std::uint32_t instance = 0;
-  TwoRanks group(++instance);
-  const auto size = static_cast<std::uint64_t>(state.range(0));
-  std::array<RankBuffers, kRanks> data{buffers_for(collective, 0, size),
-                                       buffers_for(collective, 1, size)};
-  std::vector<unsigned char> evict(4 << 20);
+  std::vector<unsigned char> evict(cold ? 4 << 20 : 0);
   unsigned char round = 0;
   for (auto _ : state) {
-    std::fill(evict.begin(), evict.end(), ++round);
-    benchmark::ClobberMemory();
-    const auto start = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::time_point start;
+    if (cold) {
+      std::fill(evict.begin(), evict.end(), ++round);
+      benchmark::ClobberMemory();
+      start = std::chrono::steady_clock::now();
+    }
     const bool done = run_call(group, collective, data);
     benchmark::ClobberMemory();
-    state.SetIterationTime(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (cold) {
+      state.SetIterationTime(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
     if (!done) {
       state.SkipWithError("the two ranks' steps cannot both finish in one thread");
       break;
     }
   }
-  state.SetLabel("both ranks' software per call, from outside L1 and L2");
+  state.SetLabel(cold ? "both ranks' software per call, from outside L1 and L2"
+                      : "both ranks' software per call, no cache-line transfers");
 }
 
 constexpr std::array<std::pair<const char*, Collective>, 5> kCollectives{{
@@ -148,12 +139,12 @@ constexpr std::array<std::pair<const char*, Collective>, 5> kCollectives{{
 const bool registered = [] {
   for (const auto& [name, collective] : kCollectives) {
     benchmark::RegisterBenchmark((std::string(name) + "/two_ranks_one_thread").c_str(),
-                                 two_ranks_in_one_thread, collective)
+                                 two_ranks_in_one_thread, collective, false)
         ->Arg(8)
         ->Arg(64)
         ->Arg(512);
     benchmark::RegisterBenchmark((std::string(name) + "/two_ranks_one_thread_cold").c_str(),
-                                 two_ranks_in_one_thread_cold, collective)
+                                 two_ranks_in_one_thread, collective, true)
         ->Arg(8)
         ->Arg(512)
         ->Iterations(3000)  // each clears the caches first (about 0.2 ms), outside the time
