@@ -18,15 +18,20 @@ constexpr int kSerialShift = 4;
 // Blocks of 4 KiB (2^12) up to 1 MiB: below, copying twice won on every machine and state we
 // measured, by 2-3x; above, both paths copy at memory speed and the kernel copy always won.
 constexpr int kSmallestClass = 12;
-// Bcast and scatter learn blocks below 64 KiB only (4 classes): from there the root's share
-// makes one copy 1.4x faster than two on 2 ranks and more on 4, and probing two copies only
-// cost (4 oversubscribed ranks, scatter of 256 KiB: 5-10% slower medians with the probes).
-constexpr int kRootedClasses = 4;
-
-// The learned collectives, in the order of their classes: the first two in the header's
-// words, the others in their roots' records.
-constexpr std::array<Collective, 4> kLearned = {Collective::Alltoall, Collective::Allgather,
-                                                Collective::Bcast, Collective::Scatter};
+// The learned collectives, in the order of their classes (kCopyChoiceClasses words each): the
+// first two in the header's words, the others in their roots' records. Bcast and scatter learn
+// blocks below 64 KiB only (4 classes): from there the root's share makes one copy 1.4x faster
+// than two on 2 ranks and more on 4, and probing two copies only cost (4 oversubscribed ranks,
+// scatter of 256 KiB: 5-10% slower medians with the probes).
+struct Learned {
+  Collective collective;
+  int classes;  // power-of-two block sizes from 2^kSmallestClass
+};
+constexpr std::array<Learned, 4> kLearned = {{{Collective::Alltoall, 8},
+                                              {Collective::Allgather, 8},
+                                              {Collective::Bcast, 4},
+                                              {Collective::Scatter, 4}}};
+static_assert(kCopyChoiceWords + kRootedCopyChoiceWords == kLearned.size() * kCopyChoiceClasses);
 
 bool rooted(std::size_t size_class) {
   return size_class >= kCopyChoiceWords;
@@ -51,14 +56,13 @@ CopyChoice unpack_choice(std::uint64_t word) {
 }
 
 std::optional<std::size_t> copy_choice_class(const CallShape& call) {
-  const auto* learned = std::find(kLearned.begin(), kLearned.end(), call.collective);
+  const auto* learned = std::find_if(kLearned.begin(), kLearned.end(), [&](const Learned& l) {
+    return l.collective == call.collective;
+  });
   if (learned == kLearned.end() || call.size == 0) return std::nullopt;
   const auto collective = static_cast<std::size_t>(learned - kLearned.begin());
-  const int classes = rooted(collective * kCopyChoiceClasses)
-                          ? kRootedClasses
-                          : static_cast<int>(kCopyChoiceClasses);
   const int size_class = std::bit_width(call.size) - 1 - kSmallestClass;
-  if (size_class < 0 || size_class >= classes) return std::nullopt;
+  if (size_class < 0 || size_class >= learned->classes) return std::nullopt;
   return collective * kCopyChoiceClasses + static_cast<std::size_t>(size_class);
 }
 
