@@ -186,7 +186,9 @@ int run(const Options& options) {
     const double local = mean_us(repetitions, [&] { shm::copy_bytes(target + 16, source, size); });
     std::string error;
     const double kernel = mean_us(repetitions, [&] {
-      if (error.empty()) error = shm::read_process_memory(holder.pid(), remote, target + 16, size);
+      if (error.empty()) {
+        error = shm::read_process_memory(holder.pid(), remote, target + 16, size).error;
+      }
     });
     if (!error.empty()) throw std::runtime_error("copy_costs: " + error);
     fmt::print("| {} | {:.2f} | {:.2f} | {:.1f} |\n", format_size(size), local, kernel,

@@ -67,9 +67,11 @@ void KernelCopyFloor::run(std::span<const std::byte> send, std::span<std::byte> 
       continue;
     }
     const SendBuffer& sender = senders_[static_cast<std::size_t>(from)];
-    const std::string error = runtime::shm::read_process_memory(
-        static_cast<pid_t>(sender.pid), sender.address + static_cast<std::uint64_t>(mine) * size_,
-        into.data(), size_);
+    const std::string error =
+        runtime::shm::read_process_memory(static_cast<pid_t>(sender.pid),
+                                          sender.address + static_cast<std::uint64_t>(mine) * size_,
+                                          into.data(), size_)
+            .error;
     if (!error.empty()) throw CommunicationError("shm_bench: kernel-copy floor: " + error);
   }
 }

@@ -111,10 +111,10 @@ void check_single_copy(const SegmentView& view) {
   allow_cross_memory_access();
   SegmentHeader& header = *view.header;
   std::uint64_t magic = 0;
-  const std::string error = read_process_memory(
+  const CrossMemoryResult read = read_process_memory(
       std::atomic_ref<std::int32_t>(view.ranks[0].pid).load(), header.creator_header_address,
       reinterpret_cast<std::byte*>(&magic), sizeof magic);
-  if (error.empty() && magic == kSegmentMagic) return;
+  if (read.ok() && magic == kSegmentMagic) return;
   std::atomic_ref<std::uint32_t>(header.single_copy_refusals).fetch_add(1);
 }
 

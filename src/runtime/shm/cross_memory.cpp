@@ -15,8 +15,8 @@ namespace {
 
 // The kernel may copy less than asked (a partial transfer); go on until done.
 template <typename Transfer>
-std::string copy_all(std::string_view what, pid_t pid, std::uint64_t address, std::byte* local,
-                     std::uint64_t length, Transfer transfer) {
+CrossMemoryResult copy_all(std::string_view what, pid_t pid, std::uint64_t address,
+                           std::byte* local, std::uint64_t length, Transfer transfer) {
   std::uint64_t done = 0;
   while (done < length) {
     iovec mine{local + done, static_cast<std::size_t>(length - done)};
@@ -24,8 +24,10 @@ std::string copy_all(std::string_view what, pid_t pid, std::uint64_t address, st
     const ssize_t n = transfer(pid, &mine, 1, &theirs, 1, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      return fmt::format("{} {} bytes of process {} failed after {} bytes: {}", what, length, pid,
-                         done, n == 0 ? "no progress" : std::strerror(errno));
+      const int error = n == 0 ? 0 : errno;
+      return {fmt::format("{} {} bytes of process {} failed after {} bytes: {}", what, length, pid,
+                          done, error == 0 ? "no progress" : std::strerror(error)),
+              error == ESRCH};
     }
     done += static_cast<std::uint64_t>(n);
   }
@@ -40,13 +42,13 @@ void allow_cross_memory_access() {
 #endif
 }
 
-std::string read_process_memory(pid_t pid, std::uint64_t address, std::byte* into,
-                                std::uint64_t length) {
+CrossMemoryResult read_process_memory(pid_t pid, std::uint64_t address, std::byte* into,
+                                      std::uint64_t length) {
   return copy_all("reading", pid, address, into, length, process_vm_readv);
 }
 
-std::string write_process_memory(pid_t pid, std::uint64_t address, const std::byte* from,
-                                 std::uint64_t length) {
+CrossMemoryResult write_process_memory(pid_t pid, std::uint64_t address, const std::byte* from,
+                                       std::uint64_t length) {
   // process_vm_writev reads the local iovec only; the cast is for the shared helper.
   return copy_all("writing", pid, address, const_cast<std::byte*>(from), length, process_vm_writev);
 }

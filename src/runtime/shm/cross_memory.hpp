@@ -20,11 +20,20 @@ namespace multilane::runtime::shm {
 // a no-op without Yama).
 void allow_cross_memory_access();
 
-// Copies `length` bytes at `address` in process `pid` to `into`. Returns "" or why not.
-std::string read_process_memory(pid_t pid, std::uint64_t address, std::byte* into,
-                                std::uint64_t length);
-// Copies `length` bytes from `from` to `address` in process `pid`. Returns "" or why not.
-std::string write_process_memory(pid_t pid, std::uint64_t address, const std::byte* from,
-                                 std::uint64_t length);
+// How a copy went: `error` is empty, or says why it failed. `process_gone`: the kernel found no
+// such process (ESRCH), or one that has given up its memory because it is exiting; /proc may
+// still show it alive for a moment then (seen once in a clean `make test` under load).
+struct CrossMemoryResult {
+  std::string error;
+  bool process_gone = false;
+  bool ok() const { return error.empty(); }
+};
+
+// Copies `length` bytes at `address` in process `pid` to `into`.
+CrossMemoryResult read_process_memory(pid_t pid, std::uint64_t address, std::byte* into,
+                                      std::uint64_t length);
+// Copies `length` bytes from `from` to `address` in process `pid`.
+CrossMemoryResult write_process_memory(pid_t pid, std::uint64_t address, const std::byte* from,
+                                       std::uint64_t length);
 
 }  // namespace multilane::runtime::shm

@@ -259,13 +259,15 @@ void ShmEndpoint::copy_direct(const Step& step, const ShmBuffers& buffers,
     ++direct_copies_.mapped;
   } else {
     const std::uint64_t remote = entry.address + step.remote;
-    const std::string error =
+    const CrossMemoryResult copied =
         get ? read_process_memory(entry.pid, remote, buffers.recv + step.offset, step.length)
             : write_process_memory(entry.pid, remote, buffers.send + step.offset, step.length);
-    if (!error.empty()) {
-      check_ranks_alive("a single copy", true);  // a dead peer is the better explanation
+    if (!copied.ok()) {
+      // A dead peer is the better explanation, also when /proc does not show it dead yet.
+      check_ranks_alive("a single copy", true);
+      if (copied.process_gone) fail_dead(step.peer, entry.pid, "a single copy");
       fail(fmt::format("single copy with local rank {} in {}: {}", step.peer, describe(call_),
-                       error));
+                       copied.error));
     }
     ++direct_copies_.kernel;
   }
@@ -343,6 +345,12 @@ void ShmEndpoint::leave() {
       .store(1, std::memory_order_release);
 }
 
+void ShmEndpoint::fail_dead(int rank, pid_t pid, const std::string& waiting_for) {
+  check_not_broken();  // a rank that failed, said why, and exited is not news
+  fail(fmt::format("local rank {} (pid {}) died while this rank waited for {}", rank, pid,
+                   waiting_for));
+}
+
 void ShmEndpoint::check_ranks_alive(const std::string& waiting_for, bool now) {
   const auto time = Clock::now();
   if (!now && time < next_liveness_check_) return;
@@ -351,11 +359,7 @@ void ShmEndpoint::check_ranks_alive(const std::string& waiting_for, bool now) {
     if (r == rank_) continue;
     RankRecord& record = view_.ranks[static_cast<std::size_t>(r)];
     const pid_t pid = pid_of(record);
-    if (pid != 0 && !has_left(record) && !process_alive(pid)) {
-      check_not_broken();  // a rank that failed, said why, and exited is not news
-      fail(fmt::format("local rank {} (pid {}) died while this rank waited for {}", r, pid,
-                       waiting_for));
-    }
+    if (pid != 0 && !has_left(record) && !process_alive(pid)) fail_dead(r, pid, waiting_for);
   }
 }
 

@@ -23,6 +23,8 @@
 // Not thread-safe: one thread per endpoint. The endpoint does not own the segment.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstddef>
 #include <string>
@@ -98,6 +100,9 @@ class ShmEndpoint {
   // `waiting_for` says what this rank was doing. Rate-limited to one look per check interval
   // unless `now` is set.
   void check_ranks_alive(const std::string& waiting_for, bool now = false);
+  // Fails naming local rank `rank` (process `pid`) as dead, unless the group broke already
+  // (then its reason): check_ranks_alive(), and a single copy the kernel found no process for.
+  [[noreturn]] void fail_dead(int rank, pid_t pid, const std::string& waiting_for);
 
   // This rank leaves the group. Normally (it has done all its steps) it is marked as gone for
   // good, so its process may exit without the others taking that for a crash. While an
