@@ -28,7 +28,9 @@ struct BuildParams {
   int root = 0;
   std::uint64_t size = 0;                   // bytes (whole message for bcast, per rank otherwise)
   std::uint64_t segment = kDefaultSegment;  // pipelining unit for pipelined algorithms (> 0)
-  int wan_pairs = 0;                        // multilane scatter/gather: node pairs, 0 = auto
+  int wan_pairs = 0;  // multilane scatter/gather, multilane-sites reductions: pairs, 0 = auto
+  // Reductions: bytes per element (size is a whole number of them; no segment splits one).
+  std::uint32_t element_size = 1;
   // Two-level algorithms: the algorithm run between the node leaders, "" for the builder's own
   // choice. build_schedule() sets it from the name (`hier-shm:X` -> "X", `hier-shm` -> "").
   std::string_view leaders_algorithm{};

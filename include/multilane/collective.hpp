@@ -8,6 +8,11 @@
 //   gather    every Send: size; root's Recv: num_ranks*size. Block i comes from rank i.
 //   allgather every Send: size; every Recv: num_ranks*size.
 //   alltoall  every Send and Recv: num_ranks*size. Block j of rank i goes to block i of rank j.
+//   reduce    every Send: size; root's Recv: size. The root gets the reduction of every Send.
+//   allreduce every Send and Recv: size. Every rank gets the reduction of every Send.
+//   reduce-scatter (MPI_Reduce_scatter_block)
+//             every Send: num_ranks*size; every Recv: size. Rank i gets the reduction of block
+//             i of every Send.
 #pragma once
 
 #include <cstdint>
@@ -26,12 +31,15 @@ Buffer input_buffer(Collective collective);
 bool has_input(Collective collective, int rank, int root);
 
 // A run of bytes of a rank's Recv buffer and the input bytes it must hold after the call:
-// Recv[offset, offset+length) == input of `origin_rank` at [origin_offset, origin_offset+length).
+// Recv[offset, offset+length) == input of `origin_rank` at [origin_offset, origin_offset+length),
+// or, when `reduced`, the reduction over every rank of the inputs at those offsets
+// (origin_rank is then unused).
 struct ExpectedPiece {
   std::uint64_t offset = 0;
   std::uint64_t length = 0;
   int origin_rank = 0;
   std::uint64_t origin_offset = 0;
+  bool reduced = false;
 };
 // Every byte of `rank`'s Recv buffer is covered by exactly one piece, in increasing offset.
 std::vector<ExpectedPiece> expected_result(Collective collective, int rank, int num_ranks, int root,

@@ -31,6 +31,20 @@
 // Matching rule: the k-th group op of every rank of a node form the node's k-th group call;
 // they must agree on kind, root and s, and the call completes when all of them have started.
 //
+// Reductions (reduce, allreduce, reduce-scatter) combine elements instead of moving them. The
+// schedule knows only the element size (Schedule::element_size); the element type and the
+// operation (reduction.hpp) are the call's, so one schedule serves every type of that size.
+//   RecvReduce  receives range.length bytes from `peer` and combines them into `range`:
+//               range = range (+) incoming, element by element. It matches a Send exactly as a
+//               Recv does (the k-th Send a->b meets the k-th Recv or RecvReduce of b from a),
+//               so an executor may combine each chunk as it arrives, straight from the socket's
+//               buffer or the shared segment, with no staging copy of the whole message.
+//   Reduce      range = range (+) source, locally (like a Copy that combines).
+// The destination is the left operand: for an operation that is not commutative, the bytes
+// already in `range` come first in rank order. Both read `range` before writing it, so the
+// bytes there must have been written (a Copy of the rank's own input usually starts an
+// accumulator). Every range of a reduction op is a whole number of elements.
+//
 // Lanes: a Send or Recv may name the lane (NIC index) it should use; both ends of a transfer
 // name the same lane, since lane i of every node is on the same network. kAnyLane means the
 // transfer is striped evenly over every lane index that both nodes have (the papers' "link
@@ -48,10 +62,27 @@
 
 namespace multilane {
 
-enum class Collective : std::uint8_t { Bcast, Scatter, Gather, Allgather, Alltoall };
-inline constexpr Collective kAllCollectives[] = {Collective::Bcast, Collective::Scatter,
-                                                 Collective::Gather, Collective::Allgather,
-                                                 Collective::Alltoall};
+enum class Collective : std::uint8_t {
+  Bcast,
+  Scatter,
+  Gather,
+  Allgather,
+  Alltoall,
+  Reduce,
+  Allreduce,
+  ReduceScatter,
+};
+inline constexpr Collective kAllCollectives[] = {
+    Collective::Bcast,     Collective::Scatter, Collective::Gather,
+    Collective::Allgather, Collective::Alltoall, Collective::Reduce,
+    Collective::Allreduce, Collective::ReduceScatter};
+// The collectives that move bytes without combining them; each has a group op kind.
+inline constexpr Collective kGroupCollectives[] = {Collective::Bcast, Collective::Scatter,
+                                                   Collective::Gather, Collective::Allgather,
+                                                   Collective::Alltoall};
+inline bool is_reduction(Collective c) {
+  return c >= Collective::Reduce;
+}
 std::string_view to_string(Collective c);
 std::optional<Collective> parse_collective(std::string_view name);
 
@@ -75,11 +106,25 @@ enum class OpKind : std::uint8_t {
   GroupGather,
   GroupAllgather,
   GroupAlltoall,
+  RecvReduce,
+  Reduce,
 };
-inline constexpr int kNumOpKinds = 8;
+inline constexpr int kNumOpKinds = 10;
 std::string_view to_string(OpKind k);
 inline bool is_group_op(OpKind k) {
   return k >= OpKind::GroupBcast && k <= OpKind::GroupAlltoall;
+}
+// A Recv or a RecvReduce: the receiving end of a transfer.
+inline bool is_receive(OpKind k) {
+  return k == OpKind::Recv || k == OpKind::RecvReduce;
+}
+// Send, Recv or RecvReduce: an end of a transfer between two ranks.
+inline bool is_transfer(OpKind k) {
+  return k == OpKind::Send || is_receive(k);
+}
+// RecvReduce or Reduce: reads its destination range and combines into it.
+inline bool is_combining(OpKind k) {
+  return k == OpKind::RecvReduce || k == OpKind::Reduce;
 }
 // The collective a group op runs on its node, and back.
 Collective group_collective(OpKind group_kind);
@@ -95,8 +140,9 @@ struct Op {
   OpKind kind = OpKind::Send;
   std::int8_t lane = kAnyLane;   // Send/Recv: NIC to use
   std::int32_t peer = -1;        // Send/Recv: the other rank; group ops: the group's root
-  Range range;                   // Send: bytes read; Recv, Copy and group ops: bytes written
-  Range source;                  // Copy and group ops: bytes read
+  Range range;   // Send: bytes read; Recv, Copy and group ops: bytes written; RecvReduce and
+                 // Reduce: bytes read and written (the accumulator)
+  Range source;  // Copy, Reduce and group ops: bytes read
   std::uint32_t deps_begin = 0;  // into Schedule::deps
   std::uint32_t deps_count = 0;
 };
@@ -109,6 +155,7 @@ struct Schedule {
   std::uint64_t size = 0;     // bytes: the whole message (bcast) or per rank (others)
   std::uint64_t segment = 0;  // pipelining unit used by the builder (0: not pipelined)
   int wan_pairs = 0;          // node pairs across the WAN (multilane scatter/gather), else 0
+  std::uint32_t element_size = 1;  // reductions: bytes per element (no range splits one)
 
   std::vector<Op> ops;  // every rank's program, rank after rank
   std::vector<std::uint32_t>
@@ -139,6 +186,9 @@ class ScheduleBuilder {
   OpIndex send(int peer, Range range, int lane = kAnyLane, std::span<const OpIndex> deps = {});
   OpIndex recv(int peer, Range range, int lane = kAnyLane, std::span<const OpIndex> deps = {});
   OpIndex copy(Range to, Range from, std::span<const OpIndex> deps = {});
+  OpIndex recv_reduce(int peer, Range range, int lane = kAnyLane,
+                      std::span<const OpIndex> deps = {});
+  OpIndex reduce(Range to, Range from, std::span<const OpIndex> deps = {});
   OpIndex send(int peer, Range range, int lane, std::initializer_list<OpIndex> deps) {
     return send(peer, range, lane, std::span<const OpIndex>(deps.begin(), deps.size()));
   }
@@ -147,6 +197,12 @@ class ScheduleBuilder {
   }
   OpIndex copy(Range to, Range from, std::initializer_list<OpIndex> deps) {
     return copy(to, from, std::span<const OpIndex>(deps.begin(), deps.size()));
+  }
+  OpIndex recv_reduce(int peer, Range range, int lane, std::initializer_list<OpIndex> deps) {
+    return recv_reduce(peer, range, lane, std::span<const OpIndex>(deps.begin(), deps.size()));
+  }
+  OpIndex reduce(Range to, Range from, std::initializer_list<OpIndex> deps) {
+    return reduce(to, from, std::span<const OpIndex>(deps.begin(), deps.size()));
   }
   // A group op (see above); never dropped, even with empty ranges: every rank of the node must
   // take part in the group call.
@@ -159,7 +215,12 @@ class ScheduleBuilder {
   // The current rank needs at least `bytes` of scratch.
   void need_scratch(std::uint64_t bytes);
   int current_rank() const { return current_; }
+  // Operations the current rank has so far (the next one's index).
+  OpIndex ops_of_current_rank() const {
+    return static_cast<OpIndex>(schedule_.ops.size() - schedule_.rank_begin[current_]);
+  }
   void set_wan_pairs(int pairs) { schedule_.wan_pairs = pairs; }
+  void set_element_size(std::uint32_t bytes) { schedule_.element_size = bytes; }
 
   // Closes the last rank (ranks never started get empty programs) and returns the schedule.
   Schedule finish();
@@ -171,7 +232,8 @@ class ScheduleBuilder {
 };
 
 // The same collective with every arrow reversed: sends become receives and vice versa, copies
-// swap source and destination, dependencies point the other way, and the Send and Recv
+// swap source and destination (a schedule with reduction ops has no reverse: throws
+// std::logic_error), dependencies point the other way, and the Send and Recv
 // buffers swap roles. Turns a scatter into a gather (the papers' "gather is scatter with
 // every arrow reversed") and is an involution.
 Schedule reverse_schedule(const Schedule& schedule, Collective reversed_collective,

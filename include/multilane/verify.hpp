@@ -18,7 +18,12 @@
 //      stuck, one wait-for cycle is printed, operation by operation.
 //   5. Data: which input bytes (origin rank, origin offset) every byte of every buffer holds,
 //      as interval maps. A read of bytes nobody wrote yet is an error; at the end every Recv
-//      buffer must equal expected_result() of the collective.
+//      buffer must equal expected_result() of the collective. For reductions the origin is the
+//      set of ranks whose inputs an element combines: every output element must combine the
+//      same input element of every rank, each exactly once (a rank counted twice, a missing
+//      one, or elements of different offsets combined are errors), and with
+//      VerifyOptions::commutative false, always in rank order (MPI's rule for such operations).
+//      Reduction ranges must be whole elements (Schedule::element_size).
 //
 // A structural or matching error stops the checks that come after it (they would only report
 // consequences). Errors are complete sentences naming rank, operation index, what was expected
@@ -43,6 +48,9 @@ namespace multilane {
 
 struct VerifyOptions {
   int max_errors = 8;  // stop after this many errors (>= 1)
+  // Reductions: whether the operation may combine its operands in any order (every predefined
+  // MPI operation may); false checks that every combination keeps rank order.
+  bool commutative = true;
 };
 
 struct VerifyReport {

@@ -18,6 +18,7 @@
 #include "lane_coloring.hpp"
 #include "rank_order.hpp"
 #include "tree_broadcast.hpp"
+#include "tree_shapes.hpp"
 
 namespace multilane::algo {
 
@@ -63,39 +64,48 @@ Exits add_site(Tree& tree_a, Tree& tree_b, const std::vector<int>& members, Exit
 }
 
 // Both trees over the given groups of non-root ranks, chained group after group.
-Schedule multilane_over_groups(std::string name, const Platform& platform,
-                               const BuildParams& params,
-                               const std::vector<std::vector<int>>& groups) {
+TreeSet multilane_over_groups(const Platform& platform, int root,
+                              const std::vector<std::vector<int>>& groups) {
   const int p = platform.num_ranks();
-  Tree tree_a(p, params.root);
-  Tree tree_b(p, params.root);
-  Exits exits{params.root, params.root};
+  Tree tree_a(p, root);
+  Tree tree_b(p, root);
+  Exits exits{root, root};
   for (const auto& members : groups) {
     if (!members.empty()) exits = add_site(tree_a, tree_b, members, exits);
   }
-  tree_a.finalize();
-  tree_b.finalize();
-  Tree* trees[] = {&tree_a, &tree_b};
-  assign_lanes(trees, platform);
-  const std::uint64_t half = (params.size + 1) / 2;
-  const TreePart parts[] = {{&tree_a, Range{Buffer::Recv, 0, half}},
-                            {&tree_b, Range{Buffer::Recv, half, params.size - half}}};
-  return tree_broadcast_schedule(std::move(name), p, params.root, params.size, params.segment,
-                                 parts);
+  std::vector<Tree> trees;
+  trees.push_back(std::move(tree_a));
+  trees.push_back(std::move(tree_b));
+  return finish_trees(platform, std::move(trees));
+}
+
+Schedule broadcast_over(std::string name, const Platform& platform, const BuildParams& params,
+                        const TreeSet& trees) {
+  return tree_broadcast_schedule(std::move(name), platform.num_ranks(), params.root, params.size,
+                                 params.segment, tree_parts(trees, Buffer::Recv, params.size));
 }
 
 }  // namespace
 
-Schedule bcast_multilane(const Platform& platform, const BuildParams& params) {
-  auto order = relative_order(platform.num_ranks(), params.root);
+TreeSet multilane_trees(const Platform& platform, int root) {
+  auto order = relative_order(platform.num_ranks(), root);
   order.erase(order.begin());  // the root
-  return multilane_over_groups("multilane", platform, params, {order});
+  return multilane_over_groups(platform, root, {order});
+}
+
+TreeSet multilane_sites_trees(const Platform& platform, int root) {
+  auto groups = ranks_by_site(platform, root);
+  groups.front().erase(groups.front().begin());  // the root heads its site's group
+  return multilane_over_groups(platform, root, groups);
+}
+
+Schedule bcast_multilane(const Platform& platform, const BuildParams& params) {
+  return broadcast_over("multilane", platform, params, multilane_trees(platform, params.root));
 }
 
 Schedule bcast_multilane_sites(const Platform& platform, const BuildParams& params) {
-  auto groups = ranks_by_site(platform, params.root);
-  groups.front().erase(groups.front().begin());  // the root heads its site's group
-  return multilane_over_groups("multilane-sites", platform, params, groups);
+  return broadcast_over("multilane-sites", platform, params,
+                        multilane_sites_trees(platform, params.root));
 }
 
 }  // namespace multilane::algo

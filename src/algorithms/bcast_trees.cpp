@@ -8,6 +8,7 @@
 #include "lane_coloring.hpp"
 #include "rank_order.hpp"
 #include "tree_broadcast.hpp"
+#include "tree_shapes.hpp"
 
 namespace multilane::algo {
 
@@ -18,22 +19,11 @@ std::uint64_t whole_message(const BuildParams& params) {
   return std::max<std::uint64_t>(params.size, 1);
 }
 
-// Finalizes the trees, gives their concurrent edges lanes, and builds the schedule with tree i
-// carrying parts[i].
+// Broadcasts along the trees, tree i carrying the i-th part of the message.
 Schedule broadcast_over(std::string name, const Platform& platform, const BuildParams& params,
-                        std::uint64_t segment, std::vector<Tree*> trees, std::vector<Range> parts) {
-  for (Tree* t : trees) t->finalize();
-  assign_lanes(trees, platform);
-  std::vector<TreePart> tree_parts;
-  for (std::size_t i = 0; i < trees.size(); ++i) tree_parts.push_back({trees[i], parts[i]});
+                        std::uint64_t segment, const TreeSet& trees) {
   return tree_broadcast_schedule(std::move(name), platform.num_ranks(), params.root, params.size,
-                                 segment, tree_parts);
-}
-
-Schedule one_tree(std::string name, const Platform& platform, const BuildParams& params,
-                  std::uint64_t segment, Tree& tree) {
-  return broadcast_over(std::move(name), platform, params, segment, {&tree},
-                        {Range{Buffer::Recv, 0, params.size}});
+                                 segment, tree_parts(trees, Buffer::Recv, params.size));
 }
 
 // The root first hands the whole message to one representative per remote site, one site
@@ -53,40 +43,89 @@ void add_site_tree(Tree& tree, const Platform& platform, int root, LocalTree loc
 
 }  // namespace
 
-Schedule bcast_linear(const Platform& platform, const BuildParams& params) {
+TreeSet finish_trees(const Platform& platform, std::vector<Tree> trees) {
+  std::vector<Tree*> pointers;
+  for (Tree& t : trees) {
+    t.finalize();
+    pointers.push_back(&t);
+  }
+  assign_lanes(pointers, platform);
+  return {std::move(trees)};
+}
+
+std::vector<TreePart> tree_parts(const TreeSet& set, Buffer buffer, std::uint64_t size,
+                                 std::uint64_t element_size) {
+  const std::uint64_t n = set.trees.size();
+  const std::uint64_t elements = size / element_size;
+  std::vector<TreePart> parts;
+  std::uint64_t offset = 0;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::uint64_t count = elements / n + (i < elements % n ? 1 : 0);
+    parts.push_back({&set.trees[i], Range{buffer, offset, count * element_size}});
+    offset += count * element_size;
+  }
+  return parts;
+}
+
+TreeSet linear_trees(const Platform& platform, int root) {
   const int p = platform.num_ranks();
-  Tree tree(p, params.root);
-  add_flat(tree, relative_order(p, params.root));
-  return one_tree("linear", platform, params, whole_message(params), tree);
+  Tree tree(p, root);
+  add_flat(tree, relative_order(p, root));
+  return finish_trees(platform, {std::move(tree)});
+}
+
+TreeSet chain_trees(const Platform& platform, int root) {
+  Tree tree(platform.num_ranks(), root);
+  add_chain(tree, site_grouped_order(platform, root));
+  return finish_trees(platform, {std::move(tree)});
+}
+
+TreeSet binary_trees(const Platform& platform, int root) {
+  Tree tree(platform.num_ranks(), root);
+  add_site_tree(tree, platform, root, [](Tree& t, std::span<const int> order, int phase) {
+    add_binary_heap(t, order, phase);
+  });
+  return finish_trees(platform, {std::move(tree)});
+}
+
+TreeSet binomial_trees(const Platform& platform, int root) {
+  const int p = platform.num_ranks();
+  Tree tree(p, root);
+  add_binomial(tree, relative_order(p, root));
+  return finish_trees(platform, {std::move(tree)});
+}
+
+TreeSet site_binomial_trees(const Platform& platform, int root) {
+  Tree tree(platform.num_ranks(), root);
+  add_site_tree(tree, platform, root, [](Tree& t, std::span<const int> order, int phase) {
+    add_binomial(t, order, phase);
+  });
+  return finish_trees(platform, {std::move(tree)});
+}
+
+Schedule bcast_linear(const Platform& platform, const BuildParams& params) {
+  return broadcast_over("linear", platform, params, whole_message(params),
+                        linear_trees(platform, params.root));
 }
 
 Schedule bcast_chain(const Platform& platform, const BuildParams& params) {
-  Tree tree(platform.num_ranks(), params.root);
-  add_chain(tree, site_grouped_order(platform, params.root));
-  return one_tree("chain", platform, params, params.segment, tree);
+  return broadcast_over("chain", platform, params, params.segment,
+                        chain_trees(platform, params.root));
 }
 
 Schedule bcast_binary(const Platform& platform, const BuildParams& params) {
-  Tree tree(platform.num_ranks(), params.root);
-  add_site_tree(tree, platform, params.root, [](Tree& t, std::span<const int> order, int phase) {
-    add_binary_heap(t, order, phase);
-  });
-  return one_tree("binary", platform, params, params.segment, tree);
+  return broadcast_over("binary", platform, params, params.segment,
+                        binary_trees(platform, params.root));
 }
 
 Schedule bcast_binomial(const Platform& platform, const BuildParams& params) {
-  const int p = platform.num_ranks();
-  Tree tree(p, params.root);
-  add_binomial(tree, relative_order(p, params.root));
-  return one_tree("binomial", platform, params, whole_message(params), tree);
+  return broadcast_over("binomial", platform, params, whole_message(params),
+                        binomial_trees(platform, params.root));
 }
 
 Schedule bcast_site_binomial(const Platform& platform, const BuildParams& params) {
-  Tree tree(platform.num_ranks(), params.root);
-  add_site_tree(tree, platform, params.root, [](Tree& t, std::span<const int> order, int phase) {
-    add_binomial(t, order, phase);
-  });
-  return one_tree("site-binomial", platform, params, whole_message(params), tree);
+  return broadcast_over("site-binomial", platform, params, whole_message(params),
+                        site_binomial_trees(platform, params.root));
 }
 
 namespace {
@@ -114,13 +153,12 @@ int inorder_root(int n) {
 
 }  // namespace
 
-Schedule bcast_dbtree(const Platform& platform, const BuildParams& params) {
+TreeSet dbtree_trees(const Platform& platform, int root) {
   // Two trees over the n = p-1 non-root ranks, each carrying half the message; the second is
   // the first mirrored (n even) or shifted by one (n odd), so that a rank is an inner node in
   // at most one tree and sends at most two halves in all.
   const int p = platform.num_ranks();
   const int n = p - 1;
-  const int root = params.root;
   auto first = [&](int x) { return absolute_rank(x, root, p); };
   auto second = [&](int x) {
     const int y = (n % 2 == 0) ? n + 1 - x : x % n + 1;
@@ -134,10 +172,15 @@ Schedule bcast_dbtree(const Platform& platform, const BuildParams& params) {
     add_inorder_tree(a, n, first);
     add_inorder_tree(b, n, second);
   }
-  const std::uint64_t half = (params.size + 1) / 2;
-  return broadcast_over(
-      "dbtree", platform, params, params.segment, {&a, &b},
-      {Range{Buffer::Recv, 0, half}, Range{Buffer::Recv, half, params.size - half}});
+  std::vector<Tree> trees;
+  trees.push_back(std::move(a));
+  trees.push_back(std::move(b));
+  return finish_trees(platform, std::move(trees));
+}
+
+Schedule bcast_dbtree(const Platform& platform, const BuildParams& params) {
+  return broadcast_over("dbtree", platform, params, params.segment,
+                        dbtree_trees(platform, params.root));
 }
 
 }  // namespace multilane::algo

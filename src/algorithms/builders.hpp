@@ -30,6 +30,26 @@ Schedule gather_multilane(const Platform&, const BuildParams&);
 Schedule allgather_ring(const Platform&, const BuildParams&);
 Schedule allgather_recursive_doubling(const Platform&, const BuildParams&);
 
+Schedule reduce_binomial(const Platform&, const BuildParams&);
+Schedule reduce_binary(const Platform&, const BuildParams&);
+Schedule reduce_chain(const Platform&, const BuildParams&);
+Schedule reduce_two_tree(const Platform&, const BuildParams&);
+Schedule reduce_multilane(const Platform&, const BuildParams&);
+Schedule reduce_rabenseifner(const Platform&, const BuildParams&);
+Schedule reduce_multilane_sites(const Platform&, const BuildParams&);
+
+Schedule allreduce_recursive_doubling(const Platform&, const BuildParams&);
+Schedule allreduce_ring(const Platform&, const BuildParams&);
+Schedule allreduce_rabenseifner(const Platform&, const BuildParams&);
+Schedule allreduce_two_tree(const Platform&, const BuildParams&);
+Schedule allreduce_multilane(const Platform&, const BuildParams&);
+Schedule allreduce_multilane_sites(const Platform&, const BuildParams&);
+
+Schedule reduce_scatter_ring(const Platform&, const BuildParams&);
+Schedule reduce_scatter_pairwise(const Platform&, const BuildParams&);
+Schedule reduce_scatter_recursive_halving(const Platform&, const BuildParams&);
+Schedule reduce_scatter_multilane_sites(const Platform&, const BuildParams&);
+
 Schedule alltoall_pairwise(const Platform&, const BuildParams&);
 Schedule alltoall_linear(const Platform&, const BuildParams&);
 

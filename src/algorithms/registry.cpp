@@ -19,6 +19,9 @@ constexpr auto S = Collective::Scatter;
 constexpr auto G = Collective::Gather;
 constexpr auto AG = Collective::Allgather;
 constexpr auto AA = Collective::Alltoall;
+constexpr auto R = Collective::Reduce;
+constexpr auto AR = Collective::Allreduce;
+constexpr auto RS = Collective::ReduceScatter;
 
 constexpr std::array kAlgorithms = {
     AlgorithmInfo{B, "linear", "root sends the whole message to every rank at once",
@@ -99,6 +102,131 @@ constexpr std::array kAlgorithms = {
                   false, false, algo::alltoall_linear},
     AlgorithmInfo{AA, "hier-shm", "shared-memory alltoall within nodes, pair-wise between nodes",
                   "SMP collectives paper, sec. 8.3", false, false, algo::alltoall_hier_shm, true},
+    AlgorithmInfo{.collective = R,
+                  .name = "binomial",
+                  .summary = "binomial tree, whole vector, smallest subtree combined first",
+                  .origin = "MPICH",
+                  .pipelined = false,
+                  .uses_wan_pairs = false,
+                  .build = algo::reduce_binomial},
+    AlgorithmInfo{.collective = R,
+                  .name = "binary",
+                  .summary = "pipelined binary tree (the binary broadcast's tree reversed)",
+                  .origin = "broadcast paper, sec. 2.2, reversed",
+                  .pipelined = true,
+                  .uses_wan_pairs = false,
+                  .build = algo::reduce_binary},
+    AlgorithmInfo{.collective = R,
+                  .name = "chain",
+                  .summary = "pipelined chain through every rank, sites one after another",
+                  .origin = "broadcast paper, sec. 2.2, reversed",
+                  .pipelined = true,
+                  .uses_wan_pairs = false,
+                  .build = algo::reduce_chain},
+    AlgorithmInfo{.collective = R,
+                  .name = "two-tree",
+                  .summary = "two pipelined binary trees reducing one half each, every rank inner "
+                             "in at most one",
+                  .origin = "Sanders, Speck, Traff 2009; NCCL double binary tree",
+                  .pipelined = true,
+                  .uses_wan_pairs = false,
+                  .build = algo::reduce_two_tree},
+    AlgorithmInfo{.collective = R,
+                  .name = "multilane",
+                  .summary = "the multilane broadcast's two lane-coloured trees reversed, one "
+                             "half each, pipelined",
+                  .origin = "broadcast paper, sec. 3.1, reversed",
+                  .pipelined = true,
+                  .uses_wan_pairs = false,
+                  .build = algo::reduce_multilane},
+    AlgorithmInfo{.collective = R,
+                  .name = "rabenseifner",
+                  .summary = "recursive-halving reduce-scatter, then binomial gather to the root",
+                  .origin = "Rabenseifner 2004; Thakur, Rabenseifner, Gropp 2005",
+                  .pipelined = false,
+                  .uses_wan_pairs = false,
+                  .build = algo::reduce_rabenseifner},
+    AlgorithmInfo{.collective = R,
+                  .name = "multilane-sites",
+                  .summary = "reduce-scatter in every site, k lanes combine across the WAN into "
+                             "the root's site, then to the root",
+                  .origin = "scatter/gather paper's pairs; Traff-Hunold lanes",
+                  .pipelined = false,
+                  .uses_wan_pairs = true,
+                  .build = algo::reduce_multilane_sites},
+    AlgorithmInfo{.collective = AR,
+                  .name = "recursive-doubling",
+                  .summary = "log p exchanges of the whole vector (any p)",
+                  .origin = "MPICH; Thakur, Rabenseifner, Gropp 2005",
+                  .pipelined = false,
+                  .uses_wan_pairs = false,
+                  .build = algo::allreduce_recursive_doubling},
+    AlgorithmInfo{.collective = AR,
+                  .name = "ring",
+                  .summary = "ring reduce-scatter, then ring allgather",
+                  .origin = "Patarasuk and Yuan 2009; NCCL, Open MPI",
+                  .pipelined = false,
+                  .uses_wan_pairs = false,
+                  .build = algo::allreduce_ring},
+    AlgorithmInfo{.collective = AR,
+                  .name = "rabenseifner",
+                  .summary = "recursive-halving reduce-scatter, then recursive-doubling allgather",
+                  .origin = "Rabenseifner 2004; MPICH",
+                  .pipelined = false,
+                  .uses_wan_pairs = false,
+                  .build = algo::allreduce_rabenseifner},
+    AlgorithmInfo{.collective = AR,
+                  .name = "two-tree",
+                  .summary = "reduce up and broadcast down two pipelined binary trees, one half "
+                             "each",
+                  .origin = "Sanders, Speck, Traff 2009; NCCL double binary tree",
+                  .pipelined = true,
+                  .uses_wan_pairs = false,
+                  .build = algo::allreduce_two_tree},
+    AlgorithmInfo{.collective = AR,
+                  .name = "multilane",
+                  .summary = "reduce up and broadcast down the multilane trees, pipelined",
+                  .origin = "broadcast paper, sec. 3.1",
+                  .pipelined = true,
+                  .uses_wan_pairs = false,
+                  .build = algo::allreduce_multilane},
+    AlgorithmInfo{.collective = AR,
+                  .name = "multilane-sites",
+                  .summary = "reduce-scatter in every site, k lanes allreduce across the WAN on "
+                             "1/k each, allgather in every site",
+                  .origin = "Traff-Hunold lanes; UCC split_rail; scatter/gather paper's pairs",
+                  .pipelined = false,
+                  .uses_wan_pairs = true,
+                  .build = algo::allreduce_multilane_sites},
+    AlgorithmInfo{.collective = RS,
+                  .name = "ring",
+                  .summary = "p-1 steps around a ring, two blocks of room",
+                  .origin = "MPICH, Open MPI",
+                  .pipelined = false,
+                  .uses_wan_pairs = false,
+                  .build = algo::reduce_scatter_ring},
+    AlgorithmInfo{.collective = RS,
+                  .name = "recursive-halving",
+                  .summary = "log p halving steps over the whole vector, then blocks to owners",
+                  .origin = "MPICH; Thakur, Rabenseifner, Gropp 2005",
+                  .pipelined = false,
+                  .uses_wan_pairs = false,
+                  .build = algo::reduce_scatter_recursive_halving},
+    AlgorithmInfo{.collective = RS,
+                  .name = "pairwise",
+                  .summary = "p-1 steps; in step k send block r+k to r+k, combine from r-k",
+                  .origin = "MPICH",
+                  .pipelined = false,
+                  .uses_wan_pairs = false,
+                  .build = algo::reduce_scatter_pairwise},
+    AlgorithmInfo{.collective = RS,
+                  .name = "multilane-sites",
+                  .summary = "reduce-scatter in every site, k lanes exchange across the WAN, "
+                             "blocks to owners in every site",
+                  .origin = "Traff-Hunold lanes; scatter/gather paper's pairs",
+                  .pipelined = false,
+                  .uses_wan_pairs = true,
+                  .build = algo::reduce_scatter_multilane_sites},
 };
 
 // Every `base:X` entry: base takes a leaders' algorithm, X is a one-level algorithm of the same
@@ -221,6 +349,13 @@ Schedule build_schedule(const Platform& platform, Collective collective, std::st
   }
   if (info->pipelined && params.segment == 0) {
     throw UsageError("segment size must be at least 1 byte");
+  }
+  if (params.element_size == 0) {
+    throw UsageError("element size must be at least 1 byte");
+  }
+  if (is_reduction(collective) && params.size % params.element_size != 0) {
+    throw UsageError(fmt::format("size {} is not a whole number of {}-byte elements", params.size,
+                                 params.element_size));
   }
   if (params.wan_pairs < 0) {
     throw UsageError(fmt::format("wan pairs {} is out of range: give 1 or more, or 0 for auto",

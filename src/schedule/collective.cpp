@@ -19,6 +19,12 @@ std::uint64_t buffer_size(Collective collective, Buffer buffer, int rank, int nu
       return send ? size : all;
     case Collective::Alltoall:
       return all;
+    case Collective::Reduce:
+      return send ? size : (is_root ? size : 0);
+    case Collective::Allreduce:
+      return size;
+    case Collective::ReduceScatter:
+      return send ? all : size;
   }
   return 0;
 }
@@ -54,6 +60,15 @@ std::vector<ExpectedPiece> expected_result(Collective collective, int rank, int 
       break;
     case Collective::Alltoall:
       for (int i = 0; i < num_ranks; ++i) out.push_back({block(i), size, i, block(rank)});
+      break;
+    case Collective::Reduce:
+      if (rank == root) out.push_back({.offset = 0, .length = size, .reduced = true});
+      break;
+    case Collective::Allreduce:
+      out.push_back({.offset = 0, .length = size, .reduced = true});
+      break;
+    case Collective::ReduceScatter:
+      out.push_back({.offset = 0, .length = size, .origin_offset = block(rank), .reduced = true});
       break;
   }
   return out;

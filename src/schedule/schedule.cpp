@@ -10,8 +10,8 @@
 namespace multilane {
 
 namespace {
-constexpr std::array<std::string_view, 5> kCollectiveNames = {"bcast", "scatter", "gather",
-                                                              "allgather", "alltoall"};
+constexpr std::array<std::string_view, 8> kCollectiveNames = {
+    "bcast", "scatter", "gather", "allgather", "alltoall", "reduce", "allreduce", "reduce-scatter"};
 }
 
 std::string_view to_string(Collective c) {
@@ -55,6 +55,10 @@ std::string_view to_string(OpKind k) {
       return "group-allgather";
     case OpKind::GroupAlltoall:
       return "group-alltoall";
+    case OpKind::RecvReduce:
+      return "recv-reduce";
+    case OpKind::Reduce:
+      return "reduce";
   }
   return "?";
 }
@@ -138,6 +142,26 @@ OpIndex ScheduleBuilder::copy(Range to, Range from, std::span<const OpIndex> dep
   return append(op, deps);
 }
 
+OpIndex ScheduleBuilder::recv_reduce(int peer, Range range, int lane,
+                                     std::span<const OpIndex> deps) {
+  if (range.length == 0) return kNoOp;
+  Op op;
+  op.kind = OpKind::RecvReduce;
+  op.peer = peer;
+  op.lane = static_cast<std::int8_t>(lane);
+  op.range = range;
+  return append(op, deps);
+}
+
+OpIndex ScheduleBuilder::reduce(Range to, Range from, std::span<const OpIndex> deps) {
+  if (to.length == 0) return kNoOp;
+  Op op;
+  op.kind = OpKind::Reduce;
+  op.range = to;
+  op.source = from;
+  return append(op, deps);
+}
+
 OpIndex ScheduleBuilder::group(OpKind kind, int group_root, Range to, Range from,
                                std::span<const OpIndex> deps) {
   if (!is_group_op(kind)) throw std::logic_error("ScheduleBuilder::group: not a group kind");
@@ -180,10 +204,16 @@ Schedule reverse_schedule(const Schedule& s, Collective reversed_collective,
   out.size = s.size;
   out.segment = s.segment;
   out.wan_pairs = s.wan_pairs;
+  out.element_size = s.element_size;
   out.scratch_bytes = s.scratch_bytes;
   out.rank_begin = s.rank_begin;
   out.ops.reserve(s.ops.size());
   out.deps.reserve(s.deps.size());
+  for (const Op& op : s.ops) {
+    if (is_combining(op.kind)) {
+      throw std::logic_error("reverse_schedule: a schedule that reduces has no reverse");
+    }
+  }
   for (int r = 0; r < s.num_ranks(); ++r) {
     const auto prog = s.program(r);
     const auto n = static_cast<OpIndex>(prog.size());
@@ -236,6 +266,12 @@ std::string op_text(const Schedule& s, const Op& op) {
     case OpKind::Copy:
       text = fmt::format("copy {} <- {}", range_text(op.range), range_text(op.source));
       break;
+    case OpKind::RecvReduce:
+      text = fmt::format("recv-reduce {} <- rank {}", range_text(op.range), op.peer);
+      break;
+    case OpKind::Reduce:
+      text = fmt::format("reduce {} <- {}", range_text(op.range), range_text(op.source));
+      break;
     case OpKind::GroupBcast:
     case OpKind::GroupScatter:
     case OpKind::GroupGather:
@@ -245,7 +281,7 @@ std::string op_text(const Schedule& s, const Op& op) {
                          range_text(op.source), op.peer);
       break;
   }
-  if ((op.kind == OpKind::Send || op.kind == OpKind::Recv) && op.lane != kAnyLane)
+  if (is_transfer(op.kind) && op.lane != kAnyLane)
     text += fmt::format(" lane {}", op.lane);
   if (op.deps_count > 0) {
     text += " after";
@@ -257,8 +293,10 @@ std::string op_text(const Schedule& s, const Op& op) {
 
 std::string schedule_to_text(const Schedule& s, int max_ranks) {
   std::string out =
-      fmt::format("{} {} root={} size={} segment={} ranks={} ops={}\n", to_string(s.collective),
+      fmt::format("{} {} root={} size={} segment={} ranks={} ops={}", to_string(s.collective),
                   s.algorithm, s.root, s.size, s.segment, s.num_ranks(), s.num_ops());
+  if (is_reduction(s.collective)) out += fmt::format(" element={}", s.element_size);
+  out += "\n";
   const int shown = max_ranks < 0 ? s.num_ranks() : std::min(max_ranks, s.num_ranks());
   for (int r = 0; r < shown; ++r) {
     const auto prog = s.program(r);
@@ -281,7 +319,7 @@ std::string schedule_to_json(const Schedule& s, int indent) {
     json ops = json::array();
     for (const Op& op : s.program(r)) {
       json j{{"op", to_string(op.kind)}, {"range", range_json(op.range)}};
-      if (op.kind == OpKind::Copy) {
+      if (op.kind == OpKind::Copy || op.kind == OpKind::Reduce) {
         j["source"] = range_json(op.source);
       } else if (is_group_op(op.kind)) {
         j["source"] = range_json(op.source);
@@ -302,6 +340,7 @@ std::string schedule_to_json(const Schedule& s, int indent) {
            {"size", s.size},
            {"segment", s.segment},
            {"wan_pairs", s.wan_pairs},
+           {"element_size", s.element_size},
            {"ranks", std::move(ranks)}};
   return doc.dump(indent);
 }

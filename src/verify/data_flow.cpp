@@ -12,7 +12,8 @@ namespace {
 constexpr Buffer kBuffers[kNumBuffers] = {Buffer::Send, Buffer::Recv, Buffer::Scratch};
 }
 
-DataFlow::DataFlow(const Schedule& schedule, ErrorSink& sink) : s_(schedule), sink_(sink) {
+DataFlow::DataFlow(const Schedule& schedule, ErrorSink& sink, bool commutative)
+    : s_(schedule), sink_(sink), commutative_(commutative), contributors_(schedule.num_ranks()) {
   const int p = s_.num_ranks();
   maps_.reserve(static_cast<std::size_t>(p) * kNumBuffers);
   const Buffer input = input_buffer(s_.collective);
@@ -49,16 +50,75 @@ void DataFlow::write(int rank, const Range& range) {
   }
 }
 
+void DataFlow::combine(std::uint32_t g, int rank, const Range& range) {
+  combined_.clear();
+  ContentMap& m = map(rank, range.buffer);
+  for (const Piece& piece : pieces_) {
+    const std::uint64_t begin = range.offset + piece.begin;
+    m.for_each(begin, range.offset + piece.end, [&](std::uint64_t b, std::uint64_t e, Origin into) {
+      const Origin from = OriginTraits::shifted(piece.origin, b - begin);
+      combined_.push_back({b, e, joined(g, range, b, e, into, from)});
+    });
+  }
+  for (const Piece& c : combined_) m.assign(c.begin, c.end, c.origin);
+}
+
+Origin DataFlow::joined(std::uint32_t g, const Range& range, std::uint64_t begin,
+                        std::uint64_t end, const Origin& into, const Origin& from) {
+  constexpr Origin stale{Origin::kStale, 0};
+  const auto report = [&](std::string what) {
+    if (combine_reported_) return;
+    sink_.add(fmt::format("{} {}", describe_global_op(s_, g), what));
+    combine_reported_ = true;
+  };
+  const std::string where = describe_range(range.buffer, begin, end);
+  if (into.rank == Origin::kUnwritten) {
+    report(fmt::format("combines into {} before it is written", where));
+    return stale;
+  }
+  if (into.rank == Origin::kStale || from.rank == Origin::kStale) return stale;
+  const std::uint64_t length = end - begin;
+  if (into.offset != from.offset) {
+    report(fmt::format("combines {} input[{},{}) into {}, which holds {} input[{},{}): different "
+                       "elements",
+                       contributors_.describe(from.rank), from.offset, from.offset + length, where,
+                       contributors_.describe(into.rank), into.offset, into.offset + length));
+    return stale;
+  }
+  const ContributorSets::Joined j = contributors_.join(into.rank, from.rank);
+  if (j.twice >= 0) {
+    report(fmt::format("counts rank {}'s input[{},{}) twice in {}", j.twice, from.offset,
+                       from.offset + length, where));
+    return stale;
+  }
+  if (!commutative_ && j.out_of_order) {
+    report(fmt::format("combines {} (+) {} in {}: operands out of rank order, but the operation "
+                       "is not commutative",
+                       contributors_.describe(into.rank), contributors_.describe(from.rank),
+                       where));
+  }
+  return {j.id, into.offset};
+}
+
 void DataFlow::on_copy(std::uint32_t op) {
   const int rank = rank_of_op(s_, op);
   read(op, rank, s_.ops[op].source);
-  write(rank, s_.ops[op].range);
+  if (s_.ops[op].kind == OpKind::Reduce) {
+    combine(op, rank, s_.ops[op].range);
+  } else {
+    write(rank, s_.ops[op].range);
+  }
 }
 
 void DataFlow::on_transfer(const Transfer& t) {
   const Op& send = s_.ops[t.send];
-  read(t.send, s_.ops[t.recv].peer, send.range);
-  write(send.peer, s_.ops[t.recv].range);
+  const Op& recv = s_.ops[t.recv];
+  read(t.send, recv.peer, send.range);
+  if (recv.kind == OpKind::RecvReduce) {
+    combine(t.recv, send.peer, recv.range);
+  } else {
+    write(send.peer, recv.range);
+  }
 }
 
 void DataFlow::on_group_call(const GroupCall& call) {
@@ -81,6 +141,7 @@ void DataFlow::check_results() {
 
 void DataFlow::check_rank_result(int rank) {
   const ContentMap& recv = map(rank, Buffer::Recv);
+  const std::int32_t everyone = contributors_.everyone();
   const auto expected = expected_result(s_.collective, rank, s_.num_ranks(), s_.root, s_.size);
   for (const ExpectedPiece& want : expected) {
     std::string problem;
@@ -90,14 +151,21 @@ void DataFlow::check_rank_result(int rank) {
           if (!problem.empty()) return;
           const std::uint64_t want_offset = want.origin_offset + (b - want.offset);
           const std::string where = describe_range(Buffer::Recv, b, e);
+          const std::uint64_t length = e - b;
           if (o.rank == Origin::kUnwritten) {
             problem = fmt::format("{} was never written", where);
           } else if (o.rank == Origin::kStale) {
             problem = fmt::format("{} holds bytes that were read before being written", where);
+          } else if (want.reduced) {
+            if (o.rank != everyone || o.offset != want_offset) {
+              problem =
+                  fmt::format("{} holds {}", where, wrong_reduction(o, want_offset, length));
+            }
           } else if (o.rank != want.origin_rank || o.offset != want_offset) {
-            problem = fmt::format(
-                "{} holds rank {} input[{},{}) but should hold rank {} input[{},{})", where, o.rank,
-                o.offset, o.offset + (e - b), want.origin_rank, want_offset, want_offset + (e - b));
+            problem = fmt::format("{} holds {} input[{},{}) but should hold rank {} input[{},{})",
+                                  where, contributors_.describe(o.rank), o.offset,
+                                  o.offset + length, want.origin_rank, want_offset,
+                                  want_offset + length);
           }
         });
     if (!problem.empty()) {
@@ -105,6 +173,23 @@ void DataFlow::check_rank_result(int rank) {
       return;
     }
   }
+}
+
+}  // namespace multilane::verify
+
+namespace multilane::verify {
+
+std::string DataFlow::wrong_reduction(const Origin& found, std::uint64_t want_offset,
+                                      std::uint64_t length) {
+  const std::string what =
+      fmt::format("{} input[{},{})", contributors_.describe(found.rank), found.offset,
+                  found.offset + length);
+  if (found.offset != want_offset) {
+    return fmt::format("{} but should hold the reduction of input[{},{}) of every rank", what,
+                       want_offset, want_offset + length);
+  }
+  return fmt::format("the reduction of {} but should hold that of every rank ({} missing)", what,
+                     contributors_.missing(found.rank));
 }
 
 }  // namespace multilane::verify

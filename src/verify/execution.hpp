@@ -1,7 +1,7 @@
 // verify/execution.hpp — runs a matched schedule under synchronous semantics.
 //
-// An operation is ready when all its dependencies have completed. A Copy completes as soon as
-// it is ready. A node's k-th group call happens (all its ops complete together) when every
+// An operation is ready when all its dependencies have completed. A Copy or a Reduce completes
+// as soon as it is ready (the observer's on_copy() sees both). A node's k-th group call happens (all its ops complete together) when every
 // member's op is ready and the node's call k-1 has happened. The k-th message of an ordered pair is
 // delivered (its Send and Recv complete together) when both ends are ready and message k-1 of that
 // pair has been delivered. The executor is a worklist: every operation enters it once and every

@@ -41,7 +41,7 @@ SortedMessages sort_messages(const Schedule& s) {
     for (std::uint32_t g = s.rank_begin[r]; g < s.rank_begin[r + 1]; ++g) {
       m.rank[g] = r;
       if (s.ops[g].kind == OpKind::Send) m.sends.push_back(g);
-      if (s.ops[g].kind == OpKind::Recv) m.recvs.push_back(g);
+      if (is_receive(s.ops[g].kind)) m.recvs.push_back(g);
     }
   }
   // Both lists are in (own rank, program order); radix-sort them by (sender, receiver).

@@ -32,6 +32,7 @@ enum class Hazard { ReadAfterWrite, WriteAfterWrite, WriteAfterRead };
 
 struct Conflict {
   Hazard hazard;
+  Buffer buffer;
   OpIndex other;
   std::uint64_t begin;
   std::uint64_t end;
@@ -53,6 +54,7 @@ class RankRaceChecker {
       conflicts_.clear();
       const Op& op = program_[i];
       if (const auto r = read_range(op)) on_read(i, *r);
+      if (const auto c = combined_range(op)) on_read(i, *c);
       if (const auto w = written_range(op)) on_write(i, *w);
       report(i, op);
     }
@@ -72,6 +74,7 @@ class RankRaceChecker {
     std::vector<Range> writes;
     for (const Op& op : program_) {
       if (const auto r = read_range(op); r && maps_[buffer_index(r->buffer)]) return false;
+      if (combined_range(op)) return false;
       if (const auto w = written_range(op)) writes.push_back(*w);
     }
     std::sort(writes.begin(), writes.end(), [](const Range& a, const Range& b) {
@@ -111,7 +114,7 @@ class RankRaceChecker {
     std::uint32_t last_new = 0;
     map->update(range.offset, range.end(), [&](std::uint64_t b, std::uint64_t e, Access& a) {
       if (a.writer != kNoOp && !ordered(a.writer, i)) {
-        add_conflict(Hazard::ReadAfterWrite, a.writer, b, e);
+        add_conflict(Hazard::ReadAfterWrite, range.buffer, a.writer, b, e);
       }
       if (a.readers != last_old) {
         last_old = a.readers;
@@ -126,30 +129,30 @@ class RankRaceChecker {
     auto& map = maps_[buffer_index(range.buffer)];
     map->update(range.offset, range.end(), [&](std::uint64_t b, std::uint64_t e, Access& a) {
       if (a.writer != kNoOp && !ordered(a.writer, i)) {
-        add_conflict(Hazard::WriteAfterWrite, a.writer, b, e);
+        add_conflict(Hazard::WriteAfterWrite, range.buffer, a.writer, b, e);
       }
       for (std::uint32_t n = a.readers; n != 0; n = reader_nodes_[n].next) {
         const OpIndex reader = reader_nodes_[n].op;
-        if (reader != i && !ordered(reader, i)) add_conflict(Hazard::WriteAfterRead, reader, b, e);
+        if (reader != i && !ordered(reader, i)) add_conflict(Hazard::WriteAfterRead, range.buffer, reader, b, e);
       }
       a = Access{i, 0};
     });
   }
 
-  void add_conflict(Hazard hazard, OpIndex other, std::uint64_t b, std::uint64_t e) {
+  void add_conflict(Hazard hazard, Buffer buffer, OpIndex other, std::uint64_t b,
+                    std::uint64_t e) {
     for (Conflict& c : conflicts_) {
-      if (c.hazard == hazard && c.other == other && c.end == b) {
+      if (c.hazard == hazard && c.buffer == buffer && c.other == other && c.end == b) {
         c.end = e;
         return;
       }
     }
-    conflicts_.push_back({hazard, other, b, e});
+    conflicts_.push_back({hazard, buffer, other, b, e});
   }
 
   void report(OpIndex i, const Op& op) {
     for (const Conflict& c : conflicts_) {
-      const Range& touched = c.hazard == Hazard::ReadAfterWrite ? *read_range(op) : op.range;
-      const std::string what = describe_range(touched.buffer, c.begin, c.end);
+      const std::string what = describe_range(c.buffer, c.begin, c.end);
       const std::string other = describe_local_op(c.other, program_[c.other]);
       const std::string self = describe_op(rank_, i, op);
       switch (c.hazard) {

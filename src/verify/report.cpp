@@ -16,6 +16,10 @@ std::string describe_action(const Op& op) {
       return fmt::format("recv from rank {}", op.peer);
     case OpKind::Copy:
       return "copy";
+    case OpKind::RecvReduce:
+      return fmt::format("recv-reduce from rank {}", op.peer);
+    case OpKind::Reduce:
+      return "reduce";
     case OpKind::GroupBcast:
     case OpKind::GroupScatter:
     case OpKind::GroupGather:

@@ -44,6 +44,12 @@ bool check_shape(const Schedule& s, const Platform& platform, ErrorSink& sink) {
                        s.rank_begin[r + 1]));
     }
   }
+  if (s.element_size == 0) {
+    fail("element size is 0: an element has at least one byte");
+  } else if (is_reduction(s.collective) && s.size % s.element_size != 0) {
+    fail(fmt::format("size {} is not a whole number of {}-byte elements", s.size,
+                     s.element_size));
+  }
   if (s.scratch_bytes.size() != static_cast<std::size_t>(p)) {
     fail(fmt::format("scratch_bytes has {} entries for {} ranks", s.scratch_bytes.size(), p));
   }
@@ -78,15 +84,18 @@ class OpChecker {
       return;
     }
     check_deps();
-    if (op_->kind == OpKind::Copy) {
+    if (op_->kind == OpKind::Copy || op_->kind == OpKind::Reduce) {
       check_copy();
     } else if (is_group_op(op_->kind)) {
       check_group_op();
     } else {
       check_peer();
       check_lane();
-      check_range(op_->range, op_->kind == OpKind::Send ? "reads" : "writes");
+      check_range(op_->range, op_->kind == OpKind::Send     ? "reads"
+                              : op_->kind == OpKind::Recv ? "writes"
+                                                          : "combines into");
     }
+    if (is_reduction(s_.collective)) check_whole_elements();
     if (const auto written = written_range(*op_); written && written->buffer == Buffer::Send) {
       fail(fmt::format("writes {}, but the send buffer is the caller's read-only input",
                        describe_range(*written)));
@@ -146,17 +155,35 @@ class OpChecker {
     return true;
   }
 
+  // A Copy, or a Reduce (which combines `source` into `range`).
   void check_copy() {
     const Range& to = op_->range;
     const Range& from = op_->source;
-    const bool inside = check_range(from, "reads") & check_range(to, "writes");
+    const bool combines = op_->kind == OpKind::Reduce;
+    const bool inside =
+        check_range(from, "reads") & check_range(to, combines ? "combines into" : "writes");
     if (!inside) return;
+    const std::string_view verb = combines ? "combines" : "copies";
     if (to.length != from.length) {
-      fail(fmt::format("copies {} ({} bytes) into {} ({} bytes): lengths differ",
+      fail(fmt::format("{} {} ({} bytes) into {} ({} bytes): lengths differ", verb,
                        describe_range(from), from.length, describe_range(to), to.length));
     } else if (to.buffer == from.buffer && to.offset < from.end() && from.offset < to.end()) {
-      fail(fmt::format("copies {} into {}: the ranges overlap", describe_range(from),
+      fail(fmt::format("{} {} into {}: the ranges overlap", verb, describe_range(from),
                        describe_range(to)));
+    }
+  }
+
+  // No range of a reduction splits an element: the executor combines whole elements only.
+  void check_whole_elements() {
+    const std::uint64_t e = s_.element_size;
+    if (e <= 1) return;
+    for (const Range* range : {&op_->range, &op_->source}) {
+      if (range->length == 0) continue;
+      if (range->offset % e != 0 || range->length % e != 0) {
+        fail(fmt::format("touches {}, which is not a whole number of {}-byte elements",
+                         describe_range(*range), e));
+        return;
+      }
     }
   }
 

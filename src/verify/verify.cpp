@@ -15,13 +15,13 @@ namespace multilane {
 namespace {
 
 std::uint64_t run_checks(const Schedule& schedule, const Platform& platform,
-                         verify::ErrorSink& sink) {
+                         const VerifyOptions& options, verify::ErrorSink& sink) {
   if (!verify::check_structure(schedule, platform, sink)) return 0;
   const verify::Matching matching = verify::match_messages(schedule, platform, sink);
   if (!matching.executable) return 0;
   verify::check_races(schedule, sink);
 
-  verify::DataFlow data(schedule, sink);
+  verify::DataFlow data(schedule, sink, options.commutative);
   verify::Executor executor(schedule, matching);
   if (executor.run(data)) {
     data.check_results();
@@ -38,7 +38,7 @@ VerifyReport verify_schedule(const Schedule& schedule, const Platform& platform,
   verify::ErrorSink sink(options.max_errors);
   VerifyReport report;
   report.ops = schedule.ops.size();
-  report.transfers = run_checks(schedule, platform, sink);
+  report.transfers = run_checks(schedule, platform, options, sink);
   report.truncated = sink.full();
   report.errors = sink.take();
   return report;

@@ -7,6 +7,8 @@
 // round-robin platform) and of unequal ones (the fallback), every p and root, sizes 0 and odd
 // (a pipelined X's small segments only up to p = 17, see for_each_case()).
 //
+// Reductions run every element size (1, 2, 4, 8 and 16 bytes) in turn over the cases.
+//
 // Coverage and its budget (the whole sweep must stay within a few minutes under ASan on two
 // cores; see size_plans()):
 //  - p up to 17 and every 8th p run on all four platforms, the other p on one platform each,
@@ -161,7 +163,22 @@ bool on_every_platform(int p) {
 }
 
 bool has_root(Collective c) {
-  return c != Collective::Allgather && c != Collective::Alltoall;
+  return c != Collective::Allgather && c != Collective::Alltoall && c != Collective::Allreduce &&
+         c != Collective::ReduceScatter;
+}
+
+// Reductions see every element size in turn: a plan's size becomes a whole number of elements
+// (rounded up, so 7 bytes of 16-byte elements is one element and 1 MiB + 1 stays odd).
+constexpr std::uint32_t kElementSizes[] = {1, 2, 4, 8, 16};
+
+BuildParams case_params(Collective c, int p, int root, std::uint64_t size, std::uint64_t segment) {
+  BuildParams params{.root = root, .size = size, .segment = segment};
+  if (is_reduction(c)) {
+    const std::uint32_t e = kElementSizes[(p + root + size) % std::size(kElementSizes)];
+    params.element_size = e;
+    params.size = (size + e - 1) / e * e;
+  }
+  return params;
 }
 
 std::vector<int> plan_roots(const SizePlan& plan, Collective c, int p) {
@@ -179,8 +196,9 @@ struct SweepCase {
   int ranks;
   BuildParams params;
   std::string describe(const AlgorithmInfo& a) const {
-    return fmt::format("{}/{} on {} p={} root={} size={} segment={}", to_string(a.collective),
-                       a.name, platform->name, ranks, params.root, params.size, params.segment);
+    return fmt::format("{}/{} on {} p={} root={} size={} segment={} element={}",
+                       to_string(a.collective), a.name, platform->name, ranks, params.root,
+                       params.size, params.segment, params.element_size);
   }
 };
 
@@ -203,7 +221,7 @@ void for_each_case(const AlgorithmInfo& a, const std::function<void(const SweepC
         const auto segments = segmented ? plan.segments : std::vector{kDefaultSegment};
         for (const int root : plan_roots(plan, a.collective, p)) {
           for (const std::uint64_t segment : segments) {
-            visit({&sp, p, {.root = root, .size = plan.size, .segment = segment}});
+            visit({&sp, p, case_params(a.collective, p, root, plan.size, segment)});
           }
         }
       }

@@ -1,0 +1,211 @@
+// site_lanes.cpp — the site-aware reductions (`multilane-sites`): k lanes cross the WAN at once.
+//
+// The lane (split-rail) shape of Träff and Hunold's lane collectives, UCC's split_rail and
+// NCCL's cross-data-center rings, with the scatter/gather paper's P node pairs as the lanes:
+//
+//   step 1  inside every site, a ring reduce-scatter leaves chunk i of the vector, reduced over
+//           the site, at the site's i-th rank (its "lane leader" i), for i < k;
+//   step 2  lane i: the k lane leaders i of all sites combine chunk i across the WAN, k pairs
+//           at once, each on 1/k of the vector (allreduce: recursive doubling among the sites;
+//           reduce: into the root's site; reduce-scatter: each site gets its ranks' blocks);
+//   step 3  inside every site, the chunks go where the collective wants them (allreduce: a ring
+//           allgather; reduce: to the root; reduce-scatter: each block to its owner).
+//
+//      site 0               site 1             k = 2 lanes: each WAN pair carries half the
+//    a0  a1  a2           b0  b1  b2          vector once in each direction, instead of one
+//    [c0][c1]  --ring--   [c0][c1]            pair carrying all of it.
+//     |    \______________/   |
+//     \_______ lane 0 _______/
+//
+// k is BuildParams::wan_pairs when given, else the smallest site's rank count (every rank of
+// the smallest site leads a lane), at most the smallest site's rank count.
+#include <algorithm>
+#include <vector>
+
+#include "builders.hpp"
+#include "rank_order.hpp"
+#include "reduce_steps.hpp"
+
+namespace multilane::algo {
+
+namespace {
+
+struct Lanes {
+  std::vector<std::vector<int>> sites;  // ranks by site, the root's site and the root first
+  int k = 1;
+  int site_of_rank(int rank) const {
+    for (std::size_t s = 0; s < sites.size(); ++s) {
+      if (std::find(sites[s].begin(), sites[s].end(), rank) != sites[s].end()) {
+        return static_cast<int>(s);
+      }
+    }
+    return -1;
+  }
+};
+
+Lanes plan_lanes(const Platform& platform, const BuildParams& params) {
+  Lanes lanes;
+  lanes.sites = ranks_by_site(platform, params.root);
+  std::size_t smallest = lanes.sites.front().size();
+  for (const auto& site : lanes.sites) smallest = std::min(smallest, site.size());
+  lanes.k = static_cast<int>(smallest);
+  if (params.wan_pairs > 0) lanes.k = std::min(lanes.k, params.wan_pairs);
+  return lanes;
+}
+
+// The site's pieces for steps 1 and 3: chunk i for the first k ranks, nothing for the others.
+Pieces site_pieces(const Pieces& chunks, int members) {
+  Pieces p = chunks;
+  while (p.count() < members) p.bounds.push_back(p.bounds.back());
+  return p;
+}
+
+struct Position {
+  int site = 0;
+  int index = 0;  // within the site
+};
+
+Position position_of(const Lanes& lanes, int rank) {
+  const int s = lanes.site_of_rank(rank);
+  const auto& members = lanes.sites[s];
+  return {s, static_cast<int>(std::find(members.begin(), members.end(), rank) - members.begin())};
+}
+
+ScheduleBuilder lanes_builder(Collective collective, const Platform& platform,
+                              const BuildParams& params, int k) {
+  ScheduleBuilder b(collective, "multilane-sites", platform.num_ranks(), params.root, params.size,
+                    0);
+  b.set_element_size(params.element_size);
+  b.set_wan_pairs(k);
+  return b;
+}
+
+}  // namespace
+
+Schedule allreduce_multilane_sites(const Platform& platform, const BuildParams& params) {
+  const Lanes lanes = plan_lanes(platform, params);
+  const Pieces chunks = even_pieces(params.size, lanes.k, params.element_size);
+  ScheduleBuilder b = lanes_builder(Collective::Allreduce, platform, params, lanes.k);
+  const int m = static_cast<int>(lanes.sites.size());
+  for (int r = 0; r < platform.num_ranks(); ++r) {
+    b.start_rank(r);
+    const Position at = position_of(lanes, r);
+    const auto& ring = lanes.sites[at.site];
+    const Pieces pieces = site_pieces(chunks, static_cast<int>(ring.size()));
+    const auto input = [&](int j) { return pieces.range(Buffer::Send, j, j + 1); };
+    const auto place = [&](int j) { return pieces.range(Buffer::Recv, j, j + 1); };
+    std::vector<OpIndex> ready = ring_reduce_scatter(b, ring, at.index, input, place, {});
+    if (at.index < lanes.k && m > 1) {
+      const int lane = at.index;
+      b.need_scratch(chunks.length(lane));
+      const auto done = recursive_doubling_allreduce(
+          b, m, at.site, [&](int s) { return lanes.sites[s][lane]; }, place(lane),
+          Range{Buffer::Scratch, 0, chunks.length(lane)}, ready);
+      ready.insert(ready.end(), done.begin(), done.end());
+    }
+    ring_allgather(b, ring, at.index, place, ready);
+  }
+  return b.finish();
+}
+
+Schedule reduce_multilane_sites(const Platform& platform, const BuildParams& params) {
+  const Lanes lanes = plan_lanes(platform, params);
+  const Pieces chunks = even_pieces(params.size, lanes.k, params.element_size);
+  ScheduleBuilder b = lanes_builder(Collective::Reduce, platform, params, lanes.k);
+  const int root = params.root;
+  for (int r = 0; r < platform.num_ranks(); ++r) {
+    b.start_rank(r);
+    const Position at = position_of(lanes, r);
+    const auto& ring = lanes.sites[at.site];
+    const Pieces pieces = site_pieces(chunks, static_cast<int>(ring.size()));
+    const Buffer acc = r == root ? Buffer::Recv : Buffer::Scratch;
+    if (acc == Buffer::Scratch) b.need_scratch(params.size);
+    const auto input = [&](int j) { return pieces.range(Buffer::Send, j, j + 1); };
+    const auto place = [&](int j) { return pieces.range(acc, j, j + 1); };
+    std::vector<OpIndex> ready = ring_reduce_scatter(b, ring, at.index, input, place, {});
+    if (at.index >= lanes.k) continue;
+    const int lane = at.index;
+    if (at.site > 0) {
+      b.send(lanes.sites[0][lane], place(lane), kAnyLane, ready);
+      continue;
+    }
+    OpIndex combined = kNoOp;
+    for (std::size_t s = 1; s < lanes.sites.size(); ++s) {
+      std::vector<OpIndex> deps = ready;
+      deps.push_back(combined);
+      combined = b.recv_reduce(lanes.sites[s][lane], place(lane), kAnyLane, deps);
+    }
+    ready.push_back(combined);
+    if (r != root) {
+      b.send(root, place(lane), kAnyLane, ready);
+    } else {
+      for (int i = 1; i < lanes.k; ++i) b.recv(ring[i], place(i), kAnyLane, ready);
+    }
+  }
+  return b.finish();
+}
+
+Schedule reduce_scatter_multilane_sites(const Platform& platform, const BuildParams& params) {
+  const Lanes lanes = plan_lanes(platform, params);
+  const int p = platform.num_ranks();
+  const std::uint64_t size = params.size;
+  const std::uint64_t all = size * static_cast<std::uint64_t>(p);
+  // Chunk i: blocks [first_block(i), first_block(i+1)), whole blocks only.
+  const auto first_block = [&](int i) { return i * p / lanes.k; };
+  Pieces chunks;
+  for (int i = 0; i <= lanes.k; ++i) chunks.bounds.push_back(first_block(i) * size);
+  const auto block = [&](Buffer buffer, int j) {
+    return Range{buffer, static_cast<std::uint64_t>(j) * size, size};
+  };
+  ScheduleBuilder b = lanes_builder(Collective::ReduceScatter, platform, params, lanes.k);
+  std::vector<int> site_of(p);
+  for (int r = 0; r < p; ++r) site_of[r] = lanes.site_of_rank(r);
+  for (int r = 0; r < p; ++r) {
+    b.start_rank(r);
+    const Position at = position_of(lanes, r);
+    const auto& ring = lanes.sites[at.site];
+    const Pieces pieces = site_pieces(chunks, static_cast<int>(ring.size()));
+    const auto input = [&](int j) { return pieces.range(Buffer::Send, j, j + 1); };
+    const auto place = [&](int j) { return pieces.range(Buffer::Scratch, j, j + 1); };
+    b.need_scratch(all);
+    std::vector<OpIndex> ready = ring_reduce_scatter(b, ring, at.index, input, place, {});
+    const Range result{Buffer::Recv, 0, size};
+    // My block's chunk, and the lane leader of this site that hands it to me.
+    const int my_chunk = [&] {
+      int i = 0;
+      while (first_block(i + 1) <= r) ++i;
+      return i;
+    }();
+    if (at.index < lanes.k) {
+      const int lane = at.index;
+      // Step 2: the blocks of my chunk owned elsewhere go to their site's lane leader; the
+      // blocks owned in my site come back combined from every other site's leader.
+      for (int j = first_block(lane); j < first_block(lane + 1); ++j) {
+        if (site_of[j] != at.site) b.send(lanes.sites[site_of[j]][lane], block(Buffer::Scratch, j), kAnyLane, ready);
+      }
+      std::vector<OpIndex> combined = ready;
+      for (int j = first_block(lane); j < first_block(lane + 1); ++j) {
+        if (site_of[j] != at.site) continue;
+        OpIndex last = kNoOp;
+        for (std::size_t s = 0; s < lanes.sites.size(); ++s) {
+          if (static_cast<int>(s) == at.site) continue;
+          std::vector<OpIndex> deps = ready;
+          deps.push_back(last);
+          last = b.recv_reduce(lanes.sites[s][lane], block(Buffer::Scratch, j), kAnyLane, deps);
+        }
+        // Step 3: the block to its owner.
+        std::vector<OpIndex> deps = ready;
+        deps.push_back(last);
+        if (j == r) {
+          b.copy(result, block(Buffer::Scratch, j), deps);
+        } else {
+          b.send(j, block(Buffer::Scratch, j), kAnyLane, deps);
+        }
+      }
+    }
+    if (ring[my_chunk] != r) b.recv(ring[my_chunk], result, kAnyLane, {});
+  }
+  return b.finish();
+}
+
+}  // namespace multilane::algo
