@@ -14,8 +14,8 @@
 // the whole message for bcast, one rank's block otherwise. Before timing, each size is run once
 // by both and the results compared byte for byte. With --shared-buffers both get the same
 // buffers from multilane::SharedBuffer instead of std::vector. Each implementation has its own
-// buffers (--buffers separate): on shared ones each found the lines where the other had left
-// them, and Open MPI's 128 KiB bcast took 5.6 or 8.5-9.0 us depending on our plan (session 26).
+// buffers (--buffers separate): on shared ones each finds the lines where the other left them,
+// so Open MPI's time would depend on which plan ours took.
 //
 // --kernel-copy-floor and --cache-line-floor add a floor column: the time of the bare moves that
 // every implementation of a family must make, with no protocol at all (shm_floors.hpp), so that
@@ -141,9 +141,9 @@ void purge(std::vector<std::byte>& block) {
 
 // How one repetition is timed: the paper's method (a barrier, each rank times its call, the
 // repetition takes the slowest rank's time), with the ranks started together. After
-// MPI_Barrier the ranks leave with a skew that depends on Open MPI's state: one MPI_Bcast of a
-// byte more or less before the measurements moved our 8-byte alltoall between 0.47 and 0.30 us
-// (docs/performance.md, session 25), and that skew counts in the slowest rank's time. The ranks
+// MPI_Barrier the ranks leave with a skew that depends on Open MPI's state (one MPI_Bcast more
+// or less before the measurements changes it), and that skew counts in the slowest rank's
+// time, which for an 8-byte call is mostly skew. The ranks
 // of this benchmark share one node and so one clock, so by default they agree on an instant
 // 20 us ahead and each starts its call there; `--start barrier` starts at the barrier instead.
 struct Repetition {
@@ -339,9 +339,8 @@ int run(int argc, char** argv) {
                "MPI_Alloc_mem), so ours copies once with memcpy instead of the kernel");
   app.add_option("--buffers", options.buffers,
                  "separate: each implementation has its own send and receive buffers, so neither "
-                 "finds the cache lines where the other left them (the default since session "
-                 "26); same: both take turns on the same buffers (before; the floors always use "
-                 "Open MPI's)")
+                 "finds the cache lines where the other left them (the default); same: both take "
+                 "turns on the same buffers (the floors always use Open MPI's)")
       ->check(CLI::IsMember({"separate", "same"}));
   app.add_flag("--kernel-copy-floor", options.kernel_copy_floor,
                "alltoall and allgather: also time the bare kernel copies every implementation "

@@ -93,9 +93,9 @@ bool run_call(TwoRanks& group, Collective collective, std::array<RankBuffers, kR
 
 // Both ranks' calls, one after another in this thread. With `cold`, each call first finds this
 // core's caches emptied of it, as between two calls of a benchmark or of an application that
-// computes in between other code and data take the private caches (in shm_bench, a call's
-// prepare() took 150-180 ns against 43-49 ns when called twice in a row; docs/performance.md,
-// session 29). Writing a block twice the size of the L2 cache moves everything else out of L1
+// computes in between other code and data take the private caches (in shm_bench a call's
+// prepare() costs about three times as much as when it is called twice in a row). Writing a
+// block twice the size of the L2 cache moves everything else out of L1
 // and L2; the calls then come from L3 or memory, so the time counts how many lines of code and
 // data a call touches. Only the call is timed then (manual time).
 void two_ranks_in_one_thread(benchmark::State& state, Collective collective, bool cold) {

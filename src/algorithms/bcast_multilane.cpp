@@ -12,6 +12,34 @@
 // exactly two slots are left over in every site. Multi-site (section 3.2): sites are chained,
 // those two spare slots (the paper's A_{2n-1} and B_{2n-1}) feeding the two tree roots of the
 // next site, so each WAN link carries M once, in two streams.
+//
+// What add_site() builds for p = 8 on one site, root 0: A = {1, 2, 3, 4}, B = {5, 6, 7}.
+// The upper edges are the heaps, the lower ones the swap stage (a leaf of one tree feeding the
+// other group); every non-root rank receives M_A once and M_B once:
+//
+//        tree A carries M_A            tree B carries M_B
+//               0                             0
+//               |                             |
+//               1                             5
+//             /   \                         /   \     (heaps)
+//            2     3                       6     7
+//            |    / \    swap: A's        / \   / \   swap: B's
+//            4   5   6   leaves feed B   1   2 3   4   leaves feed A
+//            |
+//            7
+//
+// The spare slots are 4 (its second) and 2 (the inner node with one child).
+//
+// multilane-sites chains the sites through those spare slots. 2 sites x 4 nodes, root 0,
+// site 0 = {0, 1, 2, 3}, site 1 = {4, 5, 6, 7}:
+//
+//            site 0                              site 1
+//   M_A:  0 -> 1 -> 2 -> 3          2 ==WAN==> 4 -> 5 -> 6, 7
+//   M_B:  0 -> 3 -> 1, 2            1 ==WAN==> 6 -> 7 -> 4, 5
+//
+// Site 0 leaves 2 (M_A) and 1 (M_B) spare, which cross the WAN to the roots of site 1's trees;
+// site 1 leaves 4 and 6 for a third site. Each WAN hop moves the message once, as two halves
+// on two node pairs.
 #include <vector>
 
 #include "builders.hpp"

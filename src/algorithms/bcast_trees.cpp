@@ -1,6 +1,20 @@
 // bcast_trees.cpp — the classic broadcast trees, side by side: linear, chain, binary,
 // binomial, NCCL's double binary tree and MagPIe's site tree. Each is only a tree; the
 // schedule comes from the shared engine in tree_broadcast.cpp.
+//
+// dbtree for p = 8, root 0: two in-order trees over the 7 non-root ranks, each carrying half
+// the message. With an odd count the second tree is the first with every position shifted by
+// one (x -> x mod 7 + 1); with an even count it is the first mirrored. A rank is an inner node
+// in at most one tree (A: 4, 2, 6; B: 5, 3, 7), so it sends at most two halves in all:
+//
+//        tree A (first half)          tree B (second half)
+//              0                             0
+//              |                             |
+//              4                             5
+//            /   \                         /   \     inner nodes
+//           2     6                       3     7
+//          / \   / \                     / \   / \   leaves
+//         1   3 5   7                   2   4 6   1
 #include <algorithm>
 #include <vector>
 

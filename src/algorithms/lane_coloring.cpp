@@ -1,3 +1,23 @@
+// lane_coloring.cpp — a proper edge colouring of the nodes' sender/receiver graph, colour =
+// lane.
+//
+// Example: the two trees of `multilane` for p = 8, one rank per node, two lanes per node
+// (drawn in bcast_multilane.cpp). Every node sends at most two edges and receives exactly two
+// (one per tree), so two colours suffice and no lane carries two edges of one node at once:
+//
+//   node   sends on lane 0   sends on lane 1   receives on lane 0   receives on lane 1
+//    0      -> 5 (B)          -> 1 (A)          -                    -
+//    1      -> 2 (A)          -> 3 (A)          <- 6 (B)             <- 0 (A)
+//    2      -> 4 (A)          -                 <- 1 (A)             <- 6 (B)
+//    3      -> 6 (A)          -> 5 (A)          <- 7 (B)             <- 1 (A)
+//    4      -                 -> 7 (A)          <- 2 (A)             <- 7 (B)
+//    5      -> 7 (B)          -> 6 (B)          <- 0 (B)             <- 3 (A)
+//    6      -> 1 (B)          -> 2 (B)          <- 3 (A)             <- 5 (B)
+//    7      -> 3 (B)          -> 4 (B)          <- 5 (B)             <- 4 (A)
+//
+// (A) and (B) name the tree of the edge. Edges are coloured in tree order, each with the first
+// colour free at its sender; when that colour is taken at the receiver, the alternating path
+// from the receiver is flipped first (0 -> 1 ends on lane 1 that way).
 #include "lane_coloring.hpp"
 
 #include <algorithm>

@@ -164,7 +164,7 @@ TEST(RootShareBalancer, SharesConvergeWhereBothSidesFinishTogether) {
 }
 
 TEST(RootShareBalancer, ABalanceThatReachesZeroStaysThere) {
-  // The 1 MiB gather of session 27: the root is slow whatever its share, so the balance goes
+  // A 1 MiB gather whose root is slow whatever its share: the balance goes
   // to 0 (every rank then copies its own block, only the root exposing) and stays, in long
   // calls and in short ones (where the learner's rounds go on, between one plan and itself).
   for (const auto call_time : {80us, 1us}) {
@@ -233,7 +233,7 @@ PlanCounts run_plans(const CallShape& call, int calls, std::chrono::nanoseconds 
 }
 
 TEST(RootShareBalancer, KeepsCallsWithoutAShareWhenTheyAreFaster) {
-  // The 8 KiB bcast of session 26: 2.0 us with a share, 1.5 us without.
+  // A 2-rank bcast of 8 KiB that takes 2.0 us with a share and 1.5 us without.
   const PlanCounts counts = run_plans(rooted(Collective::Bcast, 8 << 10, 2), 200, 2us, 1500ns);
   EXPECT_EQ(counts.last, 0);
   // The first batches at the default, then a probe; each probe back to the share loses.

@@ -4,13 +4,12 @@
 // A CPU guesses whether a load depends on an earlier store from the low 12 bits of their
 // addresses. A forward copy whose destination lies a little ahead of its source within a page,
 // (dst - src) mod 4096 in 1..2047, therefore makes its loads look as if they waited for the
-// stores it has just issued ("4K aliasing"). On AMD's Zen CPUs (the EPYC Zen 4 VMs of sessions
-// 17-24) glibc's memcpy (`rep movsb` from 2 KiB) then runs at a third to two thirds of its
-// speed, depending on the run: 128 KiB in 3-9 us instead of 2.3 us (glibc bug 30994, an AMD
+// stores it has just issued ("4K aliasing"). On AMD's Zen CPUs glibc's memcpy (`rep movsb`
+// from 2 KiB) then runs at a third to two thirds of its speed (glibc bug 30994, an AMD
 // `rep movsb` problem). Copying such a range backward keeps every load behind the stores, at
-// full speed. Intel's CPUs do not need it: on the Xeon VM of session 25, glibc's memcpy of an
-// aliased pair ran as fast as of an unaliased one and faster than the backward copy (32 KiB
-// 0.65 against 0.85 us, 1 MiB 28 against 42 us), so there copy_bytes is memcpy.
+// full speed. Intel's CPUs do not need it: there glibc's memcpy of an aliased pair is as fast
+// as of any other pair and faster than the backward copy, so there copy_bytes is memcpy
+// (figures: docs/shared-memory.md, "Copies that avoid 4K aliasing").
 //
 // Where a user's buffer lies relative to a pipeline buffer is the user's choice (a pipeline
 // buffer starts at a page, a large heap block 16 bytes into one), so every copy between user
@@ -28,12 +27,10 @@ void copy_many_bytes(std::byte* destination, const std::byte* source, std::size_
 // Up to this length, copy_many_bytes copies 32 bytes at a time from the start, and the last
 // few bytes at once, instead of calling memcpy. glibc's memcpy (2.36, AVX2)
 // copies 65 bytes to about 2.1 KiB with vectors that overlap at both ends and switches to
-// `rep movsb` above. Out of shared memory and into it, the chunks were faster: on the Xeon VM of
-// session 26, 2-rank calls through shm_bench took, against memcpy, bcast of 100 B 0.39-0.41 us
-// against 0.43-0.47, alltoall of 1 KiB 0.63-0.65 against 0.74, 2 KiB 0.81 against 1.15-1.17
-// (bcast 0.70-0.72 against 0.89-0.97), 2100 B 0.85 against 1.19. At 2.2-2.4 KiB both were
-// equal, at 3-4 KiB `rep movsb` was faster. Why the overlapping vectors lose here is not
-// established (stores that straddle lines which the other rank is about to read is a guess).
+// `rep movsb` above. Out of shared memory and into it, the chunks are faster up to about
+// 2.2 KiB and `rep movsb` from about 3 KiB (docs/shared-memory.md). Why the overlapping vectors
+// lose here is not established; stores that straddle lines the other rank is about to read are
+// a guess.
 inline constexpr std::size_t kChunkedCopyLimit = 2304;
 
 // Up to 64 bytes (a cache line, a tiny call's block) as two fixed-size copies that may

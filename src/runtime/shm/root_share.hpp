@@ -11,23 +11,22 @@
 // that only did that would then wait, so it also copies the last `share` bytes of every other
 // rank's block, and the call takes as long as the slower side: the root (its own block and
 // p - 1 shares) or the others (their block less the share). Where the two balance is not a
-// constant of the machine. On the 2-core VM of docs/performance.md, 1 MiB blocks on 2 ranks:
-// scatter and gather called back to back balanced at about 1/16 to 1/8 of a block (46 us a
-// call; the fixed 3/8 took 133 us, because the root's buffers no longer fit its cache), while
-// a gather that followed an Open MPI call balanced at 3/8 (72 us; 1/8 took 106 us).
+// constant of the machine but of the calls: a root whose buffers no longer fit its cache copies
+// its own block at half the speed, so calls back to back balance at a much smaller share than
+// calls whose buffers come in cold (docs/shared-memory.md, "The root learns its share").
 //
 // A share also has a fixed price: every rank must expose its buffer and wait for every other,
 // and the root makes system calls of its own. Below about 32 KiB that price can exceed what
-// balancing saves: on the Xeon VM of session 26, 2-rank bcast of 8 KiB took 1.95-2.09 us at
-// its balanced share of 4-6% and 1.48 us without a share (the plan in which only the root
-// exposes), scatter of 32 KiB 2.65-2.81 against 2.34-2.46 us; gather of 32 KiB the other way,
-// 3.3 against 5.5 us. So the root also times its whole calls and learns with a PlanLearner
-// (plan_learner.hpp, as the copy path is learned) whether its calls are faster with a share
-// (plan true, at the balanced share) or without one (plan false, share 0). A round of the
+// balancing saves: bcast and scatter of 8-32 KiB on 2 ranks are faster without a share (the
+// plan in which only the root exposes), gather of 32 KiB is faster with one
+// (docs/shared-memory.md, "Whether a share pays"). So the root also times its whole calls and
+// learns with a PlanLearner (plan_learner.hpp, as the copy path is learned) whether its calls
+// are faster with a share (plan true, at the balanced share) or without one (plan false,
+// share 0). A round of the
 // learner starts only in calls shorter than kProbeBelow: there the fixed price counts. A
 // balance that reaches 0 stays there (at 0 it would always ask for a share, since the root then
-// copies nothing), and the two plans are then one: on 2 ranks, 1 MiB gathers balanced at 0,
-// 76 us a call, where the smallest share (1 KiB, every rank exposing) took 79 us.
+// copies nothing), and the two plans are then one: a balance of 0 means no rank but the root
+// exposes, which is cheaper than the smallest share with every rank exposing.
 //
 // So the root measures, as STAR-MPI does for its algorithms and copy_chooser.hpp for the copy
 // path. Every rank times its copying, from the stage's sync to its last copy, and stores the time
@@ -65,8 +64,8 @@ namespace multilane::runtime::shm {
 // cache lines.
 inline constexpr std::uint32_t kShareUnits = 1024;
 // The largest share: all of every other block (the others then only expose their buffers,
-// which is where a gather of 8-128 KiB balanced on the VM of session 25: a process_vm_writev
-// costs the other rank more than the root's process_vm_readv of the same bytes).
+// which is where a gather of 8-128 KiB on 2 ranks balances: a process_vm_writev costs the
+// other rank more than the root's process_vm_readv of the same bytes).
 inline constexpr std::uint32_t kMaxShare = kShareUnits;
 
 // Whether `call` is a single-copy bcast, scatter or gather whose root shares the copying.

@@ -75,8 +75,8 @@ struct SingleCopyLimits {
 // wait, sharing a core, until its readers are done, while Table 1 lets a writer run ahead
 // through its pipeline buffers; below these sizes that costs more than the second copy. A
 // gather's root is the only rank that exposes and waits, and the others put their blocks
-// straight into its buffer, which pays from 32 KiB (docs/performance.md, 4 ranks on 2 cores;
-// scatter of 64-96 KiB: 0.75-0.88x of Open MPI copying twice, 1.24-1.55x once, session 26).
+// straight into its buffer, which pays from 32 KiB (figures for 4 ranks on 2 cores:
+// docs/shared-memory.md, "When a call copies once").
 SingleCopyLimits default_single_copy(int local_size);
 
 struct ShmOptions {
