@@ -25,6 +25,8 @@
 // that hold the block and a flag); where both cover a call, the cache-line floor is shown, the
 // lower bound for every implementation.
 #include <fmt/format.h>
+
+#include <stdexcept>
 #include <mpi.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
@@ -124,7 +126,13 @@ void run_mpi(Collective collective, std::uint64_t size, std::span<const std::byt
     case Collective::Alltoall:
       MPI_Alltoall(in, count, MPI_BYTE, recv.data(), count, MPI_BYTE, MPI_COMM_WORLD);
       return;
+    case Collective::Reduce:
+    case Collective::Allreduce:
+    case Collective::ReduceScatter:
+      break;
   }
+  throw std::invalid_argument(
+      fmt::format("{} has no shared-memory group call to compare", to_string(collective)));
 }
 
 // With the tuning file's entry for the call, if any (else the group's tuning).

@@ -1,12 +1,14 @@
 // bench/shm_floors.cpp — see shm_floors.hpp.
 #include "shm_floors.hpp"
 
+#include <fmt/format.h>
 #include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
 #include "multilane/errors.hpp"
@@ -192,6 +194,11 @@ void CacheLineFloor::run(Collective collective, std::uint64_t size, std::span<co
         if (from != rank_) read(from, rank_, block_of(recv, from, size));
       }
       return;
+    case Collective::Reduce:
+    case Collective::Allreduce:
+    case Collective::ReduceScatter:
+      throw std::invalid_argument(
+          fmt::format("{} has no shared-memory group call to compare", to_string(collective)));
   }
 }
 

@@ -32,6 +32,7 @@
 
 #include "multilane/errors.hpp"
 #include "multilane/platform.hpp"
+#include "multilane/reduction.hpp"
 #include "multilane/schedule.hpp"
 
 namespace multilane {
@@ -133,10 +134,43 @@ class Communicator {
   // alltoall: block j of rank i's `send` goes to block i of rank j's `recv`.
   void alltoall(std::span<const std::byte> send, std::span<std::byte> recv,
                 const CollectiveOptions& options = {});
+  // Reductions combine the same element of every rank's `send` with reduction.op
+  // (reduction.hpp); buffers hold whole elements of reduction.type.
+  // reduce: the root's `recv` (as long as `send`) gets the combination; others' is unused.
+  void reduce(std::span<const std::byte> send, std::span<std::byte> recv,
+              const Reduction& reduction, int root, const CollectiveOptions& options = {});
+  // allreduce: every rank's `recv` (as long as `send`) gets the combination.
+  void allreduce(std::span<const std::byte> send, std::span<std::byte> recv,
+                 const Reduction& reduction, const CollectiveOptions& options = {});
+  // reduce_scatter (MPI_Reduce_scatter_block): `send` holds size() blocks of recv.size()
+  // bytes; rank i's `recv` gets block i combined over every rank.
+  void reduce_scatter(std::span<const std::byte> send, std::span<std::byte> recv,
+                      const Reduction& reduction, const CollectiveOptions& options = {});
+  // The same with typed spans: comm.allreduce<float>(mine, sums, ReduceOp::Sum).
+  template <typename T>
+  void reduce(std::span<const T> send, std::span<T> recv, ReduceOp op, int root,
+              const CollectiveOptions& options = {}) {
+    reduce(std::as_bytes(send), std::as_writable_bytes(recv), {element_type_of<T>(), op}, root,
+           options);
+  }
+  template <typename T>
+  void allreduce(std::span<const T> send, std::span<T> recv, ReduceOp op,
+                 const CollectiveOptions& options = {}) {
+    allreduce(std::as_bytes(send), std::as_writable_bytes(recv), {element_type_of<T>(), op},
+              options);
+  }
+  template <typename T>
+  void reduce_scatter(std::span<const T> send, std::span<T> recv, ReduceOp op,
+                      const CollectiveOptions& options = {}) {
+    reduce_scatter(std::as_bytes(send), std::as_writable_bytes(recv), {element_type_of<T>(), op},
+                   options);
+  }
   // Any collective by value; `size` as in collective.hpp (bytes per rank, or the whole
-  // message for bcast, which works in `recv`).
+  // message for bcast, which works in `recv`, and reduce and allreduce); `reduction` is read
+  // by reductions only.
   void run(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
-           int root, std::uint64_t size, const CollectiveOptions& options = {});
+           int root, std::uint64_t size, const CollectiveOptions& options = {},
+           const Reduction& reduction = {});
 
   // Non-blocking collectives: start the call and return at once; the buffers must stay valid
   // until the Request completed. Every rank starts its collectives in the same order (that order
@@ -150,14 +184,24 @@ class Communicator {
                      const CollectiveOptions& options = {});
   Request ialltoall(std::span<const std::byte> send, std::span<std::byte> recv,
                     const CollectiveOptions& options = {});
+  Request ireduce(std::span<const std::byte> send, std::span<std::byte> recv,
+                  const Reduction& reduction, int root, const CollectiveOptions& options = {});
+  Request iallreduce(std::span<const std::byte> send, std::span<std::byte> recv,
+                     const Reduction& reduction, const CollectiveOptions& options = {});
+  Request ireduce_scatter(std::span<const std::byte> send, std::span<std::byte> recv,
+                          const Reduction& reduction, const CollectiveOptions& options = {});
   Request irun(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
-               int root, std::uint64_t size, const CollectiveOptions& options = {});
+               int root, std::uint64_t size, const CollectiveOptions& options = {},
+               const Reduction& reduction = {});
 
-  // The algorithm "auto" picks for this call, and the modelled time of every candidate.
-  std::string explain(Collective collective, std::uint64_t size, int root = 0) const;
+  // The algorithm "auto" picks for this call, and the modelled time of every candidate
+  // (`element_size`: bytes per element of a reduction).
+  std::string explain(Collective collective, std::uint64_t size, int root = 0,
+                      std::uint32_t element_size = 1) const;
   // The algorithm name "auto" resolves to (or `options.algorithm` when it names one).
   std::string resolve_algorithm(Collective collective, std::uint64_t size, int root,
-                                const CollectiveOptions& options = {}) const;
+                                const CollectiveOptions& options = {},
+                                std::uint32_t element_size = 1) const;
 
  private:
   std::uint64_t alltoall_block(std::size_t send_bytes) const;  // bytes per rank, checked

@@ -28,6 +28,7 @@ struct Lane {
 // Shared-memory figures of a node, for transfers between ranks on the same node.
 struct SharedMemory {
   double copy_bps = 4e9;         // memory copy bandwidth of one core
+  double reduce_bps = 2e9;       // bytes of an accumulator one core combines per second
   double sync_latency_s = 1e-6;  // cost of one synchronisation between cores
   // Single copy (the runtime's, beyond the SMP paper's two copies through a shared buffer): a
   // group call whose block (a bcast's whole message) has at least `single_copy_from` bytes

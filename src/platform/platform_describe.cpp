@@ -71,10 +71,12 @@ std::string single_copy_text(const SharedMemory& shm) {
 }
 
 std::string site_text(const Platform& platform, const Site& site) {
-  return fmt::format("  site {}: {}, LAN latency {}, shared memory {} copy / {} sync, {}\n",
-                     site.name, plural(static_cast<long>(site.nodes.size()), "node"),
-                     format_duration(site.lan_latency_s), format_bandwidth(site.shm.copy_bps),
-                     format_duration(site.shm.sync_latency_s), single_copy_text(site.shm)) +
+  return fmt::format(
+             "  site {}: {}, LAN latency {}, shared memory {} copy / {} sync, {}, reduces {}\n",
+             site.name, plural(static_cast<long>(site.nodes.size()), "node"),
+             format_duration(site.lan_latency_s), format_bandwidth(site.shm.copy_bps),
+             format_duration(site.shm.sync_latency_s), single_copy_text(site.shm),
+             format_bandwidth(site.shm.reduce_bps)) +
          site_nodes(platform, site);
 }
 

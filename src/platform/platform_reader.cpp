@@ -69,6 +69,7 @@ struct SiteFigures {
   std::optional<std::uint64_t> single_copy_from;
   std::optional<double> single_copy;
   std::optional<double> single_copy_latency;
+  std::optional<double> reduce;
 
   SiteFigures overridden_by(const SiteFigures& child) const {
     const auto pick = [](const auto& nearer, const auto& farther) {
@@ -77,7 +78,8 @@ struct SiteFigures {
     return {
         pick(child.lan_latency, lan_latency), pick(child.shm_copy, shm_copy),
         pick(child.shm_sync, shm_sync),       pick(child.single_copy_from, single_copy_from),
-        pick(child.single_copy, single_copy), pick(child.single_copy_latency, single_copy_latency)};
+        pick(child.single_copy, single_copy), pick(child.single_copy_latency, single_copy_latency),
+        pick(child.reduce, reduce)};
   }
 };
 
@@ -155,6 +157,7 @@ SiteFigures read_site_figures(const TomlTable& at) {
   figures.single_copy_from = size_or_never(at, "shm_single_copy_from");
   figures.single_copy = at.bandwidth("shm_single_copy_bandwidth");
   figures.single_copy_latency = at.duration("shm_single_copy_latency");
+  figures.reduce = at.bandwidth("reduce_bandwidth");
   return figures;
 }
 
@@ -198,7 +201,7 @@ class PlatformReader {
       defaults->allow_only({"lanes", "lane_bandwidth", "lane_up", "lane_down", "cores",
                             "lan_latency", "shm_copy_bandwidth", "shm_sync_latency",
                             "shm_single_copy_from", "shm_single_copy_bandwidth",
-                            "shm_single_copy_latency"});
+                            "shm_single_copy_latency", "reduce_bandwidth"});
       default_shape_ = read_shape(*defaults);
       default_figures_ = read_site_figures(*defaults);
     }
@@ -214,7 +217,8 @@ class PlatformReader {
   void read_site(const TomlTable& at) {
     at.allow_only({"name", "nodes", "node", "lanes", "lane_bandwidth", "lane_up", "lane_down",
                    "cores", "lan_latency", "shm_copy_bandwidth", "shm_sync_latency",
-                   "shm_single_copy_from", "shm_single_copy_bandwidth", "shm_single_copy_latency"});
+                   "shm_single_copy_from", "shm_single_copy_bandwidth", "shm_single_copy_latency",
+                   "reduce_bandwidth"});
     Site site;
     site.name = at.required_string("name");
     claim_name(site_lines_, site.name, at, "name", "site");
@@ -228,6 +232,7 @@ class PlatformReader {
     site.shm.single_copy_bps = figures.single_copy.value_or(site.shm.copy_bps);
     site.shm.single_copy_latency_s =
         figures.single_copy_latency.value_or(site.shm.single_copy_latency_s);
+    site.shm.reduce_bps = figures.reduce.value_or(site.shm.reduce_bps);
     const int site_index = platform_.num_sites();
     platform_.sites.push_back(std::move(site));
 

@@ -100,6 +100,7 @@ std::string site_section(const Platform& platform, const Site& site) {
       "shm_single_copy_from = {}\nshm_single_copy_bandwidth = {}\nshm_single_copy_latency = {}\n",
       quoted(site.shm.single_copy_from == 0 ? "never" : format_size(site.shm.single_copy_from)),
       bandwidth_value(site.shm.single_copy_bps), duration_value(site.shm.single_copy_latency_s));
+  out += fmt::format("reduce_bandwidth = {}\n", bandwidth_value(site.shm.reduce_bps));
   if (!site.nodes.empty() && uniform_site(platform, site)) {
     return out + fmt::format("nodes = {}\n", site.nodes.size()) +
            node_shape_lines(platform.nodes[site.nodes.front()]) + "\n";

@@ -145,18 +145,23 @@ std::shared_ptr<RequestState> CommunicatorImpl::start_recv(std::span<std::byte> 
   check_usable();
   check_peer(peer, "source rank");
   auto state = std::make_shared<RequestState>();
-  runtime::RecvRequest request{peer, {0, received_[peer]++}, 0, data};
+  runtime::RecvRequest request{
+      .peer = peer, .key = {0, received_[peer]++}, .signature = 0, .bytes = data, .landed = {}};
   engine_->post([this, request, done = completion(state)] { engine_->recv(request, done); });
   return state;
 }
 
 runtime::AlgorithmChoice CommunicatorImpl::choose(Collective collective, std::uint64_t size,
-                                                  int root,
-                                                  const CollectiveOptions& options) const {
-  const ChoiceKey key{collective, size, root, options.segment, options.wan_pairs};
+                                                  int root, const CollectiveOptions& options,
+                                                  std::uint32_t element_size) const {
+  const ChoiceKey key{collective, size, root, options.segment, options.wan_pairs, element_size};
   std::lock_guard lock(choices_mutex_);
   if (auto it = choices_.find(key); it != choices_.end()) return it->second;
-  const BuildParams params{root, size, options.segment, options.wan_pairs};
+  const BuildParams params{.root = root,
+                           .size = size,
+                           .segment = options.segment,
+                           .wan_pairs = options.wan_pairs,
+                           .element_size = element_size};
   runtime::AlgorithmChoice choice = runtime::choose_algorithm(setup_.platform, collective, params);
   if (setup_.options.explain && setup_.rank == 0) {
     fmt::print(stderr, "multilane explain: {}\n",
@@ -168,13 +173,12 @@ runtime::AlgorithmChoice CommunicatorImpl::choose(Collective collective, std::ui
 const CommunicatorImpl::CachedSchedule& CommunicatorImpl::schedule_for(Collective collective,
                                                                        std::string_view algorithm,
                                                                        const BuildParams& params) {
-  const ScheduleKey key{collective,  std::string(algorithm), params.root,
-                        params.size, params.segment,         params.wan_pairs};
+  const ScheduleKey key{collective,     std::string(algorithm), params.root,     params.size,
+                        params.segment, params.wan_pairs,       params.element_size};
   CachedSchedule& slot = schedules_[key];
   if (!slot.schedule) {
     slot.schedule = std::make_shared<const Schedule>(
         build_schedule(setup_.platform, collective, algorithm, params));
-    slot.signature = runtime::call_signature(*slot.schedule);
   }
   return slot;
 }
@@ -182,7 +186,8 @@ const CommunicatorImpl::CachedSchedule& CommunicatorImpl::schedule_for(Collectiv
 std::string CommunicatorImpl::describe(const Schedule& schedule, std::uint64_t sequence) const {
   std::string text =
       fmt::format("{} #{} ({}", to_string(schedule.collective), sequence, schedule.algorithm);
-  if (schedule.collective != Collective::Allgather && schedule.collective != Collective::Alltoall) {
+  if (schedule.collective == Collective::Bcast || schedule.collective == Collective::Scatter ||
+      schedule.collective == Collective::Gather || schedule.collective == Collective::Reduce) {
     text += fmt::format(", root {}", schedule.root);
   }
   return text + fmt::format(", {} bytes)", schedule.size);
@@ -207,15 +212,33 @@ CommunicatorImpl::PreparedCall CommunicatorImpl::prepare(Collective collective,
                                                          std::span<const std::byte> send,
                                                          std::span<std::byte> recv, int root,
                                                          std::uint64_t size,
-                                                         const CollectiveOptions& options) {
+                                                         const CollectiveOptions& options,
+                                                         const Reduction& reduction) {
   check_usable();
   check_peer(root, "root");
+  std::uint32_t element = 1;
+  if (is_reduction(collective)) {
+    if (const std::string why = reduction_mismatch(reduction); !why.empty()) {
+      throw UsageError(fmt::format("{}: {}", to_string(collective), why));
+    }
+    element = static_cast<std::uint32_t>(element_size(reduction.type));
+    if (size % element != 0) {
+      throw UsageError(fmt::format("{}: {} bytes are not a whole number of {} elements ({} bytes "
+                                   "each)",
+                                   to_string(collective), size, to_string(reduction.type),
+                                   element));
+    }
+  }
   check_buffer(collective, Buffer::Send, send.size(), setup_.rank, setup_.size, root, size);
   check_buffer(collective, Buffer::Recv, recv.size(), setup_.rank, setup_.size, root, size);
   std::string algorithm = options.algorithm;
-  BuildParams params{root, size, options.segment, options.wan_pairs};
+  BuildParams params{.root = root,
+                     .size = size,
+                     .segment = options.segment,
+                     .wan_pairs = options.wan_pairs,
+                     .element_size = element};
   if (algorithm == "auto") {
-    const runtime::AlgorithmChoice choice = choose(collective, size, root, options);
+    const runtime::AlgorithmChoice choice = choose(collective, size, root, options, element);
     algorithm = choice.best.algorithm;
     params = choice.best.params;
   } else {
@@ -230,7 +253,10 @@ CommunicatorImpl::PreparedCall CommunicatorImpl::prepare(Collective collective,
   const CachedSchedule& cached = schedule_for(collective, algorithm, params);
   const std::uint64_t sequence = ++sequence_;
   return {cached.schedule,
-          {sequence, cached.signature, describe(*cached.schedule, sequence)},
+          {.sequence = sequence,
+           .signature = runtime::call_signature(*cached.schedule, reduction),
+           .description = describe(*cached.schedule, sequence),
+           .reduction = reduction},
           {send, recv}};
 }
 
@@ -260,8 +286,9 @@ std::shared_ptr<RequestState> CommunicatorImpl::start(Collective collective,
                                                       std::span<const std::byte> send,
                                                       std::span<std::byte> recv, int root,
                                                       std::uint64_t size,
-                                                      const CollectiveOptions& options) {
-  return launch(prepare(collective, send, recv, root, size, options));
+                                                      const CollectiveOptions& options,
+                                                      const Reduction& reduction) {
+  return launch(prepare(collective, send, recv, root, size, options, reduction));
 }
 
 std::optional<std::string> CommunicatorImpl::run_here(const PreparedCall& call) {
@@ -300,8 +327,8 @@ runtime::shm::GroupRunner* CommunicatorImpl::group_runner() {
 
 void CommunicatorImpl::run(Collective collective, std::span<const std::byte> send,
                            std::span<std::byte> recv, int root, std::uint64_t size,
-                           const CollectiveOptions& options) {
-  PreparedCall call = prepare(collective, send, recv, root, size, options);
+                           const CollectiveOptions& options, const Reduction& reduction) {
+  PreparedCall call = prepare(collective, send, recv, root, size, options, reduction);
   if (const auto error = run_here(call)) {
     if (error->empty()) return;
     mark_broken(*error);
@@ -392,16 +419,48 @@ std::uint64_t Communicator::alltoall_block(std::size_t send_bytes) const {
   return send_bytes / size();
 }
 
+void Communicator::reduce(std::span<const std::byte> send, std::span<std::byte> recv,
+                          const Reduction& reduction, int root, const CollectiveOptions& options) {
+  impl_->run(Collective::Reduce, send, recv, root, send.size(), options, reduction);
+}
+
+void Communicator::allreduce(std::span<const std::byte> send, std::span<std::byte> recv,
+                             const Reduction& reduction, const CollectiveOptions& options) {
+  impl_->run(Collective::Allreduce, send, recv, 0, send.size(), options, reduction);
+}
+
+void Communicator::reduce_scatter(std::span<const std::byte> send, std::span<std::byte> recv,
+                                  const Reduction& reduction, const CollectiveOptions& options) {
+  impl_->run(Collective::ReduceScatter, send, recv, 0, recv.size(), options, reduction);
+}
+
+Request Communicator::ireduce(std::span<const std::byte> send, std::span<std::byte> recv,
+                              const Reduction& reduction, int root,
+                              const CollectiveOptions& options) {
+  return irun(Collective::Reduce, send, recv, root, send.size(), options, reduction);
+}
+
+Request Communicator::iallreduce(std::span<const std::byte> send, std::span<std::byte> recv,
+                                 const Reduction& reduction, const CollectiveOptions& options) {
+  return irun(Collective::Allreduce, send, recv, 0, send.size(), options, reduction);
+}
+
+Request Communicator::ireduce_scatter(std::span<const std::byte> send, std::span<std::byte> recv,
+                                      const Reduction& reduction,
+                                      const CollectiveOptions& options) {
+  return irun(Collective::ReduceScatter, send, recv, 0, recv.size(), options, reduction);
+}
+
 void Communicator::run(Collective collective, std::span<const std::byte> send,
                        std::span<std::byte> recv, int root, std::uint64_t size,
-                       const CollectiveOptions& options) {
-  impl_->run(collective, send, recv, root, size, options);
+                       const CollectiveOptions& options, const Reduction& reduction) {
+  impl_->run(collective, send, recv, root, size, options, reduction);
 }
 
 Request Communicator::irun(Collective collective, std::span<const std::byte> send,
                            std::span<std::byte> recv, int root, std::uint64_t size,
-                           const CollectiveOptions& options) {
-  return Request(impl_->start(collective, send, recv, root, size, options));
+                           const CollectiveOptions& options, const Reduction& reduction) {
+  return Request(impl_->start(collective, send, recv, root, size, options, reduction));
 }
 
 Request Communicator::ibcast(std::span<std::byte> buffer, int root,
@@ -429,16 +488,18 @@ Request Communicator::ialltoall(std::span<const std::byte> send, std::span<std::
   return irun(Collective::Alltoall, send, recv, 0, alltoall_block(send.size()), options);
 }
 
-std::string Communicator::explain(Collective collective, std::uint64_t size, int root) const {
-  const BuildParams params{root, size, 0, 0};
-  return runtime::explain_choice(impl_->choose(collective, size, root, {}), collective, params,
-                                 impl_->size());
+std::string Communicator::explain(Collective collective, std::uint64_t size, int root,
+                                  std::uint32_t element_size) const {
+  const BuildParams params{.root = root, .size = size, .element_size = element_size};
+  return runtime::explain_choice(impl_->choose(collective, size, root, {}, element_size),
+                                 collective, params, impl_->size());
 }
 
 std::string Communicator::resolve_algorithm(Collective collective, std::uint64_t size, int root,
-                                            const CollectiveOptions& options) const {
+                                            const CollectiveOptions& options,
+                                            std::uint32_t element_size) const {
   if (options.algorithm != "auto") return options.algorithm;
-  return impl_->choose(collective, size, root, options).best.algorithm;
+  return impl_->choose(collective, size, root, options, element_size).best.algorithm;
 }
 
 }  // namespace multilane

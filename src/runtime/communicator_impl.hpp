@@ -49,18 +49,22 @@ class CommunicatorImpl {
   std::shared_ptr<RequestState> start_send(std::span<const std::byte> data, int peer);
   std::shared_ptr<RequestState> start_recv(std::span<std::byte> data, int peer);
   // Starts a collective call (sequence number taken now, in call order) and returns at once.
+  // `reduction` is read by reductions only.
   std::shared_ptr<RequestState> start(Collective collective, std::span<const std::byte> send,
                                       std::span<std::byte> recv, int root, std::uint64_t size,
-                                      const CollectiveOptions& options);
+                                      const CollectiveOptions& options,
+                                      const Reduction& reduction = {});
   void run(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
-           int root, std::uint64_t size, const CollectiveOptions& options);
+           int root, std::uint64_t size, const CollectiveOptions& options,
+           const Reduction& reduction = {});
   void barrier();
   // Waits for the operation and throws its error (a failure broke the communicator as it
   // completed).
   void wait(RequestState& state);
 
   runtime::AlgorithmChoice choose(Collective collective, std::uint64_t size, int root,
-                                  const CollectiveOptions& options) const;
+                                  const CollectiveOptions& options,
+                                  std::uint32_t element_size = 1) const;
 
   // Keeps alive whatever serves the address book (the rendezvous of rank 0).
   std::shared_ptr<void> keep_alive;
@@ -70,10 +74,9 @@ class CommunicatorImpl {
   void mark_broken(const std::string& error);
   std::function<void(const std::string&)> completion(std::shared_ptr<RequestState> state);
   void check_peer(int peer, const char* what) const;
-  // A call's schedule and fingerprint, made once per distinct call.
+  // A call's schedule, made once per distinct call.
   struct CachedSchedule {
     std::shared_ptr<const Schedule> schedule;
-    std::uint64_t signature = 0;
   };
   const CachedSchedule& schedule_for(Collective collective, std::string_view algorithm,
                                      const BuildParams& params);
@@ -85,7 +88,7 @@ class CommunicatorImpl {
   };
   PreparedCall prepare(Collective collective, std::span<const std::byte> send,
                        std::span<std::byte> recv, int root, std::uint64_t size,
-                       const CollectiveOptions& options);
+                       const CollectiveOptions& options, const Reduction& reduction);
   // Hands the call to the engine.
   std::shared_ptr<RequestState> launch(PreparedCall call);
   // Runs a blocking call on this thread when its part here is local to the node and nothing
@@ -103,9 +106,10 @@ class CommunicatorImpl {
   std::vector<std::uint64_t> sent_;          // point-to-point messages sent to each peer
   std::vector<std::uint64_t> received_;      // ... and receives posted from each peer
   std::uint64_t sequence_ = 0;               // collective calls so far
-  using ScheduleKey = std::tuple<Collective, std::string, int, std::uint64_t, std::uint64_t, int>;
+  using ScheduleKey =
+      std::tuple<Collective, std::string, int, std::uint64_t, std::uint64_t, int, std::uint32_t>;
   std::map<ScheduleKey, CachedSchedule> schedules_;
-  using ChoiceKey = std::tuple<Collective, std::uint64_t, int, std::uint64_t, int>;
+  using ChoiceKey = std::tuple<Collective, std::uint64_t, int, std::uint64_t, int, std::uint32_t>;
   mutable std::mutex choices_mutex_;
   mutable std::map<ChoiceKey, runtime::AlgorithmChoice> choices_;
   std::unique_ptr<runtime::shm::GroupRunner> groups_;  // after engine_: destroyed before it

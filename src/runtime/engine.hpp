@@ -93,6 +93,10 @@ struct RecvRequest {
   MessageKey key;
   std::uint64_t signature = 0;
   std::span<std::byte> bytes;  // must be exactly the message's length
+  // Called on the progress thread as soon as bytes [offset, offset+length) of `bytes` hold the
+  // message's data, chunk by chunk in arrival order (chunks never overlap), before the
+  // completion: a reduction combines each chunk while it is still in the cache.
+  std::function<void(std::uint64_t offset, std::uint64_t length)> landed;
 };
 
 // Called once per operation on the progress thread: "" on success, else the reason.

@@ -11,12 +11,17 @@ namespace multilane::runtime {
 namespace {
 
 void run_program(const Schedule& schedule, const Platform& platform, int rank, CallMemory& memory,
-                 shm::ShmGroup* group, const shm::TuningTable* tuning) {
+                 const Reduction& reduction, shm::ShmGroup* group,
+                 const shm::TuningTable* tuning) {
   const std::vector<int> members = node_members(platform, rank);
   for (const Op& op : schedule.program(rank)) {
     if (op.kind == OpKind::Copy) {
       const auto to = memory.bytes(op.range);
       std::memmove(to.data(), memory.bytes(op.source).data(), to.size());
+    } else if (op.kind == OpKind::Reduce) {
+      const auto to = memory.bytes(op.range);
+      reduce_elements(reduction, to.data(), memory.bytes(op.source).data(),
+                      to.size() / element_size(reduction.type));
     } else {
       make_group_job(op, rank, members, memory, *tuning)(*group);
     }
@@ -28,7 +33,9 @@ bool is_local_program(const Schedule& schedule, int rank) {
   const auto program = schedule.program(rank);
   for (std::size_t i = 0; i < program.size(); ++i) {
     const Op& op = program[i];
-    if (op.kind != OpKind::Copy && !is_group_op(op.kind)) return false;
+    if (op.kind != OpKind::Copy && op.kind != OpKind::Reduce && !is_group_op(op.kind)) {
+      return false;
+    }
     const auto deps = schedule.deps_of(op);
     if (std::any_of(deps.begin(), deps.end(), [i](OpIndex d) { return d >= i; })) return false;
   }
@@ -43,12 +50,13 @@ std::optional<std::string> run_local_call(const Schedule& schedule, const Platfo
   if (!is_local_program(schedule, rank)) return std::nullopt;
   CallMemory memory(schedule, rank, buffers);
   if (group_op_count(schedule, rank) == 0) {
-    run_program(schedule, platform, rank, memory, nullptr, nullptr);
+    run_program(schedule, platform, rank, memory, identity.reduction, nullptr, nullptr);
     return "";
   }
   if (!groups) return identity.description + ": " + kNoGroupError;
   const auto error = groups->run_here([&](shm::ShmGroup& group) {
-    run_program(schedule, platform, rank, memory, &group, &groups->config().tuning);
+    run_program(schedule, platform, rank, memory, identity.reduction, &group,
+                &groups->config().tuning);
   });
   if (!error || error->empty()) return error;
   return identity.description + ": shared memory: " + *error;

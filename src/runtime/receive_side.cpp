@@ -71,6 +71,7 @@ void ReceiveSide::recv(RecvRequest request, Completion done) {
     for (auto& chunk : chunks) {
       if (!chunk->arrived) continue;
       std::memcpy(request.bytes.data() + chunk->offset, chunk->bytes.data(), chunk->bytes.size());
+      if (request.landed) request.landed(chunk->offset, chunk->bytes.size());
       posted.received += chunk->bytes.size();
       posted.any_chunk = true;
       early_bytes_ -= chunk->bytes.size();
@@ -139,6 +140,7 @@ void ReceiveSide::chunk_done(const Key& key, const FrameHeader& header, Incoming
     // The receive was posted while this chunk was being read: hand it over now.
     Posted& p = posted->second;
     std::memcpy(p.request.bytes.data() + early->offset, early->bytes.data(), early->bytes.size());
+    if (p.request.landed) p.request.landed(early->offset, early->bytes.size());
     early_bytes_ -= early->bytes.size();
     if (auto e = early_.find(key); e != early_.end()) {
       std::erase(e->second.chunks, early);
@@ -148,6 +150,7 @@ void ReceiveSide::chunk_done(const Key& key, const FrameHeader& header, Incoming
     return;  // the receive failed meanwhile
   } else {
     std::erase(posted->second.readers, &stream);
+    if (posted->second.request.landed) posted->second.request.landed(header.offset, header.length);
   }
   Posted& p = posted->second;
   p.received += header.length;

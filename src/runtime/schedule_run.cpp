@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "runtime/chunk_combiner.hpp"
 #include "runtime/group_job.hpp"
 
 namespace multilane::runtime {
@@ -64,7 +65,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
         group_order_.push_back(static_cast<std::uint32_t>(i));
       }
       if (op.kind == OpKind::Send) message_[i] = sends[op.peer]++;
-      if (op.kind == OpKind::Recv) message_[i] = recvs[op.peer]++;
+      if (is_receive(op.kind)) message_[i] = recvs[op.peer]++;
     }
   }
 
@@ -114,13 +115,37 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
         break;
       }
       case OpKind::Recv:
-        engine_.recv(RecvRequest{op.peer, key, identity_.signature, memory_.bytes(op.range)},
+        engine_.recv(RecvRequest{.peer = op.peer,
+                                 .key = key,
+                                 .signature = identity_.signature,
+                                 .bytes = memory_.bytes(op.range),
+                                 .landed = {}},
                      on_done);
         break;
+      case OpKind::RecvReduce: {
+        combiners_.resize(program_.size());
+        combiners_[i] = std::make_unique<ChunkCombiner>(memory_.bytes(op.range),
+                                                        identity_.reduction);
+        ChunkCombiner* combiner = combiners_[i].get();
+        engine_.recv(RecvRequest{op.peer, key, identity_.signature, combiner->staging(),
+                                 [self, combiner](std::uint64_t offset, std::uint64_t length) {
+                                   combiner->landed(offset, length);
+                                 }},
+                     on_done);
+        break;
+      }
       case OpKind::Copy: {
         const auto to = memory_.bytes(op.range);
         const auto from = memory_.bytes(op.source);
         std::memmove(to.data(), from.data(), to.size());
+        op_done(i, "");
+        break;
+      }
+      case OpKind::Reduce: {
+        const auto to = memory_.bytes(op.range);
+        const auto from = memory_.bytes(op.source);
+        reduce_elements(identity_.reduction, to.data(), from.data(),
+                        to.size() / element_size(identity_.reduction.type));
         op_done(i, "");
         break;
       }
@@ -159,6 +184,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   void op_done(std::uint32_t i, const std::string& error) {
     if (over_) return;
     if (!error.empty()) return fail(error);
+    if (i < combiners_.size()) combiners_[i].reset();  // its staging memory
     ++completed_;
     for (std::uint32_t next : dependents_[i]) {
       if (--remaining_[next] == 0) ready_.push_back(next);
@@ -204,6 +230,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   std::vector<std::uint32_t> remaining_;
   std::vector<std::vector<std::uint32_t>> dependents_;
   std::vector<std::uint32_t> ready_;
+  std::vector<std::unique_ptr<ChunkCombiner>> combiners_;  // per RecvReduce in flight
   std::size_t completed_ = 0;
   bool draining_ = false;
   bool over_ = false;
@@ -233,10 +260,13 @@ std::size_t group_op_count(const Schedule& schedule, int rank) {
                                                 [](const Op& op) { return is_group_op(op.kind); }));
 }
 
-std::uint64_t call_signature(const Schedule& schedule) {
-  const std::string text = fmt::format("{}|{}|{}|{}|{}|{}|{}", to_string(schedule.collective),
-                                       schedule.algorithm, schedule.root, schedule.size,
-                                       schedule.segment, schedule.wan_pairs, schedule.num_ranks());
+std::uint64_t call_signature(const Schedule& schedule, const Reduction& reduction) {
+  std::string text = fmt::format("{}|{}|{}|{}|{}|{}|{}", to_string(schedule.collective),
+                                 schedule.algorithm, schedule.root, schedule.size,
+                                 schedule.segment, schedule.wan_pairs, schedule.num_ranks());
+  if (is_reduction(schedule.collective)) {
+    text += fmt::format("|{}|{}", to_string(reduction.type), to_string(reduction.op));
+  }
   const std::uint64_t hash = XXH3_64bits(text.data(), text.size());
   return hash == 0 ? 1 : hash;  // 0 means point-to-point on the wire
 }

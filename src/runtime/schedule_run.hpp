@@ -2,7 +2,9 @@
 //
 // The rank's program (schedule.hpp) runs as a dataflow graph: every operation starts as soon as
 // its dependencies completed — sends and receives through the engine, copies at once — so the
-// pipelining written into the schedule happens for real. The k-th Send to a peer becomes
+// pipelining written into the schedule happens for real. A RecvReduce receives into staging
+// memory and combines every chunk as it lands (chunk_combiner.hpp); a Reduce combines at once.
+// The k-th Send to a peer becomes
 // message k of the call on that ordered pair (matching rule of schedule.hpp); a kAnyLane
 // transfer is striped over every lane both nodes have, and transfers between sites use the
 // WAN link class (more streams).
@@ -24,6 +26,7 @@
 #include <string>
 
 #include "multilane/platform.hpp"
+#include "multilane/reduction.hpp"
 #include "multilane/schedule.hpp"
 #include "runtime/call_memory.hpp"
 #include "runtime/engine.hpp"
@@ -35,6 +38,7 @@ struct CallIdentity {
   std::uint64_t sequence = 0;   // call number, from 1, the same on every rank
   std::uint64_t signature = 0;  // fingerprint of the call's arguments (call_signature())
   std::string description;      // for error messages
+  Reduction reduction;          // reductions: what RecvReduce and Reduce combine, and how
 };
 
 // Starts the call on the engine's progress thread (call it there).
@@ -47,7 +51,8 @@ void start_schedule_run(Engine& engine, std::shared_ptr<const Schedule> schedule
 // How many group ops `rank` runs (a GroupRunner must expect() them before the call starts).
 std::size_t group_op_count(const Schedule& schedule, int rank);
 
-// Fingerprint of everything that must agree between ranks for a call to match.
-std::uint64_t call_signature(const Schedule& schedule);
+// Fingerprint of everything that must agree between ranks for a call to match (for a
+// reduction also its element type and operation).
+std::uint64_t call_signature(const Schedule& schedule, const Reduction& reduction = {});
 
 }  // namespace multilane::runtime

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "schedule/group_call.hpp"
+#include "sim/reduction_lowering.hpp"
 
 namespace multilane::sim {
 
@@ -92,7 +93,12 @@ void Engine::note_start(std::uint32_t f) {
 }
 
 void Engine::start_copy(std::uint32_t op, int rank) {
-  const std::uint64_t bytes = schedule_.ops[op].range.length;
+  std::uint64_t bytes = schedule_.ops[op].range.length;
+  if (schedule_.ops[op].kind == OpKind::Reduce) {
+    // A reduction is priced on the copy path, as the bytes a copy would move in its time.
+    const SharedMemory& shm = platform_.sites[platform_.site_of(rank)].shm;
+    bytes = static_cast<std::uint64_t>(static_cast<double>(bytes) * shm.copy_bps / shm.reduce_bps);
+  }
   ++copies_;
   bytes_ += bytes;
   if (bytes == 0) {
@@ -251,6 +257,9 @@ void Engine::fill_stats(SimResult& result) {
 namespace multilane {
 
 SimResult simulate(const Schedule& schedule, const Platform& platform, const SimOptions& options) {
+  if (sim::has_recv_reduce(schedule)) {
+    return simulate(sim::lower_recv_reduce(schedule), platform, options);
+  }
   if (has_group_ops(schedule)) {
     // Group calls run as their moves, each an intra-node transfer (schedule/group_call.hpp),
     // copied once where the runtime would.

@@ -47,7 +47,7 @@ Channels count_pass(const Schedule& s, Program& p) {
       const Op& op = s.ops[g];
       p.ops[g].waiting = op.deps_count;
       for (OpIndex d : s.deps_of(op)) ++p.ops[base + d + 1].dep_begin;
-      if (op.kind == OpKind::Copy) {
+      if (op.kind == OpKind::Copy || op.kind == OpKind::Reduce) {
         p.ops[g].link = kCopyOp | static_cast<std::uint32_t>(r);
         ++p.copies;
       }

@@ -53,22 +53,40 @@ TEST(Communicator, NonBlockingExchangeInBothDirections) {
   }));
 }
 
-// Every collective and every algorithm, checked byte for byte on every rank.
+// Reductions take these in turn, so every algorithm meets several element sizes and kinds.
+constexpr Reduction kCheckedReductions[] = {
+    {ElementType::Int32, ReduceOp::Sum},     {ElementType::Double, ReduceOp::Sum},
+    {ElementType::Uint8, ReduceOp::Bxor},    {ElementType::DoubleInt, ReduceOp::Minloc},
+    {ElementType::Int64, ReduceOp::Max},     {ElementType::Float16, ReduceOp::Sum},
+    {ElementType::Uint16, ReduceOp::Prod},   {ElementType::IntInt, ReduceOp::Maxloc},
+    {ElementType::Float, ReduceOp::Min},     {ElementType::Int8, ReduceOp::Lor},
+    {ElementType::Bfloat16, ReduceOp::Sum},  {ElementType::Uint64, ReduceOp::Band},
+};
+
+// Every collective and every algorithm, checked byte for byte (reductions element by element)
+// on every rank. A reduction's size is cut to whole elements.
 void check_every_algorithm(LocalJob job, std::uint64_t size) {
   const int ranks = job.platform.num_ranks();
   expect_all_ok(run_local_job(job, [&](Communicator& comm) {
+    std::size_t turn = 0;
     for (const AlgorithmInfo& info : all_algorithms()) {
       for (int root : {0, ranks - 1}) {
         const Collective c = info.collective;
-        std::vector<std::byte> send(buffer_size(c, Buffer::Send, comm.rank(), ranks, root, size));
-        std::vector<std::byte> recv(buffer_size(c, Buffer::Recv, comm.rank(), ranks, root, size));
-        runtime::fill_for_check(c, comm.rank(), ranks, root, size, send, recv);
+        const Reduction reduction =
+            kCheckedReductions[turn++ % std::size(kCheckedReductions)];
+        const std::uint64_t n =
+            is_reduction(c) ? size / element_size(reduction.type) * element_size(reduction.type)
+                            : size;
+        std::vector<std::byte> send(buffer_size(c, Buffer::Send, comm.rank(), ranks, root, n));
+        std::vector<std::byte> recv(buffer_size(c, Buffer::Recv, comm.rank(), ranks, root, n));
+        runtime::fill_for_check(c, comm.rank(), ranks, root, n, send, recv, reduction);
         CollectiveOptions options;
         options.algorithm = std::string(info.name);
         options.segment = 1000;  // several segments even for small sizes
-        comm.run(c, send, recv, root, size, options);
-        EXPECT_EQ(runtime::check_result(c, comm.rank(), ranks, root, size, recv), "")
-            << to_string(c) << " " << info.name << " root " << root << " size " << size;
+        comm.run(c, send, recv, root, n, options, reduction);
+        EXPECT_EQ(runtime::check_result(c, comm.rank(), ranks, root, n, recv, reduction), "")
+            << to_string(c) << " " << info.name << " root " << root << " size " << n << " "
+            << to_string(reduction.type) << " " << to_string(reduction.op);
       }
     }
   }));

@@ -57,7 +57,7 @@ TEST(Engine, AReceiveOutlivesThePeersLastStreamWhileAnotherIsInItsHandshake) {
   std::vector<std::byte> received(message.size());
   std::promise<std::string> received_done, sent_done;
   receiver->post([&] {
-    receiver->recv({0, {0, 1}, 0, received},
+    receiver->recv({.peer = 0, .key = {0, 1}, .signature = 0, .bytes = received, .landed = {}},
                    [&](const std::string& error) { received_done.set_value(error); });
   });
   sender->post([&] {

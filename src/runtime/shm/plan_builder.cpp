@@ -331,6 +331,10 @@ void build_plan(const CallShape& call, int local_rank, const Geometry& geometry,
       return plan_allgather(builder, call);
     case Collective::Alltoall:
       return plan_alltoall(builder, call);
+    case Collective::Reduce:
+    case Collective::Allreduce:
+    case Collective::ReduceScatter:
+      break;  // no group call combines (ShmGroup::run refuses them)
   }
 }
 

@@ -265,6 +265,10 @@ std::uint64_t ShmGroup::State::block_size(const CallArguments& call) {
       }
       size = call.send_size / static_cast<std::size_t>(p);
       break;
+    case Collective::Reduce:
+    case Collective::Allreduce:
+    case Collective::ReduceScatter:
+      usage_error(fmt::format("{} has no shared-memory group call", name));
   }
   const auto check = [&](Buffer buffer, std::size_t actual) {
     const std::uint64_t expected = multilane::buffer_size(collective, buffer, me, p, root, size);
