@@ -18,8 +18,8 @@ multilane_cli_test(cli-schedule-bad-size 2 "size \"12XB\" does not parse" schedu
 multilane_cli_test(cli-schedule-bad-root 2 "root 99 is out of range: the platform has 32 ranks \\(0\\.\\.31\\)"
   schedule --root 99)
 multilane_cli_test(cli-schedule-unknown-collective 2
-  "--collective \"reduce\" is unknown: choose bcast, scatter, gather, allgather or alltoall"
-  schedule -c reduce)
+  "--collective \"reduction\" is unknown: choose bcast, scatter, gather, allgather, alltoall, reduce, allreduce or reduce-scatter"
+  schedule -c reduction)
 
 # Two-level names `hier-shm:X` (X between the node leaders) flow wherever a name does: the
 # schedule, the verifier, and the runtime on 2 nodes x 3 ranks with every byte checked; a bad

@@ -1,13 +1,17 @@
 // tools/bench_options.cpp — see bench_options.hpp.
 #include "bench_options.hpp"
 
+#include "multilane/schedule.hpp"
+
 namespace multilane::cli {
 
 void BenchOptions::add_to(CLI::App& app) {
-  app.add_option("--collective", collective, "bcast, scatter, gather, allgather or alltoall")
-      ->capture_default_str();
+  app.add_option("--collective", collective, collective_names())->capture_default_str();
+  reduction.add_to(app);
   app.add_option("--algorithm", algorithm, "algorithm name, auto, or all")->capture_default_str();
-  app.add_option("--sizes", sizes, "comma-separated sizes, e.g. 1KiB,1MiB,16MiB")
+  app.add_option("--sizes", sizes,
+                 "comma-separated sizes, e.g. 1KiB,1MiB,16MiB (reductions: bytes, cut to whole "
+                 "elements of --type)")
       ->capture_default_str();
   app.add_option("--segment", segment, "segment size of pipelined algorithms, or auto")
       ->capture_default_str();
@@ -35,7 +39,9 @@ std::vector<std::string> BenchOptions::to_arguments() const {
                                 "--root",        std::to_string(root),
                                 "--iterations",  std::to_string(iterations),
                                 "--repetitions", std::to_string(repetitions),
-                                "--size",        size};
+                                "--size",        size,
+                                "--type",        reduction.type,
+                                "--op",          reduction.op};
   if (check) args.push_back("--check");
   if (shared_buffers) args.push_back("--shared-buffers");
   if (p2p) args.push_back("--p2p");

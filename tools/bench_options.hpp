@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "reduction_options.hpp"
+
 namespace multilane::cli {
 
 struct BenchOptions {
@@ -21,6 +23,7 @@ struct BenchOptions {
   bool p2p = false;
   std::string size = "64MiB";  // --p2p
   std::string result_file;     // bench-rank: where rank 0 writes its JSON
+  ReductionOptions reduction{"float"};  // as the OSU micro-benchmarks' allreduce
 
   // Declares the options shared by `bench` and `bench-rank`.
   void add_to(CLI::App& app);

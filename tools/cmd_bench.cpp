@@ -71,11 +71,10 @@ struct ResultFile {
 void validate(const BenchCli& o) {
   const auto collective = parse_collective(o.bench.collective);
   if (!collective) {
-    throw UsageError(
-        fmt::format("--collective \"{}\": choose one of bcast, scatter, gather, "
-                    "allgather, alltoall",
-                    o.bench.collective));
+    throw UsageError(fmt::format("--collective \"{}\": choose one of {}", o.bench.collective,
+                                 collective_names()));
   }
+  if (is_reduction(*collective)) o.bench.reduction.parse();
   const auto& a = o.bench.algorithm;
   if (a != "all" && a != "auto" && !find_algorithm(*collective, a)) {
     if (const std::string why = leaders_algorithm_error(*collective, a); !why.empty()) {

@@ -34,8 +34,10 @@ nlohmann::json run_collectives(Communicator& comm, const BenchOptions& o) {
   settings.root = o.root;
   if (o.shared_buffers) settings.memory = runtime::BenchMemory::Shared;
   if (o.segment != "auto") settings.options.segment = parse_size(o.segment);
+  if (is_reduction(collective)) settings.reduction = o.reduction.parse();
   nlohmann::json results = nlohmann::json::array();
   for (std::uint64_t size : parse_size_list(o.sizes)) {
+    if (is_reduction(collective)) size = whole_elements(size, settings.reduction);
     for (const std::string& algorithm : algorithms_to_run(collective, o.algorithm)) {
       settings.options.algorithm = algorithm;
       const auto point = runtime::measure_collective(comm, collective, size, settings);
@@ -49,7 +51,12 @@ nlohmann::json run_collectives(Communicator& comm, const BenchOptions& o) {
                          {"check_ok", point.check_ok}});
     }
   }
-  return {{"kind", "collective"}, {"collective", o.collective}, {"results", results}};
+  nlohmann::json doc{{"kind", "collective"}, {"collective", o.collective}, {"results", results}};
+  if (is_reduction(collective)) {
+    doc["type"] = o.reduction.type;
+    doc["op"] = o.reduction.op;
+  }
+  return doc;
 }
 
 nlohmann::json run_p2p(Communicator& comm, const BenchOptions& o) {

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "command.hpp"
+#include "reduction_options.hpp"
 #include "multilane/algorithms.hpp"
 #include "multilane/errors.hpp"
 #include "multilane/platform_file.hpp"
@@ -22,6 +23,7 @@ struct ScheduleArgs {
   int wan_pairs = 0;
   int max_ranks = 8;
   bool json = false;
+  multilane::cli::ReductionOptions reduction{"int8"};
 };
 
 int print_schedule(const ScheduleArgs& args) {
@@ -30,11 +32,13 @@ int print_schedule(const ScheduleArgs& args) {
       args.platform.empty() ? generate_platform({}) : load_platform_file(args.platform);
   const auto collective = parse_collective(args.collective);
   if (!collective) {
-    throw UsageError(fmt::format(
-        "--collective \"{}\" is unknown: choose bcast, scatter, gather, allgather or alltoall",
-        args.collective));
+    throw UsageError(fmt::format("--collective \"{}\" is unknown: choose {}", args.collective,
+                                 collective_names()));
   }
   BuildParams params;
+  if (is_reduction(*collective)) {
+    params.element_size = static_cast<std::uint32_t>(element_size(args.reduction.parse().type));
+  }
   params.root = args.root;
   params.size = parse_size(args.size);
   if (!args.segment.empty()) params.segment = parse_size(args.segment);
@@ -54,10 +58,11 @@ const bool registered = multilane::cli::register_command(
        auto args = std::make_shared<ScheduleArgs>();
        app.add_option("--platform", args->platform,
                       "Platform TOML file (default: 2 sites x 16 nodes x 2 lanes)");
-       app.add_option("--collective,-c", args->collective,
-                      "bcast, scatter, gather, allgather, alltoall");
+       app.add_option("--collective,-c", args->collective, multilane::collective_names());
+       args->reduction.add_to(app);
        app.add_option("--algorithm,-a", args->algorithm, "See `multilane algorithms`");
-       app.add_option("--size,-s", args->size, "Message size (bcast) or per-rank block, e.g. 1MiB");
+       app.add_option("--size,-s", args->size,
+                      "Message size (bcast, reduce, allreduce) or per-rank block, e.g. 1MiB");
        app.add_option("--segment", args->segment, "Pipelining segment size (default 64KiB)");
        app.add_option("--root", args->root, "Root rank")->check(CLI::NonNegativeNumber);
        app.add_option("--wan-pairs", args->wan_pairs,

@@ -4,6 +4,10 @@
 //                    [--sizes LIST] [--roots LIST|all] [--segments LIST] [--verbose]
 //   multilane verify --random N [--seed S]
 //
+// Reductions take their element size from --type (default int8, so that odd sizes stay odd); a
+// size that is not a whole number of elements is an error. Random cases of reductions draw an
+// element size of 1, 2, 4, 8 or 16 bytes.
+//
 // The sweep builds every selected (collective, algorithm) for every size, root and segment on
 // one platform (default: a generated two-site platform, 16 nodes of 2 lanes per site). Random
 // mode draws N cases, each on its own random platform, deterministically from the seed.
@@ -20,6 +24,7 @@
 
 #include "cli_options.hpp"
 #include "command.hpp"
+#include "reduction_options.hpp"
 #include "multilane/algorithms.hpp"
 #include "multilane/errors.hpp"
 #include "multilane/platform_file.hpp"
@@ -46,6 +51,7 @@ struct VerifyArgs {
   int random = 0;
   std::uint64_t seed = 1;
   bool verbose = false;
+  ReductionOptions reduction{"int8"};
 };
 
 struct Case {
@@ -63,6 +69,9 @@ std::string case_name(const Case& c, int num_ranks) {
                                  c.algorithm->name, num_ranks, c.params.root, c.params.size);
   if (c.algorithm->pipelined) name += fmt::format(" segment={}", c.params.segment);
   if (c.algorithm->uses_wan_pairs) name += fmt::format(" wan-pairs={}", c.params.wan_pairs);
+  if (is_reduction(c.algorithm->collective)) {
+    name += fmt::format(" element={}", c.params.element_size);
+  }
   return name;
 }
 
@@ -112,10 +121,8 @@ Platform sweep_platform(const VerifyArgs& args) {
 std::vector<Collective> selected_collectives(const std::string& name) {
   if (name == "all") return {std::begin(kAllCollectives), std::end(kAllCollectives)};
   if (const auto c = parse_collective(name)) return {*c};
-  throw UsageError(fmt::format(
-      "--collective: unknown collective \"{}\": choose all, bcast, scatter, gather, allgather or "
-      "alltoall",
-      name));
+  throw UsageError(fmt::format("--collective: unknown collective \"{}\": choose all, {}", name,
+                               collective_names()));
 }
 
 std::vector<const AlgorithmInfo*> selected_algorithms(const VerifyArgs& args) {
@@ -178,13 +185,22 @@ int run_sweep(const VerifyArgs& args) {
     if (s == 0) throw UsageError("--segments: a segment must be at least 1 byte");
   }
 
+  const auto element = static_cast<std::uint32_t>(element_size(args.reduction.parse().type));
+  for (const std::uint64_t size : sizes) {
+    if (size % element != 0) {
+      throw UsageError(fmt::format("--sizes: {} bytes is not a whole number of {} elements ({} "
+                                   "bytes each)",
+                                   size, args.reduction.type, element));
+    }
+  }
   Tally tally;
   for (const AlgorithmInfo* a : algorithms) {
     for (const std::uint64_t size : sizes) {
       for (const int root : roots) {
         for (const std::uint64_t segment : segments_for(*a, size, segments)) {
-          run_case(platform, {a, {.root = root, .size = size, .segment = segment}}, "",
-                   args.verbose, tally);
+          BuildParams params{.root = root, .size = size, .segment = segment};
+          if (is_reduction(a->collective)) params.element_size = element;
+          run_case(platform, {a, params}, "", args.verbose, tally);
         }
       }
     }
@@ -232,6 +248,11 @@ class RandomCases {
     const std::uint64_t pieces = static_cast<std::uint64_t>(uniform(1, 64));
     c.params.segment = std::max<std::uint64_t>(1, c.params.size / pieces + uniform64(7));
     c.params.wan_pairs = uniform(0, 4);
+    if (is_reduction(c.algorithm->collective)) {
+      const std::uint32_t e = 1u << uniform(0, 4);
+      c.params.element_size = e;
+      c.params.size = (c.params.size + e - 1) / e * e;
+    }
     return c;
   }
 
@@ -272,9 +293,9 @@ Runner setup(CLI::App& app) {
                  "Platform TOML file (default: generated, 2 sites x 16 nodes x 2 lanes)");
   app.add_option("--ranks", args->ranks,
                  "Place this many ranks (default: the platform's placement)");
-  app.add_option("--collective", args->collective,
-                 "bcast, scatter, gather, allgather, alltoall or all")
+  app.add_option("--collective", args->collective, collective_names() + ", or all")
       ->capture_default_str();
+  args->reduction.add_to(app);
   app.add_option("--algorithm", args->algorithm, "An algorithm of the collective, or all")
       ->capture_default_str();
   app.add_option("--sizes", args->sizes, "Message sizes, comma-separated (64KiB, 1MiB, ...)")

@@ -29,7 +29,8 @@ using sim::SweepResult;
 
 void add_sweep_options(CLI::App& app, SweepCli& o, bool is_sim) {
   app.add_option("--platform", o.platform, "platform TOML file")->required();
-  app.add_option("--collective", o.collective, "bcast, scatter, gather, allgather or alltoall");
+  app.add_option("--collective", o.collective, collective_names());
+  o.reduction.add_to(app);
   app.add_option("--algorithm", o.algorithm, "algorithm name, or all")->capture_default_str();
   app.add_option("--sizes", o.sizes, "comma-separated sizes, e.g. 1KiB,1MiB,64MiB")->required();
   app.add_option("--segment", o.segment, "segment size of pipelined algorithms, or auto")
@@ -92,15 +93,18 @@ static std::string pairs_sweep(const Platform& platform, const SweepRequest& bas
 int run_sweep_command(const SweepCli& o, bool is_sim) {
   const auto collective = parse_collective(o.collective);
   if (!collective) {
-    throw UsageError(
-        fmt::format("unknown collective \"{}\": choose one of bcast, scatter, gather, "
-                    "allgather, alltoall",
-                    o.collective));
+    throw UsageError(fmt::format("unknown collective \"{}\": choose one of {}", o.collective,
+                                 collective_names()));
   }
   SweepRequest req;
   req.collective = *collective;
   if (o.algorithm != "all") req.algorithms = {o.algorithm};
   req.sizes = parse_size_list(o.sizes);
+  if (is_reduction(*collective)) {
+    const Reduction reduction = o.reduction.parse();
+    req.element_size = static_cast<std::uint32_t>(element_size(reduction.type));
+    for (auto& size : req.sizes) size = whole_elements(size, reduction);
+  }
   if (o.segment != "auto") {
     req.segment = parse_size(o.segment);
     if (*req.segment == 0) throw UsageError("--segment must be at least 1 byte, or auto");

@@ -10,6 +10,8 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "reduction_options.hpp"
+
 namespace multilane::cli {
 
 struct SweepCli {
@@ -17,6 +19,7 @@ struct SweepCli {
   std::string wan_pairs = "auto", overhead = "0s", trace, plot;
   int root = 0;
   bool json = false, compare_model = false, sweep_pairs = false;
+  ReductionOptions reduction{"float"};
 };
 
 void add_sweep_options(CLI::App& app, SweepCli& options, bool is_sim);

@@ -85,6 +85,8 @@ inline bool is_reduction(Collective c) {
 }
 std::string_view to_string(Collective c);
 std::optional<Collective> parse_collective(std::string_view name);
+// "bcast, scatter, gather, allgather, alltoall, reduce, allreduce or reduce-scatter".
+std::string collective_names();
 
 enum class Buffer : std::uint8_t { Send, Recv, Scratch };
 std::string_view to_string(Buffer b);

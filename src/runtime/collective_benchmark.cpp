@@ -59,7 +59,10 @@ BenchPoint measure_collective(Communicator& comm, Collective collective, std::ui
   const int rank = comm.rank();
   BenchPoint point;
   point.size = size;
-  point.algorithm = comm.resolve_algorithm(collective, size, settings.root, settings.options);
+  const auto element = static_cast<std::uint32_t>(
+      is_reduction(collective) ? element_size(settings.reduction.type) : 1);
+  point.algorithm =
+      comm.resolve_algorithm(collective, size, settings.root, settings.options, element);
   CollectiveOptions options = settings.options;
   options.algorithm = point.algorithm;
   const BenchBuffer send_buffer(buffer_size(collective, Buffer::Send, rank, p, settings.root, size),
@@ -68,12 +71,15 @@ BenchPoint measure_collective(Communicator& comm, Collective collective, std::ui
                                 settings.memory);
   const std::span<std::byte> send = send_buffer.bytes();
   const std::span<std::byte> recv = recv_buffer.bytes();
-  auto call = [&] { comm.run(collective, send, recv, settings.root, size, options); };
+  auto call = [&] {
+    comm.run(collective, send, recv, settings.root, size, options, settings.reduction);
+  };
 
   if (settings.check) {
-    fill_for_check(collective, rank, p, settings.root, size, send, recv);
+    fill_for_check(collective, rank, p, settings.root, size, send, recv, settings.reduction);
     call();
-    const std::string error = check_result(collective, rank, p, settings.root, size, recv);
+    const std::string error =
+        check_result(collective, rank, p, settings.root, size, recv, settings.reduction);
     if (!error.empty()) {
       fmt::print(stderr, "check failed: {} {} of {} bytes: {}\n", to_string(collective),
                  point.algorithm, size, error);

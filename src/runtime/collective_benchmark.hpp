@@ -24,6 +24,7 @@ struct BenchSettings {
   int root = 0;
   CollectiveOptions options;
   BenchMemory memory = BenchMemory::Application;  // where the send and receive buffers live
+  Reduction reduction;  // reductions: what is combined (sizes are whole elements of it)
 };
 
 struct BenchPoint {

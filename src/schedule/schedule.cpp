@@ -25,6 +25,15 @@ std::optional<Collective> parse_collective(std::string_view name) {
   return std::nullopt;
 }
 
+std::string collective_names() {
+  std::string out;
+  for (std::size_t i = 0; i < kCollectiveNames.size(); ++i) {
+    if (i > 0) out += i + 1 == kCollectiveNames.size() ? " or " : ", ";
+    out += kCollectiveNames[i];
+  }
+  return out;
+}
+
 std::string_view to_string(Buffer b) {
   switch (b) {
     case Buffer::Send:

@@ -22,6 +22,7 @@ BuildParams params_for(const SweepRequest& req, std::uint64_t size, std::uint64_
   p.size = size;
   p.segment = segment;
   p.wan_pairs = req.wan_pairs;
+  p.element_size = req.element_size;
   return p;
 }
 

@@ -29,6 +29,7 @@ struct SweepRequest {
   double overhead_s = 0;     // per-message overhead (simulator and model)
   bool trace_first = false;  // keep the trace of the first (algorithm, size)
   int max_segments = 1024;   // bound on segments per message for segment auto
+  std::uint32_t element_size = 1;  // reductions: bytes per element (sizes are whole elements)
 };
 
 struct SweepRow {
