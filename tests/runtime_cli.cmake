@@ -15,6 +15,31 @@ foreach(n RANGE 1 9)
   endforeach()
 endforeach()
 
+# Every reduction algorithm, --check (every element on every rank against a reference computed
+# in the test), each collective with its own element type and operation; sizes in bytes are cut
+# to whole elements (4097 B of floats is 1024 of them: 4096 B).
+foreach(n IN ITEMS 1 2 3 4 7 9)
+  multilane_cli_test(cli-runtime-check-allreduce-n${n} 0
+                     "allreduce on ${n} ranks .*1 MiB .* ok\n"
+                     bench -n ${n} --collective allreduce --algorithm all --type float --op sum
+                     --sizes 0,1,4097,1048579 --check --repetitions 1 --iterations 1 --timeout 60)
+  multilane_cli_test(cli-runtime-check-reduce-n${n} 0
+                     "reduce on ${n} ranks .*1 MiB .* ok\n"
+                     bench -n ${n} --collective reduce --algorithm all --type int32 --op max
+                     --sizes 0,1,4097,1048579 --check --repetitions 1 --iterations 1 --timeout 60)
+  multilane_cli_test(cli-runtime-check-reduce-scatter-n${n} 0
+                     "reduce-scatter on ${n} ranks .*1 MiB .* ok\n"
+                     bench -n ${n} --collective reduce-scatter --algorithm all --type double-int
+                     --op minloc --sizes 0,1,4097,1048579 --check --repetitions 1 --iterations 1
+                     --timeout 60)
+endforeach()
+multilane_cli_test(cli-runtime-bench-bad-op 2
+                   "--op bxor applies to integer types only, not float"
+                   bench -n 2 --collective allreduce --op bxor)
+multilane_cli_test(cli-runtime-bench-unknown-type 2
+                   "--type \"quad\" is unknown: choose one of int8, int16"
+                   bench -n 2 --collective allreduce --type quad)
+
 multilane_cli_test(cli-runtime-p2p-streams 0 "streams .*\n +1 +8 MiB .* ok\n +4 +8 MiB .* ok\n"
                    bench -n 2 --p2p --streams 1,4 --size 8MiB --repetitions 2 --check)
 multilane_cli_test(cli-runtime-bench-bad-algorithm 2
@@ -24,7 +49,8 @@ multilane_cli_test(cli-runtime-bench-bad-root 2 "--root 4 is out of range: must 
                    bench -n 4 --root 4)
 
 # The examples, one per collective, each checking its own result.
-foreach(example IN ITEMS bcast scatter gather allgather alltoall send_recv c_bcast)
+foreach(example IN ITEMS bcast scatter gather allgather alltoall allreduce send_recv c_bcast
+                        c_allreduce)
   add_test(NAME cli-runtime-example-${example}
            COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=0 "-DEXPECT_OUTPUT=rank 3 ok"
                    "-DREJECT_OUTPUT=WRONG" -P ${MULTILANE_EXPECT} --

@@ -27,3 +27,12 @@ multilane_cli_test(cli-verify-bad-segment 2 "--segments: a segment must be at le
                    --segments 0)
 multilane_cli_test(cli-verify-bad-ranks 2 "--ranks 999 is out of range" verify --ranks 999)
 multilane_cli_test(cli-verify-missing-platform 2 "no-such-file" verify --platform no-such-file.toml)
+
+# Reductions with 8-byte elements on the uneven-free two-site grid; a size that is not a whole
+# number of elements is refused with the option's name.
+multilane_cli_test(cli-verify-reductions-double 0 "^[1-9][0-9]* verified, 0 failed\n$" verify
+                   --platform ${verify_platforms}/two-sites-16x2.toml --collective allreduce
+                   --type double --sizes 0,8,56,8000,1048584 --roots all)
+multilane_cli_test(cli-verify-reductions-bad-size 2
+                   "--sizes: 7 bytes is not a whole number of double elements \\(8 bytes each\\)"
+                   verify --collective reduce --type double --sizes 8,7)

@@ -70,6 +70,59 @@ int ml_iallgather(ml_comm* comm, const void* send, void* recv, size_t bytes_per_
 int ml_ialltoall(ml_comm* comm, const void* send, void* recv, size_t bytes_per_rank,
                  const char* algorithm, ml_request** request);
 
+/* Reductions (multilane/reduction.hpp): counts are in elements of `type`. */
+typedef enum {
+  ML_INT8,
+  ML_INT16,
+  ML_INT32,
+  ML_INT64,
+  ML_UINT8,
+  ML_UINT16,
+  ML_UINT32,
+  ML_UINT64,
+  ML_FLOAT16,
+  ML_BFLOAT16,
+  ML_FLOAT,
+  ML_DOUBLE,
+  ML_FLOAT_INT, /* value-index pairs with the layout of MPI_FLOAT_INT, ... */
+  ML_DOUBLE_INT,
+  ML_LONG_INT,
+  ML_2INT,
+  ML_SHORT_INT
+} ml_type;
+
+typedef enum {
+  ML_SUM,
+  ML_PROD,
+  ML_MIN,
+  ML_MAX,
+  ML_LAND,
+  ML_LOR,
+  ML_LXOR,
+  ML_BAND,
+  ML_BOR,
+  ML_BXOR,
+  ML_MINLOC,
+  ML_MAXLOC
+} ml_op;
+
+/* The root's recv gets every rank's send combined element by element (recv unused elsewhere). */
+int ml_reduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,
+              int root, const char* algorithm);
+int ml_allreduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type,
+                 ml_op op, const char* algorithm);
+/* send: size() blocks of recv_count elements; rank i's recv gets block i combined (like
+ * MPI_Reduce_scatter_block). */
+int ml_reduce_scatter_block(ml_comm* comm, const void* send, void* recv, size_t recv_count,
+                            ml_type type, ml_op op, const char* algorithm);
+int ml_ireduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,
+               int root, const char* algorithm, ml_request** request);
+int ml_iallreduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type,
+                  ml_op op, const char* algorithm, ml_request** request);
+int ml_ireduce_scatter_block(ml_comm* comm, const void* send, void* recv, size_t recv_count,
+                             ml_type type, ml_op op, const char* algorithm,
+                             ml_request** request);
+
 /* Memory the other ranks of this node copy from and to directly (multilane/shared_buffer.hpp),
  * like MPI_Alloc_mem: any call takes it, and the shared-memory layer's single copies from or to
  * it are a memcpy instead of a system call. Zero-filled; free it with ml_free_shared (NULL: no-op).

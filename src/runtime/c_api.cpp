@@ -62,7 +62,8 @@ std::span<std::byte> out(void* data, size_t bytes) {
 
 // A collective call; with `request` non-NULL it is started and *request gets its handle.
 int collective(ml_comm* comm, multilane::Collective c, const void* send, void* recv, size_t bytes,
-               int root, const char* algorithm, ml_request** request = nullptr) {
+               int root, const char* algorithm, ml_request** request = nullptr,
+               const multilane::Reduction& reduction = {}) {
   if (!comm) return null_argument("comm");
   return guarded([&] {
     using multilane::Buffer;
@@ -71,12 +72,32 @@ int collective(ml_comm* comm, multilane::Collective c, const void* send, void* r
     const auto send_data = in(send, multilane::buffer_size(c, Buffer::Send, r, p, root, bytes));
     const auto recv_data = out(recv, multilane::buffer_size(c, Buffer::Recv, r, p, root, bytes));
     if (request) {
-      *request =
-          new ml_request{comm->comm.irun(c, send_data, recv_data, root, bytes, options(algorithm))};
+      *request = new ml_request{
+          comm->comm.irun(c, send_data, recv_data, root, bytes, options(algorithm), reduction)};
     } else {
-      comm->comm.run(c, send_data, recv_data, root, bytes, options(algorithm));
+      comm->comm.run(c, send_data, recv_data, root, bytes, options(algorithm), reduction);
     }
   });
+}
+
+static_assert(ML_SHORT_INT + 1 == multilane::kNumElementTypes && ML_MAXLOC + 1 == multilane::kNumReduceOps,
+              "ml_type and ml_op follow ElementType and ReduceOp");
+
+// A reduction of `count` elements; out-of-range enum values are refused with their name.
+int reduction(ml_comm* comm, multilane::Collective c, const void* send, void* recv, size_t count,
+              ml_type type, ml_op op, int root, const char* algorithm, ml_request** request) {
+  if (type < 0 || type >= multilane::kNumElementTypes) {
+    last_error = "type is not an ml_type (ML_INT8 .. ML_SHORT_INT)";
+    return ML_ERR_USAGE;
+  }
+  if (op < 0 || op >= multilane::kNumReduceOps) {
+    last_error = "op is not an ml_op (ML_SUM .. ML_MAXLOC)";
+    return ML_ERR_USAGE;
+  }
+  const multilane::Reduction r{static_cast<multilane::ElementType>(type),
+                               static_cast<multilane::ReduceOp>(op)};
+  return collective(comm, c, send, recv, count * multilane::element_size(r.type), root, algorithm,
+                    request, r);
 }
 
 // ml_alloc_shared's buffers, by address, until ml_free_shared.
@@ -218,6 +239,46 @@ int ml_ialltoall(ml_comm* comm, const void* send, void* recv, size_t bytes_per_r
                  const char* algorithm, ml_request** request) {
   return started_collective(comm, multilane::Collective::Alltoall, send, recv, bytes_per_rank, 0,
                             algorithm, request);
+}
+
+int ml_reduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,
+              int root, const char* algorithm) {
+  return reduction(comm, multilane::Collective::Reduce, send, recv, count, type, op, root,
+                   algorithm, nullptr);
+}
+
+int ml_allreduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type,
+                 ml_op op, const char* algorithm) {
+  return reduction(comm, multilane::Collective::Allreduce, send, recv, count, type, op, 0,
+                   algorithm, nullptr);
+}
+
+int ml_reduce_scatter_block(ml_comm* comm, const void* send, void* recv, size_t recv_count,
+                            ml_type type, ml_op op, const char* algorithm) {
+  return reduction(comm, multilane::Collective::ReduceScatter, send, recv, recv_count, type, op, 0,
+                   algorithm, nullptr);
+}
+
+int ml_ireduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,
+               int root, const char* algorithm, ml_request** request) {
+  if (!request) return null_argument("request");
+  return reduction(comm, multilane::Collective::Reduce, send, recv, count, type, op, root,
+                   algorithm, request);
+}
+
+int ml_iallreduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type,
+                  ml_op op, const char* algorithm, ml_request** request) {
+  if (!request) return null_argument("request");
+  return reduction(comm, multilane::Collective::Allreduce, send, recv, count, type, op, 0,
+                   algorithm, request);
+}
+
+int ml_ireduce_scatter_block(ml_comm* comm, const void* send, void* recv, size_t recv_count,
+                             ml_type type, ml_op op, const char* algorithm,
+                             ml_request** request) {
+  if (!request) return null_argument("request");
+  return reduction(comm, multilane::Collective::ReduceScatter, send, recv, recv_count, type, op,
+                   0, algorithm, request);
 }
 
 int ml_alloc_shared(size_t bytes, void** memory) {
