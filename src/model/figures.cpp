@@ -49,6 +49,7 @@ Figures figures_of(const Platform& platform, int root, double overhead_s) {
     f.node_bps += bps;
   }
   f.lan_s = platform.sites[root_site].lan_latency_s;
+  f.reduce_bps = platform.sites[root_site].shm.reduce_bps;
   f.wan_s = f.wan ? f.wan->latency_s : 0;
   return f;
 }

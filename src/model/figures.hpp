@@ -19,6 +19,7 @@ struct Figures {
   double wan_s = 0;              // L (0 on one site)
   const WanLink* wan = nullptr;  // between the root's site and the next one
   double overhead_s = 0;         // o: per message
+  double reduce_bps = 0;         // 1/gamma: bytes one core of the root's site combines per second
 
   int sites() const { return static_cast<int>(site_ranks.size()); }
   // Rate of one WAN hop opened with `connections` connections (striped over them), when

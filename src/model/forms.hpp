@@ -21,8 +21,9 @@ struct FormEntry {
   Form form;
 };
 
-// Every closed form (bcast_forms.cpp, block_forms.cpp, hier_forms.cpp).
+// Every closed form (bcast_forms.cpp, block_forms.cpp, hier_forms.cpp, reduce_forms.cpp).
 std::span<const FormEntry> bcast_forms();
+std::span<const FormEntry> reduce_forms();
 std::span<const FormEntry> block_forms();
 std::span<const FormEntry> hier_forms();
 

@@ -27,7 +27,7 @@ void require_one_site(const Figures& f, Collective c, std::string_view algorithm
 namespace {
 
 const FormEntry* find_form(Collective c, std::string_view algorithm) {
-  for (auto forms : {bcast_forms(), block_forms(), hier_forms()}) {
+  for (auto forms : {bcast_forms(), block_forms(), hier_forms(), reduce_forms()}) {
     for (const auto& e : forms) {
       if (e.collective == c && e.algorithm == algorithm) return &e;
     }
