@@ -2,18 +2,21 @@
 # bench/emu_compare.sh — on one emulated grid, in one run (docs/emulation.md):
 #   1. multilane's real runtime (`multilane bench --emu`) next to `multilane sim` on the same
 #      platform: broadcast time per algorithm, ratio real / simulated, rank of each;
-#   2. Open MPI's MPI_Bcast / MPI_Scatter / MPI_Gather (bench/mpi_peer.c through
+#   2. Open MPI's MPI_Bcast / MPI_Scatter / MPI_Gather / MPI_Allreduce (bench/mpi_peer.c through
 #      bench/mpirun-emu.sh) next to multilane's best algorithm on the same grid, as ratios.
 #
 #   bench/emu_compare.sh [--platform FILE] [-n RANKS] [--bcast-sizes LIST] [--block-sizes LIST]
-#                        [--runs R] [--repetitions K] [--iterations I] [--build DIR]
-#                        [--keep DIR]
+#                        [--allreduce-sizes LIST] [--collectives LIST] [--runs R]
+#                        [--repetitions K] [--iterations I] [--build DIR] [--keep DIR]
 #
 #   --platform     default examples/platforms/two-sites-4x2.toml (two-sites-4x2-100m.toml: half
 #                  the rates, for a busy 2-core host)
 #   -n             ranks (default: one per core of the platform)
 #   --bcast-sizes  default 16MiB
 #   --block-sizes  scatter/gather, one rank's block (default 1MiB)
+#   --allreduce-sizes  allreduce of floats with sum, the vector (default 16MiB)
+#   --collectives  which comparisons of part 2, comma-separated (default
+#                  bcast,scatter,gather,allreduce; part 1 needs bcast)
 #   --runs         runs of every measurement, alternating the sides (default 3); tables give
 #                  the median over runs of each run's median
 #   --repetitions  timed repetitions per run (default 3)
@@ -31,12 +34,14 @@ platform=$here/examples/platforms/two-sites-4x2.toml
 ranks=
 bcast_sizes=16MiB
 block_sizes=1MiB
+allreduce_sizes=16MiB
+collectives=bcast,scatter,gather,allreduce
 runs=3
 repetitions=3
 iterations=2
 build=build
 keep=
-usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   [ $# -ge 2 ] || usage
   case $1 in
@@ -44,6 +49,8 @@ while [ $# -gt 0 ]; do
     -n) ranks=$2 ;;
     --bcast-sizes) bcast_sizes=$2 ;;
     --block-sizes) block_sizes=$2 ;;
+    --allreduce-sizes) allreduce_sizes=$2 ;;
+    --collectives) collectives=$2 ;;
     --runs) runs=$2 ;;
     --repetitions) repetitions=$2 ;;
     --iterations) iterations=$2 ;;
@@ -97,21 +104,28 @@ theirs() {  # theirs COLLECTIVE SIZES RUN
     >"$out/$1-openmpi-$3.json" 2>"$out/$1-openmpi-$3.log"
 }
 
+sizes_of() {  # sizes_of COLLECTIVE
+  case $1 in
+    bcast) echo "$bcast_sizes" ;;
+    allreduce) echo "$allreduce_sizes" ;;
+    *) echo "$block_sizes" ;;
+  esac
+}
 run=1
 while [ "$run" -le "$runs" ]; do
   # Alternating the sides spreads the machine's other load over both.
-  ours bcast "$bcast_sizes" "$run"
-  theirs bcast "$bcast_sizes" "$run"
-  for collective in scatter gather; do
-    ours "$collective" "$block_sizes" "$run"
-    theirs "$collective" "$block_sizes" "$run"
+  for collective in $(echo "$collectives" | tr , ' '); do
+    ours "$collective" "$(sizes_of "$collective")" "$run"
+    theirs "$collective" "$(sizes_of "$collective")" "$run"
   done
   run=$((run + 1))
 done
-echo "# multilane sim --platform $platform --collective bcast --sizes $bcast_sizes" \
-  "--overhead 20us --json" >&2
-"$multilane" sim --platform "$platform" --collective bcast --sizes "$bcast_sizes" \
-  --overhead 20us --json >"$out/bcast-sim.json"
+for collective in $(echo "$collectives" | tr , ' '); do
+  echo "# multilane sim --platform $platform --collective $collective" \
+    "--sizes $(sizes_of "$collective") --overhead 20us --json" >&2
+  "$multilane" sim --platform "$platform" --collective "$collective" \
+    --sizes "$(sizes_of "$collective")" --overhead 20us --json >"$out/$collective-sim.json"
+done
 
 PYTHONPATH="$here/bench/lib" "$python" - "$out" <<'EOF'
 import glob, json, os, statistics, sys
@@ -137,27 +151,30 @@ def ranks_of(times):
     gives several algorithms the very same time)."""
     return {a: 1 + sum(times[b] < times[a] / 1.03 for b in times) for a in times}
 
-real = measured("bcast", "multilane")
-with open(os.path.join(out, "bcast-sim.json")) as f:
+collectives = [c for c in ("bcast", "scatter", "gather", "allreduce")
+               if glob.glob(os.path.join(out, f"{c}-openmpi-*.json"))]
+for collective in (c for c in ("bcast", "allreduce") if c in collectives):
+  real = measured(collective, "multilane")
+  with open(os.path.join(out, f"{collective}-sim.json")) as f:
     sim = {(r["algorithm"], r["size"]): r["time_s"] for r in json.load(f)["results"]}
-print("\n## Broadcast: real runtime on the emulated grid vs `multilane sim`\n")
-print("ratio = real / simulated; rank 1 = fastest, times within 3% share a rank "
-      "(real rank / simulated rank)\n")
-for size in sorted({s for _, s in real}):
-    r = {a: real[(a, s)][0] for a, s in real if s == size}
-    m = {a: sim[(a, size)] for a in r if (a, size) in sim}
-    rr, mr = ranks_of(r), ranks_of(m)
-    print(f"\n| {size_text(size)} | real | spread | simulated | ratio | rank |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for a in sorted(r, key=r.get):
-        print(f"| {a} | {time_text(r[a])} | {real[(a, size)][1]:.2f} | {time_text(m[a])} "
-              f"| {r[a] / m[a]:.2f} | {rr[a]} / {mr[a]} |")
+  print(f"\n## {collective}: real runtime on the emulated grid vs `multilane sim`\n")
+  print("ratio = real / simulated; rank 1 = fastest, times within 3% share a rank "
+        "(real rank / simulated rank)\n")
+  for size in sorted({s for _, s in real}):
+      r = {a: real[(a, s)][0] for a, s in real if s == size}
+      m = {a: sim[(a, size)] for a in r if (a, size) in sim}
+      rr, mr = ranks_of(r), ranks_of(m)
+      print(f"\n| {size_text(size)} | real | spread | simulated | ratio | rank |")
+      print("|---|---:|---:|---:|---:|---:|")
+      for a in sorted(r, key=r.get):
+          print(f"| {a} | {time_text(r[a])} | {real[(a, size)][1]:.2f} | {time_text(m[a])} "
+                f"| {r[a] / m[a]:.2f} | {rr[a]} / {mr[a]} |")
 
 print("\n## Open MPI vs multilane on the same grid\n")
 print("ratio = Open MPI / best multilane (above 1: multilane faster)\n")
 print("| collective | size | Open MPI | spread | best multilane | algorithm | ratio |")
 print("|---|---:|---:|---:|---:|---|---:|")
-for collective in ("bcast", "scatter", "gather"):
+for collective in collectives:
     ours, theirs = measured(collective, "multilane"), measured(collective, "openmpi")
     for size in sorted({s for _, s in theirs}):
         t = theirs[("openmpi", size)][0]

@@ -28,10 +28,26 @@
 
 enum { kMaxSizes = 64, kMaxRepetitions = 1000, kMaxIterations = 1000000 };
 
-typedef enum { kBcast, kScatter, kGather, kAllgather, kAlltoall, kNoCollective } Collective;
+typedef enum {
+  kBcast,
+  kScatter,
+  kGather,
+  kAllgather,
+  kAlltoall,
+  kReduce,
+  kAllreduce,
+  kReduceScatter,
+  kNoCollective
+} Collective;
 
-static const char* const kCollectiveNames[] = {"bcast", "scatter", "gather", "allgather",
-                                               "alltoall"};
+static const char* const kCollectiveNames[] = {"bcast",  "scatter",   "gather",        "allgather",
+                                               "alltoall", "reduce", "allreduce", "reduce-scatter"};
+
+/* Reductions combine floats with MPI_SUM (as `multilane bench --type float --op sum`, and the
+ * OSU micro-benchmarks); sizes in bytes are cut to whole floats. */
+static int is_reduction(Collective c) {
+  return c == kReduce || c == kAllreduce || c == kReduceScatter;
+}
 
 typedef struct {
   Collective collective;
@@ -145,7 +161,8 @@ static int parse_int(const char* option, const char* text, int low, int high, in
 
 static void print_usage(void) {
   fprintf(stderr,
-          "usage: mpi_peer --collective bcast|scatter|gather|allgather|alltoall --sizes LIST\n"
+          "usage: mpi_peer --collective bcast|scatter|gather|allgather|alltoall|reduce|allreduce|\n"
+          "                             reduce-scatter --sizes LIST\n"
           "                [--iterations K] [--repetitions R] [--root R] [--check]\n");
 }
 
@@ -183,7 +200,7 @@ static int parse_arguments(int argc, char** argv, int ranks, int print, Options*
         if (print) {
           fprintf(stderr,
                   "mpi_peer: --collective \"%s\": choose one of bcast, scatter, gather, "
-                  "allgather, alltoall\n",
+                  "allgather, alltoall, reduce, allreduce, reduce-scatter\n",
                   value);
         }
         status = -1;
@@ -242,6 +259,18 @@ static Buffers allocate_buffers(Collective c, int rank, int ranks, int root, uin
       b.send_bytes = all;
       b.recv_bytes = all;
       break;
+    case kReduce:
+      b.send_bytes = block;
+      b.recv_bytes = rank == root ? block : 0;
+      break;
+    case kAllreduce:
+      b.send_bytes = block;
+      b.recv_bytes = block;
+      break;
+    case kReduceScatter:
+      b.send_bytes = all;
+      b.recv_bytes = block;
+      break;
   }
   /* One byte at least, so that malloc(0) never stands for an allocation failure. */
   b.send = malloc(b.send_bytes + 1);
@@ -262,10 +291,22 @@ static void free_buffers(Buffers* b) {
   free(b->recv);
 }
 
+/* Input float `i` of `rank`: small integers, so that every sum is exact in any order. */
+static float reduction_input(int rank, uint64_t i) {
+  return (float)((i * 7 + (uint64_t)rank * 3) % 17) - 8.0f;
+}
+
 /* Fills the input with the pattern (bcast's input is the root's receive buffer) and poisons
  * every receive buffer. */
 static void fill_for_check(Collective c, int rank, int root, Buffers* b) {
   memset(b->recv, 0xa5, b->recv_bytes);
+  if (is_reduction(c)) {
+    for (size_t i = 0; i < b->send_bytes / sizeof(float); ++i) {
+      const float v = reduction_input(rank, i);
+      memcpy(b->send + i * sizeof(float), &v, sizeof v);
+    }
+    return;
+  }
   const int bcast_root = c == kBcast && rank == root;
   unsigned char* input = bcast_root ? b->recv : b->send;
   const size_t length = bcast_root ? b->recv_bytes : b->send_bytes;
@@ -293,10 +334,29 @@ static void origin_of(Collective c, int rank, int root, uint64_t size, uint64_t 
       return;
     case kAlltoall:
     case kNoCollective:
+    default:
       *origin = block;
       *origin_offset = (uint64_t)rank * size + within;
       return;
   }
+}
+
+/* Returns 1 when every received float is the sum over the ranks of their inputs. */
+static int check_reduction(Collective c, int rank, int ranks, uint64_t size, const Buffers* b) {
+  const uint64_t first = c == kReduceScatter ? (uint64_t)rank * (size / sizeof(float)) : 0;
+  for (size_t i = 0; i < b->recv_bytes / sizeof(float); ++i) {
+    float expected = 0;
+    for (int r = 0; r < ranks; ++r) expected += reduction_input(r, first + i);
+    float got;
+    memcpy(&got, b->recv + i * sizeof(float), sizeof got);
+    if (got != expected) {
+      fprintf(stderr,
+              "mpi_peer: check failed: %s of %llu bytes: rank %d: float %zu is %g, expected %g\n",
+              kCollectiveNames[c], (unsigned long long)size, rank, i, got, expected);
+      return 0;
+    }
+  }
+  return 1;
 }
 
 /* Returns 1 when every received byte is right; otherwise prints the first wrong one. */
@@ -322,7 +382,17 @@ static int check_result(Collective c, int rank, int root, uint64_t size, const B
 
 static void run_collective(Collective c, int root, uint64_t size, Buffers* b) {
   const int n = (int)size;
+  const int floats = (int)(size / sizeof(float));
   switch (c) {
+    case kReduce:
+      MPI_Reduce(b->send, b->recv, floats, MPI_FLOAT, MPI_SUM, root, MPI_COMM_WORLD);
+      return;
+    case kAllreduce:
+      MPI_Allreduce(b->send, b->recv, floats, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      return;
+    case kReduceScatter:
+      MPI_Reduce_scatter_block(b->send, b->recv, floats, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      return;
     case kBcast:
       MPI_Bcast(b->recv, n, MPI_BYTE, root, MPI_COMM_WORLD);
       return;
@@ -376,7 +446,10 @@ static Point measure(const Options* o, uint64_t size, int rank, int ranks) {
   int ok = 1;
   if (o->check) fill_for_check(o->collective, rank, o->root, &b);
   run_collective(o->collective, o->root, size, &b); /* warm-up (and the checked call) */
-  if (o->check) ok = check_result(o->collective, rank, o->root, size, &b);
+  if (o->check) {
+    ok = is_reduction(o->collective) ? check_reduction(o->collective, rank, ranks, size, &b)
+                                     : check_result(o->collective, rank, o->root, size, &b);
+  }
   MPI_Allreduce(&ok, &p.check_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
 
   p.iterations = o->iterations > 0 ? o->iterations : default_iterations(size);
@@ -439,10 +512,12 @@ int main(int argc, char** argv) {
   }
   int all_ok = 1;
   for (int s = 0; s < o.num_sizes; ++s) {
-    const Point p = measure(&o, o.sizes[s], rank, ranks);
+    uint64_t size = o.sizes[s];
+    if (is_reduction(o.collective)) size = size / sizeof(float) * sizeof(float);
+    const Point p = measure(&o, size, rank, ranks);
     all_ok = all_ok && p.check_ok;
     if (rank == 0) {
-      print_point(&o, o.sizes[s], &p, s == 0);
+      print_point(&o, size, &p, s == 0);
       fflush(stdout);
     }
   }
