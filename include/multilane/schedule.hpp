@@ -229,6 +229,9 @@ class ScheduleBuilder {
 
  private:
   OpIndex append(Op op, std::span<const OpIndex> deps);
+  // Send, Recv, RecvReduce; Copy, Reduce (dropped when empty).
+  OpIndex transfer(OpKind kind, int peer, Range range, int lane, std::span<const OpIndex> deps);
+  OpIndex local(OpKind kind, Range to, Range from, std::span<const OpIndex> deps);
   Schedule schedule_;
   int current_ = -1;
 };

@@ -18,11 +18,8 @@ Range whole(Buffer buffer, const BuildParams& params) {
   return {buffer, 0, params.size};
 }
 
-ScheduleBuilder allreduce_builder(std::string name, int p, const BuildParams& params,
-                                  std::uint64_t segment = 0) {
-  ScheduleBuilder b(Collective::Allreduce, std::move(name), p, params.root, params.size, segment);
-  b.set_element_size(params.element_size);
-  return b;
+ScheduleBuilder allreduce_builder(std::string name, int p, const BuildParams& params) {
+  return reduction_builder(Collective::Allreduce, std::move(name), p, params);
 }
 
 Schedule allreduce_over(std::string name, const Platform& platform, const BuildParams& params,

@@ -62,8 +62,7 @@ Schedule reduce_rabenseifner(const Platform& platform, const BuildParams& params
   const int root = params.root;
   const Pieces pieces = even_pieces(params.size, q, params.element_size);
   const auto rank_at = [&](int v) { return absolute_rank(v, root, p); };
-  ScheduleBuilder b(Collective::Reduce, "rabenseifner", p, root, params.size, 0);
-  b.set_element_size(params.element_size);
+  ScheduleBuilder b = reduction_builder(Collective::Reduce, "rabenseifner", p, params);
   const Range input{Buffer::Send, 0, params.size};
   for (int r = 0; r < p; ++r) {
     b.start_rank(r);

@@ -12,9 +12,7 @@ namespace multilane::algo {
 namespace {
 
 ScheduleBuilder reduce_scatter_builder(std::string name, int p, const BuildParams& params) {
-  ScheduleBuilder b(Collective::ReduceScatter, std::move(name), p, params.root, params.size, 0);
-  b.set_element_size(params.element_size);
-  return b;
+  return reduction_builder(Collective::ReduceScatter, std::move(name), p, params);
 }
 
 Range block_of(Buffer buffer, int block, std::uint64_t size) {

@@ -8,6 +8,14 @@ int largest_power_of_two(int n) {
   return q;
 }
 
+ScheduleBuilder reduction_builder(Collective collective, std::string algorithm, int num_ranks,
+                                  const BuildParams& params, std::uint64_t segment) {
+  ScheduleBuilder b(collective, std::move(algorithm), num_ranks, params.root, params.size,
+                    segment);
+  b.set_element_size(params.element_size);
+  return b;
+}
+
 Pieces even_pieces(std::uint64_t size, int n, std::uint64_t element_size) {
   const std::uint64_t elements = size / element_size;
   const auto count = static_cast<std::uint64_t>(n);

@@ -13,6 +13,7 @@
 #include <span>
 #include <vector>
 
+#include "multilane/algorithms.hpp"
 #include "multilane/schedule.hpp"
 
 namespace multilane::algo {
@@ -72,5 +73,9 @@ std::vector<OpIndex> recursive_doubling_allreduce(ScheduleBuilder& b, int n, int
                                                   std::span<const OpIndex> after);
 
 int largest_power_of_two(int n);
+
+// The builder of a reduction schedule, its element size set from the parameters.
+ScheduleBuilder reduction_builder(Collective collective, std::string algorithm, int num_ranks,
+                                  const BuildParams& params, std::uint64_t segment = 0);
 
 }  // namespace multilane::algo

@@ -73,11 +73,33 @@ Position position_of(const Lanes& lanes, int rank) {
 
 ScheduleBuilder lanes_builder(Collective collective, const Platform& platform,
                               const BuildParams& params, int k) {
-  ScheduleBuilder b(collective, "multilane-sites", platform.num_ranks(), params.root, params.size,
-                    0);
-  b.set_element_size(params.element_size);
+  ScheduleBuilder b =
+      reduction_builder(collective, "multilane-sites", platform.num_ranks(), params);
   b.set_wan_pairs(k);
   return b;
+}
+
+// Step 1 at one rank: the ring reduce-scatter of its site, combining in `accumulator` (the
+// vector's offsets); lane leader i ends with chunk i.
+struct SiteStep {
+  Position at;
+  const std::vector<int>* ring;
+  Pieces pieces;  // chunk i for the first k ranks of the site, nothing for the others
+  Buffer accumulator;
+  std::vector<OpIndex> ready;  // every operation of the step
+  Range place(int j) const { return pieces.range(accumulator, j, j + 1); }
+};
+
+SiteStep reduce_in_site(ScheduleBuilder& b, const Lanes& lanes, const Pieces& chunks, int rank,
+                        Buffer accumulator) {
+  SiteStep step{.at = position_of(lanes, rank), .ring = nullptr, .pieces = {},
+                .accumulator = accumulator, .ready = {}};
+  step.ring = &lanes.sites[step.at.site];
+  step.pieces = site_pieces(chunks, static_cast<int>(step.ring->size()));
+  const auto input = [&](int j) { return step.pieces.range(Buffer::Send, j, j + 1); };
+  const auto place = [&](int j) { return step.place(j); };
+  step.ready = ring_reduce_scatter(b, *step.ring, step.at.index, input, place, {});
+  return step;
 }
 
 }  // namespace
@@ -89,12 +111,10 @@ Schedule allreduce_multilane_sites(const Platform& platform, const BuildParams& 
   const int m = static_cast<int>(lanes.sites.size());
   for (int r = 0; r < platform.num_ranks(); ++r) {
     b.start_rank(r);
-    const Position at = position_of(lanes, r);
-    const auto& ring = lanes.sites[at.site];
-    const Pieces pieces = site_pieces(chunks, static_cast<int>(ring.size()));
-    const auto input = [&](int j) { return pieces.range(Buffer::Send, j, j + 1); };
-    const auto place = [&](int j) { return pieces.range(Buffer::Recv, j, j + 1); };
-    std::vector<OpIndex> ready = ring_reduce_scatter(b, ring, at.index, input, place, {});
+    const SiteStep step = reduce_in_site(b, lanes, chunks, r, Buffer::Recv);
+    const Position at = step.at;
+    const auto place = [&](int j) { return step.place(j); };
+    std::vector<OpIndex> ready = step.ready;
     if (at.index < lanes.k && m > 1) {
       const int lane = at.index;
       b.need_scratch(chunks.length(lane));
@@ -103,7 +123,7 @@ Schedule allreduce_multilane_sites(const Platform& platform, const BuildParams& 
           Range{Buffer::Scratch, 0, chunks.length(lane)}, ready);
       ready.insert(ready.end(), done.begin(), done.end());
     }
-    ring_allgather(b, ring, at.index, place, ready);
+    ring_allgather(b, *step.ring, at.index, place, ready);
   }
   return b.finish();
 }
@@ -115,14 +135,13 @@ Schedule reduce_multilane_sites(const Platform& platform, const BuildParams& par
   const int root = params.root;
   for (int r = 0; r < platform.num_ranks(); ++r) {
     b.start_rank(r);
-    const Position at = position_of(lanes, r);
-    const auto& ring = lanes.sites[at.site];
-    const Pieces pieces = site_pieces(chunks, static_cast<int>(ring.size()));
     const Buffer acc = r == root ? Buffer::Recv : Buffer::Scratch;
     if (acc == Buffer::Scratch) b.need_scratch(params.size);
-    const auto input = [&](int j) { return pieces.range(Buffer::Send, j, j + 1); };
-    const auto place = [&](int j) { return pieces.range(acc, j, j + 1); };
-    std::vector<OpIndex> ready = ring_reduce_scatter(b, ring, at.index, input, place, {});
+    const SiteStep step = reduce_in_site(b, lanes, chunks, r, acc);
+    const Position at = step.at;
+    const auto& ring = *step.ring;
+    const auto place = [&](int j) { return step.place(j); };
+    std::vector<OpIndex> ready = step.ready;
     if (at.index >= lanes.k) continue;
     const int lane = at.index;
     if (at.site > 0) {
@@ -162,13 +181,11 @@ Schedule reduce_scatter_multilane_sites(const Platform& platform, const BuildPar
   for (int r = 0; r < p; ++r) site_of[r] = lanes.site_of_rank(r);
   for (int r = 0; r < p; ++r) {
     b.start_rank(r);
-    const Position at = position_of(lanes, r);
-    const auto& ring = lanes.sites[at.site];
-    const Pieces pieces = site_pieces(chunks, static_cast<int>(ring.size()));
-    const auto input = [&](int j) { return pieces.range(Buffer::Send, j, j + 1); };
-    const auto place = [&](int j) { return pieces.range(Buffer::Scratch, j, j + 1); };
     b.need_scratch(all);
-    std::vector<OpIndex> ready = ring_reduce_scatter(b, ring, at.index, input, place, {});
+    const SiteStep step = reduce_in_site(b, lanes, chunks, r, Buffer::Scratch);
+    const Position at = step.at;
+    const auto& ring = *step.ring;
+    const std::vector<OpIndex>& ready = step.ready;
     const Range result{Buffer::Recv, 0, size};
     // My block's chunk, and the lane leader of this site that hands it to me.
     const int my_chunk = [&] {

@@ -122,53 +122,45 @@ OpIndex ScheduleBuilder::append(Op op, std::span<const OpIndex> deps) {
   return index;
 }
 
-OpIndex ScheduleBuilder::send(int peer, Range range, int lane, std::span<const OpIndex> deps) {
+OpIndex ScheduleBuilder::transfer(OpKind kind, int peer, Range range, int lane,
+                                  std::span<const OpIndex> deps) {
   if (range.length == 0) return kNoOp;
   Op op;
-  op.kind = OpKind::Send;
+  op.kind = kind;
   op.peer = peer;
   op.lane = static_cast<std::int8_t>(lane);
   op.range = range;
   return append(op, deps);
 }
 
-OpIndex ScheduleBuilder::recv(int peer, Range range, int lane, std::span<const OpIndex> deps) {
-  if (range.length == 0) return kNoOp;
-  Op op;
-  op.kind = OpKind::Recv;
-  op.peer = peer;
-  op.lane = static_cast<std::int8_t>(lane);
-  op.range = range;
-  return append(op, deps);
-}
-
-OpIndex ScheduleBuilder::copy(Range to, Range from, std::span<const OpIndex> deps) {
+OpIndex ScheduleBuilder::local(OpKind kind, Range to, Range from, std::span<const OpIndex> deps) {
   if (to.length == 0) return kNoOp;
   Op op;
-  op.kind = OpKind::Copy;
+  op.kind = kind;
   op.range = to;
   op.source = from;
   return append(op, deps);
+}
+
+OpIndex ScheduleBuilder::send(int peer, Range range, int lane, std::span<const OpIndex> deps) {
+  return transfer(OpKind::Send, peer, range, lane, deps);
+}
+
+OpIndex ScheduleBuilder::recv(int peer, Range range, int lane, std::span<const OpIndex> deps) {
+  return transfer(OpKind::Recv, peer, range, lane, deps);
 }
 
 OpIndex ScheduleBuilder::recv_reduce(int peer, Range range, int lane,
                                      std::span<const OpIndex> deps) {
-  if (range.length == 0) return kNoOp;
-  Op op;
-  op.kind = OpKind::RecvReduce;
-  op.peer = peer;
-  op.lane = static_cast<std::int8_t>(lane);
-  op.range = range;
-  return append(op, deps);
+  return transfer(OpKind::RecvReduce, peer, range, lane, deps);
+}
+
+OpIndex ScheduleBuilder::copy(Range to, Range from, std::span<const OpIndex> deps) {
+  return local(OpKind::Copy, to, from, deps);
 }
 
 OpIndex ScheduleBuilder::reduce(Range to, Range from, std::span<const OpIndex> deps) {
-  if (to.length == 0) return kNoOp;
-  Op op;
-  op.kind = OpKind::Reduce;
-  op.range = to;
-  op.source = from;
-  return append(op, deps);
+  return local(OpKind::Reduce, to, from, deps);
 }
 
 OpIndex ScheduleBuilder::group(OpKind kind, int group_root, Range to, Range from,
