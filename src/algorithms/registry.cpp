@@ -193,9 +193,9 @@ constexpr std::array kAlgorithms = {
     AlgorithmInfo{.collective = AR,
                   .name = "multilane-sites",
                   .summary = "reduce-scatter in every site, k lanes allreduce across the WAN on "
-                             "1/k each, allgather in every site",
+                             "1/k each, allgather in every site; pipelined in rounds",
                   .origin = "Traff-Hunold lanes; UCC split_rail; scatter/gather paper's pairs",
-                  .pipelined = false,
+                  .pipelined = true,
                   .uses_wan_pairs = true,
                   .build = algo::allreduce_multilane_sites},
     AlgorithmInfo{.collective = RS,

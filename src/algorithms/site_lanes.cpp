@@ -25,6 +25,8 @@
 #include "builders.hpp"
 #include "rank_order.hpp"
 #include "reduce_steps.hpp"
+#include "tree_broadcast.hpp"
+#include "tree_reduce.hpp"
 
 namespace multilane::algo {
 
@@ -104,26 +106,54 @@ SiteStep reduce_in_site(ScheduleBuilder& b, const Lanes& lanes, const Pieces& ch
 
 }  // namespace
 
+constexpr std::uint64_t kMaxRounds = 16;
+
+// Pipelined: the vector is cut into rounds of BuildParams::segment bytes (at least 1/16 of the
+// vector), each run through the
+// three steps; at tick t a rank emits step 1 of round t, step 2 of round t-1 and step 3 of
+// round t-2, so the site's links reduce one round while the WAN carries the previous one and
+// the site gathers the one before (every rank ticks alike, so the messages of a channel match
+// in order). The WAN connections then carry a steady stream instead of one burst after a
+// silence (after which TCP would start slow again).
 Schedule allreduce_multilane_sites(const Platform& platform, const BuildParams& params) {
   const Lanes lanes = plan_lanes(platform, params);
-  const Pieces chunks = even_pieces(params.size, lanes.k, params.element_size);
   ScheduleBuilder b = lanes_builder(Collective::Allreduce, platform, params, lanes.k);
   const int m = static_cast<int>(lanes.sites.size());
+  // At most kMaxRounds rounds: each costs every rank 2(n-1) messages in its site of n ranks.
+  const std::uint64_t round = element_segment(
+      std::max(params.segment, (params.size + kMaxRounds - 1) / kMaxRounds), params.element_size);
+  const std::uint64_t rounds = segment_count(params.size, round);
+  // Round j's chunks: the j-th `round` bytes of the vector cut in k.
+  std::vector<Pieces> chunks(rounds);
+  for (std::uint64_t j = 0; j < rounds; ++j) {
+    const Range part = segment_of({Buffer::Recv, 0, params.size}, round, j);
+    chunks[j] = even_pieces(part.length, lanes.k, params.element_size);
+    for (auto& bound : chunks[j].bounds) bound += part.offset;
+  }
   for (int r = 0; r < platform.num_ranks(); ++r) {
     b.start_rank(r);
-    const SiteStep step = reduce_in_site(b, lanes, chunks, r, Buffer::Recv);
-    const Position at = step.at;
-    const auto place = [&](int j) { return step.place(j); };
-    std::vector<OpIndex> ready = step.ready;
-    if (at.index < lanes.k && m > 1) {
-      const int lane = at.index;
-      b.need_scratch(chunks.length(lane));
-      const auto done = recursive_doubling_allreduce(
-          b, m, at.site, [&](int s) { return lanes.sites[s][lane]; }, place(lane),
-          Range{Buffer::Scratch, 0, chunks.length(lane)}, ready);
-      ready.insert(ready.end(), done.begin(), done.end());
+    if (m > 1) b.need_scratch(params.size);  // a partner's chunk, at the chunk's own offsets
+    std::vector<SiteStep> steps;
+    for (std::uint64_t t = 0; t < rounds + 2; ++t) {
+      if (t < rounds) steps.push_back(reduce_in_site(b, lanes, chunks[t], r, Buffer::Recv));
+      if (t >= 1 && t - 1 < rounds) {
+        SiteStep& step = steps[t - 1];
+        const int lane = step.at.index;
+        if (lane < lanes.k && m > 1) {
+          Range incoming = step.place(lane);
+          incoming.buffer = Buffer::Scratch;
+          const auto done = recursive_doubling_allreduce(
+              b, m, step.at.site, [&](int s) { return lanes.sites[s][lane]; }, step.place(lane),
+              incoming, step.ready);
+          step.ready.insert(step.ready.end(), done.begin(), done.end());
+        }
+      }
+      if (t >= 2) {
+        const SiteStep& step = steps[t - 2];
+        ring_allgather(b, *step.ring, step.at.index, [&](int j) { return step.place(j); },
+                       step.ready);
+      }
     }
-    ring_allgather(b, *step.ring, at.index, place, ready);
   }
   return b.finish();
 }

@@ -14,7 +14,8 @@
 //              rabenseifner    2·lg p·alpha + 2(p-1)/p·M·beta + (p-1)/p·M·gamma
 //              two-tree, multilane  reduce and broadcast overlapped, sharing every lane,
 //                              plus the broadcast's pipeline filling
-//              multilane-sites reduce-scatter and allgather in the sites, k lanes across
+//              multilane-sites reduce-scatter and allgather in the sites, k lanes across,
+//                              pipelined in rounds
 //   reduce-scatter  ring, pairwise  (p-1)·(alpha + size·beta + size·gamma)
 //              recursive-halving    lg p·alpha + (p-1)/p·M·beta + (p-1)/p·M·gamma
 //              multilane-sites reduce-scatter in the site, k lanes exchange across the WAN
@@ -177,9 +178,26 @@ double allreduce_multilane(const Figures& f, const Platform& platform, const Bui
   return up_and_down(f, platform, p, "multilane");
 }
 
+// Pipelined in rounds of s = segment bytes: step 1 and step 3 of different rounds share the
+// site's links, step 2 runs beside them on the WAN: with n rounds,
+//   T = s1 + s2 + s3 + (n-1)·max(s1 + s3, s2)   (all three for a round of s bytes).
 double allreduce_multilane_sites(const Figures& f, const Platform&, const BuildParams& p) {
   const int n0 = f.site_ranks[0];
-  return lanes(f, p, ceil_log2(f.sites()), (n0 - 1.0) * m_of(p) / lane_count(f, p), n0 - 1);
+  const int k = lane_count(f, p);
+  const double m = m_of(p);
+  // The builder's rounds: at least 1/16 of the vector each (site_lanes.cpp).
+  double s = p.segment == 0 ? m : std::min<double>(m, static_cast<double>(p.segment));
+  s = std::max(s, std::ceil(m / 16));
+  const double rounds = s > 0 ? std::ceil(m / s) : 1;
+  const double chunk = s / k;
+  const double s1 = (n0 - 1) * (alpha(f) + chunk * (beta(f) + gamma(f)));
+  const double s3 = (n0 - 1) * (alpha(f) + chunk * beta(f));
+  double s2 = 0;
+  if (f.sites() > 1) {
+    s2 = ceil_log2(f.sites()) *
+         (f.wan_s + f.overhead_s + chunk / f.wan_rate(1, k) + chunk * gamma(f));
+  }
+  return s1 + s2 + s3 + (rounds - 1) * std::max(s1 + s3, s2);
 }
 
 double reduce_scatter_steps(const Figures& f, const Platform&, const BuildParams& p) {
