@@ -5,8 +5,8 @@
 //
 //   reduce     binomial        ceil(lg p)·(alpha + M·beta + M·gamma)
 //              binary, chain, two-tree, multilane
-//                              the broadcast's pipeline on the same trees, each edge running at
-//                              most at the rate its parent combines (reduce_bps / children)
+//                              the broadcast's pipeline on the same trees, each edge's time per
+//                              byte the transfer's plus children·gamma at its parent
 //              rabenseifner    2·lg p·alpha + 2·(p-1)/p·M·beta + (p-1)/p·M·gamma
 //              multilane-sites reduce-scatter in the site, k lanes across the WAN, gather
 //   allreduce  recursive-doubling  ceil(lg p)·(alpha + M·beta + M·gamma)
@@ -63,13 +63,14 @@ double bcast_form(std::string_view name, const Figures& f, const Platform& platf
   throw UsageError(fmt::format("no broadcast form {}", name));
 }
 
-// The figures of a tree reduction: an inner rank combines `children` segments per segment it
-// forwards, so no edge runs faster than reduce_bps / children.
+// The figures of a tree reduction: an inner rank combines `children` segments after receiving
+// them, one after the other (a segment is combined once it has landed), so an edge's time per
+// byte is the transfer's plus children · gamma.
 Figures combining(const Figures& f, int children) {
   Figures g = f;
-  const double cap = f.reduce_bps / children;
-  g.lane_bps = std::min(f.lane_bps, cap);
-  g.node_bps = std::min(f.node_bps, cap * f.lanes);
+  const auto slowed = [&](double rate) { return 1 / (1 / rate + children / f.reduce_bps); };
+  g.lane_bps = slowed(f.lane_bps);
+  g.node_bps = slowed(f.node_bps);
   return g;
 }
 

@@ -42,6 +42,20 @@ TEST(ReproductionBroadcast, SingleSite32Large) {
   EXPECT_NEAR(chain / multilane, 1.0, 0.10);
 }
 
+// The two-tree paper's factor for reduction: two trees reducing one half each take about half
+// the time of one pipelined binary tree (float elements, on 32 nodes, 256 MiB).
+TEST(ReproductionReduce, TwoTreeHalvesTheBinaryTree) {
+  const Platform p = load("single-site-32.toml");
+  BuildParams bp{.size = 256 * MiB, .segment = MiB, .element_size = 4};
+  const auto time_of = [&](const char* algorithm) {
+    return simulate(build_schedule(p, Collective::Reduce, algorithm, bp), p).time_s;
+  };
+  const double two_tree = time_of("two-tree");
+  EXPECT_GE(time_of("binary") / two_tree, 1.8);
+  EXPECT_NEAR(time_of("multilane") / two_tree, 1.0, 0.05);
+  EXPECT_GE(time_of("binomial") / two_tree, 3.5);
+}
+
 TEST(ReproductionBroadcast, SingleSite32Small) {
   const Platform p = load("single-site-32.toml");
   EXPECT_LE(sim(p, Collective::Bcast, "multilane", KiB, KiB) /
@@ -120,7 +134,11 @@ INSTANTIATE_TEST_SUITE_P(
         Agreement{"two-sites-16x2.toml", Collective::Bcast, "multilane-sites", 64 * MiB, 256 * KiB},
         Agreement{"two-sites-16x2.toml", Collective::Bcast, "site-binomial", 64 * MiB, 0},
         Agreement{"grid-2x32-wan5ms.toml", Collective::Scatter, "single-lane", 4 * MiB, 0},
-        Agreement{"grid-2x32-wan5ms.toml", Collective::Scatter, "linear", 4 * MiB, 0}),
+        Agreement{"grid-2x32-wan5ms.toml", Collective::Scatter, "linear", 4 * MiB, 0},
+        Agreement{"single-site-32.toml", Collective::Reduce, "binomial", 64 * MiB, 0},
+        Agreement{"single-site-32.toml", Collective::Allreduce, "ring", 16 * MiB, 0},
+        Agreement{"two-sites-4x2.toml", Collective::Allreduce, "multilane-sites", 16 * MiB,
+                  16 * MiB}),
     [](const auto& info) {
       std::string n = std::string(info.param.platform).substr(0, 6) + "_" +
                       std::string(to_string(info.param.collective)) + "_" + info.param.algorithm +
