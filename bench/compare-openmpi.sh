@@ -6,7 +6,8 @@
 #                            [--repetitions K] [--build DIR] [--keep DIR]
 #
 #   -n             ranks (default 8)
-#   --collectives  any of bcast,scatter,gather,allgather,alltoall (default bcast,scatter,gather,alltoall)
+#   --collectives  any of bcast,scatter,gather,allgather,alltoall,reduce,allreduce,reduce-scatter
+#                  (default bcast,scatter,gather,alltoall; reductions: floats with sum)
 #   --sizes        sizes for every collective (default: bcast 1KiB,1MiB,16MiB,64MiB; the others
 #                  1KiB,1MiB,8MiB — `size` is one rank's block for them, as in MPI)
 #   --runs         how many times each side runs, alternating (default 3); the table gives the
@@ -34,7 +35,7 @@ repetitions=5
 build=build-perf
 keep=
 build_first=1
-usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   if [ "$1" = --no-build ]; then
     build_first=0
