@@ -60,5 +60,9 @@ Schedule scatter_hier_shm(const Platform&, const BuildParams&);
 Schedule gather_hier_shm(const Platform&, const BuildParams&);
 Schedule allgather_hier_shm(const Platform&, const BuildParams&);
 Schedule alltoall_hier_shm(const Platform&, const BuildParams&);
+// Reductions through a node's shared memory, slices across the nodes on rails
+// (hier_shm_reduce.cpp).
+Schedule reduce_hier_shm(const Platform&, const BuildParams&);
+Schedule allreduce_hier_shm(const Platform&, const BuildParams&);
 
 }  // namespace multilane::algo

@@ -78,7 +78,7 @@ TEST_P(ShmGroupCollective, ExactBytesFromTwoToEightRanks) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, ShmGroupCollective, ::testing::ValuesIn(kAllCollectives),
+INSTANTIATE_TEST_SUITE_P(All, ShmGroupCollective, ::testing::ValuesIn(kGroupCollectives),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
 TEST(ShmGroup, DefaultTuningAroundOneMebibyte) {
@@ -88,7 +88,7 @@ TEST(ShmGroup, DefaultTuningAroundOneMebibyte) {
     options.timeout = std::chrono::seconds(5);
     ShmGroup group(job, 0, rank, 3, options);
     std::uint32_t seed = 100;
-    for (const Collective c : kAllCollectives) {
+    for (const Collective c : kGroupCollectives) {
       const std::uint64_t size = c == Collective::Bcast ? (1u << 20) + 1 : (1u << 18) - 3;
       const std::string problem = run_and_check(group, c, 1, size, ++seed);
       if (!problem.empty()) throw std::runtime_error(problem);
@@ -107,7 +107,7 @@ TEST(ShmGroup, SingleCopyAndTwoCopiesAgree) {
       // 1: every call with bytes; 0: never.
       ShmGroup group(job, 0, rank, 4, small_buffers_once_from(from));
       std::uint32_t seed = 300;
-      for (const Collective c : kAllCollectives) {
+      for (const Collective c : kGroupCollectives) {
         for (const std::uint64_t size : {1ull, 1000ull, 65537ull}) {
           const std::string problem = run_and_check(group, c, 3, size, ++seed);
           if (!problem.empty()) throw std::runtime_error(problem);
@@ -179,7 +179,7 @@ TEST(ShmGroup, CopyModeOfACallOverridesTheLimits) {
     const auto expect = [](bool ok, const std::string& what) {
       if (!ok) throw std::runtime_error(what);
     };
-    for (const Collective c : kAllCollectives) {
+    for (const Collective c : kGroupCollectives) {
       const std::string name(to_string(c));
       expect(!group.copies_once(c, 100, options.tuning), name + ": 100 B copies once by default");
       expect(group.copies_once(c, 100, once) == kernel_allows, name + ": 100 B, once");
@@ -309,7 +309,7 @@ TEST(ShmGroup, OneRankNeedsNobody) {
   const std::uint64_t job = unique_job_id();
   ShmGroup group(job, 3, 0, 1);
   EXPECT_TRUE(list_segments(job).empty());  // removed as soon as everyone (itself) attached
-  for (const Collective c : kAllCollectives) {
+  for (const Collective c : kGroupCollectives) {
     EXPECT_EQ(run_and_check(group, c, 0, 1000, 1), "") << to_string(c);
   }
   group.barrier();

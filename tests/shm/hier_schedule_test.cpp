@@ -48,7 +48,7 @@ TEST(HierSchedule, EveryCollectiveVerifiesOnEveryShapeAndRoot) {
   for (const bool round_robin : {false, true}) {
     for (const auto& shape : shapes) {
       const Platform platform = smp_platform(shape, round_robin);
-      for (const Collective c : kAllCollectives) {
+      for (const Collective c : kGroupCollectives) {
         for (const char* name : kAlgorithms) {
           if (!find_algorithm(c, name)) continue;
           for (int root = 0; root < platform.num_ranks(); ++root) {
@@ -154,7 +154,7 @@ TEST(HierSchedule, VerifierCatchesAMissingGroupOp) {
 TEST(HierSchedule, LoweringKeepsEveryByteAndTheSimulatorCostsIt) {
   for (const bool round_robin : {false, true}) {
     const Platform platform = smp_platform({3, 2}, round_robin);
-    for (const Collective c : kAllCollectives) {
+    for (const Collective c : kGroupCollectives) {
       const Schedule s = build_schedule(platform, c, "hier-shm", {1, 777});
       const Schedule lowered = lower_group_ops(s, platform);
       EXPECT_FALSE(has_group_ops(lowered));
@@ -170,7 +170,7 @@ TEST(HierSchedule, LoweringKeepsEveryByteAndTheSimulatorCostsIt) {
 // the shared memory (slower copies make both slower).
 TEST(HierSchedule, ClosedFormAgreesWithTheSimulator) {
   Platform platform = smp_platform({3, 3}, false);
-  for (const Collective c : kAllCollectives) {
+  for (const Collective c : kGroupCollectives) {
     const BuildParams params{0, 1 << 20};
     const double modelled = model_time(platform, c, "hier-shm", params);
     const double simulated =
@@ -209,7 +209,7 @@ TEST(HierSchedule, SingleCopyCostsOneCopyInTheModelAndTheSimulator) {
       return simulate(build_schedule(p, c, "hier-shm", {0, size}), p).time_s;
     };
     const bool one_node = shape.size() == 1;
-    for (const Collective c : kAllCollectives) {
+    for (const Collective c : kGroupCollectives) {
       const std::string what = fmt::format("{} on {} nodes", to_string(c), shape.size());
       EXPECT_LT(model(once, c, 1 << 20), model(twice, c, 1 << 20)) << what;
       if (one_node) {

@@ -15,7 +15,7 @@ namespace {
 
 CallShape random_call(std::mt19937& random, int p) {
   CallShape call;
-  if (const auto kind = random() % 6; kind < 5) call.collective = kAllCollectives[kind];
+  if (const auto kind = random() % 6; kind < 5) call.collective = kGroupCollectives[kind];
   call.local_size = p;
   call.root = static_cast<int>(random() % static_cast<unsigned>(p));
   const std::uint64_t sizes[] = {0, 1, 8, 64, 100, 300, 5000};

@@ -228,7 +228,7 @@ int count_copies(const ShmPlan& plan, SharedPlace place) {
 // does not move those offsets with the buffer ring.
 TEST(ShmPlan, TinyCallsKeepTheirBytesInTheSlotHeader) {
   EXPECT_EQ(kInlineBytes, 16u);
-  for (const Collective c : kAllCollectives) {
+  for (const Collective c : kGroupCollectives) {
     EXPECT_GT(count_copies(plan_of(shape(c, 2, 8, 1), 0, kSmall), SharedPlace::SlotHeader), 0)
         << to_string(c);
     EXPECT_GT(count_copies(plan_of(shape(c, 2, 8, 1), 1, kSmall), SharedPlace::SlotHeader), 0)
@@ -247,7 +247,7 @@ TEST(ShmPlan, TinyCallsKeepTheirBytesInTheSlotHeader) {
 // Stages with several writers (gather on more than 2 ranks) use the data area.
 TEST(ShmPlan, SmallStagesWithOneWriterUseFlaggedLines) {
   EXPECT_EQ(kFlaggedBytes, 224u);
-  for (const Collective c : kAllCollectives) {
+  for (const Collective c : kGroupCollectives) {
     for (const int rank : {0, 1}) {
       // bcast: the message; allgather and alltoall rows: a block (2 ranks); scatter, gather: two
       const std::uint64_t fits = c == Collective::Bcast || c == Collective::Allgather ? 224 : 112;
@@ -286,7 +286,7 @@ TEST(ShmPlan, SmallStagesWithOneWriterUseFlaggedLines) {
 }
 
 TEST(ShmPlan, ZeroBytesAndOneRankUseNoStage) {
-  for (const Collective c : kAllCollectives) {
+  for (const Collective c : kGroupCollectives) {
     EXPECT_EQ(plan_of(shape(c, 5, 0, 2), 2, kSmall).stages, 0u) << to_string(c);
     EXPECT_TRUE(plan_of(shape(c, 5, 0, 2), 2, kSmall).steps.empty()) << to_string(c);
     const ShmPlan alone = plan_of(shape(c, 1, 4000), 0, kSmall);
@@ -401,7 +401,7 @@ TEST_P(ShmPlanCollective, EveryReaderReleasesItsStageOnce) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, ShmPlanCollective, ::testing::ValuesIn(kAllCollectives),
+INSTANTIATE_TEST_SUITE_P(All, ShmPlanCollective, ::testing::ValuesIn(kGroupCollectives),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
 TEST(ShmPlan, SequencesOfCallsWithChangingGeometryInRandomInterleavings) {
@@ -416,7 +416,7 @@ TEST(ShmPlan, SequencesOfCallsWithChangingGeometryInRandomInterleavings) {
     for (int i = 0; i < 12; ++i) {
       PlannedCall call;
       const auto kind = random() % 6;
-      if (kind < 5) call.shape.collective = kAllCollectives[kind];
+      if (kind < 5) call.shape.collective = kGroupCollectives[kind];
       call.shape.local_size = p;
       call.shape.root = static_cast<int>(random() % static_cast<unsigned>(p));
       const auto size_kind = random() % 4;  // 0 bytes, tiny (slot headers), or any

@@ -1,0 +1,172 @@
+// hier_shm_reduce.cpp — reduce and allreduce through each node's shared memory, every core
+// combining a slice (the SMP paper's framework extended to reduction), the slices crossing the
+// network on rails (the lane decomposition of Träff-Hunold 2020: local rank j of every node
+// forms rail j).
+//
+//   node   L ranks, the vector cut into k slices (k: the smallest node's rank count)
+//   step 1 k group gathers: slice j of every rank's input to local rank j, which combines the
+//          L copies (every core combines one slice, all at once)
+//   step 2 rail j (local rank j of every node) combines slice j across the nodes: allreduce
+//          by recursive doubling; reduce into the root's node
+//   step 3 k group bcasts: slice j from local rank j to the node (reduce: on the root's node)
+//
+//        node 0                      node 1
+//    r0  r1  r2  r3              r4  r5  r6  r7
+//    [s0][s1][s2][s3]  rail j:   [s0][s1][s2][s3]     every rank combines one slice of its
+//     |   |   |   |  <------->    |   |   |   |       node, and all four rails cross the
+//                                                      network at once
+// A node of one rank has no group op: its slice is its whole input (k = 1 then everywhere).
+#include <algorithm>
+#include <vector>
+
+#include "builders.hpp"
+#include "hier_nodes.hpp"
+#include "reduce_steps.hpp"
+
+namespace multilane::algo {
+
+namespace {
+
+constexpr Range kNothing{Buffer::Recv, 0, 0};
+
+struct Slices {
+  NodeGroups nodes;
+  int k = 1;
+  Pieces pieces;               // slice j: pieces j
+  std::uint64_t largest = 0;   // bytes of the largest slice
+  int rail_rank(int node_group, int j) const { return nodes.groups[node_group].members[j]; }
+};
+
+Slices plan_slices(const Platform& platform, const BuildParams& params) {
+  Slices s;
+  s.nodes = node_groups(platform, params.root);
+  s.k = s.nodes.groups.front().size();
+  for (const NodeGroup& g : s.nodes.groups) s.k = std::min(s.k, g.size());
+  s.pieces = even_pieces(params.size, s.k, params.element_size);
+  for (int j = 0; j < s.k; ++j) s.largest = std::max(s.largest, s.pieces.length(j));
+  return s;
+}
+
+// Scratch of a rank: the gathered copies of its slice (L of them), then its accumulator (the
+// vector's offsets, where the rank's Recv cannot hold it), then a partner's slice.
+struct ScratchLayout {
+  std::uint64_t gathered = 0;
+  std::uint64_t accumulator = 0;
+  std::uint64_t incoming = 0;
+  std::uint64_t end = 0;
+};
+
+ScratchLayout scratch_layout(const Slices& s, int members, std::uint64_t size) {
+  ScratchLayout l;
+  l.accumulator = static_cast<std::uint64_t>(members) * s.largest;
+  l.incoming = l.accumulator + size;
+  l.end = l.incoming + s.largest;
+  return l;
+}
+
+// Step 1 at `rank`: the k group gathers, and the combining of the rank's own slice into
+// `slice` (when it owns one). Returns the operations after which it holds the node's slice.
+std::vector<OpIndex> combine_in_node(ScheduleBuilder& b, const Slices& s, const NodeGroup& node,
+                                     int rank, const ScratchLayout& layout, const Range& slice) {
+  const int local = node.local_of(rank);
+  const int members = node.size();
+  if (members == 1) return {b.copy(slice, s.pieces.range(Buffer::Send, 0, s.k))};
+  OpIndex own_gather = kNoOp;
+  for (int j = 0; j < s.k; ++j) {
+    const std::uint64_t length = s.pieces.length(j);
+    const Range copies = local == j ? Range{Buffer::Scratch, layout.gathered, members * length}
+                                    : kNothing;
+    const OpIndex g =
+        b.group(OpKind::GroupGather, node.members[j], copies, s.pieces.range(Buffer::Send, j, j + 1));
+    if (local == j) own_gather = g;
+  }
+  if (local >= s.k) return {};
+  const std::uint64_t length = s.pieces.length(local);
+  const auto copy_of = [&](int i) {
+    return Range{Buffer::Scratch, layout.gathered + static_cast<std::uint64_t>(i) * length, length};
+  };
+  OpIndex combined = b.copy(slice, copy_of(0), {own_gather});
+  for (int i = 1; i < members; ++i) combined = b.reduce(slice, copy_of(i), {combined});
+  return {combined};
+}
+
+}  // namespace
+
+Schedule allreduce_hier_shm(const Platform& platform, const BuildParams& params) {
+  const Slices s = plan_slices(platform, params);
+  const int nodes = static_cast<int>(s.nodes.groups.size());
+  ScheduleBuilder b = reduction_builder(Collective::Allreduce, "hier-shm", platform.num_ranks(),
+                                        params);
+  for (int r = 0; r < platform.num_ranks(); ++r) {
+    b.start_rank(r);
+    const int g = s.nodes.group_of[r];
+    const NodeGroup& node = s.nodes.groups[g];
+    const int local = node.local_of(r);
+    const ScratchLayout layout = scratch_layout(s, node.size(), params.size);
+    b.need_scratch(layout.end);
+    const Range slice =
+        local < s.k ? s.pieces.range(Buffer::Recv, local, local + 1) : kNothing;
+    std::vector<OpIndex> ready = combine_in_node(b, s, node, r, layout, slice);
+    if (local < s.k && nodes > 1) {
+      ready = recursive_doubling_allreduce(
+          b, nodes, g, [&](int n) { return s.rail_rank(n, local); }, slice,
+          {Buffer::Scratch, layout.incoming, slice.length}, ready);
+    }
+    if (node.size() == 1) continue;
+    for (int i = 0; i < s.k; ++i) {
+      const Range piece = s.pieces.range(Buffer::Recv, i, i + 1);
+      if (local == i) {
+        b.group(OpKind::GroupBcast, node.members[i], kNothing, piece, ready);
+      } else {
+        b.group(OpKind::GroupBcast, node.members[i], piece, kNothing);
+      }
+    }
+  }
+  return b.finish();
+}
+
+// The root's node gathers the slices with group bcasts (its other ranks keep them in Scratch);
+// every other node's rail members send their slice to the root's node, whose rail member
+// combines them one node after the other.
+Schedule reduce_hier_shm(const Platform& platform, const BuildParams& params) {
+  const Slices s = plan_slices(platform, params);
+  const int nodes = static_cast<int>(s.nodes.groups.size());
+  const int root = params.root;
+  const int home = s.nodes.root_group;
+  ScheduleBuilder b = reduction_builder(Collective::Reduce, "hier-shm", platform.num_ranks(),
+                                        params);
+  for (int r = 0; r < platform.num_ranks(); ++r) {
+    b.start_rank(r);
+    const int g = s.nodes.group_of[r];
+    const NodeGroup& node = s.nodes.groups[g];
+    const int local = node.local_of(r);
+    const ScratchLayout layout = scratch_layout(s, node.size(), params.size);
+    b.need_scratch(layout.end);
+    // The root combines in Recv, every other rank in its Scratch accumulator.
+    const auto place = [&](int i) {
+      return r == root ? s.pieces.range(Buffer::Recv, i, i + 1)
+                       : s.pieces.range(Buffer::Scratch, i, i + 1, layout.accumulator);
+    };
+    const Range slice = local < s.k ? place(local) : kNothing;
+    std::vector<OpIndex> ready = combine_in_node(b, s, node, r, layout, slice);
+    if (local < s.k && g != home) {
+      b.send(s.rail_rank(home, local), slice, kAnyLane, ready);
+    } else if (local < s.k) {
+      for (int n = 0; n < nodes; ++n) {
+        if (n == home) continue;
+        ready.assign(1, b.recv_reduce(s.rail_rank(n, local), slice, kAnyLane, ready));
+      }
+    }
+    if (g != home || node.size() == 1) continue;
+    for (int i = 0; i < s.k; ++i) {
+      if (local == i) {
+        b.group(OpKind::GroupBcast, node.members[i], kNothing, place(i), ready);
+      } else {
+        b.group(OpKind::GroupBcast, node.members[i], place(i), kNothing);
+      }
+    }
+  }
+  return b.finish();
+}
+
+}  // namespace multilane::algo
