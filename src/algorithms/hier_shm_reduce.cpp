@@ -4,11 +4,13 @@
 // forms rail j).
 //
 //   node   L ranks, the vector cut into k slices (k: the smallest node's rank count)
-//   step 1 k group gathers: slice j of every rank's input to local rank j, which combines the
-//          L copies (every core combines one slice, all at once)
+//   step 1 slice j of every rank's input to local rank j, which combines the L copies (every
+//          core combines one slice, all at once): one group alltoall when every node holds L
+//          ranks (allreduce), else k group gathers
 //   step 2 rail j (local rank j of every node) combines slice j across the nodes: allreduce
 //          by recursive doubling; reduce into the root's node
-//   step 3 k group bcasts: slice j from local rank j to the node (reduce: on the root's node)
+//   step 3 slice j from local rank j to the node: one group allgather (allreduce on equal
+//          nodes), else k group bcasts (reduce: on the root's node)
 //
 //        node 0                      node 1
 //    r0  r1  r2  r3              r4  r5  r6  r7
@@ -92,9 +94,81 @@ std::vector<OpIndex> combine_in_node(ScheduleBuilder& b, const Slices& s, const 
 
 }  // namespace
 
+namespace {
+
+// Allreduce on nodes that all hold L > 1 ranks: one group alltoall hands local rank j the L
+// copies of its slice (every core copies at once, where k gathers would take turns), the ranks
+// combine and cross the rails, and one group allgather spreads the slices. The vector's last
+// count mod L elements (fewer than L) take the gather path of local rank 0: a group gather, a
+// rail, a group bcast.
+Schedule allreduce_hier_shm_uniform(const Platform& platform, const BuildParams& params,
+                                    const NodeGroups& groups, int members) {
+  const std::uint64_t e = params.element_size;
+  const std::uint64_t slice = params.size / e / static_cast<std::uint64_t>(members) * e;
+  const std::uint64_t main = slice * static_cast<std::uint64_t>(members);
+  const std::uint64_t rest = params.size - main;
+  const int nodes = static_cast<int>(groups.groups.size());
+  ScheduleBuilder b = reduction_builder(Collective::Allreduce, "hier-shm", platform.num_ranks(),
+                                        params);
+  // Scratch: the L copies of the slice, the combined slice, a rail partner's slice; then the
+  // same for the rest.
+  const std::uint64_t copies = 0;
+  const std::uint64_t combined = main;
+  const std::uint64_t incoming = combined + slice;
+  const std::uint64_t rest_copies = incoming + slice;
+  const std::uint64_t rest_incoming = rest_copies + rest * members;
+  for (int r = 0; r < platform.num_ranks(); ++r) {
+    b.start_rank(r);
+    b.need_scratch(rest_incoming + rest);
+    const int g = groups.group_of[r];
+    const NodeGroup& node = groups.groups[g];
+    const int local = node.local_of(r);
+    const auto rail = [&](int j) { return [&groups, j](int n) { return groups.groups[n].members[j]; }; };
+    // The main part: one alltoall, the combine, rail `local`, one allgather.
+    const Range mine{Buffer::Scratch, combined, slice};
+    const OpIndex spread = b.group(OpKind::GroupAlltoall, node.leader,
+                                   {Buffer::Scratch, copies, main}, {Buffer::Send, 0, main});
+    std::vector<OpIndex> ready{b.copy(mine, {Buffer::Scratch, copies, slice}, {spread})};
+    for (int i = 1; i < members; ++i) {
+      ready.assign(1, b.reduce(mine, {Buffer::Scratch, copies + i * slice, slice}, ready));
+    }
+    if (nodes > 1) {
+      ready = recursive_doubling_allreduce(b, nodes, g, rail(local), mine,
+                                           {Buffer::Scratch, incoming, slice}, ready);
+    }
+    b.group(OpKind::GroupAllgather, node.leader, {Buffer::Recv, 0, main}, mine, ready);
+    // The rest, through local rank 0.
+    if (rest == 0) continue;
+    const Range rest_in{Buffer::Send, main, rest};
+    const Range rest_out{Buffer::Recv, main, rest};
+    if (local != 0) {
+      b.group(OpKind::GroupGather, node.members[0], kNothing, rest_in);
+      b.group(OpKind::GroupBcast, node.members[0], rest_out, kNothing);
+      continue;
+    }
+    const OpIndex gathered = b.group(OpKind::GroupGather, node.members[0],
+                                     {Buffer::Scratch, rest_copies, rest * members}, rest_in);
+    std::vector<OpIndex> done{b.copy(rest_out, {Buffer::Scratch, rest_copies, rest}, {gathered})};
+    for (int i = 1; i < members; ++i) {
+      done.assign(1, b.reduce(rest_out, {Buffer::Scratch, rest_copies + i * rest, rest}, done));
+    }
+    if (nodes > 1) {
+      done = recursive_doubling_allreduce(b, nodes, g, rail(0), rest_out,
+                                          {Buffer::Scratch, rest_incoming, rest}, done);
+    }
+    b.group(OpKind::GroupBcast, node.members[0], kNothing, rest_out, done);
+  }
+  return b.finish();
+}
+
+}  // namespace
+
 Schedule allreduce_hier_shm(const Platform& platform, const BuildParams& params) {
   const Slices s = plan_slices(platform, params);
   const int nodes = static_cast<int>(s.nodes.groups.size());
+  const bool uniform = std::all_of(s.nodes.groups.begin(), s.nodes.groups.end(),
+                                   [&](const NodeGroup& g) { return g.size() == s.k; });
+  if (uniform && s.k > 1) return allreduce_hier_shm_uniform(platform, params, s.nodes, s.k);
   ScheduleBuilder b = reduction_builder(Collective::Allreduce, "hier-shm", platform.num_ranks(),
                                         params);
   for (int r = 0; r < platform.num_ranks(); ++r) {
