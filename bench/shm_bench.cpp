@@ -26,10 +26,10 @@
 // lower bound for every implementation.
 #include <fmt/format.h>
 
-#include <stdexcept>
 #include <mpi.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
+#include <stdexcept>
 
 #include <algorithm>
 #include <chrono>

@@ -21,8 +21,8 @@ struct BenchOptions {
   bool check = false;
   bool shared_buffers = false;  // buffers from SharedBuffer instead of the application's memory
   bool p2p = false;
-  std::string size = "64MiB";  // --p2p
-  std::string result_file;     // bench-rank: where rank 0 writes its JSON
+  std::string size = "64MiB";           // --p2p
+  std::string result_file;              // bench-rank: where rank 0 writes its JSON
   ReductionOptions reduction{"float"};  // as the OSU micro-benchmarks' allreduce
 
   // Declares the options shared by `bench` and `bench-rank`.

@@ -5,11 +5,11 @@
 #include <memory>
 
 #include "command.hpp"
-#include "reduction_options.hpp"
 #include "multilane/algorithms.hpp"
 #include "multilane/errors.hpp"
 #include "multilane/platform_file.hpp"
 #include "multilane/units.hpp"
+#include "reduction_options.hpp"
 
 namespace {
 

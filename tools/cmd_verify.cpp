@@ -24,12 +24,12 @@
 
 #include "cli_options.hpp"
 #include "command.hpp"
-#include "reduction_options.hpp"
 #include "multilane/algorithms.hpp"
 #include "multilane/errors.hpp"
 #include "multilane/platform_file.hpp"
 #include "multilane/units.hpp"
 #include "multilane/verify.hpp"
+#include "reduction_options.hpp"
 
 namespace multilane::cli {
 
@@ -188,9 +188,10 @@ int run_sweep(const VerifyArgs& args) {
   const auto element = static_cast<std::uint32_t>(element_size(args.reduction.parse().type));
   for (const std::uint64_t size : sizes) {
     if (size % element != 0) {
-      throw UsageError(fmt::format("--sizes: {} bytes is not a whole number of {} elements ({} "
-                                   "bytes each)",
-                                   size, args.reduction.type, element));
+      throw UsageError(
+          fmt::format("--sizes: {} bytes is not a whole number of {} elements ({} "
+                      "bytes each)",
+                      size, args.reduction.type, element));
     }
   }
   Tally tally;

@@ -8,8 +8,7 @@
 namespace multilane::cli {
 
 void ReductionOptions::add_to(CLI::App& app) {
-  app.add_option("--type", type,
-                 fmt::format("reductions: element type ({})", element_type_names()))
+  app.add_option("--type", type, fmt::format("reductions: element type ({})", element_type_names()))
       ->capture_default_str();
   app.add_option("--op", op, fmt::format("reductions: operation ({})", reduce_op_names()))
       ->capture_default_str();
@@ -23,7 +22,8 @@ Reduction ReductionOptions::parse() const {
   }
   const auto o = parse_reduce_op(op);
   if (!o) {
-    throw UsageError(fmt::format("--op \"{}\" is unknown: choose one of {}", op, reduce_op_names()));
+    throw UsageError(
+        fmt::format("--op \"{}\" is unknown: choose one of {}", op, reduce_op_names()));
   }
   const Reduction reduction{*t, *o};
   if (const std::string why = reduction_mismatch(reduction); !why.empty()) {

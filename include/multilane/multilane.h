@@ -109,19 +109,18 @@ typedef enum {
 /* The root's recv gets every rank's send combined element by element (recv unused elsewhere). */
 int ml_reduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,
               int root, const char* algorithm);
-int ml_allreduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type,
-                 ml_op op, const char* algorithm);
+int ml_allreduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,
+                 const char* algorithm);
 /* send: size() blocks of recv_count elements; rank i's recv gets block i combined (like
  * MPI_Reduce_scatter_block). */
 int ml_reduce_scatter_block(ml_comm* comm, const void* send, void* recv, size_t recv_count,
                             ml_type type, ml_op op, const char* algorithm);
 int ml_ireduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,
                int root, const char* algorithm, ml_request** request);
-int ml_iallreduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type,
-                  ml_op op, const char* algorithm, ml_request** request);
+int ml_iallreduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,
+                  const char* algorithm, ml_request** request);
 int ml_ireduce_scatter_block(ml_comm* comm, const void* send, void* recv, size_t recv_count,
-                             ml_type type, ml_op op, const char* algorithm,
-                             ml_request** request);
+                             ml_type type, ml_op op, const char* algorithm, ml_request** request);
 
 /* Memory the other ranks of this node copy from and to directly (multilane/shared_buffer.hpp),
  * like MPI_Alloc_mem: any call takes it, and the shared-memory layer's single copies from or to

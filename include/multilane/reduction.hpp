@@ -91,17 +91,28 @@ std::string reduction_mismatch(const Reduction& reduction);
 // The element type of a C++ type, for the typed reduction calls (communicator.hpp).
 template <typename T>
 constexpr ElementType element_type_of() {
-  if constexpr (std::is_same_v<T, std::int8_t>) return ElementType::Int8;
-  else if constexpr (std::is_same_v<T, std::int16_t>) return ElementType::Int16;
-  else if constexpr (std::is_same_v<T, std::int32_t>) return ElementType::Int32;
-  else if constexpr (std::is_same_v<T, std::int64_t>) return ElementType::Int64;
-  else if constexpr (std::is_same_v<T, std::uint8_t>) return ElementType::Uint8;
-  else if constexpr (std::is_same_v<T, std::uint16_t>) return ElementType::Uint16;
-  else if constexpr (std::is_same_v<T, std::uint32_t>) return ElementType::Uint32;
-  else if constexpr (std::is_same_v<T, std::uint64_t>) return ElementType::Uint64;
-  else if constexpr (std::is_same_v<T, float>) return ElementType::Float;
-  else if constexpr (std::is_same_v<T, double>) return ElementType::Double;
-  else static_assert(sizeof(T) == 0, "no reduction element type for this C++ type");
+  if constexpr (std::is_same_v<T, std::int8_t>)
+    return ElementType::Int8;
+  else if constexpr (std::is_same_v<T, std::int16_t>)
+    return ElementType::Int16;
+  else if constexpr (std::is_same_v<T, std::int32_t>)
+    return ElementType::Int32;
+  else if constexpr (std::is_same_v<T, std::int64_t>)
+    return ElementType::Int64;
+  else if constexpr (std::is_same_v<T, std::uint8_t>)
+    return ElementType::Uint8;
+  else if constexpr (std::is_same_v<T, std::uint16_t>)
+    return ElementType::Uint16;
+  else if constexpr (std::is_same_v<T, std::uint32_t>)
+    return ElementType::Uint32;
+  else if constexpr (std::is_same_v<T, std::uint64_t>)
+    return ElementType::Uint64;
+  else if constexpr (std::is_same_v<T, float>)
+    return ElementType::Float;
+  else if constexpr (std::is_same_v<T, double>)
+    return ElementType::Double;
+  else
+    static_assert(sizeof(T) == 0, "no reduction element type for this C++ type");
 }
 
 // inout[i] = inout[i] (+) in[i] for `count` elements. The buffers may be unaligned; they must

@@ -73,9 +73,8 @@ enum class Collective : std::uint8_t {
   ReduceScatter,
 };
 inline constexpr Collective kAllCollectives[] = {
-    Collective::Bcast,     Collective::Scatter, Collective::Gather,
-    Collective::Allgather, Collective::Alltoall, Collective::Reduce,
-    Collective::Allreduce, Collective::ReduceScatter};
+    Collective::Bcast,    Collective::Scatter, Collective::Gather,    Collective::Allgather,
+    Collective::Alltoall, Collective::Reduce,  Collective::Allreduce, Collective::ReduceScatter};
 // The collectives that move bytes without combining them; each has a group op kind.
 inline constexpr Collective kGroupCollectives[] = {Collective::Bcast, Collective::Scatter,
                                                    Collective::Gather, Collective::Allgather,
@@ -140,8 +139,8 @@ inline constexpr OpIndex kNoOp = 0xffffffffu;
 
 struct Op {
   OpKind kind = OpKind::Send;
-  std::int8_t lane = kAnyLane;   // Send/Recv: NIC to use
-  std::int32_t peer = -1;        // Send/Recv: the other rank; group ops: the group's root
+  std::int8_t lane = kAnyLane;  // Send/Recv: NIC to use
+  std::int32_t peer = -1;       // Send/Recv: the other rank; group ops: the group's root
   Range range;   // Send: bytes read; Recv, Copy and group ops: bytes written; RecvReduce and
                  // Reduce: bytes read and written (the accumulator)
   Range source;  // Copy, Reduce and group ops: bytes read
@@ -154,9 +153,9 @@ struct Schedule {
   Collective collective = Collective::Bcast;
   std::string algorithm;
   int root = 0;
-  std::uint64_t size = 0;     // bytes: the whole message (bcast) or per rank (others)
-  std::uint64_t segment = 0;  // pipelining unit used by the builder (0: not pipelined)
-  int wan_pairs = 0;          // node pairs across the WAN (multilane scatter/gather), else 0
+  std::uint64_t size = 0;          // bytes: the whole message (bcast) or per rank (others)
+  std::uint64_t segment = 0;       // pipelining unit used by the builder (0: not pipelined)
+  int wan_pairs = 0;               // node pairs across the WAN (multilane scatter/gather), else 0
   std::uint32_t element_size = 1;  // reductions: bytes per element (no range splits one)
 
   std::vector<Op> ops;  // every rank's program, rank after rank

@@ -24,10 +24,10 @@ ScheduleBuilder allreduce_builder(std::string name, int p, const BuildParams& pa
 
 Schedule allreduce_over(std::string name, const Platform& platform, const BuildParams& params,
                         const TreeSet& trees) {
-  return tree_allreduce_schedule(
-      std::move(name), platform.num_ranks(), params.root, params.size, params.element_size,
-      element_segment(params.segment, params.element_size),
-      tree_parts(trees, Buffer::Send, params.size, params.element_size));
+  return tree_allreduce_schedule(std::move(name), platform.num_ranks(), params.root, params.size,
+                                 params.element_size,
+                                 element_segment(params.segment, params.element_size),
+                                 tree_parts(trees, Buffer::Send, params.size, params.element_size));
 }
 
 }  // namespace

@@ -34,8 +34,8 @@ constexpr Range kNothing{Buffer::Recv, 0, 0};
 struct Slices {
   NodeGroups nodes;
   int k = 1;
-  Pieces pieces;               // slice j: pieces j
-  std::uint64_t largest = 0;   // bytes of the largest slice
+  Pieces pieces;              // slice j: pieces j
+  std::uint64_t largest = 0;  // bytes of the largest slice
   int rail_rank(int node_group, int j) const { return nodes.groups[node_group].members[j]; }
 };
 
@@ -76,10 +76,10 @@ std::vector<OpIndex> combine_in_node(ScheduleBuilder& b, const Slices& s, const 
   OpIndex own_gather = kNoOp;
   for (int j = 0; j < s.k; ++j) {
     const std::uint64_t length = s.pieces.length(j);
-    const Range copies = local == j ? Range{Buffer::Scratch, layout.gathered, members * length}
-                                    : kNothing;
-    const OpIndex g =
-        b.group(OpKind::GroupGather, node.members[j], copies, s.pieces.range(Buffer::Send, j, j + 1));
+    const Range copies =
+        local == j ? Range{Buffer::Scratch, layout.gathered, members * length} : kNothing;
+    const OpIndex g = b.group(OpKind::GroupGather, node.members[j], copies,
+                              s.pieces.range(Buffer::Send, j, j + 1));
     if (local == j) own_gather = g;
   }
   if (local >= s.k) return {};
@@ -108,8 +108,8 @@ Schedule allreduce_hier_shm_uniform(const Platform& platform, const BuildParams&
   const std::uint64_t main = slice * static_cast<std::uint64_t>(members);
   const std::uint64_t rest = params.size - main;
   const int nodes = static_cast<int>(groups.groups.size());
-  ScheduleBuilder b = reduction_builder(Collective::Allreduce, "hier-shm", platform.num_ranks(),
-                                        params);
+  ScheduleBuilder b =
+      reduction_builder(Collective::Allreduce, "hier-shm", platform.num_ranks(), params);
   // Scratch: the L copies of the slice, the combined slice, a rail partner's slice; then the
   // same for the rest.
   const std::uint64_t copies = 0;
@@ -123,7 +123,9 @@ Schedule allreduce_hier_shm_uniform(const Platform& platform, const BuildParams&
     const int g = groups.group_of[r];
     const NodeGroup& node = groups.groups[g];
     const int local = node.local_of(r);
-    const auto rail = [&](int j) { return [&groups, j](int n) { return groups.groups[n].members[j]; }; };
+    const auto rail = [&](int j) {
+      return [&groups, j](int n) { return groups.groups[n].members[j]; };
+    };
     // The main part: one alltoall, the combine, rail `local`, one allgather.
     const Range mine{Buffer::Scratch, combined, slice};
     const OpIndex spread = b.group(OpKind::GroupAlltoall, node.leader,
@@ -169,8 +171,8 @@ Schedule allreduce_hier_shm(const Platform& platform, const BuildParams& params)
   const bool uniform = std::all_of(s.nodes.groups.begin(), s.nodes.groups.end(),
                                    [&](const NodeGroup& g) { return g.size() == s.k; });
   if (uniform && s.k > 1) return allreduce_hier_shm_uniform(platform, params, s.nodes, s.k);
-  ScheduleBuilder b = reduction_builder(Collective::Allreduce, "hier-shm", platform.num_ranks(),
-                                        params);
+  ScheduleBuilder b =
+      reduction_builder(Collective::Allreduce, "hier-shm", platform.num_ranks(), params);
   for (int r = 0; r < platform.num_ranks(); ++r) {
     b.start_rank(r);
     const int g = s.nodes.group_of[r];
@@ -178,8 +180,7 @@ Schedule allreduce_hier_shm(const Platform& platform, const BuildParams& params)
     const int local = node.local_of(r);
     const ScratchLayout layout = scratch_layout(s, node.size(), params.size);
     b.need_scratch(layout.end);
-    const Range slice =
-        local < s.k ? s.pieces.range(Buffer::Recv, local, local + 1) : kNothing;
+    const Range slice = local < s.k ? s.pieces.range(Buffer::Recv, local, local + 1) : kNothing;
     std::vector<OpIndex> ready = combine_in_node(b, s, node, r, layout, slice);
     if (local < s.k && nodes > 1) {
       ready = recursive_doubling_allreduce(
@@ -207,8 +208,8 @@ Schedule reduce_hier_shm(const Platform& platform, const BuildParams& params) {
   const int nodes = static_cast<int>(s.nodes.groups.size());
   const int root = params.root;
   const int home = s.nodes.root_group;
-  ScheduleBuilder b = reduction_builder(Collective::Reduce, "hier-shm", platform.num_ranks(),
-                                        params);
+  ScheduleBuilder b =
+      reduction_builder(Collective::Reduce, "hier-shm", platform.num_ranks(), params);
   for (int r = 0; r < platform.num_ranks(); ++r) {
     b.start_rank(r);
     const int g = s.nodes.group_of[r];

@@ -15,10 +15,9 @@ namespace {
 
 Schedule reduce_over(std::string name, const BuildParams& params, std::uint64_t segment,
                      const TreeSet& trees, int num_ranks) {
-  return tree_reduce_schedule(
-      std::move(name), num_ranks, params.root, params.size, params.element_size,
-      element_segment(segment, params.element_size),
-      tree_parts(trees, Buffer::Send, params.size, params.element_size));
+  return tree_reduce_schedule(std::move(name), num_ranks, params.root, params.size,
+                              params.element_size, element_segment(segment, params.element_size),
+                              tree_parts(trees, Buffer::Send, params.size, params.element_size));
 }
 
 std::uint64_t whole_vector(const BuildParams& params) {
@@ -74,7 +73,8 @@ Schedule reduce_rabenseifner(const Platform& platform, const BuildParams& params
     const Buffer acc = v == 0 ? Buffer::Recv : Buffer::Scratch;
     if (acc == Buffer::Scratch) b.need_scratch(params.size);
     std::vector<OpIndex> ready{b.copy({acc, 0, params.size}, input, {})};
-    if (v + q < p) ready.assign(1, b.recv_reduce(rank_at(v + q), {acc, 0, params.size}, kAnyLane, ready));
+    if (v + q < p)
+      ready.assign(1, b.recv_reduce(rank_at(v + q), {acc, 0, params.size}, kAnyLane, ready));
     ready = recursive_halving(b, q, v, rank_at, pieces, acc, ready);
     for (int d = 1; d < q; d <<= 1) {
       if (v & d) {

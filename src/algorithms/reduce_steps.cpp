@@ -10,8 +10,7 @@ int largest_power_of_two(int n) {
 
 ScheduleBuilder reduction_builder(Collective collective, std::string algorithm, int num_ranks,
                                   const BuildParams& params, std::uint64_t segment) {
-  ScheduleBuilder b(collective, std::move(algorithm), num_ranks, params.root, params.size,
-                    segment);
+  ScheduleBuilder b(collective, std::move(algorithm), num_ranks, params.root, params.size, segment);
   b.set_element_size(params.element_size);
   return b;
 }
@@ -40,9 +39,9 @@ int wrap(int i, int n) {
 }
 }  // namespace
 
-std::vector<OpIndex> ring_reduce_scatter(ScheduleBuilder& b, std::span<const int> ring, int position,
-                                         const PieceRange& input, const PieceRange& place,
-                                         std::span<const OpIndex> after) {
+std::vector<OpIndex> ring_reduce_scatter(ScheduleBuilder& b, std::span<const int> ring,
+                                         int position, const PieceRange& input,
+                                         const PieceRange& place, std::span<const OpIndex> after) {
   const int n = static_cast<int>(ring.size());
   const int right = ring[wrap(position + 1, n)];
   const int left = ring[wrap(position - 1, n)];
@@ -86,9 +85,8 @@ std::vector<OpIndex> ring_allgather(ScheduleBuilder& b, std::span<const int> rin
 }
 
 std::vector<OpIndex> recursive_halving(ScheduleBuilder& b, int q, int position,
-                                       const std::function<int(int)>& rank_at,
-                                       const Pieces& pieces, Buffer acc,
-                                       std::span<const OpIndex> after) {
+                                       const std::function<int(int)>& rank_at, const Pieces& pieces,
+                                       Buffer acc, std::span<const OpIndex> after) {
   std::vector<OpIndex> emitted(after.begin(), after.end());
   std::vector<OpIndex> ready(after.begin(), after.end());
   int lo = 0;

@@ -41,9 +41,9 @@ using PieceRange = std::function<Range(int piece)>;
 // position i ends with piece i reduced over the ring in place(i). place(j) may reuse room for
 // different pieces as long as the two pieces of consecutive steps differ (the caller may
 // alternate two slots). Returns every operation emitted (the last combine last).
-std::vector<OpIndex> ring_reduce_scatter(ScheduleBuilder& b, std::span<const int> ring, int position,
-                                         const PieceRange& input, const PieceRange& place,
-                                         std::span<const OpIndex> after);
+std::vector<OpIndex> ring_reduce_scatter(ScheduleBuilder& b, std::span<const int> ring,
+                                         int position, const PieceRange& input,
+                                         const PieceRange& place, std::span<const OpIndex> after);
 
 // Ring allgather over ring[0..n): position i holds piece i in place(i) once `after` completed;
 // in step s it sends piece i-s to position i+1 and receives piece i-s-1 from position i-1.
@@ -58,9 +58,8 @@ std::vector<OpIndex> ring_allgather(ScheduleBuilder& b, std::span<const int> rin
 // the kept half. Position v ends with piece v reduced over all q. Returns `after` and every
 // operation emitted (the last combine last).
 std::vector<OpIndex> recursive_halving(ScheduleBuilder& b, int q, int position,
-                                       const std::function<int(int)>& rank_at,
-                                       const Pieces& pieces, Buffer acc,
-                                       std::span<const OpIndex> after);
+                                       const std::function<int(int)>& rank_at, const Pieces& pieces,
+                                       Buffer acc, std::span<const OpIndex> after);
 
 // Recursive-doubling allreduce of the whole `range` over n positions (any n), each position's
 // contribution in `range` once `after` completed: the n-q extras hand their vector to position

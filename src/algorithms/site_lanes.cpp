@@ -94,8 +94,11 @@ struct SiteStep {
 
 SiteStep reduce_in_site(ScheduleBuilder& b, const Lanes& lanes, const Pieces& chunks, int rank,
                         Buffer accumulator) {
-  SiteStep step{.at = position_of(lanes, rank), .ring = nullptr, .pieces = {},
-                .accumulator = accumulator, .ready = {}};
+  SiteStep step{.at = position_of(lanes, rank),
+                .ring = nullptr,
+                .pieces = {},
+                .accumulator = accumulator,
+                .ready = {}};
   step.ring = &lanes.sites[step.at.site];
   step.pieces = site_pieces(chunks, static_cast<int>(step.ring->size()));
   const auto input = [&](int j) { return step.pieces.range(Buffer::Send, j, j + 1); };
@@ -150,8 +153,8 @@ Schedule allreduce_multilane_sites(const Platform& platform, const BuildParams& 
       }
       if (t >= 2) {
         const SiteStep& step = steps[t - 2];
-        ring_allgather(b, *step.ring, step.at.index, [&](int j) { return step.place(j); },
-                       step.ready);
+        ring_allgather(
+            b, *step.ring, step.at.index, [&](int j) { return step.place(j); }, step.ready);
       }
     }
   }
@@ -228,7 +231,8 @@ Schedule reduce_scatter_multilane_sites(const Platform& platform, const BuildPar
       // Step 2: the blocks of my chunk owned elsewhere go to their site's lane leader; the
       // blocks owned in my site come back combined from every other site's leader.
       for (int j = first_block(lane); j < first_block(lane + 1); ++j) {
-        if (site_of[j] != at.site) b.send(lanes.sites[site_of[j]][lane], block(Buffer::Scratch, j), kAnyLane, ready);
+        if (site_of[j] != at.site)
+          b.send(lanes.sites[site_of[j]][lane], block(Buffer::Scratch, j), kAnyLane, ready);
       }
       std::vector<OpIndex> combined = ready;
       for (int j = first_block(lane); j < first_block(lane + 1); ++j) {

@@ -55,7 +55,8 @@ void broadcast_segment(ScheduleBuilder& b, int rank, const TreePart& p, const Re
   } else if (seg.held.buffer != Buffer::Recv) {
     have = b.copy(result, seg.held);  // a root without children (p = 1)
   }
-  for (const TreeEdge& child : p.tree->edges_from(rank)) b.send(child.to, result, child.lane, {have});
+  for (const TreeEdge& child : p.tree->edges_from(rank))
+    b.send(child.to, result, child.lane, {have});
 }
 
 // Rounds the down sweep trails the reduction by: twice the deepest tree, so that a segment's
@@ -78,8 +79,7 @@ std::uint64_t down_sweep_lag(std::span<const TreePart> parts) {
 Schedule tree_reduce_schedule(std::string algorithm, int num_ranks, int root, std::uint64_t size,
                               std::uint32_t element_size, std::uint64_t segment,
                               std::span<const TreePart> parts) {
-  ScheduleBuilder builder(Collective::Reduce, std::move(algorithm), num_ranks, root, size,
-                          segment);
+  ScheduleBuilder builder(Collective::Reduce, std::move(algorithm), num_ranks, root, size, segment);
   builder.set_element_size(element_size);
   for (int r = 0; r < num_ranks; ++r) {
     builder.start_rank(r);
@@ -108,7 +108,8 @@ Schedule tree_allreduce_schedule(std::string algorithm, int num_ranks, int root,
                           segment);
   builder.set_element_size(element_size);
   std::uint64_t segments = 0;
-  for (const TreePart& p : parts) segments = std::max(segments, segment_count(p.part.length, segment));
+  for (const TreePart& p : parts)
+    segments = std::max(segments, segment_count(p.part.length, segment));
   const std::uint64_t lag = down_sweep_lag(parts);
   for (int r = 0; r < num_ranks; ++r) {
     builder.start_rank(r);
@@ -122,7 +123,8 @@ Schedule tree_allreduce_schedule(std::string algorithm, int num_ranks, int root,
       }
       if (j < lag) continue;
       for (std::size_t t = 0; t < parts.size(); ++t) {
-        if (j - lag < reduced[t].size()) broadcast_segment(builder, r, parts[t], reduced[t][j - lag]);
+        if (j - lag < reduced[t].size())
+          broadcast_segment(builder, r, parts[t], reduced[t][j - lag]);
       }
     }
   }

@@ -75,11 +75,13 @@ struct SiteFigures {
     const auto pick = [](const auto& nearer, const auto& farther) {
       return nearer ? nearer : farther;
     };
-    return {
-        pick(child.lan_latency, lan_latency), pick(child.shm_copy, shm_copy),
-        pick(child.shm_sync, shm_sync),       pick(child.single_copy_from, single_copy_from),
-        pick(child.single_copy, single_copy), pick(child.single_copy_latency, single_copy_latency),
-        pick(child.reduce, reduce)};
+    return {pick(child.lan_latency, lan_latency),
+            pick(child.shm_copy, shm_copy),
+            pick(child.shm_sync, shm_sync),
+            pick(child.single_copy_from, single_copy_from),
+            pick(child.single_copy, single_copy),
+            pick(child.single_copy_latency, single_copy_latency),
+            pick(child.reduce, reduce)};
   }
 };
 

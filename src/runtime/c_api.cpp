@@ -80,7 +80,8 @@ int collective(ml_comm* comm, multilane::Collective c, const void* send, void* r
   });
 }
 
-static_assert(ML_SHORT_INT + 1 == multilane::kNumElementTypes && ML_MAXLOC + 1 == multilane::kNumReduceOps,
+static_assert(ML_SHORT_INT + 1 == multilane::kNumElementTypes &&
+                  ML_MAXLOC + 1 == multilane::kNumReduceOps,
               "ml_type and ml_op follow ElementType and ReduceOp");
 
 // A reduction of `count` elements; out-of-range enum values are refused with their name.
@@ -247,8 +248,8 @@ int ml_reduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_type
                    algorithm, nullptr);
 }
 
-int ml_allreduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type,
-                 ml_op op, const char* algorithm) {
+int ml_allreduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,
+                 const char* algorithm) {
   return reduction(comm, multilane::Collective::Allreduce, send, recv, count, type, op, 0,
                    algorithm, nullptr);
 }
@@ -266,19 +267,18 @@ int ml_ireduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_typ
                    algorithm, request);
 }
 
-int ml_iallreduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type,
-                  ml_op op, const char* algorithm, ml_request** request) {
+int ml_iallreduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,
+                  const char* algorithm, ml_request** request) {
   if (!request) return null_argument("request");
   return reduction(comm, multilane::Collective::Allreduce, send, recv, count, type, op, 0,
                    algorithm, request);
 }
 
 int ml_ireduce_scatter_block(ml_comm* comm, const void* send, void* recv, size_t recv_count,
-                             ml_type type, ml_op op, const char* algorithm,
-                             ml_request** request) {
+                             ml_type type, ml_op op, const char* algorithm, ml_request** request) {
   if (!request) return null_argument("request");
-  return reduction(comm, multilane::Collective::ReduceScatter, send, recv, recv_count, type, op,
-                   0, algorithm, request);
+  return reduction(comm, multilane::Collective::ReduceScatter, send, recv, recv_count, type, op, 0,
+                   algorithm, request);
 }
 
 int ml_alloc_shared(size_t bytes, void** memory) {

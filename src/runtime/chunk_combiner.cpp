@@ -26,7 +26,7 @@ void ChunkCombiner::landed(std::uint64_t offset, std::uint64_t length) {
   if (length == 0) return;
   const std::uint64_t end = offset + length;
   const std::uint64_t whole_begin = (offset + element_ - 1) / element_;  // first element inside
-  const std::uint64_t whole_end = end / element_;                  // one past the last inside
+  const std::uint64_t whole_end = end / element_;                        // one past the last inside
   if (whole_begin > whole_end) {  // the chunk lies inside one element
     return add_split(offset / element_, length);
   }

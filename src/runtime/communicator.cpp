@@ -173,7 +173,7 @@ runtime::AlgorithmChoice CommunicatorImpl::choose(Collective collective, std::ui
 const CommunicatorImpl::CachedSchedule& CommunicatorImpl::schedule_for(Collective collective,
                                                                        std::string_view algorithm,
                                                                        const BuildParams& params) {
-  const ScheduleKey key{collective,     std::string(algorithm), params.root,     params.size,
+  const ScheduleKey key{collective,     std::string(algorithm), params.root,        params.size,
                         params.segment, params.wan_pairs,       params.element_size};
   CachedSchedule& slot = schedules_[key];
   if (!slot.schedule) {
@@ -208,12 +208,9 @@ void check_buffer(Collective collective, Buffer buffer, std::size_t given, int r
 
 }  // namespace
 
-CommunicatorImpl::PreparedCall CommunicatorImpl::prepare(Collective collective,
-                                                         std::span<const std::byte> send,
-                                                         std::span<std::byte> recv, int root,
-                                                         std::uint64_t size,
-                                                         const CollectiveOptions& options,
-                                                         const Reduction& reduction) {
+CommunicatorImpl::PreparedCall CommunicatorImpl::prepare(
+    Collective collective, std::span<const std::byte> send, std::span<std::byte> recv, int root,
+    std::uint64_t size, const CollectiveOptions& options, const Reduction& reduction) {
   check_usable();
   check_peer(root, "root");
   std::uint32_t element = 1;
@@ -223,10 +220,10 @@ CommunicatorImpl::PreparedCall CommunicatorImpl::prepare(Collective collective,
     }
     element = static_cast<std::uint32_t>(element_size(reduction.type));
     if (size % element != 0) {
-      throw UsageError(fmt::format("{}: {} bytes are not a whole number of {} elements ({} bytes "
-                                   "each)",
-                                   to_string(collective), size, to_string(reduction.type),
-                                   element));
+      throw UsageError(
+          fmt::format("{}: {} bytes are not a whole number of {} elements ({} bytes "
+                      "each)",
+                      to_string(collective), size, to_string(reduction.type), element));
     }
   }
   check_buffer(collective, Buffer::Send, send.size(), setup_.rank, setup_.size, root, size);
@@ -282,12 +279,9 @@ std::shared_ptr<RequestState> CommunicatorImpl::launch(PreparedCall call) {
   return state;
 }
 
-std::shared_ptr<RequestState> CommunicatorImpl::start(Collective collective,
-                                                      std::span<const std::byte> send,
-                                                      std::span<std::byte> recv, int root,
-                                                      std::uint64_t size,
-                                                      const CollectiveOptions& options,
-                                                      const Reduction& reduction) {
+std::shared_ptr<RequestState> CommunicatorImpl::start(
+    Collective collective, std::span<const std::byte> send, std::span<std::byte> recv, int root,
+    std::uint64_t size, const CollectiveOptions& options, const Reduction& reduction) {
   return launch(prepare(collective, send, recv, root, size, options, reduction));
 }
 

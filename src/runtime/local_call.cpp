@@ -11,8 +11,7 @@ namespace multilane::runtime {
 namespace {
 
 void run_program(const Schedule& schedule, const Platform& platform, int rank, CallMemory& memory,
-                 const Reduction& reduction, shm::ShmGroup* group,
-                 const shm::TuningTable* tuning) {
+                 const Reduction& reduction, shm::ShmGroup* group, const shm::TuningTable* tuning) {
   const std::vector<int> members = node_members(platform, rank);
   for (const Op& op : schedule.program(rank)) {
     if (op.kind == OpKind::Copy) {

@@ -179,13 +179,12 @@ void combine_pairs(ReduceOp op, std::byte* inout, const std::byte* in, std::size
   }
 }
 
-static_assert(sizeof(Pair<float>) == 8 && sizeof(Pair<double>) == 16 &&
-              sizeof(Pair<long>) == 16 && sizeof(Pair<int>) == 8 && sizeof(Pair<short>) == 8);
+static_assert(sizeof(Pair<float>) == 8 && sizeof(Pair<double>) == 16 && sizeof(Pair<long>) == 16 &&
+              sizeof(Pair<int>) == 8 && sizeof(Pair<short>) == 8);
 
 }  // namespace
 
-void reduce_elements(const Reduction& r, std::byte* inout, const std::byte* in,
-                     std::size_t count) {
+void reduce_elements(const Reduction& r, std::byte* inout, const std::byte* in, std::size_t count) {
   const ReduceOp op = r.op;
   switch (r.type) {
     case ElementType::Int8:

@@ -11,7 +11,8 @@ namespace multilane::runtime {
 namespace {
 
 std::uint64_t mix(int rank, std::uint64_t index) {
-  std::uint64_t x = index * 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(rank) * 0xbf58476dull;
+  std::uint64_t x =
+      index * 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(rank) * 0xbf58476dull;
   x ^= x >> 29;
   x *= 0x94d049bb133111ebull;
   return x ^ (x >> 32);
@@ -179,11 +180,12 @@ std::string check_reduced(const Reduction& reduction, int rank, int ranks,
   }
   for (std::size_t i = 0; i < count; ++i) {
     if (std::memcmp(result.data() + i * e, expected.data() + i * e, e) == 0) continue;
-    return fmt::format("rank {}: element {} (receive bytes {}..{}) is {}, expected {} (the {} of "
-                       "element {} over {} ranks)",
-                       rank, i, i * e, i * e + e - 1, element_text(reduction, result.data() + i * e),
-                       element_text(reduction, expected.data() + i * e), to_string(reduction.op),
-                       first + i, ranks);
+    return fmt::format(
+        "rank {}: element {} (receive bytes {}..{}) is {}, expected {} (the {} of "
+        "element {} over {} ranks)",
+        rank, i, i * e, i * e + e - 1, element_text(reduction, result.data() + i * e),
+        element_text(reduction, expected.data() + i * e), to_string(reduction.op), first + i,
+        ranks);
   }
   return {};
 }

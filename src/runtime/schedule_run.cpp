@@ -124,8 +124,8 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
         break;
       case OpKind::RecvReduce: {
         combiners_.resize(program_.size());
-        combiners_[i] = std::make_unique<ChunkCombiner>(memory_.bytes(op.range),
-                                                        identity_.reduction);
+        combiners_[i] =
+            std::make_unique<ChunkCombiner>(memory_.bytes(op.range), identity_.reduction);
         ChunkCombiner* combiner = combiners_[i].get();
         engine_.recv(RecvRequest{op.peer, key, identity_.signature, combiner->staging(),
                                  [self, combiner](std::uint64_t offset, std::uint64_t length) {
@@ -262,8 +262,8 @@ std::size_t group_op_count(const Schedule& schedule, int rank) {
 
 std::uint64_t call_signature(const Schedule& schedule, const Reduction& reduction) {
   std::string text = fmt::format("{}|{}|{}|{}|{}|{}|{}", to_string(schedule.collective),
-                                 schedule.algorithm, schedule.root, schedule.size,
-                                 schedule.segment, schedule.wan_pairs, schedule.num_ranks());
+                                 schedule.algorithm, schedule.root, schedule.size, schedule.segment,
+                                 schedule.wan_pairs, schedule.num_ranks());
   if (is_reduction(schedule.collective)) {
     text += fmt::format("|{}|{}", to_string(reduction.type), to_string(reduction.op));
   }

@@ -17,10 +17,23 @@ struct TypeInfo {
 
 // In the order of ElementType. Pairs have the layout (and padding) of MPI's C structs.
 constexpr std::array<TypeInfo, kNumElementTypes> kTypes = {{
-    {"int8", 1},      {"int16", 2},      {"int32", 4},    {"int64", 8},     {"uint8", 1},
-    {"uint16", 2},    {"uint32", 4},     {"uint64", 8},   {"float16", 2},   {"bfloat16", 2},
-    {"float", 4},     {"double", 8},     {"float-int", 8}, {"double-int", 16}, {"long-int", 16},
-    {"int-int", 8},   {"short-int", 8},
+    {"int8", 1},
+    {"int16", 2},
+    {"int32", 4},
+    {"int64", 8},
+    {"uint8", 1},
+    {"uint16", 2},
+    {"uint32", 4},
+    {"uint64", 8},
+    {"float16", 2},
+    {"bfloat16", 2},
+    {"float", 4},
+    {"double", 8},
+    {"float-int", 8},
+    {"double-int", 16},
+    {"long-int", 16},
+    {"int-int", 8},
+    {"short-int", 8},
 }};
 
 constexpr std::array<std::string_view, kNumReduceOps> kOps = {

@@ -282,8 +282,7 @@ std::string op_text(const Schedule& s, const Op& op) {
                          range_text(op.source), op.peer);
       break;
   }
-  if (is_transfer(op.kind) && op.lane != kAnyLane)
-    text += fmt::format(" lane {}", op.lane);
+  if (is_transfer(op.kind) && op.lane != kAnyLane) text += fmt::format(" lane {}", op.lane);
   if (op.deps_count > 0) {
     text += " after";
     for (OpIndex d : s.deps_of(op)) text += fmt::format(" #{}", d);

@@ -24,11 +24,11 @@ struct SweepRequest {
   std::optional<std::uint64_t> segment;  // nullopt: auto
   int wan_pairs = 0;                     // 0: auto
   int root = 0;
-  bool simulate = true;      // run the simulator
-  bool model = false;        // evaluate the closed form
-  double overhead_s = 0;     // per-message overhead (simulator and model)
-  bool trace_first = false;  // keep the trace of the first (algorithm, size)
-  int max_segments = 1024;   // bound on segments per message for segment auto
+  bool simulate = true;            // run the simulator
+  bool model = false;              // evaluate the closed form
+  double overhead_s = 0;           // per-message overhead (simulator and model)
+  bool trace_first = false;        // keep the trace of the first (algorithm, size)
+  int max_segments = 1024;         // bound on segments per message for segment auto
   std::uint32_t element_size = 1;  // reductions: bytes per element (sizes are whole elements)
 };
 

@@ -45,7 +45,8 @@ ContributorSets::Span ContributorSets::span(std::int32_t id) const {
 }
 
 ContributorSets::Joined ContributorSets::join(std::int32_t left, std::int32_t right) {
-  const std::uint64_t key = static_cast<std::uint64_t>(left) << 32 | static_cast<std::uint32_t>(right);
+  const std::uint64_t key =
+      static_cast<std::uint64_t>(left) << 32 | static_cast<std::uint32_t>(right);
   if (const auto it = joined_.find(key); it != joined_.end()) return it->second;
   Joined j;
   const Words& a = sets_[left];

@@ -63,8 +63,8 @@ void DataFlow::combine(std::uint32_t g, int rank, const Range& range) {
   for (const Piece& c : combined_) m.assign(c.begin, c.end, c.origin);
 }
 
-Origin DataFlow::joined(std::uint32_t g, const Range& range, std::uint64_t begin,
-                        std::uint64_t end, const Origin& into, const Origin& from) {
+Origin DataFlow::joined(std::uint32_t g, const Range& range, std::uint64_t begin, std::uint64_t end,
+                        const Origin& into, const Origin& from) {
   constexpr Origin stale{Origin::kStale, 0};
   const auto report = [&](std::string what) {
     if (combine_reported_) return;
@@ -79,10 +79,11 @@ Origin DataFlow::joined(std::uint32_t g, const Range& range, std::uint64_t begin
   if (into.rank == Origin::kStale || from.rank == Origin::kStale) return stale;
   const std::uint64_t length = end - begin;
   if (into.offset != from.offset) {
-    report(fmt::format("combines {} input[{},{}) into {}, which holds {} input[{},{}): different "
-                       "elements",
-                       contributors_.describe(from.rank), from.offset, from.offset + length, where,
-                       contributors_.describe(into.rank), into.offset, into.offset + length));
+    report(
+        fmt::format("combines {} input[{},{}) into {}, which holds {} input[{},{}): different "
+                    "elements",
+                    contributors_.describe(from.rank), from.offset, from.offset + length, where,
+                    contributors_.describe(into.rank), into.offset, into.offset + length));
     return stale;
   }
   const ContributorSets::Joined j = contributors_.join(into.rank, from.rank);
@@ -92,10 +93,10 @@ Origin DataFlow::joined(std::uint32_t g, const Range& range, std::uint64_t begin
     return stale;
   }
   if (!commutative_ && j.out_of_order) {
-    report(fmt::format("combines {} (+) {} in {}: operands out of rank order, but the operation "
-                       "is not commutative",
-                       contributors_.describe(into.rank), contributors_.describe(from.rank),
-                       where));
+    report(
+        fmt::format("combines {} (+) {} in {}: operands out of rank order, but the operation "
+                    "is not commutative",
+                    contributors_.describe(into.rank), contributors_.describe(from.rank), where));
   }
   return {j.id, into.offset};
 }
@@ -158,14 +159,13 @@ void DataFlow::check_rank_result(int rank) {
             problem = fmt::format("{} holds bytes that were read before being written", where);
           } else if (want.reduced) {
             if (o.rank != everyone || o.offset != want_offset) {
-              problem =
-                  fmt::format("{} holds {}", where, wrong_reduction(o, want_offset, length));
+              problem = fmt::format("{} holds {}", where, wrong_reduction(o, want_offset, length));
             }
           } else if (o.rank != want.origin_rank || o.offset != want_offset) {
-            problem = fmt::format("{} holds {} input[{},{}) but should hold rank {} input[{},{})",
-                                  where, contributors_.describe(o.rank), o.offset,
-                                  o.offset + length, want.origin_rank, want_offset,
-                                  want_offset + length);
+            problem =
+                fmt::format("{} holds {} input[{},{}) but should hold rank {} input[{},{})", where,
+                            contributors_.describe(o.rank), o.offset, o.offset + length,
+                            want.origin_rank, want_offset, want_offset + length);
           }
         });
     if (!problem.empty()) {
@@ -181,9 +181,8 @@ namespace multilane::verify {
 
 std::string DataFlow::wrong_reduction(const Origin& found, std::uint64_t want_offset,
                                       std::uint64_t length) {
-  const std::string what =
-      fmt::format("{} input[{},{})", contributors_.describe(found.rank), found.offset,
-                  found.offset + length);
+  const std::string what = fmt::format("{} input[{},{})", contributors_.describe(found.rank),
+                                       found.offset, found.offset + length);
   if (found.offset != want_offset) {
     return fmt::format("{} but should hold the reduction of input[{},{}) of every rank", what,
                        want_offset, want_offset + length);

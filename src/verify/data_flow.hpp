@@ -76,8 +76,7 @@ class DataFlow : public ExecutionObserver {
   Origin joined(std::uint32_t g, const Range& range, std::uint64_t begin, std::uint64_t end,
                 const Origin& into, const Origin& from);
   void check_rank_result(int rank);
-  std::string wrong_reduction(const Origin& found, std::uint64_t want_offset,
-                              std::uint64_t length);
+  std::string wrong_reduction(const Origin& found, std::uint64_t want_offset, std::uint64_t length);
 
   const Schedule& s_;
   ErrorSink& sink_;
@@ -85,8 +84,8 @@ class DataFlow : public ExecutionObserver {
   ContributorSets contributors_;
   bool combine_reported_ = false;  // one report per kind of combining error is enough
   std::vector<Piece> combined_;    // scratch space of combine()
-  std::vector<ContentMap> maps_;  // rank-major, kNumBuffers per rank
-  std::vector<Piece> pieces_;     // scratch space of read()
+  std::vector<ContentMap> maps_;   // rank-major, kNumBuffers per rank
+  std::vector<Piece> pieces_;      // scratch space of read()
 };
 
 }  // namespace multilane::verify

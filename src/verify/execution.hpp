@@ -1,13 +1,14 @@
 // verify/execution.hpp — runs a matched schedule under synchronous semantics.
 //
 // An operation is ready when all its dependencies have completed. A Copy or a Reduce completes
-// as soon as it is ready (the observer's on_copy() sees both). A node's k-th group call happens (all its ops complete together) when every
-// member's op is ready and the node's call k-1 has happened. The k-th message of an ordered pair is
-// delivered (its Send and Recv complete together) when both ends are ready and message k-1 of that
-// pair has been delivered. The executor is a worklist: every operation enters it once and every
-// delivery is tried only when one of its ends becomes ready or the previous message goes, so a run
-// costs O(ops + dependencies + transfers). The observer sees copies and deliveries in the order
-// they happen, which is one valid order among many (the race check makes them equivalent).
+// as soon as it is ready (the observer's on_copy() sees both). A node's k-th group call happens
+// (all its ops complete together) when every member's op is ready and the node's call k-1 has
+// happened. The k-th message of an ordered pair is delivered (its Send and Recv complete together)
+// when both ends are ready and message k-1 of that pair has been delivered. The executor is a
+// worklist: every operation enters it once and every delivery is tried only when one of its ends
+// becomes ready or the previous message goes, so a run costs O(ops + dependencies + transfers). The
+// observer sees copies and deliveries in the order they happen, which is one valid order among many
+// (the race check makes them equivalent).
 //
 // When the worklist runs dry with operations left, the schedule deadlocks; the final state is
 // kept for describe_deadlock() (deadlock.hpp).

@@ -133,14 +133,14 @@ class RankRaceChecker {
       }
       for (std::uint32_t n = a.readers; n != 0; n = reader_nodes_[n].next) {
         const OpIndex reader = reader_nodes_[n].op;
-        if (reader != i && !ordered(reader, i)) add_conflict(Hazard::WriteAfterRead, range.buffer, reader, b, e);
+        if (reader != i && !ordered(reader, i))
+          add_conflict(Hazard::WriteAfterRead, range.buffer, reader, b, e);
       }
       a = Access{i, 0};
     });
   }
 
-  void add_conflict(Hazard hazard, Buffer buffer, OpIndex other, std::uint64_t b,
-                    std::uint64_t e) {
+  void add_conflict(Hazard hazard, Buffer buffer, OpIndex other, std::uint64_t b, std::uint64_t e) {
     for (Conflict& c : conflicts_) {
       if (c.hazard == hazard && c.buffer == buffer && c.other == other && c.end == b) {
         c.end = e;

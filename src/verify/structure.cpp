@@ -47,8 +47,7 @@ bool check_shape(const Schedule& s, const Platform& platform, ErrorSink& sink) {
   if (s.element_size == 0) {
     fail("element size is 0: an element has at least one byte");
   } else if (is_reduction(s.collective) && s.size % s.element_size != 0) {
-    fail(fmt::format("size {} is not a whole number of {}-byte elements", s.size,
-                     s.element_size));
+    fail(fmt::format("size {} is not a whole number of {}-byte elements", s.size, s.element_size));
   }
   if (s.scratch_bytes.size() != static_cast<std::size_t>(p)) {
     fail(fmt::format("scratch_bytes has {} entries for {} ranks", s.scratch_bytes.size(), p));
@@ -91,7 +90,7 @@ class OpChecker {
     } else {
       check_peer();
       check_lane();
-      check_range(op_->range, op_->kind == OpKind::Send     ? "reads"
+      check_range(op_->range, op_->kind == OpKind::Send   ? "reads"
                               : op_->kind == OpKind::Recv ? "writes"
                                                           : "combines into");
     }

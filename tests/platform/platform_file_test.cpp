@@ -205,7 +205,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"UnknownDefaultsKey", "name = \"x\"\n[defaults]\nlane = 2\n",
                 "t.toml:3: defaults.lane: unknown key; allowed here: lanes, lane_bandwidth, "
                 "lane_up, lane_down, cores, lan_latency, shm_copy_bandwidth, shm_sync_latency, "
-                "shm_single_copy_from, shm_single_copy_bandwidth, shm_single_copy_latency, reduce_bandwidth"},
+                "shm_single_copy_from, shm_single_copy_bandwidth, shm_single_copy_latency, "
+                "reduce_bandwidth"},
         BadCase{"UnknownLaneKey",
                 kTwoSites + "[[site]]\nname = \"c\"\n[[site.node]]\nlanes = [{speed = 1}]\n",
                 "t.toml:14: site[2].node[0].lanes[0].speed: unknown key; allowed here: up, "

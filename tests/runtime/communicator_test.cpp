@@ -55,12 +55,12 @@ TEST(Communicator, NonBlockingExchangeInBothDirections) {
 
 // Reductions take these in turn, so every algorithm meets several element sizes and kinds.
 constexpr Reduction kCheckedReductions[] = {
-    {ElementType::Int32, ReduceOp::Sum},     {ElementType::Double, ReduceOp::Sum},
-    {ElementType::Uint8, ReduceOp::Bxor},    {ElementType::DoubleInt, ReduceOp::Minloc},
-    {ElementType::Int64, ReduceOp::Max},     {ElementType::Float16, ReduceOp::Sum},
-    {ElementType::Uint16, ReduceOp::Prod},   {ElementType::IntInt, ReduceOp::Maxloc},
-    {ElementType::Float, ReduceOp::Min},     {ElementType::Int8, ReduceOp::Lor},
-    {ElementType::Bfloat16, ReduceOp::Sum},  {ElementType::Uint64, ReduceOp::Band},
+    {ElementType::Int32, ReduceOp::Sum},    {ElementType::Double, ReduceOp::Sum},
+    {ElementType::Uint8, ReduceOp::Bxor},   {ElementType::DoubleInt, ReduceOp::Minloc},
+    {ElementType::Int64, ReduceOp::Max},    {ElementType::Float16, ReduceOp::Sum},
+    {ElementType::Uint16, ReduceOp::Prod},  {ElementType::IntInt, ReduceOp::Maxloc},
+    {ElementType::Float, ReduceOp::Min},    {ElementType::Int8, ReduceOp::Lor},
+    {ElementType::Bfloat16, ReduceOp::Sum}, {ElementType::Uint64, ReduceOp::Band},
 };
 
 // Every collective and every algorithm, checked byte for byte (reductions element by element)
@@ -72,8 +72,7 @@ void check_every_algorithm(LocalJob job, std::uint64_t size) {
     for (const AlgorithmInfo& info : all_algorithms()) {
       for (int root : {0, ranks - 1}) {
         const Collective c = info.collective;
-        const Reduction reduction =
-            kCheckedReductions[turn++ % std::size(kCheckedReductions)];
+        const Reduction reduction = kCheckedReductions[turn++ % std::size(kCheckedReductions)];
         const std::uint64_t n =
             is_reduction(c) ? size / element_size(reduction.type) * element_size(reduction.type)
                             : size;

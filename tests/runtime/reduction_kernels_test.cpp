@@ -72,8 +72,7 @@ std::vector<std::uint16_t> halves(std::initializer_list<std::uint16_t> bits) {
 TEST(ReduceElements, HalfPrecisionRoundsToNearestEven) {
   // 1.0 + 1.0 = 2.0; 2048 + 1 = 2049 is a tie between 2048 and 2050: even mantissa 2048;
   // 65504 (largest) + 32 overflows to infinity; 2^-24 (smallest subnormal) + 2^-24 = 2^-23.
-  EXPECT_EQ(combined(ElementType::Float16, ReduceOp::Sum,
-                     halves({0x3c00, 0x6800, 0x7bff, 0x0001}),
+  EXPECT_EQ(combined(ElementType::Float16, ReduceOp::Sum, halves({0x3c00, 0x6800, 0x7bff, 0x0001}),
                      halves({0x3c00, 0x3c00, 0x5000, 0x0001})),
             halves({0x4000, 0x6800, 0x7c00, 0x0002}));
   // 2049 + 2 = 2051, a tie between 2050 and 2052: 2052 (even).
@@ -145,7 +144,8 @@ TEST(ChunkCombiner, CombinesChunksCutAnywhereInAnyOrder) {
     combiner.landed(offset, length);
   }
   for (std::size_t i = 0; i < kCount; ++i) {
-    ASSERT_EQ(accumulator[i], static_cast<std::int64_t>(i) + 1000 * static_cast<std::int64_t>(i) + 7)
+    ASSERT_EQ(accumulator[i],
+              static_cast<std::int64_t>(i) + 1000 * static_cast<std::int64_t>(i) + 7)
         << "element " << i;
   }
 }
