@@ -1,0 +1,37 @@
+// mpi/comm_bootstrap.hpp — a multilane job over the ranks of an MPI communicator, set up with
+// PMPI_* calls on that communicator only: no rendezvous server, no variables to set.
+//
+// Two steps, each collective (every rank of the communicator calls it at the same point, which
+// a collective call guarantees):
+//   gather_layout()   one PMPI_Allgather of host hashes (host_identity.hpp): which ranks share
+//                     a node. Done at a communicator's first wrapped collective; the route
+//                     policy needs it.
+//   join()            rank 0 draws a fresh 32-byte secret and a job id (libsodium) and
+//                     PMPI_Bcasts them; every rank listens and PMPI_Allgathers its address
+//                     (runtime/exchange_join.hpp); the platform is one site whose nodes are the
+//                     hosts, each holding its ranks (so the shared-memory layer serves them).
+//                     Done at the first call routed to multilane.
+// Both throw CommunicationError when a PMPI call or the setup fails.
+#pragma once
+
+#include <mpi.h>
+
+#include <vector>
+
+#include "mpi/route_policy.hpp"
+#include "multilane/communicator.hpp"
+
+namespace multilane::mpi {
+
+struct CommLayout {
+  int rank = 0;
+  int size = 1;
+  std::vector<int> node_of;  // rank -> node index (nodes numbered by their first rank)
+  int nodes = 1;
+  CommShape shape() const { return {size, nodes}; }
+};
+
+CommLayout gather_layout(MPI_Comm comm);
+Communicator join(MPI_Comm comm, const CommLayout& layout);
+
+}  // namespace multilane::mpi

@@ -1,0 +1,46 @@
+// mpi/route_policy.hpp — per call, who runs a collective: multilane or the MPI library.
+//
+// The one place the rule lives, so that measurements can later drive it. Every input is the
+// same on every rank of the call (the collective, its size in bytes, where the communicator's
+// ranks are, the settings), so all ranks take the same route without talking: a route that
+// differed between ranks would deadlock.
+//
+// Today's rule, in order:
+//   1. MULTILANE_ALGORITHM_<COLL> names the route ("mpi", "auto" or an algorithm);
+//   2. a communicator of one rank, or a call without data (a zero count), stays with MPI;
+//   3. on one node, calls below `small_bytes` stay with MPI (its shared-memory path has the
+//      lower latency), and so does the barrier;
+//   4. everything else is multilane's, algorithm "auto" (the model picks).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "mpi/settings.hpp"
+#include "mpi/wrapped_call.hpp"
+
+namespace multilane::mpi {
+
+// Where the ranks of a communicator are, as far as the policy cares.
+struct CommShape {
+  int size = 1;
+  int nodes = 1;  // distinct hosts
+};
+
+struct Route {
+  bool multilane = false;
+  std::string algorithm;  // multilane's algorithm ("auto" or a name); empty for MPI
+  std::string reason;     // for MULTILANE_EXPLAIN
+};
+
+class RoutePolicy {
+ public:
+  explicit RoutePolicy(const Settings& settings) : settings_(settings) {}
+  // `bytes`: the size in multilane's sense (the whole message of a bcast, one block otherwise).
+  Route choose(WrappedCall call, std::uint64_t bytes, const CommShape& shape) const;
+
+ private:
+  const Settings& settings_;
+};
+
+}  // namespace multilane::mpi
