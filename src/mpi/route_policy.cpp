@@ -3,12 +3,16 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 namespace multilane::mpi {
 
 Route RoutePolicy::choose(WrappedCall call, std::uint64_t bytes, const CommShape& shape) const {
   const std::string& forced = settings_.forced[static_cast<std::size_t>(call)];
   if (!forced.empty()) {
-    const std::string why = fmt::format("MULTILANE_ALGORITHM_{} is set", call_name(call));
+    std::string name(call_name(call));
+    for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const std::string why = fmt::format("MULTILANE_ALGORITHM_{}={}", name, forced);
     if (forced == "mpi") return {false, "", why};
     if (shape.size > 1) return {true, forced, why};
   }

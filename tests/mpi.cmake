@@ -1,0 +1,118 @@
+# tests/mpi.cmake — the PMPI library (src/mpi/, docs/mpi.md) under real MPI launchers.
+#
+# The C programs of tests/mpi/ are built once per MPI family (Open MPI: mpi_test_<name>_ompi,
+# MPICH: mpi_test_<name>_mpich) against that family only, and run
+#   plain     without the library (the programs' own check of the MPI library),
+#   forced    with the library preloaded and MULTILANE_ALGORITHM_<COLL>=auto for every
+#             collective, so that every call, even a zero count or a barrier on one node, takes
+#             multilane's path,
+#   policy    with the library preloaded and its default route policy (small calls on one node
+#             stay with MPI, large ones go to multilane),
+# on a few rank counts in 1..9 (oversubscribed: CI has 2 cores). Each program checks every
+# element and prints "No Errors". Open MPI as root needs --allow-run-as-root.
+#
+# Not in the ASan build: preloading ASan-built libraries into programs that are not
+# (mpirun's) needs the ASan runtime first in the initial library list; the plain build runs
+# the suite.
+if(MULTILANE_SANITIZE)
+  message(STATUS "MPI library tests skipped in the sanitizer build (tests/mpi.cmake says why)")
+  return()
+endif()
+enable_language(C)
+
+find_program(MULTILANE_MPIRUN_OPENMPI mpirun.openmpi)
+find_program(MULTILANE_MPIEXEC_MPICH mpiexec.mpich)
+set(mpi_test_programs coll_types coll_comms coll_nonblocking fallback)
+set(mpi_forced_env "")
+foreach(coll IN ITEMS BCAST SCATTER GATHER ALLGATHER ALLTOALL BARRIER)
+  list(APPEND mpi_forced_env MULTILANE_ALGORITHM_${coll}=auto)
+endforeach()
+
+# mpi_family_test(NAME FAMILY RANKS PROGRAM MODE [VAR=VALUE...]): one launch of a program.
+function(mpi_family_test name family ranks program mode)
+  set(env ${ARGN})
+  if(NOT mode STREQUAL "plain")
+    list(APPEND env "LD_PRELOAD=$<TARGET_FILE:multilane_${family}>")
+  endif()
+  if(mode STREQUAL "forced")
+    list(APPEND env ${mpi_forced_env})
+  endif()
+  if(family STREQUAL "mpi")
+    set(command ${MULTILANE_MPIRUN_OPENMPI} --allow-run-as-root --oversubscribe --bind-to none
+                -n ${ranks})
+    foreach(assignment IN LISTS env)
+      list(APPEND command -x ${assignment})
+    endforeach()
+    set(binary mpi_test_${program}_ompi)
+  else()
+    set(command ${MULTILANE_MPIEXEC_MPICH} -n ${ranks})
+    foreach(assignment IN LISTS env)
+      string(REGEX REPLACE "=.*" "" variable "${assignment}")
+      string(REGEX REPLACE "^[^=]*=" "" value "${assignment}")
+      list(APPEND command -genv ${variable} ${value})
+    endforeach()
+    set(binary mpi_test_${program}_mpich)
+  endif()
+  add_test(NAME ${name} COMMAND ${command} $<TARGET_FILE:${binary}>)
+  set_tests_properties(${name} PROPERTIES TIMEOUT 120 LABELS mpi PASS_REGULAR_EXPRESSION
+                                          "No Errors" FAIL_REGULAR_EXPRESSION "Found [0-9]+ errors")
+endfunction()
+
+# ---- Open MPI ----
+if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
+  foreach(program IN LISTS mpi_test_programs)
+    add_executable(mpi_test_${program}_ompi tests/mpi/${program}.c)
+    target_link_libraries(mpi_test_${program}_ompi PRIVATE PkgConfig::MULTILANE_OMPI)
+  endforeach()
+  mpi_family_test(mpi-ompi-types-plain-4 mpi 4 coll_types plain)
+  mpi_family_test(mpi-ompi-types-forced-1 mpi 1 coll_types forced)
+  mpi_family_test(mpi-ompi-types-forced-3 mpi 3 coll_types forced)
+  mpi_family_test(mpi-ompi-types-forced-9 mpi 9 coll_types forced)
+  mpi_family_test(mpi-ompi-types-policy-4 mpi 4 coll_types policy)
+  mpi_family_test(mpi-ompi-comms-plain-5 mpi 5 coll_comms plain)
+  mpi_family_test(mpi-ompi-comms-forced-6 mpi 6 coll_comms forced)
+  mpi_family_test(mpi-ompi-nonblocking-plain-4 mpi 4 coll_nonblocking plain)
+  mpi_family_test(mpi-ompi-nonblocking-forced-4 mpi 4 coll_nonblocking forced)
+  mpi_family_test(mpi-ompi-nonblocking-policy-7 mpi 7 coll_nonblocking policy)
+  mpi_family_test(mpi-ompi-fallback-forced-5 mpi 5 fallback forced)
+
+  # The library was used: every call of a forced run is explained as multilane's on rank 0.
+  mpi_family_test(mpi-ompi-explain mpi 2 fallback forced MULTILANE_EXPLAIN=1)
+  set_tests_properties(mpi-ompi-explain PROPERTIES PASS_REGULAR_EXPRESSION
+    "multilane-mpi: MPI_Bcast 4000 B root 1, 2 ranks on 1 node\\(s\\): multilane [a-z-]+ \\(MULTILANE_ALGORITHM_BCAST=auto\\).*No Errors")
+  # ... and MULTILANE_MPI=off turns it off: nothing is explained.
+  mpi_family_test(mpi-ompi-off mpi 2 fallback forced MULTILANE_EXPLAIN=1 MULTILANE_MPI=off)
+  set_tests_properties(mpi-ompi-off PROPERTIES FAIL_REGULAR_EXPRESSION "multilane-mpi:")
+
+  # Linked, not preloaded: -lmultilane_mpi before the MPI library.
+  add_executable(mpi_test_linked_ompi tests/mpi/coll_nonblocking.c)
+  target_link_libraries(mpi_test_linked_ompi PRIVATE multilane_mpi PkgConfig::MULTILANE_OMPI)
+  add_test(NAME mpi-ompi-linked
+           COMMAND ${MULTILANE_MPIRUN_OPENMPI} --allow-run-as-root --oversubscribe -n 3
+                   -x MULTILANE_EXPLAIN=1 -x MULTILANE_ALGORITHM_BCAST=auto
+                   $<TARGET_FILE:mpi_test_linked_ompi>)
+  set_tests_properties(mpi-ompi-linked PROPERTIES TIMEOUT 120 LABELS mpi PASS_REGULAR_EXPRESSION
+                       "MPI_Ibcast 4 B root 0, 3 ranks on 1 node\\(s\\): multilane.*No Errors")
+else()
+  message(STATUS "Open MPI or mpirun.openmpi missing: the Open MPI tests of the MPI library are skipped")
+endif()
+
+# ---- MPICH ----
+if(TARGET multilane_mpich AND MULTILANE_MPIEXEC_MPICH)
+  foreach(program IN LISTS mpi_test_programs)
+    add_executable(mpi_test_${program}_mpich tests/mpi/${program}.c)
+    target_link_libraries(mpi_test_${program}_mpich PRIVATE PkgConfig::MULTILANE_MPICH)
+  endforeach()
+  # MPICH's ranks poll while they wait: plain runs on 2 cores are slow, so fewer of them.
+  mpi_family_test(mpi-mpich-types-plain-2 mpich 2 coll_types plain)
+  mpi_family_test(mpi-mpich-types-forced-4 mpich 4 coll_types forced)
+  mpi_family_test(mpi-mpich-types-policy-3 mpich 3 coll_types policy)
+  mpi_family_test(mpi-mpich-comms-forced-5 mpich 5 coll_comms forced)
+  mpi_family_test(mpi-mpich-nonblocking-forced-3 mpich 3 coll_nonblocking forced)
+  mpi_family_test(mpi-mpich-fallback-forced-4 mpich 4 fallback forced)
+  mpi_family_test(mpi-mpich-explain mpich 2 fallback forced MULTILANE_EXPLAIN=1)
+  set_tests_properties(mpi-mpich-explain PROPERTIES PASS_REGULAR_EXPRESSION
+    "multilane-mpi: MPI_Gather 4000 B root 0, 2 ranks on 1 node\\(s\\): multilane .*No Errors")
+else()
+  message(STATUS "MPICH or mpiexec.mpich missing: the MPICH tests of the MPI library are skipped")
+endif()
