@@ -22,15 +22,17 @@ enable_language(C)
 
 find_program(MULTILANE_MPIRUN_OPENMPI mpirun.openmpi)
 find_program(MULTILANE_MPIEXEC_MPICH mpiexec.mpich)
-set(mpi_test_programs coll_types coll_comms coll_nonblocking fallback)
+set(mpi_test_programs coll_types coll_comms coll_nonblocking fallback errors)
 set(mpi_forced_env "")
 foreach(coll IN ITEMS BCAST SCATTER GATHER ALLGATHER ALLTOALL BARRIER)
   list(APPEND mpi_forced_env MULTILANE_ALGORITHM_${coll}=auto)
 endforeach()
 
-# mpi_family_test(NAME FAMILY RANKS PROGRAM MODE [VAR=VALUE...]): one launch of a program.
+# mpi_family_test(NAME FAMILY RANKS PROGRAM MODE [VAR=VALUE...] [ARGS program arguments...]):
+# one launch of a program.
 function(mpi_family_test name family ranks program mode)
-  set(env ${ARGN})
+  cmake_parse_arguments(PARSE_ARGV 5 test "" "" "ARGS")
+  set(env ${test_UNPARSED_ARGUMENTS})
   if(NOT mode STREQUAL "plain")
     list(APPEND env "LD_PRELOAD=$<TARGET_FILE:multilane_${family}>")
   endif()
@@ -53,7 +55,7 @@ function(mpi_family_test name family ranks program mode)
     endforeach()
     set(binary mpi_test_${program}_mpich)
   endif()
-  add_test(NAME ${name} COMMAND ${command} $<TARGET_FILE:${binary}>)
+  add_test(NAME ${name} COMMAND ${command} $<TARGET_FILE:${binary}> ${test_ARGS})
   set_tests_properties(${name} PROPERTIES TIMEOUT 120 LABELS mpi PASS_REGULAR_EXPRESSION
                                           "No Errors" FAIL_REGULAR_EXPRESSION "Found [0-9]+ errors")
 endfunction()
@@ -84,6 +86,19 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
   mpi_family_test(mpi-ompi-off mpi 2 fallback forced MULTILANE_EXPLAIN=1 MULTILANE_MPI=off)
   set_tests_properties(mpi-ompi-off PROPERTIES FAIL_REGULAR_EXPRESSION "multilane-mpi:")
 
+  # Failures follow the error handler: MPI_ERRORS_RETURN gives a code and MPI_Error_string the
+  # message; MPI_ERRORS_ARE_FATAL aborts with the message naming the rank, call and cause.
+  mpi_family_test(mpi-ompi-errors-return mpi 3 errors plain LD_PRELOAD=$<TARGET_FILE:multilane_mpi>
+                  MULTILANE_ALGORITHM_BCAST=auto MULTILANE_TIMEOUT=10)
+  add_test(NAME mpi-ompi-errors-fatal
+           COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=nonzero
+                   "-DEXPECT_OUTPUT=multilane: rank [12] \\(world rank [12]\\) in MPI_Bcast on a communicator of 3 ranks: .*rank 0 runs a different call"
+                   -P ${MULTILANE_EXPECT} -- ${MULTILANE_MPIRUN_OPENMPI} --allow-run-as-root
+                   --oversubscribe -n 3 -x LD_PRELOAD=$<TARGET_FILE:multilane_mpi>
+                   -x MULTILANE_ALGORITHM_BCAST=auto -x MULTILANE_TIMEOUT=10
+                   $<TARGET_FILE:mpi_test_errors_ompi> fatal)
+  set_tests_properties(mpi-ompi-errors-fatal PROPERTIES TIMEOUT 120 LABELS mpi)
+
   # Linked, not preloaded: -lmultilane_mpi before the MPI library.
   add_executable(mpi_test_linked_ompi tests/mpi/coll_nonblocking.c)
   target_link_libraries(mpi_test_linked_ompi PRIVATE multilane_mpi PkgConfig::MULTILANE_OMPI)
@@ -110,6 +125,9 @@ if(TARGET multilane_mpich AND MULTILANE_MPIEXEC_MPICH)
   mpi_family_test(mpi-mpich-comms-forced-5 mpich 5 coll_comms forced)
   mpi_family_test(mpi-mpich-nonblocking-forced-3 mpich 3 coll_nonblocking forced)
   mpi_family_test(mpi-mpich-fallback-forced-4 mpich 4 fallback forced)
+  mpi_family_test(mpi-mpich-errors-return mpich 3 errors plain
+                  LD_PRELOAD=$<TARGET_FILE:multilane_mpich> MULTILANE_ALGORITHM_BCAST=auto
+                  MULTILANE_TIMEOUT=10)
   mpi_family_test(mpi-mpich-explain mpich 2 fallback forced MULTILANE_EXPLAIN=1)
   set_tests_properties(mpi-mpich-explain PROPERTIES PASS_REGULAR_EXPRESSION
     "multilane-mpi: MPI_Gather 4000 B root 0, 2 ranks on 1 node\\(s\\): multilane .*No Errors")
