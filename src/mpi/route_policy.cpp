@@ -20,13 +20,28 @@ Route RoutePolicy::choose(WrappedCall call, std::uint64_t bytes, const CommShape
   if (bytes == 0 && call != WrappedCall::Barrier) return {false, "", "no data"};
   if (shape.nodes == 1) {
     if (call == WrappedCall::Barrier) return {false, "", "barrier on one node"};
-    if (bytes < settings_.small_bytes) {
-      return {false, "",
-              fmt::format("{} B on one node, below {} B (MULTILANE_MPI_SMALL)", bytes,
-                          settings_.small_bytes)};
+    if (const std::uint64_t from = one_node_from(call); bytes < from) {
+      return {false, "", fmt::format("{} B on one node, below {} B", bytes, from)};
     }
   }
   return {true, "auto", fmt::format("{} B on {} node(s)", bytes, shape.nodes)};
+}
+
+std::uint64_t RoutePolicy::one_node_from(WrappedCall call) const {
+  if (settings_.small_bytes > 0) return settings_.small_bytes;
+  switch (call) {
+    case WrappedCall::Bcast:
+      return 2u << 20;
+    case WrappedCall::Scatter:
+    case WrappedCall::Gather:
+      return 512u << 10;
+    case WrappedCall::Allgather:
+    case WrappedCall::Alltoall:
+      return 64u << 10;
+    case WrappedCall::Barrier:
+      break;
+  }
+  return ~std::uint64_t{0};
 }
 
 }  // namespace multilane::mpi

@@ -7,7 +7,7 @@
 //                                  (multilane's model picks) or one of multilane's algorithms
 //                                  ("multilane" means auto where no algorithm has that name)
 //   MULTILANE_MPI_SMALL=BYTES      on one node, calls below this size stay with the MPI library
-//                                  (default 64KiB; route_policy.hpp)
+//                                  (default: per collective, route_policy.hpp)
 // The variables must be the same on every rank (each rank decides alone, and all must agree).
 // A bad value is an error at MPI_Init naming the variable and what is allowed.
 #pragma once
@@ -23,7 +23,7 @@ namespace multilane::mpi {
 struct Settings {
   bool enabled = true;
   bool explain = false;
-  std::uint64_t small_bytes = 64 * 1024;
+  std::uint64_t small_bytes = 0;                  // MULTILANE_MPI_SMALL; 0: the policy's table
   std::array<std::string, kWrappedCalls> forced;  // "" when the policy decides
 
   // Reads the process environment; throws UsageError on a bad value.
