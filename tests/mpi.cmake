@@ -108,6 +108,15 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
                    $<TARGET_FILE:mpi_test_linked_ompi>)
   set_tests_properties(mpi-ompi-linked PROPERTIES TIMEOUT 120 LABELS mpi PASS_REGULAR_EXPRESSION
                        "MPI_Ibcast 4 B root 0, 3 ranks on 1 node\\(s\\): multilane.*No Errors")
+  # ... and the static variant, linked the same way.
+  add_executable(mpi_test_static_ompi tests/mpi/coll_nonblocking.c)
+  target_link_libraries(mpi_test_static_ompi PRIVATE multilane_mpi_static PkgConfig::MULTILANE_OMPI)
+  add_test(NAME mpi-ompi-static
+           COMMAND ${MULTILANE_MPIRUN_OPENMPI} --allow-run-as-root --oversubscribe -n 2
+                   -x MULTILANE_EXPLAIN=1 -x MULTILANE_ALGORITHM_ALLTOALL=auto
+                   $<TARGET_FILE:mpi_test_static_ompi>)
+  set_tests_properties(mpi-ompi-static PROPERTIES TIMEOUT 120 LABELS mpi PASS_REGULAR_EXPRESSION
+                       "MPI_Ialltoall 4000 B, 2 ranks on 1 node\\(s\\): multilane.*No Errors")
 else()
   message(STATUS "Open MPI or mpirun.openmpi missing: the Open MPI tests of the MPI library are skipped")
 endif()

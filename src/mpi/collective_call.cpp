@@ -40,6 +40,27 @@ std::optional<CollectiveCall> describe_call(WrappedCall call, MPI_Comm comm, con
     c.block = data_bytes(static_cast<std::uint64_t>(args.sendcount), args.sendtype);
     return true;
   };
+  // MPI_IN_PLACE in a significant argument where MPI does not allow it: erroneous, for the MPI
+  // library to report.
+  const bool send_in_place = args.sendbuf == MPI_IN_PLACE,
+             recv_in_place = args.recvbuf == MPI_IN_PLACE;
+  switch (call) {
+    case WrappedCall::Bcast:
+      if (recv_in_place) return std::nullopt;
+      break;
+    case WrappedCall::Scatter:
+      if ((send_in_place && root) || (recv_in_place && !root)) return std::nullopt;
+      break;
+    case WrappedCall::Gather:
+      if ((recv_in_place && root) || (send_in_place && !root)) return std::nullopt;
+      break;
+    case WrappedCall::Allgather:
+    case WrappedCall::Alltoall:
+      if (recv_in_place) return std::nullopt;
+      break;
+    case WrappedCall::Barrier:
+      break;
+  }
   bool ok = true;
   switch (call) {
     case WrappedCall::Bcast:
