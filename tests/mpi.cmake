@@ -28,10 +28,10 @@ foreach(coll IN ITEMS BCAST SCATTER GATHER ALLGATHER ALLTOALL BARRIER)
   list(APPEND mpi_forced_env MULTILANE_ALGORITHM_${coll}=auto)
 endforeach()
 
-# mpi_family_test(NAME FAMILY RANKS PROGRAM MODE [VAR=VALUE...] [ARGS program arguments...]):
-# one launch of a program.
+# mpi_family_test(NAME FAMILY RANKS PROGRAM MODE [VAR=VALUE...] [ARGS program arguments...]
+#                 [WRAP command before the program...]): one launch of a program.
 function(mpi_family_test name family ranks program mode)
-  cmake_parse_arguments(PARSE_ARGV 5 test "" "" "ARGS")
+  cmake_parse_arguments(PARSE_ARGV 5 test "" "" "ARGS;WRAP")
   set(env ${test_UNPARSED_ARGUMENTS})
   if(NOT mode STREQUAL "plain")
     list(APPEND env "LD_PRELOAD=$<TARGET_FILE:multilane_${family}>")
@@ -55,7 +55,7 @@ function(mpi_family_test name family ranks program mode)
     endforeach()
     set(binary mpi_test_${program}_mpich)
   endif()
-  add_test(NAME ${name} COMMAND ${command} $<TARGET_FILE:${binary}> ${test_ARGS})
+  add_test(NAME ${name} COMMAND ${command} ${test_WRAP} $<TARGET_FILE:${binary}> ${test_ARGS})
   set_tests_properties(${name} PROPERTIES TIMEOUT 120 LABELS mpi PASS_REGULAR_EXPRESSION
                                           "No Errors" FAIL_REGULAR_EXPRESSION "Found [0-9]+ errors")
 endfunction()
@@ -77,6 +77,10 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
   mpi_family_test(mpi-ompi-nonblocking-forced-4 mpi 4 coll_nonblocking forced)
   mpi_family_test(mpi-ompi-nonblocking-policy-7 mpi 7 coll_nonblocking policy)
   mpi_family_test(mpi-ompi-fallback-forced-5 mpi 5 fallback forced)
+  # Two ranks per "node" (tests/mpi/as_nodes.sh): the route policy sends every call with data
+  # to multilane, which joins the nodes over TCP and the ranks of a node by shared memory.
+  mpi_family_test(mpi-ompi-types-nodes-4 mpi 4 coll_types policy
+                  WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 2)
 
   # The library was used: every call of a forced run is explained as multilane's on rank 0.
   mpi_family_test(mpi-ompi-explain mpi 2 fallback forced MULTILANE_EXPLAIN=1)
@@ -132,6 +136,8 @@ if(TARGET multilane_mpich AND MULTILANE_MPIEXEC_MPICH)
   mpi_family_test(mpi-mpich-types-forced-4 mpich 4 coll_types forced)
   mpi_family_test(mpi-mpich-types-policy-3 mpich 3 coll_types policy)
   mpi_family_test(mpi-mpich-comms-forced-5 mpich 5 coll_comms forced)
+  mpi_family_test(mpi-mpich-comms-nodes-5 mpich 5 coll_comms policy
+                  WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 2)
   mpi_family_test(mpi-mpich-nonblocking-forced-3 mpich 3 coll_nonblocking forced)
   mpi_family_test(mpi-mpich-fallback-forced-4 mpich 4 fallback forced)
   mpi_family_test(mpi-mpich-errors-return mpich 3 errors plain

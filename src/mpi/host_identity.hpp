@@ -4,7 +4,9 @@
 // The host name alone collides (containers and cloned machines share names; NCCL learned this);
 // /proc/sys/kernel/random/boot_id is fresh at every boot of a kernel, so two processes with the
 // same hash share a kernel, hence shared memory. Ranks gather these hashes over MPI and group
-// equal ones into one node of the platform.
+// equal ones into one node of the platform. MULTILANE_HOST_ID, when set, replaces both (as
+// NCCL_HOSTID does): ranks in different network namespaces of one kernel (the emulated grid)
+// are different nodes.
 #pragma once
 
 #include <cstdint>
