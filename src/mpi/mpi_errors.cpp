@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "mpi/comm_state.hpp"
 #include "mpi/library.hpp"
 
 namespace multilane::mpi {
@@ -33,6 +34,7 @@ int report_failure(MPI_Comm comm, std::string_view function, const std::string& 
   if (fatal) {
     std::fprintf(stderr, "%s\n", message.c_str());
     std::fflush(stderr);
+    end_all_multilane_jobs();
     PMPI_Abort(comm, 1);
   } else if (!returns) {
     PMPI_Comm_call_errhandler(comm, code);

@@ -7,7 +7,12 @@
  * MULTILANE_ALGORITHM_BCAST=auto (the MPI library's own bcast would not notice).
  *
  * `errors fatal`: the same on MPI_COMM_WORLD, whose handler is MPI_ERRORS_ARE_FATAL: the job
- * aborts with multilane's message naming the rank, the call and the cause. */
+ * aborts with multilane's message naming the rank, the call and the cause.
+ *
+ * `errors kill`: rank 1 dies (SIGKILL) while the others are in a 16 MiB bcast; they abort
+ * naming it (run under a launcher that lets them, e.g. mpiexec.mpich -disable-auto-cleanup). */
+#include <signal.h>
+
 #include "mltest.h"
 
 int main(int argc, char** argv) {
@@ -17,6 +22,15 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   unsigned char* buf = mltest_alloc(1 << 20);
   memset(buf, rank, 1 << 20);
+  if (argc > 1 && strcmp(argv[1], "kill") == 0) {
+    unsigned char* big = mltest_alloc(16 << 20);
+    MPI_Bcast(big, 1000, MPI_BYTE, 0, MPI_COMM_WORLD); /* the job is set up */
+    if (rank == 1) raise(SIGKILL);
+    MPI_Bcast(big, 16 << 20, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (rank != 0) MLTEST_FAIL("MPI_Bcast returned although rank 1 died");
+    free(big);
+    return mltest_finish();
+  }
   if (argc > 1 && strcmp(argv[1], "fatal") == 0) {
     MPI_Bcast(buf, rank == 0 ? 1000 : 2000, MPI_BYTE, 0, MPI_COMM_WORLD);
     if (rank != 0) MLTEST_FAIL("a bcast whose ranks disagree on the size returned");
