@@ -22,7 +22,7 @@ enable_language(C)
 
 find_program(MULTILANE_MPIRUN_OPENMPI mpirun.openmpi)
 find_program(MULTILANE_MPIEXEC_MPICH mpiexec.mpich)
-set(mpi_test_programs coll_types coll_comms coll_nonblocking fallback errors)
+set(mpi_test_programs coll_types coll_comms coll_nonblocking fallback errors thread_multiple)
 set(mpi_forced_env "")
 foreach(coll IN ITEMS BCAST SCATTER GATHER ALLGATHER ALLTOALL BARRIER)
   list(APPEND mpi_forced_env MULTILANE_ALGORITHM_${coll}=auto)
@@ -96,6 +96,11 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
   # The library was used: every call of a forced run is explained as multilane's on rank 0.
   mpi_family_test(mpi-ompi-explain mpi 2 fallback forced MULTILANE_EXPLAIN=1 EXPECT
     "multilane-mpi: MPI_Bcast 4000 B root 1, 2 ranks on 1 node\\(s\\): multilane [a-z-]+ \\(MULTILANE_ALGORITHM_BCAST=auto\\)")
+  # With MPI_THREAD_MULTIPLE every call is the MPI library's: nothing is explained.
+  mpi_family_test(mpi-ompi-thread-multiple mpi 3 thread_multiple forced MULTILANE_EXPLAIN=1)
+  set_tests_properties(mpi-ompi-thread-multiple PROPERTIES
+                       PASS_REGULAR_EXPRESSION "provided MPI_THREAD_MULTIPLE"
+                       FAIL_REGULAR_EXPRESSION "multilane-mpi:|Found [0-9]+ errors")
   # ... and MULTILANE_MPI=off turns it off: nothing is explained.
   mpi_family_test(mpi-ompi-off mpi 2 fallback forced MULTILANE_EXPLAIN=1 MULTILANE_MPI=off)
   set_tests_properties(mpi-ompi-off PROPERTIES FAIL_REGULAR_EXPRESSION "multilane-mpi:")
