@@ -105,6 +105,29 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
   mpi_family_test(mpi-ompi-off mpi 2 fallback forced MULTILANE_EXPLAIN=1 MULTILANE_MPI=off)
   set_tests_properties(mpi-ompi-off PROPERTIES FAIL_REGULAR_EXPRESSION "multilane-mpi:")
 
+  # MULTILANE_PLATFORM: ranks run as nodes node0..node3 and are placed on the file's two sites
+  # by name; a rank on a node the file lacks, and a file that cannot be read, stop the job with
+  # the reason.
+  set(mpi_platform ${CMAKE_SOURCE_DIR}/tests/mpi/two-sites-2x2.toml)
+  mpi_family_test(mpi-ompi-platform mpi 5 coll_comms policy MULTILANE_EXPLAIN=1
+                  MULTILANE_PLATFORM=${mpi_platform}
+                  WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 2
+                  EXPECT "MPI_Bcast 1048579 B root [0-9], 5 ranks on 3 node\\(s\\): multilane ")
+  foreach(case IN ITEMS "unknown-host:${mpi_platform}:rank [0-9] runs on .node4., which is not a node of the file"
+                        "bad-file:${CMAKE_BINARY_DIR}/nonexistent.toml:nonexistent.toml: cannot open")
+    string(REPLACE ":" ";" parts "${case}")
+    list(GET parts 0 what)
+    list(GET parts 1 file)
+    list(GET parts 2 message)
+    add_test(NAME mpi-ompi-platform-${what}
+             COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=nonzero "-DEXPECT_OUTPUT=multilane: .*${message}"
+                     -P ${MULTILANE_EXPECT} -- ${MULTILANE_MPIRUN_OPENMPI} --allow-run-as-root
+                     --oversubscribe -n 5 -x LD_PRELOAD=$<TARGET_FILE:multilane_mpi>
+                     -x MULTILANE_PLATFORM=${file} ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 1
+                     $<TARGET_FILE:mpi_test_coll_comms_ompi>)
+    set_tests_properties(mpi-ompi-platform-${what} PROPERTIES TIMEOUT 120 LABELS mpi)
+  endforeach()
+
   # Failures follow the error handler: MPI_ERRORS_RETURN gives a code and MPI_Error_string the
   # message; MPI_ERRORS_ARE_FATAL aborts with the message naming the rank, call and cause.
   mpi_family_test(mpi-ompi-errors-return mpi 3 errors plain LD_PRELOAD=$<TARGET_FILE:multilane_mpi>

@@ -11,15 +11,31 @@
 
 #include "mpi/host_identity.hpp"
 #include "mpi/listen_address.hpp"
+#include "mpi/platform_match.hpp"
 #include "mpi/pmpi_check.hpp"
 #include "runtime/exchange_join.hpp"
 
 namespace multilane::mpi {
 
-CommLayout gather_layout(MPI_Comm comm) {
+namespace {
+std::vector<std::string> all_gather_text(MPI_Comm comm, int size, const std::string& mine);
+}  // namespace
+
+CommLayout gather_layout(MPI_Comm comm, const std::optional<Platform>& file,
+                         const std::string& path) {
   CommLayout layout;
   pmpi_check(PMPI_Comm_rank(comm, &layout.rank), "PMPI_Comm_rank");
   pmpi_check(PMPI_Comm_size(comm, &layout.size), "PMPI_Comm_size");
+  if (file) {
+    layout.platform = place_by_name(*file, path, all_gather_text(comm, layout.size, node_name()));
+    std::map<int, int> used;
+    for (const RankPlace& place : layout.platform->ranks) {
+      layout.node_of.push_back(place.node);
+      used.emplace(place.node, 0);
+    }
+    layout.nodes = static_cast<int>(used.size());
+    return layout;
+  }
   const std::uint64_t mine = this_host().hash;
   std::vector<std::uint64_t> hashes(static_cast<std::size_t>(layout.size));
   pmpi_check(PMPI_Allgather(&mine, 1, MPI_UINT64_T, hashes.data(), 1, MPI_UINT64_T, comm),
@@ -39,6 +55,7 @@ namespace {
 // One site of the hosts, each node holding the ranks on it; the figures are the runtime's
 // defaults for a job without a platform file (a LAN guess: 10 Gbit/s, 20 us).
 Platform layout_platform(const CommLayout& layout) {
+  if (layout.platform) return *layout.platform;
   Platform platform;
   platform.name = "mpi";
   platform.source = "generated";

@@ -4,18 +4,21 @@
 // Two steps, each collective (every rank of the communicator calls it at the same point, which
 // a collective call guarantees):
 //   gather_layout()   one PMPI_Allgather of host hashes (host_identity.hpp): which ranks share
-//                     a node. Done at a communicator's first wrapped collective; the route
-//                     policy needs it.
+//                     a node; with a platform file, of node names (platform_match.hpp). Done
+//                     at a communicator's first wrapped collective; the route policy needs it.
 //   join()            rank 0 draws a fresh 32-byte secret and a job id (libsodium) and
 //                     PMPI_Bcasts them; every rank listens and PMPI_Allgathers its address
-//                     (runtime/exchange_join.hpp); the platform is one site whose nodes are the
-//                     hosts, each holding its ranks (so the shared-memory layer serves them).
+//                     (runtime/exchange_join.hpp); the platform is the file's, or else one site
+//                     whose nodes are the hosts, each holding its ranks (so the shared-memory
+//                     layer serves them).
 //                     Done at the first call routed to multilane.
 // Both throw CommunicationError when a PMPI call or the setup fails.
 #pragma once
 
 #include <mpi.h>
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "mpi/route_policy.hpp"
@@ -26,12 +29,16 @@ namespace multilane::mpi {
 struct CommLayout {
   int rank = 0;
   int size = 1;
-  std::vector<int> node_of;  // rank -> node index (nodes numbered by their first rank)
-  int nodes = 1;
+  std::vector<int> node_of;          // rank -> node index (nodes numbered by their first rank)
+  int nodes = 1;                     // nodes holding ranks
+  std::optional<Platform> platform;  // the file's, with these ranks placed (platform_match.hpp)
   CommShape shape() const { return {size, nodes}; }
 };
 
-CommLayout gather_layout(MPI_Comm comm);
+// With `file` (MULTILANE_PLATFORM, read from `path`), the ranks are placed on its nodes by name
+// (one PMPI_Allgatherv of the names) instead of by host hash.
+CommLayout gather_layout(MPI_Comm comm, const std::optional<Platform>& file,
+                         const std::string& path);
 Communicator join(MPI_Comm comm, const CommLayout& layout);
 
 }  // namespace multilane::mpi

@@ -40,7 +40,7 @@ CommState& state_of(MPI_Comm comm) {
   if (found) return *static_cast<CommState*>(attribute);
   auto state = std::make_unique<CommState>();
   state->comm = comm;
-  state->layout = gather_layout(comm);
+  state->layout = gather_layout(comm, library().platform, library().settings.platform_file);
   pmpi_check(PMPI_Comm_set_attr(comm, library().keyval, state.get()), "PMPI_Comm_set_attr");
   std::lock_guard lock(live_mutex);
   live.insert(state.get());

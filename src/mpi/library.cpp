@@ -6,6 +6,7 @@
 
 #include "mpi/comm_state.hpp"
 #include "mpi/pending_requests.hpp"
+#include "multilane/platform_file.hpp"
 
 namespace multilane::mpi {
 
@@ -18,6 +19,9 @@ void start_library(int thread_level) {
   Library& lib = library();
   try {
     lib.settings = Settings::from_environment();
+    if (!lib.settings.platform_file.empty()) {
+      lib.platform = load_platform_file(lib.settings.platform_file);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "multilane: %s\n", e.what());
     PMPI_Abort(MPI_COMM_WORLD, 2);

@@ -1,6 +1,7 @@
 // mpi/library.hpp — the PMPI library's process-wide state, from MPI_Init to MPI_Finalize.
 //
-// start() runs right after PMPI_Init / PMPI_Init_thread: it reads the settings, creates the
+// start() runs right after PMPI_Init / PMPI_Init_thread: it reads the settings (and the
+// platform file, so that a bad one stops the job at MPI_Init with its FILE:LINE), creates the
 // communicator keyval (comm_state.hpp) and the error class (mpi_errors.hpp). stop() runs before
 // PMPI_Finalize: it completes what is in flight and frees every communicator's multilane job
 // while MPI still works. Between the two, active() says whether calls may take multilane's
@@ -10,7 +11,10 @@
 
 #include <mpi.h>
 
+#include <optional>
+
 #include "mpi/settings.hpp"
+#include "multilane/platform.hpp"
 
 namespace multilane::mpi {
 
@@ -19,6 +23,7 @@ struct Library {
   bool active = false;
   int keyval = MPI_KEYVAL_INVALID;
   int error_class = MPI_ERR_OTHER;
+  std::optional<Platform> platform;  // MULTILANE_PLATFORM's, read at start
 };
 
 Library& library();

@@ -59,6 +59,7 @@ Settings Settings::from_environment() {
       throw UsageError(fmt::format("MULTILANE_MPI_SMALL={}: {}", small, e.what()));
     }
   }
+  settings.platform_file = variable("MULTILANE_PLATFORM");
   for (std::size_t i = 0; i < kWrappedCalls; ++i) {
     const auto call = static_cast<WrappedCall>(i);
     const std::string name = "MULTILANE_ALGORITHM_" + upper(call_name(call));

@@ -8,6 +8,8 @@
 //                                  ("multilane" means auto where no algorithm has that name)
 //   MULTILANE_MPI_SMALL=BYTES      on one node, calls below this size stay with the MPI library
 //                                  (default: per collective, route_policy.hpp)
+//   MULTILANE_PLATFORM=FILE        the platform's sites, nodes and lanes; ranks are matched to
+//                                  its nodes by name (platform_match.hpp)
 // The variables must be the same on every rank (each rank decides alone, and all must agree).
 // A bad value is an error at MPI_Init naming the variable and what is allowed.
 #pragma once
@@ -25,6 +27,7 @@ struct Settings {
   bool explain = false;
   std::uint64_t small_bytes = 0;                  // MULTILANE_MPI_SMALL; 0: the policy's table
   std::array<std::string, kWrappedCalls> forced;  // "" when the policy decides
+  std::string platform_file;                      // "" without MULTILANE_PLATFORM
 
   // Reads the process environment; throws UsageError on a bad value.
   static Settings from_environment();
