@@ -85,7 +85,7 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
   mpi_family_test(mpi-ompi-comms-plain-5 mpi 5 coll_comms plain)
   mpi_family_test(mpi-ompi-comms-forced-6 mpi 6 coll_comms forced)
   mpi_family_test(mpi-ompi-nonblocking-plain-4 mpi 4 coll_nonblocking plain)
-  mpi_family_test(mpi-ompi-nonblocking-forced-4 mpi 4 coll_nonblocking forced)
+  mpi_family_test(mpi-ompi-nonblocking-forced-4 mpi 4 coll_nonblocking forced ARGS free-before-wait)
   mpi_family_test(mpi-ompi-nonblocking-policy-7 mpi 7 coll_nonblocking policy)
   mpi_family_test(mpi-ompi-fallback-forced-5 mpi 5 fallback forced)
   # Two ranks per "node" (tests/mpi/as_nodes.sh): the route policy sends every call with data
@@ -190,7 +190,8 @@ if(TARGET multilane_mpich AND MULTILANE_MPIEXEC_MPICH)
   mpi_family_test(mpi-mpich-comms-forced-5 mpich 5 coll_comms forced)
   mpi_family_test(mpi-mpich-comms-nodes-5 mpich 5 coll_comms policy
                   WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 2)
-  mpi_family_test(mpi-mpich-nonblocking-forced-3 mpich 3 coll_nonblocking forced)
+  mpi_family_test(mpi-mpich-nonblocking-forced-3 mpich 3 coll_nonblocking forced
+                  ARGS free-before-wait)
   mpi_family_test(mpi-mpich-fallback-forced-4 mpich 4 fallback forced)
   mpi_family_test(mpi-mpich-errors-return mpich 3 errors plain
                   LD_PRELOAD=$<TARGET_FILE:multilane_mpich> MULTILANE_ALGORITHM_BCAST=auto

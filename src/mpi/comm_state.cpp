@@ -47,10 +47,11 @@ CommState& state_of(MPI_Comm comm) {
   return *state.release();
 }
 
-Communicator& multilane_of(CommState& state) {
-  if (!state.multilane)
-    state.multilane = std::make_unique<Communicator>(join(state.comm, state.layout));
-  return *state.multilane;
+std::shared_ptr<Communicator> multilane_of(CommState& state) {
+  if (!state.multilane) {
+    state.multilane = std::make_shared<Communicator>(join(state.comm, state.layout));
+  }
+  return state.multilane;
 }
 
 void end_all_multilane_jobs() {

@@ -22,7 +22,9 @@ namespace multilane::mpi {
 struct CommState {
   MPI_Comm comm = MPI_COMM_NULL;
   CommLayout layout;
-  std::unique_ptr<Communicator> multilane;  // null until the first call routed to multilane
+  // Null until the first call routed to multilane. Shared with the non-blocking calls in
+  // flight: MPI lets a program free a communicator before waiting for them.
+  std::shared_ptr<Communicator> multilane;
 };
 
 // Creates the keyval (at start_library()).
@@ -30,7 +32,7 @@ void create_comm_keyval();
 // The state of `comm`, made now if it has none (a collective step: call it from a collective).
 CommState& state_of(MPI_Comm comm);
 // The state's multilane job, joined now if it has none (collective, like state_of).
-Communicator& multilane_of(CommState& state);
+std::shared_ptr<Communicator> multilane_of(CommState& state);
 // Frees the state of every communicator still alive, then the keyval (at stop_library()).
 void free_all_comm_states();
 // Ends every communicator's multilane job without MPI calls (before PMPI_Abort): the shared

@@ -39,7 +39,7 @@ void explain(const CollectiveCall& c, const CommState& state, const Route& route
 // The call on multilane's route, or nullopt for the MPI library's; the state is made here.
 struct Routed {
   CollectiveCall call;
-  Communicator* multilane = nullptr;
+  std::shared_ptr<Communicator> multilane;
   CollectiveOptions options;
 };
 
@@ -52,7 +52,7 @@ std::optional<Routed> route_call(WrappedCall call, MPI_Comm comm, const MpiArgs&
   const Route route =
       RoutePolicy(library().settings).choose(call, described->block, state.layout.shape());
   Routed routed{std::move(*described), nullptr, {.algorithm = route.algorithm}};
-  if (route.multilane) routed.multilane = &multilane_of(state);
+  if (route.multilane) routed.multilane = multilane_of(state);
   explain(routed.call, state, route, nonblocking);
   if (!route.multilane) return std::nullopt;
   return routed;
@@ -88,6 +88,7 @@ std::optional<int> start_nonblocking(WrappedCall call, MPI_Comm comm, const MpiA
     pending->call = std::make_unique<CollectiveCall>(std::move(routed->call));
     pending->function = call_function(call, true);
     pending->request = start(*routed, *pending->call);
+    pending->owner = routed->multilane;
     *request = start_pending(std::move(pending));
     return MPI_SUCCESS;
   } catch (const std::exception& e) {

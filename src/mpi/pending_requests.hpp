@@ -31,7 +31,8 @@ namespace multilane::mpi {
 struct PendingCall {
   std::unique_ptr<CollectiveCall> call;
   Request request;
-  std::string function;  // "MPI_Ibcast", for error messages
+  std::shared_ptr<Communicator> owner;  // the job runs the call even if its MPI_Comm was freed
+  std::string function;                 // "MPI_Ibcast", for error messages
   MPI_Request handle = MPI_REQUEST_NULL;
   int error = MPI_SUCCESS;
 };
