@@ -14,6 +14,14 @@
 # Not in the ASan build: preloading ASan-built libraries into programs that are not
 # (mpirun's) needs the ASan runtime first in the initial library list; the plain build runs
 # the suite.
+#
+# tests/mpi/*.cpp is the GoogleTest binary test_mpi (made by the top CMakeLists.txt like every
+# layer's): the library's parts that need no MPI, compiled into it here, in both builds.
+if(TARGET test_mpi)
+  target_sources(test_mpi PRIVATE src/mpi/route_policy.cpp src/mpi/settings.cpp
+                                  src/mpi/wrapped_call.cpp src/mpi/platform_match.cpp
+                                  src/mpi/host_identity.cpp)
+endif()
 if(MULTILANE_SANITIZE)
   message(STATUS "MPI library tests skipped in the sanitizer build (tests/mpi.cmake says why)")
   return()
