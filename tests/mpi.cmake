@@ -109,6 +109,9 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
   set_tests_properties(mpi-ompi-thread-multiple PROPERTIES
                        PASS_REGULAR_EXPRESSION "provided MPI_THREAD_MULTIPLE"
                        FAIL_REGULAR_EXPRESSION "multilane-mpi:|Found [0-9]+ errors")
+  # ... an intercommunicator's calls are explained as the MPI library's ...
+  mpi_family_test(mpi-ompi-explain-inter mpi 2 fallback forced MULTILANE_EXPLAIN=1 EXPECT
+    "multilane-mpi: MPI_Allgather: MPI library \\(intercommunicator\\)")
   # ... and MULTILANE_MPI=off turns it off: nothing is explained.
   mpi_family_test(mpi-ompi-off mpi 2 fallback forced MULTILANE_EXPLAIN=1 MULTILANE_MPI=off)
   set_tests_properties(mpi-ompi-off PROPERTIES FAIL_REGULAR_EXPRESSION "multilane-mpi:")

@@ -36,6 +36,18 @@ void explain(const CollectiveCall& c, const CommState& state, const Route& route
                where.c_str(), c.size, state.layout.nodes, choice.c_str(), route.reason.c_str());
 }
 
+// A call describe_call() leaves to the MPI library, explained on rank 0 (of the local group of
+// an intercommunicator).
+void explain_fallback(WrappedCall call, MPI_Comm comm, bool nonblocking) {
+  if (!library().settings.explain || comm == MPI_COMM_NULL) return;
+  int rank = -1, inter = 0;
+  if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank != 0) return;
+  PMPI_Comm_test_inter(comm, &inter);
+  std::fprintf(stderr, "multilane-mpi: %s: MPI library (%s)\n",
+               call_function(call, nonblocking).c_str(),
+               inter ? "intercommunicator" : "arguments for the MPI library to check");
+}
+
 // The call on multilane's route, or nullopt for the MPI library's; the state is made here.
 struct Routed {
   CollectiveCall call;
@@ -47,7 +59,10 @@ std::optional<Routed> route_call(WrappedCall call, MPI_Comm comm, const MpiArgs&
                                  bool nonblocking) {
   if (!library().active) return std::nullopt;
   std::optional<CollectiveCall> described = describe_call(call, comm, args);
-  if (!described) return std::nullopt;
+  if (!described) {
+    explain_fallback(call, comm, nonblocking);
+    return std::nullopt;
+  }
   CommState& state = state_of(comm);
   const Route route =
       RoutePolicy(library().settings).choose(call, described->block, state.layout.shape());
