@@ -1,7 +1,7 @@
 # tests/mpi.cmake — the PMPI library (src/mpi/, docs/mpi.md) under real MPI launchers.
 #
 # The C programs of tests/mpi/ are built once per MPI family (Open MPI: mpi_test_<name>_ompi,
-# MPICH: mpi_test_<name>_mpich) against that family only, and run
+# MPICH: mpi_test_<name>_mpich, both in build/tests/mpi/) against that family only, and run
 #   plain     without the library (the programs' own check of the MPI library),
 #   forced    with the library preloaded and MULTILANE_ALGORITHM_<COLL>=auto for every
 #             collective, so that every call, even a zero count or a barrier on one node, takes
@@ -84,6 +84,8 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
   foreach(program IN LISTS mpi_test_programs)
     add_executable(mpi_test_${program}_ompi tests/mpi/${program}.c)
     target_link_libraries(mpi_test_${program}_ompi PRIVATE PkgConfig::MULTILANE_OMPI)
+    set_target_properties(mpi_test_${program}_ompi PROPERTIES RUNTIME_OUTPUT_DIRECTORY
+                                                              ${CMAKE_BINARY_DIR}/tests/mpi)
   endforeach()
   mpi_family_test(mpi-ompi-types-plain-4 mpi 4 coll_types plain)
   mpi_family_test(mpi-ompi-types-forced-1 mpi 1 coll_types forced)
@@ -193,6 +195,8 @@ if(TARGET multilane_mpich AND MULTILANE_MPIEXEC_MPICH)
   foreach(program IN LISTS mpi_test_programs)
     add_executable(mpi_test_${program}_mpich tests/mpi/${program}.c)
     target_link_libraries(mpi_test_${program}_mpich PRIVATE PkgConfig::MULTILANE_MPICH)
+    set_target_properties(mpi_test_${program}_mpich PROPERTIES RUNTIME_OUTPUT_DIRECTORY
+                                                               ${CMAKE_BINARY_DIR}/tests/mpi)
   endforeach()
   # MPICH's ranks poll while they wait: plain runs on 2 cores are slow, so fewer of them.
   mpi_family_test(mpi-mpich-types-plain-2 mpich 2 coll_types plain)
