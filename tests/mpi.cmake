@@ -20,7 +20,7 @@
 if(TARGET test_mpi)
   target_sources(test_mpi PRIVATE src/mpi/route_policy.cpp src/mpi/settings.cpp
                                   src/mpi/wrapped_call.cpp src/mpi/platform_match.cpp
-                                  src/mpi/host_identity.cpp)
+                                  src/mpi/host_identity.cpp src/mpi/discovered_platform.cpp)
 endif()
 if(MULTILANE_SANITIZE)
   message(STATUS "MPI library tests skipped in the sanitizer build (tests/mpi.cmake says why)")
@@ -125,7 +125,7 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
   mpi_family_test(mpi-ompi-platform mpi 5 coll_comms policy MULTILANE_EXPLAIN=1
                   MULTILANE_PLATFORM=${mpi_platform}
                   WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 2
-                  EXPECT "MPI_Bcast 1048579 B root [0-9], 5 ranks on 3 node\\(s\\): multilane ")
+                  EXPECT "MPI_Bcast 1048579 B root [0-9] \\(2 sites\\), 5 ranks on 3 node\\(s\\): multilane ")
   foreach(case IN ITEMS "unknown-host:${mpi_platform}:rank [0-9] runs on .node4., which is not a node of the file"
                         "bad-file:${CMAKE_BINARY_DIR}/nonexistent.toml:nonexistent.toml: cannot open")
     string(REPLACE ":" ";" parts "${case}")
@@ -203,8 +203,11 @@ if(TARGET multilane_mpich AND MULTILANE_MPIEXEC_MPICH)
   mpi_family_test(mpi-mpich-types-forced-4 mpich 4 coll_types forced)
   mpi_family_test(mpi-mpich-types-policy-2 mpich 2 coll_types policy)
   mpi_family_test(mpi-mpich-comms-forced-5 mpich 5 coll_comms forced)
-  mpi_family_test(mpi-mpich-comms-nodes-5 mpich 5 coll_comms policy
-                  WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 2)
+  # Two ranks per node and two nodes per site (MULTILANE_SITE): the library's platform has two
+  # sites, and multilane's cross-site algorithms run.
+  mpi_family_test(mpi-mpich-comms-sites-5 mpich 5 coll_comms policy MULTILANE_EXPLAIN=1
+                  WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 2 2
+                  EXPECT "MPI_Bcast 1048579 B root [0-9] \\(2 sites\\), 5 ranks on 3 node\\(s\\): multilane ")
   mpi_family_test(mpi-mpich-nonblocking-forced-3 mpich 3 coll_nonblocking forced
                   ARGS free-before-wait)
   mpi_family_test(mpi-mpich-fallback-forced-4 mpich 4 fallback forced)

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 
+#include "mpi/discovered_platform.hpp"
 #include "mpi/host_identity.hpp"
 #include "mpi/listen_address.hpp"
 #include "mpi/platform_match.hpp"
@@ -28,50 +29,24 @@ CommLayout gather_layout(MPI_Comm comm, const std::optional<Platform>& file,
   pmpi_check(PMPI_Comm_size(comm, &layout.size), "PMPI_Comm_size");
   if (file) {
     layout.platform = place_by_name(*file, path, all_gather_text(comm, layout.size, node_name()));
-    std::map<int, int> used;
-    for (const RankPlace& place : layout.platform->ranks) {
-      layout.node_of.push_back(place.node);
-      used.emplace(place.node, 0);
-    }
-    layout.nodes = static_cast<int>(used.size());
-    return layout;
+  } else {
+    const std::uint64_t mine = this_host().hash;
+    std::vector<std::uint64_t> hashes(static_cast<std::size_t>(layout.size));
+    pmpi_check(PMPI_Allgather(&mine, 1, MPI_UINT64_T, hashes.data(), 1, MPI_UINT64_T, comm),
+               "PMPI_Allgather (host hashes)");
+    layout.platform = discovered_platform(hashes, all_gather_text(comm, layout.size, site_name()));
   }
-  const std::uint64_t mine = this_host().hash;
-  std::vector<std::uint64_t> hashes(static_cast<std::size_t>(layout.size));
-  pmpi_check(PMPI_Allgather(&mine, 1, MPI_UINT64_T, hashes.data(), 1, MPI_UINT64_T, comm),
-             "PMPI_Allgather (host hashes)");
-  std::map<std::uint64_t, int> node_of_hash;
-  layout.node_of.resize(hashes.size());
-  for (std::size_t r = 0; r < hashes.size(); ++r) {
-    auto [it, added] = node_of_hash.emplace(hashes[r], static_cast<int>(node_of_hash.size()));
-    layout.node_of[r] = it->second;
+  std::map<int, int> nodes, sites;
+  for (int rank = 0; rank < layout.size; ++rank) {
+    nodes.emplace(layout.platform.node_of(rank), 0);
+    sites.emplace(layout.platform.site_of(rank), 0);
   }
-  layout.nodes = static_cast<int>(node_of_hash.size());
+  layout.nodes = static_cast<int>(nodes.size());
+  layout.sites = static_cast<int>(sites.size());
   return layout;
 }
 
 namespace {
-
-// One site of the hosts, each node holding the ranks on it; the figures are the runtime's
-// defaults for a job without a platform file (a LAN guess: 10 Gbit/s, 20 us).
-Platform layout_platform(const CommLayout& layout) {
-  if (layout.platform) return *layout.platform;
-  Platform platform;
-  platform.name = "mpi";
-  platform.source = "generated";
-  const int site = platform.add_site("mpi", 20e-6);
-  std::vector<int> cores(static_cast<std::size_t>(layout.nodes), 0);
-  for (const int node : layout.node_of) ++cores[static_cast<std::size_t>(node)];
-  for (int node = 0; node < layout.nodes; ++node) {
-    platform.add_node(site, fmt::format("host{}", node), cores[static_cast<std::size_t>(node)], 1,
-                      1.25e9);
-  }
-  std::vector<int> used(static_cast<std::size_t>(layout.nodes), 0);
-  for (const int node : layout.node_of) {
-    platform.ranks.push_back({node, used[static_cast<std::size_t>(node)]++});
-  }
-  return platform;
-}
 
 std::vector<std::string> all_gather_text(MPI_Comm comm, int size, const std::string& mine) {
   if (mine.size() > INT_MAX / 2) throw CommunicationError("address text too long");
@@ -115,7 +90,7 @@ Communicator join(MPI_Comm comm, const CommLayout& layout) {
   job.size = layout.size;
   std::memcpy(job.secret.key.data(), fresh.data(), runtime::kJobSecretBytes);
   std::memcpy(&job.job_id, fresh.data() + runtime::kJobSecretBytes, sizeof(job.job_id));
-  job.platform = layout_platform(layout);
+  job.platform = layout.platform;
   job.host = listen_address(layout.nodes > 1);
   job.all_gather = [comm, size = layout.size](const std::string& mine) {
     return all_gather_text(comm, size, mine);

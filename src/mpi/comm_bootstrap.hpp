@@ -3,15 +3,15 @@
 //
 // Two steps, each collective (every rank of the communicator calls it at the same point, which
 // a collective call guarantees):
-//   gather_layout()   one PMPI_Allgather of host hashes (host_identity.hpp): which ranks share
-//                     a node; with a platform file, of node names (platform_match.hpp). Done
-//                     at a communicator's first wrapped collective; the route policy needs it.
+//   gather_layout()   PMPI_Allgather(v)s of host hashes and MULTILANE_SITE names: which ranks
+//                     share a node and a site (discovered_platform.hpp); with a platform file,
+//                     of node names instead (platform_match.hpp). Done at a communicator's
+//                     first wrapped collective; the route policy needs it.
 //   join()            rank 0 draws a fresh 32-byte secret and a job id (libsodium) and
 //                     PMPI_Bcasts them; every rank listens and PMPI_Allgathers its address
-//                     (runtime/exchange_join.hpp); the platform is the file's, or else one site
-//                     whose nodes are the hosts, each holding its ranks (so the shared-memory
-//                     layer serves them).
-//                     Done at the first call routed to multilane.
+//                     (runtime/exchange_join.hpp), on the layout's platform (ranks of one
+//                     host on one node, so the shared-memory layer serves them). Done at the
+//                     first call routed to multilane.
 // Both throw CommunicationError when a PMPI call or the setup fails.
 #pragma once
 
@@ -29,9 +29,9 @@ namespace multilane::mpi {
 struct CommLayout {
   int rank = 0;
   int size = 1;
-  std::vector<int> node_of;          // rank -> node index (nodes numbered by their first rank)
-  int nodes = 1;                     // nodes holding ranks
-  std::optional<Platform> platform;  // the file's, with these ranks placed (platform_match.hpp)
+  Platform platform;  // the file's or the discovered one, with exactly these ranks placed
+  int nodes = 1;      // nodes holding ranks
+  int sites = 1;      // sites holding ranks
   CommShape shape() const { return {size, nodes}; }
 };
 

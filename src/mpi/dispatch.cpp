@@ -31,6 +31,7 @@ void explain(const CollectiveCall& c, const CommState& state, const Route& route
                                         {.algorithm = route.algorithm}));
   }
   std::string where = rooted(c.call) ? fmt::format(" root {}", c.args.root) : std::string();
+  if (state.layout.sites > 1) where += fmt::format(" ({} sites)", state.layout.sites);
   std::fprintf(stderr, "multilane-mpi: %s %llu B%s, %d ranks on %d node(s): %s (%s)\n",
                call_function(c.call, nonblocking).c_str(), static_cast<unsigned long long>(c.block),
                where.c_str(), c.size, state.layout.nodes, choice.c_str(), route.reason.c_str());

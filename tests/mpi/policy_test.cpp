@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "mpi/discovered_platform.hpp"
 #include "mpi/platform_match.hpp"
 #include "mpi/route_policy.hpp"
 #include "mpi/settings.hpp"
@@ -144,6 +145,41 @@ TEST(PlatformMatch, UnknownHostsAndFullNodesAreErrors) {
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("node \"alpha\" has 2 core(s), but more ranks run on it "
                                          "(rank 2 is one too many)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(DiscoveredPlatform, EqualHashesShareANodeAndNamedSitesSplitTheNodes) {
+  const Platform p = discovered_platform({7, 9, 7, 11, 9}, {"a", "b", "a", "b", "b"});
+  ASSERT_EQ(p.num_ranks(), 5);
+  ASSERT_EQ(p.num_sites(), 2);
+  ASSERT_EQ(p.nodes.size(), 3u);
+  EXPECT_EQ(p.node_of(0), p.node_of(2));
+  EXPECT_EQ(p.node_of(1), p.node_of(4));
+  EXPECT_EQ(p.ranks[2].core, 1);
+  EXPECT_EQ(p.nodes[static_cast<std::size_t>(p.node_of(0))].cores, 2);
+  EXPECT_EQ(p.site_of(0), 0);
+  EXPECT_EQ(p.site_of(3), 1);
+  EXPECT_EQ(p.sites[1].name, "b");
+  ASSERT_EQ(p.wan_links.size(), 1u);
+  EXPECT_GT(p.wan_links[0].latency_s, p.sites[0].lan_latency_s);
+}
+
+TEST(DiscoveredPlatform, WithoutSitesOneSiteAndNoWan) {
+  const Platform p = discovered_platform({1, 1, 1}, {"", "", ""});
+  EXPECT_EQ(p.num_sites(), 1);
+  EXPECT_EQ(p.nodes.size(), 1u);
+  EXPECT_TRUE(p.wan_links.empty());
+}
+
+TEST(DiscoveredPlatform, RanksOfOneNodeMustNameOneSite) {
+  try {
+    discovered_platform({1, 2, 1}, {"a", "b", "c"});
+    ADD_FAILURE() << "a node in two sites";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("ranks 0 and 2 share a node but name different sites "
+                                         "(\"a\", \"c\")"),
               std::string::npos)
         << e.what();
   }
