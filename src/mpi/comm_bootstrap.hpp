@@ -32,7 +32,7 @@ struct CommLayout {
   Platform platform;  // the file's or the discovered one, with exactly these ranks placed
   int nodes = 1;      // nodes holding ranks
   int sites = 1;      // sites holding ranks
-  CommShape shape() const { return {size, nodes}; }
+  CommShape shape() const { return {size, nodes, sites}; }
 };
 
 // With `file` (MULTILANE_PLATFORM, read from `path`), the ranks are placed on its nodes by name

@@ -18,17 +18,20 @@ Route RoutePolicy::choose(WrappedCall call, std::uint64_t bytes, const CommShape
   }
   if (shape.size == 1) return {false, "", "one rank"};
   if (bytes == 0 && call != WrappedCall::Barrier) return {false, "", "no data"};
-  if (shape.nodes == 1) {
-    if (call == WrappedCall::Barrier) return {false, "", "barrier on one node"};
-    if (const std::uint64_t from = one_node_from(call); bytes < from) {
-      return {false, "", fmt::format("{} B on one node, below {} B", bytes, from)};
+  if (shape.sites == 1) {
+    if (call == WrappedCall::Barrier) return {false, "", "barrier in one site"};
+    if (const std::uint64_t from = one_site_from(call, shape); bytes < from) {
+      return {false, "",
+              fmt::format("{} B on {} node(s) of one site, below {} B", bytes, shape.nodes, from)};
     }
   }
-  return {true, "auto", fmt::format("{} B on {} node(s)", bytes, shape.nodes)};
+  return {true, "auto",
+          fmt::format("{} B on {} node(s) of {} site(s)", bytes, shape.nodes, shape.sites)};
 }
 
-std::uint64_t RoutePolicy::one_node_from(WrappedCall call) const {
+std::uint64_t RoutePolicy::one_site_from(WrappedCall call, const CommShape& shape) const {
   if (settings_.small_bytes > 0) return settings_.small_bytes;
+  if (shape.nodes > 1) return 256u << 10;
   switch (call) {
     case WrappedCall::Bcast:
       return 2u << 20;

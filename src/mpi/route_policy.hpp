@@ -8,11 +8,13 @@
 // Today's rule, in order:
 //   1. MULTILANE_ALGORITHM_<COLL> names the route ("mpi", "auto" or an algorithm);
 //   2. a communicator of one rank, or a call without data (a zero count), stays with MPI;
-//   3. on one node, calls below a size per collective stay with MPI (its shared-memory path
-//      has the lower latency), and so does the barrier: bcast 2 MiB, scatter and gather
-//      512 KiB, allgather and alltoall 64 KiB per block (where multilane overtook Open MPI 4.1
-//      on 8 ranks of one 2-core host, docs/mpi.md); MULTILANE_MPI_SMALL sets one size for all;
-//   4. everything else is multilane's, algorithm "auto" (the model picks).
+//   3. within one site, the barrier and calls below a size stay with MPI (its latency is
+//      lower): on one node, per collective, bcast 2 MiB, scatter and gather 512 KiB, allgather
+//      and alltoall 64 KiB per block; on several nodes 256 KiB (where multilane overtook Open
+//      MPI 4.1 on one 2-core host, shared memory or TCP loopback, docs/mpi.md);
+//      MULTILANE_MPI_SMALL sets one size for all;
+//   4. everything else is multilane's, algorithm "auto" (the model picks); across sites that
+//      is every size, since the MPI library does not know which links are the WAN's.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +29,7 @@ namespace multilane::mpi {
 struct CommShape {
   int size = 1;
   int nodes = 1;  // distinct hosts
+  int sites = 1;
 };
 
 struct Route {
@@ -40,8 +43,8 @@ class RoutePolicy {
   explicit RoutePolicy(const Settings& settings) : settings_(settings) {}
   // `bytes`: the size in multilane's sense (the whole message of a bcast, one block otherwise).
   Route choose(WrappedCall call, std::uint64_t bytes, const CommShape& shape) const;
-  // The size from which a call on one node is multilane's.
-  std::uint64_t one_node_from(WrappedCall call) const;
+  // The size from which a call within one site is multilane's.
+  std::uint64_t one_site_from(WrappedCall call, const CommShape& shape) const;
 
  private:
   const Settings& settings_;

@@ -27,25 +27,33 @@ class ScopedVariable {
 TEST(RoutePolicy, SmallCallsOnOneNodeStayWithTheMpiLibrary) {
   Settings settings;
   RoutePolicy policy(settings);
-  EXPECT_FALSE(policy.choose(WrappedCall::Bcast, (2u << 20) - 1, {8, 1}).multilane);
-  EXPECT_TRUE(policy.choose(WrappedCall::Bcast, 2u << 20, {8, 1}).multilane);
-  EXPECT_FALSE(policy.choose(WrappedCall::Gather, (512u << 10) - 1, {8, 1}).multilane);
-  EXPECT_TRUE(policy.choose(WrappedCall::Scatter, 512u << 10, {8, 1}).multilane);
-  EXPECT_TRUE(policy.choose(WrappedCall::Alltoall, 64u << 10, {8, 1}).multilane);
-  EXPECT_FALSE(policy.choose(WrappedCall::Barrier, 1, {8, 1}).multilane);
-  EXPECT_EQ(policy.choose(WrappedCall::Bcast, 100, {8, 1}).reason,
-            "100 B on one node, below 2097152 B");
+  EXPECT_FALSE(policy.choose(WrappedCall::Bcast, (2u << 20) - 1, {8, 1, 1}).multilane);
+  EXPECT_TRUE(policy.choose(WrappedCall::Bcast, 2u << 20, {8, 1, 1}).multilane);
+  EXPECT_FALSE(policy.choose(WrappedCall::Gather, (512u << 10) - 1, {8, 1, 1}).multilane);
+  EXPECT_TRUE(policy.choose(WrappedCall::Scatter, 512u << 10, {8, 1, 1}).multilane);
+  EXPECT_TRUE(policy.choose(WrappedCall::Alltoall, 64u << 10, {8, 1, 1}).multilane);
+  EXPECT_FALSE(policy.choose(WrappedCall::Barrier, 1, {8, 1, 1}).multilane);
+  EXPECT_EQ(policy.choose(WrappedCall::Bcast, 100, {8, 1, 1}).reason,
+            "100 B on 1 node(s) of one site, below 2097152 B");
 }
 
-TEST(RoutePolicy, CallsAcrossNodesAreMultilanesButEmptyOnesAndLoneRanks) {
+TEST(RoutePolicy, OnSeveralNodesOfOneSiteFromQuarterOfAMebibyte) {
   Settings settings;
   RoutePolicy policy(settings);
-  const Route route = policy.choose(WrappedCall::Bcast, 8, {8, 2});
+  EXPECT_FALSE(policy.choose(WrappedCall::Alltoall, (256u << 10) - 1, {8, 2, 1}).multilane);
+  const Route route = policy.choose(WrappedCall::Bcast, 256u << 10, {8, 2, 1});
   EXPECT_TRUE(route.multilane);
   EXPECT_EQ(route.algorithm, "auto");
-  EXPECT_TRUE(policy.choose(WrappedCall::Barrier, 1, {8, 2}).multilane);
-  EXPECT_FALSE(policy.choose(WrappedCall::Gather, 0, {8, 2}).multilane);
-  EXPECT_FALSE(policy.choose(WrappedCall::Gather, 1 << 20, {1, 1}).multilane);
+  EXPECT_FALSE(policy.choose(WrappedCall::Barrier, 1, {8, 2, 1}).multilane);
+}
+
+TEST(RoutePolicy, AcrossSitesEverythingButEmptyCallsAndLoneRanks) {
+  Settings settings;
+  RoutePolicy policy(settings);
+  EXPECT_TRUE(policy.choose(WrappedCall::Bcast, 8, {8, 2, 2}).multilane);
+  EXPECT_TRUE(policy.choose(WrappedCall::Barrier, 1, {8, 2, 2}).multilane);
+  EXPECT_FALSE(policy.choose(WrappedCall::Gather, 0, {8, 2, 2}).multilane);
+  EXPECT_FALSE(policy.choose(WrappedCall::Gather, 1 << 20, {1, 1, 1}).multilane);
 }
 
 TEST(RoutePolicy, AForcedRouteWinsAndSaysSo) {
@@ -53,19 +61,19 @@ TEST(RoutePolicy, AForcedRouteWinsAndSaysSo) {
   settings.forced[static_cast<std::size_t>(WrappedCall::Scatter)] = "binomial";
   settings.forced[static_cast<std::size_t>(WrappedCall::Bcast)] = "mpi";
   RoutePolicy policy(settings);
-  const Route scatter = policy.choose(WrappedCall::Scatter, 0, {4, 1});
+  const Route scatter = policy.choose(WrappedCall::Scatter, 0, {4, 1, 1});
   EXPECT_TRUE(scatter.multilane);
   EXPECT_EQ(scatter.algorithm, "binomial");
   EXPECT_EQ(scatter.reason, "MULTILANE_ALGORITHM_SCATTER=binomial");
-  EXPECT_FALSE(policy.choose(WrappedCall::Bcast, 64u << 20, {4, 4}).multilane);
+  EXPECT_FALSE(policy.choose(WrappedCall::Bcast, 64u << 20, {4, 4, 1}).multilane);
 }
 
 TEST(RoutePolicy, OneSizeForEveryCollectiveFromTheVariable) {
   ScopedVariable small("MULTILANE_MPI_SMALL", "1KiB");
   const Settings settings = Settings::from_environment();
   RoutePolicy policy(settings);
-  EXPECT_TRUE(policy.choose(WrappedCall::Bcast, 1024, {4, 1}).multilane);
-  EXPECT_FALSE(policy.choose(WrappedCall::Alltoall, 1023, {4, 1}).multilane);
+  EXPECT_TRUE(policy.choose(WrappedCall::Bcast, 1024, {4, 1, 1}).multilane);
+  EXPECT_FALSE(policy.choose(WrappedCall::Alltoall, 1023, {4, 1, 1}).multilane);
 }
 
 TEST(Settings, ReadsTheVariables) {
