@@ -1,5 +1,6 @@
-// mpi/completion.cpp — the wrapped MPI_Wait / MPI_Test family: the library's own requests are
-// completed first (pending_requests.hpp has the design), then PMPI_* does the rest.
+// mpi/completion.cpp — the wrapped MPI_Wait / MPI_Test family and MPI_Request_get_status: the
+// library's own requests are completed first (pending_requests.hpp has the design), then PMPI_*
+// does the rest.
 #include <mpi.h>
 
 #include <algorithm>
@@ -81,6 +82,11 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices
     *done = *outcount != 0;  // MPI_UNDEFINED (no active request) ends the wait too
     return code;
   });
+}
+
+int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  progress_pending();
+  return PMPI_Request_get_status(request, flag, status);
 }
 
 int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[],

@@ -4,18 +4,17 @@
 // that owns the call (its multilane Request and temporary buffers) as its extra state. MPI
 // cannot complete it by itself: it completes when the library calls PMPI_Grequest_complete,
 // which needs a thread that is inside MPI (a helper thread would need MPI_THREAD_MULTIPLE).
-// So the library wraps the completion calls, MPI_Wait, MPI_Test and their -all, -any and -some
-// forms: before handing the requests to PMPI_*, it completes every request of its own whose
-// multilane call is done (finish: unpack; then PMPI_Grequest_complete). A wait that would
-// block on one of its own requests
+// So the library wraps the completion calls, MPI_Wait, MPI_Test, their -all, -any and -some
+// forms and MPI_Request_get_status: before handing the requests to PMPI_*, it completes every
+// request of its own whose multilane call is done (finish: unpack; then PMPI_Grequest_complete). A
+// wait that would block on one of its own requests
 //   * waits for the multilane calls directly when every request in the array is the library's
 //     (multilane progresses on its own thread; the wait is bounded by the engine's timeout);
 //   * otherwise polls: completes what is done and tries PMPI_Test*, so MPI's own requests keep
 //     progressing too (a peer may need them to reach the collective this rank waits for).
 // The query callback reports the call's error code (mpi_errors.hpp) in the status; elements
 // are 0 bytes, source and tag MPI_UNDEFINED, as for any collective's request.
-// MPI_Request_get_status and MPI_Cancel are not wrapped: the former reports an incomplete
-// request until a wrapped wait or test completes it, the latter has no effect.
+// MPI_Cancel is not wrapped: it has no effect on such a request.
 #pragma once
 
 #include <mpi.h>

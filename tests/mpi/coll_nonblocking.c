@@ -1,8 +1,9 @@
 /* tests/mpi/coll_nonblocking.c — the non-blocking collectives, overlapping each other and the
  * MPI library's own point-to-point requests, completed by every wait and test form:
- * MPI_Waitall over a mix, MPI_Test loops, MPI_Waitany, MPI_Waitsome, MPI_Wait. Each round
- * starts all six collectives (on MPI_COMM_WORLD and a dup) before completing any. Last, with
- * the argument `free-before-wait`, an MPI_Ibcast whose communicator is freed before the wait. */
+ * MPI_Waitall over a mix, MPI_Request_get_status loops then MPI_Test, MPI_Waitany,
+ * MPI_Waitsome, MPI_Wait. Each round starts all six collectives (on MPI_COMM_WORLD and a dup)
+ * before completing any. Last, with the argument `free-before-wait`, an MPI_Ibcast whose
+ * communicator is freed before the wait. */
 #include "mltest.h"
 
 enum { kCalls = 8 };
@@ -62,7 +63,9 @@ static void run_round(MPI_Comm comm, MPI_Comm other, const MlType* t, long count
   } else if (how == 1) {
     for (int i = kCalls - 1; i >= 0; --i) {
       int flag = 0;
-      while (!flag) MLTEST_CHECK_MPI(MPI_Test(&r[i], &flag, MPI_STATUS_IGNORE));
+      while (!flag) MLTEST_CHECK_MPI(MPI_Request_get_status(r[i], &flag, MPI_STATUS_IGNORE));
+      MLTEST_CHECK_MPI(MPI_Test(&r[i], &flag, MPI_STATUS_IGNORE));
+      if (!flag) MLTEST_FAIL("MPI_Test of request %d failed after MPI_Request_get_status", i);
     }
   } else if (how == 2) {
     for (int done = 0; done < kCalls; ++done) {
