@@ -9,7 +9,7 @@ packages=(
   libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libasio-dev libxxhash-dev libsodium-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libhwloc-dev libopenmpi-dev openmpi-bin
+  libhwloc-dev libopenmpi-dev openmpi-bin libmpich-dev mpich
   python3-matplotlib libsimgrid-dev iperf3 iproute2
 )
 

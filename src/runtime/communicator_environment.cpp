@@ -6,10 +6,13 @@
 // STRIPE_THRESHOLD, MAX_CHUNK, UNEXPECTED_BUDGET, HOST (the address to listen on when the
 // platform gives a lane none) and LANE_ADDRESSES (this rank's lane addresses, comma-separated,
 // e.g. set per rank by `multilane launch --emu` for the emulated node it runs on).
+// join_by_exchange() (exchange_join.hpp) reads the same transport settings.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "multilane/units.hpp"
 #include "runtime/communicator_impl.hpp"
+#include "runtime/exchange_join.hpp"
 #include "runtime/job_env.hpp"
 #include "runtime/rendezvous.hpp"
 
@@ -133,3 +136,64 @@ Communicator Communicator::from_environment(CommunicatorOptions options) {
 }
 
 }  // namespace multilane
+
+namespace multilane::runtime {
+
+namespace {
+
+// The lane addresses of every rank, all-gathered once when this rank publishes its own.
+class ExchangeBook : public AddressBook {
+ public:
+  explicit ExchangeBook(const ExchangeJob& job) : job_(job) {}
+  void publish(int rank, const std::vector<std::string>& addresses) override {
+    if (rank != job_.rank) throw UsageError("an exchange book publishes its own rank only");
+    gathered_ = job_.all_gather(join_addresses(addresses));
+    if (gathered_.size() != static_cast<std::size_t>(job_.size)) {
+      throw CommunicationError(fmt::format("the address exchange returned {} entries for {} ranks",
+                                           gathered_.size(), job_.size));
+    }
+  }
+  std::vector<std::string> lookup(int rank) override {
+    return split_addresses(gathered_.at(static_cast<std::size_t>(rank)));
+  }
+
+ private:
+  const ExchangeJob& job_;
+  std::vector<std::string> gathered_;
+};
+
+// The MULTILANE_* variables that are not the launcher contract's (transport settings), and
+// the timeout; MULTILANE_EXPLAIN is the caller's to pass in `options`.
+JobEnvironment transport_environment() {
+  std::map<std::string, std::string> variables;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    const auto equals = text.find('=');
+    if (equals == std::string_view::npos) continue;
+    const std::string name(text.substr(0, equals));
+    if (!name.starts_with("MULTILANE_")) continue;
+    if (name == "MULTILANE_TIMEOUT" || !is_contract_variable(name)) {
+      variables.emplace(name, std::string(text.substr(equals + 1)));
+    }
+  }
+  return JobEnvironment::from_variables(variables);
+}
+
+}  // namespace
+
+Communicator join_by_exchange(ExchangeJob job, CommunicatorOptions options) {
+  if (!job.all_gather) throw UsageError("join_by_exchange needs an all_gather function");
+  const JobEnvironment env = transport_environment();
+  CommunicatorSetup setup;
+  setup.rank = job.rank;
+  setup.size = job.size;
+  setup.job_id = job.job_id;
+  setup.secret = job.secret;
+  setup.platform = job.platform;
+  setup.options = options_from(env, options);
+  if (!job.host.empty()) setup.host = job.host;
+  ExchangeBook book(job);
+  return Communicator(std::make_unique<CommunicatorImpl>(std::move(setup), book));
+}
+
+}  // namespace multilane::runtime

@@ -1,0 +1,100 @@
+// mpi/byte_buffer.cpp — datatypes to bytes (byte_buffer.hpp).
+#include "mpi/byte_buffer.hpp"
+
+#include <algorithm>
+#include <climits>
+
+#include "mpi/pmpi_check.hpp"
+#include "multilane/errors.hpp"
+
+namespace multilane::mpi {
+
+std::uint64_t data_bytes(std::uint64_t count, MPI_Datatype type) {
+  MPI_Count size = 0;
+  pmpi_check(PMPI_Type_size_x(type, &size), "PMPI_Type_size_x");
+  return count * static_cast<std::uint64_t>(size);
+}
+
+namespace {
+
+bool dense(MPI_Datatype type) {
+  MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS) return false;
+  if (PMPI_Type_get_extent_x(type, &lb, &extent) != MPI_SUCCESS) return false;
+  if (PMPI_Type_get_true_extent_x(type, &true_lb, &true_extent) != MPI_SUCCESS) return false;
+  return lb == 0 && true_lb == 0 && extent == size && true_extent == size;
+}
+
+}  // namespace
+
+bool is_contiguous(MPI_Datatype type) {
+  if (!dense(type)) return false;
+  int integers = 0, addresses = 0, types = 0, combiner = 0;
+  if (PMPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner) != MPI_SUCCESS) {
+    return false;
+  }
+  if (combiner == MPI_COMBINER_NAMED) return true;
+  if (combiner != MPI_COMBINER_CONTIGUOUS && combiner != MPI_COMBINER_DUP) return false;
+  // The element type, which must be contiguous in turn (an indexed type may reorder its bytes).
+  std::vector<int> ints(static_cast<std::size_t>(std::max(integers, 1)));
+  std::vector<MPI_Aint> addrs(static_cast<std::size_t>(std::max(addresses, 1)));
+  std::vector<MPI_Datatype> inner(static_cast<std::size_t>(std::max(types, 1)));
+  if (types != 1 || PMPI_Type_get_contents(type, integers, addresses, types, ints.data(),
+                                           addrs.data(), inner.data()) != MPI_SUCCESS) {
+    return false;
+  }
+  const bool result = is_contiguous(inner[0]);
+  int inner_integers = 0, inner_addresses = 0, inner_types = 0, inner_combiner = 0;
+  PMPI_Type_get_envelope(inner[0], &inner_integers, &inner_addresses, &inner_types,
+                         &inner_combiner);
+  if (inner_combiner != MPI_COMBINER_NAMED) PMPI_Type_free(&inner[0]);
+  return result;
+}
+
+ByteBuffer::ByteBuffer(void* base, std::uint64_t count, MPI_Datatype type, Use use)
+    : base_(base), count_(count), type_(type), use_(use) {
+  const std::uint64_t bytes = data_bytes(count, type);
+  if (bytes == 0) return;
+  if (is_contiguous(type)) {
+    bytes_ = {static_cast<std::byte*>(base), bytes};
+    return;
+  }
+  packed_.resize(bytes);
+  bytes_ = packed_;
+  if (use == Use::Output) return;
+  // Packed in pieces whose counts and sizes fit PMPI_Pack's int arguments.
+  MPI_Aint lb = 0, extent = 0;
+  pmpi_check(PMPI_Type_get_extent(type, &lb, &extent), "PMPI_Type_get_extent");
+  const std::uint64_t element = bytes / count;
+  const std::uint64_t step = std::max<std::uint64_t>(1, (1u << 30) / element);
+  for (std::uint64_t first = 0; first < count; first += step) {
+    const std::uint64_t n = std::min(step, count - first);
+    int position = 0;
+    pmpi_check(PMPI_Pack(static_cast<char*>(base) + static_cast<std::int64_t>(first) * extent,
+                         static_cast<int>(n), type, packed_.data() + first * element,
+                         static_cast<int>(n * element), &position, MPI_COMM_SELF),
+               "PMPI_Pack");
+    if (static_cast<std::uint64_t>(position) != n * element) {
+      throw CommunicationError("PMPI_Pack wrote another size than the datatype's");
+    }
+  }
+}
+
+void ByteBuffer::finish() {
+  if (packed_.empty() || use_ == Use::Input) return;
+  MPI_Aint lb = 0, extent = 0;
+  pmpi_check(PMPI_Type_get_extent(type_, &lb, &extent), "PMPI_Type_get_extent");
+  const std::uint64_t element = packed_.size() / count_;
+  const std::uint64_t step = std::max<std::uint64_t>(1, (1u << 30) / element);
+  for (std::uint64_t first = 0; first < count_; first += step) {
+    const std::uint64_t n = std::min(step, count_ - first);
+    int position = 0;
+    pmpi_check(
+        PMPI_Unpack(packed_.data() + first * element, static_cast<int>(n * element), &position,
+                    static_cast<char*>(base_) + static_cast<std::int64_t>(first) * extent,
+                    static_cast<int>(n), type_, MPI_COMM_SELF),
+        "PMPI_Unpack");
+  }
+}
+
+}  // namespace multilane::mpi

@@ -1,0 +1,168 @@
+// mpi/collective_call.cpp — MPI arguments to multilane buffers (collective_call.hpp).
+#include "mpi/collective_call.hpp"
+
+#include <cstring>
+
+namespace multilane::mpi {
+
+namespace {
+
+bool usable_type(MPI_Datatype type) {
+  return type != MPI_DATATYPE_NULL;
+}
+
+using Use = ByteBuffer::Use;
+
+}  // namespace
+
+std::optional<CollectiveCall> describe_call(WrappedCall call, MPI_Comm comm, const MpiArgs& args) {
+  if (comm == MPI_COMM_NULL) return std::nullopt;
+  int inter = 0;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return std::nullopt;
+  CollectiveCall c;
+  c.call = call;
+  c.comm = comm;
+  c.args = args;
+  PMPI_Comm_rank(comm, &c.rank);
+  PMPI_Comm_size(comm, &c.size);
+  const bool rooted =
+      call == WrappedCall::Bcast || call == WrappedCall::Scatter || call == WrappedCall::Gather;
+  if (rooted && (args.root < 0 || args.root >= c.size)) return std::nullopt;
+  const bool root = rooted && args.root == c.rank;
+  // The side whose count and type are significant on this rank and fix the block.
+  auto from_recv = [&]() -> bool {
+    if (args.recvcount < 0 || !usable_type(args.recvtype)) return false;
+    c.block = data_bytes(static_cast<std::uint64_t>(args.recvcount), args.recvtype);
+    return true;
+  };
+  auto from_send = [&]() -> bool {
+    if (args.sendcount < 0 || !usable_type(args.sendtype)) return false;
+    c.block = data_bytes(static_cast<std::uint64_t>(args.sendcount), args.sendtype);
+    return true;
+  };
+  // MPI_IN_PLACE in a significant argument where MPI does not allow it: erroneous, for the MPI
+  // library to report.
+  const bool send_in_place = args.sendbuf == MPI_IN_PLACE,
+             recv_in_place = args.recvbuf == MPI_IN_PLACE;
+  switch (call) {
+    case WrappedCall::Bcast:
+      if (recv_in_place) return std::nullopt;
+      break;
+    case WrappedCall::Scatter:
+      if ((send_in_place && root) || (recv_in_place && !root)) return std::nullopt;
+      break;
+    case WrappedCall::Gather:
+      if ((recv_in_place && root) || (send_in_place && !root)) return std::nullopt;
+      break;
+    case WrappedCall::Allgather:
+    case WrappedCall::Alltoall:
+      if (recv_in_place) return std::nullopt;
+      break;
+    case WrappedCall::Barrier:
+      break;
+  }
+  bool ok = true;
+  switch (call) {
+    case WrappedCall::Bcast:
+      ok = from_recv();
+      break;  // the buffer is passed as recv
+    case WrappedCall::Scatter:
+      ok = root && args.recvbuf == MPI_IN_PLACE ? from_send() : from_recv();
+      if (ok && root && !(args.sendcount >= 0 && usable_type(args.sendtype))) ok = false;
+      break;
+    case WrappedCall::Gather:
+      ok = root ? from_recv() : from_send();
+      if (ok && root && args.sendbuf != MPI_IN_PLACE &&
+          !(args.sendcount >= 0 && usable_type(args.sendtype))) {
+        ok = false;
+      }
+      break;
+    case WrappedCall::Allgather:
+    case WrappedCall::Alltoall:
+      ok = from_recv();
+      break;
+    case WrappedCall::Barrier:
+      c.block = 1;
+      break;
+  }
+  if (!ok) return std::nullopt;
+  return c;
+}
+
+void CollectiveCall::prepare() {
+  const bool root = args.root == rank;
+  const auto n = static_cast<std::uint64_t>(size);
+  auto* sendbuf = const_cast<void*>(args.sendbuf);
+  const auto send_count = static_cast<std::uint64_t>(args.sendcount);
+  const auto recv_count = static_cast<std::uint64_t>(args.recvcount);
+  switch (call) {
+    case WrappedCall::Bcast:
+      recv_buffer_ =
+          ByteBuffer(args.recvbuf, recv_count, args.recvtype, root ? Use::Input : Use::Output);
+      recv_ = recv_buffer_.bytes();
+      break;
+    case WrappedCall::Scatter:
+      if (root) {
+        send_buffer_ = ByteBuffer(sendbuf, send_count * n, args.sendtype, Use::Input);
+        send_ = send_buffer_.bytes();
+      }
+      if (root && args.recvbuf == MPI_IN_PLACE) {
+        scratch_.resize(block);
+        recv_ = scratch_;
+      } else {
+        recv_buffer_ = ByteBuffer(args.recvbuf, recv_count, args.recvtype, Use::Output);
+        recv_ = recv_buffer_.bytes();
+      }
+      break;
+    case WrappedCall::Gather:
+      if (root) {
+        const bool in_place = args.sendbuf == MPI_IN_PLACE;
+        recv_buffer_ = ByteBuffer(args.recvbuf, recv_count * n, args.recvtype,
+                                  in_place ? Use::Both : Use::Output);
+        recv_ = recv_buffer_.bytes();
+        if (in_place) {
+          scratch_.assign(
+              recv_.begin() + static_cast<std::ptrdiff_t>(block * static_cast<std::uint64_t>(rank)),
+              recv_.begin() +
+                  static_cast<std::ptrdiff_t>(block * static_cast<std::uint64_t>(rank + 1)));
+          send_ = scratch_;
+          break;
+        }
+      }
+      send_buffer_ = ByteBuffer(sendbuf, send_count, args.sendtype, Use::Input);
+      send_ = send_buffer_.bytes();
+      break;
+    case WrappedCall::Allgather:
+    case WrappedCall::Alltoall: {
+      const bool in_place = args.sendbuf == MPI_IN_PLACE;
+      recv_buffer_ = ByteBuffer(args.recvbuf, recv_count * n, args.recvtype,
+                                in_place ? Use::Both : Use::Output);
+      recv_ = recv_buffer_.bytes();
+      if (in_place && call == WrappedCall::Allgather) {
+        const auto first = static_cast<std::ptrdiff_t>(block * static_cast<std::uint64_t>(rank));
+        scratch_.assign(recv_.begin() + first,
+                        recv_.begin() + first + static_cast<std::ptrdiff_t>(block));
+        send_ = scratch_;
+      } else if (in_place) {
+        scratch_.assign(recv_.begin(), recv_.end());
+        send_ = scratch_;
+      } else {
+        send_buffer_ = ByteBuffer(sendbuf, send_count * (call == WrappedCall::Alltoall ? n : 1),
+                                  args.sendtype, Use::Input);
+        send_ = send_buffer_.bytes();
+      }
+      break;
+    }
+    case WrappedCall::Barrier:
+      scratch_.assign(n + 1, std::byte{1});
+      send_ = std::span<const std::byte>(scratch_).first(1);
+      recv_ = std::span<std::byte>(scratch_).subspan(1);
+      break;
+  }
+}
+
+void CollectiveCall::finish() {
+  recv_buffer_.finish();
+}
+
+}  // namespace multilane::mpi

@@ -1,0 +1,65 @@
+// mpi/collective_call.hpp — one wrapped MPI collective call, translated into multilane's terms:
+// the collective, the block size, the send and receive bytes, the root.
+//
+// Every argument MPI calls significant is read, and only those (a non-root's send arguments
+// of MPI_Scatter may be garbage). MPI_IN_PLACE is served with copy semantics:
+//   bcast       (never in place)
+//   scatter     root's recvbuf = MPI_IN_PLACE: its block stays in sendbuf; it is received into
+//               scratch and dropped
+//   gather      root's sendbuf = MPI_IN_PLACE: its block is already in recvbuf; a copy is sent
+//   allgather   sendbuf = MPI_IN_PLACE: this rank's block of recvbuf is the input (copied)
+//   alltoall    sendbuf = MPI_IN_PLACE: recvbuf is the input (copied whole first)
+// The call object owns whatever temporary buffers it needs and must live until the call
+// completes; finish() then unpacks packed receive buffers (byte_buffer.hpp).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "mpi/byte_buffer.hpp"
+#include "mpi/wrapped_call.hpp"
+
+namespace multilane::mpi {
+
+struct MpiArgs {
+  const void* sendbuf = nullptr;
+  std::int64_t sendcount = 0;
+  MPI_Datatype sendtype = MPI_DATATYPE_NULL;
+  void* recvbuf = nullptr;
+  std::int64_t recvcount = 0;
+  MPI_Datatype recvtype = MPI_DATATYPE_NULL;
+  int root = 0;
+};
+
+struct CollectiveCall {
+  WrappedCall call = WrappedCall::Barrier;
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
+  int size = 1;
+  MpiArgs args;
+  std::uint64_t block = 0;  // multilane's size: the whole message of a bcast, one block else
+
+  // Sets up the buffers (packing inputs, copying in-place inputs).
+  void prepare();
+  std::span<const std::byte> send() const { return send_; }
+  std::span<std::byte> recv() const { return recv_; }
+  void finish();
+
+ private:
+  ByteBuffer send_buffer_;
+  ByteBuffer recv_buffer_;
+  std::vector<std::byte> scratch_;
+  std::span<const std::byte> send_;
+  std::span<std::byte> recv_;
+};
+
+// The call when multilane may serve it, with `block` set; nullopt when the arguments are ones
+// the MPI library must judge (a null or inter-communicator, a negative count, a null datatype,
+// a root out of range): PMPI_* then reports the error as MPI defines it.
+std::optional<CollectiveCall> describe_call(WrappedCall call, MPI_Comm comm, const MpiArgs& args);
+
+}  // namespace multilane::mpi

@@ -1,0 +1,73 @@
+// mpi/comm_state.cpp — the keyval and the live states (comm_state.hpp).
+#include "mpi/comm_state.hpp"
+
+#include <mutex>
+#include <set>
+
+#include "mpi/library.hpp"
+#include "mpi/pmpi_check.hpp"
+
+namespace multilane::mpi {
+
+namespace {
+
+// Every live state, so that stop_library() can free those of communicators never freed.
+std::mutex live_mutex;
+std::set<CommState*> live;
+
+int delete_state(MPI_Comm, int, void* attribute, void*) {
+  auto* state = static_cast<CommState*>(attribute);
+  {
+    std::lock_guard lock(live_mutex);
+    live.erase(state);
+  }
+  delete state;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+void create_comm_keyval() {
+  pmpi_check(
+      PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &library().keyval, nullptr),
+      "PMPI_Comm_create_keyval");
+}
+
+CommState& state_of(MPI_Comm comm) {
+  void* attribute = nullptr;
+  int found = 0;
+  pmpi_check(PMPI_Comm_get_attr(comm, library().keyval, &attribute, &found), "PMPI_Comm_get_attr");
+  if (found) return *static_cast<CommState*>(attribute);
+  auto state = std::make_unique<CommState>();
+  state->comm = comm;
+  state->layout = gather_layout(comm, library().platform, library().settings.platform_file);
+  pmpi_check(PMPI_Comm_set_attr(comm, library().keyval, state.get()), "PMPI_Comm_set_attr");
+  std::lock_guard lock(live_mutex);
+  live.insert(state.get());
+  return *state.release();
+}
+
+std::shared_ptr<Communicator> multilane_of(CommState& state) {
+  if (!state.multilane) {
+    state.multilane = std::make_shared<Communicator>(join(state.comm, state.layout));
+  }
+  return state.multilane;
+}
+
+void end_all_multilane_jobs() {
+  std::lock_guard lock(live_mutex);
+  for (CommState* state : live) state->multilane.reset();
+}
+
+void free_all_comm_states() {
+  std::vector<CommState*> states;
+  {
+    std::lock_guard lock(live_mutex);
+    states.assign(live.begin(), live.end());
+  }
+  // Deleting the attribute runs delete_state(), which takes the state off `live`.
+  for (CommState* state : states) PMPI_Comm_delete_attr(state->comm, library().keyval);
+  if (library().keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&library().keyval);
+}
+
+}  // namespace multilane::mpi

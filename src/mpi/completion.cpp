@@ -1,0 +1,98 @@
+// mpi/completion.cpp — the wrapped MPI_Wait / MPI_Test family and MPI_Request_get_status: the
+// library's own requests are completed first (pending_requests.hpp has the design), then PMPI_*
+// does the rest.
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "mpi/pending_requests.hpp"
+
+using multilane::mpi::count_pending;
+using multilane::mpi::finish_pending;
+using multilane::mpi::progress_pending;
+
+namespace {
+
+// Polls until `done` says the PMPI test succeeded, completing the library's requests as they
+// finish; the pauses leave shared cores to multilane's engine threads.
+template <typename Test>
+int poll(Test test) {
+  std::chrono::microseconds pause{0};
+  for (int round = 0;; ++round) {
+    progress_pending();
+    int done = 0;
+    if (const int code = test(&done); code != MPI_SUCCESS || done) return code;
+    if (round < 64) {
+      std::this_thread::yield();
+    } else {
+      pause = std::min(std::chrono::microseconds{200}, pause + std::chrono::microseconds{10});
+      std::this_thread::sleep_for(pause);
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Wait(MPI_Request* request, MPI_Status* status) {
+  if (count_pending(1, request) > 0) finish_pending(1, request);
+  return PMPI_Wait(request, status);
+}
+
+int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  progress_pending();
+  return PMPI_Test(request, flag, status);
+}
+
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  const int ours = count_pending(count, requests);
+  if (ours == 0) return PMPI_Waitall(count, requests, statuses);
+  if (ours == count) {
+    finish_pending(count, requests);
+    return PMPI_Waitall(count, requests, statuses);
+  }
+  return poll([&](int* done) { return PMPI_Testall(count, requests, done, statuses); });
+}
+
+int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
+  progress_pending();
+  return PMPI_Testall(count, requests, flag, statuses);
+}
+
+int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+  if (count_pending(count, requests) == 0) return PMPI_Waitany(count, requests, index, status);
+  return poll([&](int* done) { return PMPI_Testany(count, requests, index, done, status); });
+}
+
+int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
+  progress_pending();
+  return PMPI_Testany(count, requests, index, flag, status);
+}
+
+int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
+                 MPI_Status statuses[]) {
+  if (count_pending(incount, requests) == 0) {
+    return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+  }
+  return poll([&](int* done) {
+    const int code = PMPI_Testsome(incount, requests, outcount, indices, statuses);
+    *done = *outcount != 0;  // MPI_UNDEFINED (no active request) ends the wait too
+    return code;
+  });
+}
+
+int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  progress_pending();
+  return PMPI_Request_get_status(request, flag, status);
+}
+
+int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
+                 MPI_Status statuses[]) {
+  progress_pending();
+  return PMPI_Testsome(incount, requests, outcount, indices, statuses);
+}
+
+}  // extern "C"

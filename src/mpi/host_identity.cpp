@@ -1,0 +1,26 @@
+// mpi/host_identity.cpp — host name + boot id, hashed (host_identity.hpp).
+#include "mpi/host_identity.hpp"
+
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <array>
+#include <cstdlib>
+#include <fstream>
+
+namespace multilane::mpi {
+
+HostIdentity this_host() {
+  HostIdentity host;
+  std::array<char, 256> name{};
+  if (gethostname(name.data(), name.size() - 1) == 0) host.name = name.data();
+  std::string boot_id;
+  std::ifstream file("/proc/sys/kernel/random/boot_id");
+  std::getline(file, boot_id);
+  std::string key = host.name + '\n' + boot_id;
+  if (const char* id = std::getenv("MULTILANE_HOST_ID"); id != nullptr && *id != '\0') key = id;
+  host.hash = XXH64(key.data(), key.size(), 0x6d6c616e65);
+  return host;
+}
+
+}  // namespace multilane::mpi

@@ -1,0 +1,34 @@
+// mpi/library.hpp — the PMPI library's process-wide state, from MPI_Init to MPI_Finalize.
+//
+// start() runs right after PMPI_Init / PMPI_Init_thread: it reads the settings (and the
+// platform file, so that a bad one stops the job at MPI_Init with its FILE:LINE), creates the
+// communicator keyval (comm_state.hpp) and the error class (mpi_errors.hpp). stop() runs before
+// PMPI_Finalize: it completes what is in flight and frees every communicator's multilane job
+// while MPI still works. Between the two, active() says whether calls may take multilane's
+// route: not with MULTILANE_MPI=off, not when MPI runs with MPI_THREAD_MULTIPLE (a
+// Communicator is used from one thread at a time), not before MPI_Init or after MPI_Finalize.
+#pragma once
+
+#include <mpi.h>
+
+#include <optional>
+
+#include "mpi/settings.hpp"
+#include "multilane/platform.hpp"
+
+namespace multilane::mpi {
+
+struct Library {
+  Settings settings;
+  bool active = false;
+  int keyval = MPI_KEYVAL_INVALID;
+  int error_class = MPI_ERR_OTHER;
+  std::optional<Platform> platform;  // MULTILANE_PLATFORM's, read at start
+};
+
+Library& library();
+// `thread_level`: what PMPI_Init_thread provided (MPI_THREAD_SINGLE for MPI_Init).
+void start_library(int thread_level);
+void stop_library();
+
+}  // namespace multilane::mpi

@@ -1,0 +1,50 @@
+// mpi/route_policy.cpp — the routing rule (route_policy.hpp).
+#include "mpi/route_policy.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+namespace multilane::mpi {
+
+Route RoutePolicy::choose(WrappedCall call, std::uint64_t bytes, const CommShape& shape) const {
+  const std::string& forced = settings_.forced[static_cast<std::size_t>(call)];
+  if (!forced.empty()) {
+    std::string name(call_name(call));
+    for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const std::string why = fmt::format("MULTILANE_ALGORITHM_{}={}", name, forced);
+    if (forced == "mpi") return {false, "", why};
+    if (shape.size > 1) return {true, forced, why};
+  }
+  if (shape.size == 1) return {false, "", "one rank"};
+  if (bytes == 0 && call != WrappedCall::Barrier) return {false, "", "no data"};
+  if (shape.sites == 1) {
+    if (call == WrappedCall::Barrier) return {false, "", "barrier in one site"};
+    if (const std::uint64_t from = one_site_from(call, shape); bytes < from) {
+      return {false, "",
+              fmt::format("{} B on {} node(s) of one site, below {} B", bytes, shape.nodes, from)};
+    }
+  }
+  return {true, "auto",
+          fmt::format("{} B on {} node(s) of {} site(s)", bytes, shape.nodes, shape.sites)};
+}
+
+std::uint64_t RoutePolicy::one_site_from(WrappedCall call, const CommShape& shape) const {
+  if (settings_.small_bytes > 0) return settings_.small_bytes;
+  if (shape.nodes > 1) return 256u << 10;
+  switch (call) {
+    case WrappedCall::Bcast:
+      return 2u << 20;
+    case WrappedCall::Scatter:
+    case WrappedCall::Gather:
+      return 512u << 10;
+    case WrappedCall::Allgather:
+    case WrappedCall::Alltoall:
+      return 64u << 10;
+    case WrappedCall::Barrier:
+      break;
+  }
+  return ~std::uint64_t{0};
+}
+
+}  // namespace multilane::mpi

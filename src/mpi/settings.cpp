@@ -1,0 +1,74 @@
+// mpi/settings.cpp — the PMPI library's variables (settings.hpp).
+#include "mpi/settings.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cstdlib>
+
+#include "multilane/algorithms.hpp"
+#include "multilane/errors.hpp"
+#include "multilane/units.hpp"
+
+namespace multilane::mpi {
+
+namespace {
+
+std::string variable(const std::string& name) {
+  const char* value = std::getenv(name.c_str());
+  return value == nullptr ? std::string() : std::string(value);
+}
+
+std::string upper(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+void check_forced(WrappedCall call, const std::string& name, const std::string& value) {
+  if (value == "mpi" || value == "auto") return;
+  if (call == WrappedCall::Barrier) {
+    throw UsageError(fmt::format("{}={}: must be mpi or auto", name, value));
+  }
+  if (find_algorithm(carrier(call), value) == nullptr) {
+    throw UsageError(fmt::format("{}={}: must be mpi, auto or one of {}", name, value,
+                                 algorithm_names(carrier(call))));
+  }
+}
+
+}  // namespace
+
+Settings Settings::from_environment() {
+  Settings settings;
+  const std::string mpi = variable("MULTILANE_MPI");
+  if (mpi == "off" || mpi == "0") {
+    settings.enabled = false;
+  } else if (!mpi.empty() && mpi != "on" && mpi != "1") {
+    throw UsageError(fmt::format("MULTILANE_MPI={}: must be on or off", mpi));
+  }
+  const std::string explain = variable("MULTILANE_EXPLAIN");
+  if (explain == "1") {
+    settings.explain = true;
+  } else if (!explain.empty() && explain != "0") {
+    throw UsageError(fmt::format("MULTILANE_EXPLAIN={}: must be 0 or 1", explain));
+  }
+  if (const std::string small = variable("MULTILANE_MPI_SMALL"); !small.empty()) {
+    try {
+      settings.small_bytes = parse_size(small);
+    } catch (const std::exception& e) {
+      throw UsageError(fmt::format("MULTILANE_MPI_SMALL={}: {}", small, e.what()));
+    }
+  }
+  settings.platform_file = variable("MULTILANE_PLATFORM");
+  for (std::size_t i = 0; i < kWrappedCalls; ++i) {
+    const auto call = static_cast<WrappedCall>(i);
+    const std::string name = "MULTILANE_ALGORITHM_" + upper(call_name(call));
+    std::string value = variable(name);
+    if (value == "multilane" && find_algorithm(carrier(call), value) == nullptr) value = "auto";
+    if (!value.empty()) check_forced(call, name, value);
+    settings.forced[i] = value;
+  }
+  return settings;
+}
+
+}  // namespace multilane::mpi

@@ -1,0 +1,49 @@
+// mpi/wrapped_call.cpp — names of the intercepted collectives.
+#include "mpi/wrapped_call.hpp"
+
+#include <array>
+#include <string>
+
+namespace multilane::mpi {
+
+namespace {
+constexpr std::array<std::string_view, kWrappedCalls> kNames = {"bcast",     "scatter",  "gather",
+                                                                "allgather", "alltoall", "barrier"};
+constexpr std::array<std::string_view, kWrappedCalls> kFunctions = {
+    "Bcast", "Scatter", "Gather", "Allgather", "Alltoall", "Barrier"};
+}  // namespace
+
+std::string_view call_name(WrappedCall call) {
+  return kNames[static_cast<std::size_t>(call)];
+}
+
+std::string call_function(WrappedCall call, bool nonblocking) {
+  std::string name = nonblocking ? "MPI_I" : "MPI_";
+  std::string_view function = kFunctions[static_cast<std::size_t>(call)];
+  if (nonblocking) {
+    name += static_cast<char>(function[0] - 'A' + 'a');
+    function.remove_prefix(1);
+  }
+  name += function;
+  return name;
+}
+
+Collective carrier(WrappedCall call) {
+  switch (call) {
+    case WrappedCall::Bcast:
+      return Collective::Bcast;
+    case WrappedCall::Scatter:
+      return Collective::Scatter;
+    case WrappedCall::Gather:
+      return Collective::Gather;
+    case WrappedCall::Allgather:
+      return Collective::Allgather;
+    case WrappedCall::Alltoall:
+      return Collective::Alltoall;
+    case WrappedCall::Barrier:
+      return Collective::Allgather;
+  }
+  return Collective::Bcast;
+}
+
+}  // namespace multilane::mpi

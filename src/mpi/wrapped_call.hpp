@@ -1,0 +1,23 @@
+// mpi/wrapped_call.hpp — the collectives the PMPI library intercepts, by kind (one name for the
+// blocking and the non-blocking form), and how each maps to a multilane collective.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+#include "multilane/schedule.hpp"
+
+namespace multilane::mpi {
+
+enum class WrappedCall : std::size_t { Bcast, Scatter, Gather, Allgather, Alltoall, Barrier };
+inline constexpr std::size_t kWrappedCalls = 6;
+
+// "bcast", ...: the suffix of MULTILANE_ALGORITHM_<COLL> in lower case.
+std::string_view call_name(WrappedCall call);
+// "MPI_Bcast", or "MPI_Ibcast" when non-blocking.
+std::string call_function(WrappedCall call, bool nonblocking);
+// The multilane collective that carries it (a barrier is a one-byte allgather).
+Collective carrier(WrappedCall call);
+
+}  // namespace multilane::mpi

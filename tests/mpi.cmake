@@ -1,0 +1,223 @@
+# tests/mpi.cmake — the PMPI library (src/mpi/, docs/mpi.md) under real MPI launchers.
+#
+# The C programs of tests/mpi/ are built once per MPI family (Open MPI: mpi_test_<name>_ompi,
+# MPICH: mpi_test_<name>_mpich, both in build/tests/mpi/) against that family only, and run
+#   plain     without the library (the programs' own check of the MPI library),
+#   forced    with the library preloaded and MULTILANE_ALGORITHM_<COLL>=auto for every
+#             collective, so that every call, even a zero count or a barrier on one node, takes
+#             multilane's path,
+#   policy    with the library preloaded and its default route policy (small calls on one node
+#             stay with MPI, large ones go to multilane),
+# on a few rank counts in 1..9 (oversubscribed: CI has 2 cores). Each program checks every
+# element and prints "No Errors". Open MPI as root needs --allow-run-as-root.
+#
+# Not in the ASan build: preloading ASan-built libraries into programs that are not
+# (mpirun's) needs the ASan runtime first in the initial library list; the plain build runs
+# the suite.
+#
+# tests/mpi/*.cpp is the GoogleTest binary test_mpi (made by the top CMakeLists.txt like every
+# layer's): the library's parts that need no MPI, compiled into it here, in both builds.
+if(TARGET test_mpi)
+  target_sources(test_mpi PRIVATE src/mpi/route_policy.cpp src/mpi/settings.cpp
+                                  src/mpi/wrapped_call.cpp src/mpi/platform_match.cpp
+                                  src/mpi/host_identity.cpp src/mpi/discovered_platform.cpp)
+endif()
+if(MULTILANE_SANITIZE)
+  message(STATUS "MPI library tests skipped in the sanitizer build (tests/mpi.cmake says why)")
+  return()
+endif()
+enable_language(C)
+
+find_program(MULTILANE_MPIRUN_OPENMPI mpirun.openmpi)
+find_program(MULTILANE_MPIEXEC_MPICH mpiexec.mpich)
+set(mpi_test_programs coll_types coll_comms coll_nonblocking fallback errors thread_multiple)
+set(mpi_forced_env "")
+foreach(coll IN ITEMS BCAST SCATTER GATHER ALLGATHER ALLTOALL BARRIER)
+  list(APPEND mpi_forced_env MULTILANE_ALGORITHM_${coll}=auto)
+endforeach()
+
+# mpi_family_test(NAME FAMILY RANKS PROGRAM MODE [VAR=VALUE...] [ARGS program arguments...]
+#                 [WRAP command before the program...] [EXPECT regex]): one launch of a program.
+# It passes on "No Errors"; with EXPECT, on exit status 0 (the programs exit non-zero on any
+# mismatch) and output matching the regular expression (through tests/expect.cmake: the
+# launchers forward stdout and stderr separately, so their lines come in no fixed order).
+function(mpi_family_test name family ranks program mode)
+  cmake_parse_arguments(PARSE_ARGV 5 test "" "EXPECT" "ARGS;WRAP")
+  set(env ${test_UNPARSED_ARGUMENTS})
+  if(NOT mode STREQUAL "plain")
+    list(APPEND env "LD_PRELOAD=$<TARGET_FILE:multilane_${family}>")
+  endif()
+  if(mode STREQUAL "forced")
+    list(APPEND env ${mpi_forced_env})
+  endif()
+  if(family STREQUAL "mpi")
+    set(command ${MULTILANE_MPIRUN_OPENMPI} --allow-run-as-root --oversubscribe --bind-to none
+                -n ${ranks})
+    foreach(assignment IN LISTS env)
+      list(APPEND command -x ${assignment})
+    endforeach()
+    set(binary mpi_test_${program}_ompi)
+  else()
+    set(command ${MULTILANE_MPIEXEC_MPICH} -n ${ranks})
+    foreach(assignment IN LISTS env)
+      string(REGEX REPLACE "=.*" "" variable "${assignment}")
+      string(REGEX REPLACE "^[^=]*=" "" value "${assignment}")
+      list(APPEND command -genv ${variable} ${value})
+    endforeach()
+    set(binary mpi_test_${program}_mpich)
+  endif()
+  if(test_EXPECT)
+    add_test(NAME ${name}
+             COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=0 "-DEXPECT_OUTPUT=${test_EXPECT}"
+                     -P ${MULTILANE_EXPECT} -- ${command} ${test_WRAP} $<TARGET_FILE:${binary}>
+                     ${test_ARGS})
+    set_tests_properties(${name} PROPERTIES TIMEOUT 120 LABELS mpi)
+    return()
+  endif()
+  add_test(NAME ${name} COMMAND ${command} ${test_WRAP} $<TARGET_FILE:${binary}> ${test_ARGS})
+  set_tests_properties(${name} PROPERTIES TIMEOUT 120 LABELS mpi PASS_REGULAR_EXPRESSION
+                                          "No Errors" FAIL_REGULAR_EXPRESSION "Found [0-9]+ errors")
+endfunction()
+
+# ---- Open MPI ----
+if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
+  foreach(program IN LISTS mpi_test_programs)
+    add_executable(mpi_test_${program}_ompi tests/mpi/${program}.c)
+    target_link_libraries(mpi_test_${program}_ompi PRIVATE PkgConfig::MULTILANE_OMPI)
+    set_target_properties(mpi_test_${program}_ompi PROPERTIES RUNTIME_OUTPUT_DIRECTORY
+                                                              ${CMAKE_BINARY_DIR}/tests/mpi)
+  endforeach()
+  mpi_family_test(mpi-ompi-types-plain-4 mpi 4 coll_types plain)
+  mpi_family_test(mpi-ompi-types-forced-1 mpi 1 coll_types forced)
+  mpi_family_test(mpi-ompi-types-forced-3 mpi 3 coll_types forced)
+  mpi_family_test(mpi-ompi-fallback-forced-9 mpi 9 fallback forced)
+  mpi_family_test(mpi-ompi-types-policy-4 mpi 4 coll_types policy)
+  mpi_family_test(mpi-ompi-comms-plain-3 mpi 3 coll_comms plain)
+  mpi_family_test(mpi-ompi-comms-forced-6 mpi 6 coll_comms forced)
+  mpi_family_test(mpi-ompi-nonblocking-plain-4 mpi 4 coll_nonblocking plain)
+  mpi_family_test(mpi-ompi-nonblocking-forced-4 mpi 4 coll_nonblocking forced ARGS free-before-wait)
+  mpi_family_test(mpi-ompi-nonblocking-policy-5 mpi 5 coll_nonblocking policy)
+  mpi_family_test(mpi-ompi-fallback-forced-5 mpi 5 fallback forced)
+  # Two ranks per "node" (tests/mpi/as_nodes.sh): the route policy sends every call with data
+  # to multilane, which joins the nodes over TCP and the ranks of a node by shared memory.
+  mpi_family_test(mpi-ompi-types-nodes-4 mpi 4 coll_types policy
+                  WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 2)
+
+  # The library was used: every call of a forced run is explained as multilane's on rank 0.
+  mpi_family_test(mpi-ompi-explain mpi 2 fallback forced MULTILANE_EXPLAIN=1 EXPECT
+    "multilane-mpi: MPI_Bcast 4000 B root 1, 2 ranks on 1 node\\(s\\): multilane [a-z-]+ \\(MULTILANE_ALGORITHM_BCAST=auto\\)")
+  # With MPI_THREAD_MULTIPLE every call is the MPI library's: nothing is explained.
+  mpi_family_test(mpi-ompi-thread-multiple mpi 3 thread_multiple forced MULTILANE_EXPLAIN=1)
+  set_tests_properties(mpi-ompi-thread-multiple PROPERTIES
+                       PASS_REGULAR_EXPRESSION "provided MPI_THREAD_MULTIPLE"
+                       FAIL_REGULAR_EXPRESSION "multilane-mpi:|Found [0-9]+ errors")
+  # ... an intercommunicator's calls are explained as the MPI library's ...
+  mpi_family_test(mpi-ompi-explain-inter mpi 2 fallback forced MULTILANE_EXPLAIN=1 EXPECT
+    "multilane-mpi: MPI_Allgather: MPI library \\(intercommunicator\\)")
+  # ... and MULTILANE_MPI=off turns it off: nothing is explained.
+  mpi_family_test(mpi-ompi-off mpi 2 fallback forced MULTILANE_EXPLAIN=1 MULTILANE_MPI=off)
+  set_tests_properties(mpi-ompi-off PROPERTIES FAIL_REGULAR_EXPRESSION "multilane-mpi:")
+
+  # MULTILANE_PLATFORM: ranks run as nodes node0..node3 and are placed on the file's two sites
+  # by name; a rank on a node the file lacks, and a file that cannot be read, stop the job with
+  # the reason.
+  set(mpi_platform ${CMAKE_SOURCE_DIR}/tests/mpi/two-sites-2x2.toml)
+  mpi_family_test(mpi-ompi-platform mpi 5 coll_comms policy MULTILANE_EXPLAIN=1
+                  MULTILANE_PLATFORM=${mpi_platform}
+                  WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 2
+                  EXPECT "MPI_Bcast 1048579 B root [0-9] \\(2 sites\\), 5 ranks on 3 node\\(s\\): multilane ")
+  foreach(case IN ITEMS "unknown-host:${mpi_platform}:rank [0-9] runs on .node4., which is not a node of the file"
+                        "bad-file:${CMAKE_BINARY_DIR}/nonexistent.toml:nonexistent.toml: cannot open")
+    string(REPLACE ":" ";" parts "${case}")
+    list(GET parts 0 what)
+    list(GET parts 1 file)
+    list(GET parts 2 message)
+    add_test(NAME mpi-ompi-platform-${what}
+             COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=nonzero "-DEXPECT_OUTPUT=multilane: .*${message}"
+                     -P ${MULTILANE_EXPECT} -- ${MULTILANE_MPIRUN_OPENMPI} --allow-run-as-root
+                     --oversubscribe -n 5 -x LD_PRELOAD=$<TARGET_FILE:multilane_mpi>
+                     -x MULTILANE_PLATFORM=${file} ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 1
+                     $<TARGET_FILE:mpi_test_coll_comms_ompi>)
+    set_tests_properties(mpi-ompi-platform-${what} PROPERTIES TIMEOUT 120 LABELS mpi)
+  endforeach()
+
+  # Failures follow the error handler: MPI_ERRORS_RETURN gives a code and MPI_Error_string the
+  # message; MPI_ERRORS_ARE_FATAL aborts with the message naming the rank, call and cause.
+  mpi_family_test(mpi-ompi-errors-return mpi 3 errors plain LD_PRELOAD=$<TARGET_FILE:multilane_mpi>
+                  MULTILANE_ALGORITHM_BCAST=auto MULTILANE_TIMEOUT=10)
+  add_test(NAME mpi-ompi-errors-fatal
+           COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=nonzero
+                   "-DEXPECT_OUTPUT=multilane: rank [12] \\(world rank [12]\\) in MPI_Bcast on a communicator of 3 ranks: .*rank 0 runs a different call"
+                   -P ${MULTILANE_EXPECT} -- ${MULTILANE_MPIRUN_OPENMPI} --allow-run-as-root
+                   --oversubscribe -n 3 -x LD_PRELOAD=$<TARGET_FILE:multilane_mpi>
+                   -x MULTILANE_ALGORITHM_BCAST=auto -x MULTILANE_TIMEOUT=10
+                   $<TARGET_FILE:mpi_test_errors_ompi> fatal)
+  set_tests_properties(mpi-ompi-errors-fatal PROPERTIES TIMEOUT 120 LABELS mpi)
+  # A rank killed while the others are in a wrapped bcast: they abort within the timeout (3 s)
+  # naming it. (Open MPI would end the job itself at once without the MCA setting.) Serial, and
+  # segments of ranks the launcher killed are removed (remove_dead_segments.sh says why).
+  add_test(NAME mpi-ompi-rank-killed
+           COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=nonzero
+                   "-DEXPECT_OUTPUT=multilane: rank [023] \\(world rank [023]\\) in MPI_Bcast on a communicator of 4 ranks: .*ranks? 1[^0-9]"
+                   -P ${MULTILANE_EXPECT} -- ${CMAKE_SOURCE_DIR}/tests/mpi/remove_dead_segments.sh
+                   ${MULTILANE_MPIRUN_OPENMPI} --allow-run-as-root
+                   --oversubscribe -n 4 --mca orte_abort_on_non_zero_status 0
+                   -x LD_PRELOAD=$<TARGET_FILE:multilane_mpi> -x MULTILANE_ALGORITHM_BCAST=auto
+                   -x MULTILANE_TIMEOUT=3 $<TARGET_FILE:mpi_test_errors_ompi> kill)
+  set_tests_properties(mpi-ompi-rank-killed PROPERTIES TIMEOUT 120 LABELS mpi RUN_SERIAL TRUE)
+
+  # Linked, not preloaded: -lmultilane_mpi before the MPI library.
+  add_executable(mpi_test_linked_ompi tests/mpi/coll_nonblocking.c)
+  target_link_libraries(mpi_test_linked_ompi PRIVATE multilane_mpi PkgConfig::MULTILANE_OMPI)
+  add_test(NAME mpi-ompi-linked
+           COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=0
+                   "-DEXPECT_OUTPUT=MPI_Ibcast 4 B root 0, 3 ranks on 1 node\\(s\\): multilane"
+                   -P ${MULTILANE_EXPECT} -- ${MULTILANE_MPIRUN_OPENMPI} --allow-run-as-root
+                   --oversubscribe -n 3 -x MULTILANE_EXPLAIN=1 -x MULTILANE_ALGORITHM_BCAST=auto
+                   $<TARGET_FILE:mpi_test_linked_ompi>)
+  set_tests_properties(mpi-ompi-linked PROPERTIES TIMEOUT 120 LABELS mpi)
+  # ... and the static variant, linked the same way.
+  add_executable(mpi_test_static_ompi tests/mpi/coll_nonblocking.c)
+  target_link_libraries(mpi_test_static_ompi PRIVATE multilane_mpi_static PkgConfig::MULTILANE_OMPI)
+  add_test(NAME mpi-ompi-static
+           COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=0
+                   "-DEXPECT_OUTPUT=MPI_Ialltoall 4000 B, 2 ranks on 1 node\\(s\\): multilane"
+                   -P ${MULTILANE_EXPECT} -- ${MULTILANE_MPIRUN_OPENMPI} --allow-run-as-root
+                   --oversubscribe -n 2 -x MULTILANE_EXPLAIN=1 -x MULTILANE_ALGORITHM_ALLTOALL=auto
+                   $<TARGET_FILE:mpi_test_static_ompi>)
+  set_tests_properties(mpi-ompi-static PROPERTIES TIMEOUT 120 LABELS mpi)
+else()
+  message(STATUS "Open MPI or mpirun.openmpi missing: the Open MPI tests of the MPI library are skipped")
+endif()
+
+# ---- MPICH ----
+if(TARGET multilane_mpich AND MULTILANE_MPIEXEC_MPICH)
+  foreach(program IN LISTS mpi_test_programs)
+    add_executable(mpi_test_${program}_mpich tests/mpi/${program}.c)
+    target_link_libraries(mpi_test_${program}_mpich PRIVATE PkgConfig::MULTILANE_MPICH)
+    set_target_properties(mpi_test_${program}_mpich PROPERTIES RUNTIME_OUTPUT_DIRECTORY
+                                                               ${CMAKE_BINARY_DIR}/tests/mpi)
+  endforeach()
+  # MPICH's ranks poll while they wait: plain runs on 2 cores are slow, so fewer of them.
+  mpi_family_test(mpi-mpich-types-plain-2 mpich 2 coll_types plain)
+  mpi_family_test(mpi-mpich-types-forced-4 mpich 4 coll_types forced)
+  mpi_family_test(mpi-mpich-types-policy-2 mpich 2 coll_types policy)
+  mpi_family_test(mpi-mpich-comms-forced-5 mpich 5 coll_comms forced)
+  # Two ranks per node and two nodes per site (MULTILANE_SITE): the library's platform has two
+  # sites, and multilane's cross-site algorithms run.
+  mpi_family_test(mpi-mpich-comms-sites-5 mpich 5 coll_comms policy MULTILANE_EXPLAIN=1
+                  WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 2 2
+                  EXPECT "MPI_Bcast 1048579 B root [0-9] \\(2 sites\\), 5 ranks on 3 node\\(s\\): multilane ")
+  mpi_family_test(mpi-mpich-nonblocking-forced-3 mpich 3 coll_nonblocking forced
+                  ARGS free-before-wait)
+  mpi_family_test(mpi-mpich-fallback-forced-4 mpich 4 fallback forced)
+  mpi_family_test(mpi-mpich-errors-return mpich 3 errors plain
+                  LD_PRELOAD=$<TARGET_FILE:multilane_mpich> MULTILANE_ALGORITHM_BCAST=auto
+                  MULTILANE_TIMEOUT=10)
+  # (No rank-killed test under hydra: even with -disable-auto-cleanup it sometimes kills every
+  # rank at once when one dies by a signal, before the others can notice.)
+  mpi_family_test(mpi-mpich-explain mpich 2 fallback forced MULTILANE_EXPLAIN=1 EXPECT
+    "multilane-mpi: MPI_Gather 4000 B root 0, 2 ranks on 1 node\\(s\\): multilane ")
+else()
+  message(STATUS "MPICH or mpiexec.mpich missing: the MPICH tests of the MPI library are skipped")
+endif()

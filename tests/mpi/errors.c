@@ -1,0 +1,60 @@
+/* tests/mpi/errors.c — failures of wrapped calls follow the communicator's error handler.
+ *
+ * With MPI_ERRORS_RETURN, ranks that disagree on a bcast's size (an erroneous program that
+ * multilane detects) get an error code back, not MPI_SUCCESS, whose class is not MPI_SUCCESS and
+ * whose MPI_Error_string names multilane, the rank and the call. The root may finish its part
+ * before anybody notices, so it may return MPI_SUCCESS. Run with the library and
+ * MULTILANE_ALGORITHM_BCAST=auto (the MPI library's own bcast would not notice).
+ *
+ * `errors fatal`: the same on MPI_COMM_WORLD, whose handler is MPI_ERRORS_ARE_FATAL: the job
+ * aborts with multilane's message naming the rank, the call and the cause.
+ *
+ * `errors kill`: rank 1 dies (SIGKILL) while the others are in a 16 MiB bcast; they abort
+ * naming it (run under a launcher that lets them, e.g. mpiexec.mpich -disable-auto-cleanup). */
+#include <signal.h>
+
+#include "mltest.h"
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  unsigned char* buf = mltest_alloc(1 << 20);
+  memset(buf, rank, 1 << 20);
+  if (argc > 1 && strcmp(argv[1], "kill") == 0) {
+    unsigned char* big = mltest_alloc(16 << 20);
+    MPI_Bcast(big, 1000, MPI_BYTE, 0, MPI_COMM_WORLD); /* the job is set up */
+    if (rank == 1) raise(SIGKILL);
+    MPI_Bcast(big, 16 << 20, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (rank != 0) MLTEST_FAIL("MPI_Bcast returned although rank 1 died");
+    free(big);
+    return mltest_finish();
+  }
+  if (argc > 1 && strcmp(argv[1], "fatal") == 0) {
+    MPI_Bcast(buf, rank == 0 ? 1000 : 2000, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (rank != 0) MLTEST_FAIL("a bcast whose ranks disagree on the size returned");
+    return mltest_finish();
+  }
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  const int code = MPI_Bcast(buf, rank == 0 ? 1000 : 2000, MPI_BYTE, 0, comm);
+  if (code == MPI_SUCCESS && rank != 0) {
+    MLTEST_FAIL("a bcast whose ranks disagree on the size returned MPI_SUCCESS");
+  } else if (code != MPI_SUCCESS) {
+    char text[MPI_MAX_ERROR_STRING];
+    int length = 0, error_class = MPI_SUCCESS;
+    MPI_Error_string(code, text, &length);
+    MPI_Error_class(code, &error_class);
+    if (error_class == MPI_SUCCESS) MLTEST_FAIL("error class of %d is MPI_SUCCESS", code);
+    if (strstr(text, "multilane: rank") == NULL || strstr(text, "MPI_Bcast") == NULL) {
+      MLTEST_FAIL("MPI_Error_string gave \"%s\"", text);
+    } else if (rank == 1) {
+      printf("error string: %s\n", text);
+    }
+  }
+  MPI_Comm_free(&comm);
+  free(buf);
+  return mltest_finish();
+}

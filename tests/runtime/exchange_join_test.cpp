@@ -1,0 +1,92 @@
+// join_by_exchange (runtime/exchange_join.hpp): ranks that can all-gather text (here, threads
+// sharing memory; in the PMPI library, an MPI communicator) make a working job of it.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "runtime/communicator_impl.hpp"  // job_platform
+#include "runtime/exchange_join.hpp"
+
+namespace multilane {
+namespace {
+
+// An all-gather among `size` threads: each contributes its text and waits for all.
+class ThreadAllGather {
+ public:
+  explicit ThreadAllGather(int size) : texts_(static_cast<std::size_t>(size)) {}
+  std::vector<std::string> operator()(int rank, const std::string& mine) {
+    std::unique_lock lock(mutex_);
+    texts_[static_cast<std::size_t>(rank)] = mine;
+    ++arrived_;
+    changed_.notify_all();
+    changed_.wait_for(lock, std::chrono::seconds(20), [&] { return arrived_ == texts_.size(); });
+    return texts_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<std::string> texts_;
+  std::size_t arrived_ = 0;
+};
+
+TEST(ExchangeJoin, RanksThatAllGatherFormAJob) {
+  constexpr int kSize = 3;
+  ThreadAllGather exchange(kSize);
+  std::vector<std::string> errors(kSize);
+  std::vector<std::vector<std::byte>> received(kSize);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < kSize; ++rank) {
+    threads.emplace_back([&, rank] {
+      try {
+        runtime::ExchangeJob job;
+        job.rank = rank;
+        job.size = kSize;
+        job.job_id = 0x6a00'0000'0000'0000ull | static_cast<std::uint64_t>(::getpid());
+        job.secret = runtime::JobSecret::from_text("exchange join test secret");
+        job.platform = job_platform("", kSize);
+        job.all_gather = [&, rank](const std::string& mine) { return exchange(rank, mine); };
+        Communicator comm = runtime::join_by_exchange(std::move(job));
+        std::vector<std::byte> data(100'003, std::byte{0});
+        if (rank == 1) {
+          for (std::size_t i = 0; i < data.size(); ++i) data[i] = std::byte(i * 7 % 251);
+        }
+        comm.bcast(data, 1);
+        received[static_cast<std::size_t>(rank)] = data;
+      } catch (const std::exception& e) {
+        errors[static_cast<std::size_t>(rank)] = e.what();
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int rank = 0; rank < kSize; ++rank) {
+    EXPECT_EQ(errors[static_cast<std::size_t>(rank)], "") << "rank " << rank;
+    const auto& data = received[static_cast<std::size_t>(rank)];
+    ASSERT_EQ(data.size(), 100'003u);
+    for (std::size_t i = 0; i < data.size(); ++i) {
+      ASSERT_EQ(data[i], std::byte(i * 7 % 251)) << "rank " << rank << " byte " << i;
+    }
+  }
+}
+
+TEST(ExchangeJoin, AnExchangeOfTheWrongSizeIsAnError) {
+  runtime::ExchangeJob job;
+  job.rank = 0;
+  job.size = 2;
+  job.secret = runtime::JobSecret::from_text("exchange join test secret");
+  job.platform = job_platform("", 2);
+  job.all_gather = [](const std::string& mine) { return std::vector<std::string>{mine}; };
+  try {
+    runtime::join_by_exchange(std::move(job));
+    FAIL() << "no error";
+  } catch (const CommunicationError& e) {
+    EXPECT_NE(std::string(e.what()).find("returned 1 entries for 2 ranks"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace multilane
