@@ -30,9 +30,11 @@ enable_language(C)
 
 find_program(MULTILANE_MPIRUN_OPENMPI mpirun.openmpi)
 find_program(MULTILANE_MPIEXEC_MPICH mpiexec.mpich)
-set(mpi_test_programs coll_types coll_comms coll_nonblocking fallback errors thread_multiple)
+set(mpi_test_programs coll_types coll_comms coll_nonblocking coll_reduce fallback errors
+                      thread_multiple)
 set(mpi_forced_env "")
-foreach(coll IN ITEMS BCAST SCATTER GATHER ALLGATHER ALLTOALL BARRIER)
+foreach(coll IN ITEMS BCAST SCATTER GATHER ALLGATHER ALLTOALL BARRIER REDUCE ALLREDUCE
+                     REDUCE_SCATTER_BLOCK)
   list(APPEND mpi_forced_env MULTILANE_ALGORITHM_${coll}=auto)
 endforeach()
 
@@ -93,6 +95,14 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
   mpi_family_test(mpi-ompi-fallback-forced-9 mpi 9 fallback forced)
   mpi_family_test(mpi-ompi-types-policy-4 mpi 4 coll_types policy)
   mpi_family_test(mpi-ompi-comms-plain-3 mpi 3 coll_comms plain)
+  mpi_family_test(mpi-ompi-reduce-plain-4 mpi 4 coll_reduce plain)
+  mpi_family_test(mpi-ompi-reduce-forced-3 mpi 3 coll_reduce forced)
+  mpi_family_test(mpi-ompi-reduce-forced-5 mpi 5 coll_reduce forced)
+  # Across two sites (ranks as nodes of the file's sites), reductions go to multilane by policy.
+  mpi_family_test(mpi-ompi-reduce-sites-4 mpi 4 coll_reduce policy MULTILANE_EXPLAIN=1
+                  MULTILANE_PLATFORM=${CMAKE_SOURCE_DIR}/tests/mpi/two-sites-2x2.toml
+                  WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 1
+                  EXPECT "MPI_Allreduce 4194316 B \\(2 sites\\), 4 ranks on 4 node\\(s\\): multilane ")
   mpi_family_test(mpi-ompi-comms-forced-6 mpi 6 coll_comms forced)
   mpi_family_test(mpi-ompi-nonblocking-plain-4 mpi 4 coll_nonblocking plain)
   mpi_family_test(mpi-ompi-nonblocking-forced-4 mpi 4 coll_nonblocking forced ARGS free-before-wait)
@@ -201,6 +211,7 @@ if(TARGET multilane_mpich AND MULTILANE_MPIEXEC_MPICH)
   # MPICH's ranks poll while they wait: plain runs on 2 cores are slow, so fewer of them.
   mpi_family_test(mpi-mpich-types-plain-2 mpich 2 coll_types plain)
   mpi_family_test(mpi-mpich-types-forced-4 mpich 4 coll_types forced)
+  mpi_family_test(mpi-mpich-reduce-forced-4 mpich 4 coll_reduce forced)
   mpi_family_test(mpi-mpich-types-policy-2 mpich 2 coll_types policy)
   mpi_family_test(mpi-mpich-comms-forced-5 mpich 5 coll_comms forced)
   # Two ranks per node and two nodes per site (MULTILANE_SITE): the library's platform has two

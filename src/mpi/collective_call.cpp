@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "mpi/reduction_types.hpp"
+
 namespace multilane::mpi {
 
 namespace {
@@ -25,8 +27,8 @@ std::optional<CollectiveCall> describe_call(WrappedCall call, MPI_Comm comm, con
   c.args = args;
   PMPI_Comm_rank(comm, &c.rank);
   PMPI_Comm_size(comm, &c.size);
-  const bool rooted =
-      call == WrappedCall::Bcast || call == WrappedCall::Scatter || call == WrappedCall::Gather;
+  const bool rooted = call == WrappedCall::Bcast || call == WrappedCall::Scatter ||
+                      call == WrappedCall::Gather || call == WrappedCall::Reduce;
   if (rooted && (args.root < 0 || args.root >= c.size)) return std::nullopt;
   const bool root = rooted && args.root == c.rank;
   // The side whose count and type are significant on this rank and fix the block.
@@ -60,6 +62,13 @@ std::optional<CollectiveCall> describe_call(WrappedCall call, MPI_Comm comm, con
       break;
     case WrappedCall::Barrier:
       break;
+    case WrappedCall::Reduce:
+      if ((recv_in_place && root) || (send_in_place && !root)) return std::nullopt;
+      break;
+    case WrappedCall::Allreduce:
+    case WrappedCall::ReduceScatterBlock:
+      if (recv_in_place) return std::nullopt;
+      break;
   }
   bool ok = true;
   switch (call) {
@@ -84,6 +93,14 @@ std::optional<CollectiveCall> describe_call(WrappedCall call, MPI_Comm comm, con
     case WrappedCall::Barrier:
       c.block = 1;
       break;
+    case WrappedCall::Reduce:
+    case WrappedCall::Allreduce:
+    case WrappedCall::ReduceScatterBlock: {
+      const auto reduction = reduction_of(args.recvtype, args.op);
+      ok = reduction && from_recv();
+      if (reduction) c.reduction = *reduction;
+      break;
+    }
   }
   if (!ok) return std::nullopt;
   return c;
@@ -158,6 +175,34 @@ void CollectiveCall::prepare() {
       send_ = std::span<const std::byte>(scratch_).first(1);
       recv_ = std::span<std::byte>(scratch_).subspan(1);
       break;
+    case WrappedCall::Reduce:
+    case WrappedCall::Allreduce:
+    case WrappedCall::ReduceScatterBlock:
+      prepare_reduction();
+      break;
+  }
+}
+
+void CollectiveCall::prepare_reduction() {
+  const bool in_place = args.sendbuf == MPI_IN_PLACE;
+  const bool gets_result = call != WrappedCall::Reduce || args.root == rank;
+  // Every rank's input is `count` elements; reduce_scatter_block's is size() blocks of them.
+  const std::uint64_t count = static_cast<std::uint64_t>(args.recvcount);
+  const std::uint64_t input =
+      count * (call == WrappedCall::ReduceScatterBlock ? static_cast<std::uint64_t>(size) : 1);
+  if (in_place) {
+    recv_buffer_ = ByteBuffer(args.recvbuf, input, args.recvtype, Use::Both);
+    const std::span<std::byte> whole = recv_buffer_.bytes();
+    scratch_.assign(whole.begin(), whole.end());
+    send_ = scratch_;
+    recv_ = whole.first(block);
+    return;
+  }
+  send_buffer_ = ByteBuffer(const_cast<void*>(args.sendbuf), input, args.recvtype, Use::Input);
+  send_ = send_buffer_.bytes();
+  if (gets_result) {
+    recv_buffer_ = ByteBuffer(args.recvbuf, count, args.recvtype, Use::Output);
+    recv_ = recv_buffer_.bytes();
   }
 }
 

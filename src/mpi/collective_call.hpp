@@ -9,6 +9,12 @@
 //   gather      root's sendbuf = MPI_IN_PLACE: its block is already in recvbuf; a copy is sent
 //   allgather   sendbuf = MPI_IN_PLACE: this rank's block of recvbuf is the input (copied)
 //   alltoall    sendbuf = MPI_IN_PLACE: recvbuf is the input (copied whole first)
+//   reduce      root's sendbuf = MPI_IN_PLACE: recvbuf is its input (copied first)
+//   allreduce   sendbuf = MPI_IN_PLACE: recvbuf is the input (copied first)
+//   reduce_scatter_block  sendbuf = MPI_IN_PLACE: recvbuf holds the size() blocks of input
+//               (copied first) and gets the result in its first block
+// Reductions are served only for the predefined datatypes and operations that map
+// (reduction_types.hpp).
 // The call object owns whatever temporary buffers it needs and must live until the call
 // completes; finish() then unpacks packed receive buffers (byte_buffer.hpp).
 #pragma once
@@ -21,6 +27,7 @@
 #include <vector>
 
 #include "mpi/byte_buffer.hpp"
+#include "multilane/reduction.hpp"
 #include "mpi/wrapped_call.hpp"
 
 namespace multilane::mpi {
@@ -33,6 +40,7 @@ struct MpiArgs {
   std::int64_t recvcount = 0;
   MPI_Datatype recvtype = MPI_DATATYPE_NULL;
   int root = 0;
+  MPI_Op op = MPI_OP_NULL;  // reductions (their one count and datatype are in recvcount/type)
 };
 
 struct CollectiveCall {
@@ -42,6 +50,7 @@ struct CollectiveCall {
   int size = 1;
   MpiArgs args;
   std::uint64_t block = 0;  // multilane's size: the whole message of a bcast, one block else
+  Reduction reduction;      // reductions: what is combined
 
   // Sets up the buffers (packing inputs, copying in-place inputs).
   void prepare();
@@ -50,6 +59,7 @@ struct CollectiveCall {
   void finish();
 
  private:
+  void prepare_reduction();
   ByteBuffer send_buffer_;
   ByteBuffer recv_buffer_;
   std::vector<std::byte> scratch_;

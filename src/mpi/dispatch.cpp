@@ -17,7 +17,14 @@ namespace multilane::mpi {
 namespace {
 
 bool rooted(WrappedCall call) {
-  return call == WrappedCall::Bcast || call == WrappedCall::Scatter || call == WrappedCall::Gather;
+  return call == WrappedCall::Bcast || call == WrappedCall::Scatter ||
+         call == WrappedCall::Gather || call == WrappedCall::Reduce;
+}
+
+std::uint32_t element_bytes(const CollectiveCall& c) {
+  return is_reduction(carrier(c.call))
+             ? static_cast<std::uint32_t>(element_size(c.reduction.type))
+             : 1;
 }
 
 void explain(const CollectiveCall& c, const CommState& state, const Route& route,
@@ -28,7 +35,7 @@ void explain(const CollectiveCall& c, const CommState& state, const Route& route
     choice =
         fmt::format("multilane {}", state.multilane->resolve_algorithm(
                                         carrier(c.call), c.block, rooted(c.call) ? c.args.root : 0,
-                                        {.algorithm = route.algorithm}));
+                                        {.algorithm = route.algorithm}, element_bytes(c)));
   }
   std::string where = rooted(c.call) ? fmt::format(" root {}", c.args.root) : std::string();
   if (state.layout.sites > 1) where += fmt::format(" ({} sites)", state.layout.sites);
@@ -44,9 +51,11 @@ void explain_fallback(WrappedCall call, MPI_Comm comm, bool nonblocking) {
   int rank = -1, inter = 0;
   if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank != 0) return;
   PMPI_Comm_test_inter(comm, &inter);
+  const char* why = inter                               ? "intercommunicator"
+                    : is_reduction(carrier(call)) ? "a datatype, operation or argument it serves"
+                                                  : "arguments for the MPI library to check";
   std::fprintf(stderr, "multilane-mpi: %s: MPI library (%s)\n",
-               call_function(call, nonblocking).c_str(),
-               inter ? "intercommunicator" : "arguments for the MPI library to check");
+               call_function(call, nonblocking).c_str(), why);
 }
 
 // The call on multilane's route, or nullopt for the MPI library's; the state is made here.
@@ -77,7 +86,8 @@ std::optional<Routed> route_call(WrappedCall call, MPI_Comm comm, const MpiArgs&
 Request start(Routed& routed, CollectiveCall& c) {
   c.prepare();
   return routed.multilane->irun(carrier(c.call), c.send(), c.recv(),
-                                rooted(c.call) ? c.args.root : 0, c.block, routed.options);
+                                rooted(c.call) ? c.args.root : 0, c.block, routed.options,
+                                c.reduction);
 }
 
 }  // namespace

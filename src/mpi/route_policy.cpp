@@ -43,6 +43,12 @@ std::uint64_t RoutePolicy::one_site_from(WrappedCall call, const CommShape& shap
       return 64u << 10;
     case WrappedCall::Barrier:
       break;
+    case WrappedCall::Reduce:
+    case WrappedCall::Allreduce:
+    case WrappedCall::ReduceScatterBlock:
+      // hier-shm's allreduce on one node is 0.32-1.08x Open MPI's over vader
+      // (docs/performance.md): on one node reductions stay with the MPI library.
+      break;
   }
   return ~std::uint64_t{0};
 }

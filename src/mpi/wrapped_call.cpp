@@ -7,10 +7,12 @@
 namespace multilane::mpi {
 
 namespace {
-constexpr std::array<std::string_view, kWrappedCalls> kNames = {"bcast",     "scatter",  "gather",
-                                                                "allgather", "alltoall", "barrier"};
+constexpr std::array<std::string_view, kWrappedCalls> kNames = {
+    "bcast",   "scatter", "gather",    "allgather",           "alltoall",
+    "barrier", "reduce",  "allreduce", "reduce_scatter_block"};
 constexpr std::array<std::string_view, kWrappedCalls> kFunctions = {
-    "Bcast", "Scatter", "Gather", "Allgather", "Alltoall", "Barrier"};
+    "Bcast",   "Scatter", "Gather",    "Allgather",           "Alltoall",
+    "Barrier", "Reduce",  "Allreduce", "Reduce_scatter_block"};
 }  // namespace
 
 std::string_view call_name(WrappedCall call) {
@@ -42,6 +44,12 @@ Collective carrier(WrappedCall call) {
       return Collective::Alltoall;
     case WrappedCall::Barrier:
       return Collective::Allgather;
+    case WrappedCall::Reduce:
+      return Collective::Reduce;
+    case WrappedCall::Allreduce:
+      return Collective::Allreduce;
+    case WrappedCall::ReduceScatterBlock:
+      return Collective::ReduceScatter;
   }
   return Collective::Bcast;
 }

@@ -10,10 +10,20 @@
 
 namespace multilane::mpi {
 
-enum class WrappedCall : std::size_t { Bcast, Scatter, Gather, Allgather, Alltoall, Barrier };
-inline constexpr std::size_t kWrappedCalls = 6;
+enum class WrappedCall : std::size_t {
+  Bcast,
+  Scatter,
+  Gather,
+  Allgather,
+  Alltoall,
+  Barrier,
+  Reduce,
+  Allreduce,
+  ReduceScatterBlock,
+};
+inline constexpr std::size_t kWrappedCalls = 9;
 
-// "bcast", ...: the suffix of MULTILANE_ALGORITHM_<COLL> in lower case.
+// "bcast", ..., "reduce_scatter_block": the suffix of MULTILANE_ALGORITHM_<COLL> in lower case.
 std::string_view call_name(WrappedCall call);
 // "MPI_Bcast", or "MPI_Ibcast" when non-blocking.
 std::string call_function(WrappedCall call, bool nonblocking);
