@@ -92,6 +92,20 @@ std::vector<OpIndex> combine_in_node(ScheduleBuilder& b, const Slices& s, const 
   return {combined};
 }
 
+// Step 3 at `rank`: k group bcasts, slice i from local rank i (its combined slice once `ready`
+// completed) into place(i) of every other member.
+template <typename Place>
+void spread_slices(ScheduleBuilder& b, const Slices& s, const NodeGroup& node, int local,
+                   const Place& place, const std::vector<OpIndex>& ready) {
+  for (int i = 0; i < s.k; ++i) {
+    if (local == i) {
+      b.group(OpKind::GroupBcast, node.members[i], kNothing, place(i), ready);
+    } else {
+      b.group(OpKind::GroupBcast, node.members[i], place(i), kNothing);
+    }
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -188,14 +202,8 @@ Schedule allreduce_hier_shm(const Platform& platform, const BuildParams& params)
           {Buffer::Scratch, layout.incoming, slice.length}, ready);
     }
     if (node.size() == 1) continue;
-    for (int i = 0; i < s.k; ++i) {
-      const Range piece = s.pieces.range(Buffer::Recv, i, i + 1);
-      if (local == i) {
-        b.group(OpKind::GroupBcast, node.members[i], kNothing, piece, ready);
-      } else {
-        b.group(OpKind::GroupBcast, node.members[i], piece, kNothing);
-      }
-    }
+    spread_slices(
+        b, s, node, local, [&](int i) { return s.pieces.range(Buffer::Recv, i, i + 1); }, ready);
   }
   return b.finish();
 }
@@ -233,13 +241,7 @@ Schedule reduce_hier_shm(const Platform& platform, const BuildParams& params) {
       }
     }
     if (g != home || node.size() == 1) continue;
-    for (int i = 0; i < s.k; ++i) {
-      if (local == i) {
-        b.group(OpKind::GroupBcast, node.members[i], kNothing, place(i), ready);
-      } else {
-        b.group(OpKind::GroupBcast, node.members[i], place(i), kNothing);
-      }
-    }
+    spread_slices(b, s, node, local, place, ready);
   }
   return b.finish();
 }
