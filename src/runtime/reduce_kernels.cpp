@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
 #include "multilane/reduction.hpp"
 
@@ -72,14 +73,38 @@ std::uint16_t float_to_bfloat(float f) {
 
 // ---- the operations on one value ----
 
+// Integers add and multiply modulo 2^bits, as two's complement hardware does: in an unsigned
+// type at least as wide as int, since a narrower one would be promoted to (signed) int, whose
+// overflow C++ leaves undefined (65535 * 65535 in uint16_t).
+template <typename T>
+using Wrapping = std::make_unsigned_t<std::common_type_t<T, unsigned>>;
+
+template <typename T>
+T sum_of(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(static_cast<Wrapping<T>>(a) + static_cast<Wrapping<T>>(b));
+  } else {
+    return a + b;
+  }
+}
+
+template <typename T>
+T product_of(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(static_cast<Wrapping<T>>(a) * static_cast<Wrapping<T>>(b));
+  } else {
+    return a * b;
+  }
+}
+
 template <typename T>
 struct Combine {
   static T apply(ReduceOp op, T a, T b) {
     switch (op) {
       case ReduceOp::Sum:
-        return static_cast<T>(a + b);
+        return sum_of(a, b);
       case ReduceOp::Prod:
-        return static_cast<T>(a * b);
+        return product_of(a, b);
       case ReduceOp::Min:
         return b < a ? b : a;
       case ReduceOp::Max:

@@ -47,6 +47,13 @@ TEST(ReduceElements, UnsignedSumsWrapAndSmallSignedOnesToo) {
   EXPECT_EQ(combined(ElementType::Int8, ReduceOp::Sum, std::vector<std::int8_t>{120},
                      std::vector<std::int8_t>{10}),
             (std::vector<std::int8_t>{-126}));
+  // Products and sums wrap, also of types narrower than int and of signed ones.
+  EXPECT_EQ(combined(ElementType::Uint16, ReduceOp::Prod, std::vector<std::uint16_t>{65535},
+                     std::vector<std::uint16_t>{65535}),
+            (std::vector<std::uint16_t>{1}));
+  EXPECT_EQ(combined(ElementType::Int32, ReduceOp::Sum, std::vector<std::int32_t>{2147483647},
+                     std::vector<std::int32_t>{1}),
+            (std::vector<std::int32_t>{-2147483647 - 1}));
   EXPECT_EQ(combined(ElementType::Uint64, ReduceOp::Max, std::vector<std::uint64_t>{1ull << 63},
                      std::vector<std::uint64_t>{7}),
             (std::vector<std::uint64_t>{1ull << 63}));
