@@ -37,7 +37,8 @@ TuningEntry entry_of(const std::string& path, const toml::table& t) {
   if (!name) fail(path, &t, "collective", "missing");
   const auto text = name->value<std::string>();
   const auto collective = text ? parse_collective(*text) : std::nullopt;
-  if (!collective) {
+  // Only the collectives with a shared-memory group call are tuned here.
+  if (!collective || is_reduction(*collective)) {
     fail(path, name, "collective", "must be bcast, scatter, gather, allgather or alltoall");
   }
   e.collective = *collective;
