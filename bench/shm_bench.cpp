@@ -374,7 +374,10 @@ int run(int argc, char** argv) {
   std::vector<Collective> collectives;
   for (const auto& name : CLI::detail::split(options.collectives, ',')) {
     const auto collective = parse_collective(name);
-    if (!collective) throw UsageError("shm_bench: unknown collective '" + name + "'");
+    if (!collective || is_reduction(*collective)) {
+      throw UsageError("shm_bench: unknown collective '" + name +
+                       "' (bcast, scatter, gather, allgather or alltoall)");
+    }
     collectives.push_back(*collective);
   }
   const std::vector<std::uint64_t> sizes = parse_size_list(options.sizes);

@@ -64,7 +64,7 @@ TuneRequest request_of(const TuneOptions& o) {
     const std::size_t end = std::min(o.collectives.find(',', begin), o.collectives.size());
     const std::string name = o.collectives.substr(begin, end - begin);
     const auto c = parse_collective(name);
-    if (!c) {
+    if (!c || is_reduction(*c)) {  // the shared-memory layer tunes its group calls only
       throw UsageError(fmt::format(
           "--collectives: unknown collective \"{}\" (bcast, scatter, gather, allgather, alltoall)",
           name));
