@@ -29,6 +29,10 @@ section "Scatter across a 5 ms WAN: one connection vs P node pairs (scatter/gath
 section "Gather, the same with every arrow reversed (figure 5)"
 "$ml" sim --platform "$wan" --collective gather --algorithm all --sizes 64KiB,1MiB,4MiB,16MiB
 
+section "Allreduce of floats across the two sites: k node pairs cross the WAN at once (multilane-sites)"
+"$ml" sim --platform "$grid" --collective allreduce --type float --op sum --algorithm all \
+  --sizes 64KiB,16MiB,256MiB --segment auto --plot "$out/allreduce-two-sites.png"
+
 small=examples/platforms/two-sites-4x2.toml
 section "For real: the same schedules in 8 processes over TCP (two-sites-4x2 placement, on loopback)"
 echo "Every byte checked on every rank. Loopback has no 10 ms WAN and the 8 ranks share this"
@@ -43,5 +47,6 @@ echo "algorithms send over TCP loopback between the two ranks of the same node."
 "$ml" bench -n 2 --platform examples/platforms/smp-1x2.toml --collective bcast --algorithm all \
   --sizes 4KiB,1MiB --repetitions 3 --check --plot "$out/bcast-smp-node.png"
 
-printf '\nPlots: %s/bcast-two-sites.png, %s/scatter-grid.png, %s/bcast-real-loopback.png, %s/bcast-smp-node.png\n' \
-  "$out" "$out" "$out" "$out"
+printf '\nPlots: %s/bcast-two-sites.png, %s/scatter-grid.png, %s/allreduce-two-sites.png,\n' \
+  "$out" "$out" "$out"
+printf '       %s/bcast-real-loopback.png, %s/bcast-smp-node.png\n' "$out" "$out"
