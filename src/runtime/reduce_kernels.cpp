@@ -4,6 +4,7 @@
 // Elements are copied in and out with memcpy, so unaligned buffers (a chunk at any offset of a
 // receive buffer) are fine; the compiler turns those copies into plain loads and stores.
 #include <bit>
+#include <cstddef>
 #include <cstring>
 #include <stdexcept>
 #include <type_traits>
@@ -186,21 +187,27 @@ struct Pair {
   int index;
 };
 
+// Only the value and the index are read and written: the padding between them (MPI_DOUBLE_INT
+// has 4 bytes) is nobody's data.
 template <typename V>
 void combine_pairs(ReduceOp op, std::byte* inout, const std::byte* in, std::size_t count) {
   const bool want_min = op == ReduceOp::Minloc;
+  constexpr std::size_t kIndexAt = offsetof(Pair<V>, index);
   for (std::size_t i = 0; i < count; ++i) {
-    Pair<V> a;
-    Pair<V> b;
-    std::memcpy(&a, inout + i * sizeof(Pair<V>), sizeof(Pair<V>));
-    std::memcpy(&b, in + i * sizeof(Pair<V>), sizeof(Pair<V>));
-    const bool b_wins = want_min ? b.value < a.value : a.value < b.value;
-    if (b_wins) {
-      a = b;
-    } else if (!(a.value < b.value) && !(b.value < a.value) && b.index < a.index) {
-      a.index = b.index;
-    }
-    std::memcpy(inout + i * sizeof(Pair<V>), &a, sizeof(Pair<V>));
+    std::byte* out = inout + i * sizeof(Pair<V>);
+    const std::byte* other = in + i * sizeof(Pair<V>);
+    V a;
+    V b;
+    int a_index;
+    int b_index;
+    std::memcpy(&a, out, sizeof(V));
+    std::memcpy(&b, other, sizeof(V));
+    std::memcpy(&a_index, out + kIndexAt, sizeof(int));
+    std::memcpy(&b_index, other + kIndexAt, sizeof(int));
+    const bool b_wins = want_min ? b < a : a < b;
+    const bool tie = !(a < b) && !(b < a);
+    if (b_wins) std::memcpy(out, &b, sizeof(V));
+    if (b_wins || (tie && b_index < a_index)) std::memcpy(out + kIndexAt, &b_index, sizeof(int));
   }
 }
 
