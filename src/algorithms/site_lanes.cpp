@@ -109,9 +109,9 @@ SiteStep reduce_in_site(ScheduleBuilder& b, const Lanes& lanes, const Pieces& ch
 
 }  // namespace
 
-constexpr std::uint64_t kMaxRounds = 16;
+constexpr std::uint64_t kMaxRounds = 8;
 
-// Pipelined: the vector is cut into rounds of BuildParams::segment bytes (at least 1/16 of the
+// Pipelined: the vector is cut into rounds of BuildParams::segment bytes (at least 1/8 of the
 // vector), each run through the
 // three steps; at tick t a rank emits step 1 of round t, step 2 of round t-1 and step 3 of
 // round t-2, so the site's links reduce one round while the WAN carries the previous one and

@@ -186,9 +186,9 @@ double allreduce_multilane_sites(const Figures& f, const Platform&, const BuildP
   const int n0 = f.site_ranks[0];
   const int k = lane_count(f, p);
   const double m = m_of(p);
-  // The builder's rounds: at least 1/16 of the vector each (site_lanes.cpp).
+  // The builder's rounds: at least 1/8 of the vector each (site_lanes.cpp).
   double s = p.segment == 0 ? m : std::min<double>(m, static_cast<double>(p.segment));
-  s = std::max(s, std::ceil(m / 16));
+  s = std::max(s, std::ceil(m / 8));
   const double rounds = s > 0 ? std::ceil(m / s) : 1;
   const double chunk = s / k;
   const double s1 = (n0 - 1) * (alpha(f) + chunk * (beta(f) + gamma(f)));
