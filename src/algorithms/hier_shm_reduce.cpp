@@ -66,6 +66,14 @@ ScratchLayout scratch_layout(const Slices& s, int members, std::uint64_t size) {
   return l;
 }
 
+// The rank's scratch layout, asked of the builder for the current rank.
+ScratchLayout claim_scratch(ScheduleBuilder& b, const Slices& s, const NodeGroup& node,
+                            std::uint64_t size) {
+  const ScratchLayout layout = scratch_layout(s, node.size(), size);
+  b.need_scratch(layout.end);
+  return layout;
+}
+
 // Step 1 at `rank`: the k group gathers, and the combining of the rank's own slice into
 // `slice` (when it owns one). Returns the operations after which it holds the node's slice.
 std::vector<OpIndex> combine_in_node(ScheduleBuilder& b, const Slices& s, const NodeGroup& node,
@@ -192,8 +200,7 @@ Schedule allreduce_hier_shm(const Platform& platform, const BuildParams& params)
     const int g = s.nodes.group_of[r];
     const NodeGroup& node = s.nodes.groups[g];
     const int local = node.local_of(r);
-    const ScratchLayout layout = scratch_layout(s, node.size(), params.size);
-    b.need_scratch(layout.end);
+    const ScratchLayout layout = claim_scratch(b, s, node, params.size);
     const Range slice = local < s.k ? s.pieces.range(Buffer::Recv, local, local + 1) : kNothing;
     std::vector<OpIndex> ready = combine_in_node(b, s, node, r, layout, slice);
     if (local < s.k && nodes > 1) {
@@ -223,8 +230,7 @@ Schedule reduce_hier_shm(const Platform& platform, const BuildParams& params) {
     const int g = s.nodes.group_of[r];
     const NodeGroup& node = s.nodes.groups[g];
     const int local = node.local_of(r);
-    const ScratchLayout layout = scratch_layout(s, node.size(), params.size);
-    b.need_scratch(layout.end);
+    const ScratchLayout layout = claim_scratch(b, s, node, params.size);
     // The root combines in Recv, every other rank in its Scratch accumulator.
     const auto place = [&](int i) {
       return r == root ? s.pieces.range(Buffer::Recv, i, i + 1)
