@@ -20,7 +20,8 @@
 if(TARGET test_mpi)
   target_sources(test_mpi PRIVATE src/mpi/route_policy.cpp src/mpi/settings.cpp
                                   src/mpi/wrapped_call.cpp src/mpi/platform_match.cpp
-                                  src/mpi/host_identity.cpp src/mpi/discovered_platform.cpp)
+                                  src/mpi/host_identity.cpp src/mpi/discovered_platform.cpp
+                                  src/mpi/site_clustering.cpp src/mpi/lane_discovery.cpp)
 endif()
 if(MULTILANE_SANITIZE)
   message(STATUS "MPI library tests skipped in the sanitizer build (tests/mpi.cmake says why)")

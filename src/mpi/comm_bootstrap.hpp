@@ -3,10 +3,10 @@
 //
 // Two steps, each collective (every rank of the communicator calls it at the same point, which
 // a collective call guarantees):
-//   gather_layout()   PMPI_Allgather(v)s of host hashes and MULTILANE_SITE names: which ranks
-//                     share a node and a site (discovered_platform.hpp); with a platform file,
-//                     of node names instead (platform_match.hpp). Done at a communicator's
-//                     first wrapped collective; the route policy needs it.
+//   gather_layout()   where the ranks run: which share a node, the nodes' lanes and sites
+//                     (discovery.hpp, discovered_platform.hpp); with a platform file, the
+//                     ranks placed on its nodes by name instead (platform_match.hpp). Done at
+//                     a communicator's first wrapped collective; the route policy needs it.
 //   join()            rank 0 draws a fresh 32-byte secret and a job id (libsodium) and
 //                     PMPI_Bcasts them; every rank listens and PMPI_Allgathers its address
 //                     (runtime/exchange_join.hpp), on the layout's platform (ranks of one

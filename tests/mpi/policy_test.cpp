@@ -158,8 +158,16 @@ TEST(PlatformMatch, UnknownHostsAndFullNodesAreErrors) {
   }
 }
 
+// Ranks on hosts `hashes` that name their sites, without lanes or round trips.
+Discovery named_sites(std::vector<std::uint64_t> hashes, std::vector<std::string> sites) {
+  Discovery found;
+  found.hashes = std::move(hashes);
+  found.site_names = std::move(sites);
+  return found;
+}
+
 TEST(DiscoveredPlatform, EqualHashesShareANodeAndNamedSitesSplitTheNodes) {
-  const Platform p = discovered_platform({7, 9, 7, 11, 9}, {"a", "b", "a", "b", "b"});
+  const Platform p = discovered_platform(named_sites({7, 9, 7, 11, 9}, {"a", "b", "a", "b", "b"}));
   ASSERT_EQ(p.num_ranks(), 5);
   ASSERT_EQ(p.num_sites(), 2);
   ASSERT_EQ(p.nodes.size(), 3u);
@@ -175,7 +183,7 @@ TEST(DiscoveredPlatform, EqualHashesShareANodeAndNamedSitesSplitTheNodes) {
 }
 
 TEST(DiscoveredPlatform, WithoutSitesOneSiteAndNoWan) {
-  const Platform p = discovered_platform({1, 1, 1}, {"", "", ""});
+  const Platform p = discovered_platform(named_sites({1, 1, 1}, {"", "", ""}));
   EXPECT_EQ(p.num_sites(), 1);
   EXPECT_EQ(p.nodes.size(), 1u);
   EXPECT_TRUE(p.wan_links.empty());
@@ -183,7 +191,7 @@ TEST(DiscoveredPlatform, WithoutSitesOneSiteAndNoWan) {
 
 TEST(DiscoveredPlatform, RanksOfOneNodeMustNameOneSite) {
   try {
-    discovered_platform({1, 2, 1}, {"a", "b", "c"});
+    discovered_platform(named_sites({1, 2, 1}, {"a", "b", "c"}));
     ADD_FAILURE() << "a node in two sites";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("ranks 0 and 2 share a node but name different sites "
