@@ -1,9 +1,12 @@
 // mpi/comm_state.cpp — the keyval and the live states (comm_state.hpp).
 #include "mpi/comm_state.hpp"
 
+#include <cstdio>
+
 #include <mutex>
 #include <set>
 
+#include "mpi/discovered_platform.hpp"
 #include "mpi/library.hpp"
 #include "mpi/pmpi_check.hpp"
 
@@ -41,6 +44,10 @@ CommState& state_of(MPI_Comm comm) {
   auto state = std::make_unique<CommState>();
   state->comm = comm;
   state->layout = gather_layout(comm, library().platform, library().settings.platform_file);
+  if (library().settings.explain && state->layout.rank == 0) {
+    std::fprintf(stderr, "multilane-mpi: communicator of %s\n",
+                 describe_platform(state->layout.platform).c_str());
+  }
   pmpi_check(PMPI_Comm_set_attr(comm, library().keyval, state.get()), "PMPI_Comm_set_attr");
   std::lock_guard lock(live_mutex);
   live.insert(state.get());

@@ -135,4 +135,28 @@ Platform discovered_platform(const Discovery& found) {
   return platform;
 }
 
+std::string describe_platform(const Platform& platform) {
+  std::size_t fewest = ~std::size_t{0}, most = 0;
+  for (const Node& node : platform.nodes) {
+    fewest = std::min(fewest, node.lanes.size());
+    most = std::max(most, node.lanes.size());
+  }
+  const std::string lanes =
+      fewest == most ? fmt::format("{}", most) : fmt::format("{}-{}", fewest, most);
+  std::string sites;
+  for (const Site& site : platform.sites) {
+    sites += fmt::format("{}{}: {} node(s), {:.3g} ms one way", sites.empty() ? "" : "; ",
+                         site.name, site.nodes.size(), site.lan_latency_s * 1e3);
+  }
+  for (const WanLink& link : platform.wan_links) {
+    sites += fmt::format("; {}-{}: {:.3g} ms one way",
+                         platform.sites[static_cast<std::size_t>(link.site_a)].name,
+                         platform.sites[static_cast<std::size_t>(link.site_b)].name,
+                         link.latency_s * 1e3);
+  }
+  return fmt::format("{} ranks, {} node(s) of {} lane(s), {} site(s) ({}); platform: {}",
+                     platform.num_ranks(), platform.nodes.size(), lanes, platform.num_sites(),
+                     sites, platform.source);
+}
+
 }  // namespace multilane::mpi

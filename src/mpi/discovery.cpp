@@ -11,6 +11,7 @@
 
 #include "mpi/all_gather_text.hpp"
 #include "mpi/host_identity.hpp"
+#include "mpi/listen_address.hpp"
 #include "mpi/pmpi_check.hpp"
 #include "mpi/round_trips.hpp"
 #include "multilane/errors.hpp"
@@ -93,7 +94,9 @@ RoundTrips node_round_trips(MPI_Comm comm, int rank, const Discovery& found) {
     pmpi_check(PMPI_Comm_split(comm, leader ? 0 : MPI_UNDEFINED, rank, &leaders),
                "PMPI_Comm_split (node leaders)");
     if (leaders != MPI_COMM_NULL) {
-      trips = measure_round_trips(leaders);
+      const std::vector<LocalLane>& lanes = found.lanes[static_cast<std::size_t>(rank)];
+      trips = measure_round_trips(leaders,
+                                  lanes.empty() ? listen_address(true) : lanes.front().address);
       pmpi_check(PMPI_Comm_free(&leaders), "PMPI_Comm_free (node leaders)");
     }
   }

@@ -1,14 +1,18 @@
-// mpi/round_trips.hpp — round trips between the nodes of a communicator, measured with PMPI
-// point-to-point messages between one leader per node.
+// mpi/round_trips.hpp — round trips between the nodes of a communicator, measured between one
+// leader per node as the time a TCP connect() takes on the nodes' first lanes.
 //
-// Every pair is measured (each leader pings the next n/2 leaders, in waves of 8 partners at
-// once, so that a leader answers at most 16 messages at a time and a wave takes one round trip
-// of its slowest pair), three times; a pair's figure is its fastest. 64 nodes across a 20 ms WAN
-// take 4 waves x 3 x 20 ms = 0.24 s. Each wait ends after kRoundTripTimeout with an error
-// naming the leaders that did not answer.
+// A connect() completes when the SYN's answer arrives: one round trip, answered by the peer's
+// kernel, so that it measures the network and not whether the peer process has a core (ranks
+// that spin in MPI's progress on an oversubscribed node answer a ping-pong milliseconds late).
+// Every leader listens, then connects to every other leader at once, five times; a pair's
+// figure is its fastest connect in either direction. The lanes' addresses are the ones the
+// collectives use, so the figures are those of the lanes multilane drives. Each wait ends after
+// kRoundTripTimeout with an error naming the leaders that did not answer.
 #pragma once
 
 #include <mpi.h>
+
+#include <string>
 
 #include "mpi/site_clustering.hpp"
 
@@ -16,8 +20,8 @@ namespace multilane::mpi {
 
 inline constexpr double kRoundTripTimeout = 30;  // seconds
 
-// Collective over `leaders` (one rank per node, node i = rank i): every leader gets the matrix.
-// Throws CommunicationError.
-RoundTrips measure_round_trips(MPI_Comm leaders);
+// Collective over `leaders` (one rank per node, node i = rank i), each listening on `address`
+// (its node's first lane): every leader gets the matrix. Throws CommunicationError.
+RoundTrips measure_round_trips(MPI_Comm leaders, const std::string& address);
 
 }  // namespace multilane::mpi
