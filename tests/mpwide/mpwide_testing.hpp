@@ -1,0 +1,74 @@
+// tests/mpwide/mpwide_testing.hpp — helpers for the MPWide drop-in's tests, all on 127.0.0.1.
+//
+// Both ends of a path live in the test's process (MPWide allows that; its TestConcurrent does
+// it). Every test runs as its own process (gtest_discover_tests), so the drop-in's
+// process-wide tables start empty. Waits are bounded by MPW_setTimeout and by std::future
+// deadlines.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "multilane/mpwide/MPWide.h"
+#include "support/loopback_port.hpp"
+
+namespace multilane::mpwide_testing {
+
+using namespace std::chrono_literals;
+
+inline constexpr const char* kSecret = "the MPWide drop-in tests' secret";
+
+// The job's secret in the environment and short timeouts, so a broken test fails fast.
+inline void use_test_job() {
+  ::setenv("MULTILANE_SECRET", kSecret, 1);
+  ::setenv("MULTILANE_BIND", "127.0.0.1", 1);
+  ::unsetenv("MULTILANE_JOB_ID");
+  MPW_setTimeout(10);
+}
+
+// Bytes whose value depends on the position and the seed, so misplaced parts show.
+inline std::vector<char> pattern(std::size_t size, unsigned seed) {
+  std::vector<char> bytes(size);
+  for (std::size_t i = 0; i < size; ++i) {
+    bytes[i] = static_cast<char>((i * 131 + seed * 17 + (i >> 9)) & 0xff);
+  }
+  return bytes;
+}
+
+template <typename Fn>
+auto in_background(Fn fn) {
+  return std::async(std::launch::async, std::move(fn));
+}
+
+// Waits for `f` at most `limit`; a test that would hang fails instead.
+template <typename T>
+T within(std::future<T>& f, std::chrono::seconds limit = 30s) {
+  if (f.wait_for(limit) != std::future_status::ready) {
+    ADD_FAILURE() << "no result within " << limit.count() << " s";
+    std::abort();  // the thread still refers to the test's frame
+  }
+  return f.get();
+}
+
+// Two connected paths of `streams` streams in this process: {listening end, connecting end}.
+inline std::pair<int, int> connected_pair(int streams, int port) {
+  const int server = MPW_CreatePathWithoutConnect("0", port, streams);
+  const int client = MPW_CreatePathWithoutConnect("127.0.0.1", port, streams);
+  auto listening = in_background([server] { return MPW_ConnectPath(server, true); });
+  int status = -1;
+  for (int attempt = 0; attempt < 100 && status != 0; ++attempt) {
+    std::this_thread::sleep_for(20ms);  // until the server listens
+    status = MPW_ConnectPath(client, false);
+  }
+  EXPECT_EQ(status, 0) << MPW_LastError();
+  EXPECT_EQ(within(listening), 0);
+  return {server, client};
+}
+
+}  // namespace multilane::mpwide_testing
