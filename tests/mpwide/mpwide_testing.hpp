@@ -29,7 +29,7 @@ inline void use_test_job() {
   ::setenv("MULTILANE_SECRET", kSecret, 1);
   ::setenv("MULTILANE_BIND", "127.0.0.1", 1);
   ::unsetenv("MULTILANE_JOB_ID");
-  MPW_setTimeout(10);
+  ::setenv("MULTILANE_TIMEOUT", "10", 1);
 }
 
 // Bytes whose value depends on the position and the seed, so misplaced parts show.

@@ -23,7 +23,7 @@ class MpwideSecret : public ::testing::Test {
     ::setenv("HOME", home.c_str(), 1);
     ::unsetenv("MULTILANE_SECRET");
     ::setenv("MULTILANE_BIND", "127.0.0.1", 1);
-    MPW_setTimeout(10);
+    ::setenv("MULTILANE_TIMEOUT", "10", 1);
   }
   void TearDown() override {
     MPW_Finalize();
@@ -84,7 +84,7 @@ TEST_F(MpwideSecret, TheFileOfItsOwnerConnectsBothEnds) {
 
 TEST_F(MpwideSecret, EndsWithDifferentSecretsDoNotConnect) {
   write_secret("a secret in a file for the job", 0600);
-  MPW_setTimeout(2);  // the listener waits that long for a member of its job
+  ::setenv("MULTILANE_TIMEOUT", "2", 1);  // the listener waits that long for its job
   const int server = MPW_CreatePathWithoutConnect("0", port, 1);
   auto listening = in_background([server] { return MPW_ConnectPath(server, true); });
   std::this_thread::sleep_for(300ms);

@@ -78,6 +78,15 @@ TEST(MpwideSettings, ChannelNumbersAreTakenInRunsAndReused) {
   EXPECT_EQ(MPW_NumChannels(), 0);
 }
 
+TEST(MpwideSettings, MultilaneTimeoutSetsTheTimeoutOfAnUnchangedProgram) {
+  use_test_job();
+  ::setenv("MULTILANE_TIMEOUT", "soon", 1);
+  MPW_CreatePathWithoutConnect("0", multilane::testing::loopback_port(), 1);
+  EXPECT_EQ(MPW_ConnectPath(0, true), -1);
+  EXPECT_THAT(MPW_LastError(), ::testing::StartsWith("MULTILANE_TIMEOUT=soon: "));
+  MPW_Finalize();
+}
+
 TEST(MpwideSettings, TimeoutMustBePositive) {
   EXPECT_EQ(MPW_setTimeout(0), -1);
   EXPECT_EQ(std::string(MPW_LastError()), "the timeout must be > 0 s, got 0");

@@ -31,7 +31,9 @@
  * after printing "MPW_<call>: <reason>" to stderr; MPW_LastError() returns the reason of the
  * calling thread's last failure. A communication call declared void that fails prints the
  * reason and ends the process with status 1, as MPWide does on a send or receive error. Every
- * wait is bounded: a call whose path makes no progress for 60 s (MPW_setTimeout) fails.
+ * wait is bounded: a call whose path makes no progress for the timeout fails; the timeout is
+ * 60 s unless MULTILANE_TIMEOUT (seconds) or MPW_setTimeout says otherwise, so a program that
+ * computes longer than that between two exchanges sets MULTILANE_TIMEOUT.
  */
 #ifndef MULTILANE_MPWIDE_MPWIDE_H
 #define MULTILANE_MPWIDE_MPWIDE_H

@@ -170,7 +170,7 @@ void init_channels_at(std::string* url, int* ports, int* client_ports, int count
           .relay = "",
           .bind_address = peer ? "" : listening_endpoint(ports[i]).address().to_string(),
           .options = {.pacing_rate = static_cast<std::uint64_t>(tunables.pacing_rate),
-                      .timeout = tunables.timeout}};
+                      .timeout = timeout_of(tunables)}};
       group->channels->add_path(spec);
     }
     group->channels->establish();

@@ -31,7 +31,7 @@ std::shared_ptr<DuplexPath> open_link(const Path& path, bool server_wait) {
       .send_buffer = path.window,
       .receive_buffer = path.window,
       .pacing_rate = static_cast<std::uint64_t>(tunables.pacing_rate),
-      .timeout = tunables.timeout};
+      .timeout = timeout_of(tunables)};
   check_path_options(options);
   const auto stream = stream_options(options, job, runtime::JobSecret::from_text(job.secret));
   try {

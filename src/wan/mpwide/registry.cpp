@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "multilane/errors.hpp"
+#include "runtime/job_env.hpp"
 #include "wan/mpwide/job_secret.hpp"
 
 namespace multilane::wan::mpwide {
@@ -18,6 +19,17 @@ State& state() {
 channels::Credentials credentials() {
   // Read again at every connecting call: a program may set the variable between calls.
   return find_credentials();
+}
+
+std::chrono::milliseconds timeout_of(const Tunables& tunables) {
+  if (tunables.timeout) return *tunables.timeout;
+  const char* text = std::getenv("MULTILANE_TIMEOUT");
+  if (text == nullptr || *text == '\0') return std::chrono::milliseconds{60'000};
+  try {
+    return runtime::parse_timeout_seconds(text);
+  } catch (const UsageError& e) {
+    throw UsageError(fmt::format("MULTILANE_TIMEOUT={}: {}", text, e.what()));
+  }
 }
 
 int reserve_slots(State& s, int count) {

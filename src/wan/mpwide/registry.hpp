@@ -29,8 +29,13 @@ struct Tunables {
   int chunk_recv = 8192;
   double pacing_rate = 0;  // bytes/s per stream of paths set up later; 0: unpaced
   bool autotuning = true;
-  std::chrono::milliseconds timeout{60'000};
+  std::optional<std::chrono::milliseconds> timeout;  // MPW_setTimeout's, if called
 };
+
+// The longest wait without progress for what is set up now: MPW_setTimeout's, else
+// MULTILANE_TIMEOUT's (seconds, so an unchanged program that waits long between exchanges can
+// say so), else 60 s. Throws UsageError naming a malformed MULTILANE_TIMEOUT.
+std::chrono::milliseconds timeout_of(const Tunables& tunables);
 
 struct Path {
   std::string host;
