@@ -1,7 +1,8 @@
 # cmake/install.cmake — `cmake --install build --prefix P` makes an installed package:
 #   P/include/multilane/        the public headers (standard library only)
 #   P/lib/libmultilane.so       multilane::multilane: the C++ and C API (platform, schedule,
-#                               algorithms, verify, model, sim, runtime), one shared library
+#                               algorithms, verify, model, sim, runtime, and the WAN layer:
+#                               channels and the MPWide drop-in), one shared library
 #   P/lib/libmultilane_mpi.so   multilane::mpi, the PMPI library for Open MPI; and
 #   P/lib/libmultilane_mpich.so multilane::mpich, for MPICH (each when its MPI was found)
 #   P/bin/multilane             the command-line tool
@@ -18,9 +19,10 @@ add_library(multilane_shared SHARED ${CMAKE_CURRENT_LIST_DIR}/shared_library.cpp
 add_library(multilane::multilane ALIAS multilane_shared)
 # (Link options, not $<LINK_LIBRARY:WHOLE_ARCHIVE>: the runtime names core again as a plain
 # dependency, which CMake refuses to mix with the feature.)
-target_link_options(multilane_shared PRIVATE -Wl,--whole-archive $<TARGET_FILE:multilane_runtime>
-                    $<TARGET_FILE:multilane_core> -Wl,--no-whole-archive)
-target_link_libraries(multilane_shared PRIVATE multilane_runtime)
+target_link_options(multilane_shared PRIVATE -Wl,--whole-archive $<TARGET_FILE:multilane_wan>
+                    $<TARGET_FILE:multilane_runtime> $<TARGET_FILE:multilane_core>
+                    -Wl,--no-whole-archive)
+target_link_libraries(multilane_shared PRIVATE multilane_wan multilane_runtime)
 target_include_directories(multilane_shared
                            INTERFACE $<BUILD_INTERFACE:${CMAKE_SOURCE_DIR}/include>
                                      $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)

@@ -10,7 +10,7 @@ rm -rf "$work"
 mkdir -p "$work"
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" > "$work/install.log"
-for f in include/multilane/communicator.hpp lib/libmultilane.so lib/libmultilane_mpi.so \
+for f in include/multilane/communicator.hpp include/multilane/mpwide/MPWide.h lib/libmultilane.so lib/libmultilane_mpi.so \
          lib/libmultilane_mpich.so bin/multilane lib/cmake/multilane/multilaneConfig.cmake \
          lib/pkgconfig/multilane.pc; do
   [ -e "$prefix/$f" ] || { echo "missing $prefix/$f" >&2; exit 1; }
@@ -25,5 +25,13 @@ export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 g++ -std=c++20 "$here/consumer/main.cpp" -o "$work/pkg-consumer" $(pkg-config --cflags --libs multilane) \
     -Wl,-rpath,"$(pkg-config --variable=libdir multilane)"
 "$work/pkg-consumer"
+# An MPWide program finds our MPWide.h under its own name and links with libmultilane alone.
+printf '#include "MPWide.h"\nint main() { MPW_setAutoTuning(false); return MPW_AutoTuning() ? 1 : MPW_NumChannels(); }\n' \
+  > "$work/mpwide-consumer.cpp"
+# shellcheck disable=SC2046
+g++ -std=c++20 "$work/mpwide-consumer.cpp" -o "$work/mpwide-consumer" \
+    -I"$(pkg-config --variable=includedir multilane)/multilane/mpwide" $(pkg-config --libs multilane) \
+    -Wl,-rpath,"$(pkg-config --variable=libdir multilane)"
+"$work/mpwide-consumer"
 "$prefix/bin/multilane" algorithms > /dev/null
 echo "install ok"
