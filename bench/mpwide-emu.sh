@@ -1,0 +1,143 @@
+#!/bin/sh
+# bench/mpwide-emu.sh — MPWide's own MPWTest, unchanged, linked once with MPWide and once with
+# multilane, on the emulated 20 ms grid, next to iperf3 -P K (docs/wan.md, MPWide table).
+#
+# Builds MPWide (MPWIDE_SRC, a checkout of djgroen/MPWide; built in a scratch directory with its
+# own Makefile, nothing of it kept) and the same program against multilane's MPWide.h
+# (bench/mpwide_programs.cmake), brings up examples/platforms/wan-pair-1g.toml with a one-way
+# latency of LATENCY (default 10ms: a 20 ms round trip, 256 KiB window per connection) as
+# emulation mpwemu<pid>, and RUNS times (default 3) for every stream count K in STREAMS
+# (default "1 8 32"): iperf3 -P K for IPERF_SECONDS (default 5) from node 0 to node 1, then MPWTest
+# with K streams and messages of SIZE_KB KiB (default 32768: 32 MiB) for each library, server
+# on node 1, client on node 0. MPWTest times nothing itself: each of its iterations sends a
+# message, receives one and sleeps 1 s before printing "End of iteration i."; the time between
+# two such lines of the client, less the second, is the exchange, and 2 x SIZE / that time its
+# rate. Iterations 1..ITERATIONS (default 3) count (0 warms up); then both ends are stopped.
+# Prints a markdown table of medians.
+#
+# Environment: MPWIDE_SRC (required), MULTILANE (default build/multilane), BUILD (default
+# build), STREAMS, RUNS, IPERF_SECONDS, SIZE_KB, ITERATIONS, LATENCY. Needs root and iperf3. Every
+# command is bounded by `timeout`; the grid, servers and scratch files are removed on exit,
+# also on failure or interruption.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+: "${MPWIDE_SRC:?set MPWIDE_SRC to a checkout of djgroen/MPWide}"
+MPWIDE_SRC=$(cd "$MPWIDE_SRC" && pwd)
+build=${BUILD:-$here/../build}
+MULTILANE=$(realpath "${MULTILANE:-$build/multilane}")
+platform=$here/../examples/platforms/wan-pair-1g.toml
+streams=${STREAMS:-1 8 32}
+runs=${RUNS:-3}
+seconds=${IPERF_SECONDS:-5}
+size_kb=${SIZE_KB:-32768}
+iterations=${ITERATIONS:-3}
+latency=${LATENCY:-10ms}
+name=mpwemu$$
+python=/usr/bin/python3
+work=$(mktemp -d /tmp/mpwide-emu.XXXXXX)
+export MULTILANE_SECRET="mpwide-emu benchmark secret" MULTILANE_JOB_ID=40
+
+cleanup() {
+  [ -f "$work/iperf3.pid" ] && kill "$(cat "$work/iperf3.pid")" 2>/dev/null || true
+  [ -n "${server_pid:-}" ] && kill "$server_pid" 2>/dev/null || true
+  "$MULTILANE" emu down --name "$name" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+. "$here/lib/emu_node.sh"  # in_node, in_node_background
+
+# MPWide as its Makefile builds it, and MPWTest against our header.
+cp -r "$MPWIDE_SRC" "$work/mpwide"
+make -C "$work/mpwide" MPWTest CXXFLAGS="-O3 -fPIC -w" >"$work/mpwide-make.log" 2>&1 ||
+  { tail -n 20 "$work/mpwide-make.log" >&2; exit 1; }
+cmake -S "$here/.." -B "$build" -DMULTILANE_MPWIDE_SRC="$MPWIDE_SRC" >/dev/null
+cmake --build "$build" -j2 --target MPWTest >"$work/build.log" 2>&1 ||
+  { tail -n 20 "$work/build.log" >&2; exit 1; }
+mpwide_test=$work/mpwide/MPWTest
+multilane_test=$build/mpwide-programs/MPWTest
+
+# Runs the client (node 0) until ITERATIONS + 1 iterations ended; prints the median rate of
+# iterations 1..ITERATIONS in Mbit/s.
+client_mbps() {  # client_mbps PROGRAM K
+  in_node $((iterations * 120 + 60)) 0 $python - "$iterations" "$size_kb" "$1" 0 "$server" "$2" \
+    "$size_kb" <<'PY'
+import signal, statistics, subprocess, sys, time
+iterations, size_kb, command = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+ends, log = [], []
+for line in child.stdout:
+    log.append(line)
+    if line.startswith("End of iteration"):
+        ends.append(time.monotonic())
+        if len(ends) == iterations + 1:
+            break
+child.send_signal(signal.SIGKILL)
+child.wait()
+if len(ends) < iterations + 1:
+    sys.exit("client ended early:\n" + "".join(log[-20:]))
+bits = 2 * size_kb * 1024 * 8
+rates = [bits / (b - a - 1.0) / 1e6 for a, b in zip(ends, ends[1:])]
+print(f"{statistics.median(rates):.0f}")
+PY
+}
+
+mpwtest_mbps() {  # mpwtest_mbps PROGRAM K
+  in_node_background $((iterations * 120 + 60)) 1 "$1" 1 "$client" "$2" "$size_kb" \
+    >"$work/server.out" 2>&1 &
+  server_pid=$!
+  sleep 1  # the server found nobody and listens
+  rate=$(client_mbps "$1" "$2") || { cat "$work/server.out" >&2; exit 1; }
+  kill "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+  server_pid=
+  sleep 1  # the ports are free again
+  echo "$rate"
+}
+
+iperf_mbps() {  # iperf_mbps K
+  in_node $((seconds + 30)) 0 iperf3 -c "$server" -p 5301 -P "$1" -t "$seconds" -O 1 -J \
+    >"$work/iperf.json"
+  $python -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 1e6))' \
+    "$work/iperf.json"
+}
+
+build=$(cd "$build" && pwd)
+cd "$work"  # MPWide writes bandwidth_monitor.txt into the working directory
+sed "s/^latency = .*/latency = \"$latency\"/" "$platform" >"$work/platform.toml"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
+"$MULTILANE" emu up "$work/platform.toml" --name "$name" >/dev/null
+client=$("$MULTILANE" emu hostfile --name "$name" | sed -n 1p | cut -d' ' -f1)
+server=$("$MULTILANE" emu hostfile --name "$name" | sed -n 2p | cut -d' ' -f1)
+rtt=$("$MULTILANE" emu ping --name "$name" 0 1 --count 20 | sed 's/.*median \([^,]*\),.*/\1/' | tr -d ' ')
+in_node 10 1 iperf3 -s -D -B "$server" -p 5301 --pidfile "$work/iperf3.pid"
+for _ in $(seq 50); do
+  in_node 5 1 ss -Hltn "sport = :5301" | grep -q . && break
+  sleep 0.1
+done
+for run in $(seq "$runs"); do
+  for k in $streams; do
+    echo "$k $run $(iperf_mbps "$k") $(mpwtest_mbps "$mpwide_test" "$k") $(mpwtest_mbps "$multilane_test" "$k")" \
+      >>"$work/results"
+    tail -n 1 "$work/results" >&2
+  done
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+$python - "$work/results" "$size_kb" "$rtt" "$runs" "$iterations" <<'PY'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+print(f"\nMPWTest (unchanged), messages of {int(sys.argv[2]) // 1024} MiB each way, RTT {sys.argv[3]}; "
+      f"medians of {sys.argv[4]} runs of {sys.argv[5]} exchanges each (Mbit/s)\n")
+print("| streams | iperf3 -P K | MPWide | multilane | multilane / MPWide | multilane / iperf3 |")
+print("|---:|---:|---:|---:|---:|---:|")
+for k in dict.fromkeys(r[0] for r in rows):
+    runs = [r for r in rows if r[0] == k]
+    iperf, mpwide, ours = (statistics.median(float(r[i]) for r in runs) for i in (2, 3, 4))
+    print(f"| {k} | {iperf:.0f} | {mpwide:.0f} | {ours:.0f} | {ours / mpwide:.2f} | {ours / iperf:.2f} |")
+print("\nraw runs (streams, run, iperf3, MPWide, multilane; Mbit/s):")
+for r in rows:
+    print("  " + " ".join(r))
+PY
