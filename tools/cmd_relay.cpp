@@ -1,7 +1,7 @@
 // `multilane relay` — forwards authenticated channels of one job (MPWide's Forwarder).
 //
-//   multilane relay [--listen ADDR:PORT] [--secret-file FILE] [--job ID] [--allow NET/LEN]...
-//                   [--connect-timeout S] [--stats] [--duration S]
+//   multilane relay [--listen ADDR:PORT] [--forward HOST:PORT] [--secret-file FILE] [--job ID]
+//                   [--allow NET/LEN]... [--connect-timeout S] [--stats] [--duration S]
 //
 // Runs on a host both networks reach. Only clients that prove the job's secret get anything
 // forwarded, only to targets that prove it too and lie in the --allow networks (default: any).
@@ -9,6 +9,12 @@
 // or MULTILANE_JOB_ID. Prints "multilane relay: listening on ADDR:PORT for job J", then a line
 // per refused connection; with --stats also a line per channel opened and closed. SIGUSR1
 // prints the counters; SIGINT, SIGTERM or the end of --duration stop it, printing them.
+//
+// With --forward the relay is MPWide's Forwarder: every stream that connects to --listen (and
+// proves the secret) goes to HOST:PORT, whose end takes the relay for its peer, so programs
+// that name no relay (MPWide programs on the drop-in) go through it; e.g.
+// `multilane relay --listen 0.0.0.0:16256 --forward 10.1.0.5:16256` where MPWide's Forwarder
+// is given source 0 16256 and destination 10.1.0.5 16256, for paths of any stream count.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -31,6 +37,7 @@ namespace {
 
 struct RelayArgs {
   std::string listen = "0.0.0.0:7446";
+  std::string forward;
   std::string secret_file;
   std::optional<std::uint64_t> job;
   std::vector<std::string> allow;
@@ -59,6 +66,7 @@ int run_relay(const RelayArgs& args) {
   options.gate.secret = runtime::JobSecret::from_text(credentials.secret);
   options.connect_timeout = seconds(args.connect_timeout);
   options.allow = args.allow;
+  if (!args.forward.empty()) options.forward_to = wan::resolve_host_port(args.forward, "--forward");
   // Signals are set up before the relay's threads exist, so that they all block them. The
   // handlers reach the server under a lock, and only while it exists.
   std::mutex server_mutex;
@@ -83,9 +91,12 @@ int run_relay(const RelayArgs& args) {
     running = &server;
     if (stop_requested) server.stop();
   }
-  say(fmt::format("multilane relay: listening on {} for job {}",
+  say(fmt::format("multilane relay: listening on {} for job {}{}",
                   wan::endpoint_text({options.gate.listen.address(), server.port()}),
-                  credentials.job_id));
+                  credentials.job_id,
+                  options.forward_to
+                      ? fmt::format(", forwarding to {}", wan::endpoint_text(*options.forward_to))
+                      : ""));
   server.run();
   {
     std::lock_guard lock(server_mutex);
@@ -100,6 +111,9 @@ const bool registered = register_command(
        auto args = std::make_shared<RelayArgs>();
        sub.add_option("--listen", args->listen, "ADDR:PORT to listen on (port 0: any)")
            ->capture_default_str();
+       sub.add_option("--forward", args->forward,
+                      "HOST:PORT every client goes to, taking the relay for its peer (as "
+                      "MPWide's Forwarder)");
        sub.add_option("--secret-file", args->secret_file,
                       "file whose first line is the job secret (else MULTILANE_SECRET)");
        sub.add_option("--job", args->job, "job id (else MULTILANE_JOB_ID, else 0)");

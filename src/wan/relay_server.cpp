@@ -97,6 +97,10 @@ std::string stats_text(const RelayStats& s) {
 RelayServer::RelayServer(const RelayServerOptions& options, Log log)
     : options_(options), log_(std::move(log)), work_(asio::make_work_guard(loop_)) {
   for (const std::string& network : options.allow) allow_.push_back(parse_network(network));
+  if (options.forward_to && !allowed(options.forward_to->address())) {
+    throw UsageError(fmt::format("--forward: {} is not in the --allow networks",
+                                 endpoint_text(*options.forward_to)));
+  }
   try {
     gate_ = std::make_unique<AuthGate>(
         loop_, options_.gate,
@@ -168,6 +172,7 @@ void RelayServer::admit(asio::io_context& io, asio::ip::tcp::socket client, std:
     gate_->unwatch(client_fd);
     note(RelayEvent::Refused, fmt::format("refused {}: {}", peer, why));
   };
+  if (options_.forward_to) return forward(io, std::move(client), identity, *options_.forward_to);
   RelayRequestBytes request{};
   const auto got = runtime::read_exact(io, client, request, deadline);
   if (got.outcome != runtime::IoOutcome::Done) {
@@ -183,14 +188,9 @@ void RelayServer::admit(asio::io_context& io, asio::ip::tcp::socket client, std:
     return refuse(fmt::format("{} is not in the relay's allowed networks", endpoint_text(target)),
                   refused_);
   }
-  runtime::StreamOptions to_target;
-  to_target.job_id = options_.gate.job_id;
-  to_target.secret = options_.gate.secret;
-  to_target.timeout = options_.connect_timeout;
   asio::ip::tcp::socket target_socket(io);
   try {
-    target_socket = runtime::connect_stream(
-        io, target, runtime::Clock::now() + options_.connect_timeout, to_target, identity);
+    target_socket = reach(io, target, identity);
   } catch (const std::exception& e) {
     return refuse(e.what(), target_failures_);
   }
@@ -202,11 +202,48 @@ void RelayServer::admit(asio::io_context& io, asio::ip::tcp::socket client, std:
     return note(RelayEvent::Refused, fmt::format("refused {}: it left before the answer ({})", peer,
                                                  outcome_text(sent)));
   }
+  hand_to_loop(std::move(client), std::move(target_socket),
+               fmt::format("{} -> {}", peer, endpoint_text(target)));
+}
+
+// On a worker thread, in forwarding mode: the client does not speak the relay's protocol; it
+// took the relay for its peer, so the relay reaches the fixed target and splices at once.
+void RelayServer::forward(asio::io_context& io, asio::ip::tcp::socket client,
+                          std::uint64_t identity, const asio::ip::tcp::endpoint& target) {
+  const std::string peer = runtime::peer_name(client);
+  asio::ip::tcp::socket target_socket(io);
+  try {
+    target_socket = reach(io, target, identity);
+  } catch (const std::exception& e) {
+    gate_->unwatch(client.native_handle());
+    ++target_failures_;
+    return note(RelayEvent::Refused, fmt::format("disconnected {}: cannot reach {}: {}", peer,
+                                                 endpoint_text(target), e.what()));
+  }
+  gate_->unwatch(client.native_handle());
+  hand_to_loop(std::move(client), std::move(target_socket),
+               fmt::format("{} -> {}", peer, endpoint_text(target)));
+}
+
+// On a worker thread: connects and authenticates to the target as the client (`identity`).
+asio::ip::tcp::socket RelayServer::reach(asio::io_context& io,
+                                         const asio::ip::tcp::endpoint& target,
+                                         std::uint64_t identity) {
+  runtime::StreamOptions to_target;
+  to_target.job_id = options_.gate.job_id;
+  to_target.secret = options_.gate.secret;
+  to_target.timeout = options_.connect_timeout;
+  return runtime::connect_stream(io, target, runtime::Clock::now() + options_.connect_timeout,
+                                 to_target, identity);
+}
+
+// From a worker thread: the loop splices the two from now on.
+void RelayServer::hand_to_loop(asio::ip::tcp::socket client, asio::ip::tcp::socket target,
+                               std::string route) {
   auto descriptors = std::make_shared<Descriptors>();
   descriptors->client = client.release();
-  descriptors->target = target_socket.release();
-  const std::string route = fmt::format("{} -> {}", peer, endpoint_text(target));
-  asio::post(loop_, [this, descriptors, route] {
+  descriptors->target = target.release();
+  asio::post(loop_, [this, descriptors, route = std::move(route)] {
     if (stopping_) return;  // the descriptors close with their holder
     const int c = std::exchange(descriptors->client, -1);
     const int t = std::exchange(descriptors->target, -1);

@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,11 @@ struct RelayServerOptions {
   std::chrono::milliseconds connect_timeout{10'000};  // reaching and authenticating a target
   std::vector<std::string> allow;        // networks targets must be in ("10.1.0.0/16"); empty: any
   std::size_t buffer_size = 256 * 1024;  // per direction of a channel
+  // Forward every authenticated connection here instead of to the target its client names (no
+  // request, no answer): the relay then stands in for the target, as MPWide's Forwarder does,
+  // for programs that do not know they go through a relay (the MPWide drop-in's paths). A
+  // client whose target cannot be reached is disconnected.
+  std::optional<asio::ip::tcp::endpoint> forward_to;
 };
 
 struct RelayStats {
@@ -62,6 +68,11 @@ class RelayServer {
  private:
   void admit(asio::io_context& io, asio::ip::tcp::socket client, std::uint64_t identity,
              runtime::Clock::time_point deadline);
+  void forward(asio::io_context& io, asio::ip::tcp::socket client, std::uint64_t identity,
+               const asio::ip::tcp::endpoint& target);
+  asio::ip::tcp::socket reach(asio::io_context& io, const asio::ip::tcp::endpoint& target,
+                              std::uint64_t identity);
+  void hand_to_loop(asio::ip::tcp::socket client, asio::ip::tcp::socket target, std::string route);
   void open_channel(int client_fd, int target_fd, const std::string& route);
   bool allowed(const asio::ip::address& address) const;
   void note(RelayEvent event, std::string text);

@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <optional>
 #include <regex>
 #include <thread>
 
+#include "multilane/errors.hpp"
 #include "runtime/auth.hpp"
 #include "runtime/io_wait.hpp"
 #include "wan/relay_server.hpp"
@@ -28,7 +30,8 @@ using namespace testing;
 // A relay on 127.0.0.1 running on a thread of its own while the test lives.
 class RunningRelay {
  public:
-  explicit RunningRelay(std::vector<std::string> allow = {}, std::uint64_t job = kJob) {
+  explicit RunningRelay(std::vector<std::string> allow = {}, std::uint64_t job = kJob,
+                        std::optional<asio::ip::tcp::endpoint> forward_to = std::nullopt) {
     RelayServerOptions options;
     options.gate.listen = {asio::ip::make_address("127.0.0.1"), 0};
     options.gate.job_id = job;
@@ -36,6 +39,7 @@ class RunningRelay {
     options.gate.handshake_timeout = 2s;
     options.connect_timeout = 2s;
     options.allow = std::move(allow);
+    options.forward_to = forward_to;
     server_ = std::make_unique<RelayServer>(options, [this](RelayEvent, const std::string& text) {
       std::lock_guard lock(mutex_);
       events_.push_back(text);
@@ -118,6 +122,41 @@ TEST(Relay, ForwardsAPathOfFourStreamsBothWays) {
 
 // A stranger speaks to the relay; the relay refuses it and never contacts the target, whose
 // listener therefore sees nobody at all.
+// MPWide's Forwarder: the client names no relay and takes the relay for its peer.
+TEST(Relay, ForwardModeCarriesAPathThatNamesNoRelay) {
+  const auto o = options(4);
+  Channels target(credentials());
+  const PathId at_target = target.add_path(listening(o));
+  const std::uint16_t port = target.local_port(at_target);
+  RunningRelay relay({}, kJob, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+  auto client = in_background([&] {
+    Channels ch(credentials());
+    const PathId p = ch.open(connecting(relay.port(), o));
+    std::vector<std::byte> back(1'000'003);
+    ch.sendrecv(p, pattern(300'001, 1), back);
+    EXPECT_TRUE(back == pattern(1'000'003, 2));
+  });
+  target.establish();
+  std::vector<std::byte> got(300'001);
+  target.sendrecv(at_target, pattern(1'000'003, 2), got);
+  EXPECT_TRUE(got == pattern(300'001, 1));
+  client.get();
+  target.close(at_target);
+  EXPECT_TRUE(relay.wait_for([](const RelayStats& s) { return s.forwarded == 4 && s.active == 0; }))
+      << stats_text(relay.stats());
+}
+
+TEST(Relay, ForwardModeRefusesATargetOutsideItsAllowList) {
+  RelayServerOptions options;
+  options.gate.listen = {asio::ip::make_address("127.0.0.1"), 0};
+  options.gate.secret = runtime::JobSecret::from_text(kSecret);
+  options.allow = {"10.0.0.0/8"};
+  options.forward_to = asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 7000);
+  EXPECT_THAT(
+      [&] { RelayServer server(options, nullptr); },
+      ThrowsMessage<UsageError>("--forward: 127.0.0.1:7000 is not in the --allow networks"));
+}
+
 TEST(Relay, RefusesAnUnauthenticatedClientWithoutReachingTheTarget) {
   RunningRelay relay;
   auto o = options(1);
