@@ -8,6 +8,8 @@
 #include <cstring>
 
 #include "mpwide_testing.hpp"
+#include "runtime/auth.hpp"
+#include "wan/relay_server.hpp"
 
 namespace multilane::mpwide_testing {
 namespace {
@@ -258,6 +260,37 @@ TEST_F(MpwidePaths, CloseChannelsEndsThePathForThePeer) {
   EXPECT_EQ(MPW_Send(&byte, 1, client), -1);
   EXPECT_EQ(std::string(MPW_LastError()), "path 1 is not connected (MPW_ConnectPath first)");
   EXPECT_EQ(MPW_Recv(&byte, 1, server), -1);
+}
+
+// `multilane relay --forward` as MPWide's Forwarder: the client's path of 4 streams goes to the
+// relay, which the program takes for its peer.
+TEST_F(MpwidePaths, APathGoesThroughMultilaneRelayInForwardMode) {
+  multilane::wan::RelayServerOptions options;
+  options.gate.listen = {asio::ip::make_address("127.0.0.1"), 0};
+  options.gate.secret = multilane::runtime::JobSecret::from_text(kSecret);
+  options.forward_to = asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port);
+  multilane::wan::RelayServer relay(options, nullptr);
+  std::thread relaying([&] { relay.run(); });
+  const int server = MPW_CreatePathWithoutConnect("0", port, 4);
+  auto listening = in_background([server] { return MPW_ConnectPath(server, true); });
+  std::this_thread::sleep_for(200ms);
+  const int client = MPW_CreatePath("127.0.0.1", relay.port(), 4);
+  ASSERT_EQ(client, 1) << MPW_LastError();
+  EXPECT_EQ(within(listening), 0);
+  const std::size_t size = 2'000'003;
+  auto there = pattern(size, 20), back = pattern(size, 21);
+  std::vector<char> got_there(size), got_back(size);
+  auto serving = in_background([&, server = server] {
+    return MPW_SendRecv(back.data(), size, got_there.data(), size, server);
+  });
+  EXPECT_EQ(MPW_SendRecv(there.data(), size, got_back.data(), size, client), 0);
+  EXPECT_EQ(within(serving), 0);
+  EXPECT_EQ(got_there, there);
+  EXPECT_EQ(got_back, back);
+  MPW_Finalize();
+  relay.stop();
+  relaying.join();
+  EXPECT_EQ(relay.stats().forwarded, 4u);
 }
 
 }  // namespace
