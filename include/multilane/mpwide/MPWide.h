@@ -50,7 +50,8 @@
 char* MPW_DNSResolve(char* host);
 char* MPW_DNSResolve(std::string host);
 
-/* Kept and reported; multilane tunes its paths itself (docs/mpwide.md). */
+/* On (the default): paths set up later use only as many of their streams as they carry without
+ * stalls (multilane's stream governor); off: every stream, always (docs/mpwide.md). */
 void MPW_setAutoTuning(bool b);
 bool MPW_AutoTuning();
 

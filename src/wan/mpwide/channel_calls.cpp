@@ -1,7 +1,7 @@
 // wan/mpwide/channel_calls.cpp — MPWide's calls on lists of channels: MPW_Init and the
 // exchanges, the relay and the barrier.
 //
-// A list is either MPW_Init channels (one-stream paths of the process's Channels object) or
+// A list is either channels of one MPW_Init call (one-stream paths of that call's Channels) or
 // exactly the streams of one path (registry.hpp). A buffer goes out over n channels in n even
 // parts, part i on channel i, as MPWide splits it; over a path it goes whole (the path
 // stripes it itself). A call whose send and receive lists are different targets (a cycle

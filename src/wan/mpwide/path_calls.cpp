@@ -31,7 +31,11 @@ std::shared_ptr<DuplexPath> open_link(const Path& path, bool server_wait) {
       .send_buffer = path.window,
       .receive_buffer = path.window,
       .pacing_rate = static_cast<std::uint64_t>(tunables.pacing_rate),
-      .timeout = timeout_of(tunables)};
+      .timeout = timeout_of(tunables),
+      // MPWide's autotuning fits its streams to the path; here that is the stream governor.
+      // Without it every stream takes pieces, as the program's stream count says (needed
+      // behind a forwarder, where this end sees only the short hop to it).
+      .adapt_streams = tunables.autotuning};
   check_path_options(options);
   const auto stream = stream_options(options, job, runtime::JobSecret::from_text(job.secret));
   try {
