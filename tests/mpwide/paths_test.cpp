@@ -262,6 +262,28 @@ TEST_F(MpwidePaths, CloseChannelsEndsThePathForThePeer) {
   EXPECT_EQ(MPW_Recv(&byte, 1, server), -1);
 }
 
+// The C entry points of MPWide's Python bindings for paths.
+TEST_F(MpwidePaths, CEntryPointsCreateAPathAndExchangeOnIt) {
+  char listen_only[] = "0";
+  auto serving = in_background([&] { return MPW_CreatePath_c(listen_only, port, 2); });
+  std::this_thread::sleep_for(300ms);
+  char host[] = "127.0.0.1";
+  const int client = MPW_CreatePath_c(host, port, 2);
+  ASSERT_EQ(client, 1) << MPW_LastError();
+  const int server = within(serving);
+  ASSERT_EQ(server, 0);
+  auto there = pattern(100'001, 30), back = pattern(7, 31);
+  std::vector<char> got_there(100'001), got_back(7);
+  auto replying = in_background([&] {
+    MPW_SendRecv1_c(back.data(), 7, got_there.data(), 100'001, server);
+    return 0;
+  });
+  MPW_SendRecv1_c(there.data(), 100'001, got_back.data(), 7, client);
+  within(replying);
+  EXPECT_EQ(got_there, there);
+  EXPECT_EQ(got_back, back);
+}
+
 // `multilane relay --forward` as MPWide's Forwarder: the client's path of 4 streams goes to the
 // relay, which the program takes for its peer.
 TEST_F(MpwidePaths, APathGoesThroughMultilaneRelayInForwardMode) {
