@@ -152,6 +152,29 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
     set_tests_properties(mpi-ompi-platform-${what} PROPERTIES TIMEOUT 120 LABELS mpi)
   endforeach()
 
+  # Discovery on the emulated two-site grid (root only: skipped otherwise): without a platform
+  # file the library finds 8 nodes of 2 lanes in 2 sites, and the WAN's 10 ms one way within
+  # 10%, and the bcast that crosses it arrives intact (bench/mpi_peer, built with the same Open
+  # MPI, exits non-zero when a rank's data is wrong).
+  add_test(NAME mpi-ompi-discovers-the-grid
+           COMMAND ${CMAKE_COMMAND}
+                   "-DEXPECT_OUTPUT=8 node\\(s\\) of 2 lane\\(s\\), 2 site\\(s\\) \\(site0: 4 node\\(s\\).*site0-site1: (9\\.[0-9]+|10|10\\.[0-9]+|11\\.0[0-9]*) ms one way"
+                   -P ${MULTILANE_EXPECT} -- ${CMAKE_SOURCE_DIR}/tests/mpi/on_grid.sh
+                   ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/examples/platforms/two-sites-4x2.toml 8
+                   $<TARGET_FILE:mpi_peer> --collective bcast --sizes 1MiB --repetitions 1
+                   --iterations 1 --check)
+  set_tests_properties(mpi-ompi-discovers-the-grid PROPERTIES TIMEOUT 180 LABELS mpi
+                       RUN_SERIAL TRUE SKIP_REGULAR_EXPRESSION "skipped: emulated grids need root")
+  # A MULTILANE_LANES entry that matches no interface stops every rank with the reason.
+  add_test(NAME mpi-ompi-bad-lanes
+           COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=nonzero
+                   "-DEXPECT_OUTPUT=multilane: .*rank [0-9]: MULTILANE_LANES=.nosuch0.: .nosuch0. matches no interface that is up with an IPv4 address"
+                   -P ${MULTILANE_EXPECT} -- ${MULTILANE_MPIRUN_OPENMPI} --allow-run-as-root
+                   --oversubscribe -n 3 -x LD_PRELOAD=$<TARGET_FILE:multilane_mpi>
+                   -x MULTILANE_LANES=nosuch0 -x MULTILANE_ALGORITHM_BCAST=auto
+                   $<TARGET_FILE:mpi_test_coll_comms_ompi>)
+  set_tests_properties(mpi-ompi-bad-lanes PROPERTIES TIMEOUT 120 LABELS mpi)
+
   # Failures follow the error handler: MPI_ERRORS_RETURN gives a code and MPI_Error_string the
   # message; MPI_ERRORS_ARE_FATAL aborts with the message naming the rank, call and cause.
   mpi_family_test(mpi-ompi-errors-return mpi 3 errors plain LD_PRELOAD=$<TARGET_FILE:multilane_mpi>
