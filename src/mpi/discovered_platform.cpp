@@ -135,7 +135,7 @@ Platform discovered_platform(const Discovery& found) {
   return platform;
 }
 
-std::string describe_platform(const Platform& platform) {
+std::string summarize_platform(const Platform& platform) {
   std::size_t fewest = ~std::size_t{0}, most = 0;
   for (const Node& node : platform.nodes) {
     fewest = std::min(fewest, node.lanes.size());

@@ -40,8 +40,9 @@ struct Discovery {
 std::string site_name();
 // Throws UsageError when two ranks of one node name different sites.
 Platform discovered_platform(const Discovery& found);
-// One line for MULTILANE_EXPLAIN: "8 ranks, 8 nodes of 1-2 lanes, 2 sites (site0: 4 nodes, 0.05 ms
+// One line for MULTILANE_EXPLAIN (describe_platform of platform_file.hpp is the full summary):
+// "8 ranks, 8 nodes of 1-2 lanes, 2 sites (site0: 4 nodes, 0.05 ms
 // one way; site1: ...; site0-site1: 10.1 ms one way); platform: discovered".
-std::string describe_platform(const Platform& platform);
+std::string summarize_platform(const Platform& platform);
 
 }  // namespace multilane::mpi
