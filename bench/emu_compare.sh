@@ -3,7 +3,7 @@
 #   1. multilane's real runtime (`multilane bench --emu`) next to `multilane sim` on the same
 #      platform: broadcast time per algorithm, ratio real / simulated, rank of each;
 #   2. Open MPI's MPI_Bcast / MPI_Scatter / MPI_Gather / MPI_Allreduce (bench/mpi_peer.c through
-#      bench/mpirun-emu.sh) next to multilane's best algorithm on the same grid, as ratios.
+#      `multilane emu mpirun`) next to multilane's best algorithm on the same grid, as ratios.
 #
 #   bench/emu_compare.sh [--platform FILE] [-n RANKS] [--bcast-sizes LIST] [--block-sizes LIST]
 #                        [--allreduce-sizes LIST] [--collectives LIST] [--runs R]
@@ -96,9 +96,9 @@ ours() {  # ours COLLECTIVE SIZES RUN
     --json >"$out/$1-multilane-$3.json"
 }
 theirs() {  # theirs COLLECTIVE SIZES RUN
-  echo "# bench/mpirun-emu.sh $name -n $ranks -- mpi_peer --collective $1 --sizes $2" \
+  echo "# multilane emu mpirun --name $name -n $ranks -- mpi_peer --collective $1 --sizes $2" \
     "--iterations $iterations --repetitions $repetitions" >&2
-  MULTILANE=$multilane timeout "$limit" "$here/bench/mpirun-emu.sh" "$name" -n "$ranks" -- \
+  timeout "$limit" "$multilane" emu mpirun --name "$name" -n "$ranks" -- \
     "$peer" --collective "$1" --sizes "$2" --iterations "$iterations" \
     --repetitions "$repetitions" \
     >"$out/$1-openmpi-$3.json" 2>"$out/$1-openmpi-$3.log"

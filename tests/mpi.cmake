@@ -16,12 +16,15 @@
 # the suite.
 #
 # tests/mpi/*.cpp is the GoogleTest binary test_mpi (made by the top CMakeLists.txt like every
-# layer's): the library's parts that need no MPI, compiled into it here, in both builds.
+# layer's): the library's and the platform probe's parts that need no MPI, compiled into it
+# here, in both builds.
 if(TARGET test_mpi)
   target_sources(test_mpi PRIVATE src/mpi/route_policy.cpp src/mpi/settings.cpp
                                   src/mpi/wrapped_call.cpp src/mpi/platform_match.cpp
                                   src/mpi/host_identity.cpp src/mpi/discovered_platform.cpp
-                                  src/mpi/site_clustering.cpp src/mpi/lane_discovery.cpp)
+                                  src/mpi/site_clustering.cpp src/mpi/lane_discovery.cpp
+                                  tools/probe/link_tests.cpp)
+  target_include_directories(test_mpi PRIVATE tools)
 endif()
 if(MULTILANE_SANITIZE)
   message(STATUS "MPI library tests skipped in the sanitizer build (tests/mpi.cmake says why)")
