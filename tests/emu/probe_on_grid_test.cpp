@@ -26,7 +26,6 @@ TEST_F(ProbeOnGrid, RecoversSitesNodesLanesLatencyAndBandwidths) {
                              {}, std::chrono::seconds(120));
   ASSERT_EQ(r.status, 0) << r.output;
   const Platform p = load_platform_file(file);
-  std::remove(file.c_str());
   ASSERT_EQ(p.num_sites(), 2) << r.output;
   ASSERT_EQ(p.nodes.size(), 6u);
   for (const Node& node : p.nodes) {
@@ -41,6 +40,21 @@ TEST_F(ProbeOnGrid, RecoversSitesNodesLanesLatencyAndBandwidths) {
   EXPECT_NEAR(p.wan_links[0].aggregate_bps, 75e6, 0.2 * 75e6) << r.output;
   ASSERT_FALSE(p.wan_links[0].per_connection_table.empty());
   EXPECT_EQ(p.wan_links[0].per_connection_table[0].connections, 1);
+
+  // The PMPI library takes the file: the emulated nodes share one host name, so ranks find their
+  // nodes by lane address.
+  const std::string build = MULTILANE_BINARY_DIR;
+  const auto job = run_command(
+      {tool_path(), "emu", "mpirun", "--name", name_, "-n", "6", "--", "-x",
+       "LD_PRELOAD=" + build + "/libmultilane_mpi.so", "-x", "MULTILANE_PLATFORM=" + file, "-x",
+       "MULTILANE_EXPLAIN=1", build + "/bench/mpi_peer", "--collective", "bcast", "--sizes",
+       "64KiB", "--iterations", "1", "--repetitions", "1", "--check"},
+      {}, std::chrono::seconds(120));
+  std::remove(file.c_str());
+  ASSERT_EQ(job.status, 0) << job.output;
+  EXPECT_NE(job.output.find("6 ranks, 6 node(s) of 2 lane(s), 2 site(s)"), std::string::npos)
+      << job.output;
+  EXPECT_NE(job.output.find("platform: " + file), std::string::npos) << job.output;
 }
 
 }  // namespace
