@@ -126,11 +126,17 @@ void run_emu_agent(const std::string& name, const std::string& session, const st
   if (mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) {
     throw EmuError(fmt::format("cannot make {}: {}", directory, std::strerror(errno)));
   }
+  // mpirun hands its own session directory to every daemon on the command line (-mca
+  // orte_tmpdir_base "DIR"), where it wins over the environment: each node's daemon gets its own.
+  std::vector<std::string> command = words;
+  for (std::size_t i = 0; i + 1 < command.size(); ++i) {
+    if (command[i] == "orte_tmpdir_base") command[i + 1] = fmt::format("\"{}\"", directory);
+  }
   setenv("OMPI_MCA_orte_tmpdir_base", directory.c_str(), 1);
   std::vector<std::string> argv = emu_exec_prefix(name, emu_find_node(name, host));
   argv.push_back("sh");
   argv.push_back("-c");
-  argv.push_back(fmt::format("{}", fmt::join(words, " ")));
+  argv.push_back(fmt::format("{}", fmt::join(command, " ")));
   exec(argv);
 }
 

@@ -5,9 +5,10 @@
 // mpirun runs inside node 0's namespace with the grid's hostfile (lane-0 addresses, one slot
 // per core). It starts its daemon on every other node through an rsh agent that is this binary
 // again (`multilane emu agent`, hidden), which enters the namespace of the node owning the
-// address mpirun names. Every emulated node has this machine's host name and /tmp, so each node
-// gets a session directory of its own (daemons starting at once raced for one: "mkdir
-// /tmp/ompi.HOST.0/jf.N: File exists"), all under one temporary directory removed at the end.
+// address mpirun names. Every emulated node has this machine's host name and /tmp, so each
+// node's daemon gets a session directory of its own (the agent rewrites the one mpirun passes
+// on the daemon's command line: daemons sharing one raced, "mkdir /tmp/ompi.HOST.0/jf.N: File
+// exists"), all under one temporary directory removed at the end.
 // MPI traffic uses TCP over the lanes (198.18.0.0/15) only; ranks are not bound to cores.
 // orted's hwloc run-time control, which shares the topology through a fixed-address mapping,
 // crashed now and then with several daemons on one machine: it is off.
