@@ -168,6 +168,16 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
                    --iterations 1 --check)
   set_tests_properties(mpi-ompi-discovers-the-grid PROPERTIES TIMEOUT 180 LABELS mpi
                        RUN_SERIAL TRUE SKIP_REGULAR_EXPRESSION "skipped: emulated grids need root")
+  # A rank that cannot set up its multilane job (here a transport setting only it has wrong)
+  # tells the others through the address exchange: every rank stops with its reason.
+  add_test(NAME mpi-ompi-one-rank-cannot-set-up
+           COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=nonzero
+                   "-DEXPECT_OUTPUT=multilane: rank [02] .*rank 1 could not set up: MULTILANE_STREAMS_LAN=0 is out of range: must be 1..256"
+                   -P ${MULTILANE_EXPECT} -- ${MULTILANE_MPIRUN_OPENMPI} --allow-run-as-root
+                   --oversubscribe -n 3 -x LD_PRELOAD=$<TARGET_FILE:multilane_mpi>
+                   -x MULTILANE_ALGORITHM_BCAST=auto sh -c
+                   "if [ $OMPI_COMM_WORLD_RANK = 1 ]\; then export MULTILANE_STREAMS_LAN=0\; fi\; exec $<TARGET_FILE:mpi_test_coll_comms_ompi>")
+  set_tests_properties(mpi-ompi-one-rank-cannot-set-up PROPERTIES TIMEOUT 120 LABELS mpi)
   # A MULTILANE_LANES entry that matches no interface stops every rank with the reason.
   add_test(NAME mpi-ompi-bad-lanes
            COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=nonzero

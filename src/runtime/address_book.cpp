@@ -1,7 +1,19 @@
 // runtime/address_book.cpp — see address_book.hpp.
 #include "runtime/address_book.hpp"
 
+#include <fmt/format.h>
+
+#include "multilane/errors.hpp"
+
 namespace multilane::runtime {
+
+std::string failure_value(const std::string& why) { return "!" + why; }
+
+void check_not_failure(int rank, const std::string& value) {
+  if (!value.empty() && value.front() == '!') {
+    throw CommunicationError(fmt::format("rank {} could not set up: {}", rank, value.substr(1)));
+  }
+}
 
 std::string join_addresses(const std::vector<std::string>& addresses) {
   std::string text;

@@ -64,12 +64,18 @@ void check_options(const CommunicatorOptions& o) {
 
 CommunicatorImpl::CommunicatorImpl(CommunicatorSetup setup, runtime::AddressBook& book)
     : setup_(std::move(setup)), sent_(setup_.size, 0), received_(setup_.size, 0) {
-  check_options(setup_.options);
-  if (setup_.platform.num_ranks() != setup_.size) {
-    throw UsageError(fmt::format("the platform places {} ranks, the job has {}",
-                                 setup_.platform.num_ranks(), setup_.size));
+  try {
+    check_options(setup_.options);
+    if (setup_.platform.num_ranks() != setup_.size) {
+      throw UsageError(fmt::format("the platform places {} ranks, the job has {}",
+                                   setup_.platform.num_ranks(), setup_.size));
+    }
+    engine_ = std::make_unique<Engine>(engine_config(setup_));
+  } catch (const std::exception& e) {
+    // The others are about to wait for this rank's addresses: tell them why there are none.
+    book.publish_failure(setup_.rank, e.what());
+    throw;
   }
-  engine_ = std::make_unique<Engine>(engine_config(setup_));
   book.publish(setup_.rank, engine_->listening_addresses());
   for (int peer = 0; peer < setup_.size; ++peer) {
     engine_->set_peer_addresses(

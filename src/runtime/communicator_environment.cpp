@@ -29,8 +29,13 @@ class RendezvousBook : public runtime::AddressBook {
   void publish(int rank, const std::vector<std::string>& addresses) override {
     store_.put(fmt::format("lanes/{}", rank), runtime::join_addresses(addresses));
   }
+  void publish_failure(int rank, const std::string& why) override {
+    store_.put(fmt::format("lanes/{}", rank), runtime::failure_value(why));
+  }
   std::vector<std::string> lookup(int rank) override {
-    return runtime::split_addresses(store_.get(fmt::format("lanes/{}", rank)));
+    const std::string value = store_.get(fmt::format("lanes/{}", rank));
+    runtime::check_not_failure(rank, value);
+    return runtime::split_addresses(value);
   }
 
  private:
@@ -146,18 +151,27 @@ class ExchangeBook : public AddressBook {
  public:
   explicit ExchangeBook(const ExchangeJob& job) : job_(job) {}
   void publish(int rank, const std::vector<std::string>& addresses) override {
+    exchange(rank, join_addresses(addresses));
+  }
+  void publish_failure(int rank, const std::string& why) override {
+    exchange(rank, failure_value(why));
+  }
+  std::vector<std::string> lookup(int rank) override {
+    const std::string& value = gathered_.at(static_cast<std::size_t>(rank));
+    check_not_failure(rank, value);
+    return split_addresses(value);
+  }
+
+ private:
+  void exchange(int rank, const std::string& mine) {
     if (rank != job_.rank) throw UsageError("an exchange book publishes its own rank only");
-    gathered_ = job_.all_gather(join_addresses(addresses));
+    gathered_ = job_.all_gather(mine);
     if (gathered_.size() != static_cast<std::size_t>(job_.size)) {
       throw CommunicationError(fmt::format("the address exchange returned {} entries for {} ranks",
                                            gathered_.size(), job_.size));
     }
   }
-  std::vector<std::string> lookup(int rank) override {
-    return split_addresses(gathered_.at(static_cast<std::size_t>(rank)));
-  }
 
- private:
   const ExchangeJob& job_;
   std::vector<std::string> gathered_;
 };
@@ -183,16 +197,22 @@ JobEnvironment transport_environment() {
 
 Communicator join_by_exchange(ExchangeJob job, CommunicatorOptions options) {
   if (!job.all_gather) throw UsageError("join_by_exchange needs an all_gather function");
-  const JobEnvironment env = transport_environment();
-  CommunicatorSetup setup;
-  setup.rank = job.rank;
-  setup.size = job.size;
-  setup.job_id = job.job_id;
-  setup.secret = job.secret;
-  setup.platform = job.platform;
-  setup.options = options_from(env, options);
-  if (!job.host.empty()) setup.host = job.host;
   ExchangeBook book(job);
+  CommunicatorSetup setup;
+  try {
+    const JobEnvironment env = transport_environment();
+    setup.rank = job.rank;
+    setup.size = job.size;
+    setup.job_id = job.job_id;
+    setup.secret = job.secret;
+    setup.platform = job.platform;
+    setup.options = options_from(env, options);
+    if (!job.host.empty()) setup.host = job.host;
+  } catch (const std::exception& e) {
+    // A setting only this rank has wrong: the others learn it from the exchange.
+    book.publish_failure(job.rank, e.what());
+    throw;
+  }
   return Communicator(std::make_unique<CommunicatorImpl>(std::move(setup), book));
 }
 
