@@ -4,7 +4,8 @@
 #                               algorithms, verify, model, sim, runtime), one shared library
 #   P/lib/libmultilane_mpi.so   multilane::mpi, the PMPI library for Open MPI; and
 #   P/lib/libmultilane_mpich.so multilane::mpich, for MPICH (each when its MPI was found)
-#   P/bin/multilane             the command-line tool
+#   P/bin/multilane             the command-line tool, and multilane-probe-{openmpi,mpich}, the
+#                               MPI programs of `multilane platform probe`
 #   P/lib/cmake/multilane/      multilaneConfig.cmake (find_package(multilane))
 #   P/lib/pkgconfig/multilane.pc
 # The static libraries stay in the build tree: they would need every dependency's static
@@ -41,6 +42,12 @@ install(TARGETS ${multilane_installed} EXPORT multilaneTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS multilane RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The platform probe's MPI programs, next to `multilane`, which finds them there.
+foreach(label IN ITEMS openmpi mpich)
+  if(TARGET multilane-probe-${label})
+    install(TARGETS multilane-probe-${label} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  endif()
+endforeach()
 
 set(multilane_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/multilane)
 install(EXPORT multilaneTargets NAMESPACE multilane:: DESTINATION ${multilane_cmake_dir})

@@ -13,7 +13,6 @@
 
 #include <CLI/CLI.hpp>
 #include <array>
-#include <cmath>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -71,11 +70,8 @@ void name_nodes(Platform& platform, int rank, int size) {
 }
 
 // Three significant digits: what the measurements can tell, and a file a person can read.
-double three_digits(double value) {
-  if (!(value > 0)) return value;
-  const double scale = std::pow(10.0, std::floor(std::log10(value)) - 2);
-  return std::round(value / scale) * scale;
-}
+// (Through the decimal text, so that 20 us stays 2e-05 and is written back as "20us".)
+double three_digits(double value) { return std::stod(fmt::format("{:.3g}", value)); }
 
 void round_figures(Platform& platform) {
   const auto bits = [](double bytes_per_second) { return three_digits(bytes_per_second * 8) / 8; };
