@@ -178,6 +178,14 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
                    -x MULTILANE_ALGORITHM_BCAST=auto sh -c
                    "if [ $OMPI_COMM_WORLD_RANK = 1 ]\; then export MULTILANE_STREAMS_LAN=0\; fi\; exec $<TARGET_FILE:mpi_test_coll_comms_ompi>")
   set_tests_properties(mpi-ompi-one-rank-cannot-set-up PROPERTIES TIMEOUT 120 LABELS mpi)
+  # `multilane platform probe` under mpirun: ranks run as two nodes of one host measure
+  # between them and write a platform of 2 nodes with their lanes.
+  add_test(NAME mpi-ompi-platform-probe
+           COMMAND ${CMAKE_COMMAND} "-DEXPECT_OUTPUT=lanes of site0: 1 stream\\(s\\): .*\\[\\[site.node\\]\\].*\\[\\[site.node\\]\\]"
+                   -P ${MULTILANE_EXPECT} -- ${MULTILANE_MPIRUN_OPENMPI} --allow-run-as-root
+                   --oversubscribe -n 4 ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 2
+                   $<TARGET_FILE:multilane> platform probe --seconds 0.2)
+  set_tests_properties(mpi-ompi-platform-probe PROPERTIES TIMEOUT 120 LABELS mpi)
   # A MULTILANE_LANES entry that matches no interface stops every rank with the reason.
   add_test(NAME mpi-ompi-bad-lanes
            COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=nonzero
