@@ -22,8 +22,9 @@
 
 #include "cli_options.hpp"
 #include "command.hpp"
-#include "emu_mpirun.hpp"
 #include "emu/delay_line/delay_line.hpp"
+#include "emu_mpirun.hpp"
+#include "exec_command.hpp"
 #include "multilane/emu.hpp"
 #include "multilane/errors.hpp"
 #include "multilane/platform_file.hpp"
@@ -106,12 +107,7 @@ int run_exec(const EmuArgs& args) {
   require_support();
   std::vector<std::string> argv = emu_exec_prefix(args.name, emu_find_node(args.name, args.node));
   argv.insert(argv.end(), args.command.begin(), args.command.end());
-  std::vector<char*> c_argv;
-  for (auto& word : argv) c_argv.push_back(word.data());
-  c_argv.push_back(nullptr);
-  std::fflush(stdout);
-  execvp(c_argv[0], c_argv.data());
-  throw EmuError(fmt::format("cannot run {}: {}", c_argv[0], std::strerror(errno)));
+  exec_command(std::move(argv));
 }
 
 int run_hostfile(const EmuArgs& args) {
@@ -197,13 +193,14 @@ Runner setup(CLI::App& emu) {
       *args);
   mpirun->add_option("-n", args->ranks, "Ranks (default: one per core of the grid)")
       ->check(CLI::Range(1, 1 << 20));
-  mpirun->add_option("COMMAND", args->command,
-                     "After --: mpirun options (-x VAR=VALUE, ...), then the program and its "
-                     "arguments")
+  mpirun
+      ->add_option("COMMAND", args->command,
+                   "After --: mpirun options (-x VAR=VALUE, ...), then the program and its "
+                   "arguments")
       ->required();
 
   CLI::App* agent = emu.add_subcommand("agent", "mpirun's rsh agent (started by mpirun)");
-  agent->group("");  // hidden
+  agent->group("");         // hidden
   agent->prefix_command();  // HOST and the remote command are not ours to parse
   agent->add_option("--name", args->name)->required();
   agent->add_option("--session", args->session)->required();
@@ -223,7 +220,9 @@ Runner setup(CLI::App& emu) {
     if (ping->parsed()) return run_ping(*args);
     if (mpirun->parsed()) {
       require_support();
-      return run_emu_mpirun({.name = args->name, .ranks = args->ranks, .mpirun_options = {},
+      return run_emu_mpirun({.name = args->name,
+                             .ranks = args->ranks,
+                             .mpirun_options = {},
                              .command = args->command});
     }
     if (agent->parsed()) {

@@ -10,8 +10,6 @@
 // prefixed with the option name.
 #include <fmt/format.h>
 
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +20,7 @@
 #include "cli_options.hpp"
 #include "command.hpp"
 #include "emu_mpirun.hpp"
+#include "exec_command.hpp"
 #include "multilane/emu.hpp"
 #include "multilane/errors.hpp"
 #include "multilane/platform_file.hpp"
@@ -93,15 +92,17 @@ std::string probe_program(const std::string& family) {
   const std::filesystem::path path =
       (error ? std::filesystem::path(".") : self.parent_path()) / ("multilane-probe-" + family);
   if (!std::filesystem::exists(path)) {
-    throw UsageError(fmt::format("{} is missing: the probe is built with the {} development files "
-                                 "(scripts/install-deps.sh)",
-                                 path.string(), family == "openmpi" ? "Open MPI" : "MPICH"));
+    throw UsageError(
+        fmt::format("{} is missing: the probe is built with the {} development files "
+                    "(scripts/install-deps.sh)",
+                    path.string(), family == "openmpi" ? "Open MPI" : "MPICH"));
   }
   return path.string();
 }
 
 std::vector<std::string> probe_arguments(const ProbeArgs& args) {
-  std::vector<std::string> out = {"--name", args.name, "--seconds", fmt::format("{}", args.seconds),
+  std::vector<std::string> out = {"--name",    args.name,
+                                  "--seconds", fmt::format("{}", args.seconds),
                                   "--streams", std::to_string(args.streams)};
   if (!args.output.empty()) {
     out.push_back("--output");
@@ -129,12 +130,7 @@ int run_probe(const ProbeArgs& args) {
   }
   std::vector<std::string> argv = {probe_program(family)};
   for (const std::string& word : probe_arguments(args)) argv.push_back(word);
-  std::vector<char*> c_argv;
-  for (auto& word : argv) c_argv.push_back(word.data());
-  c_argv.push_back(nullptr);
-  std::fflush(stdout);
-  execv(c_argv[0], c_argv.data());
-  throw UsageError(fmt::format("cannot run {}: {}", argv[0], std::strerror(errno)));
+  exec_command(std::move(argv));
 }
 
 void add_count(CLI::App& app, const std::string& flag, int& value, int max,
@@ -195,8 +191,7 @@ Runner setup(CLI::App& platform) {
 }
 
 const bool registered = register_command(
-    {"platform", "Show, generate or probe platform files (sites, nodes, lanes, WAN links)",
-     setup});
+    {"platform", "Show, generate or probe platform files (sites, nodes, lanes, WAN links)", setup});
 
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "exec_command.hpp"
 #include "multilane/emu.hpp"
 #include "multilane/errors.hpp"
 
@@ -27,14 +28,6 @@ std::string self_path() {
   const auto path = std::filesystem::read_symlink("/proc/self/exe", error);
   if (error) throw EmuError(fmt::format("cannot find this program: {}", error.message()));
   return path.string();
-}
-
-[[noreturn]] void exec(std::vector<std::string> argv) {
-  std::vector<char*> c_argv;
-  for (auto& word : argv) c_argv.push_back(word.data());
-  c_argv.push_back(nullptr);
-  execvp(c_argv[0], c_argv.data());
-  throw EmuError(fmt::format("cannot run {}: {}", c_argv[0], std::strerror(errno)));
 }
 
 // A temporary directory removed with everything in it when the object goes.
@@ -89,13 +82,26 @@ int run_emu_mpirun(const EmuMpirun& run) {
   std::vector<std::string> argv = emu_exec_prefix(run.name, 0);
   const std::string agent =
       fmt::format("{} emu agent --name {} --session {}", self_path(), run.name, session.path());
-  for (const std::string& word :
-       {std::string("mpirun"), std::string("--allow-run-as-root"), std::string("--hostfile"), hostfile,
-        std::string("-n"), std::to_string(ranks), std::string("--mca"), std::string("plm_rsh_agent"),
-        agent, std::string("--mca"), std::string("btl"), std::string("tcp,self"), std::string("--mca"),
-        std::string("btl_tcp_if_include"), std::string(kLanes), std::string("--mca"),
-        std::string("oob_tcp_if_include"), std::string(kLanes), std::string("--bind-to"),
-        std::string("none")}) {
+  for (const std::string& word : {std::string("mpirun"),
+                                  std::string("--allow-run-as-root"),
+                                  std::string("--hostfile"),
+                                  hostfile,
+                                  std::string("-n"),
+                                  std::to_string(ranks),
+                                  std::string("--mca"),
+                                  std::string("plm_rsh_agent"),
+                                  agent,
+                                  std::string("--mca"),
+                                  std::string("btl"),
+                                  std::string("tcp,self"),
+                                  std::string("--mca"),
+                                  std::string("btl_tcp_if_include"),
+                                  std::string(kLanes),
+                                  std::string("--mca"),
+                                  std::string("oob_tcp_if_include"),
+                                  std::string(kLanes),
+                                  std::string("--bind-to"),
+                                  std::string("none")}) {
     argv.push_back(word);
   }
   argv.insert(argv.end(), run.mpirun_options.begin(), run.mpirun_options.end());
@@ -107,7 +113,7 @@ int run_emu_mpirun(const EmuMpirun& run) {
     setenv("OMPI_MCA_orte_tmpdir_base", mpirun_tmp.c_str(), 1);
     setenv("OMPI_MCA_rtc", "^hwloc", 1);
     try {
-      exec(argv);
+      exec_command(argv);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "multilane: %s\n", e.what());
       _exit(127);
@@ -137,7 +143,7 @@ void run_emu_agent(const std::string& name, const std::string& session, const st
   argv.push_back("sh");
   argv.push_back("-c");
   argv.push_back(fmt::format("{}", fmt::join(command, " ")));
-  exec(argv);
+  exec_command(std::move(argv));
 }
 
 }  // namespace multilane::cli

@@ -20,10 +20,10 @@
 namespace multilane::cli {
 
 struct EmuMpirun {
-  std::string name;                          // the grid (`multilane emu up --name`)
-  int ranks = 0;                             // 0: one per core of the grid
-  std::vector<std::string> mpirun_options;   // passed to mpirun before the program
-  std::vector<std::string> command;          // the program and its arguments
+  std::string name;                         // the grid (`multilane emu up --name`)
+  int ranks = 0;                            // 0: one per core of the grid
+  std::vector<std::string> mpirun_options;  // passed to mpirun before the program
+  std::vector<std::string> command;         // the program and its arguments
 };
 
 // Runs mpirun and returns its exit status. Throws EmuError / UsageError.

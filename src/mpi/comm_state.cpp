@@ -47,7 +47,8 @@ CommState& state_of(MPI_Comm comm) {
   state->layout = gather_layout(comm, library().platform, library().settings.platform_file);
   if (library().settings.explain && state->layout.rank == 0) {
     std::fprintf(stderr, "multilane-mpi: communicator of %s; found in %.1f ms\n",
-                 summarize_platform(state->layout.platform).c_str(), (PMPI_Wtime() - started) * 1e3);
+                 summarize_platform(state->layout.platform).c_str(),
+                 (PMPI_Wtime() - started) * 1e3);
   }
   pmpi_check(PMPI_Comm_set_attr(comm, library().keyval, state.get()), "PMPI_Comm_set_attr");
   std::lock_guard lock(live_mutex);

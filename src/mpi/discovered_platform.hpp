@@ -25,10 +25,10 @@
 namespace multilane::mpi {
 
 struct Discovery {
-  std::vector<std::uint64_t> hashes;            // rank -> host hash
-  std::vector<std::string> site_names;          // rank -> MULTILANE_SITE ("" when unset)
-  std::vector<std::vector<LocalLane>> lanes;    // rank -> its lanes (empty: none found)
-  std::optional<RoundTrips> round_trips;        // between nodes, numbered by first rank
+  std::vector<std::uint64_t> hashes;          // rank -> host hash
+  std::vector<std::string> site_names;        // rank -> MULTILANE_SITE ("" when unset)
+  std::vector<std::vector<LocalLane>> lanes;  // rank -> its lanes (empty: none found)
+  std::optional<RoundTrips> round_trips;      // between nodes, numbered by first rank
 
   // Node index of each rank (nodes numbered by first rank) and each node's first rank.
   std::vector<int> node_of_rank() const;

@@ -38,7 +38,9 @@ class RoundTripMemory {
     for (int a = 0; a < trips.nodes; ++a) {
       for (int b = 0; b < trips.nodes; ++b) {
         trips.seconds[static_cast<std::size_t>(a * trips.nodes + b)] =
-            a == b ? 0 : seconds_.at(key(nodes[static_cast<std::size_t>(a)], nodes[static_cast<std::size_t>(b)]));
+            a == b ? 0
+                   : seconds_.at(key(nodes[static_cast<std::size_t>(a)],
+                                     nodes[static_cast<std::size_t>(b)]));
       }
     }
   }
@@ -46,7 +48,8 @@ class RoundTripMemory {
     std::lock_guard lock(mutex_);
     for (int a = 0; a < trips.nodes; ++a) {
       for (int b = a + 1; b < trips.nodes; ++b) {
-        seconds_[key(nodes[static_cast<std::size_t>(a)], nodes[static_cast<std::size_t>(b)])] = trips.at(a, b);
+        seconds_[key(nodes[static_cast<std::size_t>(a)], nodes[static_cast<std::size_t>(b)])] =
+            trips.at(a, b);
       }
     }
   }
@@ -123,7 +126,8 @@ RoundTrips node_round_trips(MPI_Comm comm, int rank, int size, const Discovery& 
   }
   // Only leaders contribute (a row each, in node order); the gather also keeps every listener
   // open until every leader has finished connecting.
-  std::vector<int> counts(static_cast<std::size_t>(size), 0), offsets(static_cast<std::size_t>(size), 0);
+  std::vector<int> counts(static_cast<std::size_t>(size), 0),
+      offsets(static_cast<std::size_t>(size), 0);
   for (int node = 0; node < nodes; ++node) {
     counts[static_cast<std::size_t>(first_rank[static_cast<std::size_t>(node)])] = nodes;
     offsets[static_cast<std::size_t>(first_rank[static_cast<std::size_t>(node)])] = node * nodes;
@@ -138,13 +142,14 @@ RoundTrips node_round_trips(MPI_Comm comm, int rank, int size, const Discovery& 
 
 // This rank's facts, one line each: host hash, round-trip endpoint, site name, lanes (or "!"
 // and why this rank cannot take part).
-std::string local_facts(const std::optional<RoundTripListener>& listener, const std::string& lanes) {
+std::string local_facts(const std::optional<RoundTripListener>& listener,
+                        const std::string& lanes) {
   const std::string site = site_name();
   if (site.find('\n') != std::string::npos) {
     return fmt::format("{:016x}\n-\n\n!MULTILANE_SITE: a site name is one line", this_host().hash);
   }
-  return fmt::format("{:016x}\n{}\n{}\n{}", this_host().hash,
-                     listener ? listener->endpoint() : "-", site, lanes);
+  return fmt::format("{:016x}\n{}\n{}\n{}", this_host().hash, listener ? listener->endpoint() : "-",
+                     site, lanes);
 }
 
 struct Facts {
@@ -163,7 +168,8 @@ Facts parse_facts(const std::string& text, std::size_t rank) {
     lines.push_back(text.substr(start, end - start));
     start = end + 1;
   }
-  if (lines[0].size() != 16 || lines[0].find_first_not_of("0123456789abcdef") != std::string::npos) {
+  if (lines[0].size() != 16 ||
+      lines[0].find_first_not_of("0123456789abcdef") != std::string::npos) {
     throw CommunicationError(fmt::format("rank {} sent malformed host facts", rank));
   }
   return {.hash = std::stoull(lines[0], nullptr, 16),

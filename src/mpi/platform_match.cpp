@@ -84,7 +84,9 @@ Platform place_on_file(const Platform& file, const std::string& path,
           "(nodes: {}), and none of the file's lane addresses is one of its host's ({}); name "
           "the nodes after the hosts, or set MULTILANE_HOST_ID per host",
           path, rank, hosts[rank].name, listed,
-          hosts[rank].addresses.empty() ? "none" : fmt::format("{}", fmt::join(hosts[rank].addresses, ", "))));
+          hosts[rank].addresses.empty()
+              ? "none"
+              : fmt::format("{}", fmt::join(hosts[rank].addresses, ", "))));
     }
     const Node& spec = platform.nodes[static_cast<std::size_t>(node)];
     if (used[static_cast<std::size_t>(node)] == spec.cores) {

@@ -111,11 +111,13 @@ void connect_all(int listener, const std::vector<std::string>& endpoints, int me
       for (const std::size_t i : index_of) {
         silent += fmt::format("{}{}", silent.empty() ? "" : ", ", node_of[i]);
       }
-      throw CommunicationError(fmt::format(
-          "measuring round trips: no answer within {} s from node(s) {}", kRoundTripTimeout, silent));
+      throw CommunicationError(
+          fmt::format("measuring round trips: no answer within {} s from node(s) {}",
+                      kRoundTripTimeout, silent));
     }
     if (::poll(waiting.data(), waiting.size(), static_cast<int>(left)) < 0 && errno != EINTR) {
-      throw CommunicationError(fmt::format("measuring round trips: poll: {}", std::strerror(errno)));
+      throw CommunicationError(
+          fmt::format("measuring round trips: poll: {}", std::strerror(errno)));
     }
     const auto now = Clock::now();
     if (waiting[0].revents != 0) drain(listener);
@@ -125,7 +127,8 @@ void connect_all(int listener, const std::vector<std::string>& endpoints, int me
       int error = 0;
       socklen_t length = sizeof(error);
       ::getsockopt(sockets[i].fd(), SOL_SOCKET, SO_ERROR, &error, &length);
-      if (error != 0) cannot_connect(node_of[i], endpoints[static_cast<std::size_t>(node_of[i])], error);
+      if (error != 0)
+        cannot_connect(node_of[i], endpoints[static_cast<std::size_t>(node_of[i])], error);
       double& best = row[static_cast<std::size_t>(node_of[i])];
       best = std::min(best, std::chrono::duration<double>(now - started[i]).count());
       done[i] = true;
@@ -145,13 +148,15 @@ RoundTripListener::RoundTripListener(const std::string& address) {
       ::getsockname(fd_, reinterpret_cast<sockaddr*>(&bound), &length) != 0) {
     const int error = errno;
     if (fd_ >= 0) ::close(fd_);
-    throw CommunicationError(
-        fmt::format("measuring round trips: cannot listen on {}: {}", address, std::strerror(error)));
+    throw CommunicationError(fmt::format("measuring round trips: cannot listen on {}: {}", address,
+                                         std::strerror(error)));
   }
   endpoint_ = fmt::format("{}:{}", address, ntohs(bound.sin_port));
 }
 
-RoundTripListener::~RoundTripListener() { ::close(fd_); }
+RoundTripListener::~RoundTripListener() {
+  ::close(fd_);
+}
 
 std::vector<double> time_connects(const RoundTripListener& listener,
                                   const std::vector<std::string>& endpoints, int me) {

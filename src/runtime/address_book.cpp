@@ -7,7 +7,9 @@
 
 namespace multilane::runtime {
 
-std::string failure_value(const std::string& why) { return "!" + why; }
+std::string failure_value(const std::string& why) {
+  return "!" + why;
+}
 
 void check_not_failure(int rank, const std::string& value) {
   if (!value.empty() && value.front() == '!') {

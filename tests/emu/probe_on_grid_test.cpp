@@ -21,9 +21,9 @@ TEST_F(ProbeOnGrid, RecoversSitesNodesLanesLatencyAndBandwidths) {
   // the three node pairs' lanes (1.2 Gbit/s) can fill the WAN.
   up(grid_platform(3, 2, 25e6, 5e-3, 75e6));
   const std::string file = fmt::format("/tmp/{}-probed.toml", name_);
-  const auto r = run_command({tool_path(), "platform", "probe", "--emu", name_, "--output", file,
-                              "--seconds", "1"},
-                             {}, std::chrono::seconds(120));
+  const auto r = run_command(
+      {tool_path(), "platform", "probe", "--emu", name_, "--output", file, "--seconds", "1"}, {},
+      std::chrono::seconds(120));
   ASSERT_EQ(r.status, 0) << r.output;
   const Platform p = load_platform_file(file);
   ASSERT_EQ(p.num_sites(), 2) << r.output;
@@ -44,12 +44,31 @@ TEST_F(ProbeOnGrid, RecoversSitesNodesLanesLatencyAndBandwidths) {
   // The PMPI library takes the file: the emulated nodes share one host name, so ranks find their
   // nodes by lane address.
   const std::string build = MULTILANE_BINARY_DIR;
-  const auto job = run_command(
-      {tool_path(), "emu", "mpirun", "--name", name_, "-n", "6", "--", "-x",
-       "LD_PRELOAD=" + build + "/libmultilane_mpi.so", "-x", "MULTILANE_PLATFORM=" + file, "-x",
-       "MULTILANE_EXPLAIN=1", build + "/bench/mpi_peer", "--collective", "bcast", "--sizes",
-       "64KiB", "--iterations", "1", "--repetitions", "1", "--check"},
-      {}, std::chrono::seconds(120));
+  const auto job = run_command({tool_path(),
+                                "emu",
+                                "mpirun",
+                                "--name",
+                                name_,
+                                "-n",
+                                "6",
+                                "--",
+                                "-x",
+                                "LD_PRELOAD=" + build + "/libmultilane_mpi.so",
+                                "-x",
+                                "MULTILANE_PLATFORM=" + file,
+                                "-x",
+                                "MULTILANE_EXPLAIN=1",
+                                build + "/bench/mpi_peer",
+                                "--collective",
+                                "bcast",
+                                "--sizes",
+                                "64KiB",
+                                "--iterations",
+                                "1",
+                                "--repetitions",
+                                "1",
+                                "--check"},
+                               {}, std::chrono::seconds(120));
   std::remove(file.c_str());
   ASSERT_EQ(job.status, 0) << job.output;
   EXPECT_NE(job.output.find("6 ranks, 6 node(s) of 2 lane(s), 2 site(s)"), std::string::npos)

@@ -151,12 +151,13 @@ TEST(PlatformMatch, AHostOfAnotherNameIsPlacedByItsLaneAddress) {
       "[[site.node]]\nname = \"n1\"\ncores = 1\n"
       "lanes = [{bandwidth = \"1Gbit/s\", address = \"198.18.0.2\"}]\n",
       "grid.toml");
-  const Platform placed = place_on_file(
-      file, "grid.toml",
-      {{.name = "vm", .addresses = {"10.0.0.5", "198.18.0.2"}}, {.name = "vm", .addresses = {"198.18.0.1"}}});
+  const Platform placed = place_on_file(file, "grid.toml",
+                                        {{.name = "vm", .addresses = {"10.0.0.5", "198.18.0.2"}},
+                                         {.name = "vm", .addresses = {"198.18.0.1"}}});
   EXPECT_EQ(placed.node_of(0), 1);
   EXPECT_EQ(placed.node_of(1), 0);
-  const RankHost back = parse_rank_host(rank_host_text({.name = "vm", .addresses = {"10.0.0.5", "198.18.0.2"}}));
+  const RankHost back =
+      parse_rank_host(rank_host_text({.name = "vm", .addresses = {"10.0.0.5", "198.18.0.2"}}));
   EXPECT_EQ(back.name, "vm");
   EXPECT_EQ(back.addresses, (std::vector<std::string>{"10.0.0.5", "198.18.0.2"}));
   EXPECT_TRUE(parse_rank_host("vm\n").addresses.empty());
@@ -168,9 +169,10 @@ TEST(PlatformMatch, UnknownHostsAndFullNodesAreErrors) {
     place_on_file(file, "two.toml", named({"alpha", "gamma"}));
     ADD_FAILURE() << "gamma was placed";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("MULTILANE_PLATFORM=two.toml: rank 1 runs on \"gamma\", "
-                                         "which is not a node of the file (nodes: alpha, beta), and none of the "
-                                         "file's lane addresses is one of its host's (none)"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "MULTILANE_PLATFORM=two.toml: rank 1 runs on \"gamma\", "
+                  "which is not a node of the file (nodes: alpha, beta), and none of the "
+                  "file's lane addresses is one of its host's (none)"),
               std::string::npos)
         << e.what();
   }

@@ -46,7 +46,8 @@ class MemoryAddressBook : public runtime::AddressBook {
                            [&] { return book_.contains(rank) || failures_.contains(rank); })) {
       throw CommunicationError("rank " + std::to_string(rank) + " never published its address");
     }
-    if (failures_.contains(rank)) runtime::check_not_failure(rank, runtime::failure_value(failures_[rank]));
+    if (failures_.contains(rank))
+      runtime::check_not_failure(rank, runtime::failure_value(failures_[rank]));
     return book_[rank];
   }
 

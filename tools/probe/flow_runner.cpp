@@ -96,9 +96,9 @@ double run_flows(MPI_Comm comm, const Platform& platform, const LinkTest& test,
     }
   }
   std::vector<int> all_ports(static_cast<std::size_t>(size) * kMaxLanes);
-  mpi::pmpi_check(PMPI_Allgather(ports.data(), kMaxLanes, MPI_INT, all_ports.data(), kMaxLanes,
-                                 MPI_INT, comm),
-                  "MPI_Allgather (probe ports)");
+  mpi::pmpi_check(
+      PMPI_Allgather(ports.data(), kMaxLanes, MPI_INT, all_ports.data(), kMaxLanes, MPI_INT, comm),
+      "MPI_Allgather (probe ports)");
   if (mine != nullptr && !receiving) {
     for (int lane = 0; lane < mine->lanes; ++lane) {
       const int port = all_ports[static_cast<std::size_t>(mine->receiver * kMaxLanes + lane)];

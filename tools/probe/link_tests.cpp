@@ -23,7 +23,9 @@ int common_lanes(const Platform& platform, int node_a, int node_b) {
 }
 
 Flow flow(const std::map<int, int>& leader, int node_a, int node_b, int lanes, int streams) {
-  return {.sender = leader.at(node_a), .receiver = leader.at(node_b), .lanes = lanes,
+  return {.sender = leader.at(node_a),
+          .receiver = leader.at(node_b),
+          .lanes = lanes,
           .streams = streams};
 }
 
@@ -49,27 +51,32 @@ std::vector<LinkTest> plan_link_tests(const Platform& platform, int streams) {
   const std::map<int, int> leader = leaders(platform);
   std::vector<std::vector<int>> nodes(static_cast<std::size_t>(platform.num_sites()));
   for (const auto& [node, rank] : leader) {
-    nodes[static_cast<std::size_t>(platform.nodes[static_cast<std::size_t>(node)].site)].push_back(node);
+    nodes[static_cast<std::size_t>(platform.nodes[static_cast<std::size_t>(node)].site)].push_back(
+        node);
   }
   std::vector<LinkTest> tests;
   for (int s = 0; s < platform.num_sites(); ++s) {
     const std::vector<int>& here = nodes[static_cast<std::size_t>(s)];
     if (here.size() < 2) continue;
-    tests.push_back({.kind = LinkTestKind::Lanes, .site_a = s, .site_b = s,
-                     .flows = {flow(leader, here[0], here[1],
-                                    common_lanes(platform, here[0], here[1]), 1)}});
+    tests.push_back(
+        {.kind = LinkTestKind::Lanes,
+         .site_a = s,
+         .site_b = s,
+         .flows = {flow(leader, here[0], here[1], common_lanes(platform, here[0], here[1]), 1)}});
   }
   for (int a = 0; a < platform.num_sites(); ++a) {
     for (int b = a + 1; b < platform.num_sites(); ++b) {
       const std::vector<int>& from = nodes[static_cast<std::size_t>(a)];
       const std::vector<int>& to = nodes[static_cast<std::size_t>(b)];
       if (from.empty() || to.empty()) continue;
-      tests.push_back({.kind = LinkTestKind::WanOneStream, .site_a = a, .site_b = b,
+      tests.push_back({.kind = LinkTestKind::WanOneStream,
+                       .site_a = a,
+                       .site_b = b,
                        .flows = {flow(leader, from[0], to[0], 1, 1)}});
       LinkTest all{.kind = LinkTestKind::WanAll, .site_a = a, .site_b = b, .flows = {}};
       for (std::size_t i = 0; i < std::min(from.size(), to.size()); ++i) {
-        all.flows.push_back(flow(leader, from[i], to[i],
-                                 common_lanes(platform, from[i], to[i]), streams));
+        all.flows.push_back(
+            flow(leader, from[i], to[i], common_lanes(platform, from[i], to[i]), streams));
       }
       tests.push_back(std::move(all));
     }
@@ -98,7 +105,8 @@ void apply_link_figures(Platform& platform, const std::vector<LinkTest>& tests,
     if (test.kind != LinkTestKind::WanAll) continue;
     WanLink* link = nullptr;
     for (WanLink& candidate : platform.wan_links) {
-      if (std::minmax(candidate.site_a, candidate.site_b) == std::minmax(test.site_a, test.site_b)) {
+      if (std::minmax(candidate.site_a, candidate.site_b) ==
+          std::minmax(test.site_a, test.site_b)) {
         link = &candidate;
       }
     }
@@ -107,7 +115,8 @@ void apply_link_figures(Platform& platform, const std::vector<LinkTest>& tests,
     for (const Flow& f : test.flows) connections += f.lanes * f.streams;
     link->aggregate_bps = bytes_per_second[t];
     link->tcp_window_bytes = 0;
-    link->per_connection_table = {{.connections = 1, .bps = one_stream[{test.site_a, test.site_b}]}};
+    link->per_connection_table = {
+        {.connections = 1, .bps = one_stream[{test.site_a, test.site_b}]}};
     if (connections > 1) {
       link->per_connection_table.push_back(
           {.connections = connections, .bps = bytes_per_second[t] / connections});

@@ -61,7 +61,8 @@ void name_nodes(Platform& platform, int rank, int size) {
   const std::vector<std::string> names =
       mpi::all_gather_text(MPI_COMM_WORLD, size, mpi::this_host().name, "host names");
   std::vector<std::string> chosen(platform.nodes.size());
-  for (int r = 0; r < size; ++r) chosen[static_cast<std::size_t>(platform.node_of(r))] = names[static_cast<std::size_t>(r)];
+  for (int r = 0; r < size; ++r)
+    chosen[static_cast<std::size_t>(platform.node_of(r))] = names[static_cast<std::size_t>(r)];
   const bool distinct = std::set(chosen.begin(), chosen.end()).size() == chosen.size();
   for (std::size_t n = 0; n < platform.nodes.size(); ++n) {
     platform.nodes[n].name = distinct ? chosen[n] : fmt::format("node{}", n);
@@ -71,13 +72,16 @@ void name_nodes(Platform& platform, int rank, int size) {
 
 // Three significant digits: what the measurements can tell, and a file a person can read.
 // (Through the decimal text, so that 20 us stays 2e-05 and is written back as "20us".)
-double three_digits(double value) { return std::stod(fmt::format("{:.3g}", value)); }
+double three_digits(double value) {
+  return std::stod(fmt::format("{:.3g}", value));
+}
 
 void round_figures(Platform& platform) {
   const auto bits = [](double bytes_per_second) { return three_digits(bytes_per_second * 8) / 8; };
   for (Site& site : platform.sites) site.lan_latency_s = three_digits(site.lan_latency_s);
   for (Node& node : platform.nodes) {
-    for (Lane& lane : node.lanes) lane.up_bps = bits(lane.up_bps), lane.down_bps = bits(lane.down_bps);
+    for (Lane& lane : node.lanes)
+      lane.up_bps = bits(lane.up_bps), lane.down_bps = bits(lane.down_bps);
   }
   for (WanLink& link : platform.wan_links) {
     link.latency_s = three_digits(link.latency_s);
@@ -106,7 +110,8 @@ void write(const std::string& text, const std::string& path) {
   }
   std::ofstream out(path, std::ios::binary);
   if (out) out << text;
-  if (!out) throw UsageError(fmt::format("--output {}: cannot write: {}", path, std::strerror(errno)));
+  if (!out)
+    throw UsageError(fmt::format("--output {}: cannot write: {}", path, std::strerror(errno)));
 }
 
 int probe(const ProbeOptions& options, int rank, int size) {
