@@ -13,6 +13,10 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
+# The shared libraries (this one and the PMPI library, src/mpi/) are linked from the static
+# layers: their objects must be position independent.
+set_target_properties(multilane_core multilane_runtime PROPERTIES POSITION_INDEPENDENT_CODE ON)
+
 # One shared library of the static layers, every object kept.
 # (The target is multilane_shared: `multilane` names the command-line tool.)
 add_library(multilane_shared SHARED ${CMAKE_CURRENT_LIST_DIR}/shared_library.cpp)
