@@ -39,11 +39,11 @@ struct BuildParams {
 struct AlgorithmInfo {
   Collective collective;
   std::string_view name;
-  std::string_view summary;  // one line
-  std::string_view origin;   // the paper or system it comes from
-  bool pipelined;            // uses BuildParams::segment
-  bool uses_wan_pairs;       // uses BuildParams::wan_pairs
-  Schedule (*build)(const Platform&, const BuildParams&);
+  std::string_view summary;     // one line
+  std::string_view origin;      // the paper or system it comes from
+  bool pipelined = false;       // uses BuildParams::segment
+  bool uses_wan_pairs = false;  // uses BuildParams::wan_pairs
+  Schedule (*build)(const Platform&, const BuildParams&) = nullptr;
   // Node leaders talk over the network, the ranks of a node share memory (group operations).
   bool two_level = false;
   // Two-level, and `name:X` runs algorithm X between the leaders (see the top of this file).
