@@ -127,8 +127,8 @@ std::vector<Collective> selected_collectives(const std::string& name) {
 
 std::vector<const AlgorithmInfo*> selected_algorithms(const VerifyArgs& args) {
   std::vector<const AlgorithmInfo*> out;
-  std::string valid;
-  for (const Collective c : selected_collectives(args.collective)) {
+  const std::vector<Collective> collectives = selected_collectives(args.collective);
+  for (const Collective c : collectives) {
     if (args.algorithm != "all") {
       // find_algorithm() also knows the two-level `hier-shm:X` names.
       if (const AlgorithmInfo* a = find_algorithm(c, args.algorithm)) out.push_back(a);
@@ -137,13 +137,10 @@ std::vector<const AlgorithmInfo*> selected_algorithms(const VerifyArgs& args) {
         if (a.collective == c) out.push_back(&a);
       }
     }
-    valid += fmt::format("{}{}: {}", valid.empty() ? "" : "; ", to_string(c), algorithm_names(c));
   }
   if (out.empty()) {
-    throw UsageError(
-        fmt::format("--algorithm: unknown algorithm \"{}\" for --collective {}: "
-                    "choose all or one of {}",
-                    args.algorithm, args.collective, valid));
+    throw UsageError("--algorithm: " +
+                     unknown_algorithm_message(collectives, args.algorithm, {"all"}));
   }
   return out;
 }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -69,9 +70,17 @@ std::string leaders_algorithm_names(Collective collective);
 // clause for an error message ("binomial takes no leaders' algorithm (only hier-shm does)",
 // "the leaders' algorithm of hier-shm must be one of ..."); "" for every other name.
 std::string leaders_algorithm_error(Collective collective, std::string_view name);
-// "unknown <collective> algorithm \"<name>\": " and the leaders_algorithm_error(), or else the
-// list of algorithm_names().
-std::string unknown_algorithm_message(Collective collective, std::string_view name);
+// The one message for an algorithm name a collective does not have: "unknown <collective>
+// algorithm \"<name>\": " and the leaders_algorithm_error(), or else "choose one of " and the
+// algorithm_names(). `also` names what the caller accepts besides the algorithms, listed first
+// ({"all", "auto"}: "choose all, auto or one of ...").
+std::string unknown_algorithm_message(Collective collective, std::string_view name,
+                                      std::initializer_list<std::string_view> also = {});
+// The same for a name none of several collectives has (`verify --collective all`): each
+// collective's names after its own; for one collective, the message above.
+std::string unknown_algorithm_message(std::span<const Collective> collectives,
+                                      std::string_view name,
+                                      std::initializer_list<std::string_view> also = {});
 
 // Validates the parameters against the platform (root in range, segment > 0, ...) and builds.
 // Throws UsageError naming the offending parameter and its allowed range, or the valid

@@ -1,5 +1,6 @@
 // registry.cpp — the table of every algorithm, and parameter checking before a build.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -163,15 +164,15 @@ constexpr std::array kAlgorithms = {
                   .summary = "log p exchange steps with doubling blocks (any p)",
                   .origin = "MPICH",
                   .build = algo::allgather_recursive_doubling},
-    AlgorithmInfo{
-        .collective = AG,
-        .name = "hier-shm",
-        .summary = "group gather to node leaders, leaders exchange (hier-shm:X: allgather X if "
-                   "nodes have equal rank counts), group bcast within nodes",
-        .origin = "SMP collectives paper (two levels)",
-        .build = algo::allgather_hier_shm,
-        .two_level = true,
-        .takes_leaders_algorithm = true},
+    AlgorithmInfo{.collective = AG,
+                  .name = "hier-shm",
+                  .summary =
+                      "group gather to node leaders, leaders exchange (hier-shm:X: allgather X if "
+                      "nodes have equal rank counts), group bcast within nodes",
+                  .origin = "SMP collectives paper (two levels)",
+                  .build = algo::allgather_hier_shm,
+                  .two_level = true,
+                  .takes_leaders_algorithm = true},
     AlgorithmInfo{.collective = AA,
                   .name = "pairwise",
                   .summary = "p-1 steps; in step k send to r+k and receive from r-k",
@@ -409,11 +410,33 @@ std::string leaders_algorithm_error(Collective collective, std::string_view name
                      base->name, leaders_algorithm_names(collective));
 }
 
-std::string unknown_algorithm_message(Collective collective, std::string_view name) {
+namespace {
+
+// "choose one of <names>", or "choose all, auto or one of <names>" with `also` = {all, auto}.
+std::string choose_phrase(std::initializer_list<std::string_view> also, std::string_view names) {
+  return fmt::format("choose {}{}one of {}", fmt::join(also, ", "), also.size() ? " or " : "",
+                     names);
+}
+
+}  // namespace
+
+std::string unknown_algorithm_message(Collective collective, std::string_view name,
+                                      std::initializer_list<std::string_view> also) {
   const std::string why = leaders_algorithm_error(collective, name);
-  return fmt::format(
-      "unknown {} algorithm \"{}\": {}", to_string(collective), name,
-      why.empty() ? fmt::format("choose one of {}", algorithm_names(collective)) : why);
+  return fmt::format("unknown {} algorithm \"{}\": {}", to_string(collective), name,
+                     why.empty() ? choose_phrase(also, algorithm_names(collective)) : why);
+}
+
+std::string unknown_algorithm_message(std::span<const Collective> collectives,
+                                      std::string_view name,
+                                      std::initializer_list<std::string_view> also) {
+  if (collectives.size() == 1) return unknown_algorithm_message(collectives[0], name, also);
+  std::vector<std::string> each;
+  for (const Collective c : collectives) {
+    each.push_back(fmt::format("{}: {}", to_string(c), algorithm_names(c)));
+  }
+  return fmt::format("unknown algorithm \"{}\" for {} collectives: {}", name, collectives.size(),
+                     choose_phrase(also, fmt::format("{}", fmt::join(each, "; "))));
 }
 
 Schedule build_schedule(const Platform& platform, Collective collective, std::string_view algorithm,

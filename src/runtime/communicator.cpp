@@ -246,10 +246,7 @@ CommunicatorImpl::PreparedCall CommunicatorImpl::prepare(
     params = choice.best.params;
   } else {
     if (!find_algorithm(collective, algorithm)) {
-      const std::string why = leaders_algorithm_error(collective, algorithm);
-      throw UsageError(fmt::format(
-          "unknown {} algorithm '{}': {}", to_string(collective), algorithm,
-          why.empty() ? fmt::format("use auto or one of {}", algorithm_names(collective)) : why));
+      throw UsageError(unknown_algorithm_message(collective, algorithm, {"auto"}));
     }
     params = runtime::resolve_params(setup_.platform, collective, algorithm, params);
   }

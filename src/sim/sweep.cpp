@@ -115,14 +115,7 @@ SweepResult run_sweep(const Platform& platform, const SweepRequest& req) {
   } else {
     for (const auto& name : req.algorithms) {
       const AlgorithmInfo* a = find_algorithm(req.collective, name);
-      if (!a && !leaders_algorithm_error(req.collective, name).empty()) {
-        throw UsageError(unknown_algorithm_message(req.collective, name));
-      }
-      if (!a) {
-        throw UsageError(fmt::format("unknown {} algorithm \"{}\": choose one of {}, or all",
-                                     to_string(req.collective), name,
-                                     algorithm_names(req.collective)));
-      }
+      if (!a) throw UsageError(unknown_algorithm_message(req.collective, name, {"all"}));
       algos.push_back(a);
     }
   }
