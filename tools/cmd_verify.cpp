@@ -30,6 +30,7 @@
 #include "multilane/units.hpp"
 #include "multilane/verify.hpp"
 #include "reduction_options.hpp"
+#include "support/ceil_div.hpp"
 
 namespace multilane::cli {
 
@@ -249,7 +250,7 @@ class RandomCases {
     if (is_reduction(c.algorithm->collective)) {
       const std::uint32_t e = 1u << uniform(0, 4);
       c.params.element_size = e;
-      c.params.size = (c.params.size + e - 1) / e * e;
+      c.params.size = round_up<std::uint64_t>(c.params.size, e);
     }
     return c;
   }

@@ -25,6 +25,7 @@
 #include "builders.hpp"
 #include "rank_order.hpp"
 #include "reduce_steps.hpp"
+#include "support/ceil_div.hpp"
 #include "tree_broadcast.hpp"
 #include "tree_reduce.hpp"
 
@@ -123,8 +124,9 @@ Schedule allreduce_multilane_sites(const Platform& platform, const BuildParams& 
   ScheduleBuilder b = lanes_builder(Collective::Allreduce, platform, params, lanes.k);
   const int m = static_cast<int>(lanes.sites.size());
   // At most kMaxRounds rounds: each costs every rank 2(n-1) messages in its site of n ranks.
-  const std::uint64_t round = element_segment(
-      std::max(params.segment, (params.size + kMaxRounds - 1) / kMaxRounds), params.element_size);
+  const std::uint64_t round =
+      element_segment(std::max(params.segment, ceil_div<std::uint64_t>(params.size, kMaxRounds)),
+                      params.element_size);
   const std::uint64_t rounds = segment_count(params.size, round);
   // Round j's chunks: the j-th `round` bytes of the vector cut in k.
   std::vector<Pieces> chunks(rounds);

@@ -1,5 +1,6 @@
 // runtime/chunk_combiner.cpp — see chunk_combiner.hpp.
 #include "runtime/chunk_combiner.hpp"
+#include "support/ceil_div.hpp"
 
 namespace multilane::runtime {
 
@@ -25,9 +26,9 @@ void ChunkCombiner::add_split(std::uint64_t index, std::uint64_t bytes) {
 void ChunkCombiner::landed(std::uint64_t offset, std::uint64_t length) {
   if (length == 0) return;
   const std::uint64_t end = offset + length;
-  const std::uint64_t whole_begin = (offset + element_ - 1) / element_;  // first element inside
-  const std::uint64_t whole_end = end / element_;                        // one past the last inside
-  if (whole_begin > whole_end) {  // the chunk lies inside one element
+  const std::uint64_t whole_begin = ceil_div<std::uint64_t>(offset, element_);  // first inside
+  const std::uint64_t whole_end = end / element_;  // one past the last inside
+  if (whole_begin > whole_end) {                   // the chunk lies inside one element
     return add_split(offset / element_, length);
   }
   if (offset % element_ != 0) add_split(offset / element_, whole_begin * element_ - offset);
