@@ -69,7 +69,7 @@ std::string case_name(const Case& c, int num_ranks) {
   std::string name = fmt::format("{}/{} p={} root={} size={}", to_string(c.algorithm->collective),
                                  c.algorithm->name, num_ranks, c.params.root, c.params.size);
   if (c.algorithm->pipelined) name += fmt::format(" segment={}", c.params.segment);
-  if (c.algorithm->uses_wan_pairs) name += fmt::format(" wan-pairs={}", c.params.wan_pairs);
+  if (c.algorithm->uses_wan_pairs()) name += fmt::format(" wan-pairs={}", c.params.wan_pairs);
   if (is_reduction(c.algorithm->collective)) {
     name += fmt::format(" element={}", c.params.element_size);
   }

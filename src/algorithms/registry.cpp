@@ -115,7 +115,7 @@ constexpr std::array kAlgorithms = {
                   .name = "multilane",
                   .summary = "P node pairs cross the WAN at once (P given or from the cost model)",
                   .origin = "scatter/gather paper, sec. 4",
-                  .uses_wan_pairs = true,
+                  .wan_pairs = algo::scatter_multilane_wan_pairs,
                   .build = algo::scatter_multilane},
     AlgorithmInfo{.collective = S,
                   .name = "hier-shm",
@@ -144,7 +144,7 @@ constexpr std::array kAlgorithms = {
                   .name = "multilane",
                   .summary = "P node pairs cross the WAN at once (the multilane scatter reversed)",
                   .origin = "scatter/gather paper, sec. 4",
-                  .uses_wan_pairs = true,
+                  .wan_pairs = algo::scatter_multilane_wan_pairs,
                   .build = algo::gather_multilane},
     AlgorithmInfo{.collective = G,
                   .name = "hier-shm",
@@ -232,7 +232,7 @@ constexpr std::array kAlgorithms = {
                   .summary = "reduce-scatter in every site, k lanes combine across the WAN into "
                              "the root's site, then to the root",
                   .origin = "scatter/gather paper's pairs; Traff-Hunold lanes",
-                  .uses_wan_pairs = true,
+                  .wan_pairs = algo::multilane_sites_wan_pairs,
                   .build = algo::reduce_multilane_sites},
     AlgorithmInfo{
         .collective = R,
@@ -276,7 +276,7 @@ constexpr std::array kAlgorithms = {
                              "1/k each, allgather in every site; pipelined in rounds",
                   .origin = "Traff-Hunold lanes; UCC split_rail; scatter/gather paper's pairs",
                   .pipelined = true,
-                  .uses_wan_pairs = true,
+                  .wan_pairs = algo::multilane_sites_wan_pairs,
                   .build = algo::allreduce_multilane_sites},
     AlgorithmInfo{.collective = AR,
                   .name = "hier-shm",
@@ -305,7 +305,7 @@ constexpr std::array kAlgorithms = {
                   .summary = "reduce-scatter in every site, k lanes exchange across the WAN, "
                              "blocks to owners in every site",
                   .origin = "Traff-Hunold lanes; scatter/gather paper's pairs",
-                  .uses_wan_pairs = true,
+                  .wan_pairs = algo::multilane_sites_wan_pairs,
                   .build = algo::reduce_scatter_multilane_sites},
 };
 
@@ -337,7 +337,9 @@ const LeadersVariants& leaders_variant_table() {
       AlgorithmInfo info = *base;
       info.name = t.names[i];
       info.pipelined = leaders->pipelined;
-      info.uses_wan_pairs = leaders->uses_wan_pairs;
+      // Only scatter and gather have leaders' algorithms that take pairs, and gather is the
+      // reversed scatter: the pairs are those of the leaders' scatter.
+      info.wan_pairs = leaders->uses_wan_pairs() ? algo::hier_shm_scatter_wan_pairs : nullptr;
       info.takes_leaders_algorithm = false;
       info.leaders_algorithm = leaders->name;
       t.infos.push_back(info);
@@ -437,6 +439,16 @@ std::string unknown_algorithm_message(std::span<const Collective> collectives,
   }
   return fmt::format("unknown algorithm \"{}\" for {} collectives: {}", name, collectives.size(),
                      choose_phrase(also, fmt::format("{}", fmt::join(each, "; "))));
+}
+
+int wan_pairs_used(const Platform& platform, Collective collective, std::string_view algorithm,
+                   const BuildParams& params) {
+  const AlgorithmInfo* info = find_algorithm(collective, algorithm);
+  if (!info) throw UsageError(unknown_algorithm_message(collective, algorithm));
+  if (!info->uses_wan_pairs()) return 0;
+  BuildParams named = params;
+  named.leaders_algorithm = info->leaders_algorithm;
+  return info->wan_pairs(platform, named);
 }
 
 Schedule build_schedule(const Platform& platform, Collective collective, std::string_view algorithm,

@@ -254,7 +254,7 @@ CommunicatorImpl::PreparedCall CommunicatorImpl::prepare(
   const std::uint64_t sequence = ++sequence_;
   return {cached.schedule,
           {.sequence = sequence,
-           .signature = runtime::call_signature(*cached.schedule, reduction),
+           .signature = runtime::call_signature(*cached.schedule, params, reduction),
            .description = describe(*cached.schedule, sequence),
            .reduction = reduction},
           {send, recv}};

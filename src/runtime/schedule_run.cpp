@@ -260,10 +260,11 @@ std::size_t group_op_count(const Schedule& schedule, int rank) {
                                                 [](const Op& op) { return is_group_op(op.kind); }));
 }
 
-std::uint64_t call_signature(const Schedule& schedule, const Reduction& reduction) {
+std::uint64_t call_signature(const Schedule& schedule, const BuildParams& params,
+                             const Reduction& reduction) {
   std::string text = fmt::format("{}|{}|{}|{}|{}|{}|{}", to_string(schedule.collective),
                                  schedule.algorithm, schedule.root, schedule.size, schedule.segment,
-                                 schedule.wan_pairs, schedule.num_ranks());
+                                 params.wan_pairs, schedule.num_ranks());
   if (is_reduction(schedule.collective)) {
     text += fmt::format("|{}|{}", to_string(reduction.type), to_string(reduction.op));
   }

@@ -25,6 +25,7 @@
 #include <span>
 #include <string>
 
+#include "multilane/algorithms.hpp"
 #include "multilane/platform.hpp"
 #include "multilane/reduction.hpp"
 #include "multilane/schedule.hpp"
@@ -51,8 +52,10 @@ void start_schedule_run(Engine& engine, std::shared_ptr<const Schedule> schedule
 // How many group ops `rank` runs (a GroupRunner must expect() them before the call starts).
 std::size_t group_op_count(const Schedule& schedule, int rank);
 
-// Fingerprint of everything that must agree between ranks for a call to match (for a
-// reduction also its element type and operation).
-std::uint64_t call_signature(const Schedule& schedule, const Reduction& reduction = {});
+// Fingerprint of everything that must agree between ranks for a call to match: the schedule's
+// shape and the parameters it was built with that it does not carry (the WAN pairs asked
+// for), for a reduction also its element type and operation.
+std::uint64_t call_signature(const Schedule& schedule, const BuildParams& params,
+                             const Reduction& reduction = {});
 
 }  // namespace multilane::runtime

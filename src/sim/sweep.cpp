@@ -68,7 +68,7 @@ void evaluate(const Platform& platform, const SweepRequest& req, const Algorithm
     }
     const Schedule schedule = build_schedule(platform, req.collective, info.name, params);
     row.segment = info.pipelined ? seg : 0;
-    row.wan_pairs = schedule.wan_pairs;
+    row.wan_pairs = wan_pairs_used(platform, req.collective, info.name, params);
     row.ops = schedule.num_ops();
     if (req.simulate) {
       SimOptions o;
