@@ -32,7 +32,7 @@
 // Every rank takes the same decision for the same call without talking: the limits and the
 // CopyMode are the same on every rank (the call's fingerprint, call_record.hpp, names a
 // difference), and what is learned is read from versioned words in the segment that one rank
-// writes (copy_chooser.hpp, root_share.hpp).
+// writes (versioned_choice.hpp, with why that suffices).
 #pragma once
 
 #include <chrono>
