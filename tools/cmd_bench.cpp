@@ -21,8 +21,8 @@
 #include "multilane/algorithms.hpp"
 #include "multilane/units.hpp"
 #include "plot.hpp"
-#include "runtime/job_env.hpp"
-#include "runtime/launcher.hpp"
+#include "runtime/launch/job_env.hpp"
+#include "runtime/launch/launcher.hpp"
 #include "tuning_option.hpp"
 
 namespace multilane::cli {

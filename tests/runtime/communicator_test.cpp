@@ -9,10 +9,10 @@
 #include "local_job.hpp"
 #include "multilane/algorithms.hpp"
 #include "multilane/collective.hpp"
-#include "runtime/auth.hpp"
-#include "runtime/data_check.hpp"
-#include "runtime/tcp_connect.hpp"
-#include "runtime/transport_error.hpp"
+#include "runtime/check/data_check.hpp"
+#include "runtime/transport/auth.hpp"
+#include "runtime/transport/tcp_connect.hpp"
+#include "runtime/transport/transport_error.hpp"
 
 namespace multilane::testing {
 namespace {

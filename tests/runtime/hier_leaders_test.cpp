@@ -8,7 +8,7 @@
 #include "local_job.hpp"
 #include "multilane/algorithms.hpp"
 #include "multilane/collective.hpp"
-#include "runtime/data_check.hpp"
+#include "runtime/check/data_check.hpp"
 
 namespace multilane::testing {
 namespace {

@@ -15,8 +15,9 @@
 // on, and the mapping goes with the last ShmGroup. Each call takes its decisions (copy once or
 // twice, the root's share) from the group's CallPolicy (runtime/shm/call_policy.hpp, which
 // draws the per-call pipeline), gets this rank's plan (runtime/shm/plan.hpp: the paper's
-// Table 1, with its switch points) and runs it step by step (runtime/shm/endpoint.hpp). An executor that interleaves shared-memory steps with other work
-// uses prepare() and endpoint() instead of the collective calls.
+// Table 1, with its switch points) and runs it step by step (runtime/shm/endpoint.hpp). An executor
+// that interleaves shared-memory steps with other work uses prepare() and endpoint() instead of the
+// collective calls.
 //
 // Errors: bad arguments throw multilane::UsageError; a timeout, a dead rank, disagreeing calls
 // or a failure of another rank throw ShmError (a TransportError) naming the rank and the call.
