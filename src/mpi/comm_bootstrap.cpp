@@ -13,7 +13,7 @@
 #include "mpi/listen_address.hpp"
 #include "mpi/platform_match.hpp"
 #include "mpi/pmpi_check.hpp"
-#include "runtime/exchange_join.hpp"
+#include "runtime/api/exchange_join.hpp"
 
 namespace multilane::mpi {
 

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "multilane/communicator.hpp"
-#include "runtime/address_book.hpp"
-#include "runtime/communicator_impl.hpp"
+#include "runtime/api/communicator_impl.hpp"
+#include "runtime/launch/address_book.hpp"
 
 namespace multilane::testing {
 
