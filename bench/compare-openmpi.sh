@@ -18,7 +18,7 @@
 #   --no-build     use the binaries in --build as they are (no cmake; the tree may be changing)
 #   --keep         directory where every run's JSON is kept (default: a temporary one, removed)
 #
-# Both sides use one method (src/runtime/collective_benchmark.hpp, bench/mpi_peer.c): warm-up,
+# Both sides use one method (tools/collective_benchmark.hpp, bench/mpi_peer.c): warm-up,
 # barrier, K calls timed back to back, per-call time, maximum over ranks, median of repetitions.
 # Open MPI: mpirun --oversubscribe --bind-to none --mca btl tcp,self --mca btl_tcp_if_include lo
 # (no shared memory, unpinned like multilane's ranks). MULTILANE_* tuning variables in the

@@ -7,7 +7,7 @@
 //   copy_costs [--sizes 4KiB,32KiB,...] [--repetitions N] [--latency-only]
 //
 // The round trip is the median of 5 batches of ping-pong between two threads bound as two
-// ranks of `multilane launch` are (runtime/rank_binding.hpp: two cores, not two hardware
+// ranks of `multilane launch` are (runtime/launch/rank_binding.hpp: two cores, not two hardware
 // threads of one). On a virtual machine it changes when the hypervisor moves the virtual CPUs,
 // and compare-shm.sh prints it before every run for that reason.
 // Copies are timed over N repetitions (fewer for large sizes: at most 64 MiB copied per cell),
@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "multilane/units.hpp"
-#include "runtime/rank_binding.hpp"
+#include "runtime/launch/rank_binding.hpp"
 #include "runtime/shm/copy_bytes.hpp"
 #include "runtime/shm/cross_memory.hpp"
 

@@ -3,11 +3,12 @@
 #   1. multilane's real runtime (`multilane bench --emu`) next to `multilane sim` on the same
 #      platform: broadcast time per algorithm, ratio real / simulated, rank of each;
 #   2. Open MPI's MPI_Bcast / MPI_Scatter / MPI_Gather / MPI_Allreduce (bench/mpi_peer.c through
-#      bench/mpirun-emu.sh) next to multilane's best algorithm on the same grid, as ratios.
+#      `multilane emu mpirun`) next to multilane's best algorithm on the same grid, as ratios.
 #
 #   bench/emu_compare.sh [--platform FILE] [-n RANKS] [--bcast-sizes LIST] [--block-sizes LIST]
-#                        [--allreduce-sizes LIST] [--collectives LIST] [--runs R]
-#                        [--repetitions K] [--iterations I] [--build DIR] [--keep DIR]
+#                        [--allreduce-sizes LIST] [--collectives LIST] [--algorithms LIST]
+#                        [--runs R] [--repetitions K] [--iterations I] [--build DIR]
+#                        [--keep DIR] [--plot PNG]
 #
 #   --platform     default examples/platforms/two-sites-4x2.toml (two-sites-4x2-100m.toml: half
 #                  the rates, for a busy 2-core host)
@@ -17,12 +18,18 @@
 #   --allreduce-sizes  allreduce of floats with sum, the vector (default 16MiB)
 #   --collectives  which comparisons of part 2, comma-separated (default
 #                  bcast,scatter,gather,allreduce; part 1 needs bcast)
+#   --algorithms   multilane's algorithms to run, comma-separated (default all)
 #   --runs         runs of every measurement, alternating the sides (default 3); tables give
 #                  the median over runs of each run's median
 #   --repetitions  timed repetitions per run (default 3)
 #   --iterations   calls per timed repetition, both sides (default 2: bounds the run's time)
 #   --build        build directory with multilane and bench/mpi_peer (default build)
 #   --keep         keep every JSON there (default: a temporary directory, removed)
+#   --plot         draw part 2 there: Open MPI's bar next to the best multilane's, the winner
+#                  and the ratio written on each pair (python3-matplotlib)
+#
+# The last lines printed are part 2's headlines, one per comparison: "bcast of 16 MiB:
+# multilane (ALGORITHM) 393 ms, Open MPI 2.71 s: multilane 6.9x faster".
 #
 # The simulation uses the runtime's per-message cost (20 us, as its algorithm choice does), so
 # both sides pick the same segment sizes. Needs root, Open MPI and bench/mpi_peer. Every
@@ -36,12 +43,14 @@ bcast_sizes=16MiB
 block_sizes=1MiB
 allreduce_sizes=16MiB
 collectives=bcast,scatter,gather,allreduce
+algorithms=all
 runs=3
 repetitions=3
 iterations=2
 build=build
 keep=
-usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+plot=
+usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   [ $# -ge 2 ] || usage
   case $1 in
@@ -51,16 +60,19 @@ while [ $# -gt 0 ]; do
     --block-sizes) block_sizes=$2 ;;
     --allreduce-sizes) allreduce_sizes=$2 ;;
     --collectives) collectives=$2 ;;
+    --algorithms) algorithms=$2 ;;
     --runs) runs=$2 ;;
     --repetitions) repetitions=$2 ;;
     --iterations) iterations=$2 ;;
     --build) build=$2 ;;
     --keep) keep=$2 ;;
+    --plot) plot=$2 ;;
     *) usage ;;
   esac
   shift 2
 done
 case $build in /*) ;; *) build=$here/$build ;; esac
+case $plot in /* | '') ;; *) plot=$(pwd)/$plot ;; esac
 multilane=$build/multilane
 peer=$build/bench/mpi_peer
 [ -x "$multilane" ] || { echo "emu_compare.sh: $multilane is missing (build it)" >&2; exit 1; }
@@ -89,16 +101,18 @@ echo "# $(date -u +%FT%TZ), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc
   "$iterations calls"
 
 ours() {  # ours COLLECTIVE SIZES RUN
-  echo "# multilane bench --emu $name -n $ranks --collective $1 --algorithm all --sizes $2" \
-    "--iterations $iterations --repetitions $repetitions --json" >&2
-  timeout "$limit" "$multilane" bench --emu "$name" -n "$ranks" --collective "$1" \
-    --algorithm all --sizes "$2" --iterations "$iterations" --repetitions "$repetitions" \
-    --json >"$out/$1-multilane-$3.json"
+  for algorithm in $(echo "$algorithms" | tr , ' '); do
+    echo "# multilane bench --emu $name -n $ranks --collective $1 --algorithm $algorithm" \
+      "--sizes $2 --iterations $iterations --repetitions $repetitions --json" >&2
+    timeout "$limit" "$multilane" bench --emu "$name" -n "$ranks" --collective "$1" \
+      --algorithm "$algorithm" --sizes "$2" --iterations "$iterations" \
+      --repetitions "$repetitions" --json >"$out/$1-multilane-$3-$algorithm.json"
+  done
 }
 theirs() {  # theirs COLLECTIVE SIZES RUN
-  echo "# bench/mpirun-emu.sh $name -n $ranks -- mpi_peer --collective $1 --sizes $2" \
+  echo "# multilane emu mpirun --name $name -n $ranks -- mpi_peer --collective $1 --sizes $2" \
     "--iterations $iterations --repetitions $repetitions" >&2
-  MULTILANE=$multilane timeout "$limit" "$here/bench/mpirun-emu.sh" "$name" -n "$ranks" -- \
+  timeout "$limit" "$multilane" emu mpirun --name "$name" -n "$ranks" -- \
     "$peer" --collective "$1" --sizes "$2" --iterations "$iterations" \
     --repetitions "$repetitions" \
     >"$out/$1-openmpi-$3.json" 2>"$out/$1-openmpi-$3.log"
@@ -127,12 +141,13 @@ for collective in $(echo "$collectives" | tr , ' '); do
     --sizes "$(sizes_of "$collective")" --overhead 20us --json >"$out/$collective-sim.json"
 done
 
-PYTHONPATH="$here/bench/lib" "$python" - "$out" <<'EOF'
+PYTHONPATH="$here/bench/lib:$here/scripts" "$python" - "$out" "$plot" <<'EOF'
 import glob, json, os, statistics, sys
 
-out = sys.argv[1]
+out, plot = sys.argv[1], sys.argv[2]
 
 from bench_text import size_text, time_text
+from plot import plot_comparison, ratio_text
 
 def measured(collective, side):
     """{(algorithm, size): (median over runs, slowest / fastest run)}"""
@@ -174,13 +189,26 @@ print("\n## Open MPI vs multilane on the same grid\n")
 print("ratio = Open MPI / best multilane (above 1: multilane faster)\n")
 print("| collective | size | Open MPI | spread | best multilane | algorithm | ratio |")
 print("|---|---:|---:|---:|---:|---|---:|")
+compared = []  # (collective, size, Open MPI's time, best algorithm, its time)
 for collective in collectives:
     ours, theirs = measured(collective, "multilane"), measured(collective, "openmpi")
     for size in sorted({s for _, s in theirs}):
         t = theirs[("openmpi", size)][0]
         mine = {a: v[0] for (a, s), v in ours.items() if s == size}
         best = min(mine, key=mine.get)
+        compared.append((collective, size, t, best, mine[best]))
         print(f"| {collective} | {size_text(size)} | {time_text(t)} | "
               f"{theirs[('openmpi', size)][1]:.2f} | {time_text(mine[best])} | {best} | "
               f"**{t / mine[best]:.2f}** |")
+
+print()
+for collective, size, t, best, mine in compared:
+    winner = "multilane" if mine < t else "Open MPI"
+    print(f"{collective} of {size_text(size)}: multilane ({best}) {time_text(mine)}, Open MPI "
+          f"{time_text(t)}: {winner} {ratio_text(max(t, mine) / min(t, mine))} faster")
+if plot:
+    plot_comparison([(f"{c} {size_text(s)}", f"Open MPI MPI_{c.capitalize()}", t,
+                      f"multilane {best}", mine) for c, s, t, best, mine in compared],
+                    plot, "Open MPI against multilane on the emulated two-site grid")
+    print(f"plot: {plot}")
 EOF

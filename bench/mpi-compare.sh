@@ -15,7 +15,7 @@
 #                          allreduce, reduce-scatter: floats, sum); NAME=SIZE measures that
 #                          collective at SIZE only (bcast=16MiB,scatter=1MiB)
 #     --emu PLATFORM       run on an emulated grid of PLATFORM (multilane emu up; as root),
-#                          through bench/mpirun-emu.sh: ranks one per core across its nodes,
+#                          through `multilane emu mpirun`: ranks one per core across its nodes,
 #                          MPI over TCP on the lanes, the library discovering nodes, lanes and
 #                          sites by itself (no MULTILANE_PLATFORM). The grid is taken down at
 #                          the end, also on failure.
@@ -65,17 +65,15 @@ if [ -n "$emu_platform" ]; then
   grid=mlcmp$$
   "$multilane" emu up "$emu_platform" --name "$grid" >/dev/null
   trap '"$multilane" emu down --name "$grid" >/dev/null 2>&1 || true' EXIT INT TERM
-  launch=(env MULTILANE="$multilane" "$here/mpirun-emu.sh" "$grid" -n "$ranks")
-  launch_end=(--)
+  launch=("$multilane" emu mpirun --name "$grid" -n "$ranks" --)
 else
   launch=(mpirun.openmpi --allow-run-as-root --oversubscribe --bind-to none -n "$ranks")
-  launch_end=()
 fi
 
 run() {  # run COLLECTIVE SIZES [mpirun options...] -> "size median_s" lines
   local collective=$1 list=$2
   shift 2
-  "${launch[@]}" "$@" "${launch_end[@]}" "$peer" --collective "$collective" --sizes "$list" \
+  "${launch[@]}" "$@" "$peer" --collective "$collective" --sizes "$list" \
     --repetitions "$repetitions" |
     /usr/bin/python3 -c 'import json,sys
 for r in json.load(sys.stdin)["results"]: print(r["size"], r["median_s"])'

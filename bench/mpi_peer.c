@@ -4,7 +4,7 @@
  *   mpirun -n 8 --mca btl tcp,self build/bench/mpi_peer --collective bcast --sizes 1MiB,64MiB
  *          [--iterations K] [--repetitions R] [--root R] [--check]
  *
- * Method (src/runtime/collective_benchmark.hpp): one warm-up call (with --check, that call runs
+ * Method (tools/collective_benchmark.hpp): one warm-up call (with --check, that call runs
  * on patterned buffers and every rank verifies every byte it received); then per repetition an
  * MPI_Barrier, K calls back to back timed with MPI_Wtime, the per-call time of every rank, and
  * the maximum over ranks (MPI_Reduce MAX at rank 0); the result is the median over repetitions.

@@ -44,7 +44,7 @@
 #include "multilane/collective.hpp"
 #include "multilane/errors.hpp"
 #include "multilane/units.hpp"
-#include "runtime/bench_buffer.hpp"
+#include "runtime/check/bench_buffer.hpp"
 #include "runtime/shm/shm_group.hpp"
 #include "runtime/shm/topology.hpp"
 #include "runtime/shm/tuning_file.hpp"

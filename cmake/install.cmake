@@ -5,13 +5,19 @@
 #                               channels and the MPWide drop-in), one shared library
 #   P/lib/libmultilane_mpi.so   multilane::mpi, the PMPI library for Open MPI; and
 #   P/lib/libmultilane_mpich.so multilane::mpich, for MPICH (each when its MPI was found)
-#   P/bin/multilane             the command-line tool
+#   P/bin/multilane             the command-line tool, and multilane-probe-{openmpi,mpich}, the
+#                               MPI programs of `multilane platform probe`
 #   P/lib/cmake/multilane/      multilaneConfig.cmake (find_package(multilane))
 #   P/lib/pkgconfig/multilane.pc
 # The static libraries stay in the build tree: they would need every dependency's static
 # archive at the user's link.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
+
+# The shared libraries (this one and the PMPI library, src/mpi/) are linked from the static
+# layers: their objects must be position independent.
+set_target_properties(multilane_core multilane_runtime multilane_wan
+                      PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
 # One shared library of the static layers, every object kept.
 # (The target is multilane_shared: `multilane` names the command-line tool.)
@@ -43,6 +49,12 @@ install(TARGETS ${multilane_installed} EXPORT multilaneTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS multilane RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The platform probe's MPI programs, next to `multilane`, which finds them there.
+foreach(label IN ITEMS openmpi mpich)
+  if(TARGET multilane-probe-${label})
+    install(TARGETS multilane-probe-${label} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  endif()
+endforeach()
 
 set(multilane_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/multilane)
 install(EXPORT multilaneTargets NAMESPACE multilane:: DESTINATION ${multilane_cmake_dir})

@@ -35,7 +35,7 @@ multilane_cli_test(cli-bench-hier-shm-leaders 0
   bench -n 6 --platform ${smp_2x3} --collective scatter --algorithm hier-shm:binomial
   --sizes 0,4097 --check --repetitions 1 --iterations 1 --timeout 60)
 multilane_cli_test(cli-bench-hier-shm-bad-leaders 2
-  "--algorithm \"hier-shm:nope\": the leaders' algorithm of hier-shm must be one of linear, binomial, single-lane, multilane"
+  "--algorithm: unknown scatter algorithm \"hier-shm:nope\": the leaders' algorithm of hier-shm must be one of linear, binomial, single-lane, multilane"
   bench -n 2 --collective scatter --algorithm hier-shm:nope)
 multilane_cli_test(cli-schedule-hier-shm-not-two-level 2
   "unknown bcast algorithm \"binomial:ring\": binomial takes no leaders' algorithm \\(only hier-shm does\\)"

@@ -40,6 +40,16 @@ endforeach()
 multilane_cli_test(cli-platform-show-missing-file 2 "nonexistent\\.toml: cannot open: " platform
                    show ${CMAKE_BINARY_DIR}/nonexistent.toml)
 
+# probe needs an MPI launcher (or --emu) and says so; its options are range-checked. Under mpirun
+# and on an emulated grid it is tested by tests/mpi.cmake and tests/emu/.
+multilane_cli_test(cli-platform-probe-without-mpi 2
+                   "platform probe measures between the ranks of an MPI job: run it under mpirun"
+                   platform probe)
+multilane_cli_test(cli-platform-probe-bad-streams 2 "--streams: Value 0 not in range 1 to 64"
+                   platform probe --streams 0)
+multilane_cli_test(cli-platform-probe-bad-seconds 2 "--seconds: Value 100 not in range" platform
+                   probe --seconds 100)
+
 # generate writes a file that show then reads (a fixture orders the two).
 set(generated_platform ${CMAKE_BINARY_DIR}/cli-generated-platform.toml)
 multilane_cli_test(cli-platform-generate 0 "" platform generate --sites 3 --nodes 5 --lanes 2

@@ -16,12 +16,15 @@
 # the suite.
 #
 # tests/mpi/*.cpp is the GoogleTest binary test_mpi (made by the top CMakeLists.txt like every
-# layer's): the library's parts that need no MPI, compiled into it here, in both builds.
+# layer's): the library's and the platform probe's parts that need no MPI, compiled into it
+# here, in both builds.
 if(TARGET test_mpi)
   target_sources(test_mpi PRIVATE src/mpi/route_policy.cpp src/mpi/settings.cpp
                                   src/mpi/wrapped_call.cpp src/mpi/platform_match.cpp
                                   src/mpi/host_identity.cpp src/mpi/discovered_platform.cpp
-                                  src/mpi/site_clustering.cpp src/mpi/lane_discovery.cpp)
+                                  src/mpi/site_clustering.cpp src/mpi/lane_discovery.cpp
+                                  tools/probe/link_tests.cpp)
+  target_include_directories(test_mpi PRIVATE tools)
 endif()
 if(MULTILANE_SANITIZE)
   message(STATUS "MPI library tests skipped in the sanitizer build (tests/mpi.cmake says why)")
@@ -151,6 +154,47 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
                      $<TARGET_FILE:mpi_test_coll_comms_ompi>)
     set_tests_properties(mpi-ompi-platform-${what} PROPERTIES TIMEOUT 120 LABELS mpi)
   endforeach()
+
+  # Discovery on the emulated two-site grid (root only: skipped otherwise): without a platform
+  # file the library finds 8 nodes of 2 lanes in 2 sites, and the WAN's 10 ms one way within
+  # 10%, and the bcast that crosses it arrives intact (bench/mpi_peer, built with the same Open
+  # MPI, exits non-zero when a rank's data is wrong).
+  add_test(NAME mpi-ompi-discovers-the-grid
+           COMMAND ${CMAKE_COMMAND}
+                   "-DEXPECT_OUTPUT=8 node\\(s\\) of 2 lane\\(s\\), 2 site\\(s\\) \\(site0: 4 node\\(s\\).*site0-site1: (9\\.[0-9]+|10|10\\.[0-9]+|11\\.0[0-9]*) ms one way"
+                   -P ${MULTILANE_EXPECT} -- ${CMAKE_SOURCE_DIR}/tests/mpi/on_grid.sh
+                   ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/examples/platforms/two-sites-4x2.toml 8
+                   $<TARGET_FILE:mpi_peer> --collective bcast --sizes 1MiB --repetitions 1
+                   --iterations 1 --check)
+  set_tests_properties(mpi-ompi-discovers-the-grid PROPERTIES TIMEOUT 180 LABELS mpi
+                       RUN_SERIAL TRUE SKIP_REGULAR_EXPRESSION "skipped: emulated grids need root")
+  # A rank that cannot set up its multilane job (here a transport setting only it has wrong)
+  # tells the others through the address exchange: every rank stops with its reason.
+  add_test(NAME mpi-ompi-one-rank-cannot-set-up
+           COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=nonzero
+                   "-DEXPECT_OUTPUT=multilane: rank [02] .*rank 1 could not set up: MULTILANE_STREAMS_LAN=0 is out of range: must be 1..256"
+                   -P ${MULTILANE_EXPECT} -- ${MULTILANE_MPIRUN_OPENMPI} --allow-run-as-root
+                   --oversubscribe -n 3 -x LD_PRELOAD=$<TARGET_FILE:multilane_mpi>
+                   -x MULTILANE_ALGORITHM_BCAST=auto sh -c
+                   "if [ $OMPI_COMM_WORLD_RANK = 1 ]\; then export MULTILANE_STREAMS_LAN=0\; fi\; exec $<TARGET_FILE:mpi_test_coll_comms_ompi>")
+  set_tests_properties(mpi-ompi-one-rank-cannot-set-up PROPERTIES TIMEOUT 120 LABELS mpi)
+  # `multilane platform probe` under mpirun: ranks run as two nodes of one host measure
+  # between them and write a platform of 2 nodes with their lanes.
+  add_test(NAME mpi-ompi-platform-probe
+           COMMAND ${CMAKE_COMMAND} "-DEXPECT_OUTPUT=lanes of site0: 1 stream\\(s\\): .*\\[\\[site.node\\]\\].*\\[\\[site.node\\]\\]"
+                   -P ${MULTILANE_EXPECT} -- ${MULTILANE_MPIRUN_OPENMPI} --allow-run-as-root
+                   --oversubscribe -n 4 ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 2
+                   $<TARGET_FILE:multilane> platform probe --seconds 0.2)
+  set_tests_properties(mpi-ompi-platform-probe PROPERTIES TIMEOUT 120 LABELS mpi)
+  # A MULTILANE_LANES entry that matches no interface stops every rank with the reason.
+  add_test(NAME mpi-ompi-bad-lanes
+           COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=nonzero
+                   "-DEXPECT_OUTPUT=multilane: .*rank [0-9]: MULTILANE_LANES=.nosuch0.: .nosuch0. matches no interface that is up with an IPv4 address"
+                   -P ${MULTILANE_EXPECT} -- ${MULTILANE_MPIRUN_OPENMPI} --allow-run-as-root
+                   --oversubscribe -n 3 -x LD_PRELOAD=$<TARGET_FILE:multilane_mpi>
+                   -x MULTILANE_LANES=nosuch0 -x MULTILANE_ALGORITHM_BCAST=auto
+                   $<TARGET_FILE:mpi_test_coll_comms_ompi>)
+  set_tests_properties(mpi-ompi-bad-lanes PROPERTIES TIMEOUT 120 LABELS mpi)
 
   # Failures follow the error handler: MPI_ERRORS_RETURN gives a code and MPI_Error_string the
   # message; MPI_ERRORS_ARE_FATAL aborts with the message naming the rank, call and cause.

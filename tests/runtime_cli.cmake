@@ -43,7 +43,7 @@ multilane_cli_test(cli-runtime-bench-unknown-type 2
 multilane_cli_test(cli-runtime-p2p-streams 0 "streams .*\n +1 +8 MiB .* ok\n +4 +8 MiB .* ok\n"
                    bench -n 2 --p2p --streams 1,4 --size 8MiB --repetitions 2 --check)
 multilane_cli_test(cli-runtime-bench-bad-algorithm 2
-                   "--algorithm \"fastest\": choose all, auto or one of linear, chain"
+                   "--algorithm: unknown bcast algorithm \"fastest\": choose all, auto or one of linear, chain"
                    bench -n 2 --collective bcast --algorithm fastest)
 multilane_cli_test(cli-runtime-bench-bad-root 2 "--root 4 is out of range: must be 0\\.\\.3"
                    bench -n 4 --root 4)

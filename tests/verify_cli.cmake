@@ -19,7 +19,7 @@ multilane_cli_test(cli-verify-verbose 0 "ok +bcast/multilane p=16 root=3 size=10
 # Bad arguments: exit status 2 and a message naming the argument and what is allowed.
 multilane_cli_test(cli-verify-bad-collective 2 "--collective: unknown collective \"bcst\".*allgather" verify
                    --collective bcst)
-multilane_cli_test(cli-verify-bad-algorithm 2 "--algorithm: unknown algorithm \"foo\".*bcast: linear, chain" verify
+multilane_cli_test(cli-verify-bad-algorithm 2 "--algorithm: unknown bcast algorithm \"foo\": choose all or one of linear, chain" verify
                    --collective bcast --algorithm foo)
 multilane_cli_test(cli-verify-bad-root 2 "--roots: root 99 is out of range.*0\\.\\.31" verify --roots 0,99)
 multilane_cli_test(cli-verify-bad-size 2 "--sizes: .*12XB" verify --sizes 1,12XB)

@@ -13,7 +13,7 @@ int list_algorithms() {
       if (a.collective != collective) continue;
       std::string flags;
       if (a.pipelined) flags += " [pipelined: --segment]";
-      if (a.uses_wan_pairs) flags += " [--wan-pairs]";
+      if (a.uses_wan_pairs()) flags += " [--wan-pairs]";
       fmt::print("  {:<19} {}{}\n  {:<19} from: {}\n", a.name, a.summary, flags, "", a.origin);
       if (a.takes_leaders_algorithm) {
         fmt::print("  {:<19} also {}:X, X between the node leaders, one of {}\n", "", a.name,

@@ -21,8 +21,8 @@
 #include "multilane/algorithms.hpp"
 #include "multilane/units.hpp"
 #include "plot.hpp"
-#include "runtime/job_env.hpp"
-#include "runtime/launcher.hpp"
+#include "runtime/launch/job_env.hpp"
+#include "runtime/launch/launcher.hpp"
 #include "tuning_option.hpp"
 
 namespace multilane::cli {
@@ -77,11 +77,7 @@ void validate(const BenchCli& o) {
   if (is_reduction(*collective)) o.bench.reduction.parse();
   const auto& a = o.bench.algorithm;
   if (a != "all" && a != "auto" && !find_algorithm(*collective, a)) {
-    if (const std::string why = leaders_algorithm_error(*collective, a); !why.empty()) {
-      throw UsageError(fmt::format("--algorithm \"{}\": {}", a, why));
-    }
-    throw UsageError(fmt::format("--algorithm \"{}\": choose all, auto or one of {}", a,
-                                 algorithm_names(*collective)));
+    throw UsageError("--algorithm: " + unknown_algorithm_message(*collective, a, {"all", "auto"}));
   }
   parse_option("--sizes", o.bench.sizes, parse_size_list);
   if (o.bench.segment != "auto" && parse_option("--segment", o.bench.segment, parse_size) == 0) {

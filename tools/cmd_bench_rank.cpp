@@ -7,11 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_options.hpp"
+#include "collective_benchmark.hpp"
 #include "command.hpp"
 #include "multilane/algorithms.hpp"
 #include "multilane/communicator.hpp"
 #include "multilane/units.hpp"
-#include "runtime/collective_benchmark.hpp"
 
 namespace multilane::cli {
 namespace {

@@ -6,7 +6,9 @@
 //   emu hostfile [--name NAME]        an Open MPI hostfile: lane-0 address, slots = cores
 //   emu ping [--name NAME] FROM TO [--count N] [--size BYTES] [--lane L]   UDP round trips
 //   emu down [--name NAME | --all]
+//   emu mpirun [--name NAME] [-n N] -- [MPIRUN OPTIONS...] PROGRAM [ARGS...]   (emu_mpirun.hpp)
 //   emu delay-line --name NAME --link I [--ready-fd FD]   (hidden: the WAN daemon `up` starts)
+//   emu agent --name NAME --session DIR HOST WORDS...     (hidden: mpirun's rsh agent)
 //
 // Needs root; without it every subcommand but hostfile says so and exits 1.
 #include <fmt/format.h>
@@ -21,6 +23,8 @@
 #include "cli_options.hpp"
 #include "command.hpp"
 #include "emu/delay_line/delay_line.hpp"
+#include "emu_mpirun.hpp"
+#include "exec_command.hpp"
 #include "multilane/emu.hpp"
 #include "multilane/errors.hpp"
 #include "multilane/platform_file.hpp"
@@ -46,6 +50,8 @@ struct EmuArgs {
   int lane = 0;
   int link = 0;
   int ready_fd = -1;
+  int ranks = 0;
+  std::string session;
 };
 
 void require_support() {
@@ -101,12 +107,7 @@ int run_exec(const EmuArgs& args) {
   require_support();
   std::vector<std::string> argv = emu_exec_prefix(args.name, emu_find_node(args.name, args.node));
   argv.insert(argv.end(), args.command.begin(), args.command.end());
-  std::vector<char*> c_argv;
-  for (auto& word : argv) c_argv.push_back(word.data());
-  c_argv.push_back(nullptr);
-  std::fflush(stdout);
-  execvp(c_argv[0], c_argv.data());
-  throw EmuError(fmt::format("cannot run {}: {}", c_argv[0], std::strerror(errno)));
+  exec_command(std::move(argv));
 }
 
 int run_hostfile(const EmuArgs& args) {
@@ -187,6 +188,23 @@ Runner setup(CLI::App& emu) {
       ->capture_default_str();
   ping->add_option("--lane", args->lane, "Lane to probe")->capture_default_str();
 
+  CLI::App* mpirun = add_name(
+      *emu.add_subcommand("mpirun", "Run an MPI program across the nodes with Open MPI's mpirun"),
+      *args);
+  mpirun->add_option("-n", args->ranks, "Ranks (default: one per core of the grid)")
+      ->check(CLI::Range(1, 1 << 20));
+  mpirun
+      ->add_option("COMMAND", args->command,
+                   "After --: mpirun options (-x VAR=VALUE, ...), then the program and its "
+                   "arguments")
+      ->required();
+
+  CLI::App* agent = emu.add_subcommand("agent", "mpirun's rsh agent (started by mpirun)");
+  agent->group("");         // hidden
+  agent->prefix_command();  // HOST and the remote command are not ours to parse
+  agent->add_option("--name", args->name)->required();
+  agent->add_option("--session", args->session)->required();
+
   CLI::App* delay_line = emu.add_subcommand("delay-line", "WAN delay-line daemon (started by up)");
   delay_line->group("");  // hidden
   delay_line->add_option("--name", args->name)->required();
@@ -200,6 +218,20 @@ Runner setup(CLI::App& emu) {
     if (exec->parsed()) return run_exec(*args);
     if (hostfile->parsed()) return run_hostfile(*args);
     if (ping->parsed()) return run_ping(*args);
+    if (mpirun->parsed()) {
+      require_support();
+      return run_emu_mpirun({.name = args->name,
+                             .ranks = args->ranks,
+                             .mpirun_options = {},
+                             .command = args->command});
+    }
+    if (agent->parsed()) {
+      std::vector<std::string> rest = agent->remaining();
+      if (rest.empty()) throw UsageError("emu agent: HOST is required");
+      const std::string host = rest.front();
+      rest.erase(rest.begin());
+      run_emu_agent(args->name, args->session, host, rest);
+    }
     if (delay_line->parsed()) {
       return emu::run_delay_line_daemon(args->name, args->link, args->ready_fd);
     }

@@ -10,7 +10,7 @@
 // forwarded to every rank. Exit status: 0 when every rank exited with 0; else the first
 // failing rank's exit code, or 128 + the signal that ended it; 127 when a rank could not be
 // started; 2 on a bad argument (e.g. a program that cannot be executed). Ranks are bound to
-// one core each when they fit the cores (--bind-to auto; runtime/rank_binding.hpp).
+// one core each when they fit the cores (--bind-to auto; runtime/launch/rank_binding.hpp).
 //
 // With --emu NAME every rank runs inside the namespace of its node of the emulated grid NAME
 // (`multilane emu up`), on that node's lane addresses (emu_job.hpp); exit status 1 when the
@@ -25,8 +25,8 @@
 #include "command.hpp"
 #include "emu_job.hpp"
 #include "multilane/errors.hpp"
-#include "runtime/job_env.hpp"
-#include "runtime/launcher.hpp"
+#include "runtime/launch/job_env.hpp"
+#include "runtime/launch/launcher.hpp"
 #include "tuning_option.hpp"
 
 namespace multilane::cli {

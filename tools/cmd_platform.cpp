@@ -1,6 +1,9 @@
 // `multilane platform show FILE` — print a readable summary of a platform file.
 // `multilane platform generate --sites S --nodes N --lanes K --cores C [...] [--output FILE]`
 //     — write a uniform platform as TOML (stdout by default).
+// `mpirun -n N multilane platform probe [--output FILE] [...]`, or
+// `multilane platform probe --emu NAME [...]` — measure where the ranks run and write it as a
+//     platform file (tools/probe/: the MPI program this starts).
 //
 // Bad arguments exit with status 2: counts are range-checked by CLI11 against
 // kGenerateLimits, quantities ("10ms", "1Gbit/s") by the units parser, whose UsageError is
@@ -8,12 +11,17 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 
 #include "cli_options.hpp"
 #include "command.hpp"
+#include "emu_mpirun.hpp"
+#include "exec_command.hpp"
+#include "multilane/emu.hpp"
 #include "multilane/errors.hpp"
 #include "multilane/platform_file.hpp"
 #include "multilane/units.hpp"
@@ -61,6 +69,70 @@ int run_generate(const GenerateArgs& args) {
   return 0;
 }
 
+struct ProbeArgs {
+  std::string output;
+  std::string name = "probed";
+  double seconds = 2;
+  int streams = 4;
+  std::string emu;
+};
+
+// The MPI family whose launcher started this process, from the variables it sets: "openmpi",
+// "mpich" (hydra), or "" when none did.
+std::string launching_family() {
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr) return "openmpi";
+  if (std::getenv("PMI_SIZE") != nullptr || std::getenv("PMI_RANK") != nullptr) return "mpich";
+  return "";
+}
+
+// multilane-probe-FAMILY, next to this binary (build/ and the install's bin/).
+std::string probe_program(const std::string& family) {
+  std::error_code error;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
+  const std::filesystem::path path =
+      (error ? std::filesystem::path(".") : self.parent_path()) / ("multilane-probe-" + family);
+  if (!std::filesystem::exists(path)) {
+    throw UsageError(
+        fmt::format("{} is missing: the probe is built with the {} development files "
+                    "(scripts/install-deps.sh)",
+                    path.string(), family == "openmpi" ? "Open MPI" : "MPICH"));
+  }
+  return path.string();
+}
+
+std::vector<std::string> probe_arguments(const ProbeArgs& args) {
+  std::vector<std::string> out = {"--name",    args.name,
+                                  "--seconds", fmt::format("{}", args.seconds),
+                                  "--streams", std::to_string(args.streams)};
+  if (!args.output.empty()) {
+    out.push_back("--output");
+    out.push_back(std::filesystem::absolute(args.output).string());
+  }
+  return out;
+}
+
+int run_probe(const ProbeArgs& args) {
+  if (!args.emu.empty()) {
+    // One rank per node: the probe measures between nodes.
+    std::vector<std::string> command = {"--map-by", "node", probe_program("openmpi")};
+    for (const std::string& word : probe_arguments(args)) command.push_back(word);
+    return run_emu_mpirun({.name = args.emu,
+                           .ranks = static_cast<int>(emu_nodes(args.emu).size()),
+                           .mpirun_options = {},
+                           .command = command});
+  }
+  const std::string family = launching_family();
+  if (family.empty()) {
+    throw UsageError(
+        "platform probe measures between the ranks of an MPI job: run it under mpirun or "
+        "mpiexec (mpirun -n 8 multilane platform probe --output grid.toml), or on an emulated "
+        "grid with --emu NAME");
+  }
+  std::vector<std::string> argv = {probe_program(family)};
+  for (const std::string& word : probe_arguments(args)) argv.push_back(word);
+  exec_command(std::move(argv));
+}
+
 void add_count(CLI::App& app, const std::string& flag, int& value, int max,
                const std::string& help) {
   app.add_option(flag, value, help)->check(CLI::Range(1, max))->capture_default_str();
@@ -92,7 +164,24 @@ Runner setup(CLI::App& platform) {
                        "Cap on one WAN connection b_WAN (default: none)");
   generate->add_option("--output,-o", args->output, "Write here instead of stdout");
 
+  auto probe_args = std::make_shared<ProbeArgs>();
+  CLI::App* probe = platform.add_subcommand(
+      "probe",
+      "Measure where the ranks of an MPI job run (nodes, lanes, sites, latencies, bandwidths) and "
+      "write it as a platform file; run under mpirun, or with --emu");
+  probe->add_option("--output,-o", probe_args->output, "Write here instead of stdout");
+  probe->add_option("--name", probe_args->name, "The platform's name")->capture_default_str();
+  probe->add_option("--seconds", probe_args->seconds, "Length of each bandwidth test")
+      ->check(CLI::Range(0.1, 60.0))
+      ->capture_default_str();
+  probe->add_option("--streams", probe_args->streams, "TCP streams per lane across the WAN")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  probe->add_option("--emu", probe_args->emu,
+                    "Probe the emulated grid NAME (multilane emu up), one rank per node");
+
   return [=] {
+    if (probe->parsed()) return run_probe(*probe_args);
     if (show->parsed()) {
       fmt::print("{}", describe_platform(load_platform_file(*file)));
       return 0;
@@ -102,7 +191,7 @@ Runner setup(CLI::App& platform) {
 }
 
 const bool registered = register_command(
-    {"platform", "Show or generate platform files (sites, nodes, lanes, WAN links)", setup});
+    {"platform", "Show, generate or probe platform files (sites, nodes, lanes, WAN links)", setup});
 
 }  // namespace
 

@@ -25,7 +25,7 @@
 
 #include "command.hpp"
 #include "multilane/errors.hpp"
-#include "runtime/auth.hpp"
+#include "runtime/transport/auth.hpp"
 #include "wan/daemon_signals.hpp"
 #include "wan/path_connect.hpp"
 #include "wan/relay_server.hpp"

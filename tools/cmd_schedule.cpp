@@ -1,6 +1,8 @@
 // `multilane schedule`: print the schedule an algorithm builds, as text or JSON.
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include <iostream>
 #include <memory>
 
@@ -45,7 +47,10 @@ int print_schedule(const ScheduleArgs& args) {
   params.wan_pairs = args.wan_pairs;
   const Schedule schedule = build_schedule(platform, *collective, args.algorithm, params);
   if (args.json) {
-    std::cout << schedule_to_json(schedule) << "\n";
+    // The pairs are a parameter of the call, not part of the schedule: shown beside it.
+    nlohmann::json doc = nlohmann::json::parse(schedule_to_json(schedule));
+    doc["wan_pairs"] = wan_pairs_used(platform, *collective, args.algorithm, params);
+    std::cout << doc.dump() << "\n";
   } else {
     std::cout << schedule_to_text(schedule, args.max_ranks);
   }

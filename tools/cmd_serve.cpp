@@ -16,7 +16,7 @@
 #include <string>
 
 #include "command.hpp"
-#include "runtime/auth.hpp"
+#include "runtime/transport/auth.hpp"
 #include "wan/daemon_signals.hpp"
 #include "wan/file_server.hpp"
 #include "wan/path_connect.hpp"

@@ -30,6 +30,7 @@
 #include "multilane/units.hpp"
 #include "multilane/verify.hpp"
 #include "reduction_options.hpp"
+#include "support/ceil_div.hpp"
 
 namespace multilane::cli {
 
@@ -68,7 +69,7 @@ std::string case_name(const Case& c, int num_ranks) {
   std::string name = fmt::format("{}/{} p={} root={} size={}", to_string(c.algorithm->collective),
                                  c.algorithm->name, num_ranks, c.params.root, c.params.size);
   if (c.algorithm->pipelined) name += fmt::format(" segment={}", c.params.segment);
-  if (c.algorithm->uses_wan_pairs) name += fmt::format(" wan-pairs={}", c.params.wan_pairs);
+  if (c.algorithm->uses_wan_pairs()) name += fmt::format(" wan-pairs={}", c.params.wan_pairs);
   if (is_reduction(c.algorithm->collective)) {
     name += fmt::format(" element={}", c.params.element_size);
   }
@@ -127,8 +128,8 @@ std::vector<Collective> selected_collectives(const std::string& name) {
 
 std::vector<const AlgorithmInfo*> selected_algorithms(const VerifyArgs& args) {
   std::vector<const AlgorithmInfo*> out;
-  std::string valid;
-  for (const Collective c : selected_collectives(args.collective)) {
+  const std::vector<Collective> collectives = selected_collectives(args.collective);
+  for (const Collective c : collectives) {
     if (args.algorithm != "all") {
       // find_algorithm() also knows the two-level `hier-shm:X` names.
       if (const AlgorithmInfo* a = find_algorithm(c, args.algorithm)) out.push_back(a);
@@ -137,13 +138,10 @@ std::vector<const AlgorithmInfo*> selected_algorithms(const VerifyArgs& args) {
         if (a.collective == c) out.push_back(&a);
       }
     }
-    valid += fmt::format("{}{}: {}", valid.empty() ? "" : "; ", to_string(c), algorithm_names(c));
   }
   if (out.empty()) {
-    throw UsageError(
-        fmt::format("--algorithm: unknown algorithm \"{}\" for --collective {}: "
-                    "choose all or one of {}",
-                    args.algorithm, args.collective, valid));
+    throw UsageError("--algorithm: " +
+                     unknown_algorithm_message(collectives, args.algorithm, {"all"}));
   }
   return out;
 }
@@ -252,7 +250,7 @@ class RandomCases {
     if (is_reduction(c.algorithm->collective)) {
       const std::uint32_t e = 1u << uniform(0, 4);
       c.params.element_size = e;
-      c.params.size = (c.params.size + e - 1) / e * e;
+      c.params.size = round_up<std::uint64_t>(c.params.size, e);
     }
     return c;
   }

@@ -10,7 +10,7 @@
 #include "multilane/emu.hpp"
 #include "multilane/errors.hpp"
 #include "multilane/platform_file.hpp"
-#include "runtime/launch_platform.hpp"
+#include "runtime/launch/launch_platform.hpp"
 
 namespace multilane::cli {
 

@@ -3,7 +3,7 @@
 //
 // An EmulatedJob prepares a LaunchSpec so that:
 //   - each rank runs inside the network namespace of the node the platform places it on
-//     (the launcher's rule, runtime/launch_platform.hpp: the file's placement when it places
+//     (the launcher's rule, runtime/launch/launch_platform.hpp: the file's placement when it places
 //     exactly N ranks, else block-wise), through `ip netns exec NETNS env
 //     MULTILANE_LANE_ADDRESSES=<node's lanes> MULTILANE_HOST=<lane 0> PROGRAM ...`, so every
 //     stream binds to the lane the schedule asked for;
@@ -26,7 +26,7 @@
 #include <string>
 
 #include "emu/netns.hpp"
-#include "runtime/launcher.hpp"
+#include "runtime/launch/launcher.hpp"
 
 namespace multilane::cli {
 

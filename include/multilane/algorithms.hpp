@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -41,16 +42,21 @@ struct AlgorithmInfo {
   std::string_view name;
   std::string_view summary;  // one line
   std::string_view origin;   // the paper or system it comes from
-  bool pipelined;            // uses BuildParams::segment
-  bool uses_wan_pairs;       // uses BuildParams::wan_pairs
-  Schedule (*build)(const Platform&, const BuildParams&);
+  bool pipelined = false;    // uses BuildParams::segment
+  // For the algorithms that use BuildParams::wan_pairs: the node pairs their schedule makes
+  // cross the WAN for these parameters (the given number, capped, or their own choice for 0).
+  // nullptr for every other algorithm.
+  int (*wan_pairs)(const Platform&, const BuildParams&) = nullptr;
+  Schedule (*build)(const Platform&, const BuildParams&) = nullptr;
   // Node leaders talk over the network, the ranks of a node share memory (group operations).
   bool two_level = false;
   // Two-level, and `name:X` runs algorithm X between the leaders (see the top of this file).
   bool takes_leaders_algorithm = false;
-  // For a `base:X` entry of find_algorithm(): X (whose pipelined and uses_wan_pairs this entry
-  // has); "" for every entry of all_algorithms().
+  // For a `base:X` entry of find_algorithm(): X (whose pipelined and use of wan pairs this
+  // entry has); "" for every entry of all_algorithms().
   std::string_view leaders_algorithm{};
+
+  bool uses_wan_pairs() const { return wan_pairs != nullptr; }
 };
 
 // Every algorithm under its plain name, grouped by collective in the order of kAllCollectives.
@@ -69,9 +75,23 @@ std::string leaders_algorithm_names(Collective collective);
 // clause for an error message ("binomial takes no leaders' algorithm (only hier-shm does)",
 // "the leaders' algorithm of hier-shm must be one of ..."); "" for every other name.
 std::string leaders_algorithm_error(Collective collective, std::string_view name);
-// "unknown <collective> algorithm \"<name>\": " and the leaders_algorithm_error(), or else the
-// list of algorithm_names().
-std::string unknown_algorithm_message(Collective collective, std::string_view name);
+// The one message for an algorithm name a collective does not have: "unknown <collective>
+// algorithm \"<name>\": " and the leaders_algorithm_error(), or else "choose one of " and the
+// algorithm_names(). `also` names what the caller accepts besides the algorithms, listed first
+// ({"all", "auto"}: "choose all, auto or one of ...").
+std::string unknown_algorithm_message(Collective collective, std::string_view name,
+                                      std::initializer_list<std::string_view> also = {});
+// The same for a name none of several collectives has (`verify --collective all`): each
+// collective's names after its own; for one collective, the message above.
+std::string unknown_algorithm_message(std::span<const Collective> collectives,
+                                      std::string_view name,
+                                      std::initializer_list<std::string_view> also = {});
+
+// The node pairs `algorithm`'s schedule makes cross the WAN for `params` (what a wan_pairs of 0,
+// auto, resolves to), 0 for algorithms that take no pairs. The schedule does not carry it: it
+// is a parameter of the call, reported by the tools and part of the call's fingerprint.
+int wan_pairs_used(const Platform& platform, Collective collective, std::string_view algorithm,
+                   const BuildParams& params);
 
 // Validates the parameters against the platform (root in range, segment > 0, ...) and builds.
 // Throws UsageError naming the offending parameter and its allowed range, or the valid

@@ -155,7 +155,6 @@ struct Schedule {
   int root = 0;
   std::uint64_t size = 0;          // bytes: the whole message (bcast) or per rank (others)
   std::uint64_t segment = 0;       // pipelining unit used by the builder (0: not pipelined)
-  int wan_pairs = 0;               // node pairs across the WAN (multilane scatter/gather), else 0
   std::uint32_t element_size = 1;  // reductions: bytes per element (no range splits one)
 
   std::vector<Op> ops;  // every rank's program, rank after rank
@@ -220,7 +219,6 @@ class ScheduleBuilder {
   OpIndex ops_of_current_rank() const {
     return static_cast<OpIndex>(schedule_.ops.size() - schedule_.rank_begin[current_]);
   }
-  void set_wan_pairs(int pairs) { schedule_.wan_pairs = pairs; }
   void set_element_size(std::uint32_t bytes) { schedule_.element_size = bytes; }
 
   // Closes the last rank (ranks never started get empty programs) and returns the schedule.

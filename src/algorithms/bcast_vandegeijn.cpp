@@ -8,6 +8,7 @@
 #include "builders.hpp"
 #include "rank_order.hpp"
 #include "recursive_doubling.hpp"
+#include "support/ceil_div.hpp"
 
 namespace multilane::algo {
 
@@ -25,7 +26,7 @@ Schedule bcast_vandegeijn(const Platform& platform, const BuildParams& params) {
   const int p = platform.num_ranks();
   const int root = params.root;
   const std::uint64_t size = params.size;
-  const std::uint64_t chunk = (size + p - 1) / p;
+  const std::uint64_t chunk = ceil_div<std::uint64_t>(size, p);
   ChunkLayout layout;
   layout.positions = p;
   layout.rank_at = [=](int v) { return absolute_rank(v, root, p); };

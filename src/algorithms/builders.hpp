@@ -22,6 +22,9 @@ Schedule scatter_linear(const Platform&, const BuildParams&);
 Schedule scatter_binomial(const Platform&, const BuildParams&);
 Schedule scatter_single_lane(const Platform&, const BuildParams&);
 Schedule scatter_multilane(const Platform&, const BuildParams&);
+// The node pairs scatter_multilane (and gather_multilane, its reverse) makes cross the WAN:
+// the most any remote site gets.
+int scatter_multilane_wan_pairs(const Platform&, const BuildParams&);
 Schedule gather_linear(const Platform&, const BuildParams&);
 Schedule gather_binomial(const Platform&, const BuildParams&);
 Schedule gather_single_lane(const Platform&, const BuildParams&);
@@ -37,6 +40,8 @@ Schedule reduce_two_tree(const Platform&, const BuildParams&);
 Schedule reduce_multilane(const Platform&, const BuildParams&);
 Schedule reduce_rabenseifner(const Platform&, const BuildParams&);
 Schedule reduce_multilane_sites(const Platform&, const BuildParams&);
+// k, the lanes across the WAN of every multilane-sites reduction (site_lanes.cpp).
+int multilane_sites_wan_pairs(const Platform&, const BuildParams&);
 
 Schedule allreduce_recursive_doubling(const Platform&, const BuildParams&);
 Schedule allreduce_ring(const Platform&, const BuildParams&);
@@ -58,6 +63,9 @@ Schedule bcast_hier_shm(const Platform&, const BuildParams&);
 Schedule bcast_hier_shm_vdg(const Platform&, const BuildParams&);
 Schedule scatter_hier_shm(const Platform&, const BuildParams&);
 Schedule gather_hier_shm(const Platform&, const BuildParams&);
+// The node pairs of the leaders' scatter of scatter_hier_shm (and gather_hier_shm, its
+// reverse) for `hier-shm:X`; 0 when the nodes' blocks go without X (the flat tree).
+int hier_shm_scatter_wan_pairs(const Platform&, const BuildParams&);
 Schedule allgather_hier_shm(const Platform&, const BuildParams&);
 Schedule alltoall_hier_shm(const Platform&, const BuildParams&);
 // Reductions through a node's shared memory, slices across the nodes on rails

@@ -209,7 +209,6 @@ Schedule scatter_over_leaders(const Platform& platform, const NodeGroups& nodes,
                                         params.leaders_algorithm, params, node_bytes);
   ScheduleBuilder b(Collective::Scatter, two_level_name(params), p, params.root, s,
                     part.sub.segment);
-  b.set_wan_pairs(part.sub.wan_pairs);
   const bool in_place = node_major(nodes, L);
   const Range own = whole(Buffer::Recv, s);
   for (int r = 0; r < p; ++r) {
@@ -359,6 +358,17 @@ Schedule scatter_hier_shm(const Platform& platform, const BuildParams& params) {
   const int L = common_node_size(nodes);
   if (params.leaders_algorithm.empty() || L == 0) return scatter_flat_tree(platform, nodes, params);
   return scatter_over_leaders(platform, nodes, L, params);
+}
+
+int hier_shm_scatter_wan_pairs(const Platform& platform, const BuildParams& params) {
+  const NodeGroups nodes = node_groups(platform, params.root);
+  const int L = common_node_size(nodes);
+  if (params.leaders_algorithm.empty() || L == 0) return 0;  // scatter_flat_tree()
+  BuildParams sub = params;  // as leaders_part() of scatter_over_leaders()
+  sub.root = nodes.root_group;
+  sub.size = static_cast<std::uint64_t>(L) * params.size;
+  return wan_pairs_used(leaders_platform(platform, nodes), Collective::Scatter,
+                        params.leaders_algorithm, sub);
 }
 
 Schedule gather_hier_shm(const Platform& platform, const BuildParams& params) {

@@ -2,16 +2,11 @@
 
 #include <algorithm>
 #include <vector>
+#include "support/power_of_two.hpp"
 
 namespace multilane::algo {
 
 namespace {
-
-int largest_power_of_two_at_most(int n) {
-  int q = 1;
-  while (q * 2 <= n) q *= 2;
-  return q;
-}
 
 // The chunks held by the aligned block of `size` cube positions starting at `base`: the block
 // itself and the extras folded into it.
@@ -29,7 +24,7 @@ std::vector<Range> block_chunks(const ChunkLayout& layout, int q, int base, int 
 void emit_recursive_doubling(ScheduleBuilder& b, int v, const ChunkLayout& layout,
                              std::span<const OpIndex> ready) {
   const int n = layout.positions;
-  const int q = largest_power_of_two_at_most(n);
+  const int q = largest_power_of_two(n);
   std::vector<OpIndex> held(ready.begin(), ready.end());
 
   if (v >= q) {  // an extra: hand over the own chunk, get everything else at the end

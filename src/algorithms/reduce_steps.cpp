@@ -2,12 +2,6 @@
 
 namespace multilane::algo {
 
-int largest_power_of_two(int n) {
-  int q = 1;
-  while (q * 2 <= n) q *= 2;
-  return q;
-}
-
 ScheduleBuilder reduction_builder(Collective collective, std::string algorithm, int num_ranks,
                                   const BuildParams& params, std::uint64_t segment) {
   ScheduleBuilder b(collective, std::move(algorithm), num_ranks, params.root, params.size, segment);

@@ -15,6 +15,7 @@
 
 #include "multilane/algorithms.hpp"
 #include "multilane/schedule.hpp"
+#include "support/power_of_two.hpp"
 
 namespace multilane::algo {
 
@@ -70,8 +71,6 @@ std::vector<OpIndex> recursive_doubling_allreduce(ScheduleBuilder& b, int n, int
                                                   const std::function<int(int)>& rank_at,
                                                   const Range& range, const Range& incoming,
                                                   std::span<const OpIndex> after);
-
-int largest_power_of_two(int n);
 
 // The builder of a reduction schedule, its element size set from the parameters.
 ScheduleBuilder reduction_builder(Collective collective, std::string algorithm, int num_ranks,

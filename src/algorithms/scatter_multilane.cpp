@@ -95,7 +95,7 @@ void emit_dep_send(ScheduleBuilder& b, int self, int root, const std::vector<Sha
 Schedule scatter_multilane(const Platform& platform, const BuildParams& params) {
   const int p = platform.num_ranks();
   const int root = params.root;
-  int pairs = 0;
+  int pairs = 0;  // scatter_multilane_wan_pairs()
   const auto shares = plan_shares(platform, params, &pairs);
   const auto home = ranks_by_site(platform, root).front();
 
@@ -108,7 +108,6 @@ Schedule scatter_multilane(const Platform& platform, const BuildParams& params) 
   }
 
   ScheduleBuilder b(Collective::Scatter, "multilane", p, root, params.size, 0);
-  b.set_wan_pairs(pairs);
   for (int r = 0; r < p; ++r) {
     b.start_rank(r);
     if (r == root) {
@@ -125,6 +124,12 @@ Schedule scatter_multilane(const Platform& platform, const BuildParams& params) 
     }
   }
   return b.finish();
+}
+
+int scatter_multilane_wan_pairs(const Platform& platform, const BuildParams& params) {
+  int pairs = 0;
+  plan_shares(platform, params, &pairs);
+  return pairs;
 }
 
 Schedule gather_multilane(const Platform& platform, const BuildParams& params) {

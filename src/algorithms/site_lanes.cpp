@@ -25,6 +25,7 @@
 #include "builders.hpp"
 #include "rank_order.hpp"
 #include "reduce_steps.hpp"
+#include "support/ceil_div.hpp"
 #include "tree_broadcast.hpp"
 #include "tree_reduce.hpp"
 
@@ -74,11 +75,8 @@ Position position_of(const Lanes& lanes, int rank) {
 }
 
 ScheduleBuilder lanes_builder(Collective collective, const Platform& platform,
-                              const BuildParams& params, int k) {
-  ScheduleBuilder b =
-      reduction_builder(collective, "multilane-sites", platform.num_ranks(), params);
-  b.set_wan_pairs(k);
-  return b;
+                              const BuildParams& params) {
+  return reduction_builder(collective, "multilane-sites", platform.num_ranks(), params);
 }
 
 // Step 1 at one rank: the ring reduce-scatter of its site, combining in `accumulator` (the
@@ -118,13 +116,18 @@ constexpr std::uint64_t kMaxRounds = 8;
 // the site gathers the one before (every rank ticks alike, so the messages of a channel match
 // in order). The WAN connections then carry a steady stream instead of one burst after a
 // silence (after which TCP would start slow again).
+int multilane_sites_wan_pairs(const Platform& platform, const BuildParams& params) {
+  return plan_lanes(platform, params).k;
+}
+
 Schedule allreduce_multilane_sites(const Platform& platform, const BuildParams& params) {
   const Lanes lanes = plan_lanes(platform, params);
-  ScheduleBuilder b = lanes_builder(Collective::Allreduce, platform, params, lanes.k);
+  ScheduleBuilder b = lanes_builder(Collective::Allreduce, platform, params);
   const int m = static_cast<int>(lanes.sites.size());
   // At most kMaxRounds rounds: each costs every rank 2(n-1) messages in its site of n ranks.
-  const std::uint64_t round = element_segment(
-      std::max(params.segment, (params.size + kMaxRounds - 1) / kMaxRounds), params.element_size);
+  const std::uint64_t round =
+      element_segment(std::max(params.segment, ceil_div<std::uint64_t>(params.size, kMaxRounds)),
+                      params.element_size);
   const std::uint64_t rounds = segment_count(params.size, round);
   // Round j's chunks: the j-th `round` bytes of the vector cut in k.
   std::vector<Pieces> chunks(rounds);
@@ -164,7 +167,7 @@ Schedule allreduce_multilane_sites(const Platform& platform, const BuildParams& 
 Schedule reduce_multilane_sites(const Platform& platform, const BuildParams& params) {
   const Lanes lanes = plan_lanes(platform, params);
   const Pieces chunks = even_pieces(params.size, lanes.k, params.element_size);
-  ScheduleBuilder b = lanes_builder(Collective::Reduce, platform, params, lanes.k);
+  ScheduleBuilder b = lanes_builder(Collective::Reduce, platform, params);
   const int root = params.root;
   for (int r = 0; r < platform.num_ranks(); ++r) {
     b.start_rank(r);
@@ -209,7 +212,7 @@ Schedule reduce_scatter_multilane_sites(const Platform& platform, const BuildPar
   const auto block = [&](Buffer buffer, int j) {
     return Range{buffer, static_cast<std::uint64_t>(j) * size, size};
   };
-  ScheduleBuilder b = lanes_builder(Collective::ReduceScatter, platform, params, lanes.k);
+  ScheduleBuilder b = lanes_builder(Collective::ReduceScatter, platform, params);
   std::vector<int> site_of(p);
   for (int r = 0; r < p; ++r) site_of[r] = lanes.site_of_rank(r);
   for (int r = 0; r < p; ++r) {

@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <vector>
+#include "support/ceil_div.hpp"
 
 namespace multilane::algo {
 
 std::uint64_t segment_count(std::uint64_t length, std::uint64_t segment) {
-  return (length + segment - 1) / segment;
+  return ceil_div(length, segment);
 }
 
 Range segment_of(const Range& part, std::uint64_t segment, std::uint64_t k) {

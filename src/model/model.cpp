@@ -10,6 +10,7 @@
 #include "model/forms.hpp"
 #include "multilane/errors.hpp"
 #include "multilane/wan_pairs.hpp"
+#include "support/ceil_div.hpp"
 
 namespace multilane {
 
@@ -116,8 +117,8 @@ std::vector<std::uint64_t> segment_candidates(const Platform& platform, Collecti
                                               double overhead_s, int max_segments,
                                               std::uint64_t min_segment) {
   const std::uint64_t m = std::max<std::uint64_t>(params.size, 1);
-  const std::uint64_t lo =
-      std::min(m, std::max(min_segment, (m + max_segments - 1) / std::max(max_segments, 1)));
+  const std::uint64_t lo = std::min(
+      m, std::max(min_segment, ceil_div(m, static_cast<std::uint64_t>(std::max(max_segments, 1)))));
   std::vector<std::uint64_t> all;
   for (std::uint64_t s = std::bit_ceil(lo); s < m; s *= 2) all.push_back(s);
   all.push_back(m);

@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include "support/ceil_div.hpp"
 
 namespace multilane {
 
 int wan_pairs_x(int n1, int pairs) {
-  return (n1 + pairs - 1) / pairs;
+  return ceil_div(n1, pairs);
 }
 
 int wan_pairs_y(int n0, int n1, int pairs) {

@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "mpi/byte_buffer.hpp"
-#include "multilane/reduction.hpp"
 #include "mpi/wrapped_call.hpp"
+#include "multilane/reduction.hpp"
 
 namespace multilane::mpi {
 

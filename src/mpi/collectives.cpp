@@ -111,7 +111,6 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
   return PMPI_Ibarrier(comm, request);
 }
 
-
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                int root, MPI_Comm comm) {
   const MpiArgs args = reduction_args(sendbuf, recvbuf, count, datatype, op, root);
@@ -140,8 +139,8 @@ int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype data
   return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 
-int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, MPI_Request* request) {
   const MpiArgs args = reduction_args(sendbuf, recvbuf, count, datatype, op, 0);
   if (auto code = start_nonblocking(WrappedCall::Allreduce, comm, args, request)) return *code;
   return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);

@@ -13,7 +13,7 @@
 #include "mpi/listen_address.hpp"
 #include "mpi/platform_match.hpp"
 #include "mpi/pmpi_check.hpp"
-#include "runtime/exchange_join.hpp"
+#include "runtime/api/exchange_join.hpp"
 
 namespace multilane::mpi {
 
@@ -23,8 +23,12 @@ CommLayout gather_layout(MPI_Comm comm, const std::optional<Platform>& file,
   pmpi_check(PMPI_Comm_rank(comm, &layout.rank), "PMPI_Comm_rank");
   pmpi_check(PMPI_Comm_size(comm, &layout.size), "PMPI_Comm_size");
   if (file) {
-    layout.platform = place_by_name(*file, path,
-                                    all_gather_text(comm, layout.size, node_name(), "node names"));
+    std::vector<RankHost> hosts;
+    for (const std::string& text :
+         all_gather_text(comm, layout.size, rank_host_text(this_rank_host()), "host names")) {
+      hosts.push_back(parse_rank_host(text));
+    }
+    layout.platform = place_on_file(*file, path, hosts);
   } else {
     layout.platform = discovered_platform(discover(comm, layout.rank, layout.size));
   }

@@ -9,7 +9,7 @@
 //                     a communicator's first wrapped collective; the route policy needs it.
 //   join()            rank 0 draws a fresh 32-byte secret and a job id (libsodium) and
 //                     PMPI_Bcasts them; every rank listens and PMPI_Allgathers its address
-//                     (runtime/exchange_join.hpp), on the layout's platform (ranks of one
+//                     (runtime/api/exchange_join.hpp), on the layout's platform (ranks of one
 //                     host on one node, so the shared-memory layer serves them). Done at the
 //                     first call routed to multilane.
 // Both throw CommunicationError when a PMPI call or the setup fails.

@@ -43,10 +43,12 @@ CommState& state_of(MPI_Comm comm) {
   if (found) return *static_cast<CommState*>(attribute);
   auto state = std::make_unique<CommState>();
   state->comm = comm;
+  const double started = PMPI_Wtime();
   state->layout = gather_layout(comm, library().platform, library().settings.platform_file);
   if (library().settings.explain && state->layout.rank == 0) {
-    std::fprintf(stderr, "multilane-mpi: communicator of %s\n",
-                 describe_platform(state->layout.platform).c_str());
+    std::fprintf(stderr, "multilane-mpi: communicator of %s; found in %.1f ms\n",
+                 summarize_platform(state->layout.platform).c_str(),
+                 (PMPI_Wtime() - started) * 1e3);
   }
   pmpi_check(PMPI_Comm_set_attr(comm, library().keyval, state.get()), "PMPI_Comm_set_attr");
   std::lock_guard lock(live_mutex);
@@ -56,7 +58,12 @@ CommState& state_of(MPI_Comm comm) {
 
 std::shared_ptr<Communicator> multilane_of(CommState& state) {
   if (!state.multilane) {
+    const double started = PMPI_Wtime();
     state.multilane = std::make_shared<Communicator>(join(state.comm, state.layout));
+    if (library().settings.explain && state.layout.rank == 0) {
+      std::fprintf(stderr, "multilane-mpi: multilane job of %d ranks set up in %.1f ms\n",
+                   state.layout.size, (PMPI_Wtime() - started) * 1e3);
+    }
   }
   return state.multilane;
 }

@@ -40,7 +40,8 @@ std::vector<int> sites_by_name(const Discovery& found, Platform& platform) {
     int& node_site = site_of_node[static_cast<std::size_t>(node_of_rank[rank])];
     if (node_site < 0) node_site = site->second;
     if (node_site != site->second) {
-      const auto first = static_cast<std::size_t>(first_rank[static_cast<std::size_t>(node_of_rank[rank])]);
+      const auto first =
+          static_cast<std::size_t>(first_rank[static_cast<std::size_t>(node_of_rank[rank])]);
       throw UsageError(fmt::format(
           "MULTILANE_SITE: ranks {} and {} share a node but name different sites (\"{}\", \"{}\")",
           first, rank, found.site_names[first], found.site_names[rank]));
@@ -118,10 +119,11 @@ Platform discovered_platform(const Discovery& found) {
   for (std::size_t node = 0; node < first_rank.size(); ++node) {
     const auto first = static_cast<std::size_t>(first_rank[node]);
     const std::vector<LocalLane> none;
-    const std::vector<LocalLane>& lanes = one_node || found.lanes.empty() ? none : found.lanes[first];
-    const int index = platform.add_node(site_of_node[node], fmt::format("host{}", node), 0,
-                                        std::max<int>(1, static_cast<int>(lanes.size())),
-                                        kGuessedLaneBps);
+    const std::vector<LocalLane>& lanes =
+        one_node || found.lanes.empty() ? none : found.lanes[first];
+    const int index =
+        platform.add_node(site_of_node[node], fmt::format("host{}", node), 0,
+                          std::max<int>(1, static_cast<int>(lanes.size())), kGuessedLaneBps);
     Node& spec = platform.nodes[static_cast<std::size_t>(index)];
     for (std::size_t lane = 0; lane < lanes.size(); ++lane) {
       spec.lanes[lane].address = lanes[lane].address;
@@ -135,7 +137,7 @@ Platform discovered_platform(const Discovery& found) {
   return platform;
 }
 
-std::string describe_platform(const Platform& platform) {
+std::string summarize_platform(const Platform& platform) {
   std::size_t fewest = ~std::size_t{0}, most = 0;
   for (const Node& node : platform.nodes) {
     fewest = std::min(fewest, node.lanes.size());
@@ -149,10 +151,9 @@ std::string describe_platform(const Platform& platform) {
                          site.name, site.nodes.size(), site.lan_latency_s * 1e3);
   }
   for (const WanLink& link : platform.wan_links) {
-    sites += fmt::format("; {}-{}: {:.3g} ms one way",
-                         platform.sites[static_cast<std::size_t>(link.site_a)].name,
-                         platform.sites[static_cast<std::size_t>(link.site_b)].name,
-                         link.latency_s * 1e3);
+    sites += fmt::format(
+        "; {}-{}: {:.3g} ms one way", platform.sites[static_cast<std::size_t>(link.site_a)].name,
+        platform.sites[static_cast<std::size_t>(link.site_b)].name, link.latency_s * 1e3);
   }
   return fmt::format("{} ranks, {} node(s) of {} lane(s), {} site(s) ({}); platform: {}",
                      platform.num_ranks(), platform.nodes.size(), lanes, platform.num_sites(),

@@ -25,10 +25,10 @@
 namespace multilane::mpi {
 
 struct Discovery {
-  std::vector<std::uint64_t> hashes;            // rank -> host hash
-  std::vector<std::string> site_names;          // rank -> MULTILANE_SITE ("" when unset)
-  std::vector<std::vector<LocalLane>> lanes;    // rank -> its lanes (empty: none found)
-  std::optional<RoundTrips> round_trips;        // between nodes, numbered by first rank
+  std::vector<std::uint64_t> hashes;          // rank -> host hash
+  std::vector<std::string> site_names;        // rank -> MULTILANE_SITE ("" when unset)
+  std::vector<std::vector<LocalLane>> lanes;  // rank -> its lanes (empty: none found)
+  std::optional<RoundTrips> round_trips;      // between nodes, numbered by first rank
 
   // Node index of each rank (nodes numbered by first rank) and each node's first rank.
   std::vector<int> node_of_rank() const;
@@ -40,8 +40,9 @@ struct Discovery {
 std::string site_name();
 // Throws UsageError when two ranks of one node name different sites.
 Platform discovered_platform(const Discovery& found);
-// One line for MULTILANE_EXPLAIN: "8 ranks, 8 nodes of 1-2 lanes, 2 sites (site0: 4 nodes, 0.05 ms
+// One line for MULTILANE_EXPLAIN (describe_platform of platform_file.hpp is the full summary):
+// "8 ranks, 8 nodes of 1-2 lanes, 2 sites (site0: 4 nodes, 0.05 ms
 // one way; site1: ...; site0-site1: 10.1 ms one way); platform: discovered".
-std::string describe_platform(const Platform& platform);
+std::string summarize_platform(const Platform& platform);
 
 }  // namespace multilane::mpi

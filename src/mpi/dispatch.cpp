@@ -22,9 +22,8 @@ bool rooted(WrappedCall call) {
 }
 
 std::uint32_t element_bytes(const CollectiveCall& c) {
-  return is_reduction(carrier(c.call))
-             ? static_cast<std::uint32_t>(element_size(c.reduction.type))
-             : 1;
+  return is_reduction(carrier(c.call)) ? static_cast<std::uint32_t>(element_size(c.reduction.type))
+                                       : 1;
 }
 
 void explain(const CollectiveCall& c, const CommState& state, const Route& route,
@@ -51,7 +50,7 @@ void explain_fallback(WrappedCall call, MPI_Comm comm, bool nonblocking) {
   int rank = -1, inter = 0;
   if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank != 0) return;
   PMPI_Comm_test_inter(comm, &inter);
-  const char* why = inter                               ? "intercommunicator"
+  const char* why = inter                         ? "intercommunicator"
                     : is_reduction(carrier(call)) ? "a datatype, operation or argument it serves"
                                                   : "arguments for the MPI library to check";
   std::fprintf(stderr, "multilane-mpi: %s: MPI library (%s)\n",

@@ -2,7 +2,6 @@
 #include "mpi/round_trips.hpp"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -15,10 +14,7 @@
 #include <cstring>
 #include <limits>
 #include <utility>
-#include <vector>
 
-#include "mpi/all_gather_text.hpp"
-#include "mpi/pmpi_check.hpp"
 #include "multilane/errors.hpp"
 
 namespace multilane::mpi {
@@ -28,15 +24,12 @@ namespace {
 constexpr int kRepetitions = 5;
 using Clock = std::chrono::steady_clock;
 
-// A socket closed when it goes out of scope.
+// A connecting socket, closed when it goes out of scope.
 class Socket {
  public:
-  explicit Socket(int fd = -1) : fd_(fd) {}
+  explicit Socket(int fd) : fd_(fd) {}
   Socket(Socket&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  Socket& operator=(Socket&& other) noexcept {
-    std::swap(fd_, other.fd_);
-    return *this;
-  }
+  Socket& operator=(Socket&&) = delete;
   ~Socket() {
     if (fd_ >= 0) ::close(fd_);
   }
@@ -50,80 +43,81 @@ sockaddr_in parse_endpoint(const std::string& text) {
   const std::size_t colon = text.rfind(':');
   sockaddr_in address{};
   address.sin_family = AF_INET;
-  if (colon == std::string::npos ||
-      inet_pton(AF_INET, text.substr(0, colon).c_str(), &address.sin_addr) != 1) {
-    throw CommunicationError(fmt::format("round trips: malformed endpoint \"{}\" from a peer", text));
+  int port = -1;
+  if (colon != std::string::npos) {
+    const std::string digits = text.substr(colon + 1);
+    if (!digits.empty() && digits.size() <= 5 &&
+        digits.find_first_not_of("0123456789") == std::string::npos) {
+      port = std::stoi(digits);
+    }
   }
-  address.sin_port = htons(static_cast<std::uint16_t>(std::stoi(text.substr(colon + 1))));
+  if (port < 0 || port > 65535 ||
+      inet_pton(AF_INET, text.substr(0, colon).c_str(), &address.sin_addr) != 1) {
+    throw CommunicationError(fmt::format("round trips: malformed endpoint \"{}\"", text));
+  }
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
   return address;
 }
 
-Socket listen_on(const std::string& host, std::string& endpoint) {
-  Socket listener(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  sockaddr_in address = parse_endpoint(host + ":0");
-  socklen_t length = sizeof(address);
-  if (listener.fd() < 0 ||
-      ::bind(listener.fd(), reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      ::listen(listener.fd(), SOMAXCONN) != 0 ||
-      ::getsockname(listener.fd(), reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    throw CommunicationError(
-        fmt::format("round trips: cannot listen on {}: {}", host, std::strerror(errno)));
-  }
-  endpoint = fmt::format("{}:{}", host, ntohs(address.sin_port));
-  return listener;
-}
-
-// Takes and drops the connections waiting on `listener`, so that its queue never fills.
-void drain(const Socket& listener) {
+// Takes and drops the connections waiting on the listener, so that its queue never fills.
+void drain(int listener) {
   while (true) {
-    const int fd = ::accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC);
+    const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) return;
     ::close(fd);
   }
 }
 
-// One connect to every other leader at once; the time each took goes into `row` when faster.
-void connect_all(const Socket& listener, const std::vector<std::string>& endpoints, int me,
+[[noreturn]] void cannot_connect(int node, const std::string& endpoint, int error) {
+  throw CommunicationError(fmt::format("measuring round trips: cannot connect to node {} at {}: {}",
+                                       node, endpoint, std::strerror(error)));
+}
+
+// One connect to every other leader at once; each one's time goes into `row` when faster.
+void connect_all(int listener, const std::vector<std::string>& endpoints, int me,
                  std::vector<double>& row) {
   std::vector<Socket> sockets;
-  std::vector<int> peer_of;
+  std::vector<int> node_of;
   std::vector<Clock::time_point> started;
-  for (int peer = 0; peer < static_cast<int>(endpoints.size()); ++peer) {
-    if (peer == me) continue;
-    const sockaddr_in address = parse_endpoint(endpoints[static_cast<std::size_t>(peer)]);
+  for (int node = 0; node < static_cast<int>(endpoints.size()); ++node) {
+    if (node == me) continue;
+    const std::string& endpoint = endpoints[static_cast<std::size_t>(node)];
+    const sockaddr_in address = parse_endpoint(endpoint);
     Socket socket(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (socket.fd() < 0) cannot_connect(node, endpoint, errno);
     started.push_back(Clock::now());
-    if (socket.fd() < 0 ||
-        (::connect(socket.fd(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0 &&
-         errno != EINPROGRESS)) {
-      throw CommunicationError(fmt::format("round trips: cannot connect to node {} at {}: {}", peer,
-                                           endpoints[static_cast<std::size_t>(peer)],
-                                           std::strerror(errno)));
+    if (::connect(socket.fd(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0 &&
+        errno != EINPROGRESS) {
+      cannot_connect(node, endpoint, errno);
     }
     sockets.push_back(std::move(socket));
-    peer_of.push_back(peer);
+    node_of.push_back(node);
   }
   std::vector<bool> done(sockets.size(), false);
   std::size_t remaining = sockets.size();
   const auto deadline = Clock::now() + std::chrono::duration<double>(kRoundTripTimeout);
   while (remaining > 0) {
-    std::vector<pollfd> waiting{{.fd = listener.fd(), .events = POLLIN, .revents = 0}};
+    std::vector<pollfd> waiting{{.fd = listener, .events = POLLIN, .revents = 0}};
     std::vector<std::size_t> index_of;
     for (std::size_t i = 0; i < sockets.size(); ++i) {
       if (done[i]) continue;
       waiting.push_back({.fd = sockets[i].fd(), .events = POLLOUT, .revents = 0});
       index_of.push_back(i);
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
       std::string silent;
-      for (const std::size_t i : index_of) silent += fmt::format("{}{}", silent.empty() ? "" : ", ", peer_of[i]);
-      throw CommunicationError(fmt::format(
-          "measuring round trips between nodes: no answer within {} s from node(s) {}",
-          kRoundTripTimeout, silent));
+      for (const std::size_t i : index_of) {
+        silent += fmt::format("{}{}", silent.empty() ? "" : ", ", node_of[i]);
+      }
+      throw CommunicationError(
+          fmt::format("measuring round trips: no answer within {} s from node(s) {}",
+                      kRoundTripTimeout, silent));
     }
-    if (::poll(waiting.data(), waiting.size(), static_cast<int>(left.count())) < 0 && errno != EINTR) {
-      throw CommunicationError(fmt::format("round trips: poll failed: {}", std::strerror(errno)));
+    if (::poll(waiting.data(), waiting.size(), static_cast<int>(left)) < 0 && errno != EINTR) {
+      throw CommunicationError(
+          fmt::format("measuring round trips: poll: {}", std::strerror(errno)));
     }
     const auto now = Clock::now();
     if (waiting[0].revents != 0) drain(listener);
@@ -133,12 +127,9 @@ void connect_all(const Socket& listener, const std::vector<std::string>& endpoin
       int error = 0;
       socklen_t length = sizeof(error);
       ::getsockopt(sockets[i].fd(), SOL_SOCKET, SO_ERROR, &error, &length);
-      if (error != 0) {
-        throw CommunicationError(fmt::format("round trips: cannot connect to node {} at {}: {}",
-                                             peer_of[i], endpoints[static_cast<std::size_t>(peer_of[i])],
-                                             std::strerror(error)));
-      }
-      double& best = row[static_cast<std::size_t>(peer_of[i])];
+      if (error != 0)
+        cannot_connect(node_of[i], endpoints[static_cast<std::size_t>(node_of[i])], error);
+      double& best = row[static_cast<std::size_t>(node_of[i])];
       best = std::min(best, std::chrono::duration<double>(now - started[i]).count());
       done[i] = true;
       --remaining;
@@ -148,30 +139,33 @@ void connect_all(const Socket& listener, const std::vector<std::string>& endpoin
 
 }  // namespace
 
-RoundTrips measure_round_trips(MPI_Comm leaders, const std::string& address) {
-  int me = 0, n = 1;
-  pmpi_check(PMPI_Comm_rank(leaders, &me), "PMPI_Comm_rank");
-  pmpi_check(PMPI_Comm_size(leaders, &n), "PMPI_Comm_size");
-  std::string endpoint;
-  const Socket listener = listen_on(address, endpoint);
-  const std::vector<std::string> endpoints = all_gather_text(leaders, n, endpoint, "round trip listeners");
-  std::vector<double> row(static_cast<std::size_t>(n), std::numeric_limits<double>::infinity());
+RoundTripListener::RoundTripListener(const std::string& address) {
+  sockaddr_in bound = parse_endpoint(address + ":0");
+  socklen_t length = sizeof(bound);
+  fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&bound), sizeof(bound)) != 0 ||
+      ::listen(fd_, SOMAXCONN) != 0 ||
+      ::getsockname(fd_, reinterpret_cast<sockaddr*>(&bound), &length) != 0) {
+    const int error = errno;
+    if (fd_ >= 0) ::close(fd_);
+    throw CommunicationError(fmt::format("measuring round trips: cannot listen on {}: {}", address,
+                                         std::strerror(error)));
+  }
+  endpoint_ = fmt::format("{}:{}", address, ntohs(bound.sin_port));
+}
+
+RoundTripListener::~RoundTripListener() {
+  ::close(fd_);
+}
+
+std::vector<double> time_connects(const RoundTripListener& listener,
+                                  const std::vector<std::string>& endpoints, int me) {
+  std::vector<double> row(endpoints.size(), std::numeric_limits<double>::infinity());
   for (int repetition = 0; repetition < kRepetitions; ++repetition) {
-    connect_all(listener, endpoints, me, row);
+    connect_all(listener.fd(), endpoints, me, row);
   }
-  RoundTrips trips{.nodes = n, .seconds = std::vector<double>(static_cast<std::size_t>(n) * n)};
-  // Also keeps every listener open until every leader has finished connecting.
-  pmpi_check(PMPI_Allgather(row.data(), n, MPI_DOUBLE, trips.seconds.data(), n, MPI_DOUBLE, leaders),
-             "PMPI_Allgather (round trips)");
-  for (int a = 0; a < n; ++a) {
-    for (int b = a + 1; b < n; ++b) {
-      const std::size_t ab = static_cast<std::size_t>(a) * n + b;
-      const std::size_t ba = static_cast<std::size_t>(b) * n + a;
-      trips.seconds[ab] = trips.seconds[ba] = std::min(trips.seconds[ab], trips.seconds[ba]);
-    }
-    trips.seconds[static_cast<std::size_t>(a) * n + a] = 0;
-  }
-  return trips;
+  row[static_cast<std::size_t>(me)] = 0;
+  return row;
 }
 
 }  // namespace multilane::mpi

@@ -4,8 +4,21 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <utility>
 
 namespace multilane::mpi {
+
+namespace {
+
+Route stay_with_mpi(std::string reason) {
+  return {.multilane = false, .algorithm = "", .reason = std::move(reason)};
+}
+
+Route take_multilane(std::string algorithm, std::string reason) {
+  return {.multilane = true, .algorithm = std::move(algorithm), .reason = std::move(reason)};
+}
+
+}  // namespace
 
 Route RoutePolicy::choose(WrappedCall call, std::uint64_t bytes, const CommShape& shape) const {
   const std::string& forced = settings_.forced[static_cast<std::size_t>(call)];
@@ -13,20 +26,20 @@ Route RoutePolicy::choose(WrappedCall call, std::uint64_t bytes, const CommShape
     std::string name(call_name(call));
     for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     const std::string why = fmt::format("MULTILANE_ALGORITHM_{}={}", name, forced);
-    if (forced == "mpi") return {false, "", why};
-    if (shape.size > 1) return {true, forced, why};
+    if (forced == "mpi") return stay_with_mpi(why);
+    if (shape.size > 1) return take_multilane(forced, why);
   }
-  if (shape.size == 1) return {false, "", "one rank"};
-  if (bytes == 0 && call != WrappedCall::Barrier) return {false, "", "no data"};
+  if (shape.size == 1) return stay_with_mpi("one rank");
+  if (bytes == 0 && call != WrappedCall::Barrier) return stay_with_mpi("no data");
   if (shape.sites == 1) {
-    if (call == WrappedCall::Barrier) return {false, "", "barrier in one site"};
+    if (call == WrappedCall::Barrier) return stay_with_mpi("barrier in one site");
     if (const std::uint64_t from = one_site_from(call, shape); bytes < from) {
-      return {false, "",
-              fmt::format("{} B on {} node(s) of one site, below {} B", bytes, shape.nodes, from)};
+      return stay_with_mpi(
+          fmt::format("{} B on {} node(s) of one site, below {} B", bytes, shape.nodes, from));
     }
   }
-  return {true, "auto",
-          fmt::format("{} B on {} node(s) of {} site(s)", bytes, shape.nodes, shape.sites)};
+  return take_multilane(
+      "auto", fmt::format("{} B on {} node(s) of {} site(s)", bytes, shape.nodes, shape.sites));
 }
 
 std::uint64_t RoutePolicy::one_site_from(WrappedCall call, const CommShape& shape) const {

@@ -31,8 +31,8 @@ void check_forced(WrappedCall call, const std::string& name, const std::string& 
     throw UsageError(fmt::format("{}={}: must be mpi or auto", name, value));
   }
   if (find_algorithm(carrier(call), value) == nullptr) {
-    throw UsageError(fmt::format("{}={}: must be mpi, auto or one of {}", name, value,
-                                 algorithm_names(carrier(call))));
+    throw UsageError(fmt::format("{}={}: {}", name, value,
+                                 unknown_algorithm_message(carrier(call), value, {"mpi", "auto"})));
   }
 }
 

@@ -83,7 +83,8 @@ SiteClusters cluster_sites(const RoundTrips& trips) {
   for (int s = 0; s < sites; ++s) {
     out.wan_latency_s[static_cast<std::size_t>(s * sites + s)] = 0;
     if (!inside[static_cast<std::size_t>(s)].empty()) {
-      out.lan_latency_s[static_cast<std::size_t>(s)] = median(inside[static_cast<std::size_t>(s)]) / 2;
+      out.lan_latency_s[static_cast<std::size_t>(s)] =
+          median(inside[static_cast<std::size_t>(s)]) / 2;
     }
   }
   return out;

@@ -33,9 +33,9 @@ struct RoundTrips {
 };
 
 struct SiteClusters {
-  std::vector<int> site_of_node;        // sites numbered by their first node
-  std::vector<double> lan_latency_s;    // per site (0 for a site of one node)
-  std::vector<double> wan_latency_s;    // sites x sites, row-major (0 on the diagonal)
+  std::vector<int> site_of_node;      // sites numbered by their first node
+  std::vector<double> lan_latency_s;  // per site (0 for a site of one node)
+  std::vector<double> wan_latency_s;  // sites x sites, row-major (0 on the diagonal)
   int sites() const { return static_cast<int>(lan_latency_s.size()); }
 };
 

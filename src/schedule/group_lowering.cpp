@@ -89,7 +89,6 @@ bool has_group_ops(const Schedule& schedule) {
 LoweredGroupCalls lower_group_calls(const Schedule& s, const Platform& platform) {
   const auto expansion = expand_group_calls(s, platform);
   ScheduleBuilder b(s.collective, s.algorithm, s.num_ranks(), s.root, s.size, s.segment);
-  b.set_wan_pairs(s.wan_pairs);
   std::vector<std::uint8_t> copied_once;
   std::vector<std::vector<OpIndex>> replaced;  // per op of the rank: its new indices
   std::vector<OpIndex> deps;

@@ -1,5 +1,5 @@
 // The names, sizes and rules of reduction.hpp (the kernels are the runtime's:
-// src/runtime/reduce_kernels.cpp).
+// src/runtime/exec/reduce_kernels.cpp).
 #include "multilane/reduction.hpp"
 
 #include <fmt/format.h>

@@ -204,7 +204,6 @@ Schedule reverse_schedule(const Schedule& s, Collective reversed_collective,
   out.root = s.root;
   out.size = s.size;
   out.segment = s.segment;
-  out.wan_pairs = s.wan_pairs;
   out.element_size = s.element_size;
   out.scratch_bytes = s.scratch_bytes;
   out.rank_begin = s.rank_begin;
@@ -339,7 +338,6 @@ std::string schedule_to_json(const Schedule& s, int indent) {
            {"root", s.root},
            {"size", s.size},
            {"segment", s.segment},
-           {"wan_pairs", s.wan_pairs},
            {"element_size", s.element_size},
            {"ranks", std::move(ranks)}};
   return doc.dump(indent);

@@ -12,7 +12,6 @@ bool has_recv_reduce(const Schedule& schedule) {
 
 Schedule lower_recv_reduce(const Schedule& s) {
   ScheduleBuilder b(s.collective, s.algorithm, s.num_ranks(), s.root, s.size, s.segment);
-  b.set_wan_pairs(s.wan_pairs);
   b.set_element_size(s.element_size);
   std::vector<OpIndex> lowered;  // per op of the rank: the op its dependents wait for
   std::vector<OpIndex> deps;

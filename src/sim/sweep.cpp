@@ -68,7 +68,7 @@ void evaluate(const Platform& platform, const SweepRequest& req, const Algorithm
     }
     const Schedule schedule = build_schedule(platform, req.collective, info.name, params);
     row.segment = info.pipelined ? seg : 0;
-    row.wan_pairs = schedule.wan_pairs;
+    row.wan_pairs = wan_pairs_used(platform, req.collective, info.name, params);
     row.ops = schedule.num_ops();
     if (req.simulate) {
       SimOptions o;
@@ -115,14 +115,7 @@ SweepResult run_sweep(const Platform& platform, const SweepRequest& req) {
   } else {
     for (const auto& name : req.algorithms) {
       const AlgorithmInfo* a = find_algorithm(req.collective, name);
-      if (!a && !leaders_algorithm_error(req.collective, name).empty()) {
-        throw UsageError(unknown_algorithm_message(req.collective, name));
-      }
-      if (!a) {
-        throw UsageError(fmt::format("unknown {} algorithm \"{}\": choose one of {}, or all",
-                                     to_string(req.collective), name,
-                                     algorithm_names(req.collective)));
-      }
+      if (!a) throw UsageError(unknown_algorithm_message(req.collective, name, {"all"}));
       algos.push_back(a);
     }
   }

@@ -5,8 +5,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "runtime/io_wait.hpp"
-#include "runtime/transport_error.hpp"
+#include "runtime/transport/io_wait.hpp"
+#include "runtime/transport/transport_error.hpp"
 
 namespace multilane::wan {
 

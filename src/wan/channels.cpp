@@ -14,8 +14,8 @@
 
 #include "multilane/channels.hpp"
 #include "multilane/errors.hpp"
-#include "runtime/stream_set.hpp"
-#include "runtime/transport_error.hpp"
+#include "runtime/transport/stream_set.hpp"
+#include "runtime/transport/transport_error.hpp"
 #include "wan/exchange.hpp"
 #include "wan/message_relay.hpp"
 #include "wan/path_connect.hpp"

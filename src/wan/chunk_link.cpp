@@ -5,7 +5,7 @@
 
 #include <array>
 
-#include "runtime/io_wait.hpp"
+#include "runtime/transport/io_wait.hpp"
 
 namespace multilane::wan {
 

@@ -12,7 +12,7 @@
 #include <functional>
 #include <span>
 
-#include "runtime/stream_set.hpp"
+#include "runtime/transport/stream_set.hpp"
 
 namespace multilane::wan {
 

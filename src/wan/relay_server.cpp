@@ -9,8 +9,8 @@
 
 #include "multilane/errors.hpp"
 #include "multilane/units.hpp"
-#include "runtime/stream_set.hpp"
-#include "runtime/transport_error.hpp"
+#include "runtime/transport/stream_set.hpp"
+#include "runtime/transport/transport_error.hpp"
 #include "wan/path_connect.hpp"
 #include "wan/progress.hpp"
 #include "wan/relay_protocol.hpp"

@@ -1,14 +1,14 @@
 // wan/route_header.hpp — what travels on the links of the aggregate-router network.
 //
 // Every chunk on a rank-router or router-router link is a 16-byte route header, the runtime's
-// 64-byte frame header (runtime/wire.hpp: message id, offset, length, total) and the chunk's
-// bytes. Route header, little-endian: u32 magic "1MLX", u16 source site, u16 destination
+// 64-byte frame header (runtime/transport/wire.hpp: message id, offset, length, total) and the
+// chunk's bytes. Route header, little-endian: u32 magic "1MLX", u16 source site, u16 destination
 // site, u32 source rank, u32 destination rank (ranks are numbered within their site). A router
 // forwards by the destination alone; the receiver writes the bytes at `offset` of message
 // `message_id` from the source and counts them (aggregate-router paper, 3.2).
 //
-// Connections of this network carry a NodeIdentity in their handshake (runtime/auth.hpp): a
-// rank (its site and rank) or a router (its site and index).
+// Connections of this network carry a NodeIdentity in their handshake (runtime/transport/auth.hpp):
+// a rank (its site and rank) or a router (its site and index).
 #pragma once
 
 #include <array>
@@ -19,7 +19,7 @@
 #include <string_view>
 #include <variant>
 
-#include "runtime/wire.hpp"
+#include "runtime/transport/wire.hpp"
 
 namespace multilane::wan {
 

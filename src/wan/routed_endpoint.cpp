@@ -10,10 +10,10 @@
 #include <thread>
 
 #include "multilane/errors.hpp"
-#include "runtime/io_wait.hpp"
-#include "runtime/stream_set.hpp"
-#include "runtime/stripe.hpp"
-#include "runtime/transport_error.hpp"
+#include "runtime/transport/io_wait.hpp"
+#include "runtime/transport/stream_set.hpp"
+#include "runtime/transport/stripe.hpp"
+#include "runtime/transport/transport_error.hpp"
 #include "wan/chunk_link.hpp"
 #include "wan/path_connect.hpp"
 

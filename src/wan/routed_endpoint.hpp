@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/auth.hpp"
+#include "runtime/transport/auth.hpp"
 #include "wan/route_header.hpp"
 
 namespace multilane::wan {

@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "runtime/stream_set.hpp"
-#include "runtime/transport_error.hpp"
+#include "runtime/transport/stream_set.hpp"
+#include "runtime/transport/transport_error.hpp"
 #include "wan/path_connect.hpp"
 #include "wan/progress.hpp"
 

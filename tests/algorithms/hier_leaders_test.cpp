@@ -204,7 +204,7 @@ TEST(HierLeaders, NamesFlowThroughTheRegistry) {
   EXPECT_TRUE(info->pipelined);  // X's: the segment reaches the leaders' trees
   EXPECT_TRUE(info->two_level);
   EXPECT_FALSE(info->takes_leaders_algorithm);
-  EXPECT_TRUE(find_algorithm(Collective::Scatter, "hier-shm:multilane")->uses_wan_pairs);
+  EXPECT_TRUE(find_algorithm(Collective::Scatter, "hier-shm:multilane")->uses_wan_pairs());
   EXPECT_EQ(find_algorithm(Collective::Bcast, "hier-shm:hier-shm"), nullptr);
   EXPECT_EQ(find_algorithm(Collective::Alltoall, "hier-shm:pairwise"), nullptr);
   // 9 bcast, 4 scatter, 4 gather and 2 allgather leaders' algorithms; none listed as plain.
@@ -248,7 +248,7 @@ TEST(HierLeaders, PassesTheSegmentAndWanPairsToTheLeaders) {
   BuildParams params{.root = 0, .size = 1000, .wan_pairs = 3};
   const Schedule scatter =
       build_schedule(two_sites, Collective::Scatter, "hier-shm:multilane", params);
-  EXPECT_EQ(scatter.wan_pairs, 3);
+  EXPECT_EQ(wan_pairs_used(two_sites, Collective::Scatter, "hier-shm:multilane", params), 3);
   EXPECT_EQ(testing::wan_traffic(scatter, two_sites).second.size(), 3u);
   EXPECT_TRUE(verify_schedule(scatter, two_sites).ok());
 }

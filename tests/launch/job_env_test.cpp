@@ -1,6 +1,6 @@
-// Tests of the environment contract (runtime/job_env.hpp): defaults, the mpirun and PMI
+// Tests of the environment contract (runtime/launch/job_env.hpp): defaults, the mpirun and PMI
 // fallbacks, the round trip a launcher relies on, and the exact error texts.
-#include "runtime/job_env.hpp"
+#include "runtime/launch/job_env.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

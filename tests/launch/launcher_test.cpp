@@ -1,7 +1,7 @@
-// Tests of launch_job() (runtime/launcher.hpp) with small shell ranks: the environment every
+// Tests of launch_job() (runtime/launch/launcher.hpp) with small shell ranks: the environment every
 // rank sees, failures reported by rank and cause, the others terminated after the grace,
 // signal forwarding, tagged output, and no rank process surviving the launcher.
-#include "runtime/launcher.hpp"
+#include "runtime/launch/launcher.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -18,8 +18,8 @@
 #include <thread>
 
 #include "multilane/errors.hpp"
-#include "runtime/job_env.hpp"
-#include "runtime/rendezvous.hpp"
+#include "runtime/launch/job_env.hpp"
+#include "runtime/launch/rendezvous.hpp"
 
 namespace multilane::runtime {
 namespace {

@@ -1,5 +1,5 @@
-// Which processing unit each rank of a local job is bound to (runtime/rank_binding.hpp).
-#include "runtime/rank_binding.hpp"
+// Which processing unit each rank of a local job is bound to (runtime/launch/rank_binding.hpp).
+#include "runtime/launch/rank_binding.hpp"
 
 #include <gtest/gtest.h>
 #include <sched.h>

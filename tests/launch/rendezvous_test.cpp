@@ -1,7 +1,7 @@
-// Tests of the rendezvous key-value store (runtime/rendezvous.hpp) over 127.0.0.1: puts and
+// Tests of the rendezvous key-value store (runtime/launch/rendezvous.hpp) over 127.0.0.1: puts and
 // gets across threads, waiting gets, timeout and unreachable texts, and strangers (wrong
 // secret, garbage, absurd sizes) dropped with a logged reason while the store goes on.
-#include "runtime/rendezvous.hpp"
+#include "runtime/launch/rendezvous.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,10 +10,10 @@
 #include <thread>
 
 #include "multilane/errors.hpp"
-#include "runtime/io_wait.hpp"
-#include "runtime/launch_store_protocol.hpp"
-#include "runtime/le_bytes.hpp"
-#include "runtime/transport_error.hpp"
+#include "runtime/launch/launch_store_protocol.hpp"
+#include "runtime/transport/io_wait.hpp"
+#include "runtime/transport/le_bytes.hpp"
+#include "runtime/transport/transport_error.hpp"
 #include "support/loopback_port.hpp"
 
 namespace multilane::runtime {

@@ -24,7 +24,8 @@ std::vector<std::string> addresses(const std::vector<LocalLane>& lanes) {
   return out;
 }
 
-const std::vector<LocalLane> kUp = {interface("eth0", "10.0.0.7"), interface("docker0", "172.17.0.1"),
+const std::vector<LocalLane> kUp = {interface("eth0", "10.0.0.7"),
+                                    interface("docker0", "172.17.0.1"),
                                     interface("ib0", "198.18.1.7"), interface("ib1", "198.18.2.7")};
 
 TEST(LaneDiscovery, ByDefaultEveryInterfaceButContainerBridges) {
@@ -76,7 +77,8 @@ RoundTrips grid(const std::vector<int>& site_of_node, double wan_ms) {
   RoundTrips trips{.nodes = n, .seconds = std::vector<double>(static_cast<std::size_t>(n * n))};
   for (int a = 0; a < n; ++a) {
     for (int b = 0; b < n; ++b) {
-      const bool same = site_of_node[static_cast<std::size_t>(a)] == site_of_node[static_cast<std::size_t>(b)];
+      const bool same =
+          site_of_node[static_cast<std::size_t>(a)] == site_of_node[static_cast<std::size_t>(b)];
       trips.seconds[static_cast<std::size_t>(a * n + b)] =
           a == b ? 0 : (same ? 60e-6 + 1e-6 * (a + b) : wan_ms * 1e-3 + 1e-5 * (a + b));
     }

@@ -102,8 +102,10 @@ void expect_error(const char* name, const char* value, const std::string& messag
 TEST(Settings, BadValuesAreErrorsNamingTheVariable) {
   expect_error("MULTILANE_MPI", "maybe", "MULTILANE_MPI=maybe: must be on or off");
   expect_error("MULTILANE_EXPLAIN", "yes", "MULTILANE_EXPLAIN=yes: must be 0 or 1");
-  expect_error("MULTILANE_ALGORITHM_SCATTER", "tree",
-               "MULTILANE_ALGORITHM_SCATTER=tree: must be mpi, auto or one of linear");
+  expect_error(
+      "MULTILANE_ALGORITHM_SCATTER", "tree",
+      "MULTILANE_ALGORITHM_SCATTER=tree: unknown scatter algorithm \"tree\": choose mpi, auto or "
+      "one of linear");
   expect_error("MULTILANE_ALGORITHM_BARRIER", "linear",
                "MULTILANE_ALGORITHM_BARRIER=linear: must be mpi or auto");
   expect_error("MULTILANE_MPI_SMALL", "lots", "MULTILANE_MPI_SMALL=lots");
@@ -123,10 +125,17 @@ name = "alpha"
 name = "beta"
 )";
 
+// Ranks on hosts of these names, without addresses.
+std::vector<RankHost> named(const std::vector<std::string>& names) {
+  std::vector<RankHost> out;
+  for (const std::string& name : names) out.push_back({.name = name, .addresses = {}});
+  return out;
+}
+
 TEST(PlatformMatch, RanksGoToTheirNodesInRankOrder) {
   const Platform file = parse_platform(kTwoNodes, "two.toml");
   const Platform placed =
-      place_by_name(file, "two.toml", {"beta", "alpha.example.org", "beta", "alpha"});
+      place_on_file(file, "two.toml", named({"beta", "alpha.example.org", "beta", "alpha"}));
   ASSERT_EQ(placed.num_ranks(), 4);
   EXPECT_EQ(placed.node_of(0), 1);
   EXPECT_EQ(placed.ranks[0].core, 0);
@@ -136,19 +145,41 @@ TEST(PlatformMatch, RanksGoToTheirNodesInRankOrder) {
   EXPECT_EQ(placed.ranks[3].core, 1);
 }
 
+TEST(PlatformMatch, AHostOfAnotherNameIsPlacedByItsLaneAddress) {
+  const Platform file = parse_platform(
+      "name = \"grid\"\n[defaults]\nlan_latency = \"20us\"\n"
+      "[[site]]\nname = \"s\"\n[[site.node]]\nname = \"n0\"\ncores = 1\n"
+      "lanes = [{bandwidth = \"1Gbit/s\", address = \"198.18.0.1\"}]\n"
+      "[[site.node]]\nname = \"n1\"\ncores = 1\n"
+      "lanes = [{bandwidth = \"1Gbit/s\", address = \"198.18.0.2\"}]\n",
+      "grid.toml");
+  const Platform placed = place_on_file(file, "grid.toml",
+                                        {{.name = "vm", .addresses = {"10.0.0.5", "198.18.0.2"}},
+                                         {.name = "vm", .addresses = {"198.18.0.1"}}});
+  EXPECT_EQ(placed.node_of(0), 1);
+  EXPECT_EQ(placed.node_of(1), 0);
+  const RankHost back =
+      parse_rank_host(rank_host_text({.name = "vm", .addresses = {"10.0.0.5", "198.18.0.2"}}));
+  EXPECT_EQ(back.name, "vm");
+  EXPECT_EQ(back.addresses, (std::vector<std::string>{"10.0.0.5", "198.18.0.2"}));
+  EXPECT_TRUE(parse_rank_host("vm\n").addresses.empty());
+}
+
 TEST(PlatformMatch, UnknownHostsAndFullNodesAreErrors) {
   const Platform file = parse_platform(kTwoNodes, "two.toml");
   try {
-    place_by_name(file, "two.toml", {"alpha", "gamma"});
+    place_on_file(file, "two.toml", named({"alpha", "gamma"}));
     ADD_FAILURE() << "gamma was placed";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("MULTILANE_PLATFORM=two.toml: rank 1 runs on \"gamma\", "
-                                         "which is not a node of the file (nodes: alpha, beta)"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "MULTILANE_PLATFORM=two.toml: rank 1 runs on \"gamma\", "
+                  "which is not a node of the file (nodes: alpha, beta), and none of the "
+                  "file's lane addresses is one of its host's (none)"),
               std::string::npos)
         << e.what();
   }
   try {
-    place_by_name(file, "two.toml", {"alpha", "alpha", "alpha"});
+    place_on_file(file, "two.toml", named({"alpha", "alpha", "alpha"}));
     ADD_FAILURE() << "three ranks fit on two cores";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("node \"alpha\" has 2 core(s), but more ranks run on it "

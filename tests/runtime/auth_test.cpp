@@ -5,8 +5,8 @@
 #include <future>
 
 #include "loopback.hpp"
-#include "runtime/auth.hpp"
-#include "runtime/transport_error.hpp"
+#include "runtime/transport/auth.hpp"
+#include "runtime/transport/transport_error.hpp"
 
 namespace multilane::runtime {
 namespace {

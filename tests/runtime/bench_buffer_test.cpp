@@ -1,6 +1,6 @@
-// BenchBuffer (runtime/bench_buffer.hpp): application memory where asked in its page, and
+// BenchBuffer (runtime/check/bench_buffer.hpp): application memory where asked in its page, and
 // SharedBuffers that the shared-memory layer finds as such.
-#include "runtime/bench_buffer.hpp"
+#include "runtime/check/bench_buffer.hpp"
 
 #include <gtest/gtest.h>
 

@@ -9,10 +9,10 @@
 #include "local_job.hpp"
 #include "multilane/algorithms.hpp"
 #include "multilane/collective.hpp"
-#include "runtime/auth.hpp"
-#include "runtime/data_check.hpp"
-#include "runtime/tcp_connect.hpp"
-#include "runtime/transport_error.hpp"
+#include "runtime/check/data_check.hpp"
+#include "runtime/transport/auth.hpp"
+#include "runtime/transport/tcp_connect.hpp"
+#include "runtime/transport/transport_error.hpp"
 
 namespace multilane::testing {
 namespace {
@@ -388,7 +388,7 @@ TEST(Communicator, BadArgumentsNameTheArgumentAndRange) {
       EXPECT_THAT(attempt([&] {
                     comm.bcast(data, 0, {"fastest", 0, 0});
                   }).message,
-                  HasSubstr("unknown bcast algorithm 'fastest': use auto or one of linear"));
+                  HasSubstr("unknown bcast algorithm \"fastest\": choose auto or one of linear"));
       std::vector<std::byte> small(15);
       EXPECT_EQ(attempt([&] { comm.scatter(small, data, 0); }).message,
                 "scatter: the send buffer of rank 0 has 15 bytes, but this call needs 20 (10 "

@@ -1,5 +1,5 @@
-// Engine (runtime/engine.hpp): a receive outlives the peer's last adopted stream while another
-// stream of that peer is still in its handshake here.
+// Engine (runtime/transport/engine.hpp): a receive outlives the peer's last adopted stream while
+// another stream of that peer is still in its handshake here.
 //
 // The connecting side finishes its handshake once it has read ours, before we have read its
 // proof, so it may stripe a message over a stream we have not adopted yet, and finish and
@@ -17,7 +17,7 @@
 
 #include "loopback.hpp"
 #include "pausing_proxy.hpp"
-#include "runtime/engine.hpp"
+#include "runtime/transport/engine.hpp"
 
 namespace multilane::runtime {
 namespace {

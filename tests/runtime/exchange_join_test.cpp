@@ -1,4 +1,4 @@
-// join_by_exchange (runtime/exchange_join.hpp): ranks that can all-gather text (here, threads
+// join_by_exchange (runtime/api/exchange_join.hpp): ranks that can all-gather text (here, threads
 // sharing memory; in the PMPI library, an MPI communicator) make a working job of it.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -7,8 +7,8 @@
 #include <mutex>
 #include <thread>
 
-#include "runtime/communicator_impl.hpp"  // job_platform
-#include "runtime/exchange_join.hpp"
+#include "runtime/api/communicator_impl.hpp"  // job_platform
+#include "runtime/api/exchange_join.hpp"
 
 namespace multilane {
 namespace {

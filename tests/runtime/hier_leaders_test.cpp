@@ -8,7 +8,7 @@
 #include "local_job.hpp"
 #include "multilane/algorithms.hpp"
 #include "multilane/collective.hpp"
-#include "runtime/data_check.hpp"
+#include "runtime/check/data_check.hpp"
 
 namespace multilane::testing {
 namespace {
@@ -56,7 +56,7 @@ TEST(HierLeadersNames, ABadLeadersAlgorithmIsRejectedSayingWhy) {
       ADD_FAILURE() << "hier-shm:nope ran";
     } catch (const UsageError& e) {
       EXPECT_STREQ(e.what(),
-                   "unknown bcast algorithm 'hier-shm:nope': the leaders' algorithm of hier-shm "
+                   "unknown bcast algorithm \"hier-shm:nope\": the leaders' algorithm of hier-shm "
                    "must be one of linear, chain, binary, binomial, vandegeijn, multilane, "
                    "multilane-sites, dbtree, site-binomial");
     }

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "multilane/communicator.hpp"
-#include "runtime/address_book.hpp"
-#include "runtime/communicator_impl.hpp"
+#include "runtime/api/communicator_impl.hpp"
+#include "runtime/launch/address_book.hpp"
 
 namespace multilane::testing {
 
@@ -33,11 +33,21 @@ class MemoryAddressBook : public runtime::AddressBook {
     }
     changed_.notify_all();
   }
+  void publish_failure(int rank, const std::string& why) override {
+    {
+      std::lock_guard lock(mutex_);
+      failures_[rank] = why;
+    }
+    changed_.notify_all();
+  }
   std::vector<std::string> lookup(int rank) override {
     std::unique_lock lock(mutex_);
-    if (!changed_.wait_for(lock, std::chrono::seconds(20), [&] { return book_.contains(rank); })) {
+    if (!changed_.wait_for(lock, std::chrono::seconds(20),
+                           [&] { return book_.contains(rank) || failures_.contains(rank); })) {
       throw CommunicationError("rank " + std::to_string(rank) + " never published its address");
     }
+    if (failures_.contains(rank))
+      runtime::check_not_failure(rank, runtime::failure_value(failures_[rank]));
     return book_[rank];
   }
 
@@ -45,6 +55,7 @@ class MemoryAddressBook : public runtime::AddressBook {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::map<int, std::vector<std::string>> book_;
+  std::map<int, std::string> failures_;
 };
 
 struct LocalJob {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "multilane/reduction.hpp"
-#include "runtime/chunk_combiner.hpp"
+#include "runtime/exec/chunk_combiner.hpp"
 
 namespace multilane {
 namespace {

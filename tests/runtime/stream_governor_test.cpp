@@ -1,4 +1,4 @@
-#include "runtime/stream_governor.hpp"
+#include "runtime/transport/stream_governor.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // tests/runtime/stripe_test.cpp — the chunk plan covers the message exactly, evenly.
 #include <gtest/gtest.h>
 
-#include "runtime/stripe.hpp"
+#include "runtime/transport/stripe.hpp"
 
 namespace multilane::runtime {
 namespace {

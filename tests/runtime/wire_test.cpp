@@ -1,7 +1,7 @@
 // tests/runtime/wire_test.cpp — frame header round trip and every validation error's text.
 #include <gtest/gtest.h>
 
-#include "runtime/wire.hpp"
+#include "runtime/transport/wire.hpp"
 
 namespace multilane::runtime {
 namespace {

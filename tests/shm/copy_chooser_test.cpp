@@ -57,16 +57,23 @@ TEST(CopyChooser, LearnsAlltoallAndAllgatherOf4KiBTo1MiBBcastAndScatterTo64KiB) 
 }
 
 TEST(CopyChooser, ChoiceWordsRoundTrip) {
-  for (const CopyChoice choice : {CopyChoice{true, false, true, false, 17},
-                                  CopyChoice{true, true, false, true, (1ull << 59) + 3}}) {
+  const CopyChoice twice_then_once{
+      {.valid = true, .old_value = CopyPath::Twice, .new_value = CopyPath::Once, .from_serial = 17},
+      /*timing=*/false};
+  const CopyChoice once_then_twice{{.valid = true,
+                                    .old_value = CopyPath::Once,
+                                    .new_value = CopyPath::Twice,
+                                    .from_serial = (1ull << 59) + 3},
+                                   /*timing=*/true};
+  for (const CopyChoice choice : {twice_then_once, once_then_twice}) {
     const CopyChoice back = unpack_choice(pack(choice));
     EXPECT_TRUE(back.valid);
-    EXPECT_EQ(back.old_once, choice.old_once);
-    EXPECT_EQ(back.new_once, choice.new_once);
+    EXPECT_EQ(back.old_value, choice.old_value);
+    EXPECT_EQ(back.new_value, choice.new_value);
     EXPECT_EQ(back.timing, choice.timing);
     EXPECT_EQ(back.from_serial, choice.from_serial);
-    EXPECT_EQ(back.once_at(choice.from_serial - 1), choice.old_once);
-    EXPECT_EQ(back.once_at(choice.from_serial), choice.new_once);
+    EXPECT_EQ(back.at(choice.from_serial - 1), choice.old_value);
+    EXPECT_EQ(back.at(choice.from_serial), choice.new_value);
   }
   EXPECT_EQ(pack(CopyChoice{}), 0u);
   EXPECT_FALSE(unpack_choice(0).valid);

@@ -67,8 +67,8 @@ TEST(RootShare, ChoiceWordsRoundTrip) {
         ShareChoice{true, 1024, 0, 12345}}) {
     const ShareChoice back = unpack_share(pack(choice));
     EXPECT_TRUE(back.valid);
-    EXPECT_EQ(back.old_share, choice.old_share);
-    EXPECT_EQ(back.new_share, choice.new_share);
+    EXPECT_EQ(back.old_value, choice.old_value);
+    EXPECT_EQ(back.new_value, choice.new_value);
     EXPECT_EQ(back.from_serial, choice.from_serial);
   }
   EXPECT_EQ(pack(ShareChoice{}), 0u);

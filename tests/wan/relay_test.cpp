@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "multilane/errors.hpp"
-#include "runtime/auth.hpp"
-#include "runtime/io_wait.hpp"
+#include "runtime/transport/auth.hpp"
+#include "runtime/transport/io_wait.hpp"
 #include "wan/relay_server.hpp"
 #include "wan_testing.hpp"
 

@@ -41,15 +41,16 @@ bool rooted(std::size_t size_class) {
 
 std::uint64_t pack(const CopyChoice& choice) {
   if (!choice.valid) return 0;
-  return kValid | (choice.old_once ? kOldOnce : 0) | (choice.new_once ? kNewOnce : 0) |
-         (choice.timing ? kTiming : 0) | choice.from_serial << kSerialShift;
+  return kValid | (choice.old_value == CopyPath::Once ? kOldOnce : 0) |
+         (choice.new_value == CopyPath::Once ? kNewOnce : 0) | (choice.timing ? kTiming : 0) |
+         choice.from_serial << kSerialShift;
 }
 
 CopyChoice unpack_choice(std::uint64_t word) {
   CopyChoice choice;
   choice.valid = (word & kValid) != 0;
-  choice.old_once = (word & kOldOnce) != 0;
-  choice.new_once = (word & kNewOnce) != 0;
+  choice.old_value = path_of((word & kOldOnce) != 0);
+  choice.new_value = path_of((word & kNewOnce) != 0);
   choice.timing = (word & kTiming) != 0;
   choice.from_serial = word >> kSerialShift;
   return choice;
@@ -70,9 +71,9 @@ CopyChooser::CopyChooser(const SegmentView& view, int local_rank, bool enabled,
                          const PlanLearning& policy)
     : enabled_(enabled), local_rank_(local_rank), view_(view), policy_(policy) {}
 
-PlanLearner& CopyChooser::learner(std::size_t size_class, bool once) {
-  std::optional<PlanLearner>& learner = learners_[size_class];
-  if (!learner) learner.emplace(once, policy_);
+PlanLearner<CopyPath>& CopyChooser::learner(std::size_t size_class, CopyPath path) {
+  std::optional<PlanLearner<CopyPath>>& learner = learners_[size_class];
+  if (!learner) learner.emplace(path, policy_);
   return *learner;
 }
 
@@ -92,25 +93,29 @@ bool CopyChooser::choose(const CallShape& call, std::uint64_t serial, bool by_li
   if (!size_class) return by_limits;  // not learned: the caller should have passed
   const std::atomic_ref<std::uint64_t> word(this->word(call, *size_class));
   const CopyChoice seen = unpack_choice(word.load(std::memory_order_acquire));
-  const bool once = seen.valid ? seen.once_at(serial) : by_limits;
+  const CopyPath path = seen.valid ? seen.at(serial) : path_of(by_limits);
   bool timed = seen.timing;
   const int decider = rooted(*size_class) ? call.root : 0;
   if (local_rank_ == decider) {
-    // The decider's own changes take effect one call after it makes them, so `once` is what
+    // The decider's own changes take effect one call after it makes them, so `path` is what
     // it published last (or the limits' path).
-    const PlanLearner& mine = learner(*size_class, once);
-    CopyChoice wanted = seen.valid ? seen : CopyChoice{true, once, once, false, 0};
-    if (mine.wanted() != once) {
-      wanted.old_once = once;
-      wanted.new_once = mine.wanted();
+    const PlanLearner<CopyPath>& mine = learner(*size_class, path);
+    CopyChoice wanted = seen;
+    if (!seen.valid) {
+      wanted = CopyChoice{{.valid = true, .old_value = path, .new_value = path, .from_serial = 0},
+                          /*timing=*/false};
+    }
+    if (mine.wanted() != path) {
+      wanted.old_value = path;
+      wanted.new_value = mine.wanted();
       wanted.from_serial = serial + 1;
     }
     wanted.timing = timed = mine.wants_timing();
     // Released by this rank's first sync of the call, which everyone reads before the next.
     if (pack(wanted) != pack(seen)) word.store(pack(wanted), std::memory_order_release);
   }
-  current_ = Call{*size_class, decider, once, serial, learned_calls_++ % 2, timed, 0};
-  return once;
+  current_ = Call{*size_class, decider, path, serial, learned_calls_++ % 2, timed, 0};
+  return path == CopyPath::Once;
 }
 
 bool CopyChooser::wants_timing() const {
@@ -147,29 +152,29 @@ void CopyChooser::finished(std::optional<std::chrono::nanoseconds> took, std::ui
     const std::optional<std::chrono::nanoseconds> time = slowest(*pending_);
     std::optional<double> per_byte;
     if (time) per_byte = static_cast<double>(time->count()) / static_cast<double>(pending_->bytes);
-    learner(pending_->size_class, pending_->once).finished(pending_->once, per_byte);
+    learner(pending_->size_class, pending_->path).finished(pending_->path, per_byte);
     pending_.reset();
   }
   if (local_rank_ != call.decider) return;
   if (call.timed) {
     pending_ = call;
   } else {
-    learner(call.size_class, call.once).finished(call.once, std::nullopt);
+    learner(call.size_class, call.path).finished(call.path, std::nullopt);
   }
 }
 
-int CopyChooser::total(int (PlanLearner::*count)() const) const {
+int CopyChooser::total(int (PlanLearner<CopyPath>::*count)() const) const {
   int sum = 0;
   for (const auto& learner : learners_) sum += learner ? ((*learner).*count)() : 0;
   return sum;
 }
 
 int CopyChooser::rounds() const {
-  return total(&PlanLearner::rounds);
+  return total(&PlanLearner<CopyPath>::rounds);
 }
 
 int CopyChooser::switches() const {
-  return total(&PlanLearner::switches);
+  return total(&PlanLearner<CopyPath>::switches);
 }
 
 }  // namespace multilane::runtime::shm

@@ -5,6 +5,7 @@
 //                   ? chooser.choose(call, serial, by_limits) : (chooser.pass(), by_limits);
 //   ...run the call, timed if chooser.wants_timing()...
 //   chooser.finished(took_or_nullopt, bytes);                            // every rank
+// (CallPolicy, call_policy.hpp, makes these calls for ShmGroup.)
 //
 // Which calls learn: alltoall and allgather with blocks of 4 KiB to 1 MiB, bcast and scatter
 // with blocks of 4 to 64 KiB, that could copy either way (the kernel allows the single copy
@@ -14,25 +15,17 @@
 // for alltoall and allgather, the call's root for bcast and scatter (each root learns the
 // calls it roots).
 //
-// Why the ranks agree without talking: the path of a class is one 64-bit word in shared
-// memory, written by its decider only (alltoall and allgather: in the segment's header;
-// bcast and scatter: in the root's RootRecord), holding the path before and after a change
-// and the serial of the first call that takes the new one. The decider changes it only at
-// the start of a call N of that class, before it writes anything of call N, and the change
-// takes effect at call N + 1. A rank that reads the word for call S takes the old path when S
-// is before the change, the new one from it on. Two things make every rank read the path the
-// decider meant:
-// - Every rank sees the change before it enters call N + 1: it waits, in call N, for
-//   something the decider wrote after the change (alltoall and allgather: the decider's block;
-//   bcast and scatter: the root's stage, or its exposed buffer), which releases the word.
-// - A rank that is behind (a two-copy bcast or scatter lets the root run ahead by up to its
-//   pipeline buffers) may read the word of a later change: it then finds its own call's path
-//   as the word's old path, as long as the decider never makes a change while a rank may still
-//   read the word for a call before the previous change. The learner guarantees that: its
-//   every change follows a time of the slowest rank (below) in a call on the path of the
-//   previous change, so every rank has finished such a call.
-// The call's fingerprint (call_record.hpp) includes the path, so a disagreement would still be
-// caught and named rather than corrupt data.
+// Why the ranks agree without talking: the path of a class is a versioned choice
+// (versioned_choice.hpp), a word written by its decider only (alltoall and allgather: in the
+// segment's header; bcast and scatter: in the root's RootRecord). It meets that file's two
+// conditions so:
+// 1. In call N every rank waits for something the decider wrote after the change (alltoall and
+//    allgather: the decider's block; bcast and scatter: the root's stage, or its exposed
+//    buffer).
+// 2. A rank may be behind (a two-copy bcast or scatter lets the root run ahead by up to its
+//    pipeline buffers), but the learner's every change follows a time of the slowest rank
+//    (below) in a call on the path of the previous change, so every rank has finished such a
+//    call.
 //
 // Why bcast and scatter learn and gather does not: on the 2-core VM of docs/performance.md the
 // faster path of a 2-rank bcast of 8 KiB was two copies (1.9 us against 2.95 us) on a day when
@@ -59,17 +52,20 @@
 #include "runtime/shm/layout.hpp"
 #include "runtime/shm/plan.hpp"
 #include "runtime/shm/plan_learner.hpp"
+#include "runtime/shm/versioned_choice.hpp"
 
 namespace multilane::runtime::shm {
 
-// A class's word, unpacked: 0 means "nothing learned yet" (the limits decide).
-struct CopyChoice {
-  bool valid = false;
-  bool old_once = false;
-  bool new_once = false;
-  bool timing = false;            // rank 0 wants the times of the calls
-  std::uint64_t from_serial = 0;  // the first call that takes new_once
-  bool once_at(std::uint64_t serial) const { return serial >= from_serial ? new_once : old_once; }
+// The two paths of a call, as PlanLearner's plans.
+enum class CopyPath : bool { Twice, Once };
+inline CopyPath path_of(bool once) {
+  return once ? CopyPath::Once : CopyPath::Twice;
+}
+
+// A class's word, unpacked: 0 means "nothing learned yet" (the limits decide). `timing`: the
+// decider wants the times of the calls.
+struct CopyChoice : VersionedChoice<CopyPath> {
+  bool timing = false;
 };
 std::uint64_t pack(const CopyChoice& choice);
 CopyChoice unpack_choice(std::uint64_t word);
@@ -107,16 +103,16 @@ class CopyChooser {
   struct Call {
     std::size_t size_class = 0;
     int decider = 0;
-    bool once = false;
+    CopyPath path = CopyPath::Twice;
     std::uint64_t serial = 0;
     std::size_t slot = 0;  // of RankRecord::call_times
     bool timed = false;
     std::uint64_t bytes = 0;
   };
-  PlanLearner& learner(std::size_t size_class, bool once);
+  PlanLearner<CopyPath>& learner(std::size_t size_class, CopyPath path);
   // The word holding the path of `call`'s class.
   std::uint64_t& word(const CallShape& call, std::size_t size_class) const;
-  int total(int (PlanLearner::*count)() const) const;  // over the classes' learners
+  int total(int (PlanLearner<CopyPath>::*count)() const) const;  // over the classes' learners
   // The slowest rank's time of `call`, if every rank left it.
   std::optional<std::chrono::nanoseconds> slowest(const Call& call) const;
 
@@ -129,7 +125,8 @@ class CopyChooser {
   SegmentView view_;
   PlanLearning policy_;
   std::optional<Call> pending_;  // as decider: a timed call whose slowest time is not read yet
-  std::array<std::optional<PlanLearner>, kCopyChoiceWords + kRootedCopyChoiceWords> learners_;
+  std::array<std::optional<PlanLearner<CopyPath>>, kCopyChoiceWords + kRootedCopyChoiceWords>
+      learners_;
 };
 
 }  // namespace multilane::runtime::shm

@@ -1,13 +1,10 @@
 #include "runtime/shm/layout.hpp"
+#include "support/ceil_div.hpp"
 
 namespace multilane::runtime::shm {
 namespace {
 
 constexpr std::size_t kPage = 4096;
-
-constexpr std::size_t round_up(std::size_t bytes, std::size_t unit) {
-  return (bytes + unit - 1) / unit * unit;
-}
 
 struct Offsets {
   std::size_t ranks, roots, slots, lines, data, total;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include "support/ceil_div.hpp"
 
 namespace multilane::runtime::shm {
 namespace {
@@ -13,7 +14,7 @@ constexpr std::uint64_t kCacheLine = 64;
 }  // namespace
 
 std::uint64_t buffer_stride(const Geometry& geometry) {
-  return (geometry.buffer_size + kCacheLine - 1) / kCacheLine * kCacheLine;
+  return round_up<std::uint64_t>(geometry.buffer_size, kCacheLine);
 }
 
 std::uint64_t data_bytes(const Geometry& geometry) {
@@ -37,7 +38,7 @@ bool fits_one_stage(const CallShape& call, const Geometry& geometry) {
 }
 
 std::uint64_t chunk_count(std::uint64_t total, std::uint64_t chunk) {
-  return total == 0 ? 0 : (total - 1) / chunk + 1;
+  return ceil_div(total, chunk);
 }
 
 Chunk chunk_at(std::uint64_t total, std::uint64_t chunk, std::uint64_t index) {

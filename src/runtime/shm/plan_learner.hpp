@@ -1,14 +1,15 @@
 // runtime/shm/plan_learner.hpp — which of two plans is faster for one kind of call, learned
 // from the times of the calls themselves.
 //
-//   PlanLearner learner(/*start_plan=*/true, policy);
+//   PlanLearner<CopyPath> learner(CopyPath::Once, policy);
 //   before a call: run plan learner.wanted(); time it if learner.wants_timing()
 //   after it:      learner.finished(plan_it_ran, time_or_nullopt)
 //
-// The shm layer has two such choices, each between plans `true` and `false`:
-// - copy_chooser.hpp: copy once (the kernel's cross-memory copy) or twice (through the
-//   pipeline buffers, the paper's Table 1);
-// - root_share.hpp: a single-copy rooted call with the root sharing the copying, or without.
+// The shm layer has two such choices, each an enum class of two plans:
+// - CopyPath (copy_chooser.hpp): copy once (the kernel's cross-memory copy) or twice (through
+//   the pipeline buffers, the paper's Table 1);
+// - SharePlan (root_share.hpp): a single-copy rooted call with the root sharing the copying,
+//   or without.
 // Which is faster is not a constant of the machine: on the VMs of docs/performance.md the round
 // trip of a cache line between two cores changes between about 50 and 600 ns from one minute
 // to the next, and a two-copy alltoall of 16 KiB runs 1.5x faster than Open MPI in the fast
@@ -28,8 +29,13 @@
 // Pure bookkeeping: no clock, no I/O.
 #pragma once
 
+#include <algorithm>
+#include <concepts>
 #include <optional>
+#include <type_traits>
 #include <vector>
+
+#include "runtime/shm/upper_median.hpp"
 
 namespace multilane::runtime::shm {
 
@@ -41,21 +47,49 @@ struct PlanLearning {
   friend bool operator==(const PlanLearning&, const PlanLearning&) = default;
 };
 
+// Two plans: an enum class on bool, so that the other plan is the one not in use.
+template <class Plan>
+concept TwoPlans = std::is_enum_v<Plan> && std::same_as < std::underlying_type_t<Plan>,
+bool > ;
+
+template <TwoPlans Plan>
 class PlanLearner {
  public:
   // `start_plan`: the plan the calls use before anything was learned. The policy's counts
   // must be positive (ShmGroup checks them).
-  PlanLearner(bool start_plan, const PlanLearning& policy);
+  PlanLearner(Plan start_plan, const PlanLearning& policy)
+      : policy_(policy), current_plan_(start_plan), period_(policy.first_period) {}
 
   // The plan the next calls should take.
-  bool wanted() const;
+  Plan wanted() const {
+    return phase_ == Phase::TimingOther ? other(current_plan_) : current_plan_;
+  }
   // Whether the next call's time is wanted (only during a round).
-  bool wants_timing() const;
+  bool wants_timing() const { return phase_ != Phase::Resting; }
   // Whether the round under way is timing the other plan (a probe of the plan not in use).
-  bool probing() const;
+  bool probing() const { return phase_ == Phase::TimingOther; }
   // One call of this kind ended. `plan`: the plan it took; `time`: how long it took (per
   // byte or whole, as long as every call of the learner counts the same way), when timed.
-  void finished(bool plan, std::optional<double> time);
+  void finished(Plan plan, std::optional<double> time) {
+    const auto full = [&](const std::vector<double>& times) {
+      return static_cast<int>(times.size()) >= policy_.samples;
+    };
+    switch (phase_) {
+      case Phase::Resting:
+        if (--resting_left_ <= 0) phase_ = Phase::TimingCurrent;
+        return;
+      case Phase::TimingCurrent:
+        if (plan != current_plan_ || !time) return;
+        current_times_.push_back(*time);
+        if (full(current_times_)) phase_ = Phase::TimingOther;
+        return;
+      case Phase::TimingOther:
+        if (plan == current_plan_ || !time) return;
+        other_times_.push_back(*time);
+        if (full(other_times_)) end_round();
+        return;
+    }
+  }
 
   // For tests and reports: rounds finished, and how many of them switched the plan.
   int rounds() const { return rounds_; }
@@ -63,10 +97,24 @@ class PlanLearner {
 
  private:
   enum class Phase { TimingCurrent, TimingOther, Resting };
-  void end_round();
+  static Plan other(Plan plan) { return static_cast<Plan>(!static_cast<bool>(plan)); }
+  void end_round() {
+    ++rounds_;
+    if (upper_median(other_times_) < upper_median(current_times_) * (1 - policy_.margin)) {
+      current_plan_ = other(current_plan_);
+      ++switches_;
+      period_ = policy_.first_period;
+    } else {
+      period_ = std::min(period_ * 2, policy_.last_period);
+    }
+    current_times_.clear();
+    other_times_.clear();
+    resting_left_ = period_;
+    phase_ = resting_left_ > 0 ? Phase::Resting : Phase::TimingCurrent;
+  }
 
   PlanLearning policy_;
-  bool current_plan_;
+  Plan current_plan_;
   Phase phase_ = Phase::TimingCurrent;  // learn from the first calls on
   int period_;
   int resting_left_ = 0;

@@ -80,15 +80,15 @@ std::uint16_t propose_root_share(std::uint16_t share, std::uint64_t size, int lo
 
 std::uint64_t pack(const ShareChoice& choice) {
   if (!choice.valid) return 0;
-  return kValid | (choice.old_share & kShareMask) << kOldShift |
-         (choice.new_share & kShareMask) << kNewShift | choice.from_serial << kSerialShift;
+  return kValid | (choice.old_value & kShareMask) << kOldShift |
+         (choice.new_value & kShareMask) << kNewShift | choice.from_serial << kSerialShift;
 }
 
 ShareChoice unpack_share(std::uint64_t word) {
   ShareChoice choice;
   choice.valid = (word & kValid) != 0;
-  choice.old_share = static_cast<std::uint16_t>(word >> kOldShift & kShareMask);
-  choice.new_share = static_cast<std::uint16_t>(word >> kNewShift & kShareMask);
+  choice.old_value = static_cast<std::uint16_t>(word >> kOldShift & kShareMask);
+  choice.new_value = static_cast<std::uint16_t>(word >> kNewShift & kShareMask);
   choice.from_serial = word >> kSerialShift;
   return choice;
 }
@@ -113,7 +113,7 @@ std::uint16_t RootShareBalancer::share_in(std::size_t share_class, const CallSha
                                           std::uint64_t serial) const {
   const ShareChoice seen = unpack_share(
       std::atomic_ref<std::uint64_t>(word(call.root, share_class)).load(std::memory_order_acquire));
-  return seen.valid ? seen.share_at(serial) : default_root_share(*call.collective, call.local_size);
+  return seen.valid ? seen.at(serial) : default_root_share(*call.collective, call.local_size);
 }
 
 std::uint16_t RootShareBalancer::share_of(const CallShape& call, std::uint64_t serial) const {
@@ -132,7 +132,10 @@ std::uint16_t RootShareBalancer::choose(const CallShape& call, std::uint64_t ser
     if (*learning.proposal != share) {
       // Released by this rank's first sync of the call, which every rank waits for.
       std::atomic_ref<std::uint64_t>(word(call.root, *share_class))
-          .store(pack(ShareChoice{true, share, *learning.proposal, serial + 1}),
+          .store(pack(ShareChoice{.valid = true,
+                                  .old_value = share,
+                                  .new_value = *learning.proposal,
+                                  .from_serial = serial + 1}),
                  std::memory_order_release);
       ++changes_;
     }
@@ -166,21 +169,23 @@ void RootShareBalancer::finished(std::chrono::nanoseconds call_time) {
   current_.reset();
   if (!call.root || !learns_) return;
   Learning& learning = learning_[call.share_class];
-  const bool with_share = call.share != 0;
+  const SharePlan with_share = call.share != 0 ? SharePlan::With : SharePlan::Without;
   // The first call of the class runs at the default share.
   if (!learning.balanced) learning.balanced = call.share;
   if (!learning.share_pays) learning.share_pays.emplace(with_share, kSharePays);
-  PlanLearner& share_pays = *learning.share_pays;
+  PlanLearner<SharePlan>& share_pays = *learning.share_pays;
   // Every rank released the call's stage, after storing its time.
   const auto measured = times(call);
   const double seconds = std::chrono::duration<double>(call_time).count();
   const bool counts = measured && (seconds < kProbeBelow || share_pays.probing());
   // Once the balance reached 0 the two plans are one: the call counts for either.
-  const bool plan = *learning.balanced == 0 ? share_pays.wanted() : with_share;
+  const SharePlan plan = *learning.balanced == 0 ? share_pays.wanted() : with_share;
   share_pays.finished(plan, counts ? std::optional(seconds) : std::nullopt);
   // At share 0 the balance would always ask for one (the root copies nothing): it stays.
-  if (with_share && measured) balance(learning, call, measured->first, measured->second);
-  const std::uint16_t wanted = share_pays.wanted() ? *learning.balanced : 0;
+  if (with_share == SharePlan::With && measured) {
+    balance(learning, call, measured->first, measured->second);
+  }
+  const std::uint16_t wanted = share_pays.wanted() == SharePlan::With ? *learning.balanced : 0;
   learning.proposal = wanted != call.share ? std::optional(wanted) : std::nullopt;
 }
 

@@ -21,9 +21,9 @@
 // plan in which only the root exposes), gather of 32 KiB is faster with one
 // (docs/shared-memory.md, "Whether a share pays"). So the root also times its whole calls and
 // learns with a PlanLearner (plan_learner.hpp, as the copy path is learned) whether its calls
-// are faster with a share (plan true, at the balanced share) or without one (plan false,
-// share 0). A round of the
-// learner starts only in calls shorter than kProbeBelow: there the fixed price counts. A
+// are faster with a share (SharePlan::With, at the balanced share) or without one
+// (SharePlan::Without, share 0). A round of the learner starts only in calls shorter than
+// kProbeBelow: there the fixed price counts. A
 // balance that reaches 0 stays there (at 0 it would always ask for a share, since the root then
 // copies nothing), and the two plans are then one: a balance of 0 means no rank but the root
 // exposes, which is cheaper than the smallest share with every rank exposing.
@@ -35,16 +35,14 @@
 // that would make the root and the slowest other rank finish together, taking the others'
 // time per byte for both sides (propose_root_share()).
 //
-// Why the ranks agree without talking: the share of call S rooted by rank X is one word of
-// X's RootRecord per class (collective and power-of-two block size), holding the share
-// before and after a change and the first serial of the new one; 0 means "nothing learned",
-// the default (default_root_share()). Only X writes it, at the start of a call it roots in
-// that class, before its first sync of the call, and the change takes effect at the next
-// call. Every rank waits for X's sync in that call (both single-copy rooted plans make it), so
-// it reads the change before it enters a later call; and X, which waits for every rank at the
-// end of every call it roots, cannot change the word again while a rank still has to read the
-// older value. The call's fingerprint includes the share (call_record.hpp), so a disagreement
-// would still be named rather than corrupt data.
+// Why the ranks agree without talking: the share of call S rooted by rank X is a versioned
+// choice (versioned_choice.hpp), one word of X's RootRecord per class (collective and
+// power-of-two block size); 0 means "nothing learned", the default (default_root_share()). X,
+// the decider, meets that file's two conditions so:
+// 1. It writes the word before its first sync of the call, and every rank waits for that sync
+//    (both single-copy rooted plans make it).
+// 2. It waits for every rank at the end of every call it roots, so no rank is still to read
+//    the older value when it changes the word again.
 #pragma once
 
 #include <array>
@@ -57,6 +55,7 @@
 #include "runtime/shm/layout.hpp"
 #include "runtime/shm/plan.hpp"
 #include "runtime/shm/plan_learner.hpp"
+#include "runtime/shm/versioned_choice.hpp"
 
 namespace multilane::runtime::shm {
 
@@ -87,16 +86,11 @@ std::uint64_t share_bytes(std::uint64_t size, std::uint16_t share);
 std::uint16_t propose_root_share(std::uint16_t share, std::uint64_t size, int local_size,
                                  double root_seconds, double others_seconds);
 
+// Whether a single-copy rooted call's root shares the copying, as PlanLearner's plans.
+enum class SharePlan : bool { Without, With };
+
 // A class's word, unpacked: `valid` false means "nothing learned yet" (the default decides).
-struct ShareChoice {
-  bool valid = false;
-  std::uint16_t old_share = 0;
-  std::uint16_t new_share = 0;
-  std::uint64_t from_serial = 0;  // the first call that takes new_share
-  std::uint16_t share_at(std::uint64_t serial) const {
-    return serial >= from_serial ? new_share : old_share;
-  }
-};
+using ShareChoice = VersionedChoice<std::uint16_t>;
 std::uint64_t pack(const ShareChoice& choice);
 ShareChoice unpack_share(std::uint64_t word);
 
@@ -108,7 +102,10 @@ class RootShareBalancer {
   static constexpr int kSamples = 5;  // calls per share; their medians are compared
   // The pace of learning whether a share pays: rounds of kSamples calls with and without,
   // rests of 10 to 320 calls, and the other plan must be 5% faster.
-  static constexpr PlanLearning kSharePays{kSamples, 2 * kSamples, 64 * kSamples, 0.05};
+  static constexpr PlanLearning kSharePays{.samples = kSamples,
+                                           .first_period = 2 * kSamples,
+                                           .last_period = 64 * kSamples,
+                                           .margin = 0.05};
   // Rounds start only in calls shorter than this many seconds: the fixed price of a share
   // (about 0.5 us here) then hardly counts, and the root's view of its calls misleads more
   // than it tells (2-rank bcast of 128 KiB, 5.4-5.6 us: its probes won, and in shm_bench the
@@ -147,8 +144,9 @@ class RootShareBalancer {
   struct Learning {
     std::uint16_t share = 0;  // the share the samples were taken at
     std::vector<double> root_seconds, others_seconds;
-    std::optional<std::uint16_t> balanced;  // plan true's share: the first call's, then balanced
-    std::optional<PlanLearner> share_pays;  // plan true: with `balanced`; false: share 0
+    // SharePlan::With's share: the first call's, then balanced.
+    std::optional<std::uint16_t> balanced;
+    std::optional<PlanLearner<SharePlan>> share_pays;  // With: `balanced`; Without: share 0
     std::optional<std::uint16_t> proposal;  // published at this rank's next call of the class
   };
   // Moves the balanced share after a call at `call.share` that took these copy times.

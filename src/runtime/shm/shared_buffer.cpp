@@ -12,6 +12,7 @@
 
 #include "multilane/errors.hpp"
 #include "runtime/shm/shared_regions.hpp"
+#include "support/ceil_div.hpp"
 
 namespace multilane {
 namespace {
@@ -26,7 +27,7 @@ namespace {
 
 std::size_t whole_pages(std::size_t size) {
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  return (size + page - 1) / page * page;
+  return round_up(size, page);
 }
 
 }  // namespace

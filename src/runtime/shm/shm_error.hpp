@@ -1,7 +1,7 @@
 // runtime/shm/shm_error.hpp — the exception the shared-memory layer throws.
 //
-// ShmError is a TransportError (runtime/transport_error.hpp), so an executor that handles the
-// TCP transport's failures handles these too. The message starts with the group and the rank
+// ShmError is a TransportError (runtime/transport/transport_error.hpp), so an executor that handles
+// the TCP transport's failures handles these too. The message starts with the group and the rank
 // that saw the failure and names the cause, e.g.
 //   "shm group job 2a node 0, local rank 1: local rank 2 (pid 4711) died while this rank
 //    waited for it to read pipeline buffer 1 (stage 17, call 3: bcast of 100 B, root 0)".
@@ -9,7 +9,7 @@
 // the ShmGroup throw again.
 #pragma once
 
-#include "runtime/transport_error.hpp"
+#include "runtime/transport/transport_error.hpp"
 
 namespace multilane::runtime::shm {
 

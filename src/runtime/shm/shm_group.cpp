@@ -5,40 +5,20 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <functional>
 
 #include "multilane/collective.hpp"
 #include "multilane/errors.hpp"
 #include "multilane/units.hpp"
 #include "runtime/shm/attach.hpp"
-#include "runtime/shm/copy_chooser.hpp"
+#include "runtime/shm/call_policy.hpp"
 #include "runtime/shm/layout.hpp"
-#include "runtime/shm/plan_cache.hpp"
-#include "runtime/shm/root_share.hpp"
 #include "runtime/shm/topology.hpp"
 
 namespace multilane::runtime::shm {
 namespace {
 
 constexpr std::uint64_t kMinBufferSize = 64;
-
-// A collective call's arguments, as far as its checks and decisions depend on them.
-struct CallArguments {
-  Collective collective;
-  int root;
-  std::size_t send_size;
-  std::size_t recv_size;
-  ShmTuning tuning;
-  friend bool operator==(const CallArguments&, const CallArguments&) = default;
-};
-
-// What prepare() decided for a call's arguments.
-struct CallDecision {
-  CallShape shape;  // single_copy: whether the limits say to copy once
-  Geometry geometry;
-  bool learns = false;  // whether the copy chooser decides instead (copy_chooser.hpp)
-};
 
 Geometry geometry_of(const ShmTuning& tuning) {
   return {tuning.buffer_size, static_cast<std::uint32_t>(std::max(tuning.pipeline_buffers, 0))};
@@ -140,31 +120,19 @@ struct ShmGroup::State {
   // What every call touches, together: a call that comes back to a cache that other code has
   // taken in between brings back fewer lines (bench/shm_overhead, two_ranks_one_thread_cold).
   std::uint64_t serial = 0;
-  std::uint64_t calls_copied_once = 0;
   StageClock clock;
-  // What the last collective call was and what prepare() decided for it: a call that repeats
-  // it (the common case: an application calls the same collective in a loop) skips the checks
-  // and decisions below, which otherwise cost as much as an 8-byte call's copies.
-  std::optional<CallArguments> last_arguments;
-  CallDecision last_decision;
-  bool single_copy_allowed = false;
-  SingleCopyLimits single_copy_limits;
-  CopyChooser chooser;
-  RootShareBalancer shares;
-  PlanCache plans;
+  // How each call copies (call_policy.hpp). A call that repeats the last one's arguments (the
+  // common case: an application calls the same collective in a loop) skips the checks below
+  // and the decisions that depend on the arguments alone, which otherwise cost as much as an
+  // 8-byte call's copies.
+  CallPolicy policy;
 
-  State(const GroupIdentity& group, const ShmOptions& options_, const WaitPolicy& policy)
+  State(const GroupIdentity& group, const ShmOptions& options_, const WaitPolicy& wait)
       : identity(group),
         options(options_),
-        segment(attach_group(group, policy)),
-        endpoint(view(), group.local_rank, policy, group_label(group)),
-        chooser(view(), group.local_rank, options.learn_copy_path && !options.single_copy,
-                options.copy_learning),
-        shares(view(), group.local_rank, options.learn_root_share) {
-    single_copy_allowed =
-        std::atomic_ref<std::uint32_t>(view().header->single_copy_refusals).load() == 0;
-    single_copy_limits = options.single_copy.value_or(default_single_copy(group.local_size));
-  }
+        segment(attach_group(group, wait)),
+        endpoint(view(), group.local_rank, wait, group_label(group)),
+        policy(view(), group.local_rank, group.local_size, options) {}
   // The parts of the mapped segment (segment and identity are initialised first).
   SegmentView view() const {
     return view_segment(segment.data(), identity.local_size, identity.capacity);
@@ -178,24 +146,6 @@ struct ShmGroup::State {
     call.local_size = identity.local_size;
     return call;
   }
-  // Whether `call` may copy once (plan.hpp): allowed, and the stage's buffer has room for
-  // every rank's exposed-buffer entry.
-  bool can_copy_once(const CallShape& call, const Geometry& geometry) const {
-    return single_copy_allowed && call.size > 0 && call.local_size > 1 &&
-           static_cast<std::uint64_t>(call.local_size) * kExposedBytes <= geometry.buffer_size;
-  }
-  // Whether `call` copies once by the limits: asked for (or, with CopyMode::Auto, large
-  // enough) and possible.
-  bool single_copy(const CallShape& call, const Geometry& geometry, CopyMode mode) const {
-    const SingleCopyLimits& limits = single_copy_limits;
-    const bool bcast = call.collective == Collective::Bcast;
-    const std::uint64_t from = bcast                                   ? limits.bcast_from
-                               : call.collective == Collective::Gather ? limits.gather_from
-                                                                       : limits.from;
-    const bool wanted =
-        mode == CopyMode::Once || (mode == CopyMode::Auto && from > 0 && call.size >= from);
-    return wanted && can_copy_once(call, geometry);
-  }
   State(const State&) = delete;
   State& operator=(const State&) = delete;
   ~State() { endpoint.leave(); }
@@ -208,11 +158,12 @@ struct ShmGroup::State {
   // The block size of the call (collective.hpp), after checking the size of every buffer
   // this rank uses.
   std::uint64_t block_size(const CallArguments& call);
-  // Checks a call's arguments (but not where its buffers lie) and decides its shape.
-  CallDecision decide(const CallArguments& call, bool own_tuning);
+  // Checks a call's arguments (but not where its buffers lie) and has the policy decide what
+  // depends on them alone.
+  void decide(const CallArguments& call, bool own_tuning);
 };
 
-CallDecision ShmGroup::State::decide(const CallArguments& arguments, bool own_tuning) {
+void ShmGroup::State::decide(const CallArguments& arguments, bool own_tuning) {
   const ShmTuning& tuning = arguments.tuning;
   const std::string_view name = to_string(arguments.collective);
   // The group's own tuning was checked when the group was made.
@@ -226,14 +177,8 @@ CallDecision ShmGroup::State::decide(const CallArguments& arguments, bool own_tu
     usage_error(fmt::format("allgather: buffer size {} is below the {} local ranks",
                             tuning.buffer_size, identity.local_size));
   }
-  CallDecision decision;
-  decision.geometry = geometry_of(tuning);
-  decision.shape = shape(arguments.collective, arguments.root, block_size(arguments));
-  decision.learns =
-      tuning.copies == CopyMode::Auto &&
-      chooser.learns(decision.shape, can_copy_once(decision.shape, decision.geometry));
-  decision.shape.single_copy = single_copy(decision.shape, decision.geometry, tuning.copies);
-  return decision;
+  policy.decide(arguments, shape(arguments.collective, arguments.root, block_size(arguments)),
+                geometry_of(tuning));
 }
 
 std::uint64_t ShmGroup::State::block_size(const CallArguments& call) {
@@ -319,25 +264,25 @@ std::uint64_t ShmGroup::capacity() const {
   return state_->identity.capacity;
 }
 bool ShmGroup::single_copy_allowed() const {
-  return state_->single_copy_allowed;
+  return state_->policy.single_copy_allowed();
 }
 
 const SingleCopyLimits& ShmGroup::single_copy_limits() const {
-  return state_->single_copy_limits;
+  return state_->policy.limits();
 }
 
 bool ShmGroup::copies_once(Collective collective, std::uint64_t block_size,
                            const ShmTuning& tuning) const {
-  return state_->single_copy(state_->shape(collective, 0, block_size), geometry_of(tuning),
-                             tuning.copies);
+  return state_->policy.copies_once_by_limits(state_->shape(collective, 0, block_size),
+                                              geometry_of(tuning), tuning.copies);
 }
 
 std::uint64_t ShmGroup::calls_copied_once() const {
-  return state_->calls_copied_once;
+  return state_->policy.calls_copied_once();
 }
 
 int ShmGroup::root_share_changes() const {
-  return state_->shares.changes();
+  return state_->policy.root_share_changes();
 }
 
 std::optional<double> ShmGroup::root_share(Collective collective, std::uint64_t block_size,
@@ -345,7 +290,7 @@ std::optional<double> ShmGroup::root_share(Collective collective, std::uint64_t 
   CallShape call = state_->shape(collective, root, block_size);
   call.single_copy = true;
   if (!has_root_share(call)) return std::nullopt;
-  return static_cast<double>(state_->shares.share_of(call, state_->serial + 1)) / kShareUnits;
+  return static_cast<double>(state_->policy.root_share_of(call, state_->serial + 1)) / kShareUnits;
 }
 
 std::uint64_t ShmGroup::geometry_epochs() const {
@@ -366,36 +311,22 @@ const ShmPlan& ShmGroup::prepare(Collective collective, std::span<const std::byt
   s.endpoint.check_not_broken();
   const CallArguments arguments{collective, root, send.size(), recv.size(),
                                 tuning.value_or(s.options.tuning)};
-  if (arguments != s.last_arguments) {
-    s.last_decision = s.decide(arguments, tuning.has_value());
-    s.last_arguments = arguments;
-  }
+  if (!s.policy.repeats(arguments)) s.decide(arguments, tuning.has_value());
   // Bcast works in place (`send` is ignored).
   if (collective != Collective::Bcast && overlap(send, recv)) {
     s.usage_error(fmt::format("{}: the send and receive buffers overlap", to_string(collective)));
   }
-  const CallDecision& decision = s.last_decision;
-  CallShape shape = decision.shape;
   CallInfo call;
   call.serial = ++s.serial;
+  const CallDecision decision = s.policy.next(call.serial);
   call.collective = collective;
   call.root = root;
-  call.size = shape.size;
+  call.size = decision.shape.size;
   call.geometry = decision.geometry;
-  if (decision.learns) {
-    shape.single_copy = s.chooser.choose(shape, call.serial, decision.shape.single_copy);
-  } else {
-    s.chooser.pass();
-  }
-  call.single_copy = shape.single_copy;
-  if (has_root_share(shape)) {
-    shape.root_share = call.root_share = s.shares.choose(shape, call.serial);
-  } else {
-    s.shares.pass();
-  }
-  s.calls_copied_once += shape.single_copy ? 1 : 0;
+  call.single_copy = decision.shape.single_copy;
+  call.root_share = decision.shape.root_share.value_or(0);
   s.endpoint.enter_call(call);
-  return s.plans.plan_for(shape, s.identity.local_rank, call.geometry, s.clock);
+  return s.policy.plan_for(decision.shape, s.identity.local_rank, call.geometry, s.clock);
 }
 
 void ShmGroup::run(Collective collective, std::span<const std::byte> send,
@@ -403,17 +334,16 @@ void ShmGroup::run(Collective collective, std::span<const std::byte> send,
   const ShmPlan& plan = prepare(collective, send, recv, root, tuning);
   const ShmBuffers buffers = step_buffers(collective, send, recv);
   // Only calls that one of the learners times read the clock (copy_chooser.hpp, root_share.hpp).
-  CopyChooser& chooser = state_->chooser;
-  RootShareBalancer& shares = state_->shares;
-  const bool chooser_times = chooser.wants_timing();
-  const bool timed = chooser_times || shares.wants_timing();
+  CallPolicy& policy = state_->policy;
+  const bool timed = policy.timed();
+  const bool times_copies = policy.times_copies();
   const auto start =
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   ShmEndpoint& endpoint = state_->endpoint;
-  endpoint.time_copies(shares.wants_timing());
+  endpoint.time_copies(times_copies);
   for (const Step& step : plan.steps) {
     // The root's copying ends where it starts waiting for the others: at its last step.
-    if (shares.wants_timing() && root == local_rank() && &step == &plan.steps.back()) {
+    if (times_copies && root == local_rank() && &step == &plan.steps.back()) {
       endpoint.stamp_copy_time();
     }
     endpoint.run(step, buffers);
@@ -421,8 +351,7 @@ void ShmGroup::run(Collective collective, std::span<const std::byte> send,
   endpoint.time_copies(false);
   std::optional<std::chrono::nanoseconds> took;
   if (timed) took = std::chrono::steady_clock::now() - start;
-  shares.finished(took.value_or(std::chrono::nanoseconds{0}));
-  chooser.finished(chooser_times ? took : std::nullopt, std::max(send.size(), recv.size()));
+  policy.finished(took, std::max(send.size(), recv.size()));
 }
 
 ShmBuffers step_buffers(Collective collective, std::span<const std::byte> send,
@@ -438,7 +367,7 @@ void ShmGroup::barrier() {
   call.serial = ++s.serial;
   call.geometry = s.clock.geometry.buffers != 0 ? s.clock.geometry : geometry_of(s.options.tuning);
   s.endpoint.enter_call(call);
-  const ShmPlan& plan = s.plans.plan_for(shape, s.identity.local_rank, call.geometry, s.clock);
+  const ShmPlan& plan = s.policy.plan_for(shape, s.identity.local_rank, call.geometry, s.clock);
   for (const Step& step : plan.steps) s.endpoint.run(step, {});
 }
 

@@ -12,10 +12,12 @@
 //
 // The constructor creates (local rank 0) or joins the node's segment and returns once every
 // rank attached (runtime/shm/attach.hpp); the segment's name is gone from /dev/shm from then
-// on, and the mapping goes with the last ShmGroup. Each call builds this rank's plan
-// (runtime/shm/plan.hpp: the paper's Table 1, with its switch points) and runs it step by step
-// (runtime/shm/endpoint.hpp). An executor that interleaves shared-memory steps with other work
-// uses prepare() and endpoint() instead of the collective calls.
+// on, and the mapping goes with the last ShmGroup. Each call takes its decisions (copy once or
+// twice, the root's share) from the group's CallPolicy (runtime/shm/call_policy.hpp, which
+// draws the per-call pipeline), gets this rank's plan (runtime/shm/plan.hpp: the paper's
+// Table 1, with its switch points) and runs it step by step (runtime/shm/endpoint.hpp). An executor
+// that interleaves shared-memory steps with other work uses prepare() and endpoint() instead of the
+// collective calls.
 //
 // Errors: bad arguments throw multilane::UsageError; a timeout, a dead rank, disagreeing calls
 // or a failure of another rank throw ShmError (a TransportError) naming the rank and the call.

@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "multilane/errors.hpp"
-#include "runtime/job_env.hpp"
+#include "runtime/launch/job_env.hpp"
 #include "wan/mpwide/job_secret.hpp"
 
 namespace multilane::wan::mpwide {

@@ -1,0 +1,75 @@
+// runtime/api/algorithm_choice.cpp — see algorithm_choice.hpp.
+#include "runtime/api/algorithm_choice.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "multilane/model.hpp"
+#include "multilane/sim.hpp"
+
+namespace multilane::runtime {
+
+BuildParams resolve_params(const Platform& platform, Collective collective,
+                           std::string_view algorithm, const BuildParams& params) {
+  BuildParams resolved = params;
+  if (resolved.segment != 0) return resolved;
+  resolved.segment = kDefaultSegment;
+  const AlgorithmInfo* info = find_algorithm(collective, algorithm);
+  if (info && info->pipelined && params.size > 0 &&
+      has_closed_form(platform, collective, algorithm)) {
+    resolved.segment =
+        choose_segment(platform, collective, algorithm, resolved, kTcpMessageOverheadS, 256);
+  }
+  return resolved;
+}
+
+AlgorithmChoice choose_algorithm(const Platform& platform, Collective collective,
+                                 const BuildParams& params) {
+  AlgorithmChoice choice;
+  SimOptions options;
+  options.per_message_overhead_s = kTcpMessageOverheadS;
+  for (const AlgorithmInfo& info : all_algorithms()) {
+    if (info.collective != collective) continue;
+    Candidate candidate;
+    candidate.algorithm = std::string(info.name);
+    candidate.params = resolve_params(platform, collective, info.name, params);
+    const Schedule schedule = build_schedule(platform, collective, info.name, candidate.params);
+    candidate.modelled_s = simulate(schedule, platform, options).time_s;
+    choice.candidates.push_back(std::move(candidate));
+  }
+  // Stable: among equal times the registry's order (simplest algorithms first) wins.
+  std::stable_sort(
+      choice.candidates.begin(), choice.candidates.end(),
+      [](const Candidate& a, const Candidate& b) { return a.modelled_s < b.modelled_s; });
+  choice.best = choice.candidates.front();
+  return choice;
+}
+
+namespace {
+
+std::string time_text(double seconds) {
+  if (seconds < 1e-3) return fmt::format("{:.1f} us", seconds * 1e6);
+  if (seconds < 1) return fmt::format("{:.2f} ms", seconds * 1e3);
+  return fmt::format("{:.3f} s", seconds);
+}
+
+}  // namespace
+
+std::string explain_choice(const AlgorithmChoice& choice, Collective collective,
+                           const BuildParams& params, int ranks) {
+  std::string text =
+      fmt::format("{} of {} bytes, root {}, {} ranks: chose {}", to_string(collective), params.size,
+                  params.root, ranks, choice.best.algorithm);
+  const AlgorithmInfo* info = find_algorithm(collective, choice.best.algorithm);
+  if (info && info->pipelined)
+    text += fmt::format(" (segment {} bytes)", choice.best.params.segment);
+  text += fmt::format(", modelled {}; candidates:", time_text(choice.best.modelled_s));
+  for (const Candidate& c : choice.candidates) {
+    text += fmt::format(" {} {}", c.algorithm, time_text(c.modelled_s));
+    if (&c != &choice.candidates.back()) text += ",";
+  }
+  return text;
+}
+
+}  // namespace multilane::runtime

@@ -1,0 +1,43 @@
+// runtime/api/algorithm_choice.hpp — what "auto" means: the cost model picks the algorithm.
+//
+// Every algorithm of the collective is built for the call and simulated on the job's platform
+// (the simulator runs the very schedule the runtime would execute, sim.hpp), with a per-message
+// software overhead so that tiny segments are not free; the fastest wins. Pipelined algorithms
+// get the segment size the closed-form model finds best (model.hpp), unless one is given.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "multilane/algorithms.hpp"
+#include "multilane/platform.hpp"
+
+namespace multilane::runtime {
+
+// Software cost of one message of the TCP runtime, seen by the model (system calls, headers).
+inline constexpr double kTcpMessageOverheadS = 20e-6;
+
+struct Candidate {
+  std::string algorithm;
+  BuildParams params;
+  double modelled_s = 0;
+};
+
+struct AlgorithmChoice {
+  Candidate best;
+  std::vector<Candidate> candidates;  // every algorithm, fastest first
+};
+
+// `params.segment` == 0 means "the model's best segment".
+AlgorithmChoice choose_algorithm(const Platform& platform, Collective collective,
+                                 const BuildParams& params);
+// The parameters a named algorithm runs with (segment resolved when 0).
+BuildParams resolve_params(const Platform& platform, Collective collective,
+                           std::string_view algorithm, const BuildParams& params);
+// "bcast of 1048576 bytes from root 0 on 8 ranks: multilane (segment 65536), modelled 1.2 ms;
+//  candidates: multilane 1.2 ms, binary 2.3 ms, ..."
+std::string explain_choice(const AlgorithmChoice& choice, Collective collective,
+                           const BuildParams& params, int ranks);
+
+}  // namespace multilane::runtime

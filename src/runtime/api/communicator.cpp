@@ -1,0 +1,502 @@
+// runtime/api/communicator.cpp — the Communicator (see multilane/communicator.hpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "multilane/collective.hpp"
+#include "runtime/api/communicator_impl.hpp"
+#include "runtime/api/local_call.hpp"
+#include "runtime/exec/schedule_run.hpp"
+#include "runtime/launch/launch_platform.hpp"
+
+namespace multilane {
+
+using runtime::Engine;
+using runtime::EngineConfig;
+
+Platform job_platform(const std::string& platform_file, int size) {
+  if (platform_file.empty()) {
+    // One site of single-lane nodes on 10 Gbit/s with 20 us latency: a LAN-class guess that
+    // only serves to rank the algorithms when no platform is described.
+    Platform platform = make_uniform_platform(1, size, 1, 1, 1.25e9, 20e-6, 0, 0, 0);
+    platform.name = "default";
+    return platform;
+  }
+  return runtime::platform_for_job(platform_file, size);
+}
+
+namespace {
+
+EngineConfig engine_config(const CommunicatorSetup& setup) {
+  const CommunicatorOptions& o = setup.options;
+  EngineConfig config;
+  config.rank = setup.rank;
+  config.size = setup.size;
+  config.job_id = setup.job_id;
+  config.secret = setup.secret;
+  config.lane_addresses.clear();
+  for (const Lane& lane : setup.platform.nodes.at(setup.platform.node_of(setup.rank)).lanes) {
+    config.lane_addresses.push_back(lane.address.empty() ? setup.host : lane.address);
+  }
+  config.lan = {o.lan_streams, {o.lan_socket_buffer, o.lan_socket_buffer, 0}};
+  config.wan = {o.wan_streams, {o.wan_socket_buffer, o.wan_socket_buffer, o.wan_pacing_bps}};
+  config.stripe = {o.stripe_threshold, o.max_chunk};
+  config.timeout = o.timeout;
+  config.unexpected_budget = o.unexpected_budget;
+  return config;
+}
+
+void check_options(const CommunicatorOptions& o) {
+  auto range = [](const char* name, long long value, long long low, long long high) {
+    if (value < low || value > high) {
+      throw UsageError(
+          fmt::format("{} {} is out of range: must be {}..{}", name, value, low, high));
+    }
+  };
+  range("lan_streams", o.lan_streams, 1, 256);
+  range("wan_streams", o.wan_streams, 1, 256);
+  range("timeout (ms)", o.timeout.count(), 1, 86'400'000);
+  if (o.max_chunk == 0) throw UsageError("max_chunk must be at least 1 byte");
+}
+
+}  // namespace
+
+CommunicatorImpl::CommunicatorImpl(CommunicatorSetup setup, runtime::AddressBook& book)
+    : setup_(std::move(setup)), sent_(setup_.size, 0), received_(setup_.size, 0) {
+  try {
+    check_options(setup_.options);
+    if (setup_.platform.num_ranks() != setup_.size) {
+      throw UsageError(fmt::format("the platform places {} ranks, the job has {}",
+                                   setup_.platform.num_ranks(), setup_.size));
+    }
+    engine_ = std::make_unique<Engine>(engine_config(setup_));
+  } catch (const std::exception& e) {
+    // The others are about to wait for this rank's addresses: tell them why there are none.
+    book.publish_failure(setup_.rank, e.what());
+    throw;
+  }
+  book.publish(setup_.rank, engine_->listening_addresses());
+  for (int peer = 0; peer < setup_.size; ++peer) {
+    engine_->set_peer_addresses(
+        peer, peer == setup_.rank ? engine_->listening_addresses() : book.lookup(peer));
+  }
+}
+
+CommunicatorImpl::~CommunicatorImpl() = default;
+
+void CommunicatorImpl::check_usable() const {
+  std::lock_guard lock(broken_mutex_);
+  if (!broken_.empty()) {
+    throw CommunicationError("this communicator is unusable after an earlier failure: " + broken_);
+  }
+}
+
+void CommunicatorImpl::mark_broken(const std::string& error) {
+  std::lock_guard lock(broken_mutex_);
+  if (broken_.empty()) broken_ = error;
+}
+
+// Completes `state`; a failure breaks the communicator whether or not anybody waits for it.
+std::function<void(const std::string&)> CommunicatorImpl::completion(
+    std::shared_ptr<RequestState> state) {
+  return [this, state = std::move(state)](const std::string& error) {
+    if (!error.empty()) mark_broken(error);
+    state->complete(error);
+  };
+}
+
+void CommunicatorImpl::check_peer(int peer, const char* what) const {
+  if (peer < 0 || peer >= setup_.size) {
+    throw UsageError(
+        fmt::format("{} {} is out of range: must be 0..{}", what, peer, setup_.size - 1));
+  }
+}
+
+void CommunicatorImpl::wait(RequestState& state) {
+  // A failure has broken the communicator already, as it completed (completion()).
+  if (const std::string error = state.wait(); !error.empty()) throw CommunicationError(error);
+}
+
+namespace {
+
+std::vector<int> common_lanes(const Platform& platform, int a, int b) {
+  std::vector<int> lanes(std::min(platform.lanes_of(a), platform.lanes_of(b)));
+  for (std::size_t i = 0; i < lanes.size(); ++i) lanes[i] = static_cast<int>(i);
+  return lanes;
+}
+
+}  // namespace
+
+std::shared_ptr<RequestState> CommunicatorImpl::start_send(std::span<const std::byte> data,
+                                                           int peer) {
+  check_usable();
+  check_peer(peer, "destination rank");
+  auto state = std::make_shared<RequestState>();
+  const auto& p = setup_.platform;
+  runtime::SendRequest request{
+      peer,
+      common_lanes(p, setup_.rank, peer),
+      p.site_of(setup_.rank) == p.site_of(peer) ? runtime::LinkClass::Lan : runtime::LinkClass::Wan,
+      {0, sent_[peer]++},
+      0,
+      data};
+  engine_->post([this, request = std::move(request), done = completion(state)] {
+    engine_->send(request, done);
+  });
+  return state;
+}
+
+std::shared_ptr<RequestState> CommunicatorImpl::start_recv(std::span<std::byte> data, int peer) {
+  check_usable();
+  check_peer(peer, "source rank");
+  auto state = std::make_shared<RequestState>();
+  runtime::RecvRequest request{
+      .peer = peer, .key = {0, received_[peer]++}, .signature = 0, .bytes = data, .landed = {}};
+  engine_->post([this, request, done = completion(state)] { engine_->recv(request, done); });
+  return state;
+}
+
+runtime::AlgorithmChoice CommunicatorImpl::choose(Collective collective, std::uint64_t size,
+                                                  int root, const CollectiveOptions& options,
+                                                  std::uint32_t element_size) const {
+  const ChoiceKey key{collective, size, root, options.segment, options.wan_pairs, element_size};
+  std::lock_guard lock(choices_mutex_);
+  if (auto it = choices_.find(key); it != choices_.end()) return it->second;
+  const BuildParams params{.root = root,
+                           .size = size,
+                           .segment = options.segment,
+                           .wan_pairs = options.wan_pairs,
+                           .element_size = element_size};
+  runtime::AlgorithmChoice choice = runtime::choose_algorithm(setup_.platform, collective, params);
+  if (setup_.options.explain && setup_.rank == 0) {
+    fmt::print(stderr, "multilane explain: {}\n",
+               runtime::explain_choice(choice, collective, params, setup_.size));
+  }
+  return choices_.emplace(key, std::move(choice)).first->second;
+}
+
+const CommunicatorImpl::CachedSchedule& CommunicatorImpl::schedule_for(Collective collective,
+                                                                       std::string_view algorithm,
+                                                                       const BuildParams& params) {
+  const ScheduleKey key{collective,     std::string(algorithm), params.root,        params.size,
+                        params.segment, params.wan_pairs,       params.element_size};
+  CachedSchedule& slot = schedules_[key];
+  if (!slot.schedule) {
+    slot.schedule = std::make_shared<const Schedule>(
+        build_schedule(setup_.platform, collective, algorithm, params));
+  }
+  return slot;
+}
+
+std::string CommunicatorImpl::describe(const Schedule& schedule, std::uint64_t sequence) const {
+  std::string text =
+      fmt::format("{} #{} ({}", to_string(schedule.collective), sequence, schedule.algorithm);
+  if (schedule.collective == Collective::Bcast || schedule.collective == Collective::Scatter ||
+      schedule.collective == Collective::Gather || schedule.collective == Collective::Reduce) {
+    text += fmt::format(", root {}", schedule.root);
+  }
+  return text + fmt::format(", {} bytes)", schedule.size);
+}
+
+namespace {
+
+void check_buffer(Collective collective, Buffer buffer, std::size_t given, int rank, int ranks,
+                  int root, std::uint64_t size) {
+  const std::uint64_t needed = buffer_size(collective, buffer, rank, ranks, root, size);
+  if (given >= needed) return;
+  throw UsageError(
+      fmt::format("{}: the {} buffer of rank {} has {} bytes, but this call needs {} "
+                  "({} bytes per rank, {} ranks)",
+                  to_string(collective), buffer == Buffer::Send ? "send" : "receive", rank, given,
+                  needed, size, ranks));
+}
+
+}  // namespace
+
+CommunicatorImpl::PreparedCall CommunicatorImpl::prepare(
+    Collective collective, std::span<const std::byte> send, std::span<std::byte> recv, int root,
+    std::uint64_t size, const CollectiveOptions& options, const Reduction& reduction) {
+  check_usable();
+  check_peer(root, "root");
+  std::uint32_t element = 1;
+  if (is_reduction(collective)) {
+    if (const std::string why = reduction_mismatch(reduction); !why.empty()) {
+      throw UsageError(fmt::format("{}: {}", to_string(collective), why));
+    }
+    element = static_cast<std::uint32_t>(element_size(reduction.type));
+    if (size % element != 0) {
+      throw UsageError(
+          fmt::format("{}: {} bytes are not a whole number of {} elements ({} bytes "
+                      "each)",
+                      to_string(collective), size, to_string(reduction.type), element));
+    }
+  }
+  check_buffer(collective, Buffer::Send, send.size(), setup_.rank, setup_.size, root, size);
+  check_buffer(collective, Buffer::Recv, recv.size(), setup_.rank, setup_.size, root, size);
+  std::string algorithm = options.algorithm;
+  BuildParams params{.root = root,
+                     .size = size,
+                     .segment = options.segment,
+                     .wan_pairs = options.wan_pairs,
+                     .element_size = element};
+  if (algorithm == "auto") {
+    const runtime::AlgorithmChoice choice = choose(collective, size, root, options, element);
+    algorithm = choice.best.algorithm;
+    params = choice.best.params;
+  } else {
+    if (!find_algorithm(collective, algorithm)) {
+      throw UsageError(unknown_algorithm_message(collective, algorithm, {"auto"}));
+    }
+    params = runtime::resolve_params(setup_.platform, collective, algorithm, params);
+  }
+  const CachedSchedule& cached = schedule_for(collective, algorithm, params);
+  const std::uint64_t sequence = ++sequence_;
+  return {cached.schedule,
+          {.sequence = sequence,
+           .signature = runtime::call_signature(*cached.schedule, params, reduction),
+           .description = describe(*cached.schedule, sequence),
+           .reduction = reduction},
+          {send, recv}};
+}
+
+std::shared_ptr<RequestState> CommunicatorImpl::launch(PreparedCall call) {
+  auto state = std::make_shared<RequestState>();
+  // Group ops (hier-shm) run on this node's shared-memory group, announced in call order.
+  runtime::shm::GroupRunner* groups = nullptr;
+  if (const std::size_t count = runtime::group_op_count(*call.schedule, setup_.rank); count > 0) {
+    groups = group_runner();
+    groups->expect(call.identity.sequence, count);
+  }
+  calls_in_flight_.fetch_add(1);
+  engine_->post([this, call = std::move(call), state, groups]() mutable {
+    runtime::start_schedule_run(
+        *engine_, call.schedule, setup_.platform, setup_.rank, call.buffers,
+        std::move(call.identity),
+        [this, done = completion(state)](const std::string& error) {
+          calls_in_flight_.fetch_sub(1);
+          done(error);
+        },
+        groups);
+  });
+  return state;
+}
+
+std::shared_ptr<RequestState> CommunicatorImpl::start(
+    Collective collective, std::span<const std::byte> send, std::span<std::byte> recv, int root,
+    std::uint64_t size, const CollectiveOptions& options, const Reduction& reduction) {
+  return launch(prepare(collective, send, recv, root, size, options, reduction));
+}
+
+std::optional<std::string> CommunicatorImpl::run_here(const PreparedCall& call) {
+  if (calls_in_flight_.load() > 0) return std::nullopt;
+  // run_local_call() decides whether the call is local; a rank with group ops needs the runner
+  // either way (launch() would make it).
+  runtime::shm::GroupRunner* groups =
+      runtime::group_op_count(*call.schedule, setup_.rank) > 0 ? group_runner() : nullptr;
+  auto result = runtime::run_local_call(*call.schedule, setup_.platform, setup_.rank, call.buffers,
+                                        call.identity, groups);
+  if (result) engine_->note_local_call(call.identity.sequence);
+  return result;
+}
+
+runtime::shm::GroupRunner* CommunicatorImpl::group_runner() {
+  if (!groups_) {
+    const Platform& p = setup_.platform;
+    runtime::shm::GroupRunnerConfig config;
+    config.job_id = setup_.job_id;
+    config.node_id = p.node_of(setup_.rank);
+    config.local_size = 0;
+    for (int r = 0; r < setup_.size; ++r) {
+      if (p.node_of(r) != config.node_id) continue;
+      if (r == setup_.rank) config.local_rank = config.local_size;
+      ++config.local_size;
+    }
+    config.options.timeout = setup_.options.timeout;
+    if (const char* file = std::getenv(runtime::shm::kTuningEnvironment); file && *file) {
+      config.tuning = runtime::shm::read_tuning_file(file);
+      config.options.capacity = config.tuning.capacity_with(config.options.tuning);
+    }
+    groups_ = std::make_unique<runtime::shm::GroupRunner>(std::move(config));
+  }
+  return groups_.get();
+}
+
+void CommunicatorImpl::run(Collective collective, std::span<const std::byte> send,
+                           std::span<std::byte> recv, int root, std::uint64_t size,
+                           const CollectiveOptions& options, const Reduction& reduction) {
+  PreparedCall call = prepare(collective, send, recv, root, size, options, reduction);
+  if (const auto error = run_here(call)) {
+    if (error->empty()) return;
+    mark_broken(*error);
+    throw CommunicationError(*error);
+  }
+  wait(*launch(std::move(call)));
+}
+
+void CommunicatorImpl::barrier() {
+  // A 1-byte allgather: nobody leaves before everybody arrived.
+  std::byte token{1};
+  std::vector<std::byte> all(setup_.size);
+  run(Collective::Allgather, {&token, 1}, all, 0, 1, {"recursive-doubling", 0, 0});
+}
+
+// --- Communicator: thin forwarding to the implementation ---------------------------------
+
+Communicator::Communicator(std::unique_ptr<CommunicatorImpl> impl) : impl_(std::move(impl)) {}
+Communicator::Communicator(Communicator&&) noexcept = default;
+Communicator& Communicator::operator=(Communicator&&) noexcept = default;
+Communicator::~Communicator() = default;
+
+int Communicator::rank() const {
+  return impl_->rank();
+}
+int Communicator::size() const {
+  return impl_->size();
+}
+const Platform& Communicator::platform() const {
+  return impl_->platform();
+}
+const CommunicatorOptions& Communicator::options() const {
+  return impl_->options();
+}
+
+void Communicator::send(std::span<const std::byte> data, int peer) {
+  auto state = impl_->start_send(data, peer);
+  impl_->wait(*state);
+}
+
+void Communicator::recv(std::span<std::byte> data, int peer) {
+  auto state = impl_->start_recv(data, peer);
+  impl_->wait(*state);
+}
+
+Request Communicator::isend(std::span<const std::byte> data, int peer) {
+  return Request(impl_->start_send(data, peer));
+}
+
+Request Communicator::irecv(std::span<std::byte> data, int peer) {
+  return Request(impl_->start_recv(data, peer));
+}
+
+void Communicator::barrier() {
+  impl_->barrier();
+}
+
+void Communicator::bcast(std::span<std::byte> buffer, int root, const CollectiveOptions& options) {
+  impl_->run(Collective::Bcast, {}, buffer, root, buffer.size(), options);
+}
+
+void Communicator::scatter(std::span<const std::byte> send, std::span<std::byte> recv, int root,
+                           const CollectiveOptions& options) {
+  impl_->run(Collective::Scatter, send, recv, root, recv.size(), options);
+}
+
+void Communicator::gather(std::span<const std::byte> send, std::span<std::byte> recv, int root,
+                          const CollectiveOptions& options) {
+  impl_->run(Collective::Gather, send, recv, root, send.size(), options);
+}
+
+void Communicator::allgather(std::span<const std::byte> send, std::span<std::byte> recv,
+                             const CollectiveOptions& options) {
+  impl_->run(Collective::Allgather, send, recv, 0, send.size(), options);
+}
+
+void Communicator::alltoall(std::span<const std::byte> send, std::span<std::byte> recv,
+                            const CollectiveOptions& options) {
+  impl_->run(Collective::Alltoall, send, recv, 0, alltoall_block(send.size()), options);
+}
+
+std::uint64_t Communicator::alltoall_block(std::size_t send_bytes) const {
+  if (send_bytes % size() != 0) {
+    throw UsageError(
+        fmt::format("alltoall: the send buffer has {} bytes, not a multiple of the {} ranks",
+                    send_bytes, size()));
+  }
+  return send_bytes / size();
+}
+
+void Communicator::reduce(std::span<const std::byte> send, std::span<std::byte> recv,
+                          const Reduction& reduction, int root, const CollectiveOptions& options) {
+  impl_->run(Collective::Reduce, send, recv, root, send.size(), options, reduction);
+}
+
+void Communicator::allreduce(std::span<const std::byte> send, std::span<std::byte> recv,
+                             const Reduction& reduction, const CollectiveOptions& options) {
+  impl_->run(Collective::Allreduce, send, recv, 0, send.size(), options, reduction);
+}
+
+void Communicator::reduce_scatter(std::span<const std::byte> send, std::span<std::byte> recv,
+                                  const Reduction& reduction, const CollectiveOptions& options) {
+  impl_->run(Collective::ReduceScatter, send, recv, 0, recv.size(), options, reduction);
+}
+
+Request Communicator::ireduce(std::span<const std::byte> send, std::span<std::byte> recv,
+                              const Reduction& reduction, int root,
+                              const CollectiveOptions& options) {
+  return irun(Collective::Reduce, send, recv, root, send.size(), options, reduction);
+}
+
+Request Communicator::iallreduce(std::span<const std::byte> send, std::span<std::byte> recv,
+                                 const Reduction& reduction, const CollectiveOptions& options) {
+  return irun(Collective::Allreduce, send, recv, 0, send.size(), options, reduction);
+}
+
+Request Communicator::ireduce_scatter(std::span<const std::byte> send, std::span<std::byte> recv,
+                                      const Reduction& reduction,
+                                      const CollectiveOptions& options) {
+  return irun(Collective::ReduceScatter, send, recv, 0, recv.size(), options, reduction);
+}
+
+void Communicator::run(Collective collective, std::span<const std::byte> send,
+                       std::span<std::byte> recv, int root, std::uint64_t size,
+                       const CollectiveOptions& options, const Reduction& reduction) {
+  impl_->run(collective, send, recv, root, size, options, reduction);
+}
+
+Request Communicator::irun(Collective collective, std::span<const std::byte> send,
+                           std::span<std::byte> recv, int root, std::uint64_t size,
+                           const CollectiveOptions& options, const Reduction& reduction) {
+  return Request(impl_->start(collective, send, recv, root, size, options, reduction));
+}
+
+Request Communicator::ibcast(std::span<std::byte> buffer, int root,
+                             const CollectiveOptions& options) {
+  return irun(Collective::Bcast, {}, buffer, root, buffer.size(), options);
+}
+
+Request Communicator::iscatter(std::span<const std::byte> send, std::span<std::byte> recv, int root,
+                               const CollectiveOptions& options) {
+  return irun(Collective::Scatter, send, recv, root, recv.size(), options);
+}
+
+Request Communicator::igather(std::span<const std::byte> send, std::span<std::byte> recv, int root,
+                              const CollectiveOptions& options) {
+  return irun(Collective::Gather, send, recv, root, send.size(), options);
+}
+
+Request Communicator::iallgather(std::span<const std::byte> send, std::span<std::byte> recv,
+                                 const CollectiveOptions& options) {
+  return irun(Collective::Allgather, send, recv, 0, send.size(), options);
+}
+
+Request Communicator::ialltoall(std::span<const std::byte> send, std::span<std::byte> recv,
+                                const CollectiveOptions& options) {
+  return irun(Collective::Alltoall, send, recv, 0, alltoall_block(send.size()), options);
+}
+
+std::string Communicator::explain(Collective collective, std::uint64_t size, int root,
+                                  std::uint32_t element_size) const {
+  const BuildParams params{.root = root, .size = size, .element_size = element_size};
+  return runtime::explain_choice(impl_->choose(collective, size, root, {}, element_size),
+                                 collective, params, impl_->size());
+}
+
+std::string Communicator::resolve_algorithm(Collective collective, std::uint64_t size, int root,
+                                            const CollectiveOptions& options,
+                                            std::uint32_t element_size) const {
+  if (options.algorithm != "auto") return options.algorithm;
+  return impl_->choose(collective, size, root, options, element_size).best.algorithm;
+}
+
+}  // namespace multilane

@@ -1,0 +1,118 @@
+// runtime/api/communicator_impl.hpp — what a Communicator is made of (internal).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "multilane/communicator.hpp"
+#include "runtime/api/algorithm_choice.hpp"
+#include "runtime/api/request_state.hpp"
+#include "runtime/exec/schedule_run.hpp"
+#include "runtime/launch/address_book.hpp"
+#include "runtime/shm/group_runner.hpp"
+#include "runtime/transport/engine.hpp"
+
+namespace multilane {
+
+// Everything a rank needs to join a job, however it was started.
+struct CommunicatorSetup {
+  int rank = 0;
+  int size = 1;
+  std::uint64_t job_id = 0;
+  runtime::JobSecret secret;
+  Platform platform;  // with exactly `size` ranks placed
+  CommunicatorOptions options;
+  std::string host = "127.0.0.1";  // listening address of lanes the platform gives none
+};
+
+// The platform a job of `size` ranks runs on: the file's (re-placed block-wise when it holds
+// another number of ranks) or, without a file, one site with one single-lane node per rank.
+Platform job_platform(const std::string& platform_file, int size);
+
+class CommunicatorImpl {
+ public:
+  // Listens, publishes this rank's addresses in `book`, and looks up every peer's.
+  CommunicatorImpl(CommunicatorSetup setup, runtime::AddressBook& book);
+  ~CommunicatorImpl();
+
+  int rank() const { return setup_.rank; }
+  int size() const { return setup_.size; }
+  const Platform& platform() const { return setup_.platform; }
+  const CommunicatorOptions& options() const { return setup_.options; }
+
+  std::shared_ptr<RequestState> start_send(std::span<const std::byte> data, int peer);
+  std::shared_ptr<RequestState> start_recv(std::span<std::byte> data, int peer);
+  // Starts a collective call (sequence number taken now, in call order) and returns at once.
+  // `reduction` is read by reductions only.
+  std::shared_ptr<RequestState> start(Collective collective, std::span<const std::byte> send,
+                                      std::span<std::byte> recv, int root, std::uint64_t size,
+                                      const CollectiveOptions& options,
+                                      const Reduction& reduction = {});
+  void run(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
+           int root, std::uint64_t size, const CollectiveOptions& options,
+           const Reduction& reduction = {});
+  void barrier();
+  // Waits for the operation and throws its error (a failure broke the communicator as it
+  // completed).
+  void wait(RequestState& state);
+
+  runtime::AlgorithmChoice choose(Collective collective, std::uint64_t size, int root,
+                                  const CollectiveOptions& options,
+                                  std::uint32_t element_size = 1) const;
+
+  // Keeps alive whatever serves the address book (the rendezvous of rank 0).
+  std::shared_ptr<void> keep_alive;
+
+ private:
+  void check_usable() const;
+  void mark_broken(const std::string& error);
+  std::function<void(const std::string&)> completion(std::shared_ptr<RequestState> state);
+  void check_peer(int peer, const char* what) const;
+  // A call's schedule, made once per distinct call.
+  struct CachedSchedule {
+    std::shared_ptr<const Schedule> schedule;
+  };
+  const CachedSchedule& schedule_for(Collective collective, std::string_view algorithm,
+                                     const BuildParams& params);
+  // A collective call with its arguments checked, schedule chosen and sequence number taken.
+  struct PreparedCall {
+    std::shared_ptr<const Schedule> schedule;
+    runtime::CallIdentity identity;
+    runtime::CallBuffers buffers;
+  };
+  PreparedCall prepare(Collective collective, std::span<const std::byte> send,
+                       std::span<std::byte> recv, int root, std::uint64_t size,
+                       const CollectiveOptions& options, const Reduction& reduction);
+  // Hands the call to the engine.
+  std::shared_ptr<RequestState> launch(PreparedCall call);
+  // Runs a blocking call on this thread when its part here is local to the node and nothing
+  // else is in flight (local_call.hpp): "" or the error; nullopt when it must be launched.
+  std::optional<std::string> run_here(const PreparedCall& call);
+  std::string describe(const Schedule& schedule, std::uint64_t sequence) const;
+  // The runner of this rank's shared-memory group, made at the first schedule with group ops.
+  runtime::shm::GroupRunner* group_runner();
+
+  CommunicatorSetup setup_;
+  std::atomic<int> calls_in_flight_{0};      // launched collective calls not yet complete
+  mutable std::mutex broken_mutex_;          // failures complete on the engine's thread
+  std::string broken_;                       // the first failure, "" while usable
+  std::unique_ptr<runtime::Engine> engine_;  // after the three above: its callbacks use them
+  std::vector<std::uint64_t> sent_;          // point-to-point messages sent to each peer
+  std::vector<std::uint64_t> received_;      // ... and receives posted from each peer
+  std::uint64_t sequence_ = 0;               // collective calls so far
+  using ScheduleKey =
+      std::tuple<Collective, std::string, int, std::uint64_t, std::uint64_t, int, std::uint32_t>;
+  std::map<ScheduleKey, CachedSchedule> schedules_;
+  using ChoiceKey = std::tuple<Collective, std::uint64_t, int, std::uint64_t, int, std::uint32_t>;
+  mutable std::mutex choices_mutex_;
+  mutable std::map<ChoiceKey, runtime::AlgorithmChoice> choices_;
+  std::unique_ptr<runtime::shm::GroupRunner> groups_;  // after engine_: destroyed before it
+};
+
+}  // namespace multilane

@@ -1,0 +1,64 @@
+// runtime/api/local_call.cpp — see local_call.hpp.
+#include "runtime/api/local_call.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "runtime/exec/group_job.hpp"
+
+namespace multilane::runtime {
+
+namespace {
+
+void run_program(const Schedule& schedule, const Platform& platform, int rank, CallMemory& memory,
+                 const Reduction& reduction, shm::ShmGroup* group, const shm::TuningTable* tuning) {
+  const std::vector<int> members = node_members(platform, rank);
+  for (const Op& op : schedule.program(rank)) {
+    if (op.kind == OpKind::Copy) {
+      const auto to = memory.bytes(op.range);
+      std::memmove(to.data(), memory.bytes(op.source).data(), to.size());
+    } else if (op.kind == OpKind::Reduce) {
+      const auto to = memory.bytes(op.range);
+      reduce_elements(reduction, to.data(), memory.bytes(op.source).data(),
+                      to.size() / element_size(reduction.type));
+    } else {
+      make_group_job(op, rank, members, memory, *tuning)(*group);
+    }
+  }
+}
+
+// Whether `rank`'s program can run here: no sends or receives, dependencies pointing back.
+bool is_local_program(const Schedule& schedule, int rank) {
+  const auto program = schedule.program(rank);
+  for (std::size_t i = 0; i < program.size(); ++i) {
+    const Op& op = program[i];
+    if (op.kind != OpKind::Copy && op.kind != OpKind::Reduce && !is_group_op(op.kind)) {
+      return false;
+    }
+    const auto deps = schedule.deps_of(op);
+    if (std::any_of(deps.begin(), deps.end(), [i](OpIndex d) { return d >= i; })) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::string> run_local_call(const Schedule& schedule, const Platform& platform,
+                                          int rank, CallBuffers buffers,
+                                          const CallIdentity& identity, shm::GroupRunner* groups) {
+  if (!is_local_program(schedule, rank)) return std::nullopt;
+  CallMemory memory(schedule, rank, buffers);
+  if (group_op_count(schedule, rank) == 0) {
+    run_program(schedule, platform, rank, memory, identity.reduction, nullptr, nullptr);
+    return "";
+  }
+  if (!groups) return identity.description + ": " + kNoGroupError;
+  const auto error = groups->run_here([&](shm::ShmGroup& group) {
+    run_program(schedule, platform, rank, memory, identity.reduction, &group,
+                &groups->config().tuning);
+  });
+  if (!error || error->empty()) return error;
+  return identity.description + ": shared memory: " + *error;
+}
+
+}  // namespace multilane::runtime

@@ -1,0 +1,61 @@
+// runtime/exec/schedule_run.hpp — one rank's part of a collective call, executed on the engine.
+//
+// The rank's program (schedule.hpp) runs as a dataflow graph: every operation starts as soon as
+// its dependencies completed — sends and receives through the engine, copies at once — so the
+// pipelining written into the schedule happens for real. A RecvReduce receives into staging
+// memory and combines every chunk as it lands (chunk_combiner.hpp); a Reduce combines at once.
+// The k-th Send to a peer becomes
+// message k of the call on that ordered pair (matching rule of schedule.hpp); a kAnyLane
+// transfer is striped over every lane both nodes have, and transfers between sites use the
+// WAN link class (more streams).
+//
+// The first failing operation fails the call: the engine abandons the call's other operations
+// (no byte of the user's buffers is touched afterwards) and `done` gets the error prefixed with
+// the call's description ("bcast #3 (binomial, root 0, 1048576 bytes): timed out ...").
+// Group operations (the ranks of this node through shared memory) run on `groups`, a thread of
+// their own, in program order (the caller announces them with GroupRunner::expect() in call
+// order); a failed call cancels its remaining ones; a failure interrupts the one in flight and
+// `done` waits for it to return. Everything else runs on the engine's progress thread; `done` is
+// called exactly once.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "multilane/algorithms.hpp"
+#include "multilane/platform.hpp"
+#include "multilane/reduction.hpp"
+#include "multilane/schedule.hpp"
+#include "runtime/exec/call_memory.hpp"
+#include "runtime/shm/group_runner.hpp"
+#include "runtime/transport/engine.hpp"
+
+namespace multilane::runtime {
+
+struct CallIdentity {
+  std::uint64_t sequence = 0;   // call number, from 1, the same on every rank
+  std::uint64_t signature = 0;  // fingerprint of the call's arguments (call_signature())
+  std::string description;      // for error messages
+  Reduction reduction;          // reductions: what RecvReduce and Reduce combine, and how
+};
+
+// Starts the call on the engine's progress thread (call it there).
+// `groups` may be null when the schedule has no group ops.
+void start_schedule_run(Engine& engine, std::shared_ptr<const Schedule> schedule,
+                        const Platform& platform, int rank, CallBuffers buffers,
+                        CallIdentity identity, std::function<void(const std::string&)> done,
+                        shm::GroupRunner* groups = nullptr);
+
+// How many group ops `rank` runs (a GroupRunner must expect() them before the call starts).
+std::size_t group_op_count(const Schedule& schedule, int rank);
+
+// Fingerprint of everything that must agree between ranks for a call to match: the schedule's
+// shape and the parameters it was built with that it does not carry (the WAN pairs asked
+// for), for a reduction also its element type and operation.
+std::uint64_t call_signature(const Schedule& schedule, const BuildParams& params,
+                             const Reduction& reduction = {});
+
+}  // namespace multilane::runtime

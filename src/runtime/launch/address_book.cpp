@@ -1,0 +1,41 @@
+// runtime/launch/address_book.cpp — see address_book.hpp.
+#include "runtime/launch/address_book.hpp"
+
+#include <fmt/format.h>
+
+#include "multilane/errors.hpp"
+
+namespace multilane::runtime {
+
+std::string failure_value(const std::string& why) {
+  return "!" + why;
+}
+
+void check_not_failure(int rank, const std::string& value) {
+  if (!value.empty() && value.front() == '!') {
+    throw CommunicationError(fmt::format("rank {} could not set up: {}", rank, value.substr(1)));
+  }
+}
+
+std::string join_addresses(const std::vector<std::string>& addresses) {
+  std::string text;
+  for (const auto& address : addresses) {
+    if (!text.empty()) text += ',';
+    text += address;
+  }
+  return text;
+}
+
+std::vector<std::string> split_addresses(const std::string& text) {
+  std::vector<std::string> addresses;
+  std::size_t begin = 0;
+  while (begin <= text.size() && !text.empty()) {
+    const auto comma = text.find(',', begin);
+    addresses.push_back(text.substr(begin, comma - begin));
+    if (comma == std::string::npos) break;
+    begin = comma + 1;
+  }
+  return addresses;
+}
+
+}  // namespace multilane::runtime

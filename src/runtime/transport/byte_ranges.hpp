@@ -1,0 +1,37 @@
+// runtime/transport/byte_ranges.hpp — a set of byte ranges [begin, end) of one message.
+//
+// A receiver records which bytes of a message arrived (chunks may arrive twice when a sender
+// re-sent a stalled stream's share on other streams, see stream_set.hpp), and a sender works
+// out which bytes a stalled stream may not have delivered. Both only need: add a range, count
+// the bytes covered, list the ranges. Adjacent and overlapping ranges are merged, so a message
+// received in order is one range.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace multilane::runtime {
+
+struct ByteRange {
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+  std::uint64_t end() const { return offset + length; }
+  friend bool operator==(const ByteRange&, const ByteRange&) = default;
+};
+
+class ByteRanges {
+ public:
+  void add(std::uint64_t offset, std::uint64_t length);
+  void add(const ByteRange& range) { add(range.offset, range.length); }
+  std::uint64_t bytes() const { return bytes_; }  // bytes covered, each counted once
+  bool empty() const { return ranges_.empty(); }
+  std::vector<ByteRange> ranges() const;  // disjoint, in offset order
+  void clear();
+
+ private:
+  std::map<std::uint64_t, std::uint64_t> ranges_;  // begin -> end, disjoint, not touching
+  std::uint64_t bytes_ = 0;
+};
+
+}  // namespace multilane::runtime

@@ -1,0 +1,243 @@
+// runtime/transport/engine.cpp — the engine's lifecycle: progress thread, listeners, accepted
+// connections, the watchdog, and the call-signature check (see engine.hpp).
+#include "runtime/transport/engine.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <thread>
+
+#include "multilane/errors.hpp"
+#include "runtime/transport/engine_context.hpp"
+#include "runtime/transport/receive_side.hpp"
+#include "runtime/transport/send_side.hpp"
+#include "runtime/transport/stream_identity.hpp"
+#include "runtime/transport/transport_error.hpp"
+
+namespace multilane::runtime {
+
+void EngineContext::log(const std::string& message) const {
+  fmt::print(stderr, "multilane: rank {}: {}\n", config.rank, message);
+}
+
+namespace {
+
+// Frames of calls this rank has not begun yet: the first signature seen per sequence number.
+struct EarlySignature {
+  int peer = 0;
+  std::uint64_t signature = 0;
+};
+
+std::string mismatch_text(int peer, std::uint64_t sequence) {
+  return fmt::format(
+      "rank {} runs a different call as call #{} (its collective, algorithm, root, "
+      "size or segment differ from this rank's)",
+      peer, sequence);
+}
+
+}  // namespace
+
+struct Engine::State {
+  explicit State(EngineConfig config)
+      : context(std::move(config)), receive(context), send(context), watchdog(context.io) {}
+
+  // Members in construction order; the io_context (in context) outlives everything using it.
+  EngineContext context;
+  ReceiveSide receive;
+  SendSide send;
+  std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> acceptors;
+  std::map<std::uint64_t, std::pair<std::uint64_t, std::function<void(const std::string&)>>> calls;
+  std::map<std::uint64_t, EarlySignature> early_signatures;
+  std::uint64_t highest_ended = 0;
+  std::atomic<std::uint64_t> highest_local = 0;  // note_local_call(), from any thread
+  asio::steady_timer watchdog;
+  std::thread thread;
+
+  void listen();
+  void accept(int lane);
+  void handshake(asio::ip::tcp::socket socket, int lane);
+  bool check_signature(int peer, std::uint64_t sequence, std::uint64_t signature);
+  void arm_watchdog();
+};
+
+Engine::Engine(EngineConfig config) {
+  if (config.size < 1 || config.rank < 0 || config.rank >= config.size) {
+    throw UsageError(
+        fmt::format("rank {} is out of range for a job of {} ranks", config.rank, config.size));
+  }
+  if (config.lane_addresses.empty()) config.lane_addresses.push_back("127.0.0.1");
+  state_ = std::make_unique<State>(std::move(config));
+  State& s = *state_;
+  s.context.check_signature = [&s](int peer, std::uint64_t sequence, std::uint64_t signature) {
+    return s.check_signature(peer, sequence, signature);
+  };
+  s.listen();
+  s.arm_watchdog();
+  s.thread = std::thread([&s] {
+    auto guard = asio::make_work_guard(s.context.io);
+    s.context.io.run();
+  });
+}
+
+Engine::~Engine() {
+  State& s = *state_;
+  s.context.handshakes.stop();
+  s.context.io.stop();
+  if (s.thread.joinable()) s.thread.join();
+}
+
+const EngineConfig& Engine::config() const {
+  return state_->context.config;
+}
+
+std::vector<std::string> Engine::listening_addresses() const {
+  std::vector<std::string> addresses;
+  for (const auto& acceptor : state_->acceptors) {
+    addresses.push_back(endpoint_text(acceptor->local_endpoint()));
+  }
+  return addresses;
+}
+
+void Engine::set_peer_addresses(int peer, std::vector<std::string> addresses) {
+  state_->send.set_peer_addresses(peer, std::move(addresses));
+}
+
+void Engine::post(std::function<void()> work) {
+  asio::post(state_->context.io, std::move(work));
+}
+
+void Engine::send(SendRequest request, Completion done) {
+  state_->send.send(std::move(request), std::move(done));
+}
+
+void Engine::recv(RecvRequest request, Completion done) {
+  state_->receive.recv(std::move(request), std::move(done));
+}
+
+std::string Engine::begin_call(std::uint64_t sequence, std::uint64_t signature,
+                               std::function<void(const std::string&)> on_mismatch) {
+  State& s = *state_;
+  s.calls[sequence] = {signature, std::move(on_mismatch)};
+  auto early = s.early_signatures.find(sequence);
+  if (early == s.early_signatures.end()) return "";
+  const EarlySignature seen = early->second;
+  s.early_signatures.erase(early);
+  return seen.signature == signature ? "" : mismatch_text(seen.peer, sequence);
+}
+
+void Engine::end_call(std::uint64_t sequence) {
+  State& s = *state_;
+  s.calls.erase(sequence);
+  s.receive.abandon_call(sequence);
+  s.send.abandon_call(sequence);
+  s.highest_ended = std::max(s.highest_ended, sequence);
+}
+
+void Engine::note_local_call(std::uint64_t sequence) {
+  std::atomic<std::uint64_t>& highest = state_->highest_local;
+  std::uint64_t seen = highest.load(std::memory_order_relaxed);
+  while (seen < sequence && !highest.compare_exchange_weak(seen, sequence)) {
+  }
+}
+
+bool Engine::State::check_signature(int peer, std::uint64_t sequence, std::uint64_t signature) {
+  if (sequence == 0) return signature == 0;
+  if (auto call = calls.find(sequence); call != calls.end()) {
+    if (call->second.first == signature) return true;
+    auto on_mismatch = call->second.second;
+    on_mismatch(mismatch_text(peer, sequence));
+    return false;
+  }
+  if (sequence <= std::max(highest_ended, highest_local.load(std::memory_order_acquire))) {
+    context.log(
+        fmt::format("rank {} sent a message of call #{}, which had already ended here "
+                    "(ranks called different collectives?)",
+                    peer, sequence));
+    return false;
+  }
+  early_signatures.try_emplace(sequence, EarlySignature{peer, signature});
+  return true;
+}
+
+void Engine::State::listen() {
+  for (std::size_t lane = 0; lane < context.config.lane_addresses.size(); ++lane) {
+    const std::string& text = context.config.lane_addresses[lane];
+    asio::error_code error;
+    const auto address = asio::ip::make_address(text, error);
+    if (error) {
+      throw UsageError(fmt::format("lane {} address '{}' is not an IP address", lane, text));
+    }
+    auto acceptor = std::make_unique<asio::ip::tcp::acceptor>(context.io);
+    const asio::ip::tcp::endpoint endpoint(address, 0);
+    acceptor->open(endpoint.protocol());
+    apply_buffer_sizes(*acceptor, context.config.lan.socket);  // accepted sockets inherit them
+    acceptor->bind(endpoint, error);
+    if (error) {
+      throw TransportError(
+          fmt::format("cannot listen on lane {} address {}: {}", lane, text, error.message()));
+    }
+    acceptor->listen();
+    acceptors.push_back(std::move(acceptor));
+    accept(static_cast<int>(lane));
+  }
+}
+
+void Engine::State::accept(int lane) {
+  acceptors[lane]->async_accept(
+      [this, lane](const asio::error_code& error, asio::ip::tcp::socket socket) {
+        if (error == asio::error::operation_aborted) return;
+        if (!error) handshake(std::move(socket), lane);
+        accept(lane);
+      });
+}
+
+void Engine::State::handshake(asio::ip::tcp::socket socket, int lane) {
+  const auto protocol = socket.local_endpoint().protocol();
+  const std::string peer = endpoint_text(socket.remote_endpoint());
+  const int fd = socket.release();
+  receive.handshake_started();
+  context.handshakes.start([this, protocol, peer, fd, lane] {
+    asio::io_context io;
+    asio::ip::tcp::socket socket(io);
+    socket.assign(protocol, fd);
+    context.handshakes.watch(fd);
+    try {
+      const StreamIdentity id = unpack_identity(
+          authenticate(io, socket, Role::Listener,
+                       context.handshake(pack_identity({context.config.rank, lane, 0}))));
+      context.handshakes.unwatch(fd);
+      if (id.rank < 0 || id.rank >= context.config.size || id.lane != lane) {
+        throw TransportError(fmt::format("peer claims to be rank {} on lane {}", id.rank, id.lane));
+      }
+      const int adopted = socket.release();
+      asio::post(context.io, [this, protocol, adopted, id] {
+        asio::ip::tcp::socket s(context.io);
+        s.assign(protocol, adopted);
+        s.set_option(asio::ip::tcp::no_delay(true));
+        receive.adopt(std::move(s), id.rank, id.lane, id.stream);
+        receive.handshake_ended();
+      });
+    } catch (const std::exception& e) {
+      context.handshakes.unwatch(fd);
+      context.log(fmt::format("rejected a connection from {}: {}", peer, e.what()));
+      asio::post(context.io, [this] { receive.handshake_ended(); });
+    }
+  });
+}
+
+void Engine::State::arm_watchdog() {
+  const auto period = std::clamp<std::chrono::milliseconds>(
+      context.config.timeout / 4, std::chrono::milliseconds{10}, std::chrono::milliseconds{1000});
+  watchdog.expires_after(period);
+  watchdog.async_wait([this](const asio::error_code& error) {
+    if (error) return;
+    const auto now = Clock::now();
+    receive.check_timeouts(now);
+    send.check_timeouts(now);
+    arm_watchdog();
+  });
+}
+
+}  // namespace multilane::runtime

@@ -1,0 +1,143 @@
+// runtime/transport/engine.hpp — the progress engine: every TCP stream of one rank, driven by one
+// thread.
+//
+// The engine moves messages between ranks. A message is identified by its sender, its
+// receiver and a MessageKey (the call's sequence number and the message's index on that
+// ordered pair of ranks within the call); it is matched by key, not by arrival order, so chunks
+// of several messages may interleave on the streams.
+//
+// Streams. Rank a sends to rank b only on connections a opened ("outgoing"); b accepts them
+// ("incoming") and learns from the handshake (auth.hpp) which rank, lane and stream spoke.
+// Connections are opened on the first send to a peer on a lane, K of them per (peer, lane), K
+// by the link class (LAN or WAN). Each connection is used in one direction, so two ranks never
+// race to open the same connection.
+//
+// Sending. A message is cut into chunks (stripe.hpp) over the streams of the lanes it names and
+// each chunk is written as header + bytes; the send completes when every chunk was handed to
+// the kernel.
+// Receiving. Each incoming stream reads a header, then the chunk's bytes straight into the
+// posted receive buffer at the chunk's offset. A chunk for a receive not posted yet is kept in
+// memory, up to the unexpected-message budget; beyond it the stream pauses until the receive is
+// posted (TCP then holds the sender back).
+//
+// Faults. Every operation fails, never hangs: a receive or send that made no progress for the
+// timeout fails saying what it awaited ("timed out after 60 s waiting for rank 3: received 100
+// of 1000 bytes"); a peer whose every connection closed fails every pending receive from it at
+// once ("rank 3 closed its connections (it exited or died)"), or, while connections accepted
+// here are still in their handshake, once those have ended (one may be another stream of that
+// peer with the rest of a message: the connecting side finishes its handshake first); a connection
+// that fails the handshake or sends a malformed frame is closed and logged, and the job goes on. A
+// frame whose call signature differs from the receiver's for the same call fails that call
+// ("mismatch").
+//
+// Threading: all operations, and all completions, run on the engine's progress thread. Other
+// threads hand work over with post(). The destructor stops the thread and closes every socket;
+// pending operations are dropped without their completions running.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/transport/auth.hpp"
+#include "runtime/transport/stripe.hpp"
+#include "runtime/transport/tcp_connect.hpp"
+
+namespace multilane::runtime {
+
+enum class LinkClass : std::uint8_t { Lan, Wan };
+
+// How connections of one link class are made.
+struct LinkSettings {
+  int streams = 1;  // K: connections per (peer, lane)
+  SocketTuning socket;
+};
+
+struct EngineConfig {
+  int rank = 0;
+  int size = 1;
+  std::uint64_t job_id = 0;
+  JobSecret secret;
+  // One local address per lane of this rank's node: listeners bind there, and connections
+  // on that lane leave from there (when it is not the unspecified address).
+  std::vector<std::string> lane_addresses{"127.0.0.1"};
+  LinkSettings lan;
+  LinkSettings wan{4, {}};
+  StripeOptions stripe;
+  std::chrono::milliseconds timeout{60'000};
+  std::uint64_t unexpected_budget = 256ull << 20;  // bytes of early chunks kept in memory
+  std::uint64_t max_message = 1ull << 40;          // larger incoming messages are refused
+};
+
+struct MessageKey {
+  std::uint64_t sequence = 0;    // 0: point-to-point; collectives count from 1
+  std::uint64_t message_id = 0;  // k-th message of this call on the ordered pair
+  friend bool operator==(const MessageKey&, const MessageKey&) = default;
+};
+
+struct SendRequest {
+  int peer = 0;
+  std::vector<int> lanes;  // lanes to stripe over (at least one)
+  LinkClass link = LinkClass::Lan;
+  MessageKey key;
+  std::uint64_t signature = 0;
+  std::span<const std::byte> bytes;
+};
+
+struct RecvRequest {
+  int peer = 0;
+  MessageKey key;
+  std::uint64_t signature = 0;
+  std::span<std::byte> bytes;  // must be exactly the message's length
+  // Called on the progress thread as soon as bytes [offset, offset+length) of `bytes` hold the
+  // message's data, chunk by chunk in arrival order (chunks never overlap), before the
+  // completion: a reduction combines each chunk while it is still in the cache.
+  std::function<void(std::uint64_t offset, std::uint64_t length)> landed;
+};
+
+// Called once per operation on the progress thread: "" on success, else the reason.
+using Completion = std::function<void(const std::string& error)>;
+
+class Engine {
+ public:
+  explicit Engine(EngineConfig config);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const EngineConfig& config() const;
+  // "host:port" this rank listens on, one per lane, to publish at the rendezvous.
+  std::vector<std::string> listening_addresses() const;
+  // Where `peer` listens, one "host:port" per lane. Thread-safe; needed before sending to it.
+  void set_peer_addresses(int peer, std::vector<std::string> addresses);
+
+  // Runs `work` on the progress thread.
+  void post(std::function<void()> work);
+
+  // Progress thread only.
+  void send(SendRequest request, Completion done);
+  void recv(RecvRequest request, Completion done);
+  // A call with this sequence number runs here: frames of it carrying another signature fail
+  // it through `on_mismatch`. Frames that arrived before the call began are checked at once:
+  // the mismatch is returned (else ""), and the caller must fail the call before it starts any
+  // operation, since a receive would take such a frame's bytes at once.
+  std::string begin_call(std::uint64_t sequence, std::uint64_t signature,
+                         std::function<void(const std::string&)> on_mismatch);
+  void end_call(std::uint64_t sequence);
+  // Call `sequence` ran to its end on a caller's thread without the engine (local_call.hpp),
+  // after every earlier call had ended: frames of it that come later are refused as for
+  // calls that ended here. Thread-safe, and does not wake the progress thread.
+  void note_local_call(std::uint64_t sequence);
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace multilane::runtime

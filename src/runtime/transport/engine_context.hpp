@@ -1,0 +1,35 @@
+// runtime/transport/engine_context.hpp — what the parts of the engine share (internal to
+// engine*.cpp).
+#pragma once
+
+#include <asio.hpp>
+#include <functional>
+#include <string>
+
+#include "runtime/transport/engine.hpp"
+#include "runtime/transport/handshake_threads.hpp"
+
+namespace multilane::runtime {
+
+struct EngineContext {
+  explicit EngineContext(EngineConfig engine_config) : config(std::move(engine_config)) {}
+  EngineConfig config;
+  asio::io_context io;
+  HandshakeThreads handshakes;
+  // Checks a frame's signature against the call of that sequence number running here (or
+  // remembers it for when the call begins); false when the frame belongs to another call.
+  std::function<bool(int peer, std::uint64_t sequence, std::uint64_t signature)> check_signature;
+
+  // One line on stderr, prefixed with this rank: faults the job survives (rejected strangers).
+  void log(const std::string& message) const;
+  HandshakeConfig handshake(std::uint64_t identity) const {
+    return HandshakeConfig{config.job_id, config.secret, config.timeout, identity};
+  }
+};
+
+// Where a peer-facing operation stands, for timeout messages.
+inline std::string progress_text(std::uint64_t done, std::uint64_t total) {
+  return std::to_string(done) + " of " + std::to_string(total) + " bytes";
+}
+
+}  // namespace multilane::runtime

@@ -1,0 +1,256 @@
+// runtime/transport/receive_side.cpp — matching incoming chunks to posted receives (see
+// engine.hpp).
+#include "runtime/transport/receive_side.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "runtime/transport/incoming_stream.hpp"
+
+namespace multilane::runtime {
+
+std::size_t ReceiveSide::KeyHash::operator()(const Key& k) const noexcept {
+  std::size_t h = std::hash<std::uint64_t>{}(k.sequence * 0x9e3779b97f4a7c15ull + k.message_id);
+  return h ^ (std::hash<int>{}(k.peer) << 1);
+}
+
+namespace {
+
+std::string message_text(const ReceiveSide::Key& key) {
+  if (key.sequence == 0) return fmt::format("point-to-point message {}", key.message_id);
+  return fmt::format("message {} of call #{}", key.message_id, key.sequence);
+}
+
+}  // namespace
+
+ReceiveSide::ReceiveSide(EngineContext& context)
+    : context_(context),
+      open_streams_(context.config.size, 0),
+      ever_connected_(context.config.size, 0),
+      gone_(context.config.size),
+      closed_while_handshaking_(context.config.size) {}
+
+ReceiveSide::~ReceiveSide() = default;
+
+void ReceiveSide::adopt(asio::ip::tcp::socket socket, int peer, int lane, int stream) {
+  auto incoming =
+      std::make_shared<IncomingStream>(*this, context_, std::move(socket), peer, lane, stream);
+  streams_.push_back(incoming);
+  ++open_streams_[peer];
+  ever_connected_[peer] = 1;
+  gone_[peer].clear();
+  closed_while_handshaking_[peer].clear();
+  incoming->start();
+}
+
+void ReceiveSide::handshake_ended() {
+  if (--handshaking_ > 0) return;
+  for (int peer = 0; peer < static_cast<int>(closed_while_handshaking_.size()); ++peer) {
+    if (closed_while_handshaking_[peer].empty()) continue;
+    const std::string reason = std::exchange(closed_while_handshaking_[peer], {});
+    if (open_streams_[peer] == 0) peer_gone(peer, reason);
+  }
+}
+
+void ReceiveSide::recv(RecvRequest request, Completion done) {
+  const Key key{request.peer, request.key.sequence, request.key.message_id};
+  Posted& posted = posted_[key];
+  posted.request = request;
+  posted.done = std::move(done);
+  posted.last_progress = Clock::now();
+  if (auto early = early_.find(key); early != early_.end()) {
+    if (early->second.total != request.bytes.size()) {
+      return fail_posted(
+          key, fmt::format("rank {} sent {} bytes as {}, but the receive posted "
+                           "here expects {} bytes",
+                           key.peer, early->second.total, message_text(key), request.bytes.size()));
+    }
+    auto& chunks = early->second.chunks;
+    for (auto& chunk : chunks) {
+      if (!chunk->arrived) continue;
+      std::memcpy(request.bytes.data() + chunk->offset, chunk->bytes.data(), chunk->bytes.size());
+      if (request.landed) request.landed(chunk->offset, chunk->bytes.size());
+      posted.received += chunk->bytes.size();
+      posted.any_chunk = true;
+      early_bytes_ -= chunk->bytes.size();
+    }
+    std::erase_if(chunks, [](const auto& chunk) { return chunk->arrived; });
+    if (chunks.empty()) early_.erase(early);  // chunks still being read land in chunk_done()
+  }
+  resume_parked(key);
+  auto it = posted_.find(key);
+  if (it == posted_.end()) return;  // a parked chunk was refused and failed it
+  Posted& p = it->second;
+  if (p.any_chunk && p.received == p.request.bytes.size() && p.readers.empty()) {
+    return complete(key, "");
+  }
+  if (!gone_[key.peer].empty() && p.readers.empty()) fail_posted(key, gone_[key.peer]);
+}
+
+ReceiveSide::Target ReceiveSide::place_chunk(IncomingStream& stream, const FrameHeader& header,
+                                             std::shared_ptr<EarlyChunk>& early) {
+  const Key key{stream.peer(), header.sequence, header.message_id};
+  if (auto it = posted_.find(key); it != posted_.end()) {
+    Posted& posted = it->second;
+    if (header.total != posted.request.bytes.size()) {
+      const std::string error =
+          fmt::format("rank {} sent {} bytes as {}, but the receive posted here expects {} bytes",
+                      key.peer, header.total, message_text(key), posted.request.bytes.size());
+      fail_posted(key, error);
+      return Target{{}, false, error};
+    }
+    posted.readers.push_back(&stream);
+    return Target{posted.request.bytes.subspan(header.offset, header.length), false, {}};
+  }
+  Early& entry = early_[key];
+  if (!entry.chunks.empty() && entry.total != header.total) {
+    return Target{{},
+                  false,
+                  fmt::format("chunks of {} disagree on its length ({} and {} bytes)",
+                              message_text(key), entry.total, header.total)};
+  }
+  // Early chunks are kept only while small: a chunk larger than a striped message's chunks
+  // (a whole message on one stream) waits for its receive and is then read in place, rather
+  // than costing a fresh buffer, its page faults and a copy.
+  if (header.length > context_.config.stripe.max_chunk ||
+      early_bytes_ + header.length > context_.config.unexpected_budget) {
+    if (entry.chunks.empty()) early_.erase(key);
+    parked_[key].push_back(&stream);
+    return Target{{}, true, {}};
+  }
+  entry.total = header.total;
+  entry.signature = header.signature;
+  early = std::make_shared<EarlyChunk>();
+  early->offset = header.offset;
+  early->storage = std::make_unique_for_overwrite<std::byte[]>(header.length);
+  early->bytes = {early->storage.get(), header.length};
+  entry.chunks.push_back(early);
+  early_bytes_ += header.length;
+  return Target{early->bytes, false, {}};
+}
+
+void ReceiveSide::chunk_done(const Key& key, const FrameHeader& header, IncomingStream& stream,
+                             std::shared_ptr<EarlyChunk> early) {
+  auto posted = posted_.find(key);
+  if (early) {
+    early->arrived = true;
+    if (posted == posted_.end()) return;  // stays early until the receive is posted
+    // The receive was posted while this chunk was being read: hand it over now.
+    Posted& p = posted->second;
+    std::memcpy(p.request.bytes.data() + early->offset, early->bytes.data(), early->bytes.size());
+    if (p.request.landed) p.request.landed(early->offset, early->bytes.size());
+    early_bytes_ -= early->bytes.size();
+    if (auto e = early_.find(key); e != early_.end()) {
+      std::erase(e->second.chunks, early);
+      if (e->second.chunks.empty()) early_.erase(e);
+    }
+  } else if (posted == posted_.end()) {
+    return;  // the receive failed meanwhile
+  } else {
+    std::erase(posted->second.readers, &stream);
+    if (posted->second.request.landed) posted->second.request.landed(header.offset, header.length);
+  }
+  Posted& p = posted->second;
+  p.received += header.length;
+  p.any_chunk = true;
+  p.last_progress = Clock::now();
+  if (p.received == p.request.bytes.size() && p.readers.empty() && !early_.contains(key)) {
+    complete(key, "");
+  }
+}
+
+void ReceiveSide::resume_parked(const Key& key) {
+  auto parked = parked_.find(key);
+  if (parked == parked_.end()) return;
+  std::vector<IncomingStream*> streams = std::move(parked->second);
+  parked_.erase(parked);
+  // The receive exists now, so each parked chunk goes straight into it.
+  for (IncomingStream* stream : streams) stream->place_again();
+}
+
+void ReceiveSide::complete(const Key& key, const std::string& error) {
+  auto it = posted_.find(key);
+  if (it == posted_.end()) return;
+  Completion done = std::move(it->second.done);
+  posted_.erase(it);
+  if (done) done(error);
+}
+
+void ReceiveSide::fail_posted(const Key& key, const std::string& error) {
+  auto it = posted_.find(key);
+  if (it == posted_.end()) return;
+  // No byte may land in the buffer once its owner heard of the failure.
+  std::vector<IncomingStream*> readers = std::move(it->second.readers);
+  it->second.readers.clear();
+  complete(key, error);
+  for (IncomingStream* reader : readers) reader->close(error);
+}
+
+void ReceiveSide::stream_closed(IncomingStream& stream, const std::string& reason) {
+  const int peer = stream.peer();
+  for (auto& [key, streams] : parked_) std::erase(streams, &stream);
+  std::vector<Key> broken;
+  for (auto& [key, posted] : posted_) {
+    if (std::erase(posted.readers, &stream) > 0) broken.push_back(key);
+  }
+  for (const Key& key : broken) fail_posted(key, reason);
+  auto it = std::find_if(streams_.begin(), streams_.end(),
+                         [&](const auto& s) { return s.get() == &stream; });
+  if (it != streams_.end()) {
+    // Destroyed later: the stream may be in the middle of one of its own member functions.
+    asio::post(context_.io, [keep = std::move(*it)] {});
+    streams_.erase(it);
+  }
+  if (--open_streams_[peer] > 0) return;
+  last_stream_closed(peer, reason);
+}
+
+void ReceiveSide::last_stream_closed(int peer, const std::string& reason) {
+  if (handshaking_ > 0) {
+    closed_while_handshaking_[peer] = reason;  // decided when the handshakes end
+    return;
+  }
+  peer_gone(peer, reason);
+}
+
+void ReceiveSide::peer_gone(int peer, const std::string& reason) {
+  gone_[peer] = reason;
+  std::vector<Key> orphaned;
+  for (auto& [key, posted] : posted_) {
+    if (key.peer == peer && posted.readers.empty()) orphaned.push_back(key);
+  }
+  for (const Key& key : orphaned) fail_posted(key, reason);
+}
+
+std::string ReceiveSide::timeout_text(const Key& key, const Posted& posted) const {
+  std::string text = fmt::format("timed out after {} waiting for rank {} ({}): received {}",
+                                 seconds_text(context_.config.timeout), key.peer, message_text(key),
+                                 progress_text(posted.received, posted.request.bytes.size()));
+  if (!ever_connected_[key.peer]) {
+    text += fmt::format("; rank {} never connected to this rank", key.peer);
+  }
+  return text;
+}
+
+void ReceiveSide::check_timeouts(Clock::time_point now) {
+  std::vector<std::pair<Key, std::string>> expired;
+  for (const auto& [key, posted] : posted_) {
+    if (now - posted.last_progress >= context_.config.timeout) {
+      expired.emplace_back(key, timeout_text(key, posted));
+    }
+  }
+  for (const auto& [key, text] : expired) fail_posted(key, text);
+}
+
+void ReceiveSide::abandon_call(std::uint64_t sequence) {
+  std::vector<Key> keys;
+  for (const auto& [key, posted] : posted_) {
+    if (key.sequence == sequence) keys.push_back(key);
+  }
+  for (const Key& key : keys) fail_posted(key, "abandoned");
+}
+
+}  // namespace multilane::runtime

@@ -1,0 +1,105 @@
+// runtime/transport/receive_side.hpp — incoming streams and the matching of chunks to receives
+// (internal to the engine; see engine.hpp for the behaviour).
+#pragma once
+
+#include <asio.hpp>
+#include <list>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/transport/engine_context.hpp"
+#include "runtime/transport/wire.hpp"
+
+namespace multilane::runtime {
+
+class IncomingStream;
+
+class ReceiveSide {
+ public:
+  explicit ReceiveSide(EngineContext& context);
+  ~ReceiveSide();
+
+  // An accepted connection is in its handshake (peer not known yet), and its handshake ended:
+  // adopted or rejected. A peer whose last stream closed is not taken for gone while
+  // handshakes are under way: one of them may be another stream of that peer, already carrying
+  // the rest of a message (the peer finished its side of the handshake first and may even have
+  // closed since).
+  void handshake_started() { ++handshaking_; }
+  void handshake_ended();
+  // A connection from `peer` passed the handshake.
+  void adopt(asio::ip::tcp::socket socket, int peer, int lane, int stream);
+  void recv(RecvRequest request, Completion done);
+  // Fails every receive that made no progress for the timeout.
+  void check_timeouts(Clock::time_point now);
+  // Fails every pending receive of a call (its other operations failed); closes the streams
+  // that were writing into their buffers, so no byte lands there afterwards.
+  void abandon_call(std::uint64_t sequence);
+  struct Key {
+    int peer;
+    std::uint64_t sequence;
+    std::uint64_t message_id;
+    friend bool operator==(const Key&, const Key&) = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const noexcept;
+  };
+  // Bytes of a chunk that arrived before its receive was posted.
+  struct EarlyChunk {
+    std::uint64_t offset = 0;
+    // Not zero-filled: every byte is read from the socket before it is used.
+    std::unique_ptr<std::byte[]> storage;
+    std::span<std::byte> bytes;
+    bool arrived = false;  // false while the stream is still reading it
+  };
+
+  // Called by IncomingStream (progress thread).
+  struct Target {
+    std::span<std::byte> bytes;  // where the chunk's payload goes; empty span with park=true: wait
+    bool park = false;
+    std::string error;  // the chunk cannot be accepted: close the stream
+  };
+  Target place_chunk(IncomingStream& stream, const FrameHeader& header,
+                     std::shared_ptr<EarlyChunk>& early);
+  // The payload read for place_chunk() finished (`early` is the chunk's early buffer, if any).
+  void chunk_done(const Key& key, const FrameHeader& header, IncomingStream& stream,
+                  std::shared_ptr<EarlyChunk> early);
+  void stream_closed(IncomingStream& stream, const std::string& reason);
+
+ private:
+  struct Posted {
+    RecvRequest request;
+    Completion done;
+    std::uint64_t received = 0;
+    bool any_chunk = false;
+    std::vector<IncomingStream*> readers;  // streams reading a chunk into the buffer now
+    Clock::time_point last_progress;
+  };
+  struct Early {
+    std::uint64_t total = 0;
+    std::uint64_t signature = 0;
+    std::vector<std::shared_ptr<EarlyChunk>> chunks;
+  };
+  void complete(const Key& key, const std::string& error);
+  void fail_posted(const Key& key, const std::string& error);
+  void resume_parked(const Key& key);
+  // `peer` has no open stream left: it is gone, unless handshakes may still bring one.
+  void last_stream_closed(int peer, const std::string& reason);
+  void peer_gone(int peer, const std::string& reason);
+  std::string timeout_text(const Key& key, const Posted& posted) const;
+
+  EngineContext& context_;
+  std::list<std::shared_ptr<IncomingStream>> streams_;
+  std::vector<int> open_streams_;    // per peer
+  std::vector<int> ever_connected_;  // per peer
+  std::vector<std::string> gone_;    // per peer: why it is gone, "" while alive
+  // Per peer: why its last stream closed while handshakes were under way ("" if it did not).
+  std::vector<std::string> closed_while_handshaking_;
+  int handshaking_ = 0;  // accepted connections still in their handshake
+  std::unordered_map<Key, Posted, KeyHash> posted_;
+  std::unordered_map<Key, Early, KeyHash> early_;
+  std::unordered_map<Key, std::vector<IncomingStream*>, KeyHash> parked_;
+  std::uint64_t early_bytes_ = 0;
+};
+
+}  // namespace multilane::runtime

@@ -1,0 +1,48 @@
+// runtime/transport/stream_governor.cpp — streams in use, adapted to stalls (see
+// stream_governor.hpp).
+#include "runtime/transport/stream_governor.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace multilane::runtime {
+
+namespace {
+// Streams kept beyond those the delivered rate needs: the rate measured since a send began
+// includes its slow start, and a window-capped stream rarely runs at its cap.
+constexpr double kNeededMargin = 2.0;
+}  // namespace
+
+StreamGovernor::StreamGovernor(int streams, bool enabled)
+    : streams_(std::max(streams, 1)),
+      enabled_(enabled),
+      in_use_(enabled ? std::min(streams_, kCrowdLimit) : streams_) {}
+
+int StreamGovernor::streams_needed(const PathSample& sample) {
+  if (sample.send_window == 0) return 1;
+  const double seconds = std::chrono::duration<double>(sample.round_trip).count();
+  const double per_stream = static_cast<double>(sample.send_window);
+  const double needed = kNeededMargin * sample.delivered_rate * seconds / per_stream;
+  return static_cast<int>(std::clamp(std::ceil(needed), 1.0, 1e9));
+}
+
+void StreamGovernor::stalled(Clock::time_point now, Clock::duration hold,
+                             const PathSample& sample) {
+  if (!enabled_ || in_use_ == 1) return;
+  if (last_decrease_ != Clock::time_point{} && now - last_decrease_ < hold) return;
+  const int floor = std::min(streams_needed(sample), streams_);
+  const int halved = std::max(in_use_ / 2, floor);
+  if (halved >= in_use_) return;
+  in_use_ = halved;
+  last_decrease_ = now;
+}
+
+void StreamGovernor::message_done(bool stalled, const PathSample& sample) {
+  if (!enabled_) return;
+  const int needed = std::min(streams_needed(sample), streams_);
+  const int limit = std::min(std::max(kCrowdLimit, needed), streams_);
+  if (!stalled) in_use_ = std::max(in_use_ + 1, needed);
+  in_use_ = std::min(in_use_, limit);
+}
+
+}  // namespace multilane::runtime
