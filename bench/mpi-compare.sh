@@ -85,8 +85,10 @@ for entry in ${collectives//,/ }; do
   list=$sizes
   [ "$collective" = alltoall ] && list=$(echo "$sizes" | sed 's/16MiB/1MiB/; s/,1MiB,1MiB/,1MiB/')
   [ "$entry" != "$collective" ] && list=${entry#*=}
-  paste <(run "$collective" "$list") \
-        <(run "$collective" "$list" -x LD_PRELOAD="$library" ${forced[@]+"${forced[@]}"}) |
+  # One after the other: side by side in one run, never at the same time.
+  alone=$(run "$collective" "$list")
+  with=$(run "$collective" "$list" -x LD_PRELOAD="$library" ${forced[@]+"${forced[@]}"})
+  paste <(echo "$alone") <(echo "$with") |
     while read -r size alone _ with; do
       /usr/bin/python3 -c "import sys
 size, alone, with_ = int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
