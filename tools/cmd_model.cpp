@@ -10,8 +10,10 @@ const bool registered = multilane::cli::register_command(
     {"model", "Closed-form cost models of collective algorithms on a platform",
      [](CLI::App& sub) -> multilane::cli::Runner {
        auto options = std::make_shared<multilane::cli::SweepCli>();
-       multilane::cli::add_sweep_options(sub, *options, false);
-       return [options] { return multilane::cli::run_sweep_command(*options, false); };
+       multilane::cli::add_sweep_options(sub, *options, multilane::cli::SweepEngine::Model);
+       return [options] {
+         return multilane::cli::run_sweep_command(*options, multilane::cli::SweepEngine::Model);
+       };
      }});
 
 }  // namespace

@@ -27,7 +27,8 @@ using sim::run_sweep;
 using sim::SweepRequest;
 using sim::SweepResult;
 
-void add_sweep_options(CLI::App& app, SweepCli& o, bool is_sim) {
+void add_sweep_options(CLI::App& app, SweepCli& o, SweepEngine engine) {
+  const bool is_sim = engine == SweepEngine::Simulator;
   app.add_option("--platform", o.platform, "platform TOML file")->required();
   app.add_option("--collective", o.collective, collective_names());
   o.reduction.add_to(app);
@@ -90,7 +91,8 @@ static std::string pairs_sweep(const Platform& platform, const SweepRequest& bas
   return json_out ? doc.dump(2) + "\n" : table;
 }
 
-int run_sweep_command(const SweepCli& o, bool is_sim) {
+int run_sweep_command(const SweepCli& o, SweepEngine engine) {
+  const bool is_sim = engine == SweepEngine::Simulator;
   const auto collective = parse_collective(o.collective);
   if (!collective) {
     throw UsageError(fmt::format("unknown collective \"{}\": choose one of {}", o.collective,

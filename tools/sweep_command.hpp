@@ -22,8 +22,11 @@ struct SweepCli {
   ReductionOptions reduction{"float"};
 };
 
-void add_sweep_options(CLI::App& app, SweepCli& options, bool is_sim);
+// Which of the two commands sharing these options runs: `multilane sim` or `multilane model`.
+enum class SweepEngine { Simulator, Model };
+
+void add_sweep_options(CLI::App& app, SweepCli& options, SweepEngine engine);
 // Returns the process exit status.
-int run_sweep_command(const SweepCli& options, bool is_sim);
+int run_sweep_command(const SweepCli& options, SweepEngine engine);
 
 }  // namespace multilane::cli
