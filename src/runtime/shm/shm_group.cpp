@@ -304,14 +304,6 @@ ShmEndpoint& ShmGroup::endpoint() {
   return state_->endpoint;
 }
 
-void ShmGroup::interrupt(const std::string& reason) {
-  state_->endpoint.interrupt(reason);
-}
-
-const DirectCopies& ShmGroup::direct_copies() const {
-  return state_->endpoint.direct_copies();
-}
-
 const ShmPlan& ShmGroup::prepare(Collective collective, std::span<const std::byte> send,
                                  std::span<std::byte> recv, int root,
                                  std::optional<ShmTuning> tuning) {

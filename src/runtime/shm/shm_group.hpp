@@ -15,7 +15,9 @@
 // on, and the mapping goes with the last ShmGroup. Each call takes its decisions (copy once or
 // twice, the root's share) from the group's CallPolicy (runtime/shm/call_policy.hpp, which
 // draws the per-call pipeline), gets this rank's plan (runtime/shm/plan.hpp: the paper's
-// Table 1, with its switch points) and runs it step by step (runtime/shm/endpoint.hpp).
+// Table 1, with its switch points) and runs it step by step (runtime/shm/endpoint.hpp). An executor
+// that interleaves shared-memory steps with other work uses prepare() and endpoint() instead of the
+// collective calls.
 //
 // Errors: bad arguments throw multilane::UsageError; a timeout, a dead rank, disagreeing calls
 // or a failure of another rank throw ShmError (a TransportError) naming the rank and the call.
@@ -154,20 +156,13 @@ class ShmGroup {
   void run(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
            int root, std::optional<ShmTuning> tuning = {});
 
-  // Makes this rank's waits end with ShmError(`reason`) (any thread; the group is broken).
-  void interrupt(const std::string& reason);
-  // What the single-copy paths of this rank's calls copied (tests, tuning).
-  const DirectCopies& direct_copies() const;
-
- private:
-  friend struct ShmGroupSteps;  // tests/shm: runs part of a call, as a rank that dies would
-
-  // Checks the call, enters it and returns this rank's plan; run() runs it and keeps the
-  // policy's books.
+  // For executors: checks the call, enters it and returns this rank's plan, which the caller
+  // must then run to the end with endpoint() (the plan stays valid until the next call).
   const ShmPlan& prepare(Collective collective, std::span<const std::byte> send,
                          std::span<std::byte> recv, int root, std::optional<ShmTuning> tuning = {});
   ShmEndpoint& endpoint();
 
+ private:
   struct State;
   std::unique_ptr<State> state_;
 };
