@@ -31,9 +31,7 @@ namespace {
 
 using multilane::Buffer;
 using multilane::Collective;
-using multilane::runtime::shm::ShmBuffers;
 using multilane::runtime::shm::ShmGroup;
-using multilane::runtime::shm::ShmPlan;
 
 constexpr int kRanks = 2;
 constexpr int kRoot = 0;
@@ -69,26 +67,26 @@ RankBuffers buffers_for(Collective collective, int rank, std::uint64_t size) {
 
 // One call of both ranks, their steps in turns; false if neither rank could move.
 bool run_call(TwoRanks& group, Collective collective, std::array<RankBuffers, kRanks>& data) {
-  std::array<const ShmPlan*, kRanks> plans{};
-  std::array<ShmBuffers, kRanks> buffers{};
-  std::array<std::size_t, kRanks> next{};
+  std::vector<multilane::runtime::shm::ShmStepwiseCall> calls;
   for (int r = 0; r < kRanks; ++r) {
     RankBuffers& mine = data[static_cast<std::size_t>(r)];
-    plans[r] = &group[r].prepare(collective, mine.send, mine.recv, kRoot, std::nullopt);
-    buffers[r] = multilane::runtime::shm::step_buffers(collective, mine.send, mine.recv);
+    calls.push_back(group[r].begin(collective, mine.send, mine.recv, kRoot, std::nullopt));
   }
+  std::array<std::size_t, kRanks> next{};
   for (bool moved = true; moved;) {
     moved = false;
-    for (int r = 0; r < kRanks; ++r) {
-      auto& endpoint = group[r].endpoint();
-      const auto& steps = plans[r]->steps;
-      while (next[r] < steps.size() && endpoint.startable(steps[next[r]])) {
-        endpoint.perform(steps[next[r]++], buffers[r]);
+    for (std::size_t r = 0; r < calls.size(); ++r) {
+      while (next[r] < calls[r].steps() && calls[r].startable(next[r])) {
+        calls[r].perform(next[r]++);
         moved = true;
       }
     }
   }
-  return next[0] == plans[0]->steps.size() && next[1] == plans[1]->steps.size();
+  const bool done = next[0] == calls[0].steps() && next[1] == calls[1].steps();
+  if (done) {
+    for (auto& call : calls) call.finish();
+  }
+  return done;
 }
 
 // Both ranks' calls, one after another in this thread. With `cold`, each call first finds this

@@ -18,8 +18,10 @@
 #include "runtime/shm/shm_group.hpp"
 #include "shm/collective_data.hpp"
 #include "shm/fork_ranks.hpp"
+#include "shm/group_steps.hpp"
 
 namespace multilane::runtime::shm {
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -67,10 +69,7 @@ TEST(ShmFailure, RankKilledInThePipelineIsNamedByTheOthers) {
         ShmGroup group(job, 0, rank, 4, options_for_failures());
         auto buffers = testing::buffers_of(Collective::Bcast, rank, 4, 0, 100'000, 1);
         if (rank == 2) {
-          const ShmPlan& plan = group.prepare(Collective::Bcast, {}, buffers.recv, 0);
-          for (std::size_t i = 0; i < plan.steps.size() / 2; ++i) {
-            group.endpoint().run(plan.steps[i], {buffers.recv.data(), buffers.recv.data()});
-          }
+          testing::first_half_of_bcast(group, buffers.recv, 0);
           die();
         }
         group.bcast(buffers.recv, 0);
@@ -339,11 +338,8 @@ TEST(ShmFailure, RankThatLeftNormallyIsNotTakenForDead) {
           if (!problem.empty()) throw std::runtime_error(problem);
           return;
         }
-        const ShmPlan& plan = group.prepare(Collective::Gather, buffers.send, {}, 0);
-        for (const Step& step : plan.steps) {
-          usleep(15'000);
-          group.endpoint().run(step, {buffers.send.data(), nullptr});
-        }
+        testing::run_slowly(group, Collective::Gather, buffers.send, {}, 0,
+                            std::chrono::milliseconds(15));
       },
       std::chrono::milliseconds(5000));
   for (const auto& outcome : outcomes) EXPECT_TRUE(outcome.ok()) << describe(outcomes);

@@ -17,6 +17,7 @@
 #include "runtime/shm/topology.hpp"
 #include "shm/collective_data.hpp"
 #include "shm/fork_ranks.hpp"
+#include "shm/group_steps.hpp"
 
 namespace multilane::runtime::shm {
 namespace {
@@ -358,21 +359,15 @@ TEST(ShmGroup, RanksMayStartInAnyOrder) {
   EXPECT_TRUE(list_segments(job).empty());
 }
 
-TEST(ShmGroup, ExecutorRunsThePlanStepByStep) {
-  // The interface an executor uses: prepare(), then startable / wait / perform per step.
+TEST(ShmGroup, APlanRunsStepByStepWithPolling) {
+  // Each step polled with startable() until it can start, then performed: the plan's steps do
+  // not rely on waiting inside the endpoint.
   const std::uint64_t job = unique_job_id();
   const auto outcomes = run_ranks(3, [&](int rank) {
     ShmGroup group(job, 0, rank, 3, small_buffers());
     auto buffers = testing::buffers_of(Collective::Scatter, rank, 3, 2, 500, 9);
-    const ShmPlan& plan = group.prepare(Collective::Scatter, buffers.send, buffers.recv, 2);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    for (const Step& step : plan.steps) {
-      while (!group.endpoint().startable(step)) {  // poll instead of sleeping, within bounds
-        if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("stuck");
-        sched_yield();
-      }
-      group.endpoint().perform(step, {buffers.send.data(), buffers.recv.data()});
-    }
+    testing::run_polling(group, Collective::Scatter, buffers.send, buffers.recv, 2,
+                         std::chrono::steady_clock::now() + std::chrono::seconds(5));
     const std::string problem =
         testing::check_result(Collective::Scatter, rank, 3, 2, 500, 9, buffers.recv);
     if (!problem.empty()) throw std::runtime_error(problem);

@@ -153,7 +153,7 @@ TEST(SharedBuffer, CollectivesCopyThroughTheMappingWithExactBytes) {
           }
         }
       }
-      const DirectCopies& copies = group.endpoint().direct_copies();
+      const DirectCopies& copies = group.direct_copies();
       if (copies.kernel != 0 || copies.mapped == 0) {
         throw std::runtime_error("copies through the mapping: " + std::to_string(copies.mapped) +
                                  ", through the kernel: " + std::to_string(copies.kernel));
@@ -185,7 +185,7 @@ TEST(SharedBuffer, MixedWithPlainBuffersKeepsEveryByte) {
     const std::string problem =
         testing::check_result(Collective::Alltoall, rank, 2, 0, size, 42, input.recv);
     if (!problem.empty()) throw std::runtime_error(problem);
-    const DirectCopies& copies = group.endpoint().direct_copies();
+    const DirectCopies& copies = group.direct_copies();
     // Rank 1 reads rank 0's SharedBuffer; rank 0 reads rank 1's plain memory.
     if ((rank == 1) != (copies.mapped > 0) || (rank == 0) != (copies.kernel > 0)) {
       throw std::runtime_error("rank " + std::to_string(rank) + " copied the wrong way: mapped " +

@@ -48,7 +48,7 @@ void GroupRunner::cancel(std::uint64_t sequence, const std::string& reason) {
 }
 
 void GroupRunner::interrupt(const std::string& reason) {
-  if (ShmEndpoint* endpoint = endpoint_.load()) endpoint->interrupt(reason);
+  if (ShmGroup* group = group_seen_.load()) group->interrupt(reason);
 }
 
 std::optional<std::string> GroupRunner::run_here(const Job& job) {
@@ -99,7 +99,7 @@ std::string GroupRunner::run_one(const Job& job) {
     if (!group_) {
       group_ = std::make_unique<ShmGroup>(config_.job_id, config_.node_id, config_.local_rank,
                                           config_.local_size, config_.options);
-      endpoint_.store(&group_->endpoint());
+      group_seen_.store(group_.get());
     }
     job(*group_);
     return {};
@@ -122,7 +122,7 @@ void GroupRunner::loop() {
     }
     job.second(error);
   }
-  endpoint_.store(nullptr);
+  group_seen_.store(nullptr);
   group_.reset();  // leaves the group (on this thread, where it was made)
 }
 

@@ -90,8 +90,8 @@ class GroupRunner {
   std::string run_one(const Job& job);
 
   GroupRunnerConfig config_;
-  std::unique_ptr<ShmGroup> group_;  // only by whoever holds the turn (busy_)
-  std::atomic<ShmEndpoint*> endpoint_{nullptr};
+  std::unique_ptr<ShmGroup> group_;             // only by whoever holds the turn (busy_)
+  std::atomic<ShmGroup*> group_seen_{nullptr};  // group_, for interrupt() from other threads
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Expected> expected_;

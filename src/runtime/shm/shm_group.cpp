@@ -304,6 +304,14 @@ ShmEndpoint& ShmGroup::endpoint() {
   return state_->endpoint;
 }
 
+void ShmGroup::interrupt(const std::string& reason) {
+  state_->endpoint.interrupt(reason);
+}
+
+const DirectCopies& ShmGroup::direct_copies() const {
+  return state_->endpoint.direct_copies();
+}
+
 const ShmPlan& ShmGroup::prepare(Collective collective, std::span<const std::byte> send,
                                  std::span<std::byte> recv, int root,
                                  std::optional<ShmTuning> tuning) {
@@ -352,6 +360,41 @@ void ShmGroup::run(Collective collective, std::span<const std::byte> send,
   std::optional<std::chrono::nanoseconds> took;
   if (timed) took = std::chrono::steady_clock::now() - start;
   policy.finished(took, std::max(send.size(), recv.size()));
+}
+
+ShmStepwiseCall ShmGroup::begin(Collective collective, std::span<const std::byte> send,
+                                std::span<std::byte> recv, int root,
+                                std::optional<ShmTuning> tuning) {
+  const ShmPlan& plan = prepare(collective, send, recv, root, tuning);
+  return ShmStepwiseCall(*this, plan, step_buffers(collective, send, recv),
+                         std::max(send.size(), recv.size()));
+}
+
+ShmStepwiseCall::ShmStepwiseCall(ShmGroup& group, const ShmPlan& plan, ShmBuffers buffers,
+                                 std::uint64_t bytes)
+    : group_(&group),
+      plan_(&plan),
+      buffers_(buffers),
+      bytes_(bytes),
+      started_(std::chrono::steady_clock::now()) {}
+
+bool ShmStepwiseCall::startable(std::size_t i) const {
+  return group_->endpoint().startable(plan_->steps.at(i));
+}
+
+void ShmStepwiseCall::perform(std::size_t i) {
+  group_->endpoint().perform(plan_->steps.at(i), buffers_);
+}
+
+void ShmStepwiseCall::run(std::size_t i) {
+  group_->endpoint().run(plan_->steps.at(i), buffers_);
+}
+
+void ShmStepwiseCall::finish() {
+  CallPolicy& policy = group_->state_->policy;
+  std::optional<std::chrono::nanoseconds> took;
+  if (policy.timed()) took = std::chrono::steady_clock::now() - started_;
+  policy.finished(took, bytes_);
 }
 
 ShmBuffers step_buffers(Collective collective, std::span<const std::byte> send,

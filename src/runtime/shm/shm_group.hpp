@@ -15,9 +15,7 @@
 // on, and the mapping goes with the last ShmGroup. Each call takes its decisions (copy once or
 // twice, the root's share) from the group's CallPolicy (runtime/shm/call_policy.hpp, which
 // draws the per-call pipeline), gets this rank's plan (runtime/shm/plan.hpp: the paper's
-// Table 1, with its switch points) and runs it step by step (runtime/shm/endpoint.hpp). An executor
-// that interleaves shared-memory steps with other work uses prepare() and endpoint() instead of the
-// collective calls.
+// Table 1, with its switch points) and runs it step by step (runtime/shm/endpoint.hpp).
 //
 // Errors: bad arguments throw multilane::UsageError; a timeout, a dead rank, disagreeing calls
 // or a failure of another rank throw ShmError (a TransportError) naming the rank and the call.
@@ -109,6 +107,8 @@ struct ShmOptions {
   bool learn_root_share = true;
 };
 
+class ShmStepwiseCall;
+
 class ShmGroup {
  public:
   ShmGroup(std::uint64_t job_id, int node_id, int local_rank, int local_size,
@@ -156,15 +156,53 @@ class ShmGroup {
   void run(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
            int root, std::optional<ShmTuning> tuning = {});
 
-  // For executors: checks the call, enters it and returns this rank's plan, which the caller
-  // must then run to the end with endpoint() (the plan stays valid until the next call).
+  // Makes this rank's waits end with ShmError(`reason`) (any thread; the group is broken).
+  void interrupt(const std::string& reason);
+  // What the single-copy paths of this rank's calls copied (tests, tuning).
+  const DirectCopies& direct_copies() const;
+
+  // Enters a call to be run step by step (ShmStepwiseCall), for an executor that interleaves
+  // it with other work. The same checks and decisions as run().
+  ShmStepwiseCall begin(Collective collective, std::span<const std::byte> send,
+                        std::span<std::byte> recv, int root, std::optional<ShmTuning> tuning = {});
+
+ private:
+  friend class ShmStepwiseCall;
+
+  // Checks the call, enters it and returns this rank's plan; run() and begin() run it and keep
+  // the policy's books.
   const ShmPlan& prepare(Collective collective, std::span<const std::byte> send,
                          std::span<std::byte> recv, int root, std::optional<ShmTuning> tuning = {});
   ShmEndpoint& endpoint();
 
- private:
   struct State;
   std::unique_ptr<State> state_;
+};
+
+// One call run step by step: several ranks of one thread (bench/shm_overhead), or a rank that
+// stops half-way (tests). Every step runs in order; finish() after the last keeps the books
+// run() keeps (the policy learns from the time since begin()). A call left unfinished leaves
+// the other ranks waiting until they time out, as a rank that dies would.
+class ShmStepwiseCall {
+ public:
+  std::size_t steps() const { return plan_->steps.size(); }
+  // Whether step `i` can start now, without waiting.
+  bool startable(std::size_t i) const;
+  // Step `i`, which must be startable.
+  void perform(std::size_t i);
+  // Step `i`, waiting (bounded by the group's timeout) until it can start.
+  void run(std::size_t i);
+  void finish();
+
+ private:
+  friend class ShmGroup;
+  ShmStepwiseCall(ShmGroup& group, const ShmPlan& plan, ShmBuffers buffers, std::uint64_t bytes);
+
+  ShmGroup* group_;
+  const ShmPlan* plan_;
+  ShmBuffers buffers_;
+  std::uint64_t bytes_;
+  std::chrono::steady_clock::time_point started_;
 };
 
 // The buffers a prepared plan's steps run with: bcast puts from, and gets into, its one buffer
