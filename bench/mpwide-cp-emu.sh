@@ -45,7 +45,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-. "$here/lib/emu_node.sh"  # in_node, in_node_background
+. "$here/lib/emu_node.sh"  # in_node, grid_up_at, node_address, median_rtt, iperf3_server
 
 cp -r "$MPWIDE_SRC" "$work/mpwide"
 make -C "$work/mpwide" MPWFileCopy CXXFLAGS="-O3 -fPIC -w" >"$work/mpwide-make.log" 2>&1 ||
@@ -65,12 +65,11 @@ ssh-keygen -q -t ed25519 -N '' -f "$work/ssh/user_key"
 cp "$work/ssh/user_key.pub" "$work/ssh/authorized_keys"
 mkdir -p /run/sshd
 
-sed "s/^latency = .*/latency = \"$latency\"/" "$platform" >"$work/platform.toml"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
-"$MULTILANE" emu up "$work/platform.toml" --name "$name" >/dev/null
-client=$("$MULTILANE" emu hostfile --name "$name" | sed -n 1p | cut -d' ' -f1)
-server=$("$MULTILANE" emu hostfile --name "$name" | sed -n 2p | cut -d' ' -f1)
-rtt=$("$MULTILANE" emu ping --name "$name" 0 1 --count 20 | sed 's/.*median \([^,]*\),.*/\1/' | tr -d ' ')
+grid_up_at "$latency" "$platform" "$work"
+client=$(node_address 0)
+server=$(node_address 1)
+rtt=$(median_rtt)
 
 cat >"$work/ssh/sshd_config" <<CONF
 Port 2222

@@ -49,7 +49,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-. "$here/lib/emu_node.sh"  # in_node, in_node_background
+. "$here/lib/emu_node.sh"  # in_node, grid_up_at, node_address, median_rtt, iperf3_server
 
 # MPWide as its Makefile builds it, and MPWTest against our header.
 cp -r "$MPWIDE_SRC" "$work/mpwide"
@@ -130,17 +130,12 @@ iperf_mbps() {  # iperf_mbps K
 
 build=$(cd "$build" && pwd)
 cd "$work"  # MPWide writes bandwidth_monitor.txt into the working directory
-sed "s/^latency = .*/latency = \"$latency\"/" "$platform" >"$work/platform.toml"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
-"$MULTILANE" emu up "$work/platform.toml" --name "$name" >/dev/null
-client=$("$MULTILANE" emu hostfile --name "$name" | sed -n 1p | cut -d' ' -f1)
-server=$("$MULTILANE" emu hostfile --name "$name" | sed -n 2p | cut -d' ' -f1)
-rtt=$("$MULTILANE" emu ping --name "$name" 0 1 --count 20 | sed 's/.*median \([^,]*\),.*/\1/' | tr -d ' ')
-in_node 10 1 iperf3 -s -D -B "$server" -p 5301 --pidfile "$work/iperf3.pid"
-for _ in $(seq 50); do
-  in_node 5 1 ss -Hltn "sport = :5301" | grep -q . && break
-  sleep 0.1
-done
+grid_up_at "$latency" "$platform" "$work"
+client=$(node_address 0)
+server=$(node_address 1)
+rtt=$(median_rtt)
+iperf3_server 1 "$server" "$work/iperf3.pid"
 for run in $(seq "$runs"); do
   for k in $streams; do
     echo "$k $run $(iperf_mbps "$k") $(mpwtest_mbps "$mpwide_test" "$k")" \

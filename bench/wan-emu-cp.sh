@@ -34,7 +34,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-. "$here/lib/emu_node.sh"  # in_node, in_node_background
+. "$here/lib/emu_node.sh"  # in_node, grid_up_at, node_address, median_rtt, iperf3_server
 
 bytes=$($python -c "
 import re, sys
@@ -43,11 +43,10 @@ print(int(n) * {None: 1, 'B': 1, 'KiB': 1 << 10, 'MiB': 1 << 20, 'GiB': 1 << 30}
 mkdir -p "$work/served"
 head -c "$bytes" /dev/urandom >"$work/source.bin"
 
-sed "s/^latency = .*/latency = \"$latency\"/" "$platform" >"$work/platform.toml"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
-"$MULTILANE" emu up "$work/platform.toml" --name "$name" >/dev/null
-server=$("$MULTILANE" emu hostfile --name "$name" | sed -n 2p | cut -d' ' -f1)
-rtt=$("$MULTILANE" emu ping --name "$name" 0 1 --count 20 | sed 's/.*median \([^,]*\),.*/\1/' | tr -d ' ')
+grid_up_at "$latency" "$platform" "$work"
+server=$(node_address 1)
+rtt=$(median_rtt)
 in_node_background 3600 1 "$MULTILANE" serve "$work/served" --listen "$server:7447" \
   >"$work/serve.out" 2>&1 &
 server_pid=$!

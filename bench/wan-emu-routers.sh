@@ -46,7 +46,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-. "$here/lib/emu_node.sh"  # in_node, in_node_background
+. "$here/lib/emu_node.sh"  # in_node, grid_up_at, node_address, median_rtt, iperf3_server
 address() { sed -n "$(($1 + 1))p" "$work/hosts" | cut -d' ' -f1; }
 
 # waits until FILE holds PATTERN (at most 10 s)

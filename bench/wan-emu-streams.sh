@@ -47,7 +47,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-. "$here/lib/emu_node.sh"  # in_node, in_node_background
+. "$here/lib/emu_node.sh"  # in_node, grid_up_at, node_address, median_rtt, iperf3_server
 
 iperf_mbps() {  # iperf_mbps STREAMS
   in_node $((seconds + 30)) 0 iperf3 -c "$server" -p 5301 -P "$1" -t "$seconds" -O 1 -J \
@@ -78,15 +78,10 @@ channels_mbps() {  # channels_mbps STREAMS [--pacing RATE]
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
 for latency in $latencies; do
-  sed "s/^latency = .*/latency = \"$latency\"/" "$platform" >"$work/platform.toml"
-  "$MULTILANE" emu up "$work/platform.toml" --name "$name" --mtu "$mtu" >/dev/null
-  server=$("$MULTILANE" emu hostfile --name "$name" | sed -n 2p | cut -d' ' -f1)
-  rtt=$("$MULTILANE" emu ping --name "$name" 0 1 --count 20 | sed 's/.*median \([^,]*\),.*/\1/' | tr -d ' ')
-  in_node 10 1 iperf3 -s -D -B "$server" -p 5301 --pidfile "$work/iperf3.pid"
-  for _ in $(seq 50); do
-    in_node 5 1 ss -Hltn "sport = :5301" | grep -q . && break
-    sleep 0.1
-  done
+  grid_up_at "$latency" "$platform" "$work" --mtu "$mtu"
+  server=$(node_address 1)
+  rtt=$(median_rtt)
+  iperf3_server 1 "$server" "$work/iperf3.pid"
   for run in $(seq "$runs"); do
     for k in $streams; do
       paced=$(awk "BEGIN {print $pace / $k}")Mbit/s

@@ -1,6 +1,7 @@
-# bench/lib/emu_node.sh — running commands on the nodes of an emulated grid, bounded in time.
-# Sourced by the bench/wan-emu-*.sh scripts; they set $MULTILANE (the multilane binary) and
-# $name (the emulation's name) before calling these.
+# bench/lib/emu_node.sh — an emulated grid for the WAN benchmarks: bringing it up at a latency,
+# its addresses and round trip, an iperf3 server, and commands on its nodes bounded in time.
+# Sourced by bench/wan-emu-*.sh and bench/mpwide-*emu.sh; they set $MULTILANE (the multilane
+# binary) and $name (the emulation's name) before calling these.
 
 # in_node SECONDS NODE COMMAND...: runs COMMAND in the node's namespace, killed after SECONDS.
 in_node() {
@@ -15,4 +16,35 @@ in_node_background() {
   limit=$1 n=$2
   shift 2
   exec timeout "$limit" "$MULTILANE" emu exec --name "$name" "$n" -- "$@"
+}
+
+# grid_up_at LATENCY PLATFORM WORK [EMU UP OPTIONS...]: brings up PLATFORM with every WAN latency
+# set to LATENCY (one way) as the grid $name; the copy of the file goes to WORK/platform.toml.
+grid_up_at() {
+  sed "s/^latency = .*/latency = \"$1\"/" "$2" >"$3/platform.toml"
+  platform_copy=$3/platform.toml
+  shift 3
+  "$MULTILANE" emu up "$platform_copy" --name "$name" "$@" >/dev/null
+}
+
+# node_address N: lane 0's address of node N (0-based).
+node_address() {
+  "$MULTILANE" emu hostfile --name "$name" | sed -n "$(($1 + 1))p" | cut -d' ' -f1
+}
+
+# median_rtt: the median of 20 round trips from node 0 to node 1, as `emu ping` prints it.
+median_rtt() {
+  "$MULTILANE" emu ping --name "$name" 0 1 --count 20 | sed 's/.*median \([^,]*\),.*/\1/' | tr -d ' '
+}
+
+# iperf3_server NODE ADDRESS PIDFILE: an iperf3 server (port 5301) as a daemon on the node,
+# returning once it listens (at most 5 s).
+iperf3_server() {
+  in_node 10 "$1" iperf3 -s -D -B "$2" -p 5301 --pidfile "$3"
+  for _ in $(seq 50); do
+    in_node 5 "$1" ss -Hltn "sport = :5301" | grep -q . && return 0
+    sleep 0.1
+  done
+  echo "iperf3 on node $1 does not listen after 5 s" >&2
+  return 1
 }
