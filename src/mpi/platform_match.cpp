@@ -12,6 +12,7 @@
 #include "mpi/host_identity.hpp"
 #include "mpi/lane_discovery.hpp"
 #include "multilane/errors.hpp"
+#include "runtime/launch/address_book.hpp"
 
 namespace multilane::mpi {
 
@@ -27,20 +28,14 @@ RankHost this_rank_host() {
 }
 
 std::string rank_host_text(const RankHost& host) {
-  return fmt::format("{}\n{}", host.name, fmt::join(host.addresses, ","));
+  return fmt::format("{}\n{}", host.name, runtime::join_addresses(host.addresses));
 }
 
 RankHost parse_rank_host(const std::string& text) {
   const std::size_t newline = text.find('\n');
   if (newline == std::string::npos) throw CommunicationError("malformed host name from a peer");
-  RankHost host{.name = text.substr(0, newline), .addresses = {}};
-  std::size_t start = newline + 1;
-  while (start < text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    host.addresses.push_back(text.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return host;
+  return {.name = text.substr(0, newline),
+          .addresses = runtime::split_addresses(text.substr(newline + 1))};
 }
 
 namespace {

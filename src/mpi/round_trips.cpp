@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "multilane/errors.hpp"
+#include "runtime/launch/job_env.hpp"
 
 namespace multilane::mpi {
 
@@ -39,23 +40,21 @@ class Socket {
   int fd_;
 };
 
+// "address:port" (runtime::parse_host_port) as an IPv4 socket address.
 sockaddr_in parse_endpoint(const std::string& text) {
-  const std::size_t colon = text.rfind(':');
+  runtime::HostPort where;
+  try {
+    where = runtime::parse_host_port(text);
+  } catch (const UsageError& e) {
+    throw CommunicationError(fmt::format("measuring round trips: {}", e.what()));
+  }
   sockaddr_in address{};
   address.sin_family = AF_INET;
-  int port = -1;
-  if (colon != std::string::npos) {
-    const std::string digits = text.substr(colon + 1);
-    if (!digits.empty() && digits.size() <= 5 &&
-        digits.find_first_not_of("0123456789") == std::string::npos) {
-      port = std::stoi(digits);
-    }
+  address.sin_port = htons(where.port);
+  if (inet_pton(AF_INET, where.host.c_str(), &address.sin_addr) != 1) {
+    throw CommunicationError(
+        fmt::format("measuring round trips: \"{}\" is not an IPv4 address", where.host));
   }
-  if (port < 0 || port > 65535 ||
-      inet_pton(AF_INET, text.substr(0, colon).c_str(), &address.sin_addr) != 1) {
-    throw CommunicationError(fmt::format("round trips: malformed endpoint \"{}\"", text));
-  }
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
   return address;
 }
 
@@ -140,7 +139,7 @@ void connect_all(int listener, const std::vector<std::string>& endpoints, int me
 }  // namespace
 
 RoundTripListener::RoundTripListener(const std::string& address) {
-  sockaddr_in bound = parse_endpoint(address + ":0");
+  sockaddr_in bound = parse_endpoint(runtime::host_port_text(address, 0));
   socklen_t length = sizeof(bound);
   fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&bound), sizeof(bound)) != 0 ||
@@ -151,7 +150,7 @@ RoundTripListener::RoundTripListener(const std::string& address) {
     throw CommunicationError(fmt::format("measuring round trips: cannot listen on {}: {}", address,
                                          std::strerror(error)));
   }
-  endpoint_ = fmt::format("{}:{}", address, ntohs(bound.sin_port));
+  endpoint_ = runtime::host_port_text(address, ntohs(bound.sin_port));
 }
 
 RoundTripListener::~RoundTripListener() {
