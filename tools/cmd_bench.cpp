@@ -18,6 +18,7 @@
 #include "cli_options.hpp"
 #include "command.hpp"
 #include "emu_job.hpp"
+#include "exec_command.hpp"
 #include "multilane/algorithms.hpp"
 #include "multilane/units.hpp"
 #include "plot.hpp"
@@ -40,10 +41,6 @@ struct BenchCli {
   std::string emulated_grid;  // --emu NAME
   std::string tuning_file;    // --tuning FILE
 };
-
-std::string self_executable() {
-  return std::filesystem::read_symlink("/proc/self/exe").string();
-}
 
 // A temporary file for rank 0's results, removed when the run ends.
 struct ResultFile {
@@ -99,7 +96,7 @@ nlohmann::json run_job(const BenchCli& o,
   bench.result_file = results.path.string();
   runtime::LaunchSpec spec;
   spec.ranks = o.ranks;
-  spec.command = {self_executable(), "bench-rank"};
+  spec.command = {this_program().string(), "bench-rank"};
   for (auto& arg : bench.to_arguments()) spec.command.push_back(arg);
   spec.platform_file = o.platform;
   spec.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));

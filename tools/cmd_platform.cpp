@@ -87,10 +87,7 @@ std::string launching_family() {
 
 // multilane-probe-FAMILY, next to this binary (build/ and the install's bin/).
 std::string probe_program(const std::string& family) {
-  std::error_code error;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
-  const std::filesystem::path path =
-      (error ? std::filesystem::path(".") : self.parent_path()) / ("multilane-probe-" + family);
+  const std::filesystem::path path = this_program().parent_path() / ("multilane-probe-" + family);
   if (!std::filesystem::exists(path)) {
     throw UsageError(
         fmt::format("{} is missing: the probe is built with the {} development files "

@@ -23,13 +23,6 @@ namespace {
 
 constexpr const char* kLanes = "198.18.0.0/15";
 
-std::string self_path() {
-  std::error_code error;
-  const auto path = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error) throw EmuError(fmt::format("cannot find this program: {}", error.message()));
-  return path.string();
-}
-
 // A temporary directory removed with everything in it when the object goes.
 class SessionDirectory {
  public:
@@ -80,8 +73,8 @@ int run_emu_mpirun(const EmuMpirun& run) {
     throw EmuError(fmt::format("cannot make {}: {}", mpirun_tmp, std::strerror(errno)));
   }
   std::vector<std::string> argv = emu_exec_prefix(run.name, 0);
-  const std::string agent =
-      fmt::format("{} emu agent --name {} --session {}", self_path(), run.name, session.path());
+  const std::string agent = fmt::format("{} emu agent --name {} --session {}",
+                                        this_program().string(), run.name, session.path());
   for (const std::string& word : {std::string("mpirun"),
                                   std::string("--allow-run-as-root"),
                                   std::string("--hostfile"),

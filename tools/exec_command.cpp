@@ -12,6 +12,13 @@
 
 namespace multilane::cli {
 
+std::filesystem::path this_program() {
+  std::error_code error;
+  auto path = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) throw UsageError(fmt::format("cannot find this program: {}", error.message()));
+  return path;
+}
+
 void exec_command(std::vector<std::string> argv) {
   if (argv.empty()) throw UsageError("no command to run");
   std::vector<char*> c_argv;

@@ -8,13 +8,14 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "exec_command.hpp"
+
 namespace multilane::cli {
 
 namespace {
 
 std::string plot_script() {
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const auto exe = this_program();
   for (const auto& base : {exe.parent_path().parent_path(), std::filesystem::current_path()}) {
     const auto p = base / "scripts" / "plot.py";
     if (std::filesystem::exists(p)) return p.string();
