@@ -19,7 +19,8 @@
 # layer's): the library's and the platform probe's parts that need no MPI, compiled into it
 # here, in both builds.
 if(TARGET test_mpi)
-  target_sources(test_mpi PRIVATE src/mpi/route_policy.cpp src/mpi/settings.cpp
+  target_sources(test_mpi PRIVATE src/mpi/route_policy.cpp src/mpi/mpi_library_model.cpp
+                                  src/mpi/settings.cpp
                                   src/mpi/wrapped_call.cpp src/mpi/platform_match.cpp
                                   src/mpi/host_identity.cpp src/mpi/discovered_platform.cpp
                                   src/mpi/site_clustering.cpp src/mpi/lane_discovery.cpp

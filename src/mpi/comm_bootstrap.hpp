@@ -6,7 +6,7 @@
 //   gather_layout()   where the ranks run: which share a node, the nodes' lanes and sites
 //                     (discovery.hpp, discovered_platform.hpp); with a platform file, the
 //                     ranks placed on its nodes by name instead (platform_match.hpp). Done at
-//                     a communicator's first wrapped collective; the route policy needs it.
+//                     a communicator's first wrapped collective; the route policy models on it.
 //   join()            rank 0 draws a fresh 32-byte secret and a job id (libsodium) and
 //                     PMPI_Bcasts them; every rank listens and PMPI_Allgathers its address
 //                     (runtime/api/exchange_join.hpp), on the layout's platform (ranks of one
@@ -21,7 +21,6 @@
 #include <string>
 #include <vector>
 
-#include "mpi/route_policy.hpp"
 #include "multilane/communicator.hpp"
 
 namespace multilane::mpi {
@@ -32,7 +31,6 @@ struct CommLayout {
   Platform platform;  // the file's or the discovered one, with exactly these ranks placed
   int nodes = 1;      // nodes holding ranks
   int sites = 1;      // sites holding ranks
-  CommShape shape() const { return {size, nodes, sites}; }
 };
 
 // With `file` (MULTILANE_PLATFORM, read from `path`), the ranks are placed on its nodes by name

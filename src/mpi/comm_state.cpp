@@ -45,6 +45,7 @@ CommState& state_of(MPI_Comm comm) {
   state->comm = comm;
   const double started = PMPI_Wtime();
   state->layout = gather_layout(comm, library().platform, library().settings.platform_file);
+  state->route = std::make_unique<RoutePolicy>(library().settings, state->layout.platform);
   if (library().settings.explain && state->layout.rank == 0) {
     std::fprintf(stderr, "multilane-mpi: communicator of %s; found in %.1f ms\n",
                  summarize_platform(state->layout.platform).c_str(),

@@ -1,7 +1,7 @@
 // mpi/comm_state.hpp — what the library keeps per MPI communicator, cached as an attribute.
 //
 // A communicator's state is made at its first wrapped collective (every rank is in that call):
-// the layout at once, the multilane job at the first call routed to multilane
+// the layout and its route policy at once, the multilane job at the first call routed to multilane
 // (comm_bootstrap.hpp). It is an attribute of a keyval with MPI_COMM_NULL_COPY_FN (a dup'ed
 // communicator starts afresh, with a job of its own) whose delete callback frees it, at
 // MPI_Comm_free, or at stop_library() for the communicators still alive (MPI_COMM_WORLD,
@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "mpi/comm_bootstrap.hpp"
+#include "mpi/route_policy.hpp"
 #include "multilane/communicator.hpp"
 
 namespace multilane::mpi {
@@ -22,6 +23,7 @@ namespace multilane::mpi {
 struct CommState {
   MPI_Comm comm = MPI_COMM_NULL;
   CommLayout layout;
+  std::unique_ptr<RoutePolicy> route;  // on the layout's platform, keeping each call's route
   // Null until the first call routed to multilane. Shared with the non-blocking calls in
   // flight: MPI lets a program free a communicator before waiting for them.
   std::shared_ptr<Communicator> multilane;

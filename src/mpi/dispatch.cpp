@@ -73,8 +73,10 @@ std::optional<Routed> route_call(WrappedCall call, MPI_Comm comm, const MpiArgs&
     return std::nullopt;
   }
   CommState& state = state_of(comm);
-  const Route route =
-      RoutePolicy(library().settings).choose(call, described->block, state.layout.shape());
+  const Route route = state.route->choose({.call = call,
+                                           .bytes = described->block,
+                                           .root = rooted(call) ? described->args.root : 0,
+                                           .element_size = element_bytes(*described)});
   Routed routed{std::move(*described), nullptr, {.algorithm = route.algorithm}};
   if (route.multilane) routed.multilane = multilane_of(state);
   explain(routed.call, state, route, nonblocking);

@@ -4,7 +4,12 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <set>
 #include <utility>
+
+#include "mpi/mpi_library_model.hpp"
+#include "multilane/communicator.hpp"
+#include "runtime/api/algorithm_choice.hpp"
 
 namespace multilane::mpi {
 
@@ -18,33 +23,78 @@ Route take_multilane(std::string algorithm, std::string reason) {
   return {.multilane = true, .algorithm = std::move(algorithm), .reason = std::move(reason)};
 }
 
+std::string time_text(double seconds) {
+  if (seconds < 1e-3) return fmt::format("{:.0f} us", seconds * 1e6);
+  return fmt::format("{:.2f} ms", seconds * 1e3);
+}
+
+bool rooted(WrappedCall call) {
+  return call == WrappedCall::Bcast || call == WrappedCall::Scatter ||
+         call == WrappedCall::Gather || call == WrappedCall::Reduce;
+}
+
 }  // namespace
 
-Route RoutePolicy::choose(WrappedCall call, std::uint64_t bytes, const CommShape& shape) const {
-  const std::string& forced = settings_.forced[static_cast<std::size_t>(call)];
+RoutePolicy::RoutePolicy(const Settings& settings, Platform platform)
+    : settings_(settings), platform_(std::move(platform)) {
+  std::set<int> nodes, sites;
+  for (int rank = 0; rank < platform_.num_ranks(); ++rank) {
+    nodes.insert(platform_.node_of(rank));
+    sites.insert(platform_.site_of(rank));
+  }
+  nodes_ = static_cast<int>(nodes.size());
+  sites_ = static_cast<int>(sites.size());
+}
+
+Route RoutePolicy::choose(const RouteQuery& query) const {
+  const Key key{query.call, query.bytes, rooted(query.call) ? query.root : 0, query.element_size};
+  std::lock_guard lock(mutex_);
+  if (auto it = routes_.find(key); it != routes_.end()) return it->second;
+  return routes_.emplace(key, choose_uncached(query)).first->second;
+}
+
+Route RoutePolicy::choose_uncached(const RouteQuery& query) const {
+  const std::string& forced = settings_.forced[static_cast<std::size_t>(query.call)];
   if (!forced.empty()) {
-    std::string name(call_name(call));
+    std::string name(call_name(query.call));
     for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     const std::string why = fmt::format("MULTILANE_ALGORITHM_{}={}", name, forced);
     if (forced == "mpi") return stay_with_mpi(why);
-    if (shape.size > 1) return take_multilane(forced, why);
+    if (ranks() > 1) return take_multilane(forced, why);
   }
-  if (shape.size == 1) return stay_with_mpi("one rank");
-  if (bytes == 0 && call != WrappedCall::Barrier) return stay_with_mpi("no data");
-  if (shape.sites == 1) {
-    if (call == WrappedCall::Barrier) return stay_with_mpi("barrier in one site");
-    if (const std::uint64_t from = one_site_from(call, shape); bytes < from) {
+  if (ranks() == 1) return stay_with_mpi("one rank");
+  if (query.bytes == 0 && query.call != WrappedCall::Barrier) return stay_with_mpi("no data");
+  if (sites_ == 1) {
+    if (query.call == WrappedCall::Barrier) return stay_with_mpi("barrier in one site");
+    if (const std::uint64_t from = one_site_from(query.call); query.bytes < from) {
       return stay_with_mpi(
-          fmt::format("{} B on {} node(s) of one site, below {} B", bytes, shape.nodes, from));
+          fmt::format("{} B on {} node(s) of one site, below {} B", query.bytes, nodes_, from));
     }
+    return take_multilane("auto", fmt::format("{} B on {} node(s) of one site, from {} B",
+                                              query.bytes, nodes_, one_site_from(query.call)));
   }
-  return take_multilane(
-      "auto", fmt::format("{} B on {} node(s) of {} site(s)", bytes, shape.nodes, shape.sites));
+  return modelled(query);
 }
 
-std::uint64_t RoutePolicy::one_site_from(WrappedCall call, const CommShape& shape) const {
+Route RoutePolicy::modelled(const RouteQuery& query) const {
+  const Collective collective = carrier(query.call);
+  const BuildParams params{.root = rooted(query.call) ? query.root : 0,
+                           .size = query.call == WrappedCall::Barrier ? 1 : query.bytes,
+                           .element_size = query.element_size};
+  const runtime::Candidate mine = runtime::choose_algorithm(platform_, collective, params).best;
+  const double mine_s = mine.modelled_s + kMultilaneCallOverheadS;
+  const runtime::Candidate theirs =
+      model_mpi_library(platform_, collective, params, CommunicatorOptions{}.wan_streams);
+  const std::string why = fmt::format(
+      "modelled: multilane {} {}, MPI library {} {}; {} node(s) of {} site(s)", mine.algorithm,
+      time_text(mine_s), theirs.algorithm, time_text(theirs.modelled_s), nodes_, sites_);
+  if (mine_s < theirs.modelled_s) return take_multilane("auto", why);
+  return stay_with_mpi(why);
+}
+
+std::uint64_t RoutePolicy::one_site_from(WrappedCall call) const {
   if (settings_.small_bytes > 0) return settings_.small_bytes;
-  if (shape.nodes > 1) return 256u << 10;
+  if (nodes_ > 1) return 256u << 10;
   switch (call) {
     case WrappedCall::Bcast:
       return 2u << 20;

@@ -2,9 +2,11 @@
 // the placement of ranks on a platform file by name.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "mpi/discovered_platform.hpp"
+#include "mpi/mpi_library_model.hpp"
 #include "mpi/platform_match.hpp"
 #include "mpi/route_policy.hpp"
 #include "mpi/settings.hpp"
@@ -24,56 +26,151 @@ class ScopedVariable {
   const char* name_;
 };
 
+// Ranks on hosts `hashes` that name their sites, without lanes or round trips.
+Discovery named_sites(std::vector<std::uint64_t> hashes, std::vector<std::string> sites) {
+  Discovery found;
+  found.hashes = std::move(hashes);
+  found.site_names = std::move(sites);
+  return found;
+}
+
+// `ranks` ranks on one host.
+Platform one_node(int ranks) {
+  return discovered_platform(
+      named_sites(std::vector<std::uint64_t>(static_cast<std::size_t>(ranks), 1),
+                  std::vector<std::string>(static_cast<std::size_t>(ranks), "")));
+}
+
+// `ranks_per_node` ranks on each of `nodes` hosts of one site.
+Platform nodes_of_one_site(int nodes, int ranks_per_node) {
+  Discovery found;
+  for (int node = 0; node < nodes; ++node) {
+    for (int r = 0; r < ranks_per_node; ++r) {
+      found.hashes.push_back(static_cast<std::uint64_t>(node + 1));
+      found.site_names.emplace_back("");
+    }
+  }
+  return discovered_platform(found);
+}
+
+// Eight hosts, four in each of two named sites (the discovered WAN: 5 ms one way).
+Platform two_sites() {
+  return discovered_platform(
+      named_sites({1, 2, 3, 4, 5, 6, 7, 8}, {"a", "a", "a", "a", "b", "b", "b", "b"}));
+}
+
+Route route(const RoutePolicy& policy, WrappedCall call, std::uint64_t bytes) {
+  return policy.choose({.call = call, .bytes = bytes, .root = 0, .element_size = 1});
+}
+
 TEST(RoutePolicy, SmallCallsOnOneNodeStayWithTheMpiLibrary) {
   Settings settings;
-  RoutePolicy policy(settings);
-  EXPECT_FALSE(policy.choose(WrappedCall::Bcast, (2u << 20) - 1, {8, 1, 1}).multilane);
-  EXPECT_TRUE(policy.choose(WrappedCall::Bcast, 2u << 20, {8, 1, 1}).multilane);
-  EXPECT_FALSE(policy.choose(WrappedCall::Gather, (512u << 10) - 1, {8, 1, 1}).multilane);
-  EXPECT_TRUE(policy.choose(WrappedCall::Scatter, 512u << 10, {8, 1, 1}).multilane);
-  EXPECT_TRUE(policy.choose(WrappedCall::Alltoall, 64u << 10, {8, 1, 1}).multilane);
-  EXPECT_FALSE(policy.choose(WrappedCall::Barrier, 1, {8, 1, 1}).multilane);
-  EXPECT_EQ(policy.choose(WrappedCall::Bcast, 100, {8, 1, 1}).reason,
+  RoutePolicy policy(settings, one_node(8));
+  EXPECT_FALSE(route(policy, WrappedCall::Bcast, (2u << 20) - 1).multilane);
+  EXPECT_TRUE(route(policy, WrappedCall::Bcast, 2u << 20).multilane);
+  EXPECT_FALSE(route(policy, WrappedCall::Gather, (512u << 10) - 1).multilane);
+  EXPECT_TRUE(route(policy, WrappedCall::Scatter, 512u << 10).multilane);
+  EXPECT_TRUE(route(policy, WrappedCall::Alltoall, 64u << 10).multilane);
+  EXPECT_FALSE(route(policy, WrappedCall::Barrier, 1).multilane);
+  EXPECT_FALSE(route(policy, WrappedCall::Allreduce, 64u << 20).multilane);
+  EXPECT_EQ(route(policy, WrappedCall::Bcast, 100).reason,
             "100 B on 1 node(s) of one site, below 2097152 B");
 }
 
 TEST(RoutePolicy, OnSeveralNodesOfOneSiteFromQuarterOfAMebibyte) {
   Settings settings;
-  RoutePolicy policy(settings);
-  EXPECT_FALSE(policy.choose(WrappedCall::Alltoall, (256u << 10) - 1, {8, 2, 1}).multilane);
-  const Route route = policy.choose(WrappedCall::Bcast, 256u << 10, {8, 2, 1});
-  EXPECT_TRUE(route.multilane);
-  EXPECT_EQ(route.algorithm, "auto");
-  EXPECT_FALSE(policy.choose(WrappedCall::Barrier, 1, {8, 2, 1}).multilane);
+  RoutePolicy policy(settings, nodes_of_one_site(2, 4));
+  EXPECT_FALSE(route(policy, WrappedCall::Alltoall, (256u << 10) - 1).multilane);
+  const Route bcast = route(policy, WrappedCall::Bcast, 256u << 10);
+  EXPECT_TRUE(bcast.multilane);
+  EXPECT_EQ(bcast.algorithm, "auto");
+  EXPECT_EQ(bcast.reason, "262144 B on 2 node(s) of one site, from 262144 B");
+  EXPECT_FALSE(route(policy, WrappedCall::Barrier, 1).multilane);
 }
 
-TEST(RoutePolicy, AcrossSitesEverythingButEmptyCallsAndLoneRanks) {
+TEST(RoutePolicy, AcrossSitesTheModelPicksTheCheaperCandidate) {
   Settings settings;
-  RoutePolicy policy(settings);
-  EXPECT_TRUE(policy.choose(WrappedCall::Bcast, 8, {8, 2, 2}).multilane);
-  EXPECT_TRUE(policy.choose(WrappedCall::Barrier, 1, {8, 2, 2}).multilane);
-  EXPECT_FALSE(policy.choose(WrappedCall::Gather, 0, {8, 2, 2}).multilane);
-  EXPECT_FALSE(policy.choose(WrappedCall::Gather, 1 << 20, {1, 1, 1}).multilane);
+  RoutePolicy policy(settings, two_sites());
+  // Eight bytes: both cross the WAN once; multilane's per-call cost decides for the MPI library.
+  const Route tiny = route(policy, WrappedCall::Allreduce, 8);
+  EXPECT_FALSE(tiny.multilane);
+  EXPECT_EQ(tiny.reason.rfind("modelled: multilane ", 0), 0u) << tiny.reason;
+  EXPECT_NE(tiny.reason.find(", MPI library recursive-doubling "), std::string::npos)
+      << tiny.reason;
+  EXPECT_NE(tiny.reason.find("; 8 node(s) of 2 site(s)"), std::string::npos) << tiny.reason;
+  // 16 MiB: the MPI library's binomial tree crosses the WAN on one stream per connection,
+  // multilane's trees cross it once per site with all their streams.
+  const Route large = route(policy, WrappedCall::Bcast, 16u << 20);
+  EXPECT_TRUE(large.multilane) << large.reason;
+  EXPECT_EQ(large.algorithm, "auto");
+  EXPECT_TRUE(route(policy, WrappedCall::Allgather, 1u << 20).multilane);
+  EXPECT_TRUE(route(policy, WrappedCall::Allreduce, 16u << 20).multilane);
+  EXPECT_FALSE(route(policy, WrappedCall::Gather, 0).multilane);
+}
+
+TEST(RoutePolicy, TheSameQueryGetsTheSameRoute) {
+  Settings settings;
+  RoutePolicy policy(settings, two_sites());
+  const Route first = route(policy, WrappedCall::Scatter, 200000);
+  const Route again = route(policy, WrappedCall::Scatter, 200000);
+  EXPECT_EQ(first.multilane, again.multilane);
+  EXPECT_EQ(first.reason, again.reason);
+  // A non-rooted call's root does not matter.
+  EXPECT_EQ(policy.choose({.call = WrappedCall::Allgather, .bytes = 4096, .root = 3}).reason,
+            route(policy, WrappedCall::Allgather, 4096).reason);
+}
+
+TEST(RoutePolicy, LoneRanksStayWithTheMpiLibrary) {
+  Settings settings;
+  RoutePolicy policy(settings, one_node(1));
+  EXPECT_EQ(route(policy, WrappedCall::Gather, 1 << 20).reason, "one rank");
 }
 
 TEST(RoutePolicy, AForcedRouteWinsAndSaysSo) {
   Settings settings;
   settings.forced[static_cast<std::size_t>(WrappedCall::Scatter)] = "binomial";
   settings.forced[static_cast<std::size_t>(WrappedCall::Bcast)] = "mpi";
-  RoutePolicy policy(settings);
-  const Route scatter = policy.choose(WrappedCall::Scatter, 0, {4, 1, 1});
+  RoutePolicy policy(settings, nodes_of_one_site(4, 1));
+  const Route scatter = route(policy, WrappedCall::Scatter, 0);
   EXPECT_TRUE(scatter.multilane);
   EXPECT_EQ(scatter.algorithm, "binomial");
   EXPECT_EQ(scatter.reason, "MULTILANE_ALGORITHM_SCATTER=binomial");
-  EXPECT_FALSE(policy.choose(WrappedCall::Bcast, 64u << 20, {4, 4, 1}).multilane);
+  EXPECT_FALSE(route(policy, WrappedCall::Bcast, 64u << 20).multilane);
 }
 
 TEST(RoutePolicy, OneSizeForEveryCollectiveFromTheVariable) {
   ScopedVariable small("MULTILANE_MPI_SMALL", "1KiB");
   const Settings settings = Settings::from_environment();
-  RoutePolicy policy(settings);
-  EXPECT_TRUE(policy.choose(WrappedCall::Bcast, 1024, {4, 1, 1}).multilane);
-  EXPECT_FALSE(policy.choose(WrappedCall::Alltoall, 1023, {4, 1, 1}).multilane);
+  RoutePolicy policy(settings, one_node(4));
+  EXPECT_TRUE(route(policy, WrappedCall::Bcast, 1024).multilane);
+  EXPECT_FALSE(route(policy, WrappedCall::Alltoall, 1023).multilane);
+}
+
+TEST(MpiLibraryModel, OneStreamPerConnectionAcrossTheWan) {
+  Platform platform = two_sites();
+  platform.wan_links[0].per_connection_table = {{.connections = 1, .bps = 80e6},
+                                                {.connections = 8, .bps = 40e6}};
+  const Platform seen = one_stream_per_connection(platform, 4);
+  EXPECT_DOUBLE_EQ(seen.wan_links[0].connection_cap_bps(1), 20e6);
+  EXPECT_DOUBLE_EQ(seen.wan_links[0].connection_cap_bps(8), 10e6);
+  EXPECT_DOUBLE_EQ(seen.wan_links[0].tcp_window_bytes, platform.wan_links[0].tcp_window_bytes / 4);
+  EXPECT_EQ(seen.wan_links[0].aggregate_bps, platform.wan_links[0].aggregate_bps);
+}
+
+TEST(MpiLibraryModel, PicksTheFastestOfItsFamily) {
+  const Platform platform = two_sites();
+  const runtime::Candidate small =
+      model_mpi_library(platform, Collective::Bcast, {.root = 0, .size = 8}, 4);
+  EXPECT_EQ(small.algorithm, "binomial");
+  for (Collective collective : kAllCollectives) {
+    const auto family = mpi_library_family(collective);
+    ASSERT_FALSE(family.empty()) << to_string(collective);
+    const runtime::Candidate best = model_mpi_library(
+        platform, collective, {.root = 0, .size = 1u << 20, .element_size = 8}, 4);
+    EXPECT_NE(std::find(family.begin(), family.end(), best.algorithm), family.end())
+        << to_string(collective) << ": " << best.algorithm;
+    EXPECT_GT(best.modelled_s, kMpiCallOverheadS);
+  }
 }
 
 TEST(Settings, ReadsTheVariables) {
@@ -187,14 +284,6 @@ TEST(PlatformMatch, UnknownHostsAndFullNodesAreErrors) {
               std::string::npos)
         << e.what();
   }
-}
-
-// Ranks on hosts `hashes` that name their sites, without lanes or round trips.
-Discovery named_sites(std::vector<std::uint64_t> hashes, std::vector<std::string> sites) {
-  Discovery found;
-  found.hashes = std::move(hashes);
-  found.site_names = std::move(sites);
-  return found;
 }
 
 TEST(DiscoveredPlatform, EqualHashesShareANodeAndNamedSitesSplitTheNodes) {
