@@ -27,10 +27,9 @@ std::optional<CollectiveCall> describe_call(WrappedCall call, MPI_Comm comm, con
   c.args = args;
   PMPI_Comm_rank(comm, &c.rank);
   PMPI_Comm_size(comm, &c.size);
-  const bool rooted = call == WrappedCall::Bcast || call == WrappedCall::Scatter ||
-                      call == WrappedCall::Gather || call == WrappedCall::Reduce;
-  if (rooted && (args.root < 0 || args.root >= c.size)) return std::nullopt;
-  const bool root = rooted && args.root == c.rank;
+  const bool has_root = rooted(call);
+  if (has_root && (args.root < 0 || args.root >= c.size)) return std::nullopt;
+  const bool root = has_root && args.root == c.rank;
   // The side whose count and type are significant on this rank and fix the block.
   auto from_recv = [&]() -> bool {
     if (args.recvcount < 0 || !usable_type(args.recvtype)) return false;

@@ -16,11 +16,6 @@ namespace multilane::mpi {
 
 namespace {
 
-bool rooted(WrappedCall call) {
-  return call == WrappedCall::Bcast || call == WrappedCall::Scatter ||
-         call == WrappedCall::Gather || call == WrappedCall::Reduce;
-}
-
 std::uint32_t element_bytes(const CollectiveCall& c) {
   return is_reduction(carrier(c.call)) ? static_cast<std::uint32_t>(element_size(c.reduction.type))
                                        : 1;

@@ -28,11 +28,6 @@ std::string time_text(double seconds) {
   return fmt::format("{:.2f} ms", seconds * 1e3);
 }
 
-bool rooted(WrappedCall call) {
-  return call == WrappedCall::Bcast || call == WrappedCall::Scatter ||
-         call == WrappedCall::Gather || call == WrappedCall::Reduce;
-}
-
 }  // namespace
 
 RoutePolicy::RoutePolicy(const Settings& settings, Platform platform)

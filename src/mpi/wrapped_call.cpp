@@ -54,4 +54,9 @@ Collective carrier(WrappedCall call) {
   return Collective::Bcast;
 }
 
+bool rooted(WrappedCall call) {
+  return call == WrappedCall::Bcast || call == WrappedCall::Scatter ||
+         call == WrappedCall::Gather || call == WrappedCall::Reduce;
+}
+
 }  // namespace multilane::mpi

@@ -29,5 +29,7 @@ std::string_view call_name(WrappedCall call);
 std::string call_function(WrappedCall call, bool nonblocking);
 // The multilane collective that carries it (a barrier is a one-byte allgather).
 Collective carrier(WrappedCall call);
+// Whether the call has a root (bcast, scatter, gather, reduce).
+bool rooted(WrappedCall call);
 
 }  // namespace multilane::mpi
