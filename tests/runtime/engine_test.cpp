@@ -56,14 +56,17 @@ TEST(Engine, AReceiveOutlivesThePeersLastStreamWhileAnotherIsInItsHandshake) {
   const std::vector<std::byte> message = testing::pattern(64 * 1024);
   std::vector<std::byte> received(message.size());
   std::promise<std::string> received_done, sent_done;
-  receiver->post([&] {
-    receiver->recv({.peer = 0, .key = {0, 1}, .signature = 0, .bytes = received, .landed = {}},
-                   [&](const std::string& error) { received_done.set_value(error); });
-  });
-  sender->post([&] {
-    sender->send({1, {0}, LinkClass::Lan, {0, 1}, 0, message},
-                 [&](const std::string& error) { sent_done.set_value(error); });
-  });
+  receiver->start_background(
+      [&](Completion done) {
+        receiver->recv({.peer = 0, .key = {0, 1}, .signature = 0, .bytes = received, .landed = {}},
+                       std::move(done));
+      },
+      [&](const std::string& error) { received_done.set_value(error); });
+  sender->start_background(
+      [&](Completion done) {
+        sender->send({1, {0}, LinkClass::Lan, {0, 1}, 0, message}, std::move(done));
+      },
+      [&](const std::string& error) { sent_done.set_value(error); });
   auto sent = sent_done.get_future();
   ASSERT_EQ(sent.wait_for(5s), std::future_status::ready);
   ASSERT_EQ(sent.get(), "");

@@ -128,11 +128,9 @@ std::vector<int> common_lanes(const Platform& platform, int a, int b) {
 
 }  // namespace
 
-std::shared_ptr<RequestState> CommunicatorImpl::start_send(std::span<const std::byte> data,
-                                                           int peer) {
+runtime::Operation CommunicatorImpl::send_operation(std::span<const std::byte> data, int peer) {
   check_usable();
   check_peer(peer, "destination rank");
-  auto state = std::make_shared<RequestState>();
   const auto& p = setup_.platform;
   runtime::SendRequest request{
       peer,
@@ -141,20 +139,51 @@ std::shared_ptr<RequestState> CommunicatorImpl::start_send(std::span<const std::
       {0, sent_[peer]++},
       0,
       data};
-  engine_->post([this, request = std::move(request), done = completion(state)] {
-    engine_->send(request, done);
-  });
+  return [this, request = std::move(request)](runtime::Completion done) {
+    engine_->send(request, std::move(done));
+  };
+}
+
+runtime::Operation CommunicatorImpl::recv_operation(std::span<std::byte> data, int peer) {
+  check_usable();
+  check_peer(peer, "source rank");
+  runtime::RecvRequest request{
+      .peer = peer, .key = {0, received_[peer]++}, .signature = 0, .bytes = data, .landed = {}};
+  return [this, request = std::move(request)](runtime::Completion done) {
+    engine_->recv(request, std::move(done));
+  };
+}
+
+std::shared_ptr<RequestState> CommunicatorImpl::start_in_background(runtime::Operation operation) {
+  auto state = std::make_shared<RequestState>();
+  engine_->start_background(std::move(operation), completion(state));
   return state;
 }
 
+void CommunicatorImpl::run_blocking(const runtime::Operation& operation) {
+  if (const std::optional<std::string> error = engine_->run_blocking(operation)) {
+    if (error->empty()) return;
+    mark_broken(*error);
+    throw CommunicationError(*error);
+  }
+  wait(*start_in_background(operation));
+}
+
+std::shared_ptr<RequestState> CommunicatorImpl::start_send(std::span<const std::byte> data,
+                                                           int peer) {
+  return start_in_background(send_operation(data, peer));
+}
+
 std::shared_ptr<RequestState> CommunicatorImpl::start_recv(std::span<std::byte> data, int peer) {
-  check_usable();
-  check_peer(peer, "source rank");
-  auto state = std::make_shared<RequestState>();
-  runtime::RecvRequest request{
-      .peer = peer, .key = {0, received_[peer]++}, .signature = 0, .bytes = data, .landed = {}};
-  engine_->post([this, request, done = completion(state)] { engine_->recv(request, done); });
-  return state;
+  return start_in_background(recv_operation(data, peer));
+}
+
+void CommunicatorImpl::send(std::span<const std::byte> data, int peer) {
+  run_blocking(send_operation(data, peer));
+}
+
+void CommunicatorImpl::recv(std::span<std::byte> data, int peer) {
+  run_blocking(recv_operation(data, peer));
 }
 
 runtime::AlgorithmChoice CommunicatorImpl::choose(Collective collective, std::uint64_t size,
@@ -260,8 +289,7 @@ CommunicatorImpl::PreparedCall CommunicatorImpl::prepare(
           {send, recv}};
 }
 
-std::shared_ptr<RequestState> CommunicatorImpl::launch(PreparedCall call) {
-  auto state = std::make_shared<RequestState>();
+runtime::Operation CommunicatorImpl::call_operation(PreparedCall call) {
   // Group ops (hier-shm) run on this node's shared-memory group, announced in call order.
   runtime::shm::GroupRunner* groups = nullptr;
   if (const std::size_t count = runtime::group_op_count(*call.schedule, setup_.rank); count > 0) {
@@ -269,29 +297,28 @@ std::shared_ptr<RequestState> CommunicatorImpl::launch(PreparedCall call) {
     groups->expect(call.identity.sequence, count);
   }
   calls_in_flight_.fetch_add(1);
-  engine_->post([this, call = std::move(call), state, groups]() mutable {
+  return [this, call = std::move(call), groups](runtime::Completion done) {
     runtime::start_schedule_run(
-        *engine_, call.schedule, setup_.platform, setup_.rank, call.buffers,
-        std::move(call.identity),
-        [this, done = completion(state)](const std::string& error) {
+        *engine_, call.schedule, setup_.platform, setup_.rank, call.buffers, call.identity,
+        [this, done = std::move(done)](const std::string& error) {
           calls_in_flight_.fetch_sub(1);
           done(error);
         },
         groups);
-  });
-  return state;
+  };
 }
 
 std::shared_ptr<RequestState> CommunicatorImpl::start(
     Collective collective, std::span<const std::byte> send, std::span<std::byte> recv, int root,
     std::uint64_t size, const CollectiveOptions& options, const Reduction& reduction) {
-  return launch(prepare(collective, send, recv, root, size, options, reduction));
+  return start_in_background(
+      call_operation(prepare(collective, send, recv, root, size, options, reduction)));
 }
 
 std::optional<std::string> CommunicatorImpl::run_here(const PreparedCall& call) {
   if (calls_in_flight_.load() > 0) return std::nullopt;
   // run_local_call() decides whether the call is local; a rank with group ops needs the runner
-  // either way (launch() would make it).
+  // either way (call_operation() would make it).
   runtime::shm::GroupRunner* groups =
       runtime::group_op_count(*call.schedule, setup_.rank) > 0 ? group_runner() : nullptr;
   auto result = runtime::run_local_call(*call.schedule, setup_.platform, setup_.rank, call.buffers,
@@ -331,7 +358,7 @@ void CommunicatorImpl::run(Collective collective, std::span<const std::byte> sen
     mark_broken(*error);
     throw CommunicationError(*error);
   }
-  wait(*launch(std::move(call)));
+  run_blocking(call_operation(std::move(call)));
 }
 
 void CommunicatorImpl::barrier() {
@@ -362,13 +389,11 @@ const CommunicatorOptions& Communicator::options() const {
 }
 
 void Communicator::send(std::span<const std::byte> data, int peer) {
-  auto state = impl_->start_send(data, peer);
-  impl_->wait(*state);
+  impl_->send(data, peer);
 }
 
 void Communicator::recv(std::span<std::byte> data, int peer) {
-  auto state = impl_->start_recv(data, peer);
-  impl_->wait(*state);
+  impl_->recv(data, peer);
 }
 
 Request Communicator::isend(std::span<const std::byte> data, int peer) {

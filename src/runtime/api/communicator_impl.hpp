@@ -48,6 +48,8 @@ class CommunicatorImpl {
 
   std::shared_ptr<RequestState> start_send(std::span<const std::byte> data, int peer);
   std::shared_ptr<RequestState> start_recv(std::span<std::byte> data, int peer);
+  void send(std::span<const std::byte> data, int peer);
+  void recv(std::span<std::byte> data, int peer);
   // Starts a collective call (sequence number taken now, in call order) and returns at once.
   // `reduction` is read by reductions only.
   std::shared_ptr<RequestState> start(Collective collective, std::span<const std::byte> send,
@@ -89,8 +91,15 @@ class CommunicatorImpl {
   PreparedCall prepare(Collective collective, std::span<const std::byte> send,
                        std::span<std::byte> recv, int root, std::uint64_t size,
                        const CollectiveOptions& options, const Reduction& reduction);
-  // Hands the call to the engine.
-  std::shared_ptr<RequestState> launch(PreparedCall call);
+  // The call as an engine operation (its group ops announced, counted in flight).
+  runtime::Operation call_operation(PreparedCall call);
+  runtime::Operation send_operation(std::span<const std::byte> data, int peer);
+  runtime::Operation recv_operation(std::span<std::byte> data, int peer);
+  // Starts the operation on the engine's progress thread.
+  std::shared_ptr<RequestState> start_in_background(runtime::Operation operation);
+  // Runs the operation on this thread when the engine is free, else in the background, and
+  // waits for it; throws its error (which broke the communicator).
+  void run_blocking(const runtime::Operation& operation);
   // Runs a blocking call on this thread when its part here is local to the node and nothing
   // else is in flight (local_call.hpp): "" or the error; nullopt when it must be launched.
   std::optional<std::string> run_here(const PreparedCall& call);

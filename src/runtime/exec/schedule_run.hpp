@@ -15,7 +15,7 @@
 // Group operations (the ranks of this node through shared memory) run on `groups`, a thread of
 // their own, in program order (the caller announces them with GroupRunner::expect() in call
 // order); a failed call cancels its remaining ones; a failure interrupts the one in flight and
-// `done` waits for it to return. Everything else runs on the engine's progress thread; `done` is
+// `done` waits for it to return. Everything else runs on the engine's driving thread; `done` is
 // called exactly once.
 #pragma once
 
@@ -42,7 +42,7 @@ struct CallIdentity {
   Reduction reduction;          // reductions: what RecvReduce and Reduce combine, and how
 };
 
-// Starts the call on the engine's progress thread (call it there).
+// Starts the call on the engine's driving thread (call it there).
 // `groups` may be null when the schedule has no group ops.
 void start_schedule_run(Engine& engine, std::shared_ptr<const Schedule> schedule,
                         const Platform& platform, int rank, CallBuffers buffers,

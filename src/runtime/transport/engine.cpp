@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "multilane/errors.hpp"
@@ -47,13 +49,30 @@ struct Engine::State {
   EngineContext context;
   ReceiveSide receive;
   SendSide send;
+  // The listeners run on a thread of their own, so that peers are accepted and their
+  // handshakes begin while nobody drives the engine (a rank busy between calls).
+  asio::io_context listen_io;
+  asio::executor_work_guard<asio::io_context::executor_type> keep_listening{
+      asio::make_work_guard(listen_io)};
   std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> acceptors;
   std::map<std::uint64_t, std::pair<std::uint64_t, std::function<void(const std::string&)>>> calls;
   std::map<std::uint64_t, EarlySignature> early_signatures;
   std::uint64_t highest_ended = 0;
   std::atomic<std::uint64_t> highest_local = 0;  // note_local_call(), from any thread
   asio::steady_timer watchdog;
+  // The io_context never runs out of work, so that run_one() waits instead of returning.
+  asio::executor_work_guard<asio::io_context::executor_type> keep_running{
+      asio::make_work_guard(context.io)};
+  std::mutex driver;  // held by the thread that runs the io_context
+  std::mutex demand_mutex;
+  std::condition_variable demand_changed;
+  int background = 0;  // background operations not completed yet
+  bool stopping = false;
   std::thread thread;
+  std::thread listen_thread;
+
+  void drive_background();
+  bool background_pending();
 
   void listen();
   void accept(int lane);
@@ -75,17 +94,73 @@ Engine::Engine(EngineConfig config) {
   };
   s.listen();
   s.arm_watchdog();
-  s.thread = std::thread([&s] {
-    auto guard = asio::make_work_guard(s.context.io);
-    s.context.io.run();
-  });
+  s.thread = std::thread([&s] { s.drive_background(); });
+  s.listen_thread = std::thread([&s] { s.listen_io.run(); });
 }
 
 Engine::~Engine() {
   State& s = *state_;
+  s.listen_io.stop();
+  if (s.listen_thread.joinable()) s.listen_thread.join();
   s.context.handshakes.stop();
+  {
+    std::lock_guard lock(s.demand_mutex);
+    s.stopping = true;
+  }
+  s.demand_changed.notify_one();
   s.context.io.stop();
   if (s.thread.joinable()) s.thread.join();
+}
+
+bool Engine::State::background_pending() {
+  std::lock_guard lock(demand_mutex);
+  return !stopping && background > 0;
+}
+
+// The progress thread: sleeps until background operations are in flight, then drives until
+// none is left (a blocking caller that drives meanwhile holds `driver`, and runs theirs too).
+void Engine::State::drive_background() {
+  for (;;) {
+    {
+      std::unique_lock lock(demand_mutex);
+      demand_changed.wait(lock, [this] { return stopping || background > 0; });
+      if (stopping) return;
+    }
+    std::lock_guard drive(driver);
+    while (background_pending()) context.io.run_one_for(std::chrono::milliseconds(100));
+  }
+}
+
+void Engine::start_background(Operation operation, Completion done) {
+  State& s = *state_;
+  {
+    std::lock_guard lock(s.demand_mutex);
+    ++s.background;
+  }
+  s.demand_changed.notify_one();
+  asio::post(s.context.io, [&s, operation = std::move(operation), done = std::move(done)] {
+    operation([&s, done](const std::string& error) {
+      done(error);
+      std::lock_guard lock(s.demand_mutex);
+      --s.background;
+    });
+  });
+}
+
+std::optional<std::string> Engine::run_blocking(const Operation& operation) {
+  State& s = *state_;
+  std::unique_lock drive(s.driver, std::try_to_lock);
+  if (!drive.owns_lock() || s.background_pending()) return std::nullopt;
+  bool finished = false;
+  std::string result;
+  operation([&finished, &result](const std::string& error) {
+    finished = true;
+    result = error;
+  });
+  while (!finished) {
+    if (s.context.io.run_one() == 0) return "the engine stopped before the operation completed";
+  }
+  return result;
 }
 
 const EngineConfig& Engine::config() const {
@@ -169,7 +244,7 @@ void Engine::State::listen() {
     if (error) {
       throw UsageError(fmt::format("lane {} address '{}' is not an IP address", lane, text));
     }
-    auto acceptor = std::make_unique<asio::ip::tcp::acceptor>(context.io);
+    auto acceptor = std::make_unique<asio::ip::tcp::acceptor>(listen_io);
     const asio::ip::tcp::endpoint endpoint(address, 0);
     acceptor->open(endpoint.protocol());
     apply_buffer_sizes(*acceptor, context.config.lan.socket);  // accepted sockets inherit them

@@ -30,9 +30,15 @@
 // frame whose call signature differs from the receiver's for the same call fails that call
 // ("mismatch").
 //
-// Threading: all operations, and all completions, run on the engine's progress thread. Other
-// threads hand work over with post(). The destructor stops the thread and closes every socket;
-// pending operations are dropped without their completions running.
+// Threading: one thread at a time drives the engine (runs its event loop); every operation and
+// every completion runs on the driving thread. A blocking call drives it on the caller's own
+// thread (run_blocking) when nothing else is in flight, which saves the two thread wake-ups of a
+// hand-off; the engine's progress thread drives while background operations (start_background:
+// non-blocking calls, and blocking ones that found the engine busy) are in flight, and sleeps
+// otherwise. Data that arrives while nobody drives waits in the kernel's socket buffers until
+// the next operation. Other threads hand work to the driving thread with post(). The destructor
+// stops the thread and closes every socket; pending operations are dropped without their
+// completions running.
 #pragma once
 
 #include <chrono>
@@ -40,6 +46,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -94,14 +101,17 @@ struct RecvRequest {
   MessageKey key;
   std::uint64_t signature = 0;
   std::span<std::byte> bytes;  // must be exactly the message's length
-  // Called on the progress thread as soon as bytes [offset, offset+length) of `bytes` hold the
+  // Called on the driving thread as soon as bytes [offset, offset+length) of `bytes` hold the
   // message's data, chunk by chunk in arrival order (chunks never overlap), before the
   // completion: a reduction combines each chunk while it is still in the cache.
   std::function<void(std::uint64_t offset, std::uint64_t length)> landed;
 };
 
-// Called once per operation on the progress thread: "" on success, else the reason.
+// Called once per operation on the driving thread: "" on success, else the reason.
 using Completion = std::function<void(const std::string& error)>;
+// Starts an operation on the driving thread (send(), recv(), a schedule run); it calls the
+// completion it is given exactly once.
+using Operation = std::function<void(Completion)>;
 
 class Engine {
  public:
@@ -116,10 +126,17 @@ class Engine {
   // Where `peer` listens, one "host:port" per lane. Thread-safe; needed before sending to it.
   void set_peer_addresses(int peer, std::vector<std::string> addresses);
 
-  // Runs `work` on the progress thread.
+  // Runs `work` on the driving thread. Only for work that belongs to an operation in flight
+  // (a thread of the shared-memory group reporting back): otherwise nobody may be driving.
   void post(std::function<void()> work);
+  // Starts `operation` in the background: the progress thread drives until it completed.
+  void start_background(Operation operation, Completion done);
+  // Runs `operation` on this thread, driving the engine until it completes, and returns its
+  // result ("" on success); nullopt, without running it, when another thread drives or
+  // background operations are in flight (then start it in the background instead).
+  std::optional<std::string> run_blocking(const Operation& operation);
 
-  // Progress thread only.
+  // Driving thread only.
   void send(SendRequest request, Completion done);
   void recv(RecvRequest request, Completion done);
   // A call with this sequence number runs here: frames of it carrying another signature fail

@@ -2,6 +2,8 @@
 // (internal to the engine; see engine.hpp for the behaviour).
 #pragma once
 
+#include <atomic>
+
 #include <asio.hpp>
 #include <list>
 #include <memory>
@@ -25,7 +27,8 @@ class ReceiveSide {
   // handshakes are under way: one of them may be another stream of that peer, already carrying
   // the rest of a message (the peer finished its side of the handshake first and may even have
   // closed since).
-  void handshake_started() { ++handshaking_; }
+  // handshake_started() is thread-safe: the listening thread calls it as it accepts.
+  void handshake_started() { handshaking_.fetch_add(1); }
   void handshake_ended();
   // A connection from `peer` passed the handshake.
   void adopt(asio::ip::tcp::socket socket, int peer, int lane, int stream);
@@ -53,7 +56,7 @@ class ReceiveSide {
     bool arrived = false;  // false while the stream is still reading it
   };
 
-  // Called by IncomingStream (progress thread).
+  // Called by IncomingStream (driving thread).
   struct Target {
     std::span<std::byte> bytes;  // where the chunk's payload goes; empty span with park=true: wait
     bool park = false;
@@ -95,7 +98,7 @@ class ReceiveSide {
   std::vector<std::string> gone_;    // per peer: why it is gone, "" while alive
   // Per peer: why its last stream closed while handshakes were under way ("" if it did not).
   std::vector<std::string> closed_while_handshaking_;
-  int handshaking_ = 0;  // accepted connections still in their handshake
+  std::atomic<int> handshaking_{0};  // accepted connections still in their handshake
   std::unordered_map<Key, Posted, KeyHash> posted_;
   std::unordered_map<Key, Early, KeyHash> early_;
   std::unordered_map<Key, std::vector<IncomingStream*>, KeyHash> parked_;
