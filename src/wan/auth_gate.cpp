@@ -77,9 +77,11 @@ void AuthGate::work(int fd, std::string peer) {
     }
     socket.set_option(asio::ip::tcp::no_delay(true));
     const auto deadline = runtime::Clock::now() + options_.handshake_timeout;
-    const std::uint64_t identity =
-        runtime::authenticate(io, socket, runtime::Role::Listener,
-                              {options_.job_id, options_.secret, options_.handshake_timeout});
+    const std::uint64_t identity = runtime::authenticate(io, socket, runtime::Role::Listener,
+                                                         {.job_id = options_.job_id,
+                                                          .secret = options_.secret,
+                                                          .timeout = options_.handshake_timeout,
+                                                          .relay = options_.relay});
     unwatch(fd);  // `admitted` watches what it blocks on from here
     admitted_(io, std::move(socket), identity, deadline);
   } catch (const std::exception& e) {

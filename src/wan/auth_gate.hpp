@@ -42,6 +42,8 @@ struct GateOptions {
   int max_pending = 64;
   int send_buffer = 0;     // SO_SNDBUF of accepted connections, 0: the system's default
   int receive_buffer = 0;  // SO_RCVBUF of accepted connections, 0: the system's default
+  // The daemon forwards what it admits (the relay): its handshake says so (auth.hpp).
+  bool relay = false;
 };
 
 class AuthGate {

@@ -53,14 +53,14 @@ struct PathState {
 // One path being set up on its own thread and io_context.
 struct Setup {
   std::unique_ptr<asio::io_context> io = std::make_unique<asio::io_context>();
-  std::vector<asio::ip::tcp::socket> sockets;  // destroyed before `io`
+  std::optional<wan::PathStreams> path;  // destroyed before `io`
   std::exception_ptr error;
 };
 
 void set_up(PathState& path, Setup& setup) {
   try {
-    setup.sockets = path.listener ? wan::accept_path(*setup.io, *path.listener, path.options)
-                                  : wan::connect_path(*setup.io, *path.target, path.options);
+    setup.path = path.listener ? wan::accept_path(*setup.io, *path.listener, path.options)
+                               : wan::connect_path(*setup.io, *path.target, path.options);
   } catch (...) {
     setup.error = std::current_exception();
   }
@@ -163,7 +163,10 @@ void Channels::establish() {
     try {
       if (setups[i].error) std::rethrow_exception(setups[i].error);
       std::vector<asio::ip::tcp::socket> sockets;
-      for (auto& s : setups[i].sockets) sockets.push_back(wan::rehome(std::move(s), *impl_->io));
+      for (auto& s : setups[i].path->sockets) {
+        sockets.push_back(wan::rehome(std::move(s), *impl_->io));
+      }
+      p.options = setups[i].path->options;
       p.set = std::make_unique<runtime::StreamSet>(impl_->io, std::move(sockets), p.options);
       p.listener.reset();  // the port is no longer needed
     } catch (const std::exception& e) {

@@ -160,16 +160,16 @@ DuplexPath::DuplexPath(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
 std::unique_ptr<DuplexPath> DuplexPath::connect(const PathTarget& target,
                                                 const runtime::StreamOptions& options) {
   auto impl = make_impl(options);
-  auto sockets = connect_path(*impl->io, target, options);
-  impl->set = std::make_unique<runtime::StreamSet>(impl->io, std::move(sockets), options);
+  auto path = connect_path(*impl->io, target, options);
+  impl->set = std::make_unique<runtime::StreamSet>(impl->io, std::move(path.sockets), path.options);
   return std::unique_ptr<DuplexPath>(new DuplexPath(std::move(impl)));
 }
 
 std::unique_ptr<DuplexPath> DuplexPath::accept(runtime::StreamListener& listener,
                                                const runtime::StreamOptions& options) {
   auto impl = make_impl(options);
-  auto sockets = accept_path(*impl->io, listener, options);
-  impl->set = std::make_unique<runtime::StreamSet>(impl->io, std::move(sockets), options);
+  auto path = accept_path(*impl->io, listener, options);
+  impl->set = std::make_unique<runtime::StreamSet>(impl->io, std::move(path.sockets), path.options);
   return std::unique_ptr<DuplexPath>(new DuplexPath(std::move(impl)));
 }
 

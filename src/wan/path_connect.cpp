@@ -49,7 +49,7 @@ asio::ip::tcp::socket connect_through_relay(asio::io_context& io,
                                             Clock::time_point deadline,
                                             const runtime::StreamOptions& options,
                                             std::uint64_t identity) {
-  auto socket = runtime::connect_stream(io, relay, deadline, options, identity);
+  auto socket = runtime::connect_stream(io, relay, deadline, options, identity).socket;
   const RelayRequestBytes request = encode_relay_request(target);
   check_io(runtime::write_all(io, socket, request, deadline), relay, "sending the request",
            options);
@@ -68,22 +68,25 @@ asio::ip::tcp::socket connect_through_relay(asio::io_context& io,
                                    endpoint_text(target), text));
 }
 
-std::vector<asio::ip::tcp::socket> connect_path(asio::io_context& io, const PathTarget& target,
-                                                const runtime::StreamOptions& options) {
+PathStreams connect_path(asio::io_context& io, const PathTarget& target,
+                         const runtime::StreamOptions& options) {
   const auto deadline = Clock::now() + options.timeout;
   const std::uint32_t session = new_session();
-  std::vector<asio::ip::tcp::socket> sockets;
+  PathStreams path{{}, options};
+  path.options.relayed = options.relayed || target.relay.has_value();
   for (int i = 0; i < options.streams; ++i) {
     const std::uint64_t identity = pack_tag(
         {session, static_cast<std::uint16_t>(options.streams), static_cast<std::uint16_t>(i)});
     if (target.relay) {
-      sockets.push_back(
+      path.sockets.push_back(
           connect_through_relay(io, *target.relay, target.peer, deadline, options, identity));
     } else {
-      sockets.push_back(runtime::connect_stream(io, target.peer, deadline, options, identity));
+      auto connected = runtime::connect_stream(io, target.peer, deadline, options, identity);
+      path.options.relayed = path.options.relayed || connected.peer_is_relay;
+      path.sockets.push_back(std::move(connected.socket));
     }
   }
-  return sockets;
+  return path;
 }
 
 namespace {
@@ -119,14 +122,14 @@ runtime::StreamListener::Accepted accept_member(runtime::StreamListener& listene
 
 }  // namespace
 
-std::vector<asio::ip::tcp::socket> accept_path(asio::io_context& io,
-                                               runtime::StreamListener& listener,
-                                               const runtime::StreamOptions& options) {
+PathStreams accept_path(asio::io_context& io, runtime::StreamListener& listener,
+                        const runtime::StreamOptions& options) {
   const auto deadline = Clock::now() + options.timeout;
   const auto count = static_cast<std::size_t>(options.streams);
   std::vector<std::optional<asio::ip::tcp::socket>> slots(count);
   std::optional<StreamTag> first;
   Refusals refusals;
+  PathStreams path{{}, options};
   for (std::size_t i = 0; i < count; ++i) {
     runtime::StreamListener::Accepted accepted = accept_member(
         listener, io, deadline, refusals, fmt::format("stream {} of {}", i + 1, count));
@@ -148,11 +151,11 @@ std::vector<asio::ip::tcp::socket> accept_path(asio::io_context& io,
                                        tag.index, count));
     }
     first = tag;
+    path.options.relayed = path.options.relayed || accepted.peer_is_relay;
     slots[tag.index].emplace(std::move(accepted.socket));
   }
-  std::vector<asio::ip::tcp::socket> sockets;
-  for (auto& slot : slots) sockets.push_back(std::move(*slot));
-  return sockets;
+  for (auto& slot : slots) path.sockets.push_back(std::move(*slot));
+  return path;
 }
 
 asio::ip::tcp::socket rehome(asio::ip::tcp::socket socket, asio::io_context& io) {

@@ -23,11 +23,20 @@ struct PathTarget {
   std::optional<asio::ip::tcp::endpoint> relay;  // go through this relay
 };
 
-std::vector<asio::ip::tcp::socket> connect_path(asio::io_context& io, const PathTarget& target,
-                                                const runtime::StreamOptions& options);
-std::vector<asio::ip::tcp::socket> accept_path(asio::io_context& io,
-                                               runtime::StreamListener& listener,
-                                               const runtime::StreamOptions& options);
+// A path's streams, connected and authenticated, and the options for their set: the caller's,
+// with `relayed` set when the path goes through a relay (named by the connecting end, or a
+// relay's handshake said so, also in forward mode, where the connecting end names none and
+// the listening end is reached by the relay), so that its streams in use do not adapt to what
+// the hop to the relay shows (runtime::StreamOptions::relayed).
+struct PathStreams {
+  std::vector<asio::ip::tcp::socket> sockets;
+  runtime::StreamOptions options;
+};
+
+PathStreams connect_path(asio::io_context& io, const PathTarget& target,
+                         const runtime::StreamOptions& options);
+PathStreams accept_path(asio::io_context& io, runtime::StreamListener& listener,
+                        const runtime::StreamOptions& options);
 
 // One connection through a relay: authenticated with the relay (as `identity`), which
 // connected and authenticated to `target`; throws TransportError with the relay's reason when

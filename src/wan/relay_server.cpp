@@ -4,12 +4,15 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <variant>
 
 #include "multilane/errors.hpp"
 #include "multilane/units.hpp"
+#include "runtime/transport/auth.hpp"
 #include "runtime/transport/stream_set.hpp"
+#include "runtime/transport/tcp_connect.hpp"
 #include "runtime/transport/transport_error.hpp"
 #include "wan/path_connect.hpp"
 #include "wan/progress.hpp"
@@ -96,6 +99,7 @@ std::string stats_text(const RelayStats& s) {
 
 RelayServer::RelayServer(const RelayServerOptions& options, Log log)
     : options_(options), log_(std::move(log)), work_(asio::make_work_guard(loop_)) {
+  options_.gate.relay = true;  // clients learn in the handshake that they go through a relay
   for (const std::string& network : options.allow) allow_.push_back(parse_network(network));
   if (options.forward_to && !allowed(options.forward_to->address())) {
     throw UsageError(fmt::format("--forward: {} is not in the --allow networks",
@@ -225,16 +229,23 @@ void RelayServer::forward(asio::io_context& io, asio::ip::tcp::socket client,
                fmt::format("{} -> {}", peer, endpoint_text(target)));
 }
 
-// On a worker thread: connects and authenticates to the target as the client (`identity`).
+// On a worker thread: connects and authenticates to the target as the client (`identity`),
+// saying that it is a relay.
 asio::ip::tcp::socket RelayServer::reach(asio::io_context& io,
                                          const asio::ip::tcp::endpoint& target,
                                          std::uint64_t identity) {
-  runtime::StreamOptions to_target;
-  to_target.job_id = options_.gate.job_id;
-  to_target.secret = options_.gate.secret;
-  to_target.timeout = options_.connect_timeout;
-  return runtime::connect_stream(io, target, runtime::Clock::now() + options_.connect_timeout,
-                                 to_target, identity);
+  const auto deadline = runtime::Clock::now() + options_.connect_timeout;
+  asio::ip::tcp::socket socket(io);
+  runtime::connect_with_retry(io, socket, target, std::nullopt, deadline, {});
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - runtime::Clock::now());
+  runtime::authenticate(io, socket, runtime::Role::Connector,
+                        {.job_id = options_.gate.job_id,
+                         .secret = options_.gate.secret,
+                         .timeout = std::max(left, std::chrono::milliseconds{1}),
+                         .identity = identity,
+                         .relay = true});
+  return socket;
 }
 
 // From a worker thread: the loop splices the two from now on.

@@ -4,7 +4,9 @@
 // completes the job's handshake with the relay (auth_gate.hpp) and names a target
 // (relay_protocol.hpp); the relay checks the target against its allow list, connects to it and
 // authenticates to it with the same job secret, passing on the client's identity, answers, and
-// from then on forwards bytes both ways (splice.hpp). So the relay is never an open proxy: a
+// from then on forwards bytes both ways (splice.hpp). Both handshakes say that the relay is one
+// (runtime/transport/auth.hpp), so that neither end adapts its streams in use to what its hop
+// to the relay shows (runtime::StreamOptions::relayed). So the relay is never an open proxy: a
 // client without the job's secret gets nothing forwarded, and the target must be a member of
 // the job too (anything else fails the handshake and the client is told why).
 //
@@ -29,7 +31,7 @@
 namespace multilane::wan {
 
 struct RelayServerOptions {
-  GateOptions gate;                                   // where to listen, job, secret
+  GateOptions gate;  // where to listen, job, secret (its `relay` is set by the server)
   std::chrono::milliseconds connect_timeout{10'000};  // reaching and authenticating a target
   std::vector<std::string> allow;        // networks targets must be in ("10.1.0.0/16"); empty: any
   std::size_t buffer_size = 256 * 1024;  // per direction of a channel

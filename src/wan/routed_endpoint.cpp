@@ -308,7 +308,7 @@ void RankEndpoint::connect(const std::map<RankAddress, asio::ip::tcp::endpoint>&
   const std::uint64_t me = pack_node({NodeKind::Rank, m.options.self.site, m.options.self.rank});
   if (m.options.mode != RouteMode::Direct) {
     for (const auto& router : m.options.routers) {
-      m.add_link(runtime::connect_stream(m.io, router, deadline, m.stream_options(), me),
+      m.add_link(runtime::connect_stream(m.io, router, deadline, m.stream_options(), me).socket,
                  std::nullopt);
     }
     return;
@@ -341,7 +341,8 @@ void RankEndpoint::connect(const std::map<RankAddress, asio::ip::tcp::endpoint>&
     for (const auto& [address, endpoint] : dial) {
       runtime::StreamOptions o = m.stream_options();
       if (address.site != m.options.self.site) o.pacing_rate = m.options.direct_pacing;
-      dialed.emplace_back(address, runtime::connect_stream(dial_io, endpoint, deadline, o, me));
+      dialed.emplace_back(address,
+                          runtime::connect_stream(dial_io, endpoint, deadline, o, me).socket);
     }
   } catch (...) {
     dial_error = std::current_exception();

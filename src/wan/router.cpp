@@ -139,9 +139,8 @@ void Router::dial_peers() {
     while (!stopping_) {
       asio::io_context io;
       try {
-        auto socket = runtime::connect_stream(
-            io, endpoint, std::min(deadline, runtime::Clock::now() + std::chrono::seconds(1)), o,
-            me);
+        const auto attempt = std::min(deadline, runtime::Clock::now() + std::chrono::seconds(1));
+        auto socket = runtime::connect_stream(io, endpoint, attempt, o, me).socket;
         const int fd = socket.release();
         const std::uint16_t peer_site = site;
         asio::post(loop_, [this, fd, peer_site] {

@@ -66,6 +66,27 @@ TEST(Auth, EachEndLearnsTheOthersIdentity) {
   EXPECT_EQ(connector.get(), 0x1111'2222'3333'4444u);
 }
 
+// A relay (wan/relay_server.hpp) says so in its Hello, in either role; others do not.
+TEST(Auth, EachEndLearnsWhetherThePeerIsARelay) {
+  for (const bool listener_is_relay : {false, true}) {
+    SocketPair pair;
+    HandshakeConfig listener_config = config("s3cret");
+    HandshakeConfig connector_config = config("s3cret");
+    listener_config.relay = listener_is_relay;
+    connector_config.relay = !listener_is_relay;
+    auto connector = testing::in_background([&] {
+      return authenticate_peer(pair.connector_io, pair.connector, Role::Connector,
+                               connector_config);
+    });
+    const PeerHello seen_by_listener =
+        authenticate_peer(pair.listener_io, pair.listener, Role::Listener, listener_config);
+    const PeerHello seen_by_connector = connector.get();
+    EXPECT_EQ(seen_by_listener.relay, !listener_is_relay);
+    EXPECT_EQ(seen_by_connector.relay, listener_is_relay);
+    EXPECT_EQ(seen_by_listener.identity, 0u);
+  }
+}
+
 TEST(Auth, RightSecretAuthenticatesBothEnds) {
   const auto [listener, connector] = handshake(config("s3cret"), config("s3cret"));
   EXPECT_EQ(listener, "");

@@ -13,6 +13,7 @@
 #include "multilane/errors.hpp"
 #include "runtime/transport/auth.hpp"
 #include "runtime/transport/io_wait.hpp"
+#include "runtime/transport/stream_governor.hpp"
 #include "wan/relay_server.hpp"
 #include "wan_testing.hpp"
 
@@ -144,6 +145,57 @@ TEST(Relay, ForwardModeCarriesAPathThatNamesNoRelay) {
   target.close(at_target);
   EXPECT_TRUE(relay.wait_for([](const RelayStats& s) { return s.forwarded == 4 && s.active == 0; }))
       << stats_text(relay.stats());
+}
+
+// Each end of a relayed path measures only its hop to the relay, so neither adapts its
+// streams in use (runtime::StreamOptions::relayed): all K take chunks, beyond the 16 that a
+// direct path starts with (StreamGovernor::kCrowdLimit), named relay or forward mode alike.
+TEST(Relay, APathThroughARelayKeepsAllItsStreamsInUseAtBothEnds) {
+  constexpr int kStreams = 20;
+  static_assert(kStreams > runtime::StreamGovernor::kCrowdLimit);
+  const auto o = options(kStreams);
+  ASSERT_TRUE(o.adapt_streams);
+  constexpr std::size_t kSize = 4'000'000;
+  // Opens a path from a client to a target (the client's spec from the target's port), carries
+  // one split message each way and returns the streams in use at the client and at the target.
+  auto in_use = [&](auto spec_for, auto relay_for) {
+    Channels target(credentials());
+    const PathId at_target = target.add_path(listening(o));
+    const std::uint16_t port = target.local_port(at_target);
+    auto relay = relay_for(port);
+    auto client = in_background([&] {
+      Channels ch(credentials());
+      const PathId p = ch.open(spec_for(port, relay.get()));
+      std::vector<std::byte> back(kSize);
+      ch.sendrecv(p, pattern(kSize, 1), back);
+      EXPECT_TRUE(back == pattern(kSize, 2));
+      return ch.counters(p).streams_in_use;
+    });
+    target.establish();
+    std::vector<std::byte> got(kSize);
+    target.sendrecv(at_target, pattern(kSize, 2), got);
+    EXPECT_TRUE(got == pattern(kSize, 1));
+    const int at_client = client.get();
+    const int at_target_end = target.counters(at_target).streams_in_use;
+    target.close(at_target);
+    return std::pair{at_client, at_target_end};
+  };
+  const auto direct = in_use([&](std::uint16_t port, RunningRelay*) { return connecting(port, o); },
+                             [](std::uint16_t) { return std::unique_ptr<RunningRelay>(); });
+  EXPECT_LE(direct.first, runtime::StreamGovernor::kCrowdLimit);
+  EXPECT_LE(direct.second, runtime::StreamGovernor::kCrowdLimit);
+  const auto named = in_use(
+      [&](std::uint16_t port, RunningRelay* relay) { return through(relay->address(), port, o); },
+      [](std::uint16_t) { return std::make_unique<RunningRelay>(); });
+  EXPECT_EQ(named, std::pair(kStreams, kStreams));
+  const auto forwarded =
+      in_use([&](std::uint16_t, RunningRelay* relay) { return connecting(relay->port(), o); },
+             [](std::uint16_t port) {
+               return std::make_unique<RunningRelay>(
+                   std::vector<std::string>{}, kJob,
+                   asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+             });
+  EXPECT_EQ(forwarded, std::pair(kStreams, kStreams));
 }
 
 TEST(Relay, ForwardModeRefusesATargetOutsideItsAllowList) {

@@ -51,7 +51,8 @@ char* MPW_DNSResolve(char* host);
 char* MPW_DNSResolve(std::string host);
 
 /* On (the default): paths set up later use only as many of their streams as they carry without
- * stalls (multilane's stream governor); off: every stream, always (docs/mpwide.md). */
+ * stalls (multilane's stream governor), but every stream through `multilane relay`; off: every
+ * stream, always (docs/mpwide.md). */
 void MPW_setAutoTuning(bool b);
 bool MPW_AutoTuning();
 

@@ -22,6 +22,9 @@ constexpr std::uint32_t kHelloMagic = 0x484c4d31;  // "1MLH" on the wire
 constexpr std::size_t kNonceBytes = 32;
 constexpr std::size_t kHelloSize = 4 + 2 + 2 + 8 + 8 + kNonceBytes;
 constexpr std::string_view kProofContext = "multilane-auth-v1";
+constexpr std::uint16_t kRelayBit = 0x100;  // in the role field: the speaker is a relay
+constexpr std::size_t kRoleOffset = 4 + 2;
+constexpr std::size_t kIdentityOffset = 4 + 2 + 2 + 8;
 
 using Hello = std::array<std::byte, kHelloSize>;
 using Proof = std::array<unsigned char, crypto_auth_BYTES>;
@@ -30,14 +33,16 @@ void ensure_sodium() {
   if (sodium_init() < 0) throw TransportError("libsodium failed to initialise");
 }
 
-Hello make_hello(Role role, std::uint64_t job_id, std::uint64_t identity) {
+Hello make_hello(Role role, const HandshakeConfig& config) {
   Hello hello{};
   std::size_t pos = 0;
   put_le<std::uint32_t>(hello, pos, kHelloMagic);
   put_le<std::uint16_t>(hello, pos, kProtocolVersion);
-  put_le<std::uint16_t>(hello, pos, static_cast<std::uint16_t>(role));
-  put_le<std::uint64_t>(hello, pos, job_id);
-  put_le<std::uint64_t>(hello, pos, identity);
+  put_le<std::uint16_t>(hello, pos,
+                        static_cast<std::uint16_t>(static_cast<std::uint16_t>(role) |
+                                                   (config.relay ? kRelayBit : 0)));
+  put_le<std::uint64_t>(hello, pos, config.job_id);
+  put_le<std::uint64_t>(hello, pos, config.identity);
   randombytes_buf(hello.data() + pos, kNonceBytes);
   return hello;
 }
@@ -53,7 +58,9 @@ std::string hello_problem(const Hello& hello, Role own_role, std::uint64_t job_i
   if (version != kProtocolVersion) {
     return fmt::format("peer speaks protocol version {}, expected {}", version, kProtocolVersion);
   }
-  if (role == static_cast<std::uint16_t>(own_role)) return "peer claims our own role";
+  if ((role & ~kRelayBit) == static_cast<std::uint16_t>(own_role)) {
+    return "peer claims our own role";
+  }
   if (peer_job != job_id)
     return fmt::format("peer is in job {}, expected job {}", peer_job, job_id);
   return {};
@@ -137,17 +144,19 @@ JobSecret JobSecret::from_text(std::string_view text) {
 }
 
 namespace {
-std::uint64_t identity_of(const Hello& hello) {
-  std::size_t pos = 4 + 2 + 2 + 8;
-  return get_le<std::uint64_t>(hello, pos);
+PeerHello peer_of(const Hello& hello) {
+  std::size_t pos = kRoleOffset;
+  const auto role = get_le<std::uint16_t>(hello, pos);
+  pos = kIdentityOffset;
+  return {get_le<std::uint64_t>(hello, pos), (role & kRelayBit) != 0};
 }
 }  // namespace
 
-std::uint64_t authenticate(asio::io_context& io, asio::ip::tcp::socket& socket, Role role,
-                           const HandshakeConfig& config) {
+PeerHello authenticate_peer(asio::io_context& io, asio::ip::tcp::socket& socket, Role role,
+                            const HandshakeConfig& config) {
   ensure_sodium();
   Exchange exchange(io, socket, config);
-  const Hello own = make_hello(role, config.job_id, config.identity);
+  const Hello own = make_hello(role, config);
   Hello peer{};
   exchange.send(own, "our hello");
   exchange.receive(peer, "the peer's hello");
@@ -162,7 +171,12 @@ std::uint64_t authenticate(asio::io_context& io, asio::ip::tcp::socket& socket, 
   if (sodium_memcmp(peer_proof.data(), expected.data(), expected.size()) != 0) {
     exchange.fail("peer failed authentication (wrong job secret?)");
   }
-  return identity_of(peer);
+  return peer_of(peer);
+}
+
+std::uint64_t authenticate(asio::io_context& io, asio::ip::tcp::socket& socket, Role role,
+                           const HandshakeConfig& config) {
+  return authenticate_peer(io, socket, role, config).identity;
 }
 
 }  // namespace multilane::runtime

@@ -39,13 +39,14 @@ void tune_connected_stream(asio::ip::tcp::socket& socket, const StreamOptions& o
   apply_connected_options(socket, socket_tuning(options));
 }
 
-asio::ip::tcp::socket connect_stream(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint,
-                                     Clock::time_point deadline, const StreamOptions& options,
-                                     std::uint64_t identity) {
+AuthenticatedStream connect_stream(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint,
+                                   Clock::time_point deadline, const StreamOptions& options,
+                                   std::uint64_t identity) {
   asio::ip::tcp::socket socket(io);
   connect_with_retry(io, socket, endpoint, std::nullopt, deadline, socket_tuning(options));
-  authenticate(io, socket, Role::Connector, handshake_config(options, deadline, identity));
-  return socket;
+  const PeerHello peer =
+      authenticate_peer(io, socket, Role::Connector, handshake_config(options, deadline, identity));
+  return {std::move(socket), peer.identity, peer.relay};
 }
 
 StreamListener::StreamListener(const asio::ip::tcp::endpoint& endpoint,
@@ -69,9 +70,12 @@ StreamSet StreamListener::accept() {
   const auto deadline = Clock::now() + options_.timeout;
   auto set_io = std::make_unique<asio::io_context>();
   std::vector<asio::ip::tcp::socket> sockets;
+  StreamOptions options = options_;
   for (int i = 0; i < options_.streams; ++i) {
     try {
-      sockets.push_back(accept_stream(*set_io, deadline).socket);
+      Accepted accepted = accept_stream(*set_io, deadline);
+      options.relayed = options.relayed || accepted.peer_is_relay;
+      sockets.push_back(std::move(accepted.socket));
     } catch (const TransportError& e) {
       if (std::string_view(e.what()).starts_with("timed out")) {
         throw TransportError(fmt::format("{} {} of {} on {}", e.what(), i + 1, options_.streams,
@@ -80,7 +84,7 @@ StreamSet StreamListener::accept() {
       throw;
     }
   }
-  return StreamSet(std::move(set_io), std::move(sockets), options_);
+  return StreamSet(std::move(set_io), std::move(sockets), options);
 }
 
 StreamListener::Accepted StreamListener::accept_stream(asio::io_context& io,
@@ -100,9 +104,9 @@ StreamListener::Accepted StreamListener::accept_stream(asio::io_context& io,
   }
   if (error) throw TransportError("accepting a connection failed: " + error.message());
   tune_connected_stream(socket, options_);
-  const std::uint64_t identity =
-      authenticate(io, socket, Role::Listener, handshake_config(options_, deadline));
-  return {std::move(socket), identity};
+  const PeerHello peer =
+      authenticate_peer(io, socket, Role::Listener, handshake_config(options_, deadline));
+  return {std::move(socket), peer.identity, peer.relay};
 }
 
 StreamSet connect_streams(const asio::ip::tcp::endpoint& endpoint, const StreamOptions& options) {
@@ -110,10 +114,13 @@ StreamSet connect_streams(const asio::ip::tcp::endpoint& endpoint, const StreamO
   const auto deadline = Clock::now() + options.timeout;
   auto io = std::make_unique<asio::io_context>();
   std::vector<asio::ip::tcp::socket> sockets;
+  StreamOptions set_options = options;
   for (int i = 0; i < options.streams; ++i) {
-    sockets.push_back(connect_stream(*io, endpoint, deadline, options));
+    AuthenticatedStream connected = connect_stream(*io, endpoint, deadline, options);
+    set_options.relayed = set_options.relayed || connected.peer_is_relay;
+    sockets.push_back(std::move(connected.socket));
   }
-  return StreamSet(std::move(io), std::move(sockets), options);
+  return StreamSet(std::move(io), std::move(sockets), set_options);
 }
 
 }  // namespace multilane::runtime

@@ -482,10 +482,12 @@ struct StreamSet::Impl {
 
   // The streams in use adapt to stalls (stream_governor.hpp). Not on a paced path: its streams
   // are already kept below the path's rate, each at its share of it, so fewer of them would
-  // only be slower.
+  // only be slower. Not through a relay: the streams' round trip and stalls are those of the
+  // hop to the relay (a full relay buffer looks like a stall), not of the path beyond it, which
+  // may need every stream.
   bool governed() const {
     return options.adapt_streams && options.resend_stalled && !options.equal_shares &&
-           options.pacing_rate == 0;
+           options.pacing_rate == 0 && !options.relayed;
   }
 
   void start_rate_measure() {

@@ -75,7 +75,9 @@
 // often that streams keep stalling; with the option on, only the first in_use() streams that
 // are not stalled take pieces, a number halved on a stall and grown by one after every split
 // message without one, and no more than 16 unless the path's windows need more
-// (stream_governor.hpp). send_counters() tells the number.
+// (stream_governor.hpp). send_counters() tells the number. Not through a relay
+// (`relayed`): each end then measures only its hop to the relay, whose round trip and stalls
+// (the relay's buffers filling) say nothing of the path beyond it, so all K streams take pieces.
 //
 // Establishing: StreamListener::accept() accepts K connections and connect_streams() opens K,
 // each authenticated by the job secret (auth.hpp) and set up with TCP_NODELAY and the buffer
@@ -125,6 +127,9 @@ struct StreamOptions {
   // sees the stalls); ignored with equal_shares and on a paced path (each stream is paced to
   // its share of the path's rate, so fewer streams would only be slower).
   bool adapt_streams = false;
+  // The streams go through a relay (the caller named one, or the handshake said the peer is
+  // one: AuthenticatedStream::peer_is_relay); the streams in use then do not adapt.
+  bool relayed = false;
   // How long a stream may go without an acknowledgement before it counts as stalled: while
   // pieces are left to hand out (a stream that stalls then just takes no more of them), and
   // once every piece is out and some stream is idle, so that the message waits only for the
@@ -209,6 +214,13 @@ class StreamSet {
   std::unique_ptr<Impl> impl_;
 };
 
+// One connection once both ends authenticated it, and what the peer said of itself.
+struct AuthenticatedStream {
+  asio::ip::tcp::socket socket;
+  std::uint64_t identity = 0;  // the peer's, from its handshake
+  bool peer_is_relay = false;  // the peer is a relay (auth.hpp): the path goes on beyond it
+};
+
 class StreamListener {
  public:
   // Listens on `endpoint` (port 0: any free port).
@@ -219,10 +231,7 @@ class StreamListener {
   StreamSet accept();
   // Accepts and authenticates one connection onto `io` (for callers that assemble sets
   // themselves, e.g. grouping the streams of several peers by their identities).
-  struct Accepted {
-    asio::ip::tcp::socket socket;
-    std::uint64_t identity = 0;  // the peer's, from its handshake
-  };
+  using Accepted = AuthenticatedStream;
   Accepted accept_stream(asio::io_context& io, Clock::time_point deadline);
 
  private:
@@ -237,9 +246,9 @@ StreamSet connect_streams(const asio::ip::tcp::endpoint& endpoint, const StreamO
 
 // One connection as connect_streams() makes them: connected (refused attempts retried until
 // `deadline`), tuned and authenticated as the connector with `identity`; on `io`.
-asio::ip::tcp::socket connect_stream(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint,
-                                     Clock::time_point deadline, const StreamOptions& options,
-                                     std::uint64_t identity = 0);
+AuthenticatedStream connect_stream(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint,
+                                   Clock::time_point deadline, const StreamOptions& options,
+                                   std::uint64_t identity = 0);
 // TCP_NODELAY and pacing (options.pacing_rate) on a connected socket; the buffer sizes must be
 // set before connecting (they fix the TCP window scale).
 void tune_connected_stream(asio::ip::tcp::socket& socket, const StreamOptions& options);

@@ -34,7 +34,8 @@ std::shared_ptr<DuplexPath> open_link(const Path& path, bool server_wait) {
       .timeout = timeout_of(tunables),
       // MPWide's autotuning fits its streams to the path; here that is the stream governor.
       // Without it every stream takes pieces, as the program's stream count says (needed
-      // behind a forwarder, where this end sees only the short hop to it).
+      // behind a forwarder other than `multilane relay`, where this end sees only the short hop
+      // to it; `multilane relay` says so in its handshake, and the path then keeps every stream).
       .adapt_streams = tunables.autotuning};
   check_path_options(options);
   const auto stream = stream_options(options, job, runtime::JobSecret::from_text(job.secret));
