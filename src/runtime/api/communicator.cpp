@@ -186,9 +186,9 @@ void CommunicatorImpl::recv(std::span<std::byte> data, int peer) {
   run_blocking(recv_operation(data, peer));
 }
 
-runtime::AlgorithmChoice CommunicatorImpl::choose(Collective collective, std::uint64_t size,
-                                                  int root, const CollectiveOptions& options,
-                                                  std::uint32_t element_size) const {
+const runtime::AlgorithmChoice& CommunicatorImpl::choose(Collective collective, std::uint64_t size,
+                                                         int root, const CollectiveOptions& options,
+                                                         std::uint32_t element_size) const {
   const ChoiceKey key{collective, size, root, options.segment, options.wan_pairs, element_size};
   std::lock_guard lock(choices_mutex_);
   if (auto it = choices_.find(key); it != choices_.end()) return it->second;
@@ -214,18 +214,10 @@ const CommunicatorImpl::CachedSchedule& CommunicatorImpl::schedule_for(Collectiv
   if (!slot.schedule) {
     slot.schedule = std::make_shared<const Schedule>(
         build_schedule(setup_.platform, collective, algorithm, params));
+    slot.plan = runtime::plan_rank(*slot.schedule, setup_.platform, setup_.rank);
+    slot.signature = runtime::call_signature(*slot.schedule, params, {});
   }
   return slot;
-}
-
-std::string CommunicatorImpl::describe(const Schedule& schedule, std::uint64_t sequence) const {
-  std::string text =
-      fmt::format("{} #{} ({}", to_string(schedule.collective), sequence, schedule.algorithm);
-  if (schedule.collective == Collective::Bcast || schedule.collective == Collective::Scatter ||
-      schedule.collective == Collective::Gather || schedule.collective == Collective::Reduce) {
-    text += fmt::format(", root {}", schedule.root);
-  }
-  return text + fmt::format(", {} bytes)", schedule.size);
 }
 
 namespace {
@@ -270,7 +262,7 @@ CommunicatorImpl::PreparedCall CommunicatorImpl::prepare(
                      .wan_pairs = options.wan_pairs,
                      .element_size = element};
   if (algorithm == "auto") {
-    const runtime::AlgorithmChoice choice = choose(collective, size, root, options, element);
+    const runtime::AlgorithmChoice& choice = choose(collective, size, root, options, element);
     algorithm = choice.best.algorithm;
     params = choice.best.params;
   } else {
@@ -282,9 +274,11 @@ CommunicatorImpl::PreparedCall CommunicatorImpl::prepare(
   const CachedSchedule& cached = schedule_for(collective, algorithm, params);
   const std::uint64_t sequence = ++sequence_;
   return {cached.schedule,
+          cached.plan,
           {.sequence = sequence,
-           .signature = runtime::call_signature(*cached.schedule, params, reduction),
-           .description = describe(*cached.schedule, sequence),
+           .signature = is_reduction(collective)
+                            ? runtime::call_signature(*cached.schedule, params, reduction)
+                            : cached.signature,
            .reduction = reduction},
           {send, recv}};
 }
@@ -292,14 +286,15 @@ CommunicatorImpl::PreparedCall CommunicatorImpl::prepare(
 runtime::Operation CommunicatorImpl::call_operation(PreparedCall call) {
   // Group ops (hier-shm) run on this node's shared-memory group, announced in call order.
   runtime::shm::GroupRunner* groups = nullptr;
-  if (const std::size_t count = runtime::group_op_count(*call.schedule, setup_.rank); count > 0) {
+  if (const std::size_t count = call.plan->group_order.size(); count > 0) {
     groups = group_runner();
     groups->expect(call.identity.sequence, count);
   }
   calls_in_flight_.fetch_add(1);
   return [this, call = std::move(call), groups](runtime::Completion done) {
     runtime::start_schedule_run(
-        *engine_, call.schedule, setup_.platform, setup_.rank, call.buffers, call.identity,
+        *engine_, call.schedule, call.plan, setup_.platform, setup_.rank, call.buffers,
+        call.identity,
         [this, done = std::move(done)](const std::string& error) {
           calls_in_flight_.fetch_sub(1);
           done(error);
@@ -319,8 +314,7 @@ std::optional<std::string> CommunicatorImpl::run_here(const PreparedCall& call) 
   if (calls_in_flight_.load() > 0) return std::nullopt;
   // run_local_call() decides whether the call is local; a rank with group ops needs the runner
   // either way (call_operation() would make it).
-  runtime::shm::GroupRunner* groups =
-      runtime::group_op_count(*call.schedule, setup_.rank) > 0 ? group_runner() : nullptr;
+  runtime::shm::GroupRunner* groups = call.plan->group_order.empty() ? nullptr : group_runner();
   auto result = runtime::run_local_call(*call.schedule, setup_.platform, setup_.rank, call.buffers,
                                         call.identity, groups);
   if (result) engine_->note_local_call(call.identity.sequence);

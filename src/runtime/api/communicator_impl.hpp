@@ -64,9 +64,9 @@ class CommunicatorImpl {
   // completed).
   void wait(RequestState& state);
 
-  runtime::AlgorithmChoice choose(Collective collective, std::uint64_t size, int root,
-                                  const CollectiveOptions& options,
-                                  std::uint32_t element_size = 1) const;
+  const runtime::AlgorithmChoice& choose(Collective collective, std::uint64_t size, int root,
+                                         const CollectiveOptions& options,
+                                         std::uint32_t element_size = 1) const;
 
   // Keeps alive whatever serves the address book (the rendezvous of rank 0).
   std::shared_ptr<void> keep_alive;
@@ -79,12 +79,15 @@ class CommunicatorImpl {
   // A call's schedule, made once per distinct call.
   struct CachedSchedule {
     std::shared_ptr<const Schedule> schedule;
+    std::shared_ptr<const runtime::RankPlan> plan;  // this rank's
+    std::uint64_t signature = 0;                    // call_signature() without a reduction
   };
   const CachedSchedule& schedule_for(Collective collective, std::string_view algorithm,
                                      const BuildParams& params);
   // A collective call with its arguments checked, schedule chosen and sequence number taken.
   struct PreparedCall {
     std::shared_ptr<const Schedule> schedule;
+    std::shared_ptr<const runtime::RankPlan> plan;
     runtime::CallIdentity identity;
     runtime::CallBuffers buffers;
   };
@@ -103,7 +106,6 @@ class CommunicatorImpl {
   // Runs a blocking call on this thread when its part here is local to the node and nothing
   // else is in flight (local_call.hpp): "" or the error; nullopt when it must be launched.
   std::optional<std::string> run_here(const PreparedCall& call);
-  std::string describe(const Schedule& schedule, std::uint64_t sequence) const;
   // The runner of this rank's shared-memory group, made at the first schedule with group ops.
   runtime::shm::GroupRunner* group_runner();
 

@@ -52,13 +52,13 @@ std::optional<std::string> run_local_call(const Schedule& schedule, const Platfo
     run_program(schedule, platform, rank, memory, identity.reduction, nullptr, nullptr);
     return "";
   }
-  if (!groups) return identity.description + ": " + kNoGroupError;
+  if (!groups) return describe_call(schedule, identity.sequence) + ": " + kNoGroupError;
   const auto error = groups->run_here([&](shm::ShmGroup& group) {
     run_program(schedule, platform, rank, memory, identity.reduction, &group,
                 &groups->config().tuning);
   });
   if (!error || error->empty()) return error;
-  return identity.description + ": shared memory: " + *error;
+  return describe_call(schedule, identity.sequence) + ": shared memory: " + *error;
 }
 
 }  // namespace multilane::runtime

@@ -14,35 +14,61 @@
 
 namespace multilane::runtime {
 
+std::shared_ptr<const RankPlan> plan_rank(const Schedule& schedule, const Platform& platform,
+                                          int rank) {
+  auto plan = std::make_shared<RankPlan>();
+  const std::span<const Op> program = schedule.program(rank);
+  std::vector<std::uint64_t> sends(schedule.num_ranks(), 0);
+  std::vector<std::uint64_t> recvs(schedule.num_ranks(), 0);
+  plan->message.resize(program.size(), 0);
+  plan->waits_for.resize(program.size(), 0);
+  plan->dependents.resize(program.size());
+  for (std::uint32_t i = 0; i < program.size(); ++i) {
+    const Op& op = program[i];
+    if (is_group_op(op.kind)) {
+      plan->message[i] = plan->group_order.size();
+      plan->group_order.push_back(i);
+    }
+    if (op.kind == OpKind::Send) plan->message[i] = sends[op.peer]++;
+    if (is_receive(op.kind)) plan->message[i] = recvs[op.peer]++;
+    for (OpIndex dep : schedule.deps_of(op)) {
+      plan->dependents[dep].push_back(i);
+      ++plan->waits_for[i];
+    }
+  }
+  plan->node_members = node_members(platform, rank);
+  return plan;
+}
+
 namespace {
 
 class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
  public:
-  ScheduleRun(Engine& engine, std::shared_ptr<const Schedule> schedule, const Platform& platform,
-              int rank, CallBuffers buffers, CallIdentity identity,
+  ScheduleRun(Engine& engine, std::shared_ptr<const Schedule> schedule,
+              std::shared_ptr<const RankPlan> plan, const Platform& platform, int rank,
+              CallBuffers buffers, CallIdentity identity,
               std::function<void(const std::string&)> done, shm::GroupRunner* groups)
       : engine_(engine),
         schedule_(std::move(schedule)),
+        plan_(std::move(plan)),
         platform_(platform),
         rank_(rank),
         identity_(std::move(identity)),
         done_(std::move(done)),
         program_(schedule_->program(rank)),
         memory_(*schedule_, rank, buffers),
-        groups_(groups),
-        node_members_(node_members(platform, rank)) {}
+        remaining_(plan_->waits_for),
+        groups_(groups) {}
 
   void start() {
-    index_messages();
-    link_dependencies();
     auto self = shared_from_this();
     const std::string mismatch =
         engine_.begin_call(identity_.sequence, identity_.signature,
                            [self](const std::string& error) { self->fail(error); });
     // Before any operation starts: a receive would take the mismatched frame's bytes at once.
     if (!mismatch.empty()) return finish(mismatch);
-    group_ready_.assign(group_order_.size(), false);
-    if (!group_order_.empty() && !groups_) {
+    group_ready_.assign(plan_->group_order.size(), false);
+    if (!plan_->group_order.empty() && !groups_) {
       return finish(kNoGroupError);
     }
     if (program_.empty()) return finish("");
@@ -53,33 +79,6 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   }
 
  private:
-  // Message k of the call on each ordered pair, counted separately for sends and receives.
-  void index_messages() {
-    std::vector<std::uint64_t> sends(schedule_->num_ranks(), 0);
-    std::vector<std::uint64_t> recvs(schedule_->num_ranks(), 0);
-    message_.resize(program_.size(), 0);
-    for (std::size_t i = 0; i < program_.size(); ++i) {
-      const Op& op = program_[i];
-      if (is_group_op(op.kind)) {
-        message_[i] = group_order_.size();  // its place among the rank's group ops
-        group_order_.push_back(static_cast<std::uint32_t>(i));
-      }
-      if (op.kind == OpKind::Send) message_[i] = sends[op.peer]++;
-      if (is_receive(op.kind)) message_[i] = recvs[op.peer]++;
-    }
-  }
-
-  void link_dependencies() {
-    remaining_.resize(program_.size(), 0);
-    dependents_.resize(program_.size());
-    for (std::uint32_t i = 0; i < program_.size(); ++i) {
-      for (OpIndex dep : schedule_->deps_of(program_[i])) {
-        dependents_[dep].push_back(i);
-        ++remaining_[i];
-      }
-    }
-  }
-
   void drain() {
     if (draining_) return;  // an operation that completed at once: the outer loop goes on
     draining_ = true;
@@ -103,7 +102,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
     const Op& op = program_[i];
     auto self = shared_from_this();
     auto on_done = [self, i](const std::string& error) { self->op_done(i, error); };
-    const MessageKey key{identity_.sequence, message_[i]};
+    const MessageKey key{identity_.sequence, plan_->message[i]};
     switch (op.kind) {
       case OpKind::Send: {
         const LinkClass link = platform_.site_of(rank_) == platform_.site_of(op.peer)
@@ -150,7 +149,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
         break;
       }
       default:
-        group_ready_[message_[i]] = true;
+        group_ready_[plan_->message[i]] = true;
         submit_ready_group_ops();
         break;
     }
@@ -159,16 +158,16 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   // Hands the ready group ops to the runner in program order (every rank of the node must run
   // its k-th group call as the node's k-th).
   void submit_ready_group_ops() {
-    while (next_group_ < group_order_.size() && group_ready_[next_group_]) {
-      const std::uint32_t i = group_order_[next_group_++];
+    while (next_group_ < plan_->group_order.size() && group_ready_[next_group_]) {
+      const std::uint32_t i = plan_->group_order[next_group_++];
       ++groups_in_flight_;
       auto self = shared_from_this();
-      groups_->submit(
-          identity_.sequence, next_group_ - 1,
-          make_group_job(program_[i], rank_, node_members_, memory_, groups_->config().tuning),
-          [self, i](const std::string& error) {
-            self->engine_.post([self, i, error] { self->group_done(i, error); });
-          });
+      groups_->submit(identity_.sequence, next_group_ - 1,
+                      make_group_job(program_[i], rank_, plan_->node_members, memory_,
+                                     groups_->config().tuning),
+                      [self, i](const std::string& error) {
+                        self->engine_.post([self, i, error] { self->group_done(i, error); });
+                      });
     }
   }
 
@@ -186,7 +185,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
     if (!error.empty()) return fail(error);
     if (i < combiners_.size()) combiners_[i].reset();  // its staging memory
     ++completed_;
-    for (std::uint32_t next : dependents_[i]) {
+    for (std::uint32_t next : plan_->dependents[i]) {
       if (--remaining_[next] == 0) ready_.push_back(next);
     }
     if (completed_ == program_.size()) return finish("");
@@ -199,8 +198,9 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
     if (over_) return;
     over_ = true;
     engine_.end_call(identity_.sequence);  // abandons whatever is still pending
-    const std::string message = error.empty() ? error : identity_.description + ": " + error;
-    if (!error.empty() && groups_ && !group_order_.empty()) {
+    const std::string message =
+        error.empty() ? error : describe_call(*schedule_, identity_.sequence) + ": " + error;
+    if (!error.empty() && groups_ && !plan_->group_order.empty()) {
       groups_->cancel(identity_.sequence, "cancelled: " + error);
     }
     if (groups_in_flight_ > 0) {
@@ -220,37 +220,44 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
 
   Engine& engine_;
   std::shared_ptr<const Schedule> schedule_;
+  std::shared_ptr<const RankPlan> plan_;
   const Platform& platform_;
   int rank_;
   CallIdentity identity_;
   std::function<void(const std::string&)> done_;
   std::span<const Op> program_;
   CallMemory memory_;
-  std::vector<std::uint64_t> message_;
-  std::vector<std::uint32_t> remaining_;
-  std::vector<std::vector<std::uint32_t>> dependents_;
+  std::vector<std::uint32_t> remaining_;  // per op: dependencies not done yet
   std::vector<std::uint32_t> ready_;
   std::vector<std::unique_ptr<ChunkCombiner>> combiners_;  // per RecvReduce in flight
   std::size_t completed_ = 0;
   bool draining_ = false;
   bool over_ = false;
   shm::GroupRunner* groups_;
-  std::vector<int> node_members_;           // the ranks of this rank's node: its group
-  std::vector<std::uint32_t> group_order_;  // the group ops, in program order
-  std::vector<bool> group_ready_;           // per group op: its dependencies are done
-  std::size_t next_group_ = 0;              // the next group op to hand to the runner
+  std::vector<bool> group_ready_;  // per group op: its dependencies are done
+  std::size_t next_group_ = 0;     // the next group op to hand to the runner
   int groups_in_flight_ = 0;
   std::optional<std::string> deferred_;  // the error to report once no group op is in flight
 };
 
 }  // namespace
 
+std::string describe_call(const Schedule& schedule, std::uint64_t sequence) {
+  std::string text =
+      fmt::format("{} #{} ({}", to_string(schedule.collective), sequence, schedule.algorithm);
+  if (schedule.collective == Collective::Bcast || schedule.collective == Collective::Scatter ||
+      schedule.collective == Collective::Gather || schedule.collective == Collective::Reduce) {
+    text += fmt::format(", root {}", schedule.root);
+  }
+  return text + fmt::format(", {} bytes)", schedule.size);
+}
+
 void start_schedule_run(Engine& engine, std::shared_ptr<const Schedule> schedule,
-                        const Platform& platform, int rank, CallBuffers buffers,
-                        CallIdentity identity, std::function<void(const std::string&)> done,
-                        shm::GroupRunner* groups) {
-  std::make_shared<ScheduleRun>(engine, std::move(schedule), platform, rank, buffers,
-                                std::move(identity), std::move(done), groups)
+                        std::shared_ptr<const RankPlan> plan, const Platform& platform, int rank,
+                        CallBuffers buffers, CallIdentity identity,
+                        std::function<void(const std::string&)> done, shm::GroupRunner* groups) {
+  std::make_shared<ScheduleRun>(engine, std::move(schedule), std::move(plan), platform, rank,
+                                buffers, std::move(identity), std::move(done), groups)
       ->start();
 }
 

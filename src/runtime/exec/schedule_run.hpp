@@ -38,15 +38,33 @@ namespace multilane::runtime {
 struct CallIdentity {
   std::uint64_t sequence = 0;   // call number, from 1, the same on every rank
   std::uint64_t signature = 0;  // fingerprint of the call's arguments (call_signature())
-  std::string description;      // for error messages
   Reduction reduction;          // reductions: what RecvReduce and Reduce combine, and how
 };
 
-// Starts the call on the engine's driving thread (call it there).
-// `groups` may be null when the schedule has no group ops.
+// "bcast #3 (binomial, root 0, 1048576 bytes)": the call in error messages, made only for them.
+std::string describe_call(const Schedule& schedule, std::uint64_t sequence);
+
+// What a run needs of `rank`'s program beyond the schedule (message numbers, dependencies,
+// group order): the same for every call of the schedule, so made once per schedule.
+struct RankPlan {
+  // Per op: message k of the call on its ordered pair (sends and receives counted apart), or
+  // a group op's place among the rank's group ops.
+  std::vector<std::uint64_t> message;
+  std::vector<std::uint32_t> waits_for;                // per op: how many ops it depends on
+  std::vector<std::vector<std::uint32_t>> dependents;  // per op: the ops that depend on it
+  std::vector<std::uint32_t> group_order;              // the group ops, in program order
+  std::vector<int> node_members;                       // the ranks of this rank's node
+};
+
+std::shared_ptr<const RankPlan> plan_rank(const Schedule& schedule, const Platform& platform,
+                                          int rank);
+
+// Starts the call on the engine's driving thread (call it there). `plan`: plan_rank() of the
+// schedule for `rank`. `groups` may be null when the schedule has no group ops.
 void start_schedule_run(Engine& engine, std::shared_ptr<const Schedule> schedule,
-                        const Platform& platform, int rank, CallBuffers buffers,
-                        CallIdentity identity, std::function<void(const std::string&)> done,
+                        std::shared_ptr<const RankPlan> plan, const Platform& platform, int rank,
+                        CallBuffers buffers, CallIdentity identity,
+                        std::function<void(const std::string&)> done,
                         shm::GroupRunner* groups = nullptr);
 
 // How many group ops `rank` runs (a GroupRunner must expect() them before the call starts).
