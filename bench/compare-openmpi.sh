@@ -7,7 +7,9 @@
 #
 #   -n             ranks (default 8)
 #   --collectives  any of bcast,scatter,gather,allgather,alltoall,reduce,allreduce,reduce-scatter
-#                  (default bcast,scatter,gather,alltoall; reductions: floats with sum)
+#                  (default bcast,scatter,gather,alltoall; reductions: floats with sum), and
+#                  pingpong: the round trip of blocking send and receive between ranks 0 and 1
+#                  (`multilane bench --pingpong`, MPI_Send/MPI_Recv)
 #   --sizes        sizes for every collective (default: bcast 1KiB,1MiB,16MiB,64MiB; the others
 #                  1KiB,1MiB,8MiB — `size` is one rank's block for them, as in MPI)
 #   --runs         how many times each side runs, alternating (default 3); the table gives the
@@ -89,9 +91,16 @@ for collective in $(echo "$collectives" | tr , ' '); do
   run=1
   while [ "$run" -le "$runs" ]; do
     # Alternating the two sides spreads the machine's other load over both.
-    echo "# $collective run $run: multilane bench -n $ranks --collective $collective" \
-      "--algorithm all --sizes $list --repetitions $repetitions --json" >&2
-    timeout "$limit" "$multilane" bench -n "$ranks" --collective "$collective" --algorithm all \
+    if [ "$collective" = pingpong ]; then
+      what="--pingpong"
+    else
+      what="--collective $collective --algorithm all"
+    fi
+    echo "# $collective run $run: multilane bench -n $ranks $what" \
+      "--sizes $list --repetitions $repetitions --json" >&2
+    # $what is split into its words on purpose.
+    # shellcheck disable=SC2086
+    timeout "$limit" "$multilane" bench -n "$ranks" $what \
       --sizes "$list" --repetitions "$repetitions" --json >"$out/$collective-multilane-$run.json"
     echo "# $collective run $run: mpirun -n $ranks ... mpi_peer --collective $collective" \
       "--sizes $list --repetitions $repetitions" >&2

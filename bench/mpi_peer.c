@@ -37,11 +37,12 @@ typedef enum {
   kReduce,
   kAllreduce,
   kReduceScatter,
+  kPingpong, /* not a collective: ranks 0 and 1 send and receive, the time is one round trip */
   kNoCollective
 } Collective;
 
 static const char* const kCollectiveNames[] = {"bcast",  "scatter",   "gather",        "allgather",
-                                               "alltoall", "reduce", "allreduce", "reduce-scatter"};
+                                               "alltoall", "reduce", "allreduce", "reduce-scatter", "pingpong"};
 
 /* Reductions combine floats with MPI_SUM (as `multilane bench --type float --op sum`, and the
  * OSU micro-benchmarks); sizes in bytes are cut to whole floats. */
@@ -162,7 +163,7 @@ static int parse_int(const char* option, const char* text, int low, int high, in
 static void print_usage(void) {
   fprintf(stderr,
           "usage: mpi_peer --collective bcast|scatter|gather|allgather|alltoall|reduce|allreduce|\n"
-          "                             reduce-scatter --sizes LIST\n"
+          "                             reduce-scatter|pingpong --sizes LIST\n"
           "                [--iterations K] [--repetitions R] [--root R] [--check]\n");
 }
 
@@ -200,7 +201,7 @@ static int parse_arguments(int argc, char** argv, int ranks, int print, Options*
         if (print) {
           fprintf(stderr,
                   "mpi_peer: --collective \"%s\": choose one of bcast, scatter, gather, "
-                  "allgather, alltoall, reduce, allreduce, reduce-scatter\n",
+                  "allgather, alltoall, reduce, allreduce, reduce-scatter, pingpong\n",
                   value);
         }
         status = -1;
@@ -221,6 +222,10 @@ static int parse_arguments(int argc, char** argv, int ranks, int print, Options*
       status = -1;
     }
     if (status != 0) return -1;
+  }
+  if (o->collective == kPingpong && ranks < 2) {
+    if (print) fprintf(stderr, "mpi_peer: --collective pingpong needs 2 ranks or more\n");
+    return -1;
   }
   return 0;
 }
@@ -270,6 +275,10 @@ static Buffers allocate_buffers(Collective c, int rank, int ranks, int root, uin
     case kReduceScatter:
       b.send_bytes = all;
       b.recv_bytes = block;
+      break;
+    case kPingpong:
+      b.send_bytes = rank < 2 ? block : 0;
+      b.recv_bytes = rank < 2 ? block : 0;
       break;
   }
   /* One byte at least, so that malloc(0) never stands for an allocation failure. */
@@ -321,6 +330,10 @@ static void origin_of(Collective c, int rank, int root, uint64_t size, uint64_t 
   switch (c) {
     case kBcast:
       *origin = root;
+      *origin_offset = i;
+      return;
+    case kPingpong:
+      *origin = 1 - rank;
       *origin_offset = i;
       return;
     case kScatter:
@@ -380,6 +393,19 @@ static int check_result(Collective c, int rank, int root, uint64_t size, const B
 
 /* ---- timing ------------------------------------------------------------------------------- */
 
+/* One round trip between ranks 0 and 1 (the others do nothing). */
+static void ping_pong(int n, Buffers* b) {
+  static int rank = -1;
+  if (rank < 0) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) {
+    MPI_Send(b->send, n, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+    MPI_Recv(b->recv, n, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  } else if (rank == 1) {
+    MPI_Recv(b->recv, n, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Send(b->send, n, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+  }
+}
+
 static void run_collective(Collective c, int root, uint64_t size, Buffers* b) {
   const int n = (int)size;
   const int floats = (int)(size / sizeof(float));
@@ -408,6 +434,9 @@ static void run_collective(Collective c, int root, uint64_t size, Buffers* b) {
     case kAlltoall:
     case kNoCollective:
       MPI_Alltoall(b->send, n, MPI_BYTE, b->recv, n, MPI_BYTE, MPI_COMM_WORLD);
+      return;
+    case kPingpong:
+      ping_pong(n, b);
       return;
   }
 }

@@ -29,6 +29,9 @@ void BenchOptions::add_to(CLI::App& app) {
                "the ranks of a node then copy each other's with memcpy instead of the kernel");
   app.add_flag("--p2p", p2p, "point-to-point throughput from rank 0 to rank 1 instead");
   app.add_option("--size", size, "--p2p: bytes per transfer")->capture_default_str();
+  app.add_flag("--pingpong", pingpong,
+               "round trips between ranks 0 and 1 instead (each --sizes bytes there and back, "
+               "blocking send and receive): the time of one round trip");
 }
 
 std::vector<std::string> BenchOptions::to_arguments() const {
@@ -45,6 +48,7 @@ std::vector<std::string> BenchOptions::to_arguments() const {
   if (check) args.push_back("--check");
   if (shared_buffers) args.push_back("--shared-buffers");
   if (p2p) args.push_back("--p2p");
+  if (pingpong) args.push_back("--pingpong");
   if (!result_file.empty()) {
     args.push_back("--result-file");
     args.push_back(result_file);

@@ -21,6 +21,7 @@ struct BenchOptions {
   bool check = false;
   bool shared_buffers = false;  // buffers from SharedBuffer instead of the application's memory
   bool p2p = false;
+  bool pingpong = false;                // round trips of each size between ranks 0 and 1
   std::string size = "64MiB";           // --p2p
   std::string result_file;              // bench-rank: where rank 0 writes its JSON
   ReductionOptions reduction{"float"};  // as the OSU micro-benchmarks' allreduce

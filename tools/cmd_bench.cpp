@@ -3,6 +3,7 @@
 //
 //   multilane bench -n 8 --collective bcast --algorithm all --sizes 1KiB,1MiB,16MiB --check
 //   multilane bench -n 2 --p2p --streams 1,4 --size 256MiB
+//   multilane bench -n 2 --pingpong --sizes 8,1KiB,64KiB
 //   multilane bench --emu grid -n 8 --collective bcast --sizes 16MiB   (emulated grid, emu_job.hpp)
 #include <fmt/format.h>
 #include <unistd.h>
@@ -66,6 +67,12 @@ struct ResultFile {
 };
 
 void validate(const BenchCli& o) {
+  if (o.bench.pingpong) {
+    if (o.ranks < 2) throw UsageError("--pingpong needs -n 2 or more");
+    if (o.bench.p2p) throw UsageError("--pingpong and --p2p exclude each other");
+    parse_option("--sizes", o.bench.sizes, parse_size_list);
+    return;
+  }
   const auto collective = parse_collective(o.bench.collective);
   if (!collective) {
     throw UsageError(fmt::format("--collective \"{}\": choose one of {}", o.bench.collective,
@@ -154,7 +161,9 @@ int run_bench(const BenchCli& o) {
 }
 
 const bool registered = register_command(
-    {"bench", "Measure collectives (or point-to-point throughput) on the real runtime",
+    {"bench",
+     "Measure collectives (or point-to-point throughput, or ping-pong round trips) on the real "
+     "runtime",
      [](CLI::App& sub) -> Runner {
        auto o = std::make_shared<BenchCli>();
        sub.add_option("-n,--ranks", o->ranks, "number of ranks to launch")

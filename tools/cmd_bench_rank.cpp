@@ -25,6 +25,13 @@ std::vector<std::string> algorithms_to_run(Collective collective, const std::str
   return names;
 }
 
+nlohmann::json point_json(const runtime::BenchPoint& point) {
+  return {{"algorithm", point.algorithm},   {"size", point.size},
+          {"iterations", point.iterations}, {"times_s", point.times_s},
+          {"median_s", point.median_s},     {"time_s", point.median_s},  // what the plots read
+          {"checked", point.checked},       {"check_ok", point.check_ok}};
+}
+
 nlohmann::json run_collectives(Communicator& comm, const BenchOptions& o) {
   const Collective collective = *parse_collective(o.collective);
   runtime::BenchSettings settings;
@@ -40,15 +47,7 @@ nlohmann::json run_collectives(Communicator& comm, const BenchOptions& o) {
     if (is_reduction(collective)) size = whole_elements(size, settings.reduction);
     for (const std::string& algorithm : algorithms_to_run(collective, o.algorithm)) {
       settings.options.algorithm = algorithm;
-      const auto point = runtime::measure_collective(comm, collective, size, settings);
-      results.push_back({{"algorithm", point.algorithm},
-                         {"size", point.size},
-                         {"iterations", point.iterations},
-                         {"times_s", point.times_s},
-                         {"median_s", point.median_s},
-                         {"time_s", point.median_s},  // what the plots read
-                         {"checked", point.checked},
-                         {"check_ok", point.check_ok}});
+      results.push_back(point_json(runtime::measure_collective(comm, collective, size, settings)));
     }
   }
   nlohmann::json doc{{"kind", "collective"}, {"collective", o.collective}, {"results", results}};
@@ -57,6 +56,18 @@ nlohmann::json run_collectives(Communicator& comm, const BenchOptions& o) {
     doc["op"] = o.reduction.op;
   }
   return doc;
+}
+
+nlohmann::json run_pingpong(Communicator& comm, const BenchOptions& o) {
+  runtime::BenchSettings settings;
+  settings.iterations = o.iterations;
+  settings.repetitions = o.repetitions;
+  settings.check = o.check;
+  nlohmann::json results = nlohmann::json::array();
+  for (std::uint64_t size : parse_size_list(o.sizes)) {
+    results.push_back(point_json(runtime::measure_pingpong(comm, size, settings)));
+  }
+  return {{"kind", "collective"}, {"collective", "pingpong"}, {"results", results}};
 }
 
 nlohmann::json run_p2p(Communicator& comm, const BenchOptions& o) {
@@ -78,7 +89,9 @@ const bool registered = register_command(
        sub.add_option("--result-file", o->result_file, "where rank 0 writes the results");
        return [o] {
          auto comm = Communicator::from_environment();
-         nlohmann::json doc = o->p2p ? run_p2p(comm, *o) : run_collectives(comm, *o);
+         nlohmann::json doc = o->p2p        ? run_p2p(comm, *o)
+                              : o->pingpong ? run_pingpong(comm, *o)
+                                            : run_collectives(comm, *o);
          doc["ranks"] = comm.size();
          doc["platform"] = comm.platform().name;
          if (comm.rank() == 0 && !o->result_file.empty()) {

@@ -103,6 +103,43 @@ BenchPoint measure_collective(Communicator& comm, Collective collective, std::ui
   return point;
 }
 
+BenchPoint measure_pingpong(Communicator& comm, std::uint64_t size, const BenchSettings& settings) {
+  const int rank = comm.rank();
+  const int peer = 1 - rank;  // ranks 0 and 1 only
+  BenchPoint point;
+  point.algorithm = "pingpong";
+  point.size = size;
+  std::vector<std::byte> send(rank < 2 ? size : 0);
+  std::vector<std::byte> recv(rank < 2 ? size : 0);
+  for (std::uint64_t i = 0; i < send.size(); ++i) send[i] = pattern_byte(rank, i);
+  auto round_trip = [&] {
+    if (rank == 0) {
+      comm.send(send, peer);
+      comm.recv(recv, peer);
+    } else if (rank == 1) {
+      comm.recv(recv, peer);
+      comm.send(send, peer);
+    }
+  };
+  round_trip();  // warm-up: opens the connections
+  bool ok = true;
+  for (std::uint64_t i = 0; i < recv.size() && ok; ++i) ok = recv[i] == pattern_byte(peer, i);
+  if (!ok) fmt::print(stderr, "check failed: pingpong of {} bytes: rank {}\n", size, rank);
+  point.checked = settings.check;
+  point.check_ok = !settings.check || all_ranks(comm, ok);
+  point.iterations = settings.iterations > 0 ? settings.iterations : default_iterations(size);
+  std::vector<double> mine;
+  for (int r = 0; r < settings.repetitions; ++r) {
+    comm.barrier();
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < point.iterations; ++i) round_trip();
+    mine.push_back(Seconds(std::chrono::steady_clock::now() - start).count() / point.iterations);
+  }
+  point.times_s = max_over_ranks(comm, mine);
+  if (rank == 0) point.median_s = median(point.times_s);
+  return point;
+}
+
 P2pPoint measure_p2p(Communicator& comm, std::uint64_t size, int repetitions, bool check) {
   P2pPoint point;
   point.size = size;

@@ -41,6 +41,10 @@ struct BenchPoint {
 BenchPoint measure_collective(Communicator& comm, Collective collective, std::uint64_t size,
                               const BenchSettings& settings);
 
+// Ranks 0 and 1 exchange `size` bytes there and back with blocking send and receive; the time
+// is one round trip (algorithm "pingpong"). Ranks > 1 only take part in the barriers.
+BenchPoint measure_pingpong(Communicator& comm, std::uint64_t size, const BenchSettings& settings);
+
 struct P2pPoint {
   std::uint64_t size = 0;
   std::vector<double> times_s;  // one-way transfer time per repetition (rank 0)

@@ -134,7 +134,9 @@ class Engine {
   // Runs `operation` on this thread, driving the engine until it completes, and returns its
   // result ("" on success); nullopt, without running it, when another thread drives or
   // background operations are in flight (then start it in the background instead).
+  // It polls for up to kPollBeforeSleeping before it sleeps waiting for the network.
   std::optional<std::string> run_blocking(const Operation& operation);
+  static constexpr std::chrono::microseconds kPollBeforeSleeping{100};
 
   // Driving thread only.
   void send(SendRequest request, Completion done);
