@@ -1,4 +1,4 @@
-#include "runtime/transport/stream_governor.hpp"
+#include "runtime/streams/stream_governor.hpp"
 
 #include <gtest/gtest.h>
 

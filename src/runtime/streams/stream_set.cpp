@@ -1,4 +1,4 @@
-// runtime/transport/stream_set.cpp — striped sends and in-place receives over K streams (see
+// runtime/streams/stream_set.cpp — striped sends and in-place receives over K streams (see
 // stream_set.hpp).
 //
 // Every stream has one persistent reader: read a header, then read the chunk's bytes into the
@@ -14,7 +14,7 @@
 // re-send a stalled stream's share). A striped send hands its pieces out one at a time
 // (chunk_feed.hpp): a stream whose outbox ran empty takes the next piece. A send is done when
 // every piece was handed out and no frame borrows its message any more.
-#include "runtime/transport/stream_set.hpp"
+#include "runtime/streams/stream_set.hpp"
 
 #include <fmt/format.h>
 
@@ -25,10 +25,10 @@
 #include <utility>
 
 #include "multilane/errors.hpp"
-#include "runtime/transport/byte_ranges.hpp"
-#include "runtime/transport/chunk_feed.hpp"
+#include "runtime/streams/byte_ranges.hpp"
+#include "runtime/streams/chunk_feed.hpp"
+#include "runtime/streams/stall_watch.hpp"
 #include "runtime/transport/io_wait.hpp"
-#include "runtime/transport/stall_watch.hpp"
 #include "runtime/transport/transport_error.hpp"
 #include "runtime/transport/wire.hpp"
 

@@ -1,6 +1,6 @@
-// runtime/transport/stream_governor.cpp — streams in use, adapted to stalls (see
+// runtime/streams/stream_governor.cpp — streams in use, adapted to stalls (see
 // stream_governor.hpp).
-#include "runtime/transport/stream_governor.hpp"
+#include "runtime/streams/stream_governor.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-// runtime/transport/stream_governor.hpp — how many of a path's K streams carry a split message.
+// runtime/streams/stream_governor.hpp — how many of a path's K streams carry a split message.
 //
 // K streams through one bottleneck need room for K congestion windows. When K is large for the
 // path (64 streams on a 0.2 ms round trip: two segments per stream already overflow the

@@ -1,4 +1,4 @@
-// runtime/transport/byte_ranges.hpp — a set of byte ranges [begin, end) of one message.
+// runtime/streams/byte_ranges.hpp — a set of byte ranges [begin, end) of one message.
 //
 // A receiver records which bytes of a message arrived (chunks may arrive twice when a sender
 // re-sent a stalled stream's share on other streams, see stream_set.hpp), and a sender works

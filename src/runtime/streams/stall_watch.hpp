@@ -1,4 +1,4 @@
-// runtime/transport/stall_watch.hpp — tells a stalled TCP stream from one that is merely busy.
+// runtime/streams/stall_watch.hpp — tells a stalled TCP stream from one that is merely busy.
 //
 // A stream is stalled when it has unacknowledged bytes and no acknowledgement arrived for
 // longer than the caller's patience: a floor and a number of the stream's round trips (or of
@@ -15,8 +15,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "runtime/streams/stream_progress.hpp"
 #include "runtime/transport/io_wait.hpp"
-#include "runtime/transport/stream_progress.hpp"
 
 namespace multilane::runtime {
 

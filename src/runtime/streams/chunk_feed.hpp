@@ -1,4 +1,4 @@
-// runtime/transport/chunk_feed.hpp — hands a striped message's bytes to its streams as they can
+// runtime/streams/chunk_feed.hpp — hands a striped message's bytes to its streams as they can
 // take them.
 //
 // Cut into K equal shares, a message is complete only when its slowest stream delivered its
@@ -25,7 +25,7 @@
 #include <optional>
 #include <vector>
 
-#include "runtime/transport/byte_ranges.hpp"
+#include "runtime/streams/byte_ranges.hpp"
 
 namespace multilane::runtime {
 

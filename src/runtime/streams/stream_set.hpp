@@ -1,4 +1,4 @@
-// runtime/transport/stream_set.hpp — K authenticated TCP streams to one peer, used as one message
+// runtime/streams/stream_set.hpp — K authenticated TCP streams to one peer, used as one message
 // channel.
 //
 // Several TCP streams fill a long fat pipe that one stream cannot (a stream's throughput is
@@ -93,11 +93,11 @@
 #include <string>
 #include <vector>
 
+#include "runtime/streams/stall_watch.hpp"
+#include "runtime/streams/stream_governor.hpp"
+#include "runtime/streams/stream_progress.hpp"
 #include "runtime/transport/auth.hpp"
 #include "runtime/transport/io_wait.hpp"
-#include "runtime/transport/stall_watch.hpp"
-#include "runtime/transport/stream_governor.hpp"
-#include "runtime/transport/stream_progress.hpp"
 #include "runtime/transport/stripe.hpp"
 
 namespace multilane::runtime {

@@ -1,4 +1,4 @@
-// runtime/transport/stream_progress.hpp — how far the network has carried what was written to a
+// runtime/streams/stream_progress.hpp — how far the network has carried what was written to a
 // stream.
 //
 // A sender that re-sends a stalled stream's share (stream_set.hpp) needs two facts per TCP
