@@ -192,7 +192,7 @@ struct StreamSet::Impl {
   std::unique_ptr<asio::steady_timer> probe_timer;
   bool probing = false;  // the probe timer is armed
   std::optional<StallWatch> stall_watch;
-  StreamGovernor governor{1, false};
+  StreamGovernor governor{{.streams = 1, .adapts = false}};
   bool peer_resends = false;  // the peer re-sends stalled shares: late copies may be on the way
   bool closing = false;       // lingering before closing: every frame is dropped
 
@@ -1053,7 +1053,8 @@ StreamSet::StreamSet(std::shared_ptr<asio::io_context> io,
   impl_->streams.reserve(sockets.size());  // handlers keep references to the streams
   for (auto& socket : sockets) impl_->streams.emplace_back(std::move(socket));
   impl_->peer = impl_->streams.front().name;
-  impl_->governor = StreamGovernor(static_cast<int>(impl_->streams.size()), impl_->governed());
+  impl_->governor = StreamGovernor(
+      {.streams = static_cast<int>(impl_->streams.size()), .adapts = impl_->governed()});
   // Readers run from the start, so a peer's early data or close is seen at the next call.
   for (Stream& s : impl_->streams) impl_->read_header(s);
 }
