@@ -5,7 +5,7 @@
 // the time it takes to send two segments, when that is longer: a paced stream). A
 // stream that moves is acknowledged about once per round trip, while one waiting out a
 // retransmission timeout (200 ms at least on Linux) or facing a closed window is not. Each
-// stream is sampled with its StreamProgress now and then (stream_set.cpp samples every
+// stream is sampled with its StreamProgress now and then (stream_set_stalls.cpp samples every
 // millisecond while a send is posted); the patience may differ from sample to sample (a
 // sender is more patient while a stall costs nothing).
 #pragma once
