@@ -16,7 +16,7 @@
 // message ends with every stream finishing about together instead of one stream still
 // working through a large piece.
 //
-// Bytes given back (the doubtful share of a stalled stream, stream_set.hpp) go out before the
+// Bytes given back (the doubtful share of a stalled stream, docs/runtime.md) go out before the
 // rest, as pieces of the same rule, marked as re-sent.
 #pragma once
 
