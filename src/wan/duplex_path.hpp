@@ -18,7 +18,7 @@
 #include <span>
 #include <string>
 
-#include "runtime/transport/stream_set.hpp"
+#include "runtime/streams/stream_set.hpp"
 #include "wan/path_connect.hpp"
 
 namespace multilane::wan {

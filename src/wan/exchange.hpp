@@ -12,7 +12,7 @@
 #include <functional>
 #include <span>
 
-#include "runtime/transport/stream_set.hpp"
+#include "runtime/streams/stream_set.hpp"
 
 namespace multilane::wan {
 

@@ -14,7 +14,7 @@
 #include <set>
 #include <string>
 
-#include "runtime/transport/stream_set.hpp"
+#include "runtime/streams/stream_set.hpp"
 
 namespace multilane::wan {
 

@@ -16,7 +16,7 @@
 #include <span>
 #include <utility>
 
-#include "runtime/transport/stream_set.hpp"
+#include "runtime/streams/stream_set.hpp"
 
 namespace multilane::wan {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/transport/stream_set.hpp"
+#include "runtime/streams/stream_set.hpp"
 
 namespace multilane::wan {
 

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "multilane/channels.hpp"
-#include "runtime/transport/stream_set.hpp"
+#include "runtime/streams/stream_set.hpp"
 
 namespace multilane::wan {
 

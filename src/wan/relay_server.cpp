@@ -10,8 +10,8 @@
 
 #include "multilane/errors.hpp"
 #include "multilane/units.hpp"
+#include "runtime/streams/stream_set.hpp"
 #include "runtime/transport/auth.hpp"
-#include "runtime/transport/stream_set.hpp"
 #include "runtime/transport/tcp_connect.hpp"
 #include "runtime/transport/transport_error.hpp"
 #include "wan/path_connect.hpp"

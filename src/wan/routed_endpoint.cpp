@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "multilane/errors.hpp"
+#include "runtime/streams/stream_set.hpp"
 #include "runtime/transport/io_wait.hpp"
-#include "runtime/transport/stream_set.hpp"
 #include "runtime/transport/stripe.hpp"
 #include "runtime/transport/transport_error.hpp"
 #include "wan/chunk_link.hpp"

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/transport/stream_set.hpp"
+#include "runtime/streams/stream_set.hpp"
 #include "runtime/transport/transport_error.hpp"
 #include "wan/path_connect.hpp"
 #include "wan/progress.hpp"

@@ -1,5 +1,5 @@
 // tests/runtime/byte_ranges_test.cpp — merged byte ranges.
-#include "runtime/transport/byte_ranges.hpp"
+#include "runtime/streams/byte_ranges.hpp"
 
 #include <gtest/gtest.h>
 

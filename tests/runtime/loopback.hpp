@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/transport/stream_set.hpp"
+#include "runtime/streams/stream_set.hpp"
 
 namespace multilane::runtime::testing {
 

@@ -1,4 +1,4 @@
-#include "runtime/transport/stream_governor.hpp"
+#include "runtime/streams/stream_governor.hpp"
 
 #include <gtest/gtest.h>
 
@@ -21,7 +21,7 @@ PathSample long_path() {
 }
 
 TEST(StreamGovernor, StartsWithAtMostTheCrowdLimitAndHalvesOnAStallOncePerHold) {
-  StreamGovernor governor(64, true);
+  StreamGovernor governor({.streams = 64, .adapts = true});
   EXPECT_EQ(governor.in_use(), 16);
   const auto t = Clock::now();
   governor.stalled(t, kHold, short_path());
@@ -32,23 +32,23 @@ TEST(StreamGovernor, StartsWithAtMostTheCrowdLimitAndHalvesOnAStallOncePerHold) 
   EXPECT_EQ(governor.in_use(), 4);
   for (int i = 2; i < 10; ++i) governor.stalled(t + i * kHold, kHold, short_path());
   EXPECT_EQ(governor.in_use(), 1);
-  EXPECT_EQ(StreamGovernor(12, true).in_use(), 12);
+  EXPECT_EQ(StreamGovernor({.streams = 12, .adapts = true}).in_use(), 12);
 }
 
 TEST(StreamGovernor, NeverGoesBelowTwiceTheStreamsTheRateNeeds) {
   EXPECT_EQ(StreamGovernor::streams_needed(long_path()), 20);
-  StreamGovernor governor(64, true);
+  StreamGovernor governor({.streams = 64, .adapts = true});
   governor.message_done(false, long_path());  // 16 in use are too few: at once 20
   EXPECT_EQ(governor.in_use(), 20);
   const auto t = Clock::now();
   governor.stalled(t, kHold, long_path());
   EXPECT_EQ(governor.in_use(), 20);
   // A set of fewer streams than the path needs keeps them all.
-  StreamGovernor few(16, true);
+  StreamGovernor few({.streams = 16, .adapts = true});
   few.stalled(t, kHold, long_path());
   EXPECT_EQ(few.in_use(), 16);
   // Halving stops at the floor.
-  StreamGovernor many(64, true);
+  StreamGovernor many({.streams = 64, .adapts = true});
   const PathSample fat_path{600e6, microseconds(21'000), 256 * 1024};  // 97 needed
   many.message_done(false, fat_path);
   EXPECT_EQ(many.in_use(), 64);
@@ -59,7 +59,7 @@ TEST(StreamGovernor, NeverGoesBelowTwiceTheStreamsTheRateNeeds) {
 }
 
 TEST(StreamGovernor, StaysAtTheCrowdLimitUnlessThePathNeedsMore) {
-  StreamGovernor governor(64, true);
+  StreamGovernor governor({.streams = 64, .adapts = true});
   for (int i = 0; i < 5; ++i) governor.message_done(false, short_path());
   EXPECT_EQ(governor.in_use(), 16);
   governor.message_done(false, long_path());
@@ -78,7 +78,7 @@ TEST(StreamGovernor, AnUnknownWindowNeedsOneStream) {
 }
 
 TEST(StreamGovernor, GrowsByOneAfterEveryMessageWithoutAStallUpToK) {
-  StreamGovernor governor(8, true);
+  StreamGovernor governor({.streams = 8, .adapts = true});
   const auto t = Clock::now();
   governor.stalled(t, kHold, short_path());
   EXPECT_EQ(governor.in_use(), 4);
@@ -93,16 +93,16 @@ TEST(StreamGovernor, GrowsByOneAfterEveryMessageWithoutAStallUpToK) {
 }
 
 TEST(StreamGovernor, DisabledOrSingleStreamKeepsEveryStream) {
-  StreamGovernor off(16, false);
+  StreamGovernor off({.streams = 16, .adapts = false});
   off.stalled(Clock::now(), kHold, short_path());
   off.message_done(false, short_path());
   EXPECT_EQ(off.in_use(), 16);
-  StreamGovernor off_many(64, false);
+  StreamGovernor off_many({.streams = 64, .adapts = false});
   EXPECT_EQ(off_many.in_use(), 64);
-  StreamGovernor one(1, true);
+  StreamGovernor one({.streams = 1, .adapts = true});
   one.stalled(Clock::now(), kHold, short_path());
   EXPECT_EQ(one.in_use(), 1);
-  StreamGovernor none(0, true);  // treated as one stream
+  StreamGovernor none({.streams = 0, .adapts = true});  // treated as one stream
   EXPECT_EQ(none.in_use(), 1);
 }
 

@@ -31,7 +31,7 @@ inline constexpr std::size_t kFrameHeaderSize = 4 + 2 + 2 + 7 * 8;
 // trace tell striped from single-chunk messages).
 inline constexpr std::uint16_t kFrameStriped = 0x1;
 // kFrameResent: a copy of bytes another stream also carries (a stalled stream's share sent
-// again, stream_set.hpp); the receiver keeps whichever copy arrives first.
+// again, docs/runtime.md); the receiver keeps whichever copy arrives first.
 inline constexpr std::uint16_t kFrameResent = 0x2;
 // kFrameAcknowledgeSoon: the sender waits for TCP's acknowledgement of the message's last
 // bytes, so the receiver acknowledges at once when the message is complete.

@@ -1,6 +1,6 @@
-// runtime/transport/stream_progress.cpp — TCP_INFO and SIOCOUTQ of a stream (see
+// runtime/streams/stream_progress.cpp — TCP_INFO and SIOCOUTQ of a stream (see
 // stream_progress.hpp).
-#include "runtime/transport/stream_progress.hpp"
+#include "runtime/streams/stream_progress.hpp"
 
 #include <linux/in.h>  // IPPROTO_TCP, without glibc's netinet headers
 #include <linux/sockios.h>

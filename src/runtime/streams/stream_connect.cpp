@@ -1,12 +1,12 @@
-// runtime/transport/stream_connect.cpp — establishing a StreamSet: listener and connector (see
+// runtime/streams/stream_connect.cpp — establishing a StreamSet: listener and connector (see
 // stream_set.hpp). Each of the K connections is configured (TCP_NODELAY, buffer sizes, pacing:
 // tcp_connect.hpp) and authenticated before it joins the set; the whole establishment shares
 // one deadline.
 #include <fmt/format.h>
 
 #include "multilane/errors.hpp"
+#include "runtime/streams/stream_set.hpp"
 #include "runtime/transport/io_wait.hpp"
-#include "runtime/transport/stream_set.hpp"
 #include "runtime/transport/tcp_connect.hpp"
 #include "runtime/transport/transport_error.hpp"
 

@@ -1,7 +1,7 @@
-// runtime/transport/stream_progress.hpp — how far the network has carried what was written to a
+// runtime/streams/stream_progress.hpp — how far the network has carried what was written to a
 // stream.
 //
-// A sender that re-sends a stalled stream's share (stream_set.hpp) needs two facts per TCP
+// A sender that re-sends a stalled stream's share (docs/runtime.md) needs two facts per TCP
 // stream, both from the kernel: a counter that advances whenever the peer acknowledges data
 // (it stops during a retransmission timeout or a closed window), and how many written bytes the
 // peer has not acknowledged yet (all of them are in doubt; acknowledged bytes are at the peer

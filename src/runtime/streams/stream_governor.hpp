@@ -1,4 +1,4 @@
-// runtime/transport/stream_governor.hpp — how many of a path's K streams carry a split message.
+// runtime/streams/stream_governor.hpp — how many of a path's K streams carry a split message.
 //
 // K streams through one bottleneck need room for K congestion windows. When K is large for the
 // path (64 streams on a 0.2 ms round trip: two segments per stream already overflow the
@@ -48,13 +48,17 @@ struct PathSample {
   std::uint64_t send_window = 0;  // the largest window a stream's peer offered, bytes
 };
 
+struct StreamGovernorOptions {
+  int streams = 1;      // K (less than 1 counts as 1)
+  bool adapts = false;  // off: in_use() is always K; on: it starts at min(K, kCrowdLimit)
+};
+
 class StreamGovernor {
  public:
-  // `streams`: K. Disabled, in_use() is always K; enabled, it starts at min(K, kCrowdLimit).
-  StreamGovernor(int streams, bool enabled);
+  explicit StreamGovernor(const StreamGovernorOptions& options);
 
   int in_use() const { return in_use_; }
-  bool adapts() const { return enabled_; }
+  bool adapts() const { return adapts_; }
   // Streams that carrying `sample`'s rate needs, kept twice over (at least 1).
   static int streams_needed(const PathSample& sample);
 
@@ -69,7 +73,7 @@ class StreamGovernor {
 
  private:
   int streams_;
-  bool enabled_;
+  bool adapts_;
   int in_use_;
   Clock::time_point last_decrease_{};
 };

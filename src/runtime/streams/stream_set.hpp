@@ -1,15 +1,12 @@
-// runtime/transport/stream_set.hpp — K authenticated TCP streams to one peer, used as one message
-// channel.
+// runtime/streams/stream_set.hpp — K authenticated TCP streams to one peer, used as one message
+// channel: the WAN stream core under the channels, relay, routers and `multilane cp`. Its
+// design (pieces pulled by the streams, stall recovery, the kept tail, the stream governor) is
+// in docs/runtime.md, "The WAN stream core".
 //
-// Several TCP streams fill a long fat pipe that one stream cannot (a stream's throughput is
-// capped by window / RTT; MPWide, section 3). A StreamSet sends a message of at least
-// `stripe.threshold` bytes as pieces spread over the K streams, and a smaller one whole on one
-// stream, rotating the stream from message to message. The pieces are not shared out up
-// front: a stream takes the next piece when it has written its last one (chunk_feed.hpp), so
-// a stream that the network serves worse carries less of the message instead of holding up its
-// end. Every piece carries its offset (wire.hpp), so the receiver reads each piece straight
-// into the posted receive buffer, in whatever order pieces arrive across streams, and
-// completes once all bytes arrived.
+// A message of at least `stripe.threshold` bytes goes as pieces over the K streams, each
+// stream taking the next piece when it has written its last one (chunk_feed.hpp); a smaller
+// one goes whole on one stream, rotating from message to message. The receiver reads every
+// piece straight into the posted buffer, in whatever order pieces arrive.
 //
 // Contract:
 //   - Messages are matched in order: the k-th send() of one end fills the k-th recv() of the
@@ -21,8 +18,8 @@
 //   - send() returns when the bytes are handed to the kernel, not when the peer read them; a
 //     send larger than the socket buffers therefore needs the peer to be receiving. Use
 //     send_recv() to exchange with a peer that sends at the same time. (With
-//     `resend_stalled`, a split message's unacknowledged end is copied first; see "Stalled
-//     streams".)
+//     `resend_stalled`, a split message's unacknowledged end is copied first; see
+//     docs/runtime.md.)
 //   - After any TransportError the set is closed; later calls throw again.
 //   - Not thread-safe: one call at a time per set (sets are independent of each other).
 //   - recv_up_to() takes a message of any length up to the buffer's size and returns its
@@ -35,49 +32,11 @@
 // with finish_send() / finish_recv(), which throw the set's TransportError if it failed. A
 // posted operation refers to the caller's buffer until it is finished, also after a failure.
 //
-// Stalled streams (`resend_stalled`): a message is complete only when its slowest stream
-// delivered its share, and a stream that lost a packet in a full queue waits a retransmission
-// timeout (200 ms at least on Linux) while the others idle. With the option on, the sender
-// watches its streams while a send is posted (stall_watch.hpp); once every piece is handed
-// out and a stream has nothing left to write, each stalled stream's doubtful share -- written
-// but unacknowledged bytes, the unwritten rest of its current piece -- goes back to the front
-// of the feed, for the other streams (as MPTCP's opportunistic retransmission does). Not
-// before: while pieces are left, a stalled stream just takes no more of them, and the kernel
-// usually retransmits its bytes before the message ends (re-sending them in mid-message cost
-// 10-15% of the bytes at 64 streams). In that end game a stream counts as stalled sooner
-// (`endgame_patience`: the message is waiting for it, and a needless copy travels while other
-// streams idle). send_counters() tells how many bytes went out twice.
-// The stalled stream keeps owning what it already started: the rest of an interrupted frame is
-// copied out of the caller's buffer and written later, so the caller gets its buffer back on
-// time. A stream's last bytes may sit in the kernel's socket buffer when it stalls, so a split
-// send keeps its bytes until TCP acknowledged every one. On a short path (`tail_round_trip`)
-// it simply returns only then. On a long one it returns once every piece is handed out,
-// keeping a copy of the bytes TCP has not acknowledged yet (the "tail": at most what is in
-// flight and in the unsent queues), so the streams go on with the next message while those
-// acknowledgements arrive (waiting for them cost a round trip and more per message). A stream
-// that stalls holding bytes of the tail has them sent again from the copy, ahead of the next
-// message's pieces. At most one tail is kept: the next split send completes only once the
-// previous tail is acknowledged, and closing or destroying the set first waits (up to the
-// timeout) for its tail. The receiver acknowledges at once when it has a whole message
-// (kFrameAcknowledgeSoon). Receivers always accept a byte range twice (the first copy wins, a
-// late copy of a finished message is read and dropped), so only the sender needs the option;
-// the copies are the same bytes, so their order never matters. Copies of message n can come
-// behind frames of message n+1 on a stream, so a receiver reads frames of the next message
-// ahead into memory while the current one is incomplete (up to the current buffer's size, at
-// least 4 MiB; beyond that the stream waits for the next receive, and the message for the
-// stalled stream's own recovery).
-// A receiver of such a sender lingers when it is destroyed (up to 3 s) until the
-// peer closes too, so that unread late copies do not reset a connection the peer still uses.
-// Only stalls between this end and its peer's kernel are seen: behind a relay that
-// acknowledges and forwards, a stall on the far side looks like a slow stream.
-//
-// Streams in use (`adapt_streams`): too many streams for a short path overflow its queue so
-// often that streams keep stalling; with the option on, only the first in_use() streams that
-// are not stalled take pieces, a number halved on a stall and grown by one after every split
-// message without one, and no more than 16 unless the path's windows need more
-// (stream_governor.hpp). send_counters() tells the number. Not through a relay
-// (`relayed`): each end then measures only its hop to the relay, whose round trip and stalls
-// (the relay's buffers filling) say nothing of the path beyond it, so all K streams take pieces.
+// Stalled streams and streams in use: with `resend_stalled`, a stream that stalls has its
+// doubtful share sent again on the other streams once every piece is out, and a split send on
+// a long path returns before its last bytes are acknowledged, keeping a copy of them; with
+// `adapt_streams`, only as many streams take pieces as the path carries without stalls.
+// Receivers accept every byte range twice, so only the sender needs these options.
 //
 // Establishing: StreamListener::accept() accepts K connections and connect_streams() opens K,
 // each authenticated by the job secret (auth.hpp) and set up with TCP_NODELAY and the buffer
@@ -93,11 +52,11 @@
 #include <string>
 #include <vector>
 
+#include "runtime/streams/stall_watch.hpp"
+#include "runtime/streams/stream_governor.hpp"
+#include "runtime/streams/stream_progress.hpp"
 #include "runtime/transport/auth.hpp"
 #include "runtime/transport/io_wait.hpp"
-#include "runtime/transport/stall_watch.hpp"
-#include "runtime/transport/stream_governor.hpp"
-#include "runtime/transport/stream_progress.hpp"
 #include "runtime/transport/stripe.hpp"
 
 namespace multilane::runtime {
@@ -117,7 +76,7 @@ struct StreamOptions {
   int unsent_limit = 0;
   std::chrono::milliseconds timeout{60'000};           // every blocking wait
   std::uint64_t max_message = std::uint64_t{1} << 32;  // larger incoming messages are refused
-  // Re-send a stalled stream's share on idle streams (see "Stalled streams" above).
+  // Re-send a stalled stream's share on idle streams (docs/runtime.md, "Stalled streams").
   bool resend_stalled = false;
   // Cut a split message into K equal shares up front, one per stream, as MPWide does, instead
   // of handing pieces out as streams can take them; for comparison only.
@@ -136,8 +95,8 @@ struct StreamOptions {
   // stalled streams (a needless copy then costs little: the path has room).
   StallPatience stall_patience{std::chrono::milliseconds(60), 4};
   StallPatience endgame_patience{std::chrono::milliseconds(10), 4};
-  // A split send keeps a copy of its unacknowledged end and returns at once (see "Stalled
-  // streams") only on a path whose shortest round trip is at least this long; on a shorter
+  // A split send keeps a copy of its unacknowledged end and returns at once (docs/runtime.md,
+  // "The kept tail") only on a path whose shortest round trip is at least this long; on a shorter
   // one, waiting for the acknowledgements costs less than the copies.
   std::chrono::microseconds tail_round_trip{1000};
   StreamProgressProbe progress_probe;  // empty: tcp_progress (the kernel's figures)

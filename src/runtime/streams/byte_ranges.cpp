@@ -1,5 +1,5 @@
-// runtime/transport/byte_ranges.cpp — merged byte ranges (see byte_ranges.hpp).
-#include "runtime/transport/byte_ranges.hpp"
+// runtime/streams/byte_ranges.cpp — merged byte ranges (see byte_ranges.hpp).
+#include "runtime/streams/byte_ranges.hpp"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
-// runtime/transport/stall_watch.cpp — stalled-stream detection (see stall_watch.hpp).
-#include "runtime/transport/stall_watch.hpp"
+// runtime/streams/stall_watch.cpp — stalled-stream detection (see stall_watch.hpp).
+#include "runtime/streams/stall_watch.hpp"
 
 #include <algorithm>
 

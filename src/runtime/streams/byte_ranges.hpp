@@ -1,7 +1,7 @@
-// runtime/transport/byte_ranges.hpp — a set of byte ranges [begin, end) of one message.
+// runtime/streams/byte_ranges.hpp — a set of byte ranges [begin, end) of one message.
 //
 // A receiver records which bytes of a message arrived (chunks may arrive twice when a sender
-// re-sent a stalled stream's share on other streams, see stream_set.hpp), and a sender works
+// re-sent a stalled stream's share on other streams, see docs/runtime.md), and a sender works
 // out which bytes a stalled stream may not have delivered. Both only need: add a range, count
 // the bytes covered, list the ranges. Adjacent and overlapping ranges are merged, so a message
 // received in order is one range.

@@ -1,4 +1,4 @@
-// runtime/transport/chunk_feed.hpp — hands a striped message's bytes to its streams as they can
+// runtime/streams/chunk_feed.hpp — hands a striped message's bytes to its streams as they can
 // take them.
 //
 // Cut into K equal shares, a message is complete only when its slowest stream delivered its
@@ -16,7 +16,7 @@
 // message ends with every stream finishing about together instead of one stream still
 // working through a large piece.
 //
-// Bytes given back (the doubtful share of a stalled stream, stream_set.hpp) go out before the
+// Bytes given back (the doubtful share of a stalled stream, docs/runtime.md) go out before the
 // rest, as pieces of the same rule, marked as re-sent.
 #pragma once
 
@@ -25,7 +25,7 @@
 #include <optional>
 #include <vector>
 
-#include "runtime/transport/byte_ranges.hpp"
+#include "runtime/streams/byte_ranges.hpp"
 
 namespace multilane::runtime {
 

@@ -1,5 +1,5 @@
-// runtime/transport/chunk_feed.cpp — guided pieces of a message (see chunk_feed.hpp).
-#include "runtime/transport/chunk_feed.hpp"
+// runtime/streams/chunk_feed.cpp — guided pieces of a message (see chunk_feed.hpp).
+#include "runtime/streams/chunk_feed.hpp"
 
 #include <algorithm>
 

@@ -1,11 +1,11 @@
-// runtime/transport/stall_watch.hpp — tells a stalled TCP stream from one that is merely busy.
+// runtime/streams/stall_watch.hpp — tells a stalled TCP stream from one that is merely busy.
 //
 // A stream is stalled when it has unacknowledged bytes and no acknowledgement arrived for
 // longer than the caller's patience: a floor and a number of the stream's round trips (or of
 // the time it takes to send two segments, when that is longer: a paced stream). A
 // stream that moves is acknowledged about once per round trip, while one waiting out a
 // retransmission timeout (200 ms at least on Linux) or facing a closed window is not. Each
-// stream is sampled with its StreamProgress now and then (stream_set.cpp samples every
+// stream is sampled with its StreamProgress now and then (stream_set_stalls.cpp samples every
 // millisecond while a send is posted); the patience may differ from sample to sample (a
 // sender is more patient while a stall costs nothing).
 #pragma once
@@ -15,8 +15,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "runtime/streams/stream_progress.hpp"
 #include "runtime/transport/io_wait.hpp"
-#include "runtime/transport/stream_progress.hpp"
 
 namespace multilane::runtime {
 

@@ -1,6 +1,6 @@
-// runtime/transport/stream_governor.cpp — streams in use, adapted to stalls (see
+// runtime/streams/stream_governor.cpp — streams in use, adapted to stalls (see
 // stream_governor.hpp).
-#include "runtime/transport/stream_governor.hpp"
+#include "runtime/streams/stream_governor.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,10 +13,10 @@ namespace {
 constexpr double kNeededMargin = 2.0;
 }  // namespace
 
-StreamGovernor::StreamGovernor(int streams, bool enabled)
-    : streams_(std::max(streams, 1)),
-      enabled_(enabled),
-      in_use_(enabled ? std::min(streams_, kCrowdLimit) : streams_) {}
+StreamGovernor::StreamGovernor(const StreamGovernorOptions& options)
+    : streams_(std::max(options.streams, 1)),
+      adapts_(options.adapts),
+      in_use_(options.adapts ? std::min(streams_, kCrowdLimit) : streams_) {}
 
 int StreamGovernor::streams_needed(const PathSample& sample) {
   if (sample.send_window == 0) return 1;
@@ -28,7 +28,7 @@ int StreamGovernor::streams_needed(const PathSample& sample) {
 
 void StreamGovernor::stalled(Clock::time_point now, Clock::duration hold,
                              const PathSample& sample) {
-  if (!enabled_ || in_use_ == 1) return;
+  if (!adapts_ || in_use_ == 1) return;
   if (last_decrease_ != Clock::time_point{} && now - last_decrease_ < hold) return;
   const int floor = std::min(streams_needed(sample), streams_);
   const int halved = std::max(in_use_ / 2, floor);
@@ -38,7 +38,7 @@ void StreamGovernor::stalled(Clock::time_point now, Clock::duration hold,
 }
 
 void StreamGovernor::message_done(bool stalled, const PathSample& sample) {
-  if (!enabled_) return;
+  if (!adapts_) return;
   const int needed = std::min(streams_needed(sample), streams_);
   const int limit = std::min(std::max(kCrowdLimit, needed), streams_);
   if (!stalled) in_use_ = std::max(in_use_ + 1, needed);

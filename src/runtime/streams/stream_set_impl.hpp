@@ -1,0 +1,263 @@
+// runtime/streams/stream_set_impl.hpp — the inside of a StreamSet, for the stream_set_*.cpp
+// files that implement its parts; not for its users (see stream_set.hpp and docs/runtime.md,
+// "The WAN stream core").
+#pragma once
+
+#include <asio.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/streams/byte_ranges.hpp"
+#include "runtime/streams/chunk_feed.hpp"
+#include "runtime/streams/stall_watch.hpp"
+#include "runtime/streams/stream_governor.hpp"
+#include "runtime/streams/stream_progress.hpp"
+#include "runtime/streams/stream_set.hpp"
+#include "runtime/transport/wire.hpp"
+
+namespace multilane::runtime {
+
+struct StreamSet::Impl {
+  // Both in stream_set_lifecycle.cpp. Starts every stream's reader.
+  Impl(std::shared_ptr<asio::io_context> io, std::vector<asio::ip::tcp::socket> sockets,
+       const StreamOptions& options);
+  ~Impl();
+
+  // The smallest piece of a striped message a stream is handed (chunk_feed.hpp): a frame's
+  // header is then under 0.5% of it, and a stream at 15 Mbit/s (1 Gbit/s over 64 streams)
+  // sends it in about 9 ms, which bounds how long the last pieces keep a message waiting.
+  static constexpr std::uint64_t kSmallestPiece = 16 * 1024;
+
+  // One frame in a stream's outbox.
+  struct Outgoing {
+    FrameBytes header{};
+    ByteRange range;                      // the payload's place in the message
+    std::span<const std::byte> borrowed;  // the payload, in the posted send's message
+    std::vector<std::byte> owned;         // or: header and payload of its own (see `copy`)
+    std::uint64_t message_id = 0;         // of a copy (borrowed frames are the posted send's)
+    // Owned frames are the unwritten rest of an interrupted frame, or (copy) a copy of the kept
+    // tail's bytes, which is watched until acknowledged like the send's own frames.
+    bool copy = false;
+    bool borrows() const { return owned.empty(); }
+  };
+
+  // A frame that went to the kernel and may not be acknowledged yet: its payload ends at
+  // `stream_end` of the stream's byte count.
+  struct Written {
+    std::uint64_t stream_end = 0;
+    ByteRange range;
+    std::uint64_t message_id = 0;  // the posted send's, or the kept tail's
+  };
+
+  struct Stream {
+    explicit Stream(asio::ip::tcp::socket s) : socket(std::move(s)), name(peer_name(socket)) {}
+    asio::ip::tcp::socket socket;
+    std::string name;
+    // Receiving.
+    FrameBytes header_in{};
+    std::optional<FrameHeader> parked;  // header of a later message
+    bool reading = false;               // a read is outstanding
+    bool into_buffer = false;           // ... and it writes into the posted receive buffer
+    bool closed = false;                // the peer closed this stream between frames
+    std::unique_ptr<asio::cancellation_signal> stop_read =
+        std::make_unique<asio::cancellation_signal>();
+    // Sending.
+    std::deque<Outgoing> outbox;
+    bool writing = false;          // the outbox's front is being written
+    bool interrupting = false;     // its write was cancelled to re-send this stream's share
+    bool stuck = false;            // stalled at the last look (stall_watch.hpp)
+    std::uint64_t handed = 0;      // bytes ever handed to the kernel
+    std::vector<Written> written;  // a kept send's frames not known to be acknowledged
+    std::unique_ptr<asio::cancellation_signal> stop_write =
+        std::make_unique<asio::cancellation_signal>();
+
+    bool writes_borrowed() const { return writing && outbox.front().borrows(); }
+    bool idle_sender() const { return outbox.empty() && !writing; }
+  };
+
+  // A frame of the message after the posted receive's, read while that receive was incomplete.
+  // A sender moves on to its next message while copies of its last one's stalled bytes may still
+  // have to go out, behind the next message's frames on the same stream; a receiver that let
+  // such a stream wait for the next receive would never see those copies. So it reads such
+  // frames ahead into memory (up to a budget) and copies them in when their receive is posted.
+  struct EarlyFrame {
+    FrameHeader header;
+    std::vector<std::byte> payload;
+  };
+
+  struct Receive {
+    bool active = false;
+    std::uint64_t id = 0;
+    std::uint64_t sequence = 0;
+    std::span<std::byte> buffer;
+    ReceiveSize size = ReceiveSize::Exact;
+    std::optional<std::uint64_t> total{};  // the message's length, once known
+    ByteRanges arrived{};                  // bytes of the message that arrived
+    bool any_frame = false;                // a frame arrived (an empty message is one empty frame)
+    bool complete = false;
+    bool sender_waits = false;  // its sender waits for TCP's acknowledgement of the last bytes
+  };
+
+  struct Send {
+    bool active = false;
+    std::uint64_t id = 0;
+    std::uint64_t sequence = 0;
+    std::span<const std::byte> message;
+    ChunkFeed feed{};          // striped: the pieces not yet handed to a stream
+    std::uint64_t sent = 0;    // payload bytes handed to the kernel (a re-sent range twice)
+    int borrowing_frames = 0;  // frames that still refer to `message`
+    // Striped, with resend_stalled: the message's bytes are kept until every one is
+    // acknowledged, so that a stream stalling after its last write can still be replaced: the
+    // caller's message until then, or (keeps_tail, on a long path) a copy of its end.
+    bool keeps_until_acknowledged = false;
+    bool keeps_tail = false;
+    // Striped, for the stream governor: whether a stream carrying it stalled, where the
+    // streams' acknowledgements stood when it began (to tell the rate the path delivers), and
+    // the streams' round trip and window at the last look.
+    bool striped = false;
+    bool stalled = false;
+    Clock::time_point started{};
+    std::uint64_t acknowledged_at_start = 0;
+    PathSample path{};
+
+    bool all_handed_out() const { return borrowing_frames == 0 && feed.empty(); }
+  };
+
+  // The last split send after its caller got the message back: the bytes TCP had not
+  // acknowledged then, copied, until it has; the share of a stream that stalls holding some of
+  // them goes out again from here (the caller's next message is already on its way).
+  struct KeptTail {
+    bool active = false;
+    std::uint64_t id = 0;
+    std::uint64_t sequence = 0;
+    std::uint64_t total = 0;                                         // the message's size
+    std::vector<std::pair<ByteRange, std::vector<std::byte>>> kept;  // disjoint, in order
+    std::uint64_t kept_bytes = 0;
+    ByteRanges delivered;  // kept bytes the peer acknowledged, on whichever stream
+    ChunkFeed resend;      // kept bytes to send again, taken before the posted send's pieces
+
+    // The kept bytes of `range`, which lies within one kept range.
+    std::span<const std::byte> bytes(const ByteRange& range) const {
+      for (const auto& [where, data] : kept) {
+        if (range.offset >= where.offset && range.offset + range.length <= where.end()) {
+          return std::span(data).subspan(range.offset - where.offset, range.length);
+        }
+      }
+      throw std::logic_error("a re-sent range of a kept tail is not kept");
+    }
+  };
+
+  std::shared_ptr<asio::io_context> io;
+  std::vector<Stream> streams;
+  StreamOptions options;
+  std::string peer;
+  Receive receive;
+  Send send;
+  KeptTail tail;
+  SendCounters counters;
+  std::uint64_t next_send_id = 0;
+  std::uint64_t next_recv_id = 0;
+  std::string failure;             // set once broken
+  bool ended_by_peer = false;      // broken because the peer closed every stream between messages
+  bool peer_gone = false;          // broken because the peer closed or reset a stream
+  std::vector<std::byte> scratch;  // where late copies are dropped
+  std::vector<EarlyFrame> early;   // frames of the next message, read ahead
+  std::uint64_t early_bytes = 0;   // their payload, reads under way included
+  std::unique_ptr<asio::steady_timer> probe_timer;
+  bool probing = false;  // the probe timer is armed
+  std::optional<StallWatch> stall_watch;
+  StreamGovernor governor{{.streams = 1, .adapts = false}};
+  bool peer_resends = false;  // the peer re-sends stalled shares: late copies may be on the way
+  bool closing = false;       // lingering before closing: every frame is dropped
+
+  // --- receiving: the posted receive, the streams' readers (stream_set_receive.cpp) ---
+  void start_receive(std::span<std::byte> buffer, std::uint64_t sequence, ReceiveSize size);
+  bool recv_done() const;
+  std::uint64_t finish_recv();
+  std::string received_text() const;
+  void read_header(Stream& s);
+  void on_header(Stream& s);
+  bool already_complete(std::uint64_t message_id) const;
+  void take_frame(Stream& s, const FrameHeader& h);
+  bool accept_header(const std::string& from, const FrameHeader& h);
+  std::string length_problem(const FrameHeader& h) const;
+  void read_payload(Stream& s, const FrameHeader& h, std::uint64_t done);
+  void discard(Stream& s, std::uint64_t bytes);
+  void frame_arrived(Stream& s);
+  void check_complete();
+  void complete_receive();
+  void read_failed(Stream& s, const asio::error_code& ec, bool between_frames);
+  void check_all_closed();
+
+  // --- early frames of the next message (stream_set_read_ahead.cpp) ---
+  bool may_read_ahead(const FrameHeader& h) const;
+  void read_ahead(Stream& s, const FrameHeader& h);
+  void read_ahead_done(EarlyFrame frame);
+  void take_early(const EarlyFrame& frame);
+
+  // --- sending: the posted send, each stream's outbox (stream_set_send.cpp) ---
+  void start_send(std::span<const std::byte> message, std::uint64_t sequence);
+  bool send_done() const;
+  void finish_send();
+  std::string sent_text() const;
+  void queue_frame(Stream& s, const ByteRange& range, std::uint16_t flags);
+  void write_next(Stream& s);
+  void frame_written(Stream& s, std::size_t bytes);
+  void write_failed(Stream& s, const asio::error_code& ec);
+
+  // --- the piece feed and the streams in use (stream_set_feed.cpp) ---
+  Stream& stream_for_whole_message();
+  std::uint64_t largest_piece() const;
+  static ChunkFeed equal_shares(std::uint64_t size, int streams);
+  void feed_streams();
+  void feed(Stream& s);
+  bool governed() const;
+  void start_rate_measure();
+  void report_stall(Clock::time_point now, PathSample path, std::uint64_t acknowledged,
+                    std::chrono::microseconds round_trip);
+  PathSample message_path() const;
+
+  // --- stall recovery: stalled streams, their shares sent again (stream_set_stalls.cpp) ---
+  StreamProgress probe(Stream& s);
+  void arm_probe();
+  bool watching() const;
+  void look_at_streams();
+  void refresh_stuck();
+  bool endgame() const;
+  bool carries_send(const Stream& s) const;
+  void forget_acknowledged(Stream& s, const StreamProgress& progress);
+  void forget_all_acknowledged();
+  static bool holds(const Stream& s, std::uint64_t message_id);
+  void interrupted(Stream& s, std::size_t bytes);
+  void resend_share(Stream& s, const ByteRange& unwritten);
+  ByteRanges take_doubt(Stream& s, std::uint64_t message_id);
+  void count_stall(const ByteRanges& doubt);
+
+  // --- the kept tail of the last split send (stream_set_tail.cpp) ---
+  bool long_path();
+  void keep_tail();
+  void settle_tail();
+  void queue_tail_copy(Stream& s, const ByteRange& range);
+  void resend_tail_share(Stream& s);
+
+  // --- lifecycle: failing, waiting, timeouts, closing (stream_set_lifecycle.cpp) ---
+  void fail(std::string message);
+  bool idle() const;
+  void await();
+  void throw_failure();
+  void abandon();
+  void linger();
+  void settle_before_closing();
+  std::string timeout_text() const;
+  void check_usable() const;
+};
+
+}  // namespace multilane::runtime
