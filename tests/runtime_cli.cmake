@@ -42,6 +42,12 @@ multilane_cli_test(cli-runtime-bench-unknown-type 2
 
 multilane_cli_test(cli-runtime-p2p-streams 0 "streams .*\n +1 +8 MiB .* ok\n +4 +8 MiB .* ok\n"
                    bench -n 2 --p2p --streams 1,4 --size 8MiB --repetitions 2 --check)
+# Ping-pong between ranks 0 and 1 with a third rank in the barriers only; both directions'
+# bytes are checked.
+multilane_cli_test(cli-runtime-pingpong 0 "8 B +pingpong .* ok\n +100 KB +pingpong .* ok\n"
+                   bench -n 3 --pingpong --sizes 8,100000 --repetitions 2 --check)
+multilane_cli_test(cli-runtime-pingpong-one-rank 2 "--pingpong needs -n 2 or more"
+                   bench -n 1 --pingpong)
 multilane_cli_test(cli-runtime-bench-bad-algorithm 2
                    "--algorithm: unknown bcast algorithm \"fastest\": choose all, auto or one of linear, chain"
                    bench -n 2 --collective bcast --algorithm fastest)

@@ -51,6 +51,26 @@ bool all_ranks(Communicator& comm, bool mine) {
   return std::all_of(flags.begin(), flags.end(), [](std::byte b) { return b == std::byte{1}; });
 }
 
+// The timed part of both measurements: per repetition a barrier, then `call` back to back;
+// fills the point's iterations, times (max over ranks) and median (rank 0).
+template <typename Call>
+void time_calls(Communicator& comm, const BenchSettings& settings, const Call& call,
+                BenchPoint& point) {
+  if (settings.iterations > 0)
+    point.iterations = settings.iterations;
+  else
+    point.iterations = default_iterations(point.size);
+  std::vector<double> mine;
+  for (int r = 0; r < settings.repetitions; ++r) {
+    comm.barrier();
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < point.iterations; ++i) call();
+    mine.push_back(Seconds(std::chrono::steady_clock::now() - start).count() / point.iterations);
+  }
+  point.times_s = max_over_ranks(comm, mine);
+  if (comm.rank() == 0) point.median_s = median(point.times_s);
+}
+
 }  // namespace
 
 BenchPoint measure_collective(Communicator& comm, Collective collective, std::uint64_t size,
@@ -90,16 +110,7 @@ BenchPoint measure_collective(Communicator& comm, Collective collective, std::ui
     call();  // warm-up
   }
 
-  point.iterations = settings.iterations > 0 ? settings.iterations : default_iterations(size);
-  std::vector<double> mine;
-  for (int r = 0; r < settings.repetitions; ++r) {
-    comm.barrier();
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < point.iterations; ++i) call();
-    mine.push_back(Seconds(std::chrono::steady_clock::now() - start).count() / point.iterations);
-  }
-  point.times_s = max_over_ranks(comm, mine);
-  if (rank == 0) point.median_s = median(point.times_s);
+  time_calls(comm, settings, call, point);
   return point;
 }
 
@@ -127,16 +138,7 @@ BenchPoint measure_pingpong(Communicator& comm, std::uint64_t size, const BenchS
   if (!ok) fmt::print(stderr, "check failed: pingpong of {} bytes: rank {}\n", size, rank);
   point.checked = settings.check;
   point.check_ok = !settings.check || all_ranks(comm, ok);
-  point.iterations = settings.iterations > 0 ? settings.iterations : default_iterations(size);
-  std::vector<double> mine;
-  for (int r = 0; r < settings.repetitions; ++r) {
-    comm.barrier();
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < point.iterations; ++i) round_trip();
-    mine.push_back(Seconds(std::chrono::steady_clock::now() - start).count() / point.iterations);
-  }
-  point.times_s = max_over_ranks(comm, mine);
-  if (rank == 0) point.median_s = median(point.times_s);
+  time_calls(comm, settings, round_trip, point);
   return point;
 }
 

@@ -1,5 +1,5 @@
-// Engine (runtime/transport/engine.hpp): a receive outlives the peer's last adopted stream while
-// another stream of that peer is still in its handshake here.
+// Engine (runtime/transport/engine.hpp): who drives it, and a receive that outlives the peer's
+// last adopted stream while another stream of that peer is still in its handshake here.
 //
 // The connecting side finishes its handshake once it has read ours, before we have read its
 // proof, so it may stripe a message over a stream we have not adopted yet, and finish and
@@ -83,6 +83,64 @@ TEST(Engine, AReceiveOutlivesThePeersLastStreamWhileAnotherIsInItsHandshake) {
   // Not a vacuous pass: the held stream carried some of the message (more than its Hello and
   // its 32-byte proof).
   EXPECT_GT(proxy.forwarded_when_settled(1), kHelloBytes + 32 + 1024);
+}
+
+// A blocking operation runs on the caller's thread when the engine is idle, and is refused
+// (nothing run) while a background operation is in flight; the sender, meanwhile idle, still
+// accepts and completes nothing it was not asked to.
+TEST(Engine, ABlockingOperationRunsOnTheCallersThreadOnlyWhenNothingIsInTheBackground) {
+  auto receiver = std::make_unique<Engine>(config_of(1));
+  auto sender = std::make_unique<Engine>(config_of(0));
+  sender->set_peer_addresses(1, receiver->listening_addresses());
+  const std::vector<std::byte> first = testing::pattern(5000);
+  const std::vector<std::byte> second = testing::pattern(300);
+  std::vector<std::byte> first_in(first.size()), second_in(second.size());
+
+  std::promise<std::string> background_done;
+  receiver->start_background(
+      [&](Completion done) {
+        receiver->recv({.peer = 0, .key = {0, 1}, .signature = 0, .bytes = first_in, .landed = {}},
+                       std::move(done));
+      },
+      [&](const std::string& error) { background_done.set_value(error); });
+  bool ran = false;
+  EXPECT_FALSE(receiver->run_blocking([&](Completion done) {
+    ran = true;
+    done("");
+  }));
+  EXPECT_FALSE(ran);
+
+  std::thread::id sent_on;
+  const auto sent = sender->run_blocking([&](Completion done) {
+    sent_on = std::this_thread::get_id();
+    sender->send({1, {0}, LinkClass::Lan, {0, 1}, 0, first}, std::move(done));
+  });
+  ASSERT_TRUE(sent.has_value());
+  EXPECT_EQ(*sent, "");
+  EXPECT_EQ(sent_on, std::this_thread::get_id());
+  auto done = background_done.get_future();
+  ASSERT_EQ(done.wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(done.get(), "");
+  EXPECT_EQ(first_in, first);
+
+  // Idle again: the receive of the second message runs here, and its send in the background.
+  std::promise<std::string> second_sent;
+  sender->start_background(
+      [&](Completion done) {
+        sender->send({1, {0}, LinkClass::Lan, {0, 2}, 0, second}, std::move(done));
+      },
+      [&](const std::string& error) { second_sent.set_value(error); });
+  std::thread::id received_on;
+  const auto received = receiver->run_blocking([&](Completion done) {
+    received_on = std::this_thread::get_id();
+    receiver->recv({.peer = 0, .key = {0, 2}, .signature = 0, .bytes = second_in, .landed = {}},
+                   std::move(done));
+  });
+  ASSERT_TRUE(received.has_value());
+  EXPECT_EQ(*received, "");
+  EXPECT_EQ(received_on, std::this_thread::get_id());
+  EXPECT_EQ(second_in, second);
+  EXPECT_EQ(second_sent.get_future().get(), "");
 }
 
 }  // namespace
