@@ -1,5 +1,5 @@
-// runtime/api/request_state.hpp — completion of one operation, handed from the progress thread to
-// the user's thread.
+// runtime/api/request_state.hpp — completion of one operation, handed from the engine's driving
+// thread to the user's thread.
 #pragma once
 
 #include <condition_variable>

@@ -1,7 +1,7 @@
 // runtime/shm/group_runner.hpp — runs a rank's group operations (schedule.hpp's Group* ops)
 // on its node's ShmGroup, on a thread of its own.
 //
-// The schedule executor (runtime/exec/schedule_run.hpp) runs on the engine's progress thread, which
+// The schedule executor (runtime/exec/schedule_run.hpp) runs on the engine's driving thread, which
 // must never block; a group call blocks until every rank of the node has joined it. So each
 // group op is handed to this runner. Every rank of a node must run the same group calls in the
 // same order, also when several collective calls are in flight: the runner runs them strictly

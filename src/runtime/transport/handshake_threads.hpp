@@ -1,7 +1,8 @@
-// runtime/transport/handshake_threads.hpp — blocking connection set-up off the progress thread.
+// runtime/transport/handshake_threads.hpp — blocking connection set-up off the engine's driving
+// thread.
 //
 // Connecting and the authentication handshake are short, blocking, deadline-bounded steps
-// (tcp_connect.hpp, auth.hpp). Running them on threads of their own keeps the progress thread
+// (tcp_connect.hpp, auth.hpp). Running them on threads of their own keeps the driving thread
 // free, and a stranger that connects and never speaks delays nobody. stop() shuts down every
 // socket a job registered with watch() (so its blocking reads return at once) and joins all
 // threads: a bounded stop even while a peer hangs in the middle of a handshake.
