@@ -140,9 +140,11 @@ void Engine::start_background(Operation operation, Completion done) {
   s.demand_changed.notify_one();
   asio::post(s.context.io, [&s, operation = std::move(operation), done = std::move(done)] {
     operation([&s, done](const std::string& error) {
+      {  // Over before anyone learns it is: a caller may then drive at once.
+        std::lock_guard lock(s.demand_mutex);
+        --s.background;
+      }
       done(error);
-      std::lock_guard lock(s.demand_mutex);
-      --s.background;
     });
   });
 }
