@@ -6,13 +6,13 @@
 
 #include <array>
 #include <cstring>
-#include <map>
 
 #include "mpi/all_gather_text.hpp"
 #include "mpi/discovery.hpp"
 #include "mpi/listen_address.hpp"
 #include "mpi/platform_match.hpp"
 #include "mpi/pmpi_check.hpp"
+#include "mpi/route_policy.hpp"
 #include "runtime/api/exchange_join.hpp"
 
 namespace multilane::mpi {
@@ -32,13 +32,9 @@ CommLayout gather_layout(MPI_Comm comm, const std::optional<Platform>& file,
   } else {
     layout.platform = discovered_platform(discover(comm, layout.rank, layout.size));
   }
-  std::map<int, int> nodes, sites;
-  for (int rank = 0; rank < layout.size; ++rank) {
-    nodes.emplace(layout.platform.node_of(rank), 0);
-    sites.emplace(layout.platform.site_of(rank), 0);
-  }
-  layout.nodes = static_cast<int>(nodes.size());
-  layout.sites = static_cast<int>(sites.size());
+  const RankSpread spread = spread_of(layout.platform);
+  layout.nodes = spread.nodes;
+  layout.sites = spread.sites;
   return layout;
 }
 

@@ -9,6 +9,7 @@
 
 #include "mpi/mpi_library_model.hpp"
 #include "multilane/communicator.hpp"
+#include "multilane/units.hpp"
 #include "runtime/api/algorithm_choice.hpp"
 
 namespace multilane::mpi {
@@ -23,23 +24,19 @@ Route take_multilane(std::string algorithm, std::string reason) {
   return {.multilane = true, .algorithm = std::move(algorithm), .reason = std::move(reason)};
 }
 
-std::string time_text(double seconds) {
-  if (seconds < 1e-3) return fmt::format("{:.0f} us", seconds * 1e6);
-  return fmt::format("{:.2f} ms", seconds * 1e3);
-}
-
 }  // namespace
 
-RoutePolicy::RoutePolicy(const Settings& settings, Platform platform)
-    : settings_(settings), platform_(std::move(platform)) {
+RankSpread spread_of(const Platform& platform) {
   std::set<int> nodes, sites;
-  for (int rank = 0; rank < platform_.num_ranks(); ++rank) {
-    nodes.insert(platform_.node_of(rank));
-    sites.insert(platform_.site_of(rank));
+  for (int rank = 0; rank < platform.num_ranks(); ++rank) {
+    nodes.insert(platform.node_of(rank));
+    sites.insert(platform.site_of(rank));
   }
-  nodes_ = static_cast<int>(nodes.size());
-  sites_ = static_cast<int>(sites.size());
+  return {.nodes = static_cast<int>(nodes.size()), .sites = static_cast<int>(sites.size())};
 }
+
+RoutePolicy::RoutePolicy(const Settings& settings, Platform platform)
+    : settings_(settings), platform_(std::move(platform)), spread_(spread_of(platform_)) {}
 
 Route RoutePolicy::choose(const RouteQuery& query) const {
   const Key key{query.call, query.bytes, rooted(query.call) ? query.root : 0, query.element_size};
@@ -59,14 +56,15 @@ Route RoutePolicy::choose_uncached(const RouteQuery& query) const {
   }
   if (ranks() == 1) return stay_with_mpi("one rank");
   if (query.bytes == 0 && query.call != WrappedCall::Barrier) return stay_with_mpi("no data");
-  if (sites_ == 1) {
+  if (spread_.sites == 1) {
     if (query.call == WrappedCall::Barrier) return stay_with_mpi("barrier in one site");
     if (const std::uint64_t from = one_site_from(query.call); query.bytes < from) {
-      return stay_with_mpi(
-          fmt::format("{} B on {} node(s) of one site, below {} B", query.bytes, nodes_, from));
+      return stay_with_mpi(fmt::format("{} B on {} node(s) of one site, below {} B", query.bytes,
+                                       spread_.nodes, from));
     }
-    return take_multilane("auto", fmt::format("{} B on {} node(s) of one site, from {} B",
-                                              query.bytes, nodes_, one_site_from(query.call)));
+    return take_multilane(
+        "auto", fmt::format("{} B on {} node(s) of one site, from {} B", query.bytes, spread_.nodes,
+                            one_site_from(query.call)));
   }
   return modelled(query);
 }
@@ -80,16 +78,17 @@ Route RoutePolicy::modelled(const RouteQuery& query) const {
   const double mine_s = mine.modelled_s + kMultilaneCallOverheadS;
   const runtime::Candidate theirs =
       model_mpi_library(platform_, collective, params, CommunicatorOptions{}.wan_streams);
-  const std::string why = fmt::format(
-      "modelled: multilane {} {}, MPI library {} {}; {} node(s) of {} site(s)", mine.algorithm,
-      time_text(mine_s), theirs.algorithm, time_text(theirs.modelled_s), nodes_, sites_);
+  const std::string why =
+      fmt::format("modelled: multilane {} {}, MPI library {} {}; {} node(s) of {} site(s)",
+                  mine.algorithm, format_duration(mine_s), theirs.algorithm,
+                  format_duration(theirs.modelled_s), spread_.nodes, spread_.sites);
   if (mine_s < theirs.modelled_s) return take_multilane("auto", why);
   return stay_with_mpi(why);
 }
 
 std::uint64_t RoutePolicy::one_site_from(WrappedCall call) const {
   if (settings_.small_bytes > 0) return settings_.small_bytes;
-  if (nodes_ > 1) return 256u << 10;
+  if (spread_.nodes > 1) return 256u << 10;
   switch (call) {
     case WrappedCall::Bcast:
       return 2u << 20;

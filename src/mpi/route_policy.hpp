@@ -60,6 +60,13 @@ struct RouteQuery {
   std::uint32_t element_size = 1;  // a reduction's element; 1 otherwise
 };
 
+// How many nodes and sites hold the platform's ranks.
+struct RankSpread {
+  int nodes = 1;
+  int sites = 1;
+};
+RankSpread spread_of(const Platform& platform);
+
 class RoutePolicy {
  public:
   // `platform`: the communicator's, with exactly its ranks placed.
@@ -67,8 +74,8 @@ class RoutePolicy {
   Route choose(const RouteQuery& query) const;
 
   int ranks() const { return platform_.num_ranks(); }
-  int nodes() const { return nodes_; }
-  int sites() const { return sites_; }
+  int nodes() const { return spread_.nodes; }
+  int sites() const { return spread_.sites; }
 
  private:
   Route choose_uncached(const RouteQuery& query) const;
@@ -78,8 +85,7 @@ class RoutePolicy {
 
   const Settings& settings_;
   Platform platform_;
-  int nodes_ = 1;
-  int sites_ = 1;
+  RankSpread spread_;
   using Key = std::tuple<WrappedCall, std::uint64_t, int, std::uint32_t>;
   mutable std::mutex mutex_;
   mutable std::map<Key, Route> routes_;
