@@ -6,21 +6,13 @@
 #include <algorithm>
 
 #include "multilane/errors.hpp"
+#include "runtime/streams/chunk_feed.hpp"
 
 namespace multilane::wan {
 
 namespace {
 
 constexpr int kMaxStreams = 1024;
-
-// The unsent queue of each stream of a split path (StreamOptions::unsent_limit): together the
-// streams keep about 1 MiB written but not yet sent, enough to cover a few milliseconds of
-// the sender's wake-up delay at 1 Gbit/s and more (each stream is refilled at half of its
-// limit), and at least 32 KiB each. One stream has nobody to share with: the default.
-int unsent_limit(int streams) {
-  if (streams < 2) return 0;
-  return std::clamp((1 << 20) / streams, 32 << 10, 256 << 10);
-}
 
 }  // namespace
 
@@ -48,7 +40,7 @@ runtime::StreamOptions stream_options(const channels::PathOptions& o,
   options.send_buffer = o.send_buffer;
   options.receive_buffer = o.receive_buffer;
   options.pacing_rate = o.pacing_rate;
-  options.unsent_limit = unsent_limit(o.streams);
+  options.unsent_limit = runtime::shared_unsent_limit(o.streams);
   options.timeout = o.timeout;
   options.max_message = o.max_message;
   options.resend_stalled = o.resend_stalled;

@@ -1,5 +1,6 @@
-// Engine (runtime/transport/engine.hpp): who drives it, and a receive that outlives the peer's
-// last adopted stream while another stream of that peer is still in its handshake here.
+// Engine (runtime/transport/engine.hpp): who drives it, a receive that outlives the peer's
+// last adopted stream while another stream of that peer is still in its handshake here, and
+// split messages shared by the streams that move.
 //
 // The connecting side finishes its handshake once it has read ours, before we have read its
 // proof, so it may stripe a message over a stream we have not adopted yet, and finish and
@@ -12,6 +13,7 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -150,6 +152,63 @@ TEST(Engine, ABlockingOperationRunsOnTheCallersThreadOnlyWhenNothingIsInTheBackg
   auto second_done = second_sent.get_future();
   ASSERT_EQ(second_done.wait_for(5s), std::future_status::ready);
   EXPECT_EQ(second_done.get(), "");
+}
+
+// A split message's pieces go to the streams that can take them: a stream that cannot write
+// (its path holds its bytes) ends up with a piece or two, not a quarter of the message, and
+// the message is complete once that stream moves again.
+TEST(Engine, ASplitMessageGoesToTheStreamsThatMove) {
+  EngineConfig receiving = config_of(1);
+  EngineConfig sending = config_of(0);
+  sending.lan.streams = 4;
+  sending.lan.socket = {.send_buffer = 32 * 1024, .receive_buffer = 32 * 1024, .unsent_limit = 0};
+  sending.stripe = {.threshold = 1024, .max_chunk = 16 * 1024};
+  auto receiver = std::make_unique<Engine>(receiving);
+  const auto target =
+      static_cast<std::uint16_t>(std::stoi(port_of(receiver->listening_addresses().at(0))));
+  testing::PausingProxy proxy(target, 32 * 1024);
+  proxy.pause_after(1, kHelloBytes + 32);  // the second stream: handshake only
+  auto sender = std::make_unique<Engine>(sending);
+  sender->set_peer_addresses(1, {"127.0.0.1:" + std::to_string(proxy.port())});
+
+  const std::vector<std::byte> message = testing::pattern(4 << 20);
+  std::vector<std::byte> received(message.size());
+  std::promise<std::string> received_done, sent_done;
+  receiver->start_background(
+      [&](Completion done) {
+        receiver->recv({.peer = 0, .key = {0, 1}, .signature = 0, .bytes = received, .landed = {}},
+                       std::move(done));
+      },
+      [&](const std::string& error) { received_done.set_value(error); });
+  sender->start_background(
+      [&](Completion done) {
+        sender->send({1, {0}, LinkClass::Lan, {0, 1}, 0, message}, std::move(done));
+      },
+      [&](const std::string& error) { sent_done.set_value(error); });
+
+  // The three moving streams carry all but what the held one took before it filled up.
+  const std::uint64_t held_at_most = 256 * 1024;
+  const auto others = [&]() -> std::uint64_t {
+    try {
+      return proxy.forwarded(0) + proxy.forwarded(2) + proxy.forwarded(3);
+    } catch (const std::out_of_range&) {
+      return 0;  // not every stream connected yet
+    }
+  };
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  while (others() < message.size() - held_at_most && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_GE(others(), message.size() - held_at_most);
+  auto done = received_done.get_future();
+  EXPECT_EQ(done.wait_for(0s), std::future_status::timeout);  // the held stream's piece is missing
+  proxy.resume(1);
+  ASSERT_EQ(done.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(done.get(), "");
+  EXPECT_EQ(received, message);
+  auto sent = sent_done.get_future();
+  ASSERT_EQ(sent.wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(sent.get(), "");
 }
 
 }  // namespace

@@ -5,6 +5,16 @@
 
 namespace multilane::runtime {
 
+int shared_unsent_limit(int streams) {
+  if (streams < 2) return 0;
+  return std::clamp((1 << 20) / streams, 32 << 10, 256 << 10);
+}
+
+std::uint64_t largest_piece(std::uint64_t max_chunk, int unsent_limit) {
+  const auto limit = static_cast<std::uint64_t>(std::max(unsent_limit, 0));
+  return limit > 0 ? std::min(max_chunk, limit) : max_chunk;
+}
+
 ChunkFeed::ChunkFeed(std::uint64_t size, int streams, std::uint64_t min_piece,
                      std::uint64_t max_piece)
     : fresh_{0, size},

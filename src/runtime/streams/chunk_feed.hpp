@@ -29,6 +29,23 @@
 
 namespace multilane::runtime {
 
+// The smallest piece a stream is handed: a frame's header is then under 0.5% of it, and a
+// stream at 15 Mbit/s (1 Gbit/s over 64 streams) sends it in about 9 ms, which bounds how long
+// the last pieces keep a message waiting.
+inline constexpr std::uint64_t kSmallestPiece = 16 * 1024;
+
+// The unsent queue (TCP_NOTSENT_LOWAT) of each of `streams` streams that share messages this
+// way: together they keep about 1 MiB written but not yet sent, enough to cover a few
+// milliseconds of the sender's wake-up delay at 1 Gbit/s and more (each stream is refilled at
+// half of its limit), and at least 32 KiB each. One stream has nobody to share with: 0, the
+// system's default.
+int shared_unsent_limit(int streams);
+
+// The largest piece: no longer than a stream's unsent queue (when limited), since a stream that
+// stalls owes the rest of the piece it started (the frame's header announced it) and writes it
+// although its bytes may go out again on other streams; a short piece keeps that duplicate small.
+std::uint64_t largest_piece(std::uint64_t max_chunk, int unsent_limit);
+
 class ChunkFeed {
  public:
   struct Piece {

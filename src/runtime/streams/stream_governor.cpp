@@ -13,6 +13,22 @@ namespace {
 constexpr double kNeededMargin = 2.0;
 }  // namespace
 
+void PathSample::include(const StreamProgress& progress) {
+  round_trip = std::max(round_trip, progress.least_round_trip);
+  send_window = std::max(send_window, progress.send_window);
+}
+
+double MessagePace::acknowledged_rate(Clock::time_point now, std::uint64_t acknowledged) const {
+  const double seconds = std::chrono::duration<double>(now - started).count();
+  const std::uint64_t delivered = acknowledged - std::min(acknowledged, acknowledged_at_start);
+  return seconds > 0 ? static_cast<double>(delivered) / seconds : 0;
+}
+
+double MessagePace::message_rate(Clock::time_point now, std::uint64_t bytes) const {
+  const double seconds = std::chrono::duration<double>(now - started).count();
+  return seconds > 0 ? static_cast<double>(bytes) / seconds : 0;
+}
+
 StreamGovernor::StreamGovernor(const StreamGovernorOptions& options)
     : streams_(std::max(options.streams, 1)),
       adapts_(options.adapts),

@@ -33,6 +33,7 @@
 #include <chrono>
 #include <cstdint>
 
+#include "runtime/streams/stream_progress.hpp"
 #include "runtime/transport/io_wait.hpp"
 
 namespace multilane::runtime {
@@ -46,6 +47,20 @@ struct PathSample {
   // (TCP_INFO's tcpi_min_rtt). Waiting in a queue is no room that more streams could fill.
   std::chrono::microseconds round_trip{0};
   std::uint64_t send_window = 0;  // the largest window a stream's peer offered, bytes
+
+  // Takes one stream's figures into the path's round trip and window.
+  void include(const StreamProgress& progress);
+};
+
+// When a split message began, to tell the rate at which the path delivers it.
+struct MessagePace {
+  Clock::time_point started{};
+  std::uint64_t acknowledged_at_start = 0;  // the streams' acknowledged bytes then, added up
+
+  // Bytes/s acknowledged since the start, given the streams' acknowledged bytes at `now`.
+  double acknowledged_rate(Clock::time_point now, std::uint64_t acknowledged) const;
+  // Bytes/s of the whole message of `bytes` bytes, completed at `now`.
+  double message_rate(Clock::time_point now, std::uint64_t bytes) const;
 };
 
 struct StreamGovernorOptions {

@@ -21,14 +21,6 @@ StreamSet::Impl::Stream& StreamSet::Impl::stream_for_whole_message() {
   return *usable[send.id % usable.size()];
 }
 
-// Pieces no longer than a stream's unsent queue: a stream that stalls owes the rest of the
-// piece it started (the frame's header announced it), and writes it although its bytes go
-// out again on other streams; a short piece keeps that duplicate small.
-std::uint64_t StreamSet::Impl::largest_piece() const {
-  const auto limit = static_cast<std::uint64_t>(options.unsent_limit);
-  return limit > 0 ? std::min(options.stripe.max_chunk, limit) : options.stripe.max_chunk;
-}
-
 // One piece per stream (all are idle at the start of a send, so each takes one).
 ChunkFeed StreamSet::Impl::equal_shares(std::uint64_t size, int streams) {
   const std::uint64_t share =
@@ -82,8 +74,8 @@ bool StreamSet::Impl::governed() const {
 }
 
 void StreamSet::Impl::start_rate_measure() {
-  send.started = Clock::now();
-  for (Stream& s : streams) send.acknowledged_at_start += probe(s).acknowledged;
+  send.pace.started = Clock::now();
+  for (Stream& s : streams) send.pace.acknowledged_at_start += probe(s).acknowledged;
 }
 
 // A stream carrying the posted striped send stalled: the governor may take streams out of
@@ -93,9 +85,7 @@ void StreamSet::Impl::report_stall(Clock::time_point now, PathSample path,
                                    std::uint64_t acknowledged,
                                    std::chrono::microseconds round_trip) {
   send.stalled = true;
-  const double seconds = std::chrono::duration<double>(now - send.started).count();
-  const std::uint64_t delivered = acknowledged - std::min(acknowledged, send.acknowledged_at_start);
-  path.delivered_rate = seconds > 0 ? static_cast<double>(delivered) / seconds : 0;
+  path.delivered_rate = send.pace.acknowledged_rate(now, acknowledged);
   // A decrease shows once the streams let go have finished their pieces and recovered.
   governor.stalled(now, options.stall_patience.wait(round_trip), path);
 }
@@ -103,8 +93,7 @@ void StreamSet::Impl::report_stall(Clock::time_point now, PathSample path,
 // The path as the posted send found it: its bytes over its time so far.
 PathSample StreamSet::Impl::message_path() const {
   PathSample path = send.path;
-  const double seconds = std::chrono::duration<double>(Clock::now() - send.started).count();
-  path.delivered_rate = seconds > 0 ? static_cast<double>(send.message.size()) / seconds : 0;
+  path.delivered_rate = send.pace.message_rate(Clock::now(), send.message.size());
   return path;
 }
 

@@ -31,11 +31,6 @@ struct StreamSet::Impl {
        const StreamOptions& options);
   ~Impl();
 
-  // The smallest piece of a striped message a stream is handed (chunk_feed.hpp): a frame's
-  // header is then under 0.5% of it, and a stream at 15 Mbit/s (1 Gbit/s over 64 streams)
-  // sends it in about 9 ms, which bounds how long the last pieces keep a message waiting.
-  static constexpr std::uint64_t kSmallestPiece = 16 * 1024;
-
   // One frame in a stream's outbox.
   struct Outgoing {
     FrameBytes header{};
@@ -124,8 +119,7 @@ struct StreamSet::Impl {
     // the streams' round trip and window at the last look.
     bool striped = false;
     bool stalled = false;
-    Clock::time_point started{};
-    std::uint64_t acknowledged_at_start = 0;
+    MessagePace pace{};
     PathSample path{};
 
     bool all_handed_out() const { return borrowing_frames == 0 && feed.empty(); }
@@ -215,7 +209,6 @@ struct StreamSet::Impl {
 
   // --- the piece feed and the streams in use (stream_set_feed.cpp) ---
   Stream& stream_for_whole_message();
-  std::uint64_t largest_piece() const;
   static ChunkFeed equal_shares(std::uint64_t size, int streams);
   void feed_streams();
   void feed(Stream& s);

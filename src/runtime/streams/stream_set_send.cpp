@@ -20,7 +20,8 @@ void StreamSet::Impl::start_send(std::span<const std::byte> message, std::uint64
   if (is_striped(message.size(), k, options.stripe)) {
     send.feed = options.equal_shares
                     ? equal_shares(message.size(), k)
-                    : ChunkFeed(message.size(), k, kSmallestPiece, largest_piece());
+                    : ChunkFeed(message.size(), k, kSmallestPiece,
+                                largest_piece(options.stripe.max_chunk, options.unsent_limit));
     send.keeps_until_acknowledged = options.resend_stalled;
     send.keeps_tail = send.keeps_until_acknowledged && long_path();
     send.striped = true;

@@ -72,8 +72,7 @@ void StreamSet::Impl::look_at_streams() {
     someone_idle = someone_idle || (s.idle_sender() && !s.stuck);
     acknowledged += progress.acknowledged;
     smoothed_round_trip = std::max(smoothed_round_trip, progress.round_trip);
-    path.round_trip = std::max(path.round_trip, progress.least_round_trip);
-    path.send_window = std::max(path.send_window, progress.send_window);
+    path.include(progress);
   }
   send.path = path;  // no rate yet: report_stall() and message_path() add theirs
   if (newly_stalled && governor.adapts() && send.striped && !send_done()) {

@@ -36,7 +36,8 @@ void StreamSet::Impl::keep_tail() {
     tail.kept.emplace_back(r, std::vector<std::byte>(bytes.begin(), bytes.end()));
   }
   tail.kept_bytes = unacknowledged.bytes();
-  tail.resend = ChunkFeed(0, static_cast<int>(streams.size()), kSmallestPiece, largest_piece());
+  tail.resend = ChunkFeed(0, static_cast<int>(streams.size()), kSmallestPiece,
+                          largest_piece(options.stripe.max_chunk, options.unsent_limit));
   arm_probe();
 }
 

@@ -11,7 +11,16 @@
 
 namespace multilane::runtime {
 
-SendSide::SendSide(EngineContext& context) : context_(context), addresses_(context.config.size) {}
+namespace {
+
+// How often the watch samples the WAN links' streams while split sends are in flight (the
+// same pace as a StreamSet's).
+constexpr auto kWatchInterval = std::chrono::milliseconds(1);
+
+}  // namespace
+
+SendSide::SendSide(EngineContext& context)
+    : context_(context), addresses_(context.config.size), watch_timer_(context.io) {}
 
 SendSide::~SendSide() = default;
 
@@ -39,14 +48,13 @@ std::string SendSide::peer_endpoint(int peer, int lane) {
 SendSide::Link& SendSide::link(int peer, int lane, LinkClass link_class) {
   auto& slot = links_[{peer, lane}];
   if (!slot) {
-    slot = std::make_unique<Link>();
-    slot->peer = peer;
-    slot->lane = lane;
-    slot->link = link_class;
     const auto& settings = link_class == LinkClass::Wan ? context_.config.wan : context_.config.lan;
-    for (int i = 0; i < std::max(1, settings.streams); ++i) {
+    const int streams = std::max(1, settings.streams);
+    slot = std::make_unique<Link>(peer, lane, link_class, streams);
+    for (int i = 0; i < streams; ++i) {
       slot->streams.push_back(std::make_unique<Stream>());
       slot->streams.back()->link = slot.get();
+      slot->streams.back()->index = i;
     }
   }
   return *slot;
@@ -61,30 +69,46 @@ void SendSide::send(SendRequest request, Completion done) {
   const SendRequest& r = op->request;
 
   // Every stream of every lane the message may use, lane after lane.
-  std::vector<Stream*> streams;
   for (int lane : r.lanes) {
     Link& l = link(r.peer, lane, r.link);
     if (!l.failure.empty()) return finish(op, l.failure);
-    for (auto& stream : l.streams) streams.push_back(stream.get());
+    op->links.push_back(&l);
+    for (auto& stream : l.streams) op->streams.push_back(stream.get());
   }
-  const int count = static_cast<int>(streams.size());
-  const auto chunks = plan_chunks(r.bytes.size(), count, context_.config.stripe,
-                                  static_cast<int>(r.key.message_id % count));
-  op->chunks_left = static_cast<int>(chunks.size());
-  const std::uint16_t flags = chunks.size() > 1 ? kFrameStriped : 0;
-  for (const Chunk& chunk : chunks) {
-    Stream& stream = *streams[chunk.stream];
-    const FrameHeader header{flags,        context_.config.job_id, r.key.sequence, r.key.message_id,
-                             chunk.offset, chunk.length,           r.bytes.size(), r.signature};
-    stream.queue.push_back(
-        Job{op, encode_frame_header(header), r.bytes.subspan(chunk.offset, chunk.length)});
-    if (std::find(op->streams.begin(), op->streams.end(), &stream) == op->streams.end()) {
-      op->streams.push_back(&stream);
-    }
+  for (Link* l : op->links) {
+    if (!l->streams.front()->socket && !l->connecting) connect(*l);
   }
-  for (int lane : r.lanes) {
-    Link& l = link(r.peer, lane, r.link);
-    if (!l.streams.front()->socket && !l.connecting) connect(l);
+  const int count = static_cast<int>(op->streams.size());
+  if (is_striped(r.bytes.size(), count, context_.config.stripe)) return start_split(op);
+  Stream& stream = *op->streams[r.key.message_id % op->streams.size()];
+  const FrameHeader header{0, context_.config.job_id, r.key.sequence, r.key.message_id,
+                           0, r.bytes.size(),         r.bytes.size(), r.signature};
+  stream.queue.push_back(Job{op, encode_frame_header(header), r.bytes});
+  op->frames_left = 1;
+  op->streams = {&stream};
+  pump(stream);
+}
+
+// Pieces as the streams can take them: every idle stream takes one now, the others when they
+// have written what they hold.
+void SendSide::start_split(const std::shared_ptr<Op>& op) {
+  const SendRequest& r = op->request;
+  const Link& first = *op->links.front();
+  const auto& settings = first.link == LinkClass::Wan ? context_.config.wan : context_.config.lan;
+  op->split = true;
+  op->feed =
+      ChunkFeed(r.bytes.size(), static_cast<int>(op->streams.size()), kSmallestPiece,
+                largest_piece(context_.config.stripe.max_chunk, settings.socket.unsent_limit));
+  feeding_.push_back(op);
+  bool watched = false;
+  for (Link* l : op->links) {
+    ++l->split_sends;
+    watched = watched || l->governor.adapts();
+  }
+  if (watched) {
+    op->pace.started = Clock::now();
+    for (Link* l : op->links) op->pace.acknowledged_at_start += acknowledged(*l);
+    arm_watch();
   }
   for (Stream* stream : op->streams) pump(*stream);
 }
@@ -164,7 +188,8 @@ void SendSide::link_failed(Link& link, const std::string& reason) {
 }
 
 void SendSide::pump(Stream& stream) {
-  if (stream.writing || stream.closed || !stream.socket || stream.queue.empty()) return;
+  if (stream.writing || stream.closed || !stream.socket) return;
+  if (stream.queue.empty() && !take_piece(stream)) return;
   stream.writing = true;
   Job& job = stream.queue.front();
   write_whole(*stream.socket, std::as_bytes(std::span(job.header)), job.payload,
@@ -180,13 +205,54 @@ void SendSide::pump(Stream& stream) {
                           : "");
                   return link_failed(*s->link, reason);
                 }
-                Job job = std::move(s->queue.front());
-                s->queue.pop_front();
-                job.op->handed_over += job.payload.size();
-                job.op->last_progress = Clock::now();
-                if (--job.op->chunks_left == 0) finish(job.op, "");
-                pump(*s);
+                written(*s);
               });
+}
+
+// Queues on `stream` the next piece of the oldest split send it may carry; false if none.
+bool SendSide::take_piece(Stream& stream) {
+  if (!takes_pieces(stream)) return false;
+  for (auto it = feeding_.begin(); it != feeding_.end(); ++it) {
+    const std::shared_ptr<Op> op = *it;
+    if (std::find(op->streams.begin(), op->streams.end(), &stream) == op->streams.end()) continue;
+    const auto piece = op->feed.next();
+    if (op->feed.empty()) feeding_.erase(it);
+    if (!piece) continue;
+    const SendRequest& r = op->request;
+    const FrameHeader header{
+        kFrameStriped,       context_.config.job_id, r.key.sequence, r.key.message_id,
+        piece->range.offset, piece->range.length,    r.bytes.size(), r.signature};
+    stream.queue.push_back(Job{op, encode_frame_header(header),
+                               r.bytes.subspan(piece->range.offset, piece->range.length)});
+    ++op->frames_left;
+    return true;
+  }
+  return false;
+}
+
+// Whether `stream` takes pieces: not while stalled, and only among the first in_use() streams
+// of its link that are not stalled.
+bool SendSide::takes_pieces(const Stream& stream) const {
+  if (stream.stuck) return false;
+  int position = 0;
+  for (const auto& other : stream.link->streams) {
+    if (other.get() == &stream) break;
+    if (!other->stuck) ++position;
+  }
+  return position < stream.link->governor.in_use();
+}
+
+// The front frame of `stream` went to the kernel.
+void SendSide::written(Stream& stream) {
+  Job job = std::move(stream.queue.front());
+  stream.queue.pop_front();
+  const std::shared_ptr<Op>& op = job.op;
+  op->handed_over += job.payload.size();
+  op->last_progress = Clock::now();
+  --op->frames_left;
+  const bool pieces_left = op->split && !op->feed.empty();
+  if (op->frames_left == 0 && !pieces_left) finish(op, "");
+  pump(stream);
 }
 
 void SendSide::close_stream(Stream& stream, const std::string& reason) {
@@ -206,6 +272,17 @@ void SendSide::finish(const std::shared_ptr<Op>& op, const std::string& error) {
   if (op->finished) return;
   op->finished = true;
   ops_.remove(op);
+  if (op->split) {
+    feeding_.remove(op);
+    const auto now = Clock::now();
+    for (Link* l : op->links) {
+      --l->split_sends;
+      if (!error.empty() || !l->governor.adapts()) continue;
+      PathSample path = l->path;
+      path.delivered_rate = op->pace.message_rate(now, op->request.bytes.size());
+      l->governor.message_done(op->stalled, path);
+    }
+  }
   if (!error.empty()) {
     // No byte of the buffer may be read once its owner heard of the failure: stop every
     // stream still holding a chunk of it.
@@ -241,6 +318,73 @@ void SendSide::abandon_call(std::uint64_t sequence) {
     if (op->request.key.sequence == sequence) ops.push_back(op);
   }
   for (const auto& op : ops) finish(op, "abandoned");
+}
+
+// The watch: every millisecond while a split send is in flight over a WAN link, each of the
+// link's streams is sampled (TCP_INFO); a stream that stalls takes no more pieces, and its
+// first stall during a send may take streams out of use (stream_governor.hpp).
+void SendSide::arm_watch() {
+  if (watching_) return;
+  watching_ = true;
+  watch_timer_.expires_after(kWatchInterval);
+  watch_timer_.async_wait([this](const asio::error_code& error) {
+    watching_ = false;
+    if (error) return;
+    const auto now = Clock::now();
+    bool busy = false;
+    for (auto& [where, l] : links_) {
+      if (!l->governor.adapts()) continue;
+      if (l->split_sends > 0) {
+        look_at(*l, now);
+        busy = true;
+      } else {
+        for (auto& stream : l->streams) stream->stuck = false;  // the next send looks afresh
+      }
+    }
+    if (busy) arm_watch();
+  });
+}
+
+void SendSide::look_at(Link& link, Clock::time_point now) {
+  PathSample path;
+  std::chrono::microseconds smoothed_round_trip{0};
+  std::uint64_t acknowledged = 0;
+  std::vector<Stream*> recovered, newly_stalled;
+  for (auto& stream : link.streams) {
+    if (!stream->socket || stream->closed) continue;
+    const StreamProgress progress = tcp_progress(stream->socket->native_handle());
+    const bool was_stuck = stream->stuck;
+    stream->stuck = link.watch.stalled(stream->index, progress, now, StallPatience{});
+    if (was_stuck && !stream->stuck) recovered.push_back(stream.get());
+    if (stream->stuck && !was_stuck) newly_stalled.push_back(stream.get());
+    path.include(progress);
+    acknowledged += progress.acknowledged;
+    smoothed_round_trip = std::max(smoothed_round_trip, progress.round_trip);
+  }
+  link.path = path;
+  // A stall counts against the split sends the stream may carry: its unacknowledged bytes
+  // may be theirs although every piece it took was written.
+  for (Stream* stream : newly_stalled) {
+    for (const auto& op : ops_) {
+      if (!op->split || op->stalled) continue;
+      if (std::find(op->streams.begin(), op->streams.end(), stream) == op->streams.end()) continue;
+      op->stalled = true;
+      PathSample sample = path;
+      sample.delivered_rate = op->pace.acknowledged_rate(now, acknowledged);
+      link.governor.stalled(now, StallPatience{}.wait(smoothed_round_trip), sample);
+    }
+  }
+  for (Stream* stream : recovered) pump(*stream);
+}
+
+std::uint64_t SendSide::acknowledged(Link& link) {
+  std::uint64_t sum = 0;
+  for (auto& stream : link.streams) {
+    if (stream->socket && !stream->closed) {
+      sum += tcp_progress(stream->socket->native_handle()).acknowledged;
+    }
+  }
+  return sum;
 }
 
 }  // namespace multilane::runtime
