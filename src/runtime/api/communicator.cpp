@@ -9,7 +9,6 @@
 #include "runtime/api/local_call.hpp"
 #include "runtime/exec/schedule_run.hpp"
 #include "runtime/launch/launch_platform.hpp"
-#include "runtime/streams/chunk_feed.hpp"
 
 namespace multilane {
 
@@ -41,13 +40,7 @@ EngineConfig engine_config(const CommunicatorSetup& setup) {
     config.lane_addresses.push_back(lane.address.empty() ? setup.host : lane.address);
   }
   config.lan = {o.lan_streams, {o.lan_socket_buffer, o.lan_socket_buffer, 0}};
-  // The WAN streams share split messages as they can take pieces: a short unsent queue makes a
-  // stream finish writing a piece only when it is about to send it (chunk_feed.hpp).
-  config.wan = {o.wan_streams,
-                {.send_buffer = o.wan_socket_buffer,
-                 .receive_buffer = o.wan_socket_buffer,
-                 .pacing_bps = o.wan_pacing_bps,
-                 .unsent_limit = runtime::shared_unsent_limit(o.wan_streams)}};
+  config.wan = {o.wan_streams, {o.wan_socket_buffer, o.wan_socket_buffer, o.wan_pacing_bps}};
   config.stripe = {o.stripe_threshold, o.max_chunk};
   config.timeout = o.timeout;
   config.unexpected_budget = o.unexpected_budget;

@@ -4,10 +4,12 @@
 // A message below the stripe threshold goes whole on one stream of the lanes it names (rotating
 // by message id). A larger one is split: each of its streams takes the next piece when it has
 // written its last one (chunk_feed.hpp), so a fast stream or lane carries more of it. On a WAN
-// link the streams keep a short unsent queue, so that "written" means "about to be sent"; a
-// watch reads their acknowledgements every millisecond while a split send is in flight, a
-// stalled stream takes no more pieces until it moves again (stall_watch.hpp), and only as many
-// streams as the path carries without stalls take pieces at all (stream_governor.hpp).
+// link a watch reads the streams' acknowledgements while a split send is in flight: a stalled
+// stream takes no more pieces until it moves again (stall_watch.hpp), and only as many streams
+// as the path carries without stalls take pieces at all (stream_governor.hpp). The streams
+// keep the system's unsent queue (SocketTuning::unsent_limit 0): a short one, as the WAN
+// channels keep, made the two-tree broadcast on the emulated grid 9% slower (more wake-ups
+// for ranks that share their cores) and gained nothing on one path (docs/performance.md).
 #pragma once
 
 #include <asio.hpp>
@@ -71,8 +73,9 @@ class SendSide {
     // How many of the streams take pieces of split messages (WAN links adapt it to stalls).
     StreamGovernor governor;
     StallWatch watch;
-    int split_sends = 0;  // split sends in flight over it: while any is, the watch looks
-    PathSample path;      // at the watch's last look
+    int split_sends = 0;             // split sends in flight over it: while any is, the watch looks
+    PathSample path;                 // at the watch's last look
+    std::uint64_t acknowledged = 0;  // the streams' acknowledged bytes then, added up
   };
   struct Op {
     SendRequest request;
@@ -104,7 +107,6 @@ class SendSide {
   // The stall watch of the WAN links (see send_side.cpp).
   void arm_watch();
   void look_at(Link& link, Clock::time_point now);
-  std::uint64_t acknowledged(Link& link);
 
   EngineContext& context_;
   std::mutex addresses_mutex_;
