@@ -6,10 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <future>
 #include <vector>
 
 #include "multilane/errors.hpp"
@@ -113,18 +115,32 @@ class Conversation {
     return 0;
   }
 
+  // Two blocks take turns: while one is sent, a worker thread reads and hashes the next, so
+  // the streams are refilled at once (a sender that stops to read lets them run dry).
   void send_blocks(std::uint64_t start) {
-    std::vector<std::byte> block(static_cast<std::size_t>(
-        std::min<std::uint64_t>(options_.block_size, source_.size() - start)));
-    int unacknowledged = 0;
-    for (std::uint64_t offset = start; offset < source_.size();) {
+    const auto block_size = static_cast<std::size_t>(
+        std::min<std::uint64_t>(options_.block_size, source_.size() - start));
+    std::array<std::vector<std::byte>, 2> blocks{std::vector<std::byte>(block_size),
+                                                 std::vector<std::byte>(block_size)};
+    auto load = [this, block_size, &blocks](int turn, std::uint64_t offset) {
       const auto n =
-          static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), source_.size() - offset));
-      const std::span<std::byte> data(block.data(), n);
+          static_cast<std::size_t>(std::min<std::uint64_t>(block_size, source_.size() - offset));
+      const std::span<std::byte> data(blocks[turn].data(), n);
       source_.read(data, offset);
       hasher_.update(data);
+      return data;
+    };
+    std::future<std::span<std::byte>> next;
+    if (start < source_.size()) next = std::async(std::launch::async, load, 0, start);
+    int unacknowledged = 0;
+    for (std::uint64_t offset = start; offset < source_.size();) {
+      const std::span<std::byte> data = next.get();
+      offset += data.size();
+      if (offset < source_.size()) {
+        const int turn = data.data() == blocks[0].data() ? 1 : 0;
+        next = std::async(std::launch::async, load, turn, offset);
+      }
       channels_.send(path_, data);
-      offset += n;
       if (++unacknowledged >= kCopyWindow) {
         take_ack();
         --unacknowledged;

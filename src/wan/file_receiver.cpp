@@ -6,9 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <future>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -79,6 +81,13 @@ std::string write_at(int fd, std::span<const std::byte> bytes, std::uint64_t off
     offset += static_cast<std::uint64_t>(n);
   }
   return {};
+}
+
+// Starts writing the bytes to the disk now (without waiting), so that the sync at the end
+// finds little left to write and the dirty pages of a large copy stay few.
+void start_writeback(int fd, std::uint64_t offset, std::size_t length) {
+  ::sync_file_range(fd, static_cast<off_t>(offset), static_cast<off_t>(length),
+                    SYNC_FILE_RANGE_WRITE);
 }
 
 class Session {
@@ -161,28 +170,53 @@ class Session {
   }
 
   // Returns an outcome when writing failed (the client was told), nothing when all arrived.
+  // Two blocks take turns: while one is received, a worker thread writes and hashes the other,
+  // so the streams keep being read while the disk works (a reader that stops closes the TCP
+  // windows). A block is acknowledged once it is written, one block later than it arrived.
   std::optional<ReceiveOutcome> receive_blocks(std::uint64_t& held) {
-    std::vector<std::byte> block(static_cast<std::size_t>(
-        std::min<std::uint64_t>(request_.block_size, request_.size - held)));
-    while (held < request_.size) {
+    const auto block_size = static_cast<std::size_t>(
+        std::min<std::uint64_t>(request_.block_size, request_.size - held));
+    std::array<std::vector<std::byte>, 2> blocks{std::vector<std::byte>(block_size),
+                                                 std::vector<std::byte>(block_size)};
+    std::future<std::string> storing;  // the block the worker writes and hashes, if any
+    std::uint64_t received = held;
+    for (int turn = 0; received < request_.size; turn ^= 1) {
       const auto n =
-          static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), request_.size - held));
-      const std::span<std::byte> data(block.data(), n);
+          static_cast<std::size_t>(std::min<std::uint64_t>(block_size, request_.size - received));
+      const std::span<std::byte> data(blocks[turn].data(), n);
       set_.recv(data);
-      if (const std::string error = write_at(part_->get(), data, held); !error.empty()) {
-        const std::string text = fmt::format(
-            "writing {}{} at offset {} failed: {} (the partial file is kept: {} held "
-            "for a resume)",
-            destination_.shown, kPartSuffix, held, error, approx_size(held));
-        send_control(set_, CopyAck{held, text});
-        drain(block);
-        return ReceiveOutcome{
-            false, fmt::format("copy of {} from {}: {}", destination_.shown, set_.peer(), text)};
-      }
-      hasher_.update(data);
-      held += n;
-      send_control(set_, CopyAck{held, ""});
+      if (auto failed = settle(storing, held, received, blocks[turn])) return failed;
+      storing = std::async(std::launch::async, [this, data, offset = received] {
+        std::string error = write_at(part_->get(), data, offset);
+        if (error.empty()) {
+          start_writeback(part_->get(), offset, data.size());
+          hasher_.update(data);
+        }
+        return error;
+      });
+      received += n;
     }
+    return settle(storing, held, received, blocks[0]);
+  }
+
+  // Waits for the block being stored, which ends at `stored_end`, and acknowledges it; on a
+  // write error tells the client, takes what it still sends (into `scratch`) and returns the
+  // outcome.
+  std::optional<ReceiveOutcome> settle(std::future<std::string>& storing, std::uint64_t& held,
+                                       std::uint64_t stored_end, std::vector<std::byte>& scratch) {
+    if (!storing.valid()) return std::nullopt;
+    if (const std::string error = storing.get(); !error.empty()) {
+      const std::string text = fmt::format(
+          "writing {}{} at offset {} failed: {} (the partial file is kept: {} held "
+          "for a resume)",
+          destination_.shown, kPartSuffix, held, error, approx_size(held));
+      send_control(set_, CopyAck{held, text});
+      drain(scratch);
+      return ReceiveOutcome{
+          false, fmt::format("copy of {} from {}: {}", destination_.shown, set_.peer(), text)};
+    }
+    held = stored_end;
+    send_control(set_, CopyAck{held, ""});
     return std::nullopt;
   }
 
