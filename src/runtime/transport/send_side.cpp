@@ -188,6 +188,14 @@ void SendSide::link_failed(Link& link, const std::string& reason) {
   link.connecting = false;
   link.failure = reason;
   for (auto& stream : link.streams) close_stream(*stream, reason);
+  // Split sends over it that no stream of it holds a piece of yet (it was still connecting).
+  std::vector<std::shared_ptr<Op>> waiting;
+  for (const auto& op : feeding_) {
+    if (std::find(op->links.begin(), op->links.end(), &link) != op->links.end()) {
+      waiting.push_back(op);
+    }
+  }
+  for (const auto& op : waiting) finish(op, reason);
 }
 
 void SendSide::pump(Stream& stream) {
@@ -218,9 +226,8 @@ bool SendSide::take_piece(Stream& stream) {
   for (auto it = feeding_.begin(); it != feeding_.end(); ++it) {
     const std::shared_ptr<Op> op = *it;
     if (std::find(op->streams.begin(), op->streams.end(), &stream) == op->streams.end()) continue;
-    const auto piece = op->feed.next();
+    const auto piece = op->feed.next();  // a send in feeding_ has pieces left
     if (op->feed.empty()) feeding_.erase(it);
-    if (!piece) continue;
     const SendRequest& r = op->request;
     const FrameHeader header{
         kFrameStriped,       context_.config.job_id, r.key.sequence, r.key.message_id,
