@@ -36,8 +36,8 @@ ReceiveSide::ReceiveSide(EngineContext& context)
 ReceiveSide::~ReceiveSide() = default;
 
 void ReceiveSide::adopt(asio::ip::tcp::socket socket, int peer, int lane, int stream) {
-  auto incoming =
-      std::make_shared<IncomingStream>(*this, context_, std::move(socket), peer, lane, stream);
+  auto incoming = std::make_shared<IncomingStream>(*this, context_, std::move(socket), peer, lane,
+                                                   stream, scratch_);
   streams_.push_back(incoming);
   ++open_streams_[peer];
   ever_connected_[peer] = 1;

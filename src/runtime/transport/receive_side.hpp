@@ -103,6 +103,7 @@ class ReceiveSide {
   std::unordered_map<Key, Early, KeyHash> early_;
   std::unordered_map<Key, std::vector<IncomingStream*>, KeyHash> parked_;
   std::uint64_t early_bytes_ = 0;
+  std::vector<std::byte> scratch_;  // the streams' dropped payload (FrameReader)
 };
 
 }  // namespace multilane::runtime
