@@ -22,17 +22,11 @@ bool StreamSet::Impl::may_read_ahead(const FrameHeader& h) const {
   return early_bytes + h.length <= budget;
 }
 
-void StreamSet::Impl::read_ahead(Stream& s, const FrameHeader& h) {
-  auto payload = std::make_shared<std::vector<std::byte>>(h.length);
+FramePlacement StreamSet::Impl::read_ahead(Stream& s, const FrameHeader& h) {
+  s.ahead = std::vector<std::byte>(h.length);
   early_bytes += h.length;
-  s.reading = true;
-  asio::async_read(s.socket, asio::buffer(*payload),
-                   [this, &s, h, payload](const asio::error_code& ec, std::size_t) {
-                     s.reading = false;
-                     if (ec) return read_failed(s, ec, false);
-                     read_ahead_done(EarlyFrame{h, std::move(*payload)});
-                     read_header(s);
-                   });
+  s.into = Into::Ahead;
+  return FramePlacement::read(s.ahead);  // read_ahead_done() once it is in
 }
 
 // Its receive may have been posted meanwhile.
