@@ -28,13 +28,8 @@ const FrameCheck kCheck{kJob, std::uint64_t{1} << 32};
 
 FrameHeader header(std::uint64_t message_id, std::uint64_t offset, std::uint64_t length,
                    std::uint64_t total) {
-  FrameHeader h;
-  h.job_id = kJob;
-  h.message_id = message_id;
-  h.offset = offset;
-  h.length = length;
-  h.total = total;
-  return h;
+  return {
+      .job_id = kJob, .message_id = message_id, .offset = offset, .length = length, .total = total};
 }
 
 // Records what the reader reports; `on_place` and `on_landed` say what to do.
@@ -281,54 +276,59 @@ TEST_F(FrameReaderTest, PeerClosingInsideAHeaderIsReportedSo) {
   EXPECT_FALSE(sink.between_frames);
 }
 
-TEST_F(FrameReaderTest, StopPayloadFromLandedDropsTheRest) {
-  const std::vector<std::byte> first = pattern(50'000, 3);
-  const std::vector<std::byte> second = pattern(20, 4);
-  std::vector<std::byte> buffer(50'000, std::byte{0xee});
-  std::vector<std::byte> next(20);
-  sink.on_place = [&](FrameReader&, const FrameHeader& h) {
+// Message 0, whose payload is stopped after its first bytes, then message 1, read whole.
+struct StoppedFrame {
+  std::vector<std::byte> first = pattern(50'000, 3);
+  std::vector<std::byte> second = pattern(20, 4);
+  std::vector<std::byte> buffer = std::vector<std::byte>(first.size(), std::byte{0xee});
+  std::vector<std::byte> next = std::vector<std::byte>(second.size());
+
+  FramePlacement place(const FrameHeader& h) {
     return FramePlacement::read(h.message_id == 0 ? std::span(buffer) : std::span(next));
-  };
+  }
+  // Message 1 is in; of message 0 only the first `kept` bytes landed.
+  void expect_kept(const Recorder& sink, std::uint64_t kept) const {
+    ASSERT_EQ(sink.done.size(), 1u);
+    EXPECT_EQ(sink.done[0].message_id, 1u);  // the stopped frame is not done
+    EXPECT_EQ(next, second);
+    EXPECT_EQ(sink.landed_bytes, kept + second.size());
+    EXPECT_TRUE(std::equal(buffer.begin(), buffer.begin() + kept, first.begin()));
+    EXPECT_TRUE(std::all_of(buffer.begin() + kept, buffer.end(),
+                            [](std::byte b) { return b == std::byte{0xee}; }));
+  }
+};
+
+TEST_F(FrameReaderTest, StopPayloadFromLandedDropsTheRest) {
+  StoppedFrame frames;
+  sink.on_place = [&](FrameReader&, const FrameHeader& h) { return frames.place(h); };
   sink.on_landed = [](FrameReader& r) { r.stop_payload(); };
   reader.start();
-  write_frame(header(0, 0, first.size(), first.size()), std::span(first).first(100));
+  write_frame(header(0, 0, frames.first.size(), frames.first.size()),
+              std::span(frames.first).first(100));
   EXPECT_TRUE(run_until([&] { return sink.landed_bytes > 0; }));
   sink.on_landed = nullptr;
   const std::uint64_t kept = sink.landed_bytes;
-  write(std::span(first).subspan(100));
-  write_frame(header(1, 0, second.size(), second.size()), second);
+  write(std::span(frames.first).subspan(100));
+  write_frame(header(1, 0, frames.second.size(), frames.second.size()), frames.second);
   EXPECT_TRUE(run_until([&] { return sink.done.size() == 1; }));
-  EXPECT_EQ(sink.done[0].message_id, 1u);  // the stopped frame is not done
-  EXPECT_EQ(next, second);
-  EXPECT_TRUE(std::equal(buffer.begin(), buffer.begin() + kept, first.begin()));
-  EXPECT_TRUE(std::all_of(buffer.begin() + kept, buffer.end(),
-                          [](std::byte b) { return b == std::byte{0xee}; }));
+  frames.expect_kept(sink, kept);
 }
 
 TEST_F(FrameReaderTest, StopPayloadCancelsAnOutstandingRead) {
-  const std::vector<std::byte> first = pattern(50'000, 5);
-  const std::vector<std::byte> second = pattern(20, 6);
-  std::vector<std::byte> buffer(50'000, std::byte{0xee});
-  std::vector<std::byte> next(20);
-  sink.on_place = [&](FrameReader&, const FrameHeader& h) {
-    return FramePlacement::read(h.message_id == 0 ? std::span(buffer) : std::span(next));
-  };
+  StoppedFrame frames;
+  sink.on_place = [&](FrameReader&, const FrameHeader& h) { return frames.place(h); };
   reader.start();
-  write_frame(header(0, 0, first.size(), first.size()), std::span(first).first(100));
+  write_frame(header(0, 0, frames.first.size(), frames.first.size()),
+              std::span(frames.first).first(100));
   EXPECT_TRUE(run_until([&] { return sink.landed_bytes == 100; }));
   settle();
   ASSERT_TRUE(reader.busy());  // waiting for the rest, into the buffer
   reader.stop_payload();
   settle();
-  write(std::span(first).subspan(100));
-  write_frame(header(1, 0, second.size(), second.size()), second);
+  write(std::span(frames.first).subspan(100));
+  write_frame(header(1, 0, frames.second.size(), frames.second.size()), frames.second);
   EXPECT_TRUE(run_until([&] { return sink.done.size() == 1; }));
-  EXPECT_EQ(sink.done[0].message_id, 1u);
-  EXPECT_EQ(next, second);
-  EXPECT_EQ(sink.landed_bytes, 100u + second.size());
-  EXPECT_TRUE(std::equal(buffer.begin(), buffer.begin() + 100, first.begin()));
-  EXPECT_TRUE(std::all_of(buffer.begin() + 100, buffer.end(),
-                          [](std::byte b) { return b == std::byte{0xee}; }));
+  frames.expect_kept(sink, 100);
 }
 
 TEST_F(FrameReaderTest, ClosingTheSocketEndsTheReaderSilently) {
