@@ -17,6 +17,7 @@
 
 #include "runtime/streams/byte_ranges.hpp"
 #include "runtime/streams/chunk_feed.hpp"
+#include "runtime/streams/early_budget.hpp"
 #include "runtime/streams/frame_reader.hpp"
 #include "runtime/streams/stall_watch.hpp"
 #include "runtime/streams/stream_governor.hpp"
@@ -189,7 +190,7 @@ struct StreamSet::Impl {
   bool peer_gone = false;          // broken because the peer closed or reset a stream
   std::vector<std::byte> scratch;  // where late copies are dropped (FrameReader)
   std::vector<EarlyFrame> early;   // frames of the next message, read ahead
-  std::uint64_t early_bytes = 0;   // their payload, reads under way included
+  EarlyBudget early_bytes;         // their payload, reads under way included
   std::unique_ptr<asio::steady_timer> probe_timer;
   bool probing = false;  // the probe timer is armed
   std::optional<StallWatch> stall_watch;

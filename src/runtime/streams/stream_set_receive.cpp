@@ -22,7 +22,7 @@ void StreamSet::Impl::start_receive(std::span<std::byte> buffer, std::uint64_t s
     if (frame.header.message_id == receive.id)
       take_early(frame);
     else
-      early_bytes -= frame.header.length;
+      early_bytes.release(frame.header.length);
     if (!failure.empty()) return;
   }
   for (Stream& s : streams) {
