@@ -17,6 +17,8 @@
 
 #include "runtime/streams/byte_ranges.hpp"
 #include "runtime/streams/chunk_feed.hpp"
+#include "runtime/streams/early_budget.hpp"
+#include "runtime/streams/frame_reader.hpp"
 #include "runtime/streams/stall_watch.hpp"
 #include "runtime/streams/stream_governor.hpp"
 #include "runtime/streams/stream_progress.hpp"
@@ -52,18 +54,22 @@ struct StreamSet::Impl {
     std::uint64_t message_id = 0;  // the posted send's, or the kept tail's
   };
 
-  struct Stream {
-    explicit Stream(asio::ip::tcp::socket s) : socket(std::move(s)), name(peer_name(socket)) {}
+  // Where the frame a stream's reader is placing or reading goes.
+  enum class Into { Nothing, Buffer, Ahead };
+
+  // Receives its reader's frames (FrameSink) for the set. Moved only before the readers start:
+  // they refer to the stream.
+  struct Stream final : FrameSink {
+    Stream(asio::ip::tcp::socket s, Impl& owner)
+        : set(&owner), socket(std::move(s)), name(peer_name(socket)) {}
+    Impl* set;
     asio::ip::tcp::socket socket;
     std::string name;
     // Receiving.
-    FrameBytes header_in{};
-    std::optional<FrameHeader> parked;  // header of a later message
-    bool reading = false;               // a read is outstanding
-    bool into_buffer = false;           // ... and it writes into the posted receive buffer
-    bool closed = false;                // the peer closed this stream between frames
-    std::unique_ptr<asio::cancellation_signal> stop_read =
-        std::make_unique<asio::cancellation_signal>();
+    std::unique_ptr<FrameReader> reader;
+    Into into = Into::Nothing;
+    std::vector<std::byte> ahead;  // the payload of a frame read ahead (Into::Ahead)
+    bool closed = false;           // the peer closed this stream between frames
     // Sending.
     std::deque<Outgoing> outbox;
     bool writing = false;          // the outbox's front is being written
@@ -76,6 +82,20 @@ struct StreamSet::Impl {
 
     bool writes_borrowed() const { return writing && outbox.front().borrows(); }
     bool idle_sender() const { return outbox.empty() && !writing; }
+
+    bool admit(FrameReader&, const FrameHeader& h) override { return set->admit(h); }
+    FramePlacement place(FrameReader&, const FrameHeader& h) override {
+      return set->place(*this, h);
+    }
+    void landed(FrameReader&, const FrameHeader& h, std::uint64_t offset,
+                std::size_t bytes) override {
+      set->landed(*this, h, offset, bytes);
+    }
+    void frame_done(FrameReader&, const FrameHeader& h) override { set->frame_done(*this, h); }
+    void bad_header(FrameReader&, const std::string& error) override { set->fail(error); }
+    void ended(FrameReader&, const asio::error_code& ec, bool between_frames) override {
+      set->read_failed(*this, ec, between_frames);
+    }
   };
 
   // A frame of the message after the posted receive's, read while that receive was incomplete.
@@ -162,9 +182,9 @@ struct StreamSet::Impl {
   std::string failure;             // set once broken
   bool ended_by_peer = false;      // broken because the peer closed every stream between messages
   bool peer_gone = false;          // broken because the peer closed or reset a stream
-  std::vector<std::byte> scratch;  // where late copies are dropped
+  std::vector<std::byte> scratch;  // where late copies are dropped (FrameReader)
   std::vector<EarlyFrame> early;   // frames of the next message, read ahead
-  std::uint64_t early_bytes = 0;   // their payload, reads under way included
+  EarlyBudget early_bytes;         // their payload, reads under way included
   std::unique_ptr<asio::steady_timer> probe_timer;
   bool probing = false;  // the probe timer is armed
   std::optional<StallWatch> stall_watch;
@@ -172,20 +192,20 @@ struct StreamSet::Impl {
   bool peer_resends = false;  // the peer re-sends stalled shares: late copies may be on the way
   bool closing = false;       // lingering before closing: every frame is dropped
 
-  // --- receiving: the posted receive, the streams' readers (stream_set_receive.cpp) ---
+  // --- receiving: the posted receive, what the streams' readers do with frames
+  // (stream_set_receive.cpp) ---
   void start_receive(std::span<std::byte> buffer, std::uint64_t sequence, ReceiveSize size);
   bool recv_done() const;
   std::uint64_t finish_recv();
   std::string received_text() const;
-  void read_header(Stream& s);
-  void on_header(Stream& s);
+  void start_readers();
+  bool admit(const FrameHeader& h);
+  FramePlacement place(Stream& s, const FrameHeader& h);
+  void landed(Stream& s, const FrameHeader& h, std::uint64_t offset, std::size_t bytes);
+  void frame_done(Stream& s, const FrameHeader& h);
   bool already_complete(std::uint64_t message_id) const;
-  void take_frame(Stream& s, const FrameHeader& h);
   bool accept_header(const std::string& from, const FrameHeader& h);
   std::string length_problem(const FrameHeader& h) const;
-  void read_payload(Stream& s, const FrameHeader& h, std::uint64_t done);
-  void discard(Stream& s, std::uint64_t bytes);
-  void frame_arrived(Stream& s);
   void check_complete();
   void complete_receive();
   void read_failed(Stream& s, const asio::error_code& ec, bool between_frames);
@@ -193,7 +213,7 @@ struct StreamSet::Impl {
 
   // --- early frames of the next message (stream_set_read_ahead.cpp) ---
   bool may_read_ahead(const FrameHeader& h) const;
-  void read_ahead(Stream& s, const FrameHeader& h);
+  FramePlacement read_ahead(Stream& s, const FrameHeader& h);
   void read_ahead_done(EarlyFrame frame);
   void take_early(const EarlyFrame& frame);
 

@@ -25,11 +25,11 @@ StreamSet::Impl::Impl(std::shared_ptr<asio::io_context> context,
     : io(std::move(context)), options(set_options) {
   if (sockets.empty()) throw UsageError("a stream set needs at least one connected socket");
   streams.reserve(sockets.size());  // handlers keep references to the streams
-  for (auto& socket : sockets) streams.emplace_back(std::move(socket));
+  for (auto& socket : sockets) streams.emplace_back(std::move(socket), *this);
   peer = streams.front().name;
   governor = StreamGovernor({.streams = static_cast<int>(streams.size()), .adapts = governed()});
   // Readers run from the start, so a peer's early data or close is seen at the next call.
-  for (Stream& s : streams) read_header(s);
+  start_readers();
 }
 
 StreamSet::Impl::~Impl() {
@@ -52,7 +52,7 @@ void StreamSet::Impl::fail(std::string message) {
 bool StreamSet::Impl::idle() const {
   if (probing) return false;
   for (const Stream& s : streams) {
-    if (s.reading || s.writing) return false;
+    if (s.reader->busy() || s.writing) return false;
   }
   return true;
 }
@@ -97,12 +97,11 @@ void StreamSet::Impl::linger() {
   for (Stream& s : streams) {
     asio::error_code ignored;
     s.socket.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
-    if (s.parked) {
-      const std::uint64_t rest = s.parked->length;
-      s.parked.reset();
-      discard(s, rest);
-    } else if (!s.reading && !s.closed) {
-      read_header(s);
+    // place() drops every frame now, a parked one too.
+    if (s.reader->parked()) {
+      s.reader->resume();
+    } else if (!s.closed) {
+      s.reader->start();
     }
   }
   const auto until = Clock::now() + std::min<Clock::duration>(options.timeout, kLinger);

@@ -19,27 +19,21 @@ constexpr std::uint64_t kLeastReadAhead = 4 << 20;
 bool StreamSet::Impl::may_read_ahead(const FrameHeader& h) const {
   if (!receive.active || receive.complete || h.message_id != receive.id + 1) return false;
   const std::uint64_t budget = std::max<std::uint64_t>(receive.buffer.size(), kLeastReadAhead);
-  return early_bytes + h.length <= budget;
+  return early_bytes.fits(h.length, budget);
 }
 
-void StreamSet::Impl::read_ahead(Stream& s, const FrameHeader& h) {
-  auto payload = std::make_shared<std::vector<std::byte>>(h.length);
-  early_bytes += h.length;
-  s.reading = true;
-  asio::async_read(s.socket, asio::buffer(*payload),
-                   [this, &s, h, payload](const asio::error_code& ec, std::size_t) {
-                     s.reading = false;
-                     if (ec) return read_failed(s, ec, false);
-                     read_ahead_done(EarlyFrame{h, std::move(*payload)});
-                     read_header(s);
-                   });
+FramePlacement StreamSet::Impl::read_ahead(Stream& s, const FrameHeader& h) {
+  s.ahead = std::vector<std::byte>(h.length);
+  early_bytes.hold(h.length);
+  s.into = Into::Ahead;
+  return FramePlacement::read(s.ahead);  // read_ahead_done() once it is in
 }
 
 // Its receive may have been posted meanwhile.
 void StreamSet::Impl::read_ahead_done(EarlyFrame frame) {
   if (receive.active && frame.header.message_id == receive.id) return take_early(frame);
   if (frame.header.message_id < next_recv_id || closing) {
-    early_bytes -= frame.header.length;
+    early_bytes.release(frame.header.length);
     return;
   }
   early.push_back(std::move(frame));
@@ -47,7 +41,7 @@ void StreamSet::Impl::read_ahead_done(EarlyFrame frame) {
 
 void StreamSet::Impl::take_early(const EarlyFrame& frame) {
   const FrameHeader& h = frame.header;
-  early_bytes -= h.length;
+  early_bytes.release(h.length);
   if (!accept_header(peer, h) || receive.complete) return;
   std::copy(frame.payload.begin(), frame.payload.end(),
             receive.buffer.begin() + static_cast<std::ptrdiff_t>(h.offset));

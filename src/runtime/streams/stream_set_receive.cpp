@@ -1,6 +1,6 @@
-// runtime/streams/stream_set_receive.cpp — StreamSet: the posted receive and each stream's reader:
-// frame headers, payloads read straight into the posted buffer, late copies dropped, the peer's
-// close.
+// runtime/streams/stream_set_receive.cpp — StreamSet: the posted receive and what each stream's
+// FrameReader does with a frame: its payload read straight into the posted buffer, late copies
+// dropped, the peer's close.
 #include "runtime/streams/stream_set_impl.hpp"
 
 #include <fmt/format.h>
@@ -12,13 +12,6 @@
 
 namespace multilane::runtime {
 
-namespace {
-
-// Scratch space for dropping late copies.
-constexpr std::size_t kDiscardBytes = 64 * 1024;
-
-}  // namespace
-
 void StreamSet::Impl::start_receive(std::span<std::byte> buffer, std::uint64_t sequence,
                                     ReceiveSize size) {
   if (receive.active) throw UsageError(fmt::format("a receive from {} is already posted", peer));
@@ -29,16 +22,14 @@ void StreamSet::Impl::start_receive(std::span<std::byte> buffer, std::uint64_t s
     if (frame.header.message_id == receive.id)
       take_early(frame);
     else
-      early_bytes -= frame.header.length;
+      early_bytes.release(frame.header.length);
     if (!failure.empty()) return;
   }
   for (Stream& s : streams) {
-    if (s.parked && s.parked->message_id == receive.id) {
-      const FrameHeader h = *s.parked;
-      s.parked.reset();
-      take_frame(s, h);
-    } else if (!s.parked && !s.reading && !s.closed) {
-      read_header(s);
+    if (s.reader->parked() && s.reader->header().message_id == receive.id) {
+      s.reader->resume();
+    } else if (!s.closed) {
+      s.reader->start();  // unless it is busy or parked
     }
     if (!failure.empty()) return;
   }
@@ -65,41 +56,58 @@ std::string StreamSet::Impl::received_text() const {
   return fmt::format("received {} of {} bytes", receive.arrived.bytes(), *receive.total);
 }
 
-void StreamSet::Impl::read_header(Stream& s) {
-  s.reading = true;
-  asio::async_read(s.socket, asio::buffer(s.header_in),
-                   [this, &s](const asio::error_code& ec, std::size_t n) {
-                     s.reading = false;
-                     if (ec) return read_failed(s, ec, n == 0);
-                     on_header(s);
-                   });
+// Each stream gets a FrameReader; the set decides, frame by frame, where payloads go.
+void StreamSet::Impl::start_readers() {
+  const FrameCheck check{options.job_id, options.max_message};
+  for (Stream& s : streams) {
+    s.reader = std::make_unique<FrameReader>(s.socket, check, s.name, s, scratch);
+  }
+  for (Stream& s : streams) s.reader->start();
 }
 
-void StreamSet::Impl::on_header(Stream& s) {
-  FrameDecode decoded =
-      decode_frame_header(s.header_in, FrameCheck{options.job_id, options.max_message}, s.name);
-  if (!decoded.header) return fail(decoded.error);
-  const FrameHeader& h = *decoded.header;
+bool StreamSet::Impl::admit(const FrameHeader& h) {
   peer_resends = peer_resends || (h.flags & kFrameAcknowledgeSoon) != 0;
-  if (closing || already_complete(h.message_id)) return discard(s, h.length);
+  return true;
+}
+
+// Frames of the posted receive go straight into its buffer; late copies are dropped; frames of
+// later messages are read ahead or wait for their receive.
+FramePlacement StreamSet::Impl::place(Stream& s, const FrameHeader& h) {
+  s.into = Into::Nothing;
+  if (closing || already_complete(h.message_id)) return FramePlacement::discard();
   if (!receive.active || h.message_id > receive.id) {
     if (may_read_ahead(h)) return read_ahead(s, h);
-    s.parked = h;  // the streams ran ahead: keep it for its receive
-    return;
+    return FramePlacement::park();  // the streams ran ahead: keep it for its receive
   }
-  take_frame(s, h);
+  if (!accept_header(s.name, h)) return FramePlacement::stop();
+  s.into = Into::Buffer;
+  return FramePlacement::read(receive.buffer.subspan(h.offset, h.length));
+}
+
+// Bytes count as arrived at once, not when the whole frame is in, because the rest of a frame
+// on a stalled stream may come over other streams (and the sender knows the peer has what its
+// TCP acknowledged).
+void StreamSet::Impl::landed(Stream& s, const FrameHeader& h, std::uint64_t offset,
+                             std::size_t bytes) {
+  if (s.into != Into::Buffer) return;
+  if (!receive.active || receive.id != h.message_id) {
+    return s.reader->stop_payload();  // not our buffer any more
+  }
+  receive.arrived.add(h.offset + offset, bytes);
+  check_complete();  // which stops this reader too when the message is complete
+}
+
+void StreamSet::Impl::frame_done(Stream& s, const FrameHeader& h) {
+  if (std::exchange(s.into, Into::Nothing) == Into::Ahead) {
+    return read_ahead_done(EarlyFrame{h, std::exchange(s.ahead, {})});
+  }
+  check_complete();
 }
 
 // A copy of bytes that arrived on another stream first.
 bool StreamSet::Impl::already_complete(std::uint64_t message_id) const {
   if (receive.active && message_id == receive.id) return receive.complete;
   return message_id < (receive.active ? receive.id : next_recv_id);
-}
-
-void StreamSet::Impl::take_frame(Stream& s, const FrameHeader& h) {
-  if (!accept_header(s.name, h)) return;
-  if (h.length == 0) return frame_arrived(s);
-  read_payload(s, h, 0);
 }
 
 // Checks a frame of the posted receive against it (failing the set if it does not fit) and
@@ -137,53 +145,6 @@ std::string StreamSet::Impl::length_problem(const FrameHeader& h) const {
   return {};
 }
 
-// Reads the rest of a frame's payload (from byte `done` on) straight into the buffer, as
-// it comes: bytes count as arrived at once, not when the whole frame is in, because the
-// rest of a frame on a stalled stream may come over other streams (and the sender knows
-// the peer has what its TCP acknowledged).
-void StreamSet::Impl::read_payload(Stream& s, const FrameHeader& h, std::uint64_t done) {
-  s.reading = true;
-  s.into_buffer = true;
-  s.socket.async_read_some(
-      asio::buffer(receive.buffer.data() + h.offset + done, h.length - done),
-      asio::bind_cancellation_slot(
-          s.stop_read->slot(), [this, &s, h, done](const asio::error_code& ec, std::size_t n) {
-            s.reading = false;
-            s.into_buffer = false;
-            const bool current = receive.active && receive.id == h.message_id;
-            if (current) receive.arrived.add(h.offset + done, n);
-            if (ec == asio::error::operation_aborted && failure.empty() && s.socket.is_open()) {
-              return discard(s, h.length - done - n);  // the message completed elsewhere
-            }
-            if (ec) return read_failed(s, ec, false);
-            if (done + n < h.length) {
-              if (current) check_complete();
-              if (current && !receive.complete) return read_payload(s, h, done + n);
-              return discard(s, h.length - done - n);  // not our buffer any more
-            }
-            frame_arrived(s);
-          }));
-}
-
-// Reads and drops `bytes` bytes, then goes on with the next header.
-void StreamSet::Impl::discard(Stream& s, std::uint64_t bytes) {
-  if (bytes == 0) return read_header(s);
-  if (scratch.empty()) scratch.resize(kDiscardBytes);
-  const std::size_t piece = static_cast<std::size_t>(std::min<std::uint64_t>(bytes, kDiscardBytes));
-  s.reading = true;
-  asio::async_read(s.socket, asio::buffer(scratch.data(), piece),
-                   [this, &s, bytes](const asio::error_code& ec, std::size_t n) {
-                     s.reading = false;
-                     if (ec) return read_failed(s, ec, false);
-                     discard(s, bytes - n);
-                   });
-}
-
-void StreamSet::Impl::frame_arrived(Stream& s) {
-  check_complete();
-  read_header(s);
-}
-
 void StreamSet::Impl::check_complete() {
   if (!receive.complete && receive.any_frame && receive.total &&
       receive.arrived.bytes() >= *receive.total) {
@@ -198,7 +159,7 @@ void StreamSet::Impl::check_complete() {
 void StreamSet::Impl::complete_receive() {
   receive.complete = true;
   for (Stream& t : streams) {
-    if (t.into_buffer) t.stop_read->emit(asio::cancellation_type::terminal);
+    if (t.into == Into::Buffer) t.reader->stop_payload();
     if (receive.sender_waits && t.socket.is_open()) {
       acknowledge_now(t.socket.native_handle());
     }

@@ -1,89 +1,57 @@
 // runtime/transport/incoming_stream.cpp — see incoming_stream.hpp.
 #include "runtime/transport/incoming_stream.hpp"
 
-#include "runtime/transport/whole_transfer.hpp"
-
 #include <fmt/format.h>
 
 namespace multilane::runtime {
 
 IncomingStream::IncomingStream(ReceiveSide& side, EngineContext& context,
-                               asio::ip::tcp::socket socket, int peer, int lane, int stream)
+                               asio::ip::tcp::socket socket, int peer, int lane, int stream,
+                               std::vector<std::byte>& scratch)
     : side_(side),
       context_(context),
       socket_(std::move(socket)),
       peer_(peer),
-      lane_(lane),
-      stream_(stream) {}
-
-std::string IncomingStream::name() const {
-  return fmt::format("rank {} (lane {}, stream {})", peer_, lane_, stream_);
-}
+      reader_(socket_, FrameCheck{context.config.job_id, context.config.max_message},
+              fmt::format("rank {} (lane {}, stream {})", peer, lane, stream), *this, scratch) {}
 
 void IncomingStream::start() {
-  read_header();
-}
-
-void IncomingStream::read_header() {
-  if (closed_) return;
-  asio::async_read(socket_, asio::buffer(header_bytes_),
-                   [self = shared_from_this()](const asio::error_code& error, std::size_t bytes) {
-                     self->on_header(error, bytes);
-                   });
-}
-
-void IncomingStream::on_header(const asio::error_code& error, std::size_t bytes) {
-  if (closed_) return;
-  if (error) return fail_io(error, bytes == 0);
-  const FrameDecode decoded = decode_frame_header(
-      header_bytes_, FrameCheck{context_.config.job_id, context_.config.max_message}, name());
-  if (!decoded.header) {
-    context_.log("closing the connection from " + decoded.error);
-    return close(decoded.error);
-  }
-  header_ = *decoded.header;
-  if (!context_.check_signature(peer_, header_.sequence, header_.signature)) {
-    return close(
-        fmt::format("{} sent a message of another call as call #{}", name(), header_.sequence));
-  }
-  place_chunk();
-}
-
-void IncomingStream::place_chunk() {
-  std::shared_ptr<ReceiveSide::EarlyChunk> early;
-  const ReceiveSide::Target target = side_.place_chunk(*this, header_, early);
-  if (target.park) return;  // place_again() continues once the receive is posted
-  accept_chunk(target, std::move(early));
+  reader_.start();
 }
 
 void IncomingStream::place_again() {
-  if (!closed_) place_chunk();
+  if (!closed_) reader_.resume();
 }
 
-void IncomingStream::accept_chunk(const ReceiveSide::Target& target,
-                                  std::shared_ptr<ReceiveSide::EarlyChunk> early) {
+bool IncomingStream::admit(FrameReader&, const FrameHeader& header) {
+  if (context_.check_signature(peer_, header.sequence, header.signature)) return true;
+  close(fmt::format("{} sent a message of another call as call #{}", name(), header.sequence));
+  return false;
+}
+
+FramePlacement IncomingStream::place(FrameReader&, const FrameHeader& header) {
+  early_.reset();
+  const ReceiveSide::Target target = side_.place_chunk(*this, header, early_);
+  if (target.park) return FramePlacement::park();  // place_again() once the receive is posted
   if (!target.error.empty()) {
     context_.log("closing the connection from " + name() + ": " + target.error);
-    return close(target.error);
+    close(target.error);
+    return FramePlacement::stop();
   }
-  if (target.bytes.empty()) return on_payload({}, std::move(early));
-  read_whole(socket_, target.bytes,
-             [self = shared_from_this(), early = std::move(early)](const asio::error_code& error,
-                                                                   std::size_t) mutable {
-               self->on_payload(error, std::move(early));
-             });
+  return FramePlacement::read(target.bytes);
 }
 
-void IncomingStream::on_payload(const asio::error_code& error,
-                                std::shared_ptr<ReceiveSide::EarlyChunk> early) {
-  if (closed_) return;
-  if (error) return fail_io(error, false);
-  const ReceiveSide::Key key{peer_, header_.sequence, header_.message_id};
-  side_.chunk_done(key, header_, *this, std::move(early));
-  read_header();
+void IncomingStream::frame_done(FrameReader&, const FrameHeader& header) {
+  const ReceiveSide::Key key{peer_, header.sequence, header.message_id};
+  side_.chunk_done(key, header, *this, std::move(early_));
 }
 
-void IncomingStream::fail_io(const asio::error_code& error, bool between_frames) {
+void IncomingStream::bad_header(FrameReader&, const std::string& error) {
+  context_.log("closing the connection from " + error);
+  close(error);
+}
+
+void IncomingStream::ended(FrameReader&, const asio::error_code& error, bool between_frames) {
   if (error == asio::error::operation_aborted) return;
   const bool gone = error == asio::error::eof || error == asio::error::connection_reset;
   if (gone && between_frames) {

@@ -1,21 +1,27 @@
 // runtime/transport/incoming_stream.hpp — one authenticated connection from a peer, read frame by
-// frame (internal to the engine). Reads a header, asks the ReceiveSide where the chunk's bytes go,
-// reads them there, and loops; pauses when told to park until place_again().
+// frame (internal to the engine). Its FrameReader reads the headers; the stream checks each
+// call's signature, asks the ReceiveSide where the chunk's bytes go, and tells it when they are
+// in; a chunk the ReceiveSide cannot take yet parks the reader until place_again().
 #pragma once
 
 #include <asio.hpp>
+#include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "runtime/streams/frame_reader.hpp"
 #include "runtime/transport/receive_side.hpp"
 #include "runtime/transport/wire.hpp"
 
 namespace multilane::runtime {
 
-class IncomingStream : public std::enable_shared_from_this<IncomingStream> {
+class IncomingStream final : public std::enable_shared_from_this<IncomingStream>,
+                             private FrameSink {
  public:
+  // `scratch`: see FrameReader.
   IncomingStream(ReceiveSide& side, EngineContext& context, asio::ip::tcp::socket socket, int peer,
-                 int lane, int stream);
+                 int lane, int stream, std::vector<std::byte>& scratch);
   void start();
   // Asks again where the parked chunk goes (its receive was posted) and goes on reading.
   void place_again();
@@ -25,25 +31,22 @@ class IncomingStream : public std::enable_shared_from_this<IncomingStream> {
   int peer() const { return peer_; }
   bool is_closed() const { return closed_; }
   // "rank 3 (lane 0, stream 1)"
-  std::string name() const;
+  const std::string& name() const { return reader_.name(); }
 
  private:
-  void read_header();
-  void on_header(const asio::error_code& error, std::size_t bytes);
-  void place_chunk();
-  void accept_chunk(const ReceiveSide::Target& target,
-                    std::shared_ptr<ReceiveSide::EarlyChunk> early);
-  void on_payload(const asio::error_code& error, std::shared_ptr<ReceiveSide::EarlyChunk> early);
-  void fail_io(const asio::error_code& error, bool between_frames);
+  bool admit(FrameReader& reader, const FrameHeader& header) override;
+  FramePlacement place(FrameReader& reader, const FrameHeader& header) override;
+  void frame_done(FrameReader& reader, const FrameHeader& header) override;
+  void bad_header(FrameReader& reader, const std::string& error) override;
+  void ended(FrameReader& reader, const asio::error_code& error, bool between_frames) override;
+  std::shared_ptr<void> keep_alive() override { return shared_from_this(); }
 
   ReceiveSide& side_;
   EngineContext& context_;
   asio::ip::tcp::socket socket_;
   int peer_;
-  int lane_;
-  int stream_;
-  FrameBytes header_bytes_{};
-  FrameHeader header_;
+  FrameReader reader_;
+  std::shared_ptr<ReceiveSide::EarlyChunk> early_;  // of the chunk being read, if it is early
   bool closed_ = false;
 };
 

@@ -36,8 +36,8 @@ ReceiveSide::ReceiveSide(EngineContext& context)
 ReceiveSide::~ReceiveSide() = default;
 
 void ReceiveSide::adopt(asio::ip::tcp::socket socket, int peer, int lane, int stream) {
-  auto incoming =
-      std::make_shared<IncomingStream>(*this, context_, std::move(socket), peer, lane, stream);
+  auto incoming = std::make_shared<IncomingStream>(*this, context_, std::move(socket), peer, lane,
+                                                   stream, scratch_);
   streams_.push_back(incoming);
   ++open_streams_[peer];
   ever_connected_[peer] = 1;
@@ -75,7 +75,7 @@ void ReceiveSide::recv(RecvRequest request, Completion done) {
       if (request.landed) request.landed(chunk->offset, chunk->bytes.size());
       posted.received += chunk->bytes.size();
       posted.any_chunk = true;
-      early_bytes_ -= chunk->bytes.size();
+      early_bytes_.release(chunk->bytes.size());
     }
     std::erase_if(chunks, [](const auto& chunk) { return chunk->arrived; });
     if (chunks.empty()) early_.erase(early);  // chunks still being read land in chunk_done()
@@ -116,7 +116,7 @@ ReceiveSide::Target ReceiveSide::place_chunk(IncomingStream& stream, const Frame
   // (a whole message on one stream) waits for its receive and is then read in place, rather
   // than costing a fresh buffer, its page faults and a copy.
   if (header.length > context_.config.stripe.max_chunk ||
-      early_bytes_ + header.length > context_.config.unexpected_budget) {
+      !early_bytes_.fits(header.length, context_.config.unexpected_budget)) {
     if (entry.chunks.empty()) early_.erase(key);
     parked_[key].push_back(&stream);
     return Target{{}, true, {}};
@@ -128,7 +128,7 @@ ReceiveSide::Target ReceiveSide::place_chunk(IncomingStream& stream, const Frame
   early->storage = std::make_unique_for_overwrite<std::byte[]>(header.length);
   early->bytes = {early->storage.get(), header.length};
   entry.chunks.push_back(early);
-  early_bytes_ += header.length;
+  early_bytes_.hold(header.length);
   return Target{early->bytes, false, {}};
 }
 
@@ -142,7 +142,7 @@ void ReceiveSide::chunk_done(const Key& key, const FrameHeader& header, Incoming
     Posted& p = posted->second;
     std::memcpy(p.request.bytes.data() + early->offset, early->bytes.data(), early->bytes.size());
     if (p.request.landed) p.request.landed(early->offset, early->bytes.size());
-    early_bytes_ -= early->bytes.size();
+    early_bytes_.release(early->bytes.size());
     if (auto e = early_.find(key); e != early_.end()) {
       std::erase(e->second.chunks, early);
       if (e->second.chunks.empty()) early_.erase(e);

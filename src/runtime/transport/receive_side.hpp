@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/streams/early_budget.hpp"
 #include "runtime/transport/engine_context.hpp"
 #include "runtime/transport/wire.hpp"
 
@@ -102,7 +103,8 @@ class ReceiveSide {
   std::unordered_map<Key, Posted, KeyHash> posted_;
   std::unordered_map<Key, Early, KeyHash> early_;
   std::unordered_map<Key, std::vector<IncomingStream*>, KeyHash> parked_;
-  std::uint64_t early_bytes_ = 0;
+  EarlyBudget early_bytes_;         // the early chunks' bytes (config.unexpected_budget)
+  std::vector<std::byte> scratch_;  // the streams' dropped payload (FrameReader)
 };
 
 }  // namespace multilane::runtime

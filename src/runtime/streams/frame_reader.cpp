@@ -1,0 +1,159 @@
+// runtime/streams/frame_reader.cpp — see frame_reader.hpp.
+#include "runtime/streams/frame_reader.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace multilane::runtime {
+
+namespace {
+
+// Dropped payload is read in pieces of at most this size.
+constexpr std::size_t kDiscardBytes = 64 * 1024;
+
+}  // namespace
+
+bool FrameSink::admit(FrameReader&, const FrameHeader&) {
+  return true;
+}
+
+void FrameSink::landed(FrameReader&, const FrameHeader&, std::uint64_t, std::size_t) {}
+
+std::shared_ptr<void> FrameSink::keep_alive() {
+  return {};
+}
+
+FrameReader::FrameReader(asio::ip::tcp::socket& socket, const FrameCheck& check, std::string name,
+                         FrameSink& sink, std::vector<std::byte>& scratch)
+    : socket_(socket), check_(check), name_(std::move(name)), sink_(sink), scratch_(scratch) {}
+
+void FrameReader::start() {
+  if (phase_ != Phase::Idle || !socket_.is_open()) return;
+  read_header();
+}
+
+void FrameReader::resume() {
+  if (phase_ != Phase::Parked || !socket_.is_open()) return;
+  place();
+}
+
+void FrameReader::stop_payload() {
+  if (phase_ != Phase::Payload || stopping_) return;
+  stopping_ = true;
+  if (reading_) stop_read_.emit(asio::cancellation_type::terminal);
+}
+
+void FrameReader::read_header() {
+  phase_ = Phase::Header;
+  reading_ = true;
+  asio::async_read(
+      socket_, asio::buffer(header_bytes_),
+      [this, keep = sink_.keep_alive()](const asio::error_code& error, std::size_t bytes) {
+        on_header(error, bytes);
+      });
+}
+
+void FrameReader::on_header(const asio::error_code& error, std::size_t bytes) {
+  reading_ = false;
+  if (!socket_.is_open()) return;
+  if (error) return end(error, bytes == 0);
+  const FrameDecode decoded = decode_frame_header(header_bytes_, check_, name_);
+  if (!decoded.header) {
+    phase_ = Phase::Ended;  // the stream is out of step: nothing after it can be read
+    return sink_.bad_header(*this, decoded.error);
+  }
+  header_ = *decoded.header;
+  phase_ = Phase::Placing;
+  if (!sink_.admit(*this, header_) || !socket_.is_open()) {
+    phase_ = Phase::Idle;  // the owner refused the frame
+    return;
+  }
+  place();
+}
+
+void FrameReader::place() {
+  phase_ = Phase::Placing;
+  const FramePlacement placement = sink_.place(*this, header_);
+  if (!socket_.is_open()) {
+    phase_ = Phase::Idle;
+    return;
+  }
+  switch (placement.action()) {
+    case FramePlacement::Action::Park:
+      phase_ = Phase::Parked;
+      return;
+    case FramePlacement::Action::Stop:
+      phase_ = Phase::Idle;
+      return;
+    case FramePlacement::Action::Discard:
+      return discard(header_.length);
+    case FramePlacement::Action::Read:
+      into_ = placement.into();
+      done_ = 0;
+      stopping_ = false;
+      if (into_.empty()) return finish_frame();
+      return read_payload();
+  }
+}
+
+// Each read offers everything left of the span (not asio::async_read's 64 KiB at a time) and
+// reports what it got, so the owner counts bytes as they come.
+void FrameReader::read_payload() {
+  phase_ = Phase::Payload;
+  reading_ = true;
+  socket_.async_read_some(
+      asio::buffer(into_.data() + done_, into_.size() - done_),
+      asio::bind_cancellation_slot(
+          stop_read_.slot(),
+          [this, keep = sink_.keep_alive()](const asio::error_code& error, std::size_t bytes) {
+            on_payload(error, bytes);
+          }));
+}
+
+void FrameReader::on_payload(const asio::error_code& error, std::size_t bytes) {
+  reading_ = false;
+  if (!socket_.is_open()) return;
+  const std::size_t at = done_;
+  done_ += bytes;
+  if (bytes > 0) {
+    sink_.landed(*this, header_, at, bytes);
+    if (!socket_.is_open()) return;
+  }
+  if (done_ == into_.size()) return finish_frame();
+  if (stopping_ && (!error || error == asio::error::operation_aborted)) {
+    return discard(into_.size() - done_);
+  }
+  if (error) return end(error, false);
+  read_payload();
+}
+
+// Reads and drops `bytes` bytes, then goes on with the next header.
+void FrameReader::discard(std::uint64_t bytes) {
+  if (bytes == 0) return read_header();
+  phase_ = Phase::Discard;
+  if (scratch_.empty()) scratch_.resize(kDiscardBytes);
+  const std::size_t piece =
+      static_cast<std::size_t>(std::min<std::uint64_t>(bytes, scratch_.size()));
+  reading_ = true;
+  asio::async_read(
+      socket_, asio::buffer(scratch_.data(), piece),
+      [this, bytes, keep = sink_.keep_alive()](const asio::error_code& error, std::size_t n) {
+        reading_ = false;
+        if (!socket_.is_open()) return;
+        if (error) return end(error, false);
+        discard(bytes - n);
+      });
+}
+
+void FrameReader::finish_frame() {
+  phase_ = Phase::Delivering;
+  sink_.frame_done(*this, header_);
+  if (socket_.is_open()) read_header();
+}
+
+void FrameReader::end(const asio::error_code& error, bool between_frames) {
+  phase_ = Phase::Ended;
+  sink_.ended(*this, error, between_frames);
+}
+
+}  // namespace multilane::runtime

@@ -1,0 +1,127 @@
+// runtime/streams/frame_reader.hpp — one stream's reader of frames (wire.hpp), shared by the
+// Engine's incoming streams and StreamSet's streams.
+//
+// The reader reads a header, checks it (decode_frame_header), and asks its owner, a FrameSink,
+// what to do with the payload: read it straight into a span the owner chose (the posted
+// receive's buffer, an early-data buffer), drop it, park until the owner calls resume(), or
+// stop (the owner refused the frame and closed or failed the stream). Payload bytes are
+// reported as each read returns them, so an owner can count bytes as they arrive; each read
+// offers the kernel everything that is left of the span, which keeps a large chunk at a few
+// system calls. When the payload is in, the owner hears frame_done() and the reader goes on
+// with the next header.
+//
+// The owner may stop the rest of a payload from landing in its span (stop_payload(): the
+// message completed from other streams); that rest is read and dropped.
+//
+// Threading: the reader runs on the thread running the socket's io_context; the owner calls it
+// on that thread only, and its sink is called from there. The owner owns the socket, the
+// sink and the scratch space, and keeps them (and the spans it hands out) alive while busy()
+// or, for owners held by shared_ptr, through keep_alive(). Closing the socket ends the reader
+// without a report: the owner closed it and knows why.
+#pragma once
+
+#include <asio.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/transport/wire.hpp"
+
+namespace multilane::runtime {
+
+class FrameReader;
+
+// The owner's answer to "where does this frame's payload go?".
+class FramePlacement {
+ public:
+  enum class Action { Read, Discard, Park, Stop };
+  // Into `into`, whose size is the frame's length.
+  static FramePlacement read(std::span<std::byte> into) { return {Action::Read, into}; }
+  static FramePlacement discard() { return {Action::Discard, {}}; }
+  static FramePlacement park() { return {Action::Park, {}}; }
+  static FramePlacement stop() { return {Action::Stop, {}}; }
+
+  Action action() const { return action_; }
+  std::span<std::byte> into() const { return into_; }
+
+ private:
+  FramePlacement(Action action, std::span<std::byte> into) : action_(action), into_(into) {}
+  Action action_;
+  std::span<std::byte> into_;
+};
+
+class FrameSink {
+ public:
+  // Checks a valid header beyond what decode_frame_header() does, once per frame; false: the
+  // owner refused the frame (and closed or failed the stream), nothing more is read.
+  virtual bool admit(FrameReader& reader, const FrameHeader& header);
+  // Where the payload goes; asked when the header arrives and again on each resume().
+  virtual FramePlacement place(FrameReader& reader, const FrameHeader& header) = 0;
+  // `bytes` payload bytes landed at `offset` of the placed span.
+  virtual void landed(FrameReader& reader, const FrameHeader& header, std::uint64_t offset,
+                      std::size_t bytes);
+  // The whole payload is in its span (not said of dropped frames).
+  virtual void frame_done(FrameReader& reader, const FrameHeader& header) = 0;
+  // The header is not valid; `error` names the stream (decode_frame_header()).
+  virtual void bad_header(FrameReader& reader, const std::string& error) = 0;
+  // Reading failed or the peer closed; `between_frames`: before the first byte of a header.
+  virtual void ended(FrameReader& reader, const asio::error_code& error, bool between_frames) = 0;
+  // Held by every outstanding read, for owners that a shared_ptr keeps alive.
+  virtual std::shared_ptr<void> keep_alive();
+
+ protected:
+  ~FrameSink() = default;
+};
+
+class FrameReader {
+ public:
+  // `scratch` receives dropped payload (sized on first use); readers on one thread may share it.
+  FrameReader(asio::ip::tcp::socket& socket, const FrameCheck& check, std::string name,
+              FrameSink& sink, std::vector<std::byte>& scratch);
+  FrameReader(const FrameReader&) = delete;
+  FrameReader& operator=(const FrameReader&) = delete;
+
+  // Reads the next header; does nothing unless idle (not started, or stopped by the owner).
+  void start();
+  // A parked frame: asks place() again.
+  void resume();
+  // The rest of the current payload is dropped instead of landing in its span.
+  void stop_payload();
+
+  // A read is outstanding: its handler still refers to the socket, the sink and the span.
+  bool busy() const { return reading_; }
+  bool parked() const { return phase_ == Phase::Parked; }
+  // The header of the frame being placed, read or parked.
+  const FrameHeader& header() const { return header_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  enum class Phase { Idle, Header, Placing, Parked, Payload, Discard, Delivering, Ended };
+  void read_header();
+  void on_header(const asio::error_code& error, std::size_t bytes);
+  void place();
+  void read_payload();
+  void on_payload(const asio::error_code& error, std::size_t bytes);
+  void discard(std::uint64_t bytes);
+  void finish_frame();
+  void end(const asio::error_code& error, bool between_frames);
+
+  asio::ip::tcp::socket& socket_;
+  FrameCheck check_;
+  std::string name_;
+  FrameSink& sink_;
+  std::vector<std::byte>& scratch_;
+  Phase phase_ = Phase::Idle;
+  bool reading_ = false;
+  bool stopping_ = false;  // stop_payload() was called for the current payload
+  FrameBytes header_bytes_{};
+  FrameHeader header_;
+  std::span<std::byte> into_;
+  std::size_t done_ = 0;  // payload bytes in `into_`
+  asio::cancellation_signal stop_read_;
+};
+
+}  // namespace multilane::runtime

@@ -1,0 +1,345 @@
+// tests/runtime/frame_reader_test.cpp — the per-stream frame reader shared by the Engine and
+// StreamSet, over a loopback connection: placement, dropping, parking, bad headers, the peer's
+// close between and inside frames, and stopping a payload half way.
+#include "runtime/streams/frame_reader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <asio.hpp>
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/loopback.hpp"
+#include "runtime/transport/wire.hpp"
+
+namespace multilane::runtime {
+namespace {
+
+using testing::loopback;
+using testing::pattern;
+
+constexpr std::uint64_t kJob = 42;
+const FrameCheck kCheck{kJob, std::uint64_t{1} << 32};
+
+FrameHeader header(std::uint64_t message_id, std::uint64_t offset, std::uint64_t length,
+                   std::uint64_t total) {
+  return {
+      .job_id = kJob, .message_id = message_id, .offset = offset, .length = length, .total = total};
+}
+
+// Records what the reader reports; `on_place` and `on_landed` say what to do.
+struct Recorder final : FrameSink {
+  std::function<FramePlacement(FrameReader&, const FrameHeader&)> on_place;
+  std::function<void(FrameReader&)> on_landed;
+  std::vector<FrameHeader> placed;
+  std::vector<FrameHeader> done;
+  std::uint64_t landed_bytes = 0;
+  std::vector<std::pair<std::uint64_t, std::size_t>> landings;  // (offset, bytes)
+  std::string bad;
+  std::optional<asio::error_code> end_error;
+  bool between_frames = false;
+
+  FramePlacement place(FrameReader& reader, const FrameHeader& h) override {
+    placed.push_back(h);
+    return on_place(reader, h);
+  }
+  void landed(FrameReader& reader, const FrameHeader&, std::uint64_t offset,
+              std::size_t bytes) override {
+    landings.emplace_back(offset, bytes);
+    landed_bytes += bytes;
+    if (on_landed) on_landed(reader);
+  }
+  void frame_done(FrameReader&, const FrameHeader& h) override { done.push_back(h); }
+  void bad_header(FrameReader&, const std::string& error) override { bad = error; }
+  void ended(FrameReader&, const asio::error_code& error, bool between) override {
+    end_error = error;
+    between_frames = between;
+  }
+};
+
+class FrameReaderTest : public ::testing::Test {
+ protected:
+  FrameReaderTest() {
+    asio::ip::tcp::acceptor acceptor(io, loopback(0));
+    writer.connect(acceptor.local_endpoint());
+    socket = acceptor.accept();
+  }
+
+  void write(std::span<const std::byte> bytes) {
+    asio::write(writer, asio::buffer(bytes.data(), bytes.size()));
+  }
+  void write_header(const FrameHeader& h) { write(encode_frame_header(h)); }
+  void write_frame(const FrameHeader& h, std::span<const std::byte> payload) {
+    write_header(h);
+    write(payload);
+  }
+
+  // Runs the reader until `done` holds (at most 10 s).
+  template <typename Pred>
+  bool run_until(Pred done) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > until) return false;
+      io.restart();
+      io.run_one_for(std::chrono::milliseconds(20));
+    }
+    return true;
+  }
+  // Lets whatever is ready run, for a moment.
+  void settle() {
+    io.restart();
+    io.run_for(std::chrono::milliseconds(50));
+  }
+
+  asio::io_context io;
+  asio::ip::tcp::socket socket{io};
+  asio::ip::tcp::socket writer{io};
+  std::vector<std::byte> scratch;
+  Recorder sink;
+  FrameReader reader{socket, kCheck, "test stream", sink, scratch};
+};
+
+TEST_F(FrameReaderTest, PlacedFramesArriveByteExact) {
+  // A message of two frames, the second one large enough to take several reads.
+  const std::size_t total = 4 << 20;
+  const std::vector<std::byte> message = pattern(total);
+  std::vector<std::byte> buffer(total);
+  sink.on_place = [&](FrameReader&, const FrameHeader& h) {
+    return FramePlacement::read(std::span(buffer).subspan(h.offset, h.length));
+  };
+  reader.start();
+  std::thread sender([&] {
+    write_frame(header(0, 0, 1000, total), std::span(message).first(1000));
+    write_frame(header(0, 1000, total - 1000, total), std::span(message).subspan(1000));
+  });
+  EXPECT_TRUE(run_until([&] { return sink.done.size() == 2; }));
+  sender.join();
+  EXPECT_EQ(buffer, message);
+  EXPECT_EQ(sink.done[0], header(0, 0, 1000, total));
+  EXPECT_EQ(sink.done[1], header(0, 1000, total - 1000, total));
+  EXPECT_EQ(sink.landed_bytes, total);
+  // Each frame's landings follow each other from its start.
+  std::uint64_t expected = 0;
+  for (const auto& [offset, bytes] : sink.landings) {
+    if (expected == 1000 && offset == 0) expected = 0;  // the second frame
+    EXPECT_EQ(offset, expected);
+    expected = offset + bytes;
+  }
+}
+
+TEST_F(FrameReaderTest, EmptyFrameIsDoneWithoutARead) {
+  sink.on_place = [](FrameReader&, const FrameHeader&) { return FramePlacement::read({}); };
+  reader.start();
+  write_header(header(3, 0, 0, 0));
+  EXPECT_TRUE(run_until([&] { return sink.done.size() == 1; }));
+  EXPECT_TRUE(sink.landings.empty());
+}
+
+TEST_F(FrameReaderTest, DiscardDropsExactlyTheFramesBytes) {
+  const std::vector<std::byte> dropped = pattern(200'000, 1);
+  const std::vector<std::byte> kept = pattern(300, 2);
+  std::vector<std::byte> buffer(300);
+  sink.on_place = [&](FrameReader&, const FrameHeader& h) {
+    if (h.message_id == 0) return FramePlacement::discard();
+    return FramePlacement::read(buffer);
+  };
+  reader.start();
+  std::thread sender([&] {
+    write_frame(header(0, 0, dropped.size(), dropped.size()), dropped);
+    write_frame(header(1, 0, kept.size(), kept.size()), kept);
+  });
+  EXPECT_TRUE(run_until([&] { return sink.done.size() == 1; }));
+  sender.join();
+  EXPECT_EQ(sink.done[0].message_id, 1u);
+  EXPECT_EQ(buffer, kept);
+  EXPECT_EQ(sink.landed_bytes, kept.size());
+  EXPECT_EQ(sink.placed.size(), 2u);
+}
+
+TEST_F(FrameReaderTest, ParkedFrameWaitsForResume) {
+  const std::vector<std::byte> payload = pattern(500);
+  std::vector<std::byte> buffer(500);
+  bool ready = false;
+  sink.on_place = [&](FrameReader&, const FrameHeader&) {
+    return ready ? FramePlacement::read(buffer) : FramePlacement::park();
+  };
+  reader.start();
+  write_frame(header(7, 0, payload.size(), payload.size()), payload);
+  EXPECT_TRUE(run_until([&] { return reader.parked(); }));
+  EXPECT_EQ(reader.header().message_id, 7u);
+  settle();
+  EXPECT_TRUE(sink.done.empty());
+  EXPECT_FALSE(reader.busy());
+  reader.start();  // does nothing while parked
+  EXPECT_FALSE(reader.busy());
+
+  ready = true;
+  reader.resume();
+  EXPECT_FALSE(reader.parked());
+  EXPECT_TRUE(run_until([&] { return sink.done.size() == 1; }));
+  EXPECT_EQ(buffer, payload);
+  EXPECT_EQ(sink.placed.size(), 2u);  // asked again on resume()
+}
+
+TEST_F(FrameReaderTest, StopPlacementLeavesTheReaderIdleUntilStarted) {
+  const std::vector<std::byte> payload = pattern(10);
+  std::vector<std::byte> buffer(10);
+  int calls = 0;
+  sink.on_place = [&](FrameReader&, const FrameHeader&) {
+    return ++calls == 1 ? FramePlacement::stop() : FramePlacement::read(buffer);
+  };
+  reader.start();
+  write_header(header(0, 0, 0, 0));
+  write_frame(header(1, 0, payload.size(), payload.size()), payload);
+  EXPECT_TRUE(run_until([&] { return calls == 1; }));
+  settle();
+  EXPECT_FALSE(reader.busy());
+  EXPECT_EQ(calls, 1);
+  reader.start();
+  EXPECT_TRUE(run_until([&] { return sink.done.size() == 1; }));
+  EXPECT_EQ(buffer, payload);
+}
+
+TEST_F(FrameReaderTest, BadHeaderIsRefusedWithTheDecodeError) {
+  FrameBytes bytes = encode_frame_header(header(0, 0, 0, 0));
+  bytes[0] = std::byte{0x00};  // not the magic
+  sink.on_place = [](FrameReader&, const FrameHeader&) { return FramePlacement::discard(); };
+  reader.start();
+  write(bytes);
+  EXPECT_TRUE(run_until([&] { return !sink.bad.empty(); }));
+  EXPECT_EQ(sink.bad, decode_frame_header(bytes, kCheck, "test stream").error);
+  EXPECT_NE(sink.bad.find("test stream"), std::string::npos);
+  EXPECT_TRUE(sink.placed.empty());
+  reader.start();  // the stream is out of step: it stays ended
+  EXPECT_FALSE(reader.busy());
+}
+
+TEST_F(FrameReaderTest, OwnerMayRefuseAHeader) {
+  struct Refusing final : FrameSink {
+    int admitted = 0;
+    bool admit(FrameReader&, const FrameHeader&) override { return ++admitted, false; }
+    FramePlacement place(FrameReader&, const FrameHeader&) override {
+      ADD_FAILURE() << "a refused frame is not placed";
+      return FramePlacement::discard();
+    }
+    void frame_done(FrameReader&, const FrameHeader&) override {}
+    void bad_header(FrameReader&, const std::string&) override {}
+    void ended(FrameReader&, const asio::error_code&, bool) override {}
+  } refusing;
+  FrameReader refuser{socket, kCheck, "test stream", refusing, scratch};
+  refuser.start();
+  write_header(header(0, 0, 0, 0));
+  EXPECT_TRUE(run_until([&] { return refusing.admitted == 1; }));
+  EXPECT_FALSE(refuser.busy());
+}
+
+TEST_F(FrameReaderTest, PeerClosingBetweenFramesIsReportedSo) {
+  const std::vector<std::byte> payload = pattern(100);
+  std::vector<std::byte> buffer(100);
+  sink.on_place = [&](FrameReader&, const FrameHeader&) { return FramePlacement::read(buffer); };
+  reader.start();
+  write_frame(header(0, 0, payload.size(), payload.size()), payload);
+  writer.close();
+  EXPECT_TRUE(run_until([&] { return sink.end_error.has_value(); }));
+  EXPECT_EQ(sink.done.size(), 1u);
+  EXPECT_EQ(*sink.end_error, asio::error::eof);
+  EXPECT_TRUE(sink.between_frames);
+}
+
+TEST_F(FrameReaderTest, PeerClosingInsideAPayloadIsReportedSo) {
+  const std::vector<std::byte> payload = pattern(1000);
+  std::vector<std::byte> buffer(1000);
+  sink.on_place = [&](FrameReader&, const FrameHeader&) { return FramePlacement::read(buffer); };
+  reader.start();
+  write_frame(header(0, 0, 1000, 1000), std::span(payload).first(400));
+  writer.close();
+  EXPECT_TRUE(run_until([&] { return sink.end_error.has_value(); }));
+  EXPECT_TRUE(sink.done.empty());
+  EXPECT_EQ(sink.landed_bytes, 400u);
+  EXPECT_EQ(*sink.end_error, asio::error::eof);
+  EXPECT_FALSE(sink.between_frames);
+}
+
+TEST_F(FrameReaderTest, PeerClosingInsideAHeaderIsReportedSo) {
+  sink.on_place = [](FrameReader&, const FrameHeader&) { return FramePlacement::discard(); };
+  reader.start();
+  const FrameBytes bytes = encode_frame_header(header(0, 0, 0, 0));
+  write(std::span(bytes).first(10));
+  writer.close();
+  EXPECT_TRUE(run_until([&] { return sink.end_error.has_value(); }));
+  EXPECT_EQ(*sink.end_error, asio::error::eof);
+  EXPECT_FALSE(sink.between_frames);
+}
+
+// Message 0, whose payload is stopped after its first bytes, then message 1, read whole.
+struct StoppedFrame {
+  std::vector<std::byte> first = pattern(50'000, 3);
+  std::vector<std::byte> second = pattern(20, 4);
+  std::vector<std::byte> buffer = std::vector<std::byte>(first.size(), std::byte{0xee});
+  std::vector<std::byte> next = std::vector<std::byte>(second.size());
+
+  FramePlacement place(const FrameHeader& h) {
+    return FramePlacement::read(h.message_id == 0 ? std::span(buffer) : std::span(next));
+  }
+  // Message 1 is in; of message 0 only the first `kept` bytes landed.
+  void expect_kept(const Recorder& sink, std::uint64_t kept) const {
+    ASSERT_EQ(sink.done.size(), 1u);
+    EXPECT_EQ(sink.done[0].message_id, 1u);  // the stopped frame is not done
+    EXPECT_EQ(next, second);
+    EXPECT_EQ(sink.landed_bytes, kept + second.size());
+    EXPECT_TRUE(std::equal(buffer.begin(), buffer.begin() + kept, first.begin()));
+    EXPECT_TRUE(std::all_of(buffer.begin() + kept, buffer.end(),
+                            [](std::byte b) { return b == std::byte{0xee}; }));
+  }
+};
+
+TEST_F(FrameReaderTest, StopPayloadFromLandedDropsTheRest) {
+  StoppedFrame frames;
+  sink.on_place = [&](FrameReader&, const FrameHeader& h) { return frames.place(h); };
+  sink.on_landed = [](FrameReader& r) { r.stop_payload(); };
+  reader.start();
+  write_frame(header(0, 0, frames.first.size(), frames.first.size()),
+              std::span(frames.first).first(100));
+  EXPECT_TRUE(run_until([&] { return sink.landed_bytes > 0; }));
+  sink.on_landed = nullptr;
+  const std::uint64_t kept = sink.landed_bytes;
+  write(std::span(frames.first).subspan(100));
+  write_frame(header(1, 0, frames.second.size(), frames.second.size()), frames.second);
+  EXPECT_TRUE(run_until([&] { return sink.done.size() == 1; }));
+  frames.expect_kept(sink, kept);
+}
+
+TEST_F(FrameReaderTest, StopPayloadCancelsAnOutstandingRead) {
+  StoppedFrame frames;
+  sink.on_place = [&](FrameReader&, const FrameHeader& h) { return frames.place(h); };
+  reader.start();
+  write_frame(header(0, 0, frames.first.size(), frames.first.size()),
+              std::span(frames.first).first(100));
+  EXPECT_TRUE(run_until([&] { return sink.landed_bytes == 100; }));
+  settle();
+  ASSERT_TRUE(reader.busy());  // waiting for the rest, into the buffer
+  reader.stop_payload();
+  settle();
+  write(std::span(frames.first).subspan(100));
+  write_frame(header(1, 0, frames.second.size(), frames.second.size()), frames.second);
+  EXPECT_TRUE(run_until([&] { return sink.done.size() == 1; }));
+  frames.expect_kept(sink, 100);
+}
+
+TEST_F(FrameReaderTest, ClosingTheSocketEndsTheReaderSilently) {
+  sink.on_place = [](FrameReader&, const FrameHeader&) { return FramePlacement::discard(); };
+  reader.start();
+  settle();
+  ASSERT_TRUE(reader.busy());
+  socket.close();
+  EXPECT_TRUE(run_until([&] { return !reader.busy(); }));
+  EXPECT_FALSE(sink.end_error.has_value());
+}
+
+}  // namespace
+}  // namespace multilane::runtime
