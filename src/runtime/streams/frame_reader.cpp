@@ -43,20 +43,56 @@ void FrameReader::stop_payload() {
   if (reading_) stop_read_.emit(asio::cancellation_type::terminal);
 }
 
+std::span<std::byte> FrameReader::take_staged(std::size_t most) {
+  const std::size_t n = std::min(most, staged());
+  const std::span<std::byte> bytes(stage_.data() + stage_begin_, n);
+  stage_begin_ += n;
+  return bytes;
+}
+
+template <typename Step>
+void FrameReader::continue_with(Step step) {
+  if (in_handler_) return step();
+  reading_ = true;
+  asio::post(socket_.get_executor(), [this, step, keep = sink_.keep_alive()] {
+    reading_ = false;
+    if (!socket_.is_open()) return;
+    in_handler_ = true;
+    step();
+    in_handler_ = false;
+  });
+}
+
 void FrameReader::read_header() {
   phase_ = Phase::Header;
+  if (staged() >= kFrameHeaderSize) return continue_with([this] { header_arrived(); });
+  // The header's first bytes to the front, and the rest of the stage filled from the socket.
+  std::copy(stage_.begin() + static_cast<std::ptrdiff_t>(stage_begin_),
+            stage_.begin() + static_cast<std::ptrdiff_t>(stage_end_), stage_.begin());
+  stage_end_ = staged();
+  stage_begin_ = 0;
   reading_ = true;
-  asio::async_read(
-      socket_, asio::buffer(header_bytes_),
+  socket_.async_read_some(
+      asio::buffer(stage_.data() + stage_end_, stage_.size() - stage_end_),
       [this, keep = sink_.keep_alive()](const asio::error_code& error, std::size_t bytes) {
-        on_header(error, bytes);
+        in_handler_ = true;
+        on_staged(error, bytes);
+        in_handler_ = false;
       });
 }
 
-void FrameReader::on_header(const asio::error_code& error, std::size_t bytes) {
+void FrameReader::on_staged(const asio::error_code& error, std::size_t bytes) {
   reading_ = false;
   if (!socket_.is_open()) return;
-  if (error) return end(error, bytes == 0);
+  stage_end_ += bytes;
+  if (staged() >= kFrameHeaderSize) return header_arrived();
+  if (error) return end(error, staged() == 0);
+  read_header();
+}
+
+void FrameReader::header_arrived() {
+  const auto bytes = take_staged(kFrameHeaderSize);
+  std::copy(bytes.begin(), bytes.end(), header_bytes_.begin());
   const FrameDecode decoded = decode_frame_header(header_bytes_, check_, name_);
   if (!decoded.header) {
     phase_ = Phase::Ended;  // the stream is out of step: nothing after it can be read
@@ -92,8 +128,19 @@ void FrameReader::place() {
       done_ = 0;
       stopping_ = false;
       if (into_.empty()) return finish_frame();
+      phase_ = Phase::Payload;
+      if (staged() > 0) return continue_with([this] { payload_from_stage(); });
       return read_payload();
   }
+}
+
+// The payload's first bytes came with its header.
+void FrameReader::payload_from_stage() {
+  const std::size_t left = into_.size() - done_;
+  if (stopping_) return discard(left);
+  const auto bytes = take_staged(left);
+  std::copy(bytes.begin(), bytes.end(), into_.begin() + static_cast<std::ptrdiff_t>(done_));
+  on_payload({}, bytes.size());
 }
 
 // Each read offers everything left of the span (not asio::async_read's 64 KiB at a time) and
@@ -106,7 +153,9 @@ void FrameReader::read_payload() {
       asio::bind_cancellation_slot(
           stop_read_.slot(),
           [this, keep = sink_.keep_alive()](const asio::error_code& error, std::size_t bytes) {
+            in_handler_ = true;
             on_payload(error, bytes);
+            in_handler_ = false;
           }));
 }
 
@@ -127,8 +176,9 @@ void FrameReader::on_payload(const asio::error_code& error, std::size_t bytes) {
   read_payload();
 }
 
-// Reads and drops `bytes` bytes, then goes on with the next header.
+// Reads and drops `bytes` bytes (the staged ones first), then goes on with the next header.
 void FrameReader::discard(std::uint64_t bytes) {
+  bytes -= take_staged(static_cast<std::size_t>(std::min<std::uint64_t>(bytes, staged()))).size();
   if (bytes == 0) return read_header();
   phase_ = Phase::Discard;
   if (scratch_.empty()) scratch_.resize(kDiscardBytes);
@@ -140,8 +190,13 @@ void FrameReader::discard(std::uint64_t bytes) {
       [this, bytes, keep = sink_.keep_alive()](const asio::error_code& error, std::size_t n) {
         reading_ = false;
         if (!socket_.is_open()) return;
-        if (error) return end(error, false);
-        discard(bytes - n);
+        in_handler_ = true;
+        if (error) {
+          end(error, false);
+        } else {
+          discard(bytes - n);
+        }
+        in_handler_ = false;
       });
 }
 

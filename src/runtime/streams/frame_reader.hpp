@@ -13,6 +13,13 @@
 // The owner may stop the rest of a payload from landing in its span (stop_payload(): the
 // message completed from other streams); that rest is read and dropped.
 //
+// Small frames: the reader reads headers through a small staging buffer, taking whatever the
+// kernel has up to its size, so a small frame (header and payload) costs one system call
+// instead of two, and several small frames that arrived together cost one. Staged payload
+// bytes are copied into the span; the rest of a larger payload is read straight into it. The
+// sink is never called from within the owner's own call to start() or resume(): staged bytes
+// found then are taken in a handler of their own, as bytes from the socket would be.
+//
 // Threading: the reader runs on the thread running the socket's io_context; the owner calls it
 // on that thread only, and its sink is called from there. The owner owns the socket, the
 // sink and the scratch space, and keeps them (and the spans it hands out) alive while busy()
@@ -20,6 +27,7 @@
 // without a report: the owner closed it and knows why.
 #pragma once
 
+#include <array>
 #include <asio.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -100,8 +108,17 @@ class FrameReader {
 
  private:
   enum class Phase { Idle, Header, Placing, Parked, Payload, Discard, Delivering, Ended };
+  // Bytes read from the socket and not taken yet: the next header and what follows it.
+  static constexpr std::size_t kStageBytes = 4096;
+  std::size_t staged() const { return stage_end_ - stage_begin_; }
+  std::span<std::byte> take_staged(std::size_t most);
+  // Runs `step` now when inside one of this reader's handlers, else in a handler of its own.
+  template <typename Step>
+  void continue_with(Step step);
   void read_header();
-  void on_header(const asio::error_code& error, std::size_t bytes);
+  void on_staged(const asio::error_code& error, std::size_t bytes);
+  void header_arrived();
+  void payload_from_stage();
   void place();
   void read_payload();
   void on_payload(const asio::error_code& error, std::size_t bytes);
@@ -122,6 +139,10 @@ class FrameReader {
   std::span<std::byte> into_;
   std::size_t done_ = 0;  // payload bytes in `into_`
   asio::cancellation_signal stop_read_;
+  bool in_handler_ = false;  // one of this reader's handlers is running
+  std::array<std::byte, kStageBytes> stage_{};
+  std::size_t stage_begin_ = 0;
+  std::size_t stage_end_ = 0;
 };
 
 }  // namespace multilane::runtime
