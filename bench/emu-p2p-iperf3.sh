@@ -36,14 +36,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-. "$here/lib/emu_node.sh"  # in_node, grid_up_at, node_address, median_rtt, iperf3_server
+. "$here/lib/emu_node.sh"  # in_node, grid_up_at, node_address, median_rtt, iperf3_server, iperf3_mbps
 
-iperf3_mbits() {
-  in_node $((seconds + 30)) 0 iperf3 -c "$server" -p 5301 -P "$1" -t "$seconds" -O 1 -J \
-    >"$work/iperf.json"
-  $python -c 'import json,sys; print(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 1e6)' \
-    "$work/iperf.json"
-}
 
 multilane_mbits() {
   timeout 600 "$MULTILANE" bench --emu "$name" -n 2 --p2p --streams "$1" --size "$size" --json \
@@ -60,7 +54,7 @@ iperf3_server 1 "$server" "$work/iperf3.pid"
 
 for run in $(seq "$runs"); do
   for k in $streams; do
-    echo "$k $run $(iperf3_mbits "$k") $(multilane_mbits "$k")" >>"$work/results"
+    echo "$k $run $(iperf3_mbps "$k") $(multilane_mbits "$k")" >>"$work/results"
   done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

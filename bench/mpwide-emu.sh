@@ -49,7 +49,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-. "$here/lib/emu_node.sh"  # in_node, grid_up_at, node_address, median_rtt, iperf3_server
+. "$here/lib/emu_node.sh"  # in_node, grid_up_at, node_address, median_rtt, iperf3_server, iperf3_mbps
 
 # MPWide as its Makefile builds it, and MPWTest against our header.
 cp -r "$MPWIDE_SRC" "$work/mpwide"
@@ -121,12 +121,6 @@ mpwtest_mbps() {
   echo "$rate"
 }
 
-iperf_mbps() {  # iperf_mbps K
-  in_node $((seconds + 30)) 0 iperf3 -c "$server" -p 5301 -P "$1" -t "$seconds" -O 1 -J \
-    >"$work/iperf.json"
-  $python -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 1e6))' \
-    "$work/iperf.json"
-}
 
 build=$(cd "$build" && pwd)
 cd "$work"  # MPWide writes bandwidth_monitor.txt into the working directory
@@ -138,7 +132,7 @@ rtt=$(median_rtt)
 iperf3_server 1 "$server" "$work/iperf3.pid"
 for run in $(seq "$runs"); do
   for k in $streams; do
-    echo "$k $run $(iperf_mbps "$k") $(mpwtest_mbps "$mpwide_test" "$k")" \
+    echo "$k $run $(iperf3_mbps "$k") $(mpwtest_mbps "$mpwide_test" "$k")" \
       "$(mpwtest_mbps "$multilane_test" "$k") $(mpwtest_mbps "$mpwide_test" "$k" forwarder)" \
       "$(mpwtest_mbps "$multilane_test" "$k" relay)" >>"$work/results"
     tail -n 1 "$work/results" >&2

@@ -47,14 +47,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-. "$here/lib/emu_node.sh"  # in_node, grid_up_at, node_address, median_rtt, iperf3_server
+. "$here/lib/emu_node.sh"  # in_node, grid_up_at, node_address, median_rtt, iperf3_server, iperf3_mbps
 
-iperf_mbps() {  # iperf_mbps STREAMS
-  in_node $((seconds + 30)) 0 iperf3 -c "$server" -p 5301 -P "$1" -t "$seconds" -O 1 -J \
-    >"$work/iperf.json"
-  $python -c 'import json,sys; print(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 1e6)' \
-    "$work/iperf.json"
-}
 
 channels_mbps() {  # channels_mbps STREAMS [--pacing RATE]
   in_node_background $((seconds * 10 + 60)) 1 "$THROUGHPUT" --listen "$server:7000" --streams "$@" \
@@ -85,7 +79,7 @@ for latency in $latencies; do
   for run in $(seq "$runs"); do
     for k in $streams; do
       paced=$(awk "BEGIN {print $pace / $k}")Mbit/s
-      echo "$latency $rtt $k $run $(iperf_mbps "$k") $(channels_mbps "$k")" \
+      echo "$latency $rtt $k $run $(iperf3_mbps "$k") $(channels_mbps "$k")" \
         "$(channels_mbps "$k" --adapt off)" \
         "$(channels_mbps "$k" --pacing "$paced") $(channels_mbps "$k" --shares equal)" \
         >>"$work/results"

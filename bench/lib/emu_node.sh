@@ -48,3 +48,13 @@ iperf3_server() {
   echo "iperf3 on node $1 does not listen after 5 s" >&2
   return 1
 }
+
+# iperf3_mbps K: Mbit/s that iperf3 -P K from node 0 moves to the server of iperf3_server on
+# $server for $seconds (after 1 s of warm-up that is not counted), at the receiver; its JSON
+# goes to $work/iperf.json.
+iperf3_mbps() {
+  in_node $((seconds + 30)) 0 iperf3 -c "$server" -p 5301 -P "$1" -t "$seconds" -O 1 -J \
+    >"$work/iperf.json"
+  /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 1e6)' \
+    "$work/iperf.json"
+}

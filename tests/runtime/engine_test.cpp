@@ -13,6 +13,7 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -47,6 +48,28 @@ std::string port_of(const std::string& address) {
   return address.substr(address.rfind(':') + 1);
 }
 
+// Message `id` of point-to-point traffic from rank 0 into `bytes` on rank 1, in the background;
+// the result goes to `done`.
+void receive_in_background(Engine& receiver, std::span<std::byte> bytes, std::uint64_t id,
+                           std::promise<std::string>& done) {
+  receiver.start_background(
+      [&receiver, bytes, id](Completion completion) {
+        receiver.recv({.peer = 0, .key = {0, id}, .signature = 0, .bytes = bytes, .landed = {}},
+                      std::move(completion));
+      },
+      [&done](const std::string& error) { done.set_value(error); });
+}
+
+// The same message sent from rank 0 to rank 1 over lane 0.
+void send_in_background(Engine& sender, std::span<const std::byte> bytes, std::uint64_t id,
+                        std::promise<std::string>& done) {
+  sender.start_background(
+      [&sender, bytes, id](Completion completion) {
+        sender.send({1, {0}, LinkClass::Lan, {0, id}, 0, bytes}, std::move(completion));
+      },
+      [&done](const std::string& error) { done.set_value(error); });
+}
+
 TEST(Engine, AReceiveOutlivesThePeersLastStreamWhileAnotherIsInItsHandshake) {
   auto receiver = std::make_unique<Engine>(config_of(1));
   const auto target =
@@ -59,17 +82,8 @@ TEST(Engine, AReceiveOutlivesThePeersLastStreamWhileAnotherIsInItsHandshake) {
   const std::vector<std::byte> message = testing::pattern(64 * 1024);
   std::vector<std::byte> received(message.size());
   std::promise<std::string> received_done, sent_done;
-  receiver->start_background(
-      [&](Completion done) {
-        receiver->recv({.peer = 0, .key = {0, 1}, .signature = 0, .bytes = received, .landed = {}},
-                       std::move(done));
-      },
-      [&](const std::string& error) { received_done.set_value(error); });
-  sender->start_background(
-      [&](Completion done) {
-        sender->send({1, {0}, LinkClass::Lan, {0, 1}, 0, message}, std::move(done));
-      },
-      [&](const std::string& error) { sent_done.set_value(error); });
+  receive_in_background(*receiver, received, 1, received_done);
+  send_in_background(*sender, message, 1, sent_done);
   auto sent = sent_done.get_future();
   ASSERT_EQ(sent.wait_for(5s), std::future_status::ready);
   ASSERT_EQ(sent.get(), "");
@@ -100,12 +114,7 @@ TEST(Engine, ABlockingOperationRunsOnTheCallersThreadOnlyWhenNothingIsInTheBackg
   std::vector<std::byte> first_in(first.size()), second_in(second.size());
 
   std::promise<std::string> background_done;
-  receiver->start_background(
-      [&](Completion done) {
-        receiver->recv({.peer = 0, .key = {0, 1}, .signature = 0, .bytes = first_in, .landed = {}},
-                       std::move(done));
-      },
-      [&](const std::string& error) { background_done.set_value(error); });
+  receive_in_background(*receiver, first_in, 1, background_done);
   bool ran = false;
   EXPECT_FALSE(receiver->run_blocking([&](Completion done) {
     ran = true;
@@ -128,11 +137,7 @@ TEST(Engine, ABlockingOperationRunsOnTheCallersThreadOnlyWhenNothingIsInTheBackg
 
   // Idle again: the receive of the second message runs here, and its send in the background.
   std::promise<std::string> second_sent;
-  sender->start_background(
-      [&](Completion done) {
-        sender->send({1, {0}, LinkClass::Lan, {0, 2}, 0, second}, std::move(done));
-      },
-      [&](const std::string& error) { second_sent.set_value(error); });
+  send_in_background(*sender, second, 2, second_sent);
   // The progress thread may still be leaving the loop it drove for the first receive: until
   // it has, run_blocking() refuses (and runs nothing).
   std::thread::id received_on;
@@ -174,17 +179,8 @@ TEST(Engine, ASplitMessageGoesToTheStreamsThatMove) {
   const std::vector<std::byte> message = testing::pattern(4 << 20);
   std::vector<std::byte> received(message.size());
   std::promise<std::string> received_done, sent_done;
-  receiver->start_background(
-      [&](Completion done) {
-        receiver->recv({.peer = 0, .key = {0, 1}, .signature = 0, .bytes = received, .landed = {}},
-                       std::move(done));
-      },
-      [&](const std::string& error) { received_done.set_value(error); });
-  sender->start_background(
-      [&](Completion done) {
-        sender->send({1, {0}, LinkClass::Lan, {0, 1}, 0, message}, std::move(done));
-      },
-      [&](const std::string& error) { sent_done.set_value(error); });
+  receive_in_background(*receiver, received, 1, received_done);
+  send_in_background(*sender, message, 1, sent_done);
 
   // The three moving streams carry all but what the held one took before it filled up.
   const std::uint64_t held_at_most = 256 * 1024;
