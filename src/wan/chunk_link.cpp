@@ -14,56 +14,60 @@ ChunkLink::ChunkLink(asio::ip::tcp::socket socket, const runtime::FrameCheck& ch
     : socket_(std::move(socket)),
       check_(check),
       handlers_(std::move(handlers)),
-      name_(runtime::peer_name(socket_)) {}
+      name_(runtime::peer_name(socket_)),
+      reader_(socket_, check_, name_, *this, scratch_, kRouteHeaderSize) {}
 
 void ChunkLink::start() {
-  read_header();
+  reader_.start();
 }
 
 void ChunkLink::resume() {
   if (!paused_ || closed_) return;
   paused_ = false;
-  read_header();
+  reader_.resume();  // a header read meanwhile waits parked
 }
 
-void ChunkLink::read_header() {
-  reading_ = true;
-  asio::async_read(socket_, asio::buffer(header_in_),
-                   [self = shared_from_this()](const asio::error_code& ec, std::size_t n) {
-                     self->reading_ = false;
-                     if (ec) {
-                       return self->fail(n == 0 && runtime::is_peer_gone(ec)
-                                             ? fmt::format("{} closed the connection", self->name_)
-                                             : fmt::format("reading from {} failed: {}",
-                                                           self->name_, ec.message()));
-                     }
-                     auto decoded = decode_routed(self->header_in_, self->check_, self->name_);
-                     if (auto* error = std::get_if<std::string>(&decoded))
-                       return self->fail(*error);
-                     self->read_payload(std::get<RoutedChunk>(decoded));
-                   });
+std::shared_ptr<void> ChunkLink::keep_alive() {
+  return shared_from_this();
 }
 
-void ChunkLink::read_payload(const RoutedChunk& chunk) {
-  const std::span<std::byte> target = handlers_.place(chunk);
-  if (closed_) return;  // `place` refused the chunk and closed the link
-  if (target.size() != chunk.frame.length) {
-    return fail(fmt::format("no place for a chunk of {} bytes from {}", chunk.frame.length, name_));
+bool ChunkLink::admit(runtime::FrameReader& reader, const runtime::FrameHeader& header) {
+  const auto route = decode_route(reader.prefix().first<kRouteHeaderSize>(), name_);
+  if (const auto* error = std::get_if<std::string>(&route)) {
+    fail(*error);
+    return false;
   }
-  reading_ = true;
-  asio::async_read(socket_, asio::buffer(target.data(), target.size()),
-                   [self = shared_from_this(), chunk](const asio::error_code& ec, std::size_t) {
-                     self->reading_ = false;
-                     if (ec) {
-                       return self->fail(fmt::format("{} closed the connection inside a chunk ({})",
-                                                     self->name_, ec.message()));
-                     }
-                     if (!self->handlers_.arrived(chunk)) {
-                       self->paused_ = true;
-                       return;
-                     }
-                     if (!self->closed_) self->read_header();
-                   });
+  chunk_ = {.from = std::get<Route>(route).from, .to = std::get<Route>(route).to, .frame = header};
+  return true;
+}
+
+runtime::FramePlacement ChunkLink::place(runtime::FrameReader&, const runtime::FrameHeader&) {
+  if (paused_) return runtime::FramePlacement::park();
+  const std::span<std::byte> target = handlers_.place(chunk_);
+  if (closed_) return runtime::FramePlacement::stop();  // `place` refused it and closed the link
+  if (target.size() != chunk_.frame.length) {
+    fail(fmt::format("no place for a chunk of {} bytes from {}", chunk_.frame.length, name_));
+    return runtime::FramePlacement::stop();
+  }
+  return runtime::FramePlacement::read(target);
+}
+
+void ChunkLink::frame_done(runtime::FrameReader&, const runtime::FrameHeader&) {
+  if (!handlers_.arrived(chunk_)) paused_ = true;
+}
+
+void ChunkLink::bad_header(runtime::FrameReader&, const std::string& error) {
+  fail(error);
+}
+
+void ChunkLink::ended(runtime::FrameReader&, const asio::error_code& error, bool between_frames) {
+  if (!between_frames) {
+    return fail(
+        fmt::format("{} closed the connection inside a chunk ({})", name_, error.message()));
+  }
+  fail(runtime::is_peer_gone(error)
+           ? fmt::format("{} closed the connection", name_)
+           : fmt::format("reading from {} failed: {}", name_, error.message()));
 }
 
 void ChunkLink::write(const RoutedChunk& chunk, std::span<const std::byte> payload,

@@ -1,13 +1,15 @@
 // wan/chunk_link.hpp — one connection of the aggregate-router network, read and written
 // asynchronously on an event loop.
 //
-// Reading: a persistent reader takes a routed header (route_header.hpp), asks `place` where
-// the chunk's bytes go (a span of exactly `frame.length` bytes: a posted receive buffer, a
-// buffer for an early message, a router's forwarding buffer), reads them there and calls
-// `arrived`; when that returns false the reader pauses until resume() (a router's flow
-// control). Writing: write() queues a header and a payload that must stay valid until `done`
-// is called; chunks go out in queue order. Any failure (the peer closed, a bad header, a write
-// error) closes the link and calls `failed` once with a sentence naming the peer.
+// Reading: the stream core's frame reader (runtime/streams/frame_reader.hpp) takes a routed
+// header (route_header.hpp: the route, then the frame header), asks `place` where the chunk's
+// bytes go (a span of exactly `frame.length` bytes: a posted receive buffer, a buffer for an
+// early message, a router's forwarding buffer), reads them there and calls `arrived`; when
+// that returns false the link takes no further chunk until resume() (a router's flow
+// control; the next header may already be read). Writing: write() queues a header and a payload
+// that must stay valid until `done` is called; chunks go out in queue order. Any failure (the peer
+// closed, a bad header, a write error) closes the link and calls `failed` once with a sentence
+// naming the peer.
 //
 // Links are shared_ptr-owned: pending handlers keep them alive, so an owner may drop a link
 // from inside its callbacks. Not thread-safe: use it from the loop's thread only.
@@ -21,11 +23,12 @@
 #include <string>
 #include <vector>
 
+#include "runtime/streams/frame_reader.hpp"
 #include "wan/route_header.hpp"
 
 namespace multilane::wan {
 
-class ChunkLink : public std::enable_shared_from_this<ChunkLink> {
+class ChunkLink : public std::enable_shared_from_this<ChunkLink>, private runtime::FrameSink {
  public:
   struct Handlers {
     std::function<std::span<std::byte>(const RoutedChunk&)> place;
@@ -41,7 +44,7 @@ class ChunkLink : public std::enable_shared_from_this<ChunkLink> {
   std::uint64_t queued_bytes() const { return queued_bytes_; }
   void close();
   bool closed() const { return closed_; }
-  bool idle() const { return !reading_ && !writing_; }  // no operation outstanding
+  bool idle() const { return !reader_.busy() && !writing_; }  // no operation outstanding
   const std::string& name() const { return name_; }
 
  private:
@@ -50,8 +53,15 @@ class ChunkLink : public std::enable_shared_from_this<ChunkLink> {
     std::span<const std::byte> payload;
     std::function<void(bool)> done;
   };
-  void read_header();
-  void read_payload(const RoutedChunk& chunk);
+  // runtime::FrameSink
+  bool admit(runtime::FrameReader& reader, const runtime::FrameHeader& header) override;
+  runtime::FramePlacement place(runtime::FrameReader& reader,
+                                const runtime::FrameHeader& header) override;
+  void frame_done(runtime::FrameReader& reader, const runtime::FrameHeader& header) override;
+  void bad_header(runtime::FrameReader& reader, const std::string& error) override;
+  void ended(runtime::FrameReader& reader, const asio::error_code& error,
+             bool between_frames) override;
+  std::shared_ptr<void> keep_alive() override;
   void write_next();
   void fail(const std::string& why);
 
@@ -59,9 +69,10 @@ class ChunkLink : public std::enable_shared_from_this<ChunkLink> {
   runtime::FrameCheck check_;
   Handlers handlers_;
   std::string name_;
-  RoutedHeaderBytes header_in_{};
+  std::vector<std::byte> scratch_;
+  runtime::FrameReader reader_;
+  RoutedChunk chunk_;  // the chunk being read
   bool paused_ = false;
-  bool reading_ = false;
   std::deque<Outgoing> queue_;
   bool writing_ = false;
   std::uint64_t queued_bytes_ = 0;

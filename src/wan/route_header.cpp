@@ -30,24 +30,19 @@ RoutedHeaderBytes encode_routed(const RoutedChunk& chunk) {
   return out;
 }
 
-std::variant<RoutedChunk, std::string> decode_routed(
-    std::span<const std::byte, kRoutedHeaderSize> bytes, const runtime::FrameCheck& check,
-    std::string_view peer) {
+std::variant<Route, std::string> decode_route(std::span<const std::byte, kRouteHeaderSize> bytes,
+                                              std::string_view peer) {
   std::size_t pos = 0;
   const auto magic = runtime::get_le<std::uint32_t>(bytes, pos);
   if (magic != kRouteMagic) {
     return fmt::format("chunk from {}: bad route magic 0x{:08x}", peer, magic);
   }
-  RoutedChunk chunk;
-  chunk.from.site = runtime::get_le<std::uint16_t>(bytes, pos);
-  chunk.to.site = runtime::get_le<std::uint16_t>(bytes, pos);
-  chunk.from.rank = runtime::get_le<std::uint32_t>(bytes, pos);
-  chunk.to.rank = runtime::get_le<std::uint32_t>(bytes, pos);
-  const runtime::FrameDecode frame = runtime::decode_frame_header(
-      bytes.subspan<kRouteHeaderSize, runtime::kFrameHeaderSize>(), check, peer);
-  if (!frame.header) return frame.error;
-  chunk.frame = *frame.header;
-  return chunk;
+  Route route;
+  route.from.site = runtime::get_le<std::uint16_t>(bytes, pos);
+  route.to.site = runtime::get_le<std::uint16_t>(bytes, pos);
+  route.from.rank = runtime::get_le<std::uint32_t>(bytes, pos);
+  route.to.rank = runtime::get_le<std::uint32_t>(bytes, pos);
+  return route;
 }
 
 std::uint64_t pack_node(const NodeIdentity& node) {

@@ -41,10 +41,14 @@ inline constexpr std::size_t kRoutedHeaderSize = kRouteHeaderSize + runtime::kFr
 using RoutedHeaderBytes = std::array<std::byte, kRoutedHeaderSize>;
 
 RoutedHeaderBytes encode_routed(const RoutedChunk& chunk);
-// The chunk, or what is wrong with the bytes (naming `peer`).
-std::variant<RoutedChunk, std::string> decode_routed(
-    std::span<const std::byte, kRoutedHeaderSize> bytes, const runtime::FrameCheck& check,
-    std::string_view peer);
+// The route header's addresses, or what is wrong with its bytes (naming `peer`); the frame
+// header after it is the frame reader's (runtime/streams/frame_reader.hpp).
+struct Route {
+  RankAddress from;
+  RankAddress to;
+};
+std::variant<Route, std::string> decode_route(std::span<const std::byte, kRouteHeaderSize> bytes,
+                                              std::string_view peer);
 
 enum class NodeKind : std::uint8_t { Rank = 1, Router = 2 };
 struct NodeIdentity {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <asio.hpp>
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -339,6 +340,38 @@ TEST_F(FrameReaderTest, ClosingTheSocketEndsTheReaderSilently) {
   socket.close();
   EXPECT_TRUE(run_until([&] { return !reader.busy(); }));
   EXPECT_FALSE(sink.end_error.has_value());
+}
+
+// Many small frames sent in one write arrive whole, in order, each with its prefix (the
+// routers' route header): the stage holds several frames at once.
+TEST_F(FrameReaderTest, SmallFramesSentTogetherArriveInOrderWithTheirPrefixes) {
+  FrameReader prefixed{socket, kCheck, "routed stream", sink, scratch, 16};
+  std::deque<std::vector<std::byte>> payloads;  // stable: one buffer per frame
+  std::vector<std::vector<std::byte>> prefixes;
+  sink.on_place = [&](FrameReader& r, const FrameHeader& h) {
+    prefixes.emplace_back(r.prefix().begin(), r.prefix().end());
+    payloads.emplace_back(h.length);
+    return FramePlacement::read(payloads.back());
+  };
+  const int frames = 100;
+  std::vector<std::byte> wire;
+  for (int i = 0; i < frames; ++i) {
+    const std::vector<std::byte> prefix(16, static_cast<std::byte>(i));
+    const std::vector<std::byte> payload = pattern(static_cast<std::size_t>(i) * 7, i);
+    const FrameBytes h = encode_frame_header(header(i, 0, payload.size(), payload.size()));
+    wire.insert(wire.end(), prefix.begin(), prefix.end());
+    wire.insert(wire.end(), h.begin(), h.end());
+    wire.insert(wire.end(), payload.begin(), payload.end());
+  }
+  write(wire);
+  prefixed.start();
+  EXPECT_TRUE(run_until([&] { return sink.done.size() == static_cast<std::size_t>(frames); }));
+  ASSERT_EQ(sink.done.size(), static_cast<std::size_t>(frames));
+  for (int i = 0; i < frames; ++i) {
+    EXPECT_EQ(sink.done[i].message_id, static_cast<std::uint64_t>(i));
+    EXPECT_EQ(prefixes[i], std::vector<std::byte>(16, static_cast<std::byte>(i)));
+    EXPECT_EQ(payloads[i], pattern(static_cast<std::size_t>(i) * 7, i)) << "frame " << i;
+  }
 }
 
 }  // namespace

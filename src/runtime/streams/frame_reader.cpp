@@ -24,8 +24,13 @@ std::shared_ptr<void> FrameSink::keep_alive() {
 }
 
 FrameReader::FrameReader(asio::ip::tcp::socket& socket, const FrameCheck& check, std::string name,
-                         FrameSink& sink, std::vector<std::byte>& scratch)
-    : socket_(socket), check_(check), name_(std::move(name)), sink_(sink), scratch_(scratch) {}
+                         FrameSink& sink, std::vector<std::byte>& scratch, std::size_t prefix)
+    : socket_(socket),
+      check_(check),
+      name_(std::move(name)),
+      sink_(sink),
+      scratch_(scratch),
+      prefix_(std::min(prefix, kMaxPrefix)) {}
 
 void FrameReader::start() {
   if (phase_ != Phase::Idle || !socket_.is_open()) return;
@@ -65,7 +70,7 @@ void FrameReader::continue_with(Step step) {
 
 void FrameReader::read_header() {
   phase_ = Phase::Header;
-  if (staged() >= kFrameHeaderSize) return continue_with([this] { header_arrived(); });
+  if (staged() >= prefix_ + kFrameHeaderSize) return continue_with([this] { header_arrived(); });
   // The header's first bytes to the front, and the rest of the stage filled from the socket.
   std::copy(stage_.begin() + static_cast<std::ptrdiff_t>(stage_begin_),
             stage_.begin() + static_cast<std::ptrdiff_t>(stage_end_), stage_.begin());
@@ -85,12 +90,14 @@ void FrameReader::on_staged(const asio::error_code& error, std::size_t bytes) {
   reading_ = false;
   if (!socket_.is_open()) return;
   stage_end_ += bytes;
-  if (staged() >= kFrameHeaderSize) return header_arrived();
+  if (staged() >= prefix_ + kFrameHeaderSize) return header_arrived();
   if (error) return end(error, staged() == 0);
   read_header();
 }
 
 void FrameReader::header_arrived() {
+  const auto prefix = take_staged(prefix_);
+  std::copy(prefix.begin(), prefix.end(), prefix_bytes_.begin());
   const auto bytes = take_staged(kFrameHeaderSize);
   std::copy(bytes.begin(), bytes.end(), header_bytes_.begin());
   const FrameDecode decoded = decode_frame_header(header_bytes_, check_, name_);

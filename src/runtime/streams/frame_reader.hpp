@@ -87,8 +87,11 @@ class FrameSink {
 class FrameReader {
  public:
   // `scratch` receives dropped payload (sized on first use); readers on one thread may share it.
+  // `prefix`: bytes before every frame header (the aggregate routers' route header), at most
+  // kMaxPrefix, handed to the sink through prefix().
   FrameReader(asio::ip::tcp::socket& socket, const FrameCheck& check, std::string name,
-              FrameSink& sink, std::vector<std::byte>& scratch);
+              FrameSink& sink, std::vector<std::byte>& scratch, std::size_t prefix = 0);
+  static constexpr std::size_t kMaxPrefix = 32;
   FrameReader(const FrameReader&) = delete;
   FrameReader& operator=(const FrameReader&) = delete;
 
@@ -104,6 +107,8 @@ class FrameReader {
   bool parked() const { return phase_ == Phase::Parked; }
   // The header of the frame being placed, read or parked.
   const FrameHeader& header() const { return header_; }
+  // The bytes before it (as many as the constructor's `prefix`).
+  std::span<const std::byte> prefix() const { return {prefix_bytes_.data(), prefix_}; }
   const std::string& name() const { return name_; }
 
  private:
@@ -134,6 +139,8 @@ class FrameReader {
   Phase phase_ = Phase::Idle;
   bool reading_ = false;
   bool stopping_ = false;  // stop_payload() was called for the current payload
+  std::size_t prefix_;
+  std::array<std::byte, kMaxPrefix> prefix_bytes_{};
   FrameBytes header_bytes_{};
   FrameHeader header_;
   std::span<std::byte> into_;
