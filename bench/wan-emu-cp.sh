@@ -7,15 +7,20 @@
 # times (default 3) for every stream count in STREAMS (default "1 8 16"), copies a SIZE file
 # (default 1GiB, random bytes) from node 0 with `multilane cp --force --progress none`, timing the
 # whole command (hashing, connecting, transfer and end-to-end verification). Each copy is checked
-# byte for byte (cmp) against the source. Prints a markdown table of medians.
+# byte for byte (cmp) against the source. Right after each copy, the channels alone move the
+# same bytes over as many streams on the same path (bench/wan_throughput: messages of 4 MiB,
+# cp's block size, the sender timed to the receiver's acknowledgement of the last). Prints a
+# markdown table of medians: cp's time and rate, the channels' rate and cp / channels.
 #
-# Environment: MULTILANE (default build/multilane), SIZE, STREAMS, RUNS, LATENCY. Needs root.
+# Environment: MULTILANE (default build/multilane), THROUGHPUT (default
+# build/bench/wan_throughput), SIZE, STREAMS, RUNS, LATENCY. Needs root.
 # Every command is bounded by `timeout`; the grid, the server and the files are removed on exit,
 # also on failure or interruption.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 MULTILANE=${MULTILANE:-$here/../build/multilane}
+THROUGHPUT=${THROUGHPUT:-$here/../build/bench/wan_throughput}
 platform=$here/../examples/platforms/wan-pair-1g.toml
 size=${SIZE:-1GiB}
 streams=${STREAMS:-1 8 16}
@@ -28,6 +33,7 @@ export MULTILANE_SECRET="wan-emu-cp benchmark secret" MULTILANE_JOB_ID=9
 
 cleanup() {
   [ -n "${server_pid:-}" ] && kill "$server_pid" 2>/dev/null || true
+  [ -n "${receiver:-}" ] && kill "$receiver" 2>/dev/null || true
   "$MULTILANE" emu down --name "$name" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
@@ -42,6 +48,28 @@ n, u = re.fullmatch(r'([0-9]+)([KMG]i?B|B)?', sys.argv[1]).groups()
 print(int(n) * {None: 1, 'B': 1, 'KiB': 1 << 10, 'MiB': 1 << 20, 'GiB': 1 << 30}[u])" "$size")
 mkdir -p "$work/served"
 head -c "$bytes" /dev/urandom >"$work/source.bin"
+
+# channels_mbps K: the channels' Mbit/s over K streams from node 0 to node 1, SIZE bytes in
+# 4 MiB messages.
+channels_mbps() {
+  in_node_background 600 1 "$THROUGHPUT" --listen "$server:7000" --streams "$1" --size 4MiB \
+    >"$work/receiver.out" 2>&1 &
+  receiver=$!
+  for _ in $(seq 100); do
+    grep -q listening "$work/receiver.out" 2>/dev/null && break
+    sleep 0.05
+  done
+  in_node 600 0 "$THROUGHPUT" --connect "$server:7000" --streams "$1" --size 4MiB \
+    --count $((bytes / (4 << 20))) >"$work/sender.out" 2>&1 || true
+  wait "$receiver" || true
+  gbps=$(sed -n 's/^streams [0-9]*: \([0-9.]*\) Gbit\/s.*/\1/p' "$work/sender.out")
+  if [ -z "$gbps" ]; then
+    echo "wan_throughput failed with $1 streams:" >&2
+    cat "$work/sender.out" "$work/receiver.out" >&2
+    exit 1
+  fi
+  awk "BEGIN {print $gbps * 1000}"
+}
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
 grid_up_at "$latency" "$platform" "$work"
@@ -69,7 +97,7 @@ for run in $(seq "$runs"); do
       echo "the copy with $k streams differs from the source" >&2
       exit 1
     }
-    echo "$k $run $(awk "BEGIN {print $finish - $start}")" >>"$work/results"
+    echo "$k $run $(awk "BEGIN {print $finish - $start}") $(channels_mbps "$k")" >>"$work/results"
   done
 done
 kill "$server_pid" 2>/dev/null || true
@@ -83,16 +111,19 @@ import statistics, sys
 rows = [line.split() for line in open(sys.argv[1])]
 size, total, rtt, runs = sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
 print(f"\nmultilane cp of {size} across a 1 Gbit/s WAN, RTT {rtt}, 256 KiB window per connection; "
-      f"medians of {runs} runs, whole command timed\n")
-print("| streams | seconds | Mbit/s | x one stream |")
-print("|---:|---:|---:|---:|")
+      f"medians of {runs} runs, whole command timed; channels: the same bytes in 4 MiB messages\n")
+print("| streams | cp seconds | cp Mbit/s | x one stream | channels Mbit/s | cp / channels |")
+print("|---:|---:|---:|---:|---:|---:|")
 base = None
 for k in dict.fromkeys(r[0] for r in rows):
-    t = statistics.median(float(r[2]) for r in rows if r[0] == k)
+    mine = [r for r in rows if r[0] == k]
+    t = statistics.median(float(r[2]) for r in mine)
     rate = total * 8 / t / 1e6
+    channels = statistics.median(float(r[3]) for r in mine)
+    ratio = statistics.median(total * 8 / float(r[2]) / 1e6 / float(r[3]) for r in mine)
     base = base or rate
-    print(f"| {k} | {t:.1f} | {rate:.0f} | {rate / base:.2f} |")
-print("\nraw runs (streams, run, seconds):")
+    print(f"| {k} | {t:.1f} | {rate:.0f} | {rate / base:.2f} | {channels:.0f} | {ratio:.2f} |")
+print("\nraw runs (streams, run, cp seconds, channels Mbit/s):")
 for r in rows:
     print("  " + " ".join(r))
 PY
