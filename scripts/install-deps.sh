@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  cmake g++ make pkg-config
+  cmake g++ make ninja-build pkg-config
   libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libasio-dev libxxhash-dev libsodium-dev
   libgtest-dev libgmock-dev libbenchmark-dev

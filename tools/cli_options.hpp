@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,11 @@ auto parse_option(std::string_view option, const std::string& text, Parse parse)
   } catch (const UsageError& e) {
     throw UsageError(fmt::format("{}: {}", option, e.what()));
   }
+}
+
+// An option given in seconds (--timeout 2.5), as the runtime's durations take it.
+inline std::chrono::milliseconds seconds(double s) {
+  return std::chrono::milliseconds(static_cast<long long>(s * 1000));
 }
 
 }  // namespace multilane::cli

@@ -24,7 +24,7 @@ int list_algorithms() {
   return 0;
 }
 
-const bool registered = multilane::cli::register_command(
+const bool algorithms_registered = multilane::cli::register_command(
     {"algorithms", "List every collective and algorithm, with where it comes from",
      [](CLI::App&) -> multilane::cli::Runner { return list_algorithms; }});
 

@@ -160,7 +160,7 @@ int run_bench(const BenchCli& o) {
   return 0;
 }
 
-const bool registered = register_command(
+const bool bench_registered = register_command(
     {"bench",
      "Measure collectives (or point-to-point throughput, or ping-pong round trips) on the real "
      "runtime",

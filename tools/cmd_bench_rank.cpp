@@ -81,7 +81,7 @@ nlohmann::json run_p2p(Communicator& comm, const BenchOptions& o) {
           {"check_ok", point.check_ok}};
 }
 
-const bool registered = register_command(
+const bool bench_rank_registered = register_command(
     {"bench-rank", "", [](CLI::App& sub) -> Runner {
        sub.group("");  // internal: started by `multilane bench`
        auto o = std::make_shared<BenchOptions>();

@@ -120,7 +120,7 @@ int run_cp(const CpArgs& args) {
   }
 }
 
-const bool registered = register_command(
+const bool cp_registered = register_command(
     {"cp", "Copy a file to a `multilane serve` over parallel streams, verified and resumable",
      [](CLI::App& sub) {
        auto args = std::make_shared<CpArgs>();

@@ -239,7 +239,7 @@ Runner setup(CLI::App& emu) {
   };
 }
 
-const bool registered = register_command(
+const bool emu_registered = register_command(
     {"emu", "Emulated grid on this machine: namespaces, shaped lanes, WAN delay lines", setup});
 
 }  // namespace

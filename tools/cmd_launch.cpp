@@ -71,7 +71,7 @@ int run(const LaunchArgs& args) {
   return runtime::launch_job(spec).exit_code;
 }
 
-Runner setup(CLI::App& app) {
+Runner setup_launch(CLI::App& app) {
   auto args = std::make_shared<LaunchArgs>();
   app.add_option("-n,--ranks", args->ranks, "Number of ranks to start")
       ->required()
@@ -105,8 +105,8 @@ Runner setup(CLI::App& app) {
   return [args] { return run(*args); };
 }
 
-const bool registered = register_command(
-    {"launch", "Start N ranks of a program on this host as one job and watch them", setup});
+const bool launch_registered = register_command(
+    {"launch", "Start N ranks of a program on this host as one job and watch them", setup_launch});
 
 }  // namespace
 

@@ -6,7 +6,7 @@
 
 namespace {
 
-const bool registered = multilane::cli::register_command(
+const bool model_registered = multilane::cli::register_command(
     {"model", "Closed-form cost models of collective algorithms on a platform",
      [](CLI::App& sub) -> multilane::cli::Runner {
        auto options = std::make_shared<multilane::cli::SweepCli>();

@@ -135,7 +135,7 @@ void add_count(CLI::App& app, const std::string& flag, int& value, int max,
   app.add_option(flag, value, help)->check(CLI::Range(1, max))->capture_default_str();
 }
 
-Runner setup(CLI::App& platform) {
+Runner setup_platform(CLI::App& platform) {
   platform.require_subcommand(1);
   auto file = std::make_shared<std::string>();
   CLI::App* show = platform.add_subcommand("show", "Print a readable summary of a platform file");
@@ -187,8 +187,9 @@ Runner setup(CLI::App& platform) {
   };
 }
 
-const bool registered = register_command(
-    {"platform", "Show, generate or probe platform files (sites, nodes, lanes, WAN links)", setup});
+const bool platform_registered = register_command(
+    {"platform", "Show, generate or probe platform files (sites, nodes, lanes, WAN links)",
+     setup_platform});
 
 }  // namespace
 

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_options.hpp"
 #include "command.hpp"
 #include "multilane/errors.hpp"
 #include "runtime/transport/auth.hpp"
@@ -52,10 +53,6 @@ void say(const std::string& line) {
   std::lock_guard lock(output_mutex);
   fmt::print("{}\n", line);
   std::fflush(stdout);
-}
-
-std::chrono::milliseconds seconds(double s) {
-  return std::chrono::milliseconds(static_cast<long long>(s * 1000));
 }
 
 int run_relay(const RelayArgs& args) {
@@ -106,7 +103,7 @@ int run_relay(const RelayArgs& args) {
   return 0;
 }
 
-const bool registered = register_command(
+const bool relay_registered = register_command(
     {"relay", "Forward authenticated channels of one job between networks", [](CLI::App& sub) {
        auto args = std::make_shared<RelayArgs>();
        sub.add_option("--listen", args->listen, "ADDR:PORT to listen on (port 0: any)")

@@ -72,11 +72,7 @@ struct RouterArgs {
   std::string nic_rate;
 };
 
-std::chrono::milliseconds seconds(double s) {
-  return std::chrono::milliseconds(static_cast<long long>(s * 1000));
-}
-
-void say(const std::string& line) {
+void say_as_router(const std::string& line) {
   static std::mutex mutex;
   std::lock_guard lock(mutex);
   fmt::print("multilane router: {}\n", line);
@@ -141,7 +137,7 @@ int run_router(const RouterArgs& args, const channels::Credentials& credentials)
   wan::DaemonSignals signals(
       [&] {
         std::lock_guard lock(router_mutex);
-        if (running) say(wan::stats_text(running->stats()));
+        if (running) say_as_router(wan::stats_text(running->stats()));
       },
       [&] {
         std::lock_guard lock(router_mutex);
@@ -150,21 +146,23 @@ int run_router(const RouterArgs& args, const channels::Credentials& credentials)
       },
       args.duration ? std::optional(seconds(*args.duration)) : std::nullopt);
   wan::Router router(o, [&](const std::string& line) {
-    if (args.stats || line.starts_with("refused") || line.starts_with("cannot")) say(line);
+    if (args.stats || line.starts_with("refused") || line.starts_with("cannot"))
+      say_as_router(line);
   });
   {
     std::lock_guard lock(router_mutex);
     running = &router;
     if (stop_requested) router.stop();
   }
-  say(fmt::format("router {} of site {} listening on {} for job {}", o.index, o.site,
-                  wan::endpoint_text({o.listen.address(), router.port()}), credentials.job_id));
+  say_as_router(fmt::format("router {} of site {} listening on {} for job {}", o.index, o.site,
+                            wan::endpoint_text({o.listen.address(), router.port()}),
+                            credentials.job_id));
   router.run();
   {
     std::lock_guard lock(router_mutex);
     running = nullptr;
   }
-  say(wan::stats_text(router.stats()));
+  say_as_router(wan::stats_text(router.stats()));
   return 0;
 }
 
@@ -207,8 +205,8 @@ int run_rank(const RouterArgs& args, const channels::Credentials& credentials) {
   const std::uint64_t size = parse_option("--size", args.size, parse_size);
   wan::RankEndpoint endpoint(o);
   if (o.mode == wan::RouteMode::Direct) {
-    say(fmt::format("rank {} of site {} listening on {}", o.self.rank, o.self.site,
-                    wan::endpoint_text({o.listen.address(), endpoint.port()})));
+    say_as_router(fmt::format("rank {} of site {} listening on {}", o.self.rank, o.self.site,
+                              wan::endpoint_text({o.listen.address(), endpoint.port()})));
   }
   endpoint.connect();
   std::vector<std::byte> buffer(size), expected(size);
@@ -224,9 +222,10 @@ int run_rank(const RouterArgs& args, const channels::Credentials& credentials) {
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double bytes = static_cast<double>(size) * args.count;
-    say(fmt::format("{} sent {} x {} to {} in {:.3f} s: {} ({}, {} routers)", to_string(o.self),
-                    args.count, wan::approx_size(size), to_string(to), elapsed,
-                    format_bandwidth(bytes / elapsed), to_string(o.mode), o.routers.size()));
+    say_as_router(fmt::format("{} sent {} x {} to {} in {:.3f} s: {} ({}, {} routers)",
+                              to_string(o.self), args.count, wan::approx_size(size), to_string(to),
+                              elapsed, format_bandwidth(bytes / elapsed), to_string(o.mode),
+                              o.routers.size()));
     return 0;
   }
   const wan::RankAddress from = rank_address(args.receive_from, "--receive-from");
@@ -237,7 +236,8 @@ int run_rank(const RouterArgs& args, const channels::Credentials& credentials) {
     if (buffer != expected) ++wrong;
   }
   endpoint.send(from, ack);
-  say(fmt::format("{} received {} x {} from {}: {}", to_string(o.self), args.count,
+  say_as_router(
+      fmt::format("{} received {} x {} from {}: {}", to_string(o.self), args.count,
                   wan::approx_size(size), to_string(from),
                   wrong == 0 ? "every byte as sent" : fmt::format("{} messages WRONG", wrong)));
   return wrong == 0 ? 0 : 1;
@@ -249,7 +249,7 @@ int run(const RouterArgs& args) {
   return args.rank ? run_rank(args, credentials) : run_router(args, credentials);
 }
 
-const bool registered = register_command(
+const bool router_registered = register_command(
     {"router", "Aggregate router of a site, or a rank sending through routers", [](CLI::App& sub) {
        auto args = std::make_shared<RouterArgs>();
        sub.add_option("--site", args->site, "this process's site")->check(CLI::Range(0, 65535));

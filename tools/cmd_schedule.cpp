@@ -57,7 +57,7 @@ int print_schedule(const ScheduleArgs& args) {
   return 0;
 }
 
-const bool registered = multilane::cli::register_command(
+const bool schedule_registered = multilane::cli::register_command(
     {"schedule", "Print the schedule an algorithm builds (per-rank sends, receives, copies)",
      [](CLI::App& app) -> multilane::cli::Runner {
        auto args = std::make_shared<ScheduleArgs>();

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "cli_options.hpp"
 #include "command.hpp"
 #include "runtime/transport/auth.hpp"
 #include "wan/daemon_signals.hpp"
@@ -34,10 +35,6 @@ struct ServeArgs {
   double timeout = 60;
   std::optional<double> duration;
 };
-
-std::chrono::milliseconds seconds(double s) {
-  return std::chrono::milliseconds(static_cast<long long>(s * 1000));
-}
 
 int run_serve(const ServeArgs& args) {
   const channels::Credentials credentials = wan::tool_credentials(args.secret_file, args.job);
@@ -78,7 +75,7 @@ int run_serve(const ServeArgs& args) {
   return 0;
 }
 
-const bool registered = register_command(
+const bool serve_registered = register_command(
     {"serve", "Receive files copied with `multilane cp` into a directory", [](CLI::App& sub) {
        auto args = std::make_shared<ServeArgs>();
        sub.add_option("DIR", args->directory, "directory to receive into")->required();

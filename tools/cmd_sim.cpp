@@ -6,7 +6,7 @@
 
 namespace {
 
-const bool registered = multilane::cli::register_command(
+const bool sim_registered = multilane::cli::register_command(
     {"sim", "Simulate collective algorithms on a platform (flow-level, discrete-event)",
      [](CLI::App& sub) -> multilane::cli::Runner {
        auto options = std::make_shared<multilane::cli::SweepCli>();

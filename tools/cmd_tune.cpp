@@ -119,7 +119,7 @@ int run_tune(const TuneOptions& o) {
   return 0;
 }
 
-const bool registered = register_command(
+const bool tune_registered = register_command(
     {"tune", "Measure and choose tuning parameters (shm: shared-memory buffers)",
      [](CLI::App& app) -> Runner {
        auto o = std::make_shared<TuneOptions>();

@@ -286,7 +286,7 @@ int run_random(const VerifyArgs& args) {
   return tally.failed == 0 ? 0 : 1;
 }
 
-Runner setup(CLI::App& app) {
+Runner setup_verify(CLI::App& app) {
   auto args = std::make_shared<VerifyArgs>();
   app.add_option("--platform", args->platform_file,
                  "Platform TOML file (default: generated, 2 sites x 16 nodes x 2 lanes)");
@@ -311,8 +311,9 @@ Runner setup(CLI::App& app) {
   return [args] { return args->random > 0 ? run_random(*args) : run_sweep(*args); };
 }
 
-const bool registered = register_command(
-    {"verify", "Build schedules and check them symbolically (matching, deadlock, data)", setup});
+const bool verify_registered = register_command(
+    {"verify", "Build schedules and check them symbolically (matching, deadlock, data)",
+     setup_verify});
 
 }  // namespace
 

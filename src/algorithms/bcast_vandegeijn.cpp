@@ -12,16 +12,6 @@
 
 namespace multilane::algo {
 
-namespace {
-
-// The number of positions in the binomial subtree rooted at relative rank v.
-int subtree_span(int v, int p) {
-  if (v == 0) return p;
-  return std::min(v & -v, p - v);
-}
-
-}  // namespace
-
 Schedule bcast_vandegeijn(const Platform& platform, const BuildParams& params) {
   const int p = platform.num_ranks();
   const int root = params.root;

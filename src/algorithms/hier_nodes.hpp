@@ -33,6 +33,9 @@ struct NodeGroups {
 
 NodeGroups node_groups(const Platform& platform, int root);
 
+// The range of a group operation's side that a rank neither sends nor receives.
+inline constexpr Range kNothing{Buffer::Recv, 0, 0};
+
 // The members' blocks of `size` bytes as one range of `buffer` when the members are
 // consecutive ranks (block u at u*size), else nothing.
 std::optional<Range> consecutive_blocks(const NodeGroup& group, Buffer buffer, std::uint64_t size);

@@ -44,8 +44,6 @@ Range whole(Buffer buffer, std::uint64_t length) {
   return {buffer, 0, length};
 }
 
-constexpr Range kNothing{Buffer::Recv, 0, 0};
-
 // The schedule's name: the name it was asked by (`hier-shm` or `hier-shm:X`).
 std::string two_level_name(const BuildParams& params) {
   if (params.leaders_algorithm.empty()) return "hier-shm";

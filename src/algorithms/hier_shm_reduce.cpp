@@ -29,8 +29,6 @@ namespace multilane::algo {
 
 namespace {
 
-constexpr Range kNothing{Buffer::Recv, 0, 0};
-
 struct Slices {
   NodeGroups nodes;
   int k = 1;

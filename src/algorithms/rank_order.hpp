@@ -4,6 +4,7 @@
 // (rank - root) mod p; grid-aware ones walk sites starting with the root's site.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "multilane/platform.hpp"
@@ -15,6 +16,11 @@ inline int relative_rank(int rank, int root, int p) {
 }
 inline int absolute_rank(int relative, int root, int p) {
   return (relative + root) % p;
+}
+
+// The number of positions in the binomial subtree rooted at relative rank v.
+inline int subtree_span(int v, int p) {
+  return v == 0 ? p : std::min(v & -v, p - v);
 }
 
 // Ranks in relative order: root, root+1, ..., wrapping around.

@@ -12,10 +12,6 @@ namespace multilane::algo {
 
 namespace {
 
-int subtree_span(int v, int p) {
-  return v == 0 ? p : std::min(v & -v, p - v);
-}
-
 std::vector<int> subtree_ranks(int v, int p, int root) {
   std::vector<int> ranks;
   for (int u = v; u < v + subtree_span(v, p); ++u) ranks.push_back(absolute_rank(u, root, p));
