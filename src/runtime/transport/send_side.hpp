@@ -55,7 +55,6 @@ class SendSide {
     bool writing = false;
     bool closed = false;
     bool stuck = false;  // stalled at the last look of the link's watch
-    bool idle() const { return !writing && queue.empty(); }
   };
   struct Link {
     Link(int peer, int lane, LinkClass link_class, int streams)
