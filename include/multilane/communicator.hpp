@@ -44,6 +44,8 @@ struct CollectiveOptions {
   int wan_pairs = 0;               // multilane scatter/gather node pairs; 0: P_opt
 };
 
+inline constexpr int kAutomaticSocketBuffer = -1;
+
 // Transport settings of a job. from_environment() reads overrides from MULTILANE_* variables
 // (docs/runtime.md lists them).
 struct CommunicatorOptions {
@@ -52,7 +54,9 @@ struct CommunicatorOptions {
   int wan_streams = 4;  // ... and between sites (long fat pipes need several)
   std::uint64_t stripe_threshold = 32 * 1024;  // shorter messages use one stream
   std::uint64_t max_chunk = 1024 * 1024;       // bytes per chunk of a striped message
-  int lan_socket_buffer = 0;                   // SO_SNDBUF/SO_RCVBUF, 0: the system's
+  // SO_SNDBUF/SO_RCVBUF in bytes, 0: the system's autotuning. kAutomaticSocketBuffer: 1 MiB
+  // where the system allows a socket that much (net.core.wmem_max and rmem_max), else 0.
+  int lan_socket_buffer = kAutomaticSocketBuffer;
   int wan_socket_buffer = 0;
   std::uint64_t wan_pacing_bps = 0;                // SO_MAX_PACING_RATE for WAN streams, 0: none
   std::uint64_t unexpected_budget = 256ull << 20;  // early-arriving bytes kept in memory

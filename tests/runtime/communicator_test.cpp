@@ -399,6 +399,19 @@ TEST(Communicator, BadArgumentsNameTheArgumentAndRange) {
   expect_all_ok(errors);
 }
 
+TEST(Communicator, BadOptionsNameTheOptionAndRange) {
+  LocalJob job = local_job(2);
+  job.options.lan_socket_buffer = -2;
+  for (const std::string& error : run_local_job(job, [](Communicator&) {})) {
+    EXPECT_EQ(error, "lan_socket_buffer -2 is out of range: must be -1..1073741824");
+  }
+  job.options.lan_socket_buffer = kAutomaticSocketBuffer;
+  job.options.wan_socket_buffer = -1;
+  for (const std::string& error : run_local_job(job, [](Communicator&) {})) {
+    EXPECT_EQ(error, "wan_socket_buffer -1 is out of range: must be 0..1073741824");
+  }
+}
+
 TEST(Communicator, AutoPicksTheModelsFastestAndExplainsIt) {
   LocalJob job = local_job(8, 2);
   expect_all_ok(run_local_job(job, [](Communicator& comm) {

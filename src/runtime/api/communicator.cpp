@@ -9,6 +9,7 @@
 #include "runtime/api/local_call.hpp"
 #include "runtime/exec/schedule_run.hpp"
 #include "runtime/launch/launch_platform.hpp"
+#include "runtime/transport/tcp_connect.hpp"
 
 namespace multilane {
 
@@ -28,6 +29,13 @@ Platform job_platform(const std::string& platform_file, int size) {
 
 namespace {
 
+// On loopback a fixed 1 MiB window moves a 1 MiB message in about half the time the system's
+// autotuning takes (docs/performance.md).
+int lan_socket_buffer(int requested) {
+  if (requested != kAutomaticSocketBuffer) return requested;
+  return runtime::buffer_within_limit(1 << 20, runtime::largest_socket_buffer());
+}
+
 EngineConfig engine_config(const CommunicatorSetup& setup) {
   const CommunicatorOptions& o = setup.options;
   EngineConfig config;
@@ -39,7 +47,8 @@ EngineConfig engine_config(const CommunicatorSetup& setup) {
   for (const Lane& lane : setup.platform.nodes.at(setup.platform.node_of(setup.rank)).lanes) {
     config.lane_addresses.push_back(lane.address.empty() ? setup.host : lane.address);
   }
-  config.lan = {o.lan_streams, {o.lan_socket_buffer, o.lan_socket_buffer, 0}};
+  const int lan_buffer = lan_socket_buffer(o.lan_socket_buffer);
+  config.lan = {o.lan_streams, {lan_buffer, lan_buffer, 0}};
   config.wan = {o.wan_streams, {o.wan_socket_buffer, o.wan_socket_buffer, o.wan_pacing_bps}};
   config.stripe = {o.stripe_threshold, o.max_chunk};
   config.timeout = o.timeout;
@@ -56,6 +65,8 @@ void check_options(const CommunicatorOptions& o) {
   };
   range("lan_streams", o.lan_streams, 1, 256);
   range("wan_streams", o.wan_streams, 1, 256);
+  range("lan_socket_buffer", o.lan_socket_buffer, kAutomaticSocketBuffer, 1 << 30);
+  range("wan_socket_buffer", o.wan_socket_buffer, 0, 1 << 30);
   range("timeout (ms)", o.timeout.count(), 1, 86'400'000);
   if (o.max_chunk == 0) throw UsageError("max_chunk must be at least 1 byte");
 }

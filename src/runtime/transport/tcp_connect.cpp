@@ -6,14 +6,36 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <thread>
 
 #include "multilane/errors.hpp"
 #include "runtime/transport/transport_error.hpp"
 
 namespace multilane::runtime {
+
+namespace {
+
+long long read_number(const char* path) {
+  std::ifstream file(path);
+  long long value = 0;
+  return file >> value ? value : 0;
+}
+
+}  // namespace
+
+int largest_socket_buffer() {
+  const long long send = read_number("/proc/sys/net/core/wmem_max");
+  const long long receive = read_number("/proc/sys/net/core/rmem_max");
+  return static_cast<int>(std::clamp(std::min(send, receive), 0LL, 1LL << 30));
+}
+
+int buffer_within_limit(int wanted, int largest) {
+  return wanted <= largest ? wanted : 0;
+}
 
 void apply_connected_options(asio::ip::tcp::socket& socket, const SocketTuning& tuning) {
   socket.set_option(asio::ip::tcp::no_delay(true));

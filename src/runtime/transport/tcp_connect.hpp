@@ -32,6 +32,15 @@ void apply_buffer_sizes(Socket& socket, const SocketTuning& tuning) {
   }
 }
 
+// The largest SO_SNDBUF and SO_RCVBUF an unprivileged socket gets (net.core.wmem_max and
+// rmem_max, the smaller); a larger request is cut to it. 0 when the system does not say.
+int largest_socket_buffer();
+
+// `wanted` bytes when the system lets a socket have them (`largest`), else 0: the system's
+// autotuning. A request above the limit would be cut to it and fix a window smaller than
+// autotuning reaches.
+int buffer_within_limit(int wanted, int largest);
+
 // TCP_NODELAY, pacing and the unsent limit, on a connected socket.
 void apply_connected_options(asio::ip::tcp::socket& socket, const SocketTuning& tuning);
 
