@@ -40,7 +40,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-. "$here/lib/emu_node.sh"  # in_node, grid_up_at, node_address, median_rtt, iperf3_server
+. "$here/lib/emu_node.sh"  # in_node, grid_up_at, node_address, median_rtt, iperf3_server, channels_mbps
 
 bytes=$($python -c "
 import re, sys
@@ -48,28 +48,6 @@ n, u = re.fullmatch(r'([0-9]+)([KMG]i?B|B)?', sys.argv[1]).groups()
 print(int(n) * {None: 1, 'B': 1, 'KiB': 1 << 10, 'MiB': 1 << 20, 'GiB': 1 << 30}[u])" "$size")
 mkdir -p "$work/served"
 head -c "$bytes" /dev/urandom >"$work/source.bin"
-
-# channels_mbps K: the channels' Mbit/s over K streams from node 0 to node 1, SIZE bytes in
-# 4 MiB messages.
-channels_mbps() {
-  in_node_background 600 1 "$THROUGHPUT" --listen "$server:7000" --streams "$1" --size 4MiB \
-    >"$work/receiver.out" 2>&1 &
-  receiver=$!
-  for _ in $(seq 100); do
-    grep -q listening "$work/receiver.out" 2>/dev/null && break
-    sleep 0.05
-  done
-  in_node 600 0 "$THROUGHPUT" --connect "$server:7000" --streams "$1" --size 4MiB \
-    --count $((bytes / (4 << 20))) >"$work/sender.out" 2>&1 || true
-  wait "$receiver" || true
-  gbps=$(sed -n 's/^streams [0-9]*: \([0-9.]*\) Gbit\/s.*/\1/p' "$work/sender.out")
-  if [ -z "$gbps" ]; then
-    echo "wan_throughput failed with $1 streams:" >&2
-    cat "$work/sender.out" "$work/receiver.out" >&2
-    exit 1
-  fi
-  awk "BEGIN {print $gbps * 1000}"
-}
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
 grid_up_at "$latency" "$platform" "$work"
@@ -97,7 +75,8 @@ for run in $(seq "$runs"); do
       echo "the copy with $k streams differs from the source" >&2
       exit 1
     }
-    echo "$k $run $(awk "BEGIN {print $finish - $start}") $(channels_mbps "$k")" >>"$work/results"
+    channels=$(channels_mbps 600 "--count $((bytes / (4 << 20)))" "$k" --size 4MiB)
+    echo "$k $run $(awk "BEGIN {print $finish - $start}") $channels" >>"$work/results"
   done
 done
 kill "$server_pid" 2>/dev/null || true

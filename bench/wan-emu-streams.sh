@@ -47,27 +47,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-. "$here/lib/emu_node.sh"  # in_node, grid_up_at, node_address, median_rtt, iperf3_server, iperf3_mbps
+# in_node, grid_up_at, node_address, median_rtt, iperf3_server, iperf3_mbps, channels_mbps
+. "$here/lib/emu_node.sh"
 
-
-channels_mbps() {  # channels_mbps STREAMS [--pacing RATE]
-  in_node_background $((seconds * 10 + 60)) 1 "$THROUGHPUT" --listen "$server:7000" --streams "$@" \
-    --size "$size" >"$work/receiver.out" 2>&1 &
-  receiver=$!
-  for _ in $(seq 100); do
-    grep -q listening "$work/receiver.out" 2>/dev/null && break
-    sleep 0.05
-  done
-  in_node $((seconds * 10 + 60)) 0 "$THROUGHPUT" --connect "$server:7000" --streams "$@" \
-    --size "$size" --seconds "$seconds" >"$work/sender.out" 2>&1 || true
-  wait "$receiver" || true
-  gbps=$(sed -n 's/^streams [0-9]*: \([0-9.]*\) Gbit\/s.*/\1/p' "$work/sender.out")
-  if [ -z "$gbps" ]; then
-    echo "wan_throughput failed with $1 streams:" >&2
-    cat "$work/sender.out" "$work/receiver.out" >&2
-    exit 1
-  fi
-  awk "BEGIN {print $gbps * 1000}"
+# channels STREAMS [OPTIONS...]: messages of $size for about $seconds.
+channels() {
+  channels_mbps $((seconds * 10 + 60)) "--seconds $seconds" "$@" --size "$size"
 }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
@@ -79,9 +64,9 @@ for latency in $latencies; do
   for run in $(seq "$runs"); do
     for k in $streams; do
       paced=$(awk "BEGIN {print $pace / $k}")Mbit/s
-      echo "$latency $rtt $k $run $(iperf3_mbps "$k") $(channels_mbps "$k")" \
-        "$(channels_mbps "$k" --adapt off)" \
-        "$(channels_mbps "$k" --pacing "$paced") $(channels_mbps "$k" --shares equal)" \
+      echo "$latency $rtt $k $run $(iperf3_mbps "$k") $(channels "$k")" \
+        "$(channels "$k" --adapt off)" \
+        "$(channels "$k" --pacing "$paced") $(channels "$k" --shares equal)" \
         >>"$work/results"
     done
   done

@@ -1,5 +1,6 @@
 # bench/lib/emu_node.sh — an emulated grid for the WAN benchmarks: bringing it up at a latency,
-# its addresses and round trip, an iperf3 server, and commands on its nodes bounded in time.
+# its addresses and round trip, an iperf3 server, the channels' throughput, and commands on its
+# nodes bounded in time.
 # Sourced by bench/wan-emu-*.sh and bench/mpwide-*emu.sh; they set $MULTILANE (the multilane
 # binary) and $name (the emulation's name) before calling these.
 
@@ -57,4 +58,33 @@ iperf3_mbps() {
     >"$work/iperf.json"
   /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 1e6)' \
     "$work/iperf.json"
+}
+
+# channels_mbps TIMEOUT SENDER_OPTIONS STREAMS [OPTIONS...]: the Mbit/s that $THROUGHPUT (the
+# channels' bench/wan_throughput) moves from node 0 to a receiver on node 1 at $server:7000 over
+# STREAMS streams, as the sender reports it. OPTIONS go to both ends (--size, --pacing ...),
+# SENDER_OPTIONS (split into words) to the sender only (--count N or --seconds S); each end is
+# killed after TIMEOUT seconds. The ends' output goes to $work; a failure prints it and exits.
+channels_mbps() {
+  # No `local` in POSIX sh: prefixed names keep the callers' variables (e.g. $streams).
+  channels_timeout=$1 channels_sender=$2 channels_streams=$3
+  shift 3
+  in_node_background "$channels_timeout" 1 "$THROUGHPUT" --listen "$server:7000" --streams "$channels_streams" \
+    "$@" >"$work/receiver.out" 2>&1 &
+  receiver=$!
+  for _ in $(seq 100); do
+    grep -q listening "$work/receiver.out" 2>/dev/null && break
+    sleep 0.05
+  done
+  # shellcheck disable=SC2086 # the sender's options are words
+  in_node "$channels_timeout" 0 "$THROUGHPUT" --connect "$server:7000" --streams "$channels_streams" "$@" \
+    $channels_sender >"$work/sender.out" 2>&1 || true
+  wait "$receiver" || true
+  gbps=$(sed -n 's/^streams [0-9]*: \([0-9.]*\) Gbit\/s.*/\1/p' "$work/sender.out")
+  if [ -z "$gbps" ]; then
+    echo "wan_throughput failed with $channels_streams streams:" >&2
+    cat "$work/sender.out" "$work/receiver.out" >&2
+    exit 1
+  fi
+  awk "BEGIN {print $gbps * 1000}"
 }
