@@ -65,6 +65,8 @@ class FrameWriterTest : public ::testing::Test {
     return bytes;
   }
 
+  void expect_arrives(std::span<const std::byte> head, std::span<const std::byte> body);
+
   auto record() {
     return [this](const asio::error_code& error, std::size_t bytes) {
       result = WriteResult{error, bytes};
@@ -83,10 +85,10 @@ std::vector<std::byte> joined(std::span<const std::byte> head, std::span<const s
   return bytes;
 }
 
-TEST_F(FrameWriterTest, LargeFrameArrivesByteExact) {
+// Writes (head, body) to a peer that reads all of it, and checks what arrived.
+void FrameWriterTest::expect_arrives(std::span<const std::byte> head,
+                                     std::span<const std::byte> body) {
   connect(false);
-  const std::vector<std::byte> head = pattern(64, 3);
-  const std::vector<std::byte> body = pattern((1 << 20) + 3);
   std::vector<std::byte> received(head.size() + body.size());
   std::thread reader([&] { asio::read(peer, asio::buffer(received)); });
   write_frame(writer, head, body, record());
@@ -98,20 +100,13 @@ TEST_F(FrameWriterTest, LargeFrameArrivesByteExact) {
   EXPECT_EQ(received, joined(head, body));
 }
 
+TEST_F(FrameWriterTest, LargeFrameArrivesByteExact) {
+  expect_arrives(pattern(64, 3), pattern((1 << 20) + 3));
+}
+
 // A head longer than one call may write (StreamSet's owned frames hold header and payload).
 TEST_F(FrameWriterTest, HeadLongerThanOneCallArrivesByteExact) {
-  connect(false);
-  const std::vector<std::byte> head = pattern(kLargestWrite * 3 + 5, 11);
-  const std::vector<std::byte> body = pattern(kLargestWrite + 1);
-  std::vector<std::byte> received(head.size() + body.size());
-  std::thread reader([&] { asio::read(peer, asio::buffer(received)); });
-  write_frame(writer, head, body, record());
-  EXPECT_TRUE(run_until_written());
-  reader.join();
-  ASSERT_TRUE(result);
-  EXPECT_FALSE(result->error) << result->error.message();
-  EXPECT_EQ(result->bytes, received.size());
-  EXPECT_EQ(received, joined(head, body));
+  expect_arrives(pattern(kLargestWrite * 3 + 5, 11), pattern(kLargestWrite + 1));
 }
 
 TEST_F(FrameWriterTest, CancelledWriteReportsExactlyTheBytesThePeerReads) {
