@@ -3,8 +3,7 @@
 
 #include <fmt/format.h>
 
-#include <array>
-
+#include "runtime/streams/frame_writer.hpp"
 #include "runtime/transport/io_wait.hpp"
 
 namespace multilane::wan {
@@ -85,10 +84,9 @@ void ChunkLink::write_next() {
   if (queue_.empty() || closed_) return;
   writing_ = true;
   Outgoing& front = queue_.front();
-  const std::array<asio::const_buffer, 2> parts{
-      asio::buffer(front.header), asio::buffer(front.payload.data(), front.payload.size())};
-  asio::async_write(
-      socket_, parts, [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
+  runtime::write_frame(
+      socket_, front.header, front.payload,
+      [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
         self->writing_ = false;
         // A write that completed after close(): close() took the queue and answered every
         // chunk in it, so there is no front to pop (popping an empty deque corrupted it).

@@ -5,10 +5,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
+#include <span>
 #include <utility>
 
 #include "multilane/errors.hpp"
+#include "runtime/streams/frame_writer.hpp"
 
 namespace multilane::runtime {
 
@@ -76,21 +77,23 @@ void StreamSet::Impl::queue_frame(Stream& s, const ByteRange& range, std::uint16
 void StreamSet::Impl::write_next(Stream& s) {
   if (s.writing || s.outbox.empty() || !failure.empty()) return;
   const Outgoing& frame = s.outbox.front();
-  std::array<asio::const_buffer, 2> parts{
-      asio::buffer(frame.header), asio::buffer(frame.borrowed.data(), frame.borrowed.size())};
-  if (!frame.borrows()) parts = {asio::buffer(frame.owned), asio::const_buffer{}};
+  std::span<const std::byte> head = frame.header;
+  std::span<const std::byte> body = frame.borrowed;
+  if (!frame.borrows()) {  // its header (or what is left of it) and payload in one vector
+    head = frame.owned;
+    body = {};
+  }
   s.writing = true;
-  asio::async_write(
-      s.socket, parts,
-      asio::bind_cancellation_slot(
-          s.stop_write->slot(), [this, &s](const asio::error_code& ec, std::size_t n) {
-            s.writing = false;
-            if (ec == asio::error::operation_aborted && s.interrupting && failure.empty()) {
-              return interrupted(s, n);
-            }
-            if (ec) return write_failed(s, ec);
-            frame_written(s, n);
-          }));
+  write_frame(s.socket, head, body,
+              asio::bind_cancellation_slot(
+                  s.stop_write->slot(), [this, &s](const asio::error_code& ec, std::size_t n) {
+                    s.writing = false;
+                    if (ec == asio::error::operation_aborted && s.interrupting && failure.empty()) {
+                      return interrupted(s, n);
+                    }
+                    if (ec) return write_failed(s, ec);
+                    frame_written(s, n);
+                  }));
 }
 
 void StreamSet::Impl::frame_written(Stream& s, std::size_t bytes) {

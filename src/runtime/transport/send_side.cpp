@@ -5,9 +5,9 @@
 
 #include <algorithm>
 
+#include "runtime/streams/frame_writer.hpp"
 #include "runtime/transport/stream_identity.hpp"
 #include "runtime/transport/transport_error.hpp"
-#include "runtime/transport/whole_transfer.hpp"
 
 namespace multilane::runtime {
 
@@ -203,7 +203,7 @@ void SendSide::pump(Stream& stream) {
   if (stream.queue.empty() && !take_piece(stream)) return;
   stream.writing = true;
   Job& job = stream.queue.front();
-  write_whole(*stream.socket, std::as_bytes(std::span(job.header)), job.payload,
+  write_frame(*stream.socket, std::as_bytes(std::span(job.header)), job.payload,
               [this, s = &stream](const asio::error_code& error, std::size_t) {
                 s->writing = false;
                 if (s->closed) return;
