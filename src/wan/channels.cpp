@@ -164,7 +164,7 @@ void Channels::establish() {
       if (setups[i].error) std::rethrow_exception(setups[i].error);
       std::vector<asio::ip::tcp::socket> sockets;
       for (auto& s : setups[i].path->sockets) {
-        sockets.push_back(wan::rehome(std::move(s), *impl_->io));
+        sockets.push_back(runtime::rehome(std::move(s), *impl_->io));
       }
       p.options = setups[i].path->options;
       p.set = std::make_unique<runtime::StreamSet>(impl_->io, std::move(sockets), p.options);

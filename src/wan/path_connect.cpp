@@ -74,17 +74,17 @@ PathStreams connect_path(asio::io_context& io, const PathTarget& target,
   const std::uint32_t session = new_session();
   PathStreams path{{}, options};
   path.options.relayed = options.relayed || target.relay.has_value();
-  for (int i = 0; i < options.streams; ++i) {
+  auto connect_one = [&](int i, asio::io_context& own) -> runtime::AuthenticatedStream {
     const std::uint64_t identity = pack_tag(
         {session, static_cast<std::uint16_t>(options.streams), static_cast<std::uint16_t>(i)});
-    if (target.relay) {
-      path.sockets.push_back(
-          connect_through_relay(io, *target.relay, target.peer, deadline, options, identity));
-    } else {
-      auto connected = runtime::connect_stream(io, target.peer, deadline, options, identity);
-      path.options.relayed = path.options.relayed || connected.peer_is_relay;
-      path.sockets.push_back(std::move(connected.socket));
-    }
+    if (!target.relay)
+      return runtime::connect_stream(own, target.peer, deadline, options, identity);
+    return {connect_through_relay(own, *target.relay, target.peer, deadline, options, identity), 0,
+            false};
+  };
+  for (auto& stream : runtime::connect_at_once(io, options.streams, connect_one)) {
+    path.options.relayed = path.options.relayed || stream.peer_is_relay;
+    path.sockets.push_back(std::move(stream.socket));
   }
   return path;
 }
@@ -103,38 +103,20 @@ struct Refusals {
   }
 };
 
-runtime::StreamListener::Accepted accept_member(runtime::StreamListener& listener,
-                                                asio::io_context& io, Clock::time_point deadline,
-                                                Refusals& refusals, const std::string& awaited) {
-  while (true) {
-    try {
-      return listener.accept_stream(io, deadline);
-    } catch (const TransportError& e) {
-      if (Clock::now() >= deadline) {
-        throw TransportError(fmt::format("{} ({} on port {}){}", e.what(), awaited, listener.port(),
-                                         refusals.text()));
-      }
-      ++refusals.count;
-      refusals.last = e.what();
-    }
-  }
-}
-
 }  // namespace
 
 PathStreams accept_path(asio::io_context& io, runtime::StreamListener& listener,
                         const runtime::StreamOptions& options) {
   const auto deadline = Clock::now() + options.timeout;
   const auto count = static_cast<std::size_t>(options.streams);
-  std::vector<std::optional<asio::ip::tcp::socket>> slots(count);
+  std::vector<bool> seen(count);
   std::optional<StreamTag> first;
   Refusals refusals;
-  PathStreams path{{}, options};
-  for (std::size_t i = 0; i < count; ++i) {
-    runtime::StreamListener::Accepted accepted = accept_member(
-        listener, io, deadline, refusals, fmt::format("stream {} of {}", i + 1, count));
-    const StreamTag tag = unpack_tag(accepted.identity);
-    const std::string peer = runtime::peer_name(accepted.socket);
+  runtime::StreamListener::AcceptWatch watch;
+  // A stream of another path or stream count is an error at once, not a wait for the rest.
+  watch.passed = [&](const runtime::StreamListener::Accepted& stream) {
+    const StreamTag tag = unpack_tag(stream.identity);
+    const std::string peer = runtime::peer_name(stream.socket);
     if (tag.count != count) {
       throw TransportError(fmt::format(
           "peer {} opened a path of {} streams, this end expects {} (both ends must use the "
@@ -146,21 +128,33 @@ PathStreams accept_path(asio::io_context& io, runtime::StreamListener& listener,
           "peer {} opened a second path on port {} while the streams of the first were awaited",
           peer, listener.port()));
     }
-    if (tag.index >= count || slots[tag.index]) {
+    if (tag.index >= count || seen[tag.index]) {
       throw TransportError(fmt::format("peer {} sent stream {} of {} twice or out of range", peer,
                                        tag.index, count));
     }
     first = tag;
-    path.options.relayed = path.options.relayed || accepted.peer_is_relay;
-    slots[tag.index].emplace(std::move(accepted.socket));
+    seen[tag.index] = true;
+  };
+  watch.refused = [&](const TransportError& e) {
+    ++refusals.count;
+    refusals.last = e.what();
+  };
+  std::vector<runtime::StreamListener::Accepted> accepted;
+  try {
+    listener.accept_streams(io, options.streams, deadline, watch, accepted);
+  } catch (const TransportError& e) {
+    if (!std::string_view(e.what()).starts_with("timed out")) throw;
+    throw TransportError(fmt::format("{} (stream {} of {} on port {}){}", e.what(),
+                                     accepted.size() + 1, count, listener.port(), refusals.text()));
+  }
+  PathStreams path{std::vector<asio::ip::tcp::socket>(), options};
+  std::vector<std::optional<asio::ip::tcp::socket>> slots(count);
+  for (auto& stream : accepted) {
+    path.options.relayed = path.options.relayed || stream.peer_is_relay;
+    slots[unpack_tag(stream.identity).index].emplace(std::move(stream.socket));
   }
   for (auto& slot : slots) path.sockets.push_back(std::move(*slot));
   return path;
-}
-
-asio::ip::tcp::socket rehome(asio::ip::tcp::socket socket, asio::io_context& io) {
-  const auto protocol = socket.local_endpoint().protocol();
-  return asio::ip::tcp::socket(io, protocol, socket.release());
 }
 
 asio::ip::tcp::endpoint resolve_endpoint(const std::string& host, std::uint16_t port,

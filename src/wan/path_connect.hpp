@@ -5,7 +5,7 @@
 // peer or through a relay (relay_protocol.hpp). The listening end accepts N connections and
 // checks that they carry one session and the count it expects, so a peer configured with
 // another stream count gets a clear error instead of a hang. Both work on a caller's
-// io_context (a private one per path while paths are set up in parallel); rehome() then moves
+// io_context (a private one per path while paths are set up in parallel); runtime::rehome() moves
 // the sockets onto the context the paths share. Every step is bounded by options.timeout.
 #pragma once
 
@@ -47,9 +47,6 @@ asio::ip::tcp::socket connect_through_relay(asio::io_context& io,
                                             runtime::Clock::time_point deadline,
                                             const runtime::StreamOptions& options,
                                             std::uint64_t identity);
-
-// The same connection (file descriptor) on another io_context; no operation may be pending.
-asio::ip::tcp::socket rehome(asio::ip::tcp::socket socket, asio::io_context& io);
 
 // "host" (a name or a numeric address) and a port to an endpoint; throws UsageError naming
 // `what` when it does not resolve.

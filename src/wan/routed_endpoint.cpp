@@ -355,9 +355,10 @@ void RankEndpoint::connect(const std::map<RankAddress, asio::ip::tcp::endpoint>&
       o.pacing_rate = m.options.direct_pacing;
       runtime::tune_connected_stream(socket, o);
     }
-    m.add_link(rehome(std::move(socket), m.io), address);
+    m.add_link(runtime::rehome(std::move(socket), m.io), address);
   }
-  for (auto& [address, socket] : dialed) m.add_link(rehome(std::move(socket), m.io), address);
+  for (auto& [address, socket] : dialed)
+    m.add_link(runtime::rehome(std::move(socket), m.io), address);
 }
 
 void RankEndpoint::send(const RankAddress& to, std::span<const std::byte> data) {

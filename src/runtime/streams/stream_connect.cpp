@@ -4,6 +4,13 @@
 // one deadline.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <thread>
+
 #include "multilane/errors.hpp"
 #include "runtime/streams/stream_set.hpp"
 #include "runtime/transport/io_wait.hpp"
@@ -69,26 +76,25 @@ std::uint16_t StreamListener::port() const {
 StreamSet StreamListener::accept() {
   const auto deadline = Clock::now() + options_.timeout;
   auto set_io = std::make_unique<asio::io_context>();
-  std::vector<asio::ip::tcp::socket> sockets;
+  std::vector<Accepted> accepted;
+  try {
+    accept_streams(*set_io, options_.streams, deadline, {}, accepted);
+  } catch (const TransportError& e) {
+    if (!std::string_view(e.what()).starts_with("timed out")) throw;
+    throw TransportError(fmt::format("{} {} of {} on {}", e.what(), accepted.size() + 1,
+                                     options_.streams, endpoint_text(acceptor_.local_endpoint())));
+  }
   StreamOptions options = options_;
-  for (int i = 0; i < options_.streams; ++i) {
-    try {
-      Accepted accepted = accept_stream(*set_io, deadline);
-      options.relayed = options.relayed || accepted.peer_is_relay;
-      sockets.push_back(std::move(accepted.socket));
-    } catch (const TransportError& e) {
-      if (std::string_view(e.what()).starts_with("timed out")) {
-        throw TransportError(fmt::format("{} {} of {} on {}", e.what(), i + 1, options_.streams,
-                                         endpoint_text(acceptor_.local_endpoint())));
-      }
-      throw;
-    }
+  std::vector<asio::ip::tcp::socket> sockets;
+  for (Accepted& a : accepted) {
+    options.relayed = options.relayed || a.peer_is_relay;
+    sockets.push_back(std::move(a.socket));
   }
   return StreamSet(std::move(set_io), std::move(sockets), options);
 }
 
-StreamListener::Accepted StreamListener::accept_stream(asio::io_context& io,
-                                                       Clock::time_point deadline) {
+asio::ip::tcp::socket StreamListener::accept_connection(asio::io_context& io,
+                                                        Clock::time_point deadline) {
   bool finished = false;
   asio::error_code error;
   asio::ip::tcp::socket socket(io);
@@ -104,21 +110,174 @@ StreamListener::Accepted StreamListener::accept_stream(asio::io_context& io,
   }
   if (error) throw TransportError("accepting a connection failed: " + error.message());
   tune_connected_stream(socket, options_);
+  return socket;
+}
+
+StreamListener::Accepted StreamListener::accept_stream(asio::io_context& io,
+                                                       Clock::time_point deadline) {
+  asio::ip::tcp::socket socket = accept_connection(io, deadline);
   const PeerHello peer =
       authenticate_peer(io, socket, Role::Listener, handshake_config(options_, deadline));
   return {std::move(socket), peer.identity, peer.relay};
+}
+
+namespace {
+
+// One accepted connection's handshake, on a thread and an io_context of its own.
+struct Handshake {
+  std::unique_ptr<asio::io_context> io = std::make_unique<asio::io_context>();
+  std::thread thread;
+  std::optional<AuthenticatedStream> passed;  // these three under accept_streams()' mutex
+  std::optional<TransportError> failed;
+  bool done = false;
+};
+
+}  // namespace
+
+void StreamListener::accept_streams(asio::io_context& io, int count, Clock::time_point deadline,
+                                    const AcceptWatch& watch, std::vector<Accepted>& streams) {
+  std::mutex mutex;
+  std::list<Handshake> running;  // stable addresses for the threads
+  auto any_done = [&] {
+    std::lock_guard lock(mutex);
+    return std::any_of(running.begin(), running.end(), [](const Handshake& h) { return h.done; });
+  };
+  // Takes the handshakes that ended: those that passed join `streams`.
+  auto collect = [&] {
+    for (auto it = running.begin(); it != running.end();) {
+      if (std::lock_guard lock(mutex); !it->done) {
+        ++it;
+        continue;
+      }
+      it->thread.join();
+      std::optional<TransportError> failure = std::move(it->failed);
+      std::optional<Accepted> passed = std::move(it->passed);
+      it = running.erase(it);
+      if (failure) watch.refused(*failure);
+      if (passed) {
+        watch.passed(*passed);
+        passed->socket = rehome(std::move(passed->socket), io);
+        streams.push_back(std::move(*passed));
+      }
+    }
+  };
+  auto handshake = [&](Handshake& h, asio::ip::tcp::socket socket) {
+    h.thread = std::thread([this, &h, &mutex, deadline, socket = std::move(socket)]() mutable {
+      std::optional<AuthenticatedStream> passed;
+      std::optional<TransportError> failed;
+      try {
+        const PeerHello peer =
+            authenticate_peer(*h.io, socket, Role::Listener, handshake_config(options_, deadline));
+        passed = AuthenticatedStream{std::move(socket), peer.identity, peer.relay};
+      } catch (const TransportError& e) {
+        failed = e;
+      } catch (const std::exception& e) {
+        failed = TransportError(e.what());
+      }
+      {
+        std::lock_guard lock(mutex);
+        h.passed = std::move(passed);
+        h.failed = std::move(failed);
+        h.done = true;
+      }
+      asio::post(io_, [] {});  // wakes the accepting thread
+    });
+  };
+  // One accept at a time is pending while handshakes run; the accepting thread wakes for
+  // either, so that a stream that passed (and may be refused by `watch`) is seen at once.
+  std::optional<asio::ip::tcp::socket> incoming;
+  Handshake* accepting = nullptr;
+  bool accepted = false;
+  asio::error_code accept_error;
+  try {
+    while (static_cast<int>(streams.size()) < count) {
+      collect();
+      const auto needed = static_cast<std::size_t>(count) - streams.size();
+      if (needed == 0) break;
+      if (!accepting && running.size() < std::min<std::size_t>(needed, kHandshakeThreads)) {
+        accepting = &running.emplace_back();
+        incoming.emplace(*accepting->io);
+        accepted = false;
+        acceptor_.async_accept(*incoming, [&](const asio::error_code& ec) {
+          accept_error = ec;
+          accepted = true;
+        });
+      }
+      if (!run_until(io_, deadline, [&] { return (accepting && accepted) || any_done(); })) {
+        throw TransportError(fmt::format("timed out after {} waiting for connection",
+                                         seconds_text(options_.timeout)));
+      }
+      if (accepting && accepted) {
+        if (accept_error) {
+          throw TransportError("accepting a connection failed: " + accept_error.message());
+        }
+        tune_connected_stream(*incoming, options_);
+        handshake(*accepting, std::move(*incoming));
+        accepting = nullptr;
+      }
+    }
+  } catch (...) {
+    if (accepting && !accepted) {
+      acceptor_.cancel();
+      drain(io_, [&] { return accepted; });
+    }
+    for (Handshake& h : running) {
+      if (h.thread.joinable()) h.thread.join();  // each ends by the deadline
+    }
+    throw;
+  }
+}
+
+std::vector<AuthenticatedStream> connect_at_once(
+    asio::io_context& io, int count,
+    const std::function<AuthenticatedStream(int index, asio::io_context& own)>& connect) {
+  const auto n = static_cast<std::size_t>(count);
+  std::vector<std::unique_ptr<asio::io_context>> contexts(n);  // outlive the sockets below
+  std::vector<std::optional<AuthenticatedStream>> results(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<int> next{0};
+  auto work = [&] {
+    for (int i = next++; i < count; i = next++) {
+      contexts[i] = std::make_unique<asio::io_context>();
+      try {
+        results[i] = connect(i, *contexts[i]);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 1; t < std::min(count, kHandshakeThreads); ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  for (const auto& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+  std::vector<AuthenticatedStream> streams;
+  for (auto& r : results) {
+    r->socket = rehome(std::move(r->socket), io);
+    streams.push_back(std::move(*r));
+  }
+  return streams;
+}
+
+asio::ip::tcp::socket rehome(asio::ip::tcp::socket socket, asio::io_context& io) {
+  const auto protocol = socket.local_endpoint().protocol();
+  return asio::ip::tcp::socket(io, protocol, socket.release());
 }
 
 StreamSet connect_streams(const asio::ip::tcp::endpoint& endpoint, const StreamOptions& options) {
   check_options(options);
   const auto deadline = Clock::now() + options.timeout;
   auto io = std::make_unique<asio::io_context>();
-  std::vector<asio::ip::tcp::socket> sockets;
   StreamOptions set_options = options;
-  for (int i = 0; i < options.streams; ++i) {
-    AuthenticatedStream connected = connect_stream(*io, endpoint, deadline, options);
-    set_options.relayed = set_options.relayed || connected.peer_is_relay;
-    sockets.push_back(std::move(connected.socket));
+  std::vector<asio::ip::tcp::socket> sockets;
+  for (AuthenticatedStream& s :
+       connect_at_once(*io, options.streams, [&](int, asio::io_context& own) {
+         return connect_stream(own, endpoint, deadline, options);
+       })) {
+    set_options.relayed = set_options.relayed || s.peer_is_relay;
+    sockets.push_back(std::move(s.socket));
   }
   return StreamSet(std::move(io), std::move(sockets), set_options);
 }

@@ -47,6 +47,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -58,6 +59,7 @@
 #include "runtime/transport/auth.hpp"
 #include "runtime/transport/io_wait.hpp"
 #include "runtime/transport/stripe.hpp"
+#include "runtime/transport/transport_error.hpp"
 
 namespace multilane::runtime {
 
@@ -192,8 +194,24 @@ class StreamListener {
   // themselves, e.g. grouping the streams of several peers by their identities).
   using Accepted = AuthenticatedStream;
   Accepted accept_stream(asio::io_context& io, Clock::time_point deadline);
+  // Accepts connections until `streams` holds `count` that passed the handshake, each
+  // authenticated on a thread of its own so that their round trips overlap (K streams across
+  // a WAN take the setup time of one), and moved onto `io` in the order they passed. Each one
+  // that passes goes to `passed` first, and each that fails its handshake to `refused` (and
+  // another one is awaited); both run on the calling thread and may throw to give up. Throws
+  // TransportError("timed out after ... waiting for connection") at `deadline`; `streams`
+  // then holds those that passed.
+  struct AcceptWatch {
+    std::function<void(const Accepted&)> passed = [](const Accepted&) {};
+    std::function<void(const TransportError&)> refused = [](const TransportError& e) { throw e; };
+  };
+  void accept_streams(asio::io_context& io, int count, Clock::time_point deadline,
+                      const AcceptWatch& watch, std::vector<Accepted>& streams);
 
  private:
+  // One connection, accepted and tuned, on `io`; not authenticated yet.
+  asio::ip::tcp::socket accept_connection(asio::io_context& io, Clock::time_point deadline);
+
   asio::io_context io_;
   asio::ip::tcp::acceptor acceptor_;
   StreamOptions options_;
@@ -208,6 +226,16 @@ StreamSet connect_streams(const asio::ip::tcp::endpoint& endpoint, const StreamO
 AuthenticatedStream connect_stream(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint,
                                    Clock::time_point deadline, const StreamOptions& options,
                                    std::uint64_t identity = 0);
+// Runs connect(index, an io_context of its own) for every index in [0, count) at once, on up
+// to kHandshakeThreads threads, and moves the streams onto `io` in index order: their
+// handshakes' round trips overlap. Throws the failure of the lowest index once every call
+// has returned.
+inline constexpr int kHandshakeThreads = 64;
+std::vector<AuthenticatedStream> connect_at_once(
+    asio::io_context& io, int count,
+    const std::function<AuthenticatedStream(int index, asio::io_context& own)>& connect);
+// The same connection (file descriptor) on another io_context; no operation may be pending.
+asio::ip::tcp::socket rehome(asio::ip::tcp::socket socket, asio::io_context& io);
 // TCP_NODELAY and pacing (options.pacing_rate) on a connected socket; the buffer sizes must be
 // set before connecting (they fix the TCP window scale).
 void tune_connected_stream(asio::ip::tcp::socket& socket, const StreamOptions& options);
