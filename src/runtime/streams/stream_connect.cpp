@@ -183,6 +183,11 @@ void StreamListener::accept_streams(asio::io_context& io, int count, Clock::time
       asio::post(io_, [] {});  // wakes the accepting thread
     });
   };
+  auto join_all = [&] {
+    for (Handshake& h : running) {
+      if (h.thread.joinable()) h.thread.join();  // each ends by the deadline
+    }
+  };
   // One accept at a time is pending while handshakes run; the accepting thread wakes for
   // either, so that a stream that passed (and may be refused by `watch`) is seen at once.
   std::optional<asio::ip::tcp::socket> incoming;
@@ -221,11 +226,10 @@ void StreamListener::accept_streams(asio::io_context& io, int count, Clock::time
       acceptor_.cancel();
       drain(io_, [&] { return accepted; });
     }
-    for (Handshake& h : running) {
-      if (h.thread.joinable()) h.thread.join();  // each ends by the deadline
-    }
+    join_all();
     throw;
   }
+  join_all();  // none is left when all passed; a thread must not outlive its Handshake
 }
 
 std::vector<AuthenticatedStream> connect_at_once(
