@@ -313,7 +313,7 @@ void RankEndpoint::connect(const std::map<RankAddress, asio::ip::tcp::endpoint>&
     }
     return;
   }
-  // Direct: dial the ranks above this one, accept those below, at the same time.
+  // Direct: dial the ranks above this one, accept those below, all at the same time.
   std::vector<std::pair<RankAddress, asio::ip::tcp::endpoint>> dial;
   int expected = 0;
   for (const auto& [address, endpoint] : m.options.directory) {
@@ -327,23 +327,25 @@ void RankEndpoint::connect(const std::map<RankAddress, asio::ip::tcp::endpoint>&
   asio::io_context accept_io;
   auto accepted = std::async(std::launch::async, [&] {
     std::vector<std::pair<RankAddress, asio::ip::tcp::socket>> sockets;
-    for (int i = 0; i < expected; ++i) {
-      auto a = m.listener->accept_stream(accept_io, deadline);
+    if (expected == 0) return sockets;
+    std::vector<runtime::StreamListener::Accepted> streams;
+    m.listener->accept_streams(accept_io, expected, deadline, {}, streams);
+    for (auto& a : streams) {
       const NodeIdentity node = unpack_node(a.identity);
       sockets.emplace_back(RankAddress{node.site, node.id}, std::move(a.socket));
     }
     return sockets;
   });
-  asio::io_context dial_io;
-  std::vector<std::pair<RankAddress, asio::ip::tcp::socket>> dialed;
+  std::vector<runtime::AuthenticatedStream> dialed;
   std::exception_ptr dial_error;
   try {
-    for (const auto& [address, endpoint] : dial) {
-      runtime::StreamOptions o = m.stream_options();
-      if (address.site != m.options.self.site) o.pacing_rate = m.options.direct_pacing;
-      dialed.emplace_back(address,
-                          runtime::connect_stream(dial_io, endpoint, deadline, o, me).socket);
-    }
+    dialed = runtime::connect_at_once(
+        m.io, static_cast<int>(dial.size()), [&](int i, asio::io_context& own) {
+          const auto& [address, endpoint] = dial[static_cast<std::size_t>(i)];
+          runtime::StreamOptions o = m.stream_options();
+          if (address.site != m.options.self.site) o.pacing_rate = m.options.direct_pacing;
+          return runtime::connect_stream(own, endpoint, deadline, o, me);
+        });
   } catch (...) {
     dial_error = std::current_exception();
   }
@@ -357,8 +359,9 @@ void RankEndpoint::connect(const std::map<RankAddress, asio::ip::tcp::endpoint>&
     }
     m.add_link(runtime::rehome(std::move(socket), m.io), address);
   }
-  for (auto& [address, socket] : dialed)
-    m.add_link(runtime::rehome(std::move(socket), m.io), address);
+  for (std::size_t i = 0; i < dialed.size(); ++i) {
+    m.add_link(std::move(dialed[i].socket), dial[i].first);
+  }
 }
 
 void RankEndpoint::send(const RankAddress& to, std::span<const std::byte> data) {

@@ -3,6 +3,7 @@
 // tcp_connect.hpp) and authenticated before it joins the set; the whole establishment shares
 // one deadline.
 #include <fmt/format.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
@@ -127,6 +128,7 @@ namespace {
 struct Handshake {
   std::unique_ptr<asio::io_context> io = std::make_unique<asio::io_context>();
   std::thread thread;
+  int fd = -1;                                // the connection's, open while `done` is false
   std::optional<AuthenticatedStream> passed;  // these three under accept_streams()' mutex
   std::optional<TransportError> failed;
   bool done = false;
@@ -162,6 +164,7 @@ void StreamListener::accept_streams(asio::io_context& io, int count, Clock::time
     }
   };
   auto handshake = [&](Handshake& h, asio::ip::tcp::socket socket) {
+    h.fd = socket.native_handle();
     h.thread = std::thread([this, &h, &mutex, deadline, socket = std::move(socket)]() mutable {
       std::optional<AuthenticatedStream> passed;
       std::optional<TransportError> failed;
@@ -186,6 +189,15 @@ void StreamListener::accept_streams(asio::io_context& io, int count, Clock::time
   auto join_all = [&] {
     for (Handshake& h : running) {
       if (h.thread.joinable()) h.thread.join();  // each ends by the deadline
+    }
+  };
+  // Ends the handshakes still under way at once (a silent peer's would wait for the deadline):
+  // their reads see the connection shut. Under the mutex, so no thread closes its socket (and
+  // frees the descriptor for reuse) meanwhile.
+  auto stop_all = [&] {
+    std::lock_guard lock(mutex);
+    for (Handshake& h : running) {
+      if (h.thread.joinable() && !h.done) ::shutdown(h.fd, SHUT_RDWR);
     }
   };
   // One accept at a time is pending while handshakes run; the accepting thread wakes for
@@ -226,6 +238,7 @@ void StreamListener::accept_streams(asio::io_context& io, int count, Clock::time
       acceptor_.cancel();
       drain(io_, [&] { return accepted; });
     }
+    stop_all();
     join_all();
     throw;
   }
