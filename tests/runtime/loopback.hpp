@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <future>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -45,6 +46,19 @@ inline std::pair<StreamSet, StreamSet> connected_sets(const StreamOptions& optio
                               [&] { return connect_streams(loopback(listener.port()), options); });
   StreamSet accepted = listener.accept();
   return {std::move(accepted), connector.get()};
+}
+
+// A set whose streams connected one after another, so that its i-th stream is the i-th
+// connection a proxy in between accepted (connect_streams opens them at once, in any order).
+inline StreamSet connect_in_order(const asio::ip::tcp::endpoint& endpoint,
+                                  const StreamOptions& options) {
+  auto io = std::make_unique<asio::io_context>();
+  const auto deadline = Clock::now() + options.timeout;
+  std::vector<asio::ip::tcp::socket> sockets;
+  for (int i = 0; i < options.streams; ++i) {
+    sockets.push_back(connect_stream(*io, endpoint, deadline, options).socket);
+  }
+  return StreamSet(std::move(io), std::move(sockets), options);
 }
 
 // Runs `fn` on another thread; joined (and its exception rethrown by get()) before scope end.

@@ -33,7 +33,7 @@ struct ThroughProxy {
       return adjust ? adjust(proxy.progress(fd)) : proxy.progress(fd);
     };
     auto connecting = testing::in_background(
-        [&] { return connect_streams(testing::loopback(proxy.port()), sender_options); });
+        [&] { return testing::connect_in_order(testing::loopback(proxy.port()), sender_options); });
     receiver.emplace(listener.accept());
     sender.emplace(connecting.get());
   }
@@ -313,7 +313,7 @@ std::uint64_t carried_by_a_held_stream(std::size_t size, bool equal_shares) {
   StreamListener listener(testing::loopback(0), options);
   testing::PausingProxy proxy(listener.port(), 64 * 1024);
   auto connecting = testing::in_background(
-      [&] { return connect_streams(testing::loopback(proxy.port()), options); });
+      [&] { return testing::connect_in_order(testing::loopback(proxy.port()), options); });
   StreamSet receiver = listener.accept();
   StreamSet sender = connecting.get();
 
