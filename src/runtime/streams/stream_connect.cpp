@@ -154,11 +154,12 @@ void StreamListener::accept_streams(asio::io_context& io, int count, Clock::time
       it->thread.join();
       std::optional<TransportError> failure = std::move(it->failed);
       std::optional<Accepted> passed = std::move(it->passed);
+      // Onto `io` while the handshake's own context, which the socket is registered with, lives.
+      if (passed) passed->socket = rehome(std::move(passed->socket), io);
       it = running.erase(it);
       if (failure) watch.refused(*failure);
       if (passed) {
         watch.passed(*passed);
-        passed->socket = rehome(std::move(passed->socket), io);
         streams.push_back(std::move(*passed));
       }
     }
