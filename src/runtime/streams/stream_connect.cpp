@@ -41,6 +41,17 @@ HandshakeConfig handshake_config(const StreamOptions& options, Clock::time_point
   return {options.job_id, options.secret, std::max(left, std::chrono::milliseconds{1}), identity};
 }
 
+// The set of `streams` (on `io`); it goes through a relay when any of their peers is one.
+StreamSet set_of(std::unique_ptr<asio::io_context> io, std::vector<AuthenticatedStream> streams,
+                 StreamOptions options) {
+  std::vector<asio::ip::tcp::socket> sockets;
+  for (AuthenticatedStream& s : streams) {
+    options.relayed = options.relayed || s.peer_is_relay;
+    sockets.push_back(std::move(s.socket));
+  }
+  return StreamSet(std::move(io), std::move(sockets), options);
+}
+
 }  // namespace
 
 void tune_connected_stream(asio::ip::tcp::socket& socket, const StreamOptions& options) {
@@ -85,41 +96,7 @@ StreamSet StreamListener::accept() {
     throw TransportError(fmt::format("{} {} of {} on {}", e.what(), accepted.size() + 1,
                                      options_.streams, endpoint_text(acceptor_.local_endpoint())));
   }
-  StreamOptions options = options_;
-  std::vector<asio::ip::tcp::socket> sockets;
-  for (Accepted& a : accepted) {
-    options.relayed = options.relayed || a.peer_is_relay;
-    sockets.push_back(std::move(a.socket));
-  }
-  return StreamSet(std::move(set_io), std::move(sockets), options);
-}
-
-asio::ip::tcp::socket StreamListener::accept_connection(asio::io_context& io,
-                                                        Clock::time_point deadline) {
-  bool finished = false;
-  asio::error_code error;
-  asio::ip::tcp::socket socket(io);
-  acceptor_.async_accept(socket, [&](const asio::error_code& ec) {
-    error = ec;
-    finished = true;
-  });
-  if (!run_until(io_, deadline, [&] { return finished; })) {
-    acceptor_.cancel();
-    drain(io_, [&] { return finished; });
-    throw TransportError(
-        fmt::format("timed out after {} waiting for connection", seconds_text(options_.timeout)));
-  }
-  if (error) throw TransportError("accepting a connection failed: " + error.message());
-  tune_connected_stream(socket, options_);
-  return socket;
-}
-
-StreamListener::Accepted StreamListener::accept_stream(asio::io_context& io,
-                                                       Clock::time_point deadline) {
-  asio::ip::tcp::socket socket = accept_connection(io, deadline);
-  const PeerHello peer =
-      authenticate_peer(io, socket, Role::Listener, handshake_config(options_, deadline));
-  return {std::move(socket), peer.identity, peer.relay};
+  return set_of(std::move(set_io), std::move(accepted), options_);
 }
 
 namespace {
@@ -288,16 +265,10 @@ StreamSet connect_streams(const asio::ip::tcp::endpoint& endpoint, const StreamO
   check_options(options);
   const auto deadline = Clock::now() + options.timeout;
   auto io = std::make_unique<asio::io_context>();
-  StreamOptions set_options = options;
-  std::vector<asio::ip::tcp::socket> sockets;
-  for (AuthenticatedStream& s :
-       connect_at_once(*io, options.streams, [&](int, asio::io_context& own) {
-         return connect_stream(own, endpoint, deadline, options);
-       })) {
-    set_options.relayed = set_options.relayed || s.peer_is_relay;
-    sockets.push_back(std::move(s.socket));
-  }
-  return StreamSet(std::move(io), std::move(sockets), set_options);
+  auto streams = connect_at_once(*io, options.streams, [&](int, asio::io_context& own) {
+    return connect_stream(own, endpoint, deadline, options);
+  });
+  return set_of(std::move(io), std::move(streams), options);
 }
 
 }  // namespace multilane::runtime

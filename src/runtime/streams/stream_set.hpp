@@ -190,17 +190,15 @@ class StreamListener {
   std::uint16_t port() const;
   // Accepts and authenticates `options.streams` connections from one peer.
   StreamSet accept();
-  // Accepts and authenticates one connection onto `io` (for callers that assemble sets
-  // themselves, e.g. grouping the streams of several peers by their identities).
   using Accepted = AuthenticatedStream;
-  Accepted accept_stream(asio::io_context& io, Clock::time_point deadline);
   // Accepts connections until `streams` holds `count` that passed the handshake, each
   // authenticated on a thread of its own so that their round trips overlap (K streams across
   // a WAN take the setup time of one), and moved onto `io` in the order they passed. Each one
   // that passes goes to `passed` first, and each that fails its handshake to `refused` (and
   // another one is awaited); both run on the calling thread and may throw to give up. Throws
   // TransportError("timed out after ... waiting for connection") at `deadline`; `streams`
-  // then holds those that passed.
+  // then holds those that passed. For callers that assemble sets themselves, e.g. grouping the
+  // streams of several peers by their identities.
   struct AcceptWatch {
     std::function<void(const Accepted&)> passed = [](const Accepted&) {};
     std::function<void(const TransportError&)> refused = [](const TransportError& e) { throw e; };
@@ -209,9 +207,6 @@ class StreamListener {
                       const AcceptWatch& watch, std::vector<Accepted>& streams);
 
  private:
-  // One connection, accepted and tuned, on `io`; not authenticated yet.
-  asio::ip::tcp::socket accept_connection(asio::io_context& io, Clock::time_point deadline);
-
   asio::io_context io_;
   asio::ip::tcp::acceptor acceptor_;
   StreamOptions options_;
