@@ -1,7 +1,10 @@
 // runtime/streams/frame_reader.cpp — see frame_reader.hpp.
 #include "runtime/streams/frame_reader.hpp"
 
+#include <sys/socket.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <utility>
 
 namespace multilane::runtime {
@@ -77,6 +80,7 @@ void FrameReader::read_header() {
   stage_end_ = staged();
   stage_begin_ = 0;
   reading_ = true;
+  if (drained_) return read_header_later();
   socket_.async_read_some(
       asio::buffer(stage_.data() + stage_end_, stage_.size() - stage_end_),
       [this, keep = sink_.keep_alive()](const asio::error_code& error, std::size_t bytes) {
@@ -86,9 +90,49 @@ void FrameReader::read_header() {
       });
 }
 
+// The last read took all the kernel had. asio would try the next read at once, before it
+// waits, and fail with EAGAIN: a system call between a small message's arrival and its answer,
+// since the owner completes a receive within this handler. So the read starts from a handler
+// of its own, after the owner's caller has moved on, and reads the socket itself: what is there
+// is taken within that handler, and an empty socket is waited on (async_wait re-arms the
+// readiness, so bytes that came meanwhile are not missed).
+void FrameReader::read_header_later() {
+  drained_ = false;
+  asio::post(socket_.get_executor(), [this, keep = sink_.keep_alive()] {
+    if (!socket_.is_open()) {
+      reading_ = false;
+      return;
+    }
+    in_handler_ = true;
+    stage_now();
+    in_handler_ = false;
+  });
+}
+
+void FrameReader::stage_now() {
+  const ssize_t got = ::recv(socket_.native_handle(), stage_.data() + stage_end_,
+                             stage_.size() - stage_end_, MSG_DONTWAIT);
+  if (got > 0) return on_staged({}, static_cast<std::size_t>(got));
+  if (got == 0) return on_staged(asio::error::eof, 0);
+  if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+    return on_staged(asio::error_code(errno, asio::system_category()), 0);
+  }
+  socket_.async_wait(asio::socket_base::wait_read,
+                     [this, keep = sink_.keep_alive()](const asio::error_code& error) {
+                       in_handler_ = true;
+                       if (error) {
+                         on_staged(error, 0);
+                       } else {
+                         stage_now();
+                       }
+                       in_handler_ = false;
+                     });
+}
+
 void FrameReader::on_staged(const asio::error_code& error, std::size_t bytes) {
   reading_ = false;
   if (!socket_.is_open()) return;
+  drained_ = !error && bytes < stage_.size() - stage_end_;
   stage_end_ += bytes;
   if (staged() >= prefix_ + kFrameHeaderSize) return header_arrived();
   if (error) return end(error, staged() == 0);

@@ -121,6 +121,8 @@ class FrameReader {
   template <typename Step>
   void continue_with(Step step);
   void read_header();
+  void read_header_later();
+  void stage_now();
   void on_staged(const asio::error_code& error, std::size_t bytes);
   void header_arrived();
   void payload_from_stage();
@@ -150,6 +152,7 @@ class FrameReader {
   std::array<std::byte, kStageBytes> stage_{};
   std::size_t stage_begin_ = 0;
   std::size_t stage_end_ = 0;
+  bool drained_ = false;  // the last read into the stage took all the kernel had
 };
 
 }  // namespace multilane::runtime

@@ -15,12 +15,19 @@
 // (asio::async_write offers at most 64 KiB per call, which costs a trip through the event loop
 // per 64 KiB.)
 //
+// write_frame_now() is the synchronous start for a caller that would otherwise wait for the
+// write's handler: it writes what the kernel takes at once and returns the count, and the
+// caller hands only the rest to write_frame(). A small message then leaves and completes within
+// the sender's call, without a trip through the event loop.
+//
 // Cancellation: a cancellation slot bound to the handler (asio::bind_cancellation_slot) stops
 // the write on a terminal or partial cancellation. The handler then gets operation_aborted and
 // exactly the bytes that went to the kernel, so the caller can send the rest elsewhere. A
 // cancellation that comes when the last call has written the whole frame is too late: the
 // handler gets success.
 #pragma once
+
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <array>
@@ -81,6 +88,22 @@ class FrameWrite {
   asio::cancellation_state cancel_;
   std::size_t done_ = 0;
 };
+
+// The bytes of `head` then `body` that the kernel took at once (at most kFirstWrite); 0 when
+// its buffer is full, and 0 on an error, which the asynchronous write of the rest then reports.
+inline std::size_t write_frame_now(asio::ip::tcp::socket& socket, std::span<const std::byte> head,
+                                   std::span<const std::byte> body) {
+  const std::size_t from_head = std::min(head.size(), kFirstWrite);
+  const std::size_t from_body = std::min(body.size(), kFirstWrite - from_head);
+  std::array<iovec, 2> parts{iovec{const_cast<std::byte*>(head.data()), from_head},
+                             iovec{const_cast<std::byte*>(body.data()), from_body}};
+  msghdr message{};
+  message.msg_iov = parts.data();
+  message.msg_iovlen = parts.size();
+  const ssize_t sent =
+      ::sendmsg(socket.native_handle(), &message, MSG_DONTWAIT | MSG_NOSIGNAL);
+  return sent > 0 ? static_cast<std::size_t>(sent) : 0;
+}
 
 template <typename Handler>
 void write_frame(asio::ip::tcp::socket& socket, std::span<const std::byte> head,

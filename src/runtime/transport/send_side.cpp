@@ -87,7 +87,17 @@ void SendSide::send(SendRequest request, Completion done) {
   stream.queue.push_back(Job{op, encode_frame_header(header), r.bytes});
   op->frames_left = 1;
   op->streams = {&stream};
+  if (idle(stream)) {
+    // Written by the caller: a small message completes within this call.
+    Job& job = stream.queue.front();
+    job.written = write_frame_now(*stream.socket, std::as_bytes(std::span(job.header)), r.bytes);
+    if (job.written == job.header.size() + r.bytes.size()) return written(stream);
+  }
   pump(stream);
+}
+
+bool SendSide::idle(const Stream& stream) {
+  return stream.socket && !stream.writing && !stream.closed && stream.queue.size() == 1;
 }
 
 // Pieces as the streams can take them: every idle stream takes one now, the others when they
@@ -203,7 +213,10 @@ void SendSide::pump(Stream& stream) {
   if (stream.queue.empty() && !take_piece(stream)) return;
   stream.writing = true;
   Job& job = stream.queue.front();
-  write_frame(*stream.socket, std::as_bytes(std::span(job.header)), job.payload,
+  const auto header = std::as_bytes(std::span(job.header));
+  const std::size_t header_written = std::min(job.written, header.size());
+  write_frame(*stream.socket, header.subspan(header_written),
+              job.payload.subspan(job.written - header_written),
               [this, s = &stream](const asio::error_code& error, std::size_t) {
                 s->writing = false;
                 if (s->closed) return;

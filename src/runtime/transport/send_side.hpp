@@ -45,6 +45,7 @@ class SendSide {
     std::shared_ptr<Op> op;
     FrameBytes header;
     std::span<const std::byte> payload;
+    std::size_t written = 0;  // bytes of header and payload written at once (write_frame_now)
   };
   struct Link;
   struct Stream {
@@ -97,6 +98,7 @@ class SendSide {
   void link_failed(Link& link, const std::string& reason);
   void start_split(const std::shared_ptr<Op>& op);
   void pump(Stream& stream);
+  static bool idle(const Stream& stream);
   bool take_piece(Stream& stream);
   bool takes_pieces(const Stream& stream) const;
   void written(Stream& stream);
