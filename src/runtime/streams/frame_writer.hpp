@@ -100,8 +100,7 @@ inline std::size_t write_frame_now(asio::ip::tcp::socket& socket, std::span<cons
   msghdr message{};
   message.msg_iov = parts.data();
   message.msg_iovlen = parts.size();
-  const ssize_t sent =
-      ::sendmsg(socket.native_handle(), &message, MSG_DONTWAIT | MSG_NOSIGNAL);
+  const ssize_t sent = ::sendmsg(socket.native_handle(), &message, MSG_DONTWAIT | MSG_NOSIGNAL);
   return sent > 0 ? static_cast<std::size_t>(sent) : 0;
 }
 
