@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "driving.hpp"
 #include "loopback.hpp"
 #include "multilane/reduction.hpp"
 #include "pausing_proxy.hpp"
@@ -28,7 +29,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr std::uint64_t kSignature = 0xca11;
+constexpr std::uint64_t kResendSignature = 0xca11;
 
 EngineConfig wan_config(int rank, bool resend) {
   EngineConfig config;
@@ -73,7 +74,7 @@ struct HeldLink {
     Engine& engine = *receiver;
     engine.start_background(
         [&engine, bytes, key, landed = std::move(landed)](Completion completion) {
-          const std::uint64_t signature = key.sequence == 0 ? 0 : kSignature;
+          const std::uint64_t signature = key.sequence == 0 ? 0 : kResendSignature;
           engine.recv(
               {.peer = 0, .key = key, .signature = signature, .bytes = bytes, .landed = landed},
               std::move(completion));
@@ -87,7 +88,7 @@ struct HeldLink {
     Engine& engine = *sender;
     engine.start_background(
         [&engine, bytes, key](Completion completion) {
-          const std::uint64_t signature = key.sequence == 0 ? 0 : kSignature;
+          const std::uint64_t signature = key.sequence == 0 ? 0 : kResendSignature;
           engine.send({1, {0}, LinkClass::Wan, key, signature, bytes}, std::move(completion));
         },
         [done](const std::string& error) { done->set_value(error); });
@@ -107,18 +108,6 @@ struct HeldLink {
   testing::PausingProxy proxy;
   std::unique_ptr<Engine> sender;
 };
-
-// Runs `work` on `engine`'s driving thread, taking the engine when its progress thread lets go.
-void on_driving_thread(Engine& engine, const std::function<void()>& work) {
-  const auto give_up = std::chrono::steady_clock::now() + 5s;
-  while (!engine.run_blocking([&](Completion done) {
-    work();
-    done("");
-  })) {
-    ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "the engine stayed busy";
-    std::this_thread::sleep_for(1ms);
-  }
-}
 
 std::string wait(std::future<std::string>& result, std::chrono::seconds most) {
   if (result.wait_for(most) != std::future_status::ready) return "not done in time";
@@ -225,8 +214,8 @@ TEST(EngineResend, ALateCopyAfterItsCallEndedIsDroppedAndTheNextCallArrivesIntac
   link.warm_up(0);
   Engine& receiver = *link.receiver;
   const auto begin_call = [&](std::uint64_t sequence) {
-    on_driving_thread(receiver,
-                      [&] { EXPECT_EQ(receiver.begin_call(sequence, kSignature, {}), ""); });
+    testing::on_driving_thread(
+        receiver, [&] { EXPECT_EQ(receiver.begin_call(sequence, kResendSignature, {}), ""); });
   };
   // Call 1's message completes while stream 0 is held, then the call ends on both ranks.
   begin_call(1);
@@ -240,7 +229,7 @@ TEST(EngineResend, ALateCopyAfterItsCallEndedIsDroppedAndTheNextCallArrivesIntac
   EXPECT_EQ(wait(received, 5s), "");
   EXPECT_TRUE(got_first == first);
   EXPECT_GT(link.sender->send_counters().resent_bytes, 0u);
-  on_driving_thread(receiver, [&] { receiver.end_call(1); });
+  testing::on_driving_thread(receiver, [&] { receiver.end_call(1); });
 
   // The held stream moves again and delivers its copy of call 1's bytes; call 2's message
   // goes over all four streams, stream 0 too.
