@@ -19,6 +19,8 @@ std::size_t ReceiveSide::KeyHash::operator()(const Key& k) const noexcept {
 
 namespace {
 
+constexpr std::size_t kRememberedMessages = std::size_t{1} << 16;
+
 std::string message_text(const ReceiveSide::Key& key) {
   if (key.sequence == 0) return fmt::format("point-to-point message {}", key.message_id);
   return fmt::format("message {} of call #{}", key.message_id, key.sequence);
@@ -187,8 +189,14 @@ void ReceiveSide::forget_pending_early(const Key& key) {
   early_.erase(early);
 }
 
+// At most kRememberedMessages keys, so that a stream of small split messages on a fast link
+// costs a bounded memory (a few MiB) however long the timeout.
 void ReceiveSide::remember_completed(const Key& key) {
-  if (completed_.insert(key).second) completed_order_.emplace_back(Clock::now(), key);
+  if (!completed_.insert(key).second) return;
+  completed_order_.emplace_back(Clock::now(), key);
+  if (completed_order_.size() <= kRememberedMessages) return;
+  completed_.erase(completed_order_.front().second);
+  completed_order_.pop_front();
 }
 
 // A late copy comes when its stalled stream moves again, which it does within the timeout

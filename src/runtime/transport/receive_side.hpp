@@ -6,8 +6,9 @@
 // neither completes a message early nor reaches `landed` twice (a reduction combines each byte
 // once). Once every byte is in, the receive completes at once: streams still reading copies into
 // its buffer drop the rest, and early copies still being read are forgotten. The keys of
-// completed split messages are remembered for a while (twice the timeout), so a late copy is
-// read and dropped by its key, even after its call ended, instead of waiting as early data.
+// completed split messages are remembered for a while (twice the timeout, and the last 65536 at
+// most), so a late copy is read and dropped by its key, even after its call ended, instead of
+// waiting as early data.
 #pragma once
 
 #include <atomic>
