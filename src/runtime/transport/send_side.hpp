@@ -67,7 +67,10 @@ class SendSide {
   struct Link;
   struct Stream {
     Link* link = nullptr;
-    int index = 0;                                // within its link
+    int index = 0;  // within its link
+    // Interrupts the write in flight (write_frame's cancellation slot); declared before the
+    // socket, so it outlives the socket's pending write.
+    asio::cancellation_signal stop_write;
     std::optional<asio::ip::tcp::socket> socket;  // set once connected
     std::deque<Job> queue;
     bool writing = false;
@@ -76,7 +79,6 @@ class SendSide {
     bool interrupting = false;     // its write was cancelled to re-send its share
     std::uint64_t handed = 0;      // bytes ever handed to the kernel
     std::vector<Written> written;  // frames of split sends that re-send stalled shares
-    asio::cancellation_signal stop_write;
 
     bool idle() const { return queue.empty() && !writing && socket && !closed; }
     // Writing a frame that borrows `op`'s message.
