@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "runtime/streams/written_frame.hpp"
 #include "runtime/transport/send_side.hpp"
 
 namespace multilane::runtime {
@@ -123,8 +124,7 @@ bool SendSide::link_in_endgame(const Link& link) const {
 
 // Forgets the frames of `stream` that the peer acknowledged, and those of finished sends.
 void SendSide::forget_acknowledged(Stream& stream, const StreamProgress& progress) {
-  const std::uint64_t acknowledged_end =
-      stream.handed - std::min(progress.unacknowledged, stream.handed);
+  const std::uint64_t acknowledged_end = delivered_end(stream.handed, progress.unacknowledged);
   std::erase_if(stream.written, [&](const Written& w) {
     const std::shared_ptr<Op> op = w.op.lock();
     return w.stream_end <= acknowledged_end || !op || op->finished;
@@ -203,13 +203,9 @@ ByteRanges SendSide::take_doubt(Stream& stream, const Op& op) {
   const bool holds = std::any_of(stream.written.begin(), stream.written.end(),
                                  [&](const Written& w) { return w.op.lock().get() == &op; });
   if (!holds) return doubt;
-  const std::uint64_t unacknowledged = std::min(probe(stream).unacknowledged, stream.handed);
-  const std::uint64_t delivered_end = stream.handed - unacknowledged;  // the peer has all before
+  const std::uint64_t delivered = delivered_end(stream.handed, probe(stream).unacknowledged);
   for (const Written& w : stream.written) {
-    if (w.op.lock().get() != &op) continue;
-    const std::uint64_t begin = w.stream_end - w.range.length;
-    const std::uint64_t first = std::clamp(delivered_end, begin, w.stream_end);
-    doubt.add(w.range.offset + (first - begin), w.stream_end - first);
+    if (w.op.lock().get() == &op) doubt.add(doubtful_part(w.stream_end, w.range, delivered));
   }
   std::erase_if(stream.written, [&](const Written& w) { return w.op.lock().get() == &op; });
   return doubt;
