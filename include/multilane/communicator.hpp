@@ -60,7 +60,10 @@ struct CommunicatorOptions {
   int wan_socket_buffer = 0;
   std::uint64_t wan_pacing_bps = 0;                // SO_MAX_PACING_RATE for WAN streams, 0: none
   std::uint64_t unexpected_budget = 256ull << 20;  // early-arriving bytes kept in memory
-  bool explain = false;                            // rank 0 prints each algorithm choice and why
+  // A stalled WAN stream's share of a split message goes out again on the other streams once
+  // every piece is handed out, instead of waiting for its retransmission (docs/runtime.md).
+  bool resend_stalled = true;
+  bool explain = false;  // rank 0 prints each algorithm choice and why
 };
 
 struct Status {

@@ -37,5 +37,21 @@ TEST(ByteRanges, CountsEveryByteOnceInAnyOrder) {
   EXPECT_EQ(r.bytes(), 7002u);
 }
 
+TEST(ByteRanges, MissingListsTheUncoveredPartsOfARange) {
+  ByteRanges r;
+  EXPECT_EQ(r.missing(5, 10), (Ranges{{5, 10}}));
+  r.add(10, 10);  // [10, 20)
+  r.add(30, 5);   // [30, 35)
+  EXPECT_EQ(r.missing(0, 40), (Ranges{{0, 10}, {20, 10}, {35, 5}}));
+  EXPECT_EQ(r.missing(12, 5), Ranges{});             // inside a range
+  EXPECT_EQ(r.missing(15, 20), (Ranges{{20, 10}}));  // ends inside the next
+  EXPECT_EQ(r.missing(20, 10), (Ranges{{20, 10}}));  // between, touching both
+  EXPECT_EQ(r.missing(33, 0), Ranges{});
+  // Every byte of a range is either covered or missing, once.
+  std::uint64_t covered_and_missing = 0;
+  for (const ByteRange& gap : r.missing(0, 40)) covered_and_missing += gap.length;
+  EXPECT_EQ(covered_and_missing + r.bytes(), 40u);
+}
+
 }  // namespace
 }  // namespace multilane::runtime

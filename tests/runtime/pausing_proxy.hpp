@@ -71,6 +71,22 @@ class PausingProxy {
     pause_after_[index] = bytes;
   }
   void resume(std::size_t index) { set_paused(index, false); }
+  // The `index`-th connection, already open, forwards `bytes` more towards the target and then
+  // pauses.
+  void pause_after_more(std::size_t index, std::uint64_t bytes) {
+    std::lock_guard lock(mutex_);
+    Connection& c = *connections_.at(index);
+    c.pause_after = c.forwarded + bytes;
+  }
+  // Whether the sender's socket `fd` is the `index`-th connection.
+  bool carries(std::size_t index, int fd) {
+    sockaddr_storage local{};
+    socklen_t length = sizeof local;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length);
+    const auto port = ntohs(reinterpret_cast<sockaddr_in&>(local).sin_port);
+    std::lock_guard lock(mutex_);
+    return index < connections_.size() && connections_[index]->client_port == port;
+  }
   std::uint64_t forwarded(std::size_t index) {
     std::lock_guard lock(mutex_);
     return connections_.at(index)->forwarded;

@@ -53,6 +53,7 @@ EngineConfig engine_config(const CommunicatorSetup& setup) {
   config.stripe = {o.stripe_threshold, o.max_chunk};
   config.timeout = o.timeout;
   config.unexpected_budget = o.unexpected_budget;
+  config.resend_stalled = o.resend_stalled;
   return config;
 }
 

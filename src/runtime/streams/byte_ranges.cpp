@@ -29,6 +29,24 @@ std::vector<ByteRange> ByteRanges::ranges() const {
   return out;
 }
 
+std::vector<ByteRange> ByteRanges::missing(std::uint64_t offset, std::uint64_t length) const {
+  std::vector<ByteRange> out;
+  std::uint64_t at = offset;
+  const std::uint64_t end = offset + length;
+  // The first range that may cover `at` starts at or before it.
+  auto it = ranges_.upper_bound(at);
+  if (it != ranges_.begin()) --it;
+  for (; it != ranges_.end() && at < end; ++it) {
+    const auto [begin, stop] = *it;
+    if (stop <= at) continue;
+    if (begin >= end) break;
+    if (begin > at) out.push_back({at, begin - at});
+    at = std::max(at, stop);
+  }
+  if (at < end) out.push_back({at, end - at});
+  return out;
+}
+
 void ByteRanges::clear() {
   ranges_.clear();
   bytes_ = 0;

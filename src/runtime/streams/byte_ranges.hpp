@@ -3,8 +3,9 @@
 // A receiver records which bytes of a message arrived (chunks may arrive twice when a sender
 // re-sent a stalled stream's share on other streams, see docs/runtime.md), and a sender works
 // out which bytes a stalled stream may not have delivered. Both only need: add a range, count
-// the bytes covered, list the ranges. Adjacent and overlapping ranges are merged, so a message
-// received in order is one range.
+// the bytes covered, list the ranges, and the parts of a range not covered yet (a receiver hands
+// only those on, so a reduction combines every byte once). Adjacent and overlapping ranges are
+// merged, so a message received in order is one range.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,8 @@ class ByteRanges {
   std::uint64_t bytes() const { return bytes_; }  // bytes covered, each counted once
   bool empty() const { return ranges_.empty(); }
   std::vector<ByteRange> ranges() const;  // disjoint, in offset order
+  // The parts of [offset, offset + length) not covered, disjoint, in offset order.
+  std::vector<ByteRange> missing(std::uint64_t offset, std::uint64_t length) const;
   void clear();
 
  private:

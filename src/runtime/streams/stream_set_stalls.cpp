@@ -1,6 +1,7 @@
 // runtime/streams/stream_set_stalls.cpp — StreamSet: stall recovery: the streams' acknowledgements,
 // stalled streams (stall_watch.hpp), and their doubtful share sent again on other streams.
 #include "runtime/streams/stream_set_impl.hpp"
+#include "runtime/streams/written_frame.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -124,7 +125,7 @@ bool StreamSet::Impl::carries_send(const Stream& s) const {
 // Forgets the frames of `s` that the peer acknowledged (they are at the peer, to be read
 // without the network's help).
 void StreamSet::Impl::forget_acknowledged(Stream& s, const StreamProgress& progress) {
-  const std::uint64_t acknowledged_end = s.handed - std::min(progress.unacknowledged, s.handed);
+  const std::uint64_t acknowledged_end = delivered_end(s.handed, progress.unacknowledged);
   std::erase_if(s.written, [&](const Written& w) {
     if (w.stream_end > acknowledged_end) return false;
     if (tail.active && w.message_id == tail.id) tail.delivered.add(w.range);
@@ -184,15 +185,13 @@ void StreamSet::Impl::resend_share(Stream& s, const ByteRange& unwritten) {
 // (it is to go out again). What it has acknowledged of the kept tail counts as delivered.
 ByteRanges StreamSet::Impl::take_doubt(Stream& s, std::uint64_t message_id) {
   ByteRanges doubt;
-  const std::uint64_t unacknowledged = std::min(probe(s).unacknowledged, s.handed);
-  const std::uint64_t delivered_end = s.handed - unacknowledged;  // the peer has all before
+  const std::uint64_t delivered = delivered_end(s.handed, probe(s).unacknowledged);
   const bool of_tail = tail.active && message_id == tail.id;
   for (const Written& w : s.written) {
     if (w.message_id != message_id) continue;
-    const std::uint64_t begin = w.stream_end - w.range.length;
-    const std::uint64_t first = std::clamp(delivered_end, begin, w.stream_end);
-    if (of_tail) tail.delivered.add(w.range.offset, first - begin);
-    doubt.add(w.range.offset + (first - begin), w.stream_end - first);
+    const ByteRange doubtful = doubtful_part(w.stream_end, w.range, delivered);
+    if (of_tail) tail.delivered.add(w.range.offset, doubtful.offset - w.range.offset);
+    doubt.add(doubtful);
   }
   std::erase_if(s.written, [&](const Written& w) { return w.message_id == message_id; });
   return doubt;

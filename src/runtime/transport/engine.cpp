@@ -228,6 +228,10 @@ void Engine::note_local_call(std::uint64_t sequence) {
   }
 }
 
+EngineSendCounters Engine::send_counters() const {
+  return state_->send.counters();
+}
+
 bool Engine::State::check_signature(int peer, std::uint64_t sequence, std::uint64_t signature) {
   if (sequence == 0) return signature == 0;
   if (auto call = calls.find(sequence); call != calls.end()) {

@@ -14,7 +14,9 @@
 //
 // Sending. A message is cut into chunks (stripe.hpp) over the streams of the lanes it names and
 // each chunk is written as header + bytes; the send completes when every chunk was handed to
-// the kernel.
+// the kernel. On WAN links a stream that stalls takes no more pieces, and once every piece is
+// handed out its doubtful share (unacknowledged bytes, the unwritten rest of its frame) goes out
+// again on the streams that move (resend_stalled); the receiver keeps the first copy of a byte.
 // Receiving. Each incoming stream reads a header, then the chunk's bytes straight into the
 // posted receive buffer at the chunk's offset. A chunk for a receive not posted yet is kept in
 // memory, up to the unexpected-message budget; beyond it the stream pauses until the receive is
@@ -51,6 +53,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/streams/stall_watch.hpp"
+#include "runtime/streams/stream_progress.hpp"
 #include "runtime/transport/auth.hpp"
 #include "runtime/transport/stripe.hpp"
 #include "runtime/transport/tcp_connect.hpp"
@@ -79,6 +83,20 @@ struct EngineConfig {
   std::chrono::milliseconds timeout{60'000};
   std::uint64_t unexpected_budget = 256ull << 20;  // bytes of early chunks kept in memory
   std::uint64_t max_message = 1ull << 40;          // larger incoming messages are refused
+  // In the end game of a split send over a WAN link, a stalled stream's share goes out again
+  // on the other streams instead of waiting for its retransmission (docs/runtime.md).
+  bool resend_stalled = true;
+  // How long a WAN stream may go without an acknowledgement before it counts as stalled, and
+  // in a split send's end game (the message waits for it, so sooner).
+  StallPatience stall_patience{std::chrono::milliseconds(60), 4};
+  StallPatience endgame_patience{std::chrono::milliseconds(10), 4};
+  StreamProgressProbe progress_probe;  // empty: tcp_progress (the kernel's figures)
+};
+
+// What stalls cost the sends so far.
+struct EngineSendCounters {
+  std::uint64_t stalls = 0;        // shares of stalled streams sent again
+  std::uint64_t resent_bytes = 0;  // their bytes, handed to other streams a second time
 };
 
 struct MessageKey {
@@ -102,8 +120,9 @@ struct RecvRequest {
   std::uint64_t signature = 0;
   std::span<std::byte> bytes;  // must be exactly the message's length
   // Called on the driving thread as soon as bytes [offset, offset+length) of `bytes` hold the
-  // message's data, chunk by chunk in arrival order (chunks never overlap), before the
-  // completion: a reduction combines each chunk while it is still in the cache.
+  // message's data, chunk by chunk in arrival order, before the completion: a reduction
+  // combines each chunk while it is still in the cache. Each byte is reported once, also when
+  // a copy of it arrived on another stream (the ranges never overlap).
   std::function<void(std::uint64_t offset, std::uint64_t length)> landed;
 };
 
@@ -152,6 +171,8 @@ class Engine {
   // after every earlier call had ended: frames of it that come later are refused as for
   // calls that ended here. Thread-safe, and does not wake the progress thread.
   void note_local_call(std::uint64_t sequence);
+  // Thread-safe.
+  EngineSendCounters send_counters() const;
 
   struct State;
 

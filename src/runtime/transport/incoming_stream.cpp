@@ -27,6 +27,8 @@ void IncomingStream::place_again() {
 }
 
 bool IncomingStream::admit(FrameReader&, const FrameHeader& header) {
+  // A late copy of a message that completed is dropped (place()), also once its call ended.
+  if (side_.completed_lately({peer_, header.sequence, header.message_id})) return true;
   if (context_.check_signature(peer_, header.sequence, header.signature)) return true;
   close(fmt::format("{} sent a message of another call as call #{}", name(), header.sequence));
   return false;
@@ -36,6 +38,7 @@ FramePlacement IncomingStream::place(FrameReader&, const FrameHeader& header) {
   early_.reset();
   const ReceiveSide::Target target = side_.place_chunk(*this, header, early_);
   if (target.park) return FramePlacement::park();  // place_again() once the receive is posted
+  if (target.drop) return FramePlacement::discard();
   if (!target.error.empty()) {
     context_.log("closing the connection from " + name() + ": " + target.error);
     close(target.error);

@@ -26,6 +26,8 @@ class IncomingStream final : public std::enable_shared_from_this<IncomingStream>
   void start();
   // Asks again where the parked chunk goes (its receive was posted) and goes on reading.
   void place_again();
+  // The rest of the chunk being read is dropped: its receive completed from other streams.
+  void drop_rest() { reader_.stop_payload(); }
   // Closes the connection; the ReceiveSide hears of it through stream_closed().
   void close(const std::string& reason);
 

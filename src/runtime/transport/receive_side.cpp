@@ -20,6 +20,8 @@ std::size_t ReceiveSide::KeyHash::operator()(const Key& k) const noexcept {
 
 namespace {
 
+constexpr std::size_t kRememberedMessages = std::size_t{1} << 16;
+
 std::string message_text(const ReceiveSide::Key& key) {
   if (key.sequence == 0) return fmt::format("point-to-point message {}", key.message_id);
   return fmt::format("message {} of call #{}", key.message_id, key.sequence);
@@ -92,31 +94,28 @@ void ReceiveSide::recv(RecvRequest request, Completion done) {
                            "here expects {} bytes",
                            key.peer, early->second.total, message_text(key), request.bytes.size()));
     }
+    posted.split = early->second.split;
     auto& chunks = early->second.chunks;
     for (auto& chunk : chunks) {
       if (!chunk->arrived) continue;
       std::memcpy(request.bytes.data() + chunk->offset, chunk->bytes.data(), chunk->bytes.size());
-      if (request.landed) request.landed(chunk->offset, chunk->bytes.size());
-      posted.received += chunk->bytes.size();
-      posted.any_chunk = true;
+      land(posted, chunk->offset, chunk->bytes.size());
       early_bytes_.release(chunk->bytes.size());
     }
     std::erase_if(chunks, [](const auto& chunk) { return chunk->arrived; });
     if (chunks.empty()) early_.erase(early);  // chunks still being read land in chunk_done()
   }
   resume_parked(key);
+  complete_if_whole(key);
   auto it = posted_.find(key);
-  if (it == posted_.end()) return;  // a parked chunk was refused and failed it
-  Posted& p = it->second;
-  if (p.any_chunk && p.received == p.request.bytes.size() && p.readers.empty()) {
-    return complete(key, "");
-  }
-  if (!gone_[key.peer].empty() && p.readers.empty()) fail_posted(key, gone_[key.peer]);
+  if (it == posted_.end()) return;  // complete, or a parked chunk was refused and failed it
+  if (!gone_[key.peer].empty() && it->second.readers.empty()) fail_posted(key, gone_[key.peer]);
 }
 
 ReceiveSide::Target ReceiveSide::place_chunk(IncomingStream& stream, const FrameHeader& header,
                                              std::shared_ptr<EarlyChunk>& early) {
   const Key key{stream.peer(), header.sequence, header.message_id};
+  if (completed_.contains(key)) return Target::dropped();
   if (auto it = posted_.find(key); it != posted_.end()) {
     Posted& posted = it->second;
     if (header.total != posted.request.bytes.size()) {
@@ -124,17 +123,15 @@ ReceiveSide::Target ReceiveSide::place_chunk(IncomingStream& stream, const Frame
           fmt::format("rank {} sent {} bytes as {}, but the receive posted here expects {} bytes",
                       key.peer, header.total, message_text(key), posted.request.bytes.size());
       fail_posted(key, error);
-      return Target{{}, false, error};
+      return Target::refused(error);
     }
     posted.readers.push_back(&stream);
-    return Target{posted.request.bytes.subspan(header.offset, header.length), false, {}};
+    return Target::into(posted.request.bytes.subspan(header.offset, header.length));
   }
   Early& entry = early_[key];
   if (!entry.chunks.empty() && entry.total != header.total) {
-    return Target{{},
-                  false,
-                  fmt::format("chunks of {} disagree on its length ({} and {} bytes)",
-                              message_text(key), entry.total, header.total)};
+    return Target::refused(fmt::format("chunks of {} disagree on its length ({} and {} bytes)",
+                                       message_text(key), entry.total, header.total));
   }
   // Early chunks are kept only while small: a chunk larger than a striped message's chunks
   // (a whole message on one stream) waits for its receive and is then read in place, rather
@@ -143,17 +140,18 @@ ReceiveSide::Target ReceiveSide::place_chunk(IncomingStream& stream, const Frame
       !early_bytes_.fits(header.length, context_.config.unexpected_budget)) {
     if (entry.chunks.empty()) early_.erase(key);
     parked_[key].push_back(&stream);
-    return Target{{}, true, {}};
+    return Target::parked();
   }
   entry.total = header.total;
   entry.signature = header.signature;
+  entry.split = entry.split || (header.flags & kFrameStriped) != 0;
   early = std::make_shared<EarlyChunk>();
   early->offset = header.offset;
   early->storage = std::make_unique_for_overwrite<std::byte[]>(header.length);
   early->bytes = {early->storage.get(), header.length};
   entry.chunks.push_back(early);
   early_bytes_.hold(header.length);
-  return Target{early->bytes, false, {}};
+  return Target::into(early->bytes);
 }
 
 void ReceiveSide::chunk_done(const Key& key, const FrameHeader& header, IncomingStream& stream,
@@ -161,28 +159,77 @@ void ReceiveSide::chunk_done(const Key& key, const FrameHeader& header, Incoming
   auto posted = posted_.find(key);
   if (early) {
     early->arrived = true;
-    if (posted == posted_.end()) return;  // stays early until the receive is posted
+    // Stays early until the receive is posted; forgotten if it completed meanwhile.
+    if (posted == posted_.end()) return;
     // The receive was posted while this chunk was being read: hand it over now.
     Posted& p = posted->second;
     std::memcpy(p.request.bytes.data() + early->offset, early->bytes.data(), early->bytes.size());
-    if (p.request.landed) p.request.landed(early->offset, early->bytes.size());
     early_bytes_.release(early->bytes.size());
     if (auto e = early_.find(key); e != early_.end()) {
       std::erase(e->second.chunks, early);
       if (e->second.chunks.empty()) early_.erase(e);
     }
+    land(p, early->offset, early->bytes.size());
   } else if (posted == posted_.end()) {
     return;  // the receive failed meanwhile
   } else {
     std::erase(posted->second.readers, &stream);
-    if (posted->second.request.landed) posted->second.request.landed(header.offset, header.length);
+    land(posted->second, header.offset, header.length);
   }
   Posted& p = posted->second;
-  p.received += header.length;
-  p.any_chunk = true;
+  p.split = p.split || (header.flags & kFrameStriped) != 0;
   p.last_progress = Clock::now();
-  if (p.received == p.request.bytes.size() && p.readers.empty() && !early_.contains(key)) {
-    complete(key, "");
+  complete_if_whole(key);
+}
+
+void ReceiveSide::land(Posted& posted, std::uint64_t offset, std::uint64_t length) {
+  posted.any_chunk = true;
+  if (!posted.request.landed) return posted.arrived.add(offset, length);
+  const std::vector<ByteRange> fresh = posted.arrived.missing(offset, length);
+  posted.arrived.add(offset, length);
+  for (const ByteRange& range : fresh) posted.request.landed(range.offset, range.length);
+}
+
+// Streams still reading into the buffer then carry copies of bytes that are in: they drop the
+// rest, so the caller gets the buffer back now, not when a stalled stream moves again.
+void ReceiveSide::complete_if_whole(const Key& key) {
+  auto it = posted_.find(key);
+  if (it == posted_.end()) return;
+  Posted& p = it->second;
+  if (!p.any_chunk || p.arrived.bytes() < p.request.bytes.size()) return;
+  for (IncomingStream* reader : p.readers) reader->drop_rest();
+  p.readers.clear();
+  forget_pending_early(key);
+  if (p.split) remember_completed(key);
+  complete(key, "");
+}
+
+// Early chunks of `key` still being read are copies: their streams read on into memory of their
+// own, and the chunks are dropped when done (chunk_done finds no receive).
+void ReceiveSide::forget_pending_early(const Key& key) {
+  auto early = early_.find(key);
+  if (early == early_.end()) return;
+  for (const auto& chunk : early->second.chunks) early_bytes_.release(chunk->bytes.size());
+  early_.erase(early);
+}
+
+// At most kRememberedMessages keys, so that a stream of small split messages on a fast link
+// costs a bounded memory (a few MiB) however long the timeout.
+void ReceiveSide::remember_completed(const Key& key) {
+  if (!completed_.insert(key).second) return;
+  completed_order_.emplace_back(Clock::now(), key);
+  if (completed_order_.size() <= kRememberedMessages) return;
+  completed_.erase(completed_order_.front().second);
+  completed_order_.pop_front();
+}
+
+// A late copy comes when its stalled stream moves again, which it does within the timeout
+// or fails; twice the timeout leaves room for the copy to travel.
+void ReceiveSide::forget_old_completed(Clock::time_point now) {
+  const auto horizon = 2 * context_.config.timeout;
+  while (!completed_order_.empty() && now - completed_order_.front().first >= horizon) {
+    completed_.erase(completed_order_.front().second);
+    completed_order_.pop_front();
   }
 }
 
@@ -250,9 +297,10 @@ void ReceiveSide::peer_gone(int peer, const std::string& reason) {
 }
 
 std::string ReceiveSide::timeout_text(const Key& key, const Posted& posted) const {
-  std::string text = fmt::format("timed out after {} waiting for rank {} ({}): received {}",
-                                 seconds_text(context_.config.timeout), key.peer, message_text(key),
-                                 progress_text(posted.received, posted.request.bytes.size()));
+  std::string text =
+      fmt::format("timed out after {} waiting for rank {} ({}): received {}",
+                  seconds_text(context_.config.timeout), key.peer, message_text(key),
+                  progress_text(posted.arrived.bytes(), posted.request.bytes.size()));
   if (!ever_connected_[key.peer]) {
     text += fmt::format("; rank {} never connected to this rank", key.peer);
   }
@@ -260,6 +308,7 @@ std::string ReceiveSide::timeout_text(const Key& key, const Posted& posted) cons
 }
 
 void ReceiveSide::check_timeouts(Clock::time_point now) {
+  forget_old_completed(now);
   std::vector<std::pair<Key, std::string>> expired;
   for (const auto& [key, posted] : posted_) {
     if (now - posted.last_progress >= context_.config.timeout) {

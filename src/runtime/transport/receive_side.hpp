@@ -1,15 +1,27 @@
 // runtime/transport/receive_side.hpp — incoming streams and the matching of chunks to receives
 // (internal to the engine; see engine.hpp for the behaviour).
+//
+// A sender may send bytes of a split message twice (a stalled stream's share again on other
+// streams, send_side.hpp), so a receive counts the bytes that landed as merged ranges: a copy
+// neither completes a message early nor reaches `landed` twice (a reduction combines each byte
+// once). Once every byte is in, the receive completes at once: streams still reading copies into
+// its buffer drop the rest, and early copies still being read are forgotten. The keys of
+// completed split messages are remembered for a while (twice the timeout, and the last 65536 at
+// most), so a late copy is read and dropped by its key, even after its call ended, instead of
+// waiting as early data.
 #pragma once
 
 #include <atomic>
 
 #include <asio.hpp>
+#include <deque>
 #include <list>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
+#include "runtime/streams/byte_ranges.hpp"
 #include "runtime/streams/early_budget.hpp"
 #include "runtime/transport/engine_context.hpp"
 #include "runtime/transport/wire.hpp"
@@ -69,7 +81,12 @@ class ReceiveSide {
   struct Target {
     std::span<std::byte> bytes;  // where the chunk's payload goes; empty span with park=true: wait
     bool park = false;
+    bool drop = false;  // a late copy of a completed message: read and dropped
     std::string error;  // the chunk cannot be accepted: close the stream
+    static Target into(std::span<std::byte> bytes) { return {bytes, false, false, {}}; }
+    static Target parked() { return {{}, true, false, {}}; }
+    static Target dropped() { return {{}, false, true, {}}; }
+    static Target refused(std::string error) { return {{}, false, false, std::move(error)}; }
   };
   Target place_chunk(IncomingStream& stream, const FrameHeader& header,
                      std::shared_ptr<EarlyChunk>& early);
@@ -77,21 +94,33 @@ class ReceiveSide {
   void chunk_done(const Key& key, const FrameHeader& header, IncomingStream& stream,
                   std::shared_ptr<EarlyChunk> early);
   void stream_closed(IncomingStream& stream, const std::string& reason);
+  // A split message of this key completed here lately: its late copies are dropped.
+  bool completed_lately(const Key& key) const { return completed_.contains(key); }
 
  private:
   struct Posted {
     RecvRequest request;
     Completion done;
-    std::uint64_t received = 0;
+    ByteRanges arrived;  // bytes of the message that landed, each counted once
     bool any_chunk = false;
+    bool split = false;  // a chunk came marked striped: copies of its bytes may come late
     std::vector<IncomingStream*> readers;  // streams reading a chunk into the buffer now
     Clock::time_point last_progress;
   };
   struct Early {
     std::uint64_t total = 0;
     std::uint64_t signature = 0;
+    bool split = false;  // a chunk came marked striped
     std::vector<std::shared_ptr<EarlyChunk>> chunks;
   };
+  // Bytes [offset, offset + length) landed in the receive's buffer: the parts not there before
+  // go to its `landed` callback.
+  void land(Posted& posted, std::uint64_t offset, std::uint64_t length);
+  // Completes the receive if every byte of it landed.
+  void complete_if_whole(const Key& key);
+  void forget_pending_early(const Key& key);
+  void remember_completed(const Key& key);
+  void forget_old_completed(Clock::time_point now);
   void complete(const Key& key, const std::string& error);
   void fail_posted(const Key& key, const std::string& error);
   void resume_parked(const Key& key);
@@ -111,7 +140,9 @@ class ReceiveSide {
   std::unordered_map<Key, Posted, KeyHash> posted_;
   std::unordered_map<Key, Early, KeyHash> early_;
   std::unordered_map<Key, std::vector<IncomingStream*>, KeyHash> parked_;
-  EarlyBudget early_bytes_;         // the early chunks' bytes (config.unexpected_budget)
+  EarlyBudget early_bytes_;  // the early chunks' bytes (config.unexpected_budget)
+  std::unordered_set<Key, KeyHash> completed_;  // split messages completed lately
+  std::deque<std::pair<Clock::time_point, Key>> completed_order_;  // ... oldest first
   std::vector<std::byte> scratch_;  // the streams' dropped payload (FrameReader)
 };
 

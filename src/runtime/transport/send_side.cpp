@@ -16,10 +16,11 @@ namespace multilane::runtime {
 
 namespace {
 
-// How often the watch samples the WAN links' streams while split sends are in flight: often
-// enough to see a stall well within the patience (60 ms at least), and rarely enough that
-// eight ranks sharing two cores do not spend them on TCP_INFO.
-constexpr auto kWatchInterval = std::chrono::milliseconds(10);
+std::string write_failure(int peer, const asio::error_code& error) {
+  const bool gone = error == asio::error::broken_pipe || error == asio::error::connection_reset;
+  return fmt::format("sending to rank {} failed: {}{}", peer, error.message(),
+                     gone ? fmt::format(" (rank {} exited or died)", peer) : "");
+}
 
 }  // namespace
 
@@ -90,14 +91,17 @@ void SendSide::send(SendRequest request, Completion done) {
   Stream& stream = *op->streams[r.key.message_id % op->streams.size()];
   const FrameHeader header{0, context_.config.job_id, r.key.sequence, r.key.message_id,
                            0, r.bytes.size(),         r.bytes.size(), r.signature};
-  stream.queue.push_back(Job{op, encode_frame_header(header), r.bytes});
+  stream.queue.push_back(Job{.op = op,
+                             .header = encode_frame_header(header),
+                             .payload = r.bytes,
+                             .range = {0, r.bytes.size()}});
   op->frames_left = 1;
   op->streams = {&stream};
   if (idle(stream)) {
     // Written by the caller: a small message completes within this call.
     Job& job = stream.queue.front();
     job.written = write_frame_now(*stream.socket, std::as_bytes(std::span(job.header)), r.bytes);
-    if (job.written == job.header.size() + r.bytes.size()) return written(stream);
+    if (job.written == job.header.size() + r.bytes.size()) return written(stream, job.written);
   }
   pump(stream);
 }
@@ -122,6 +126,7 @@ void SendSide::start_split(const std::shared_ptr<Op>& op) {
     ++l->split_sends;
     watched = watched || l->governor.adapts();
   }
+  op->resends = watched && context_.config.resend_stalled;
   if (watched) {
     // The acknowledgements as the watch last saw them, not asked afresh: a split message then
     // costs no system call per stream (the rate it yields is a little high at first).
@@ -188,8 +193,8 @@ void SendSide::connect(Link& link) {
 
 // The peer sent first: its connections of this link carry this rank's messages too.
 bool SendSide::share_peer_connections(Link& link) {
-  ReceiveSide::SharedConnections shared = receive_.share_peer_connections(
-      link.peer, link.lane, static_cast<int>(link.streams.size()));
+  ReceiveSide::SharedConnections shared =
+      receive_.share_peer_connections(link.peer, link.lane, static_cast<int>(link.streams.size()));
   if (shared.fds.empty()) return false;
   connected(link, std::move(shared.fds), shared.protocol, /*opened_here=*/false);
   return true;
@@ -257,25 +262,27 @@ void SendSide::pump(Stream& stream) {
   if (stream.writing || stream.closed || !stream.socket) return;
   if (stream.queue.empty() && !take_piece(stream)) return;
   stream.writing = true;
-  Job& job = stream.queue.front();
-  const auto header = std::as_bytes(std::span(job.header));
-  const std::size_t header_written = std::min(job.written, header.size());
-  write_frame(*stream.socket, header.subspan(header_written),
-              job.payload.subspan(job.written - header_written),
-              [this, s = &stream](const asio::error_code& error, std::size_t) {
-                s->writing = false;
-                if (s->closed) return;
-                if (error) {
-                  const int peer = s->link->peer;
-                  const std::string reason = fmt::format(
-                      "sending to rank {} failed: {}{}", peer, error.message(),
-                      error == asio::error::broken_pipe || error == asio::error::connection_reset
-                          ? fmt::format(" (rank {} exited or died)", peer)
-                          : "");
-                  return link_failed(*s->link, reason);
-                }
-                written(*s);
-              });
+  const Job& job = stream.queue.front();
+  const std::size_t header_written = std::min(job.written, job.header.size());
+  std::span<const std::byte> head = std::span<const std::byte>(job.header).subspan(header_written);
+  std::span<const std::byte> body = job.payload.subspan(job.written - header_written);
+  if (!job.borrows()) {  // what is left of its header and payload, in one vector
+    head = job.owned;
+    body = {};
+  }
+  write_frame(*stream.socket, head, body,
+              asio::bind_cancellation_slot(
+                  stream.stop_write.slot(),
+                  [this, s = &stream](const asio::error_code& error, std::size_t bytes) {
+                    s->writing = false;
+                    if (s->closed) return;
+                    bytes += s->queue.front().written;  // by write_frame_now, before this write
+                    if (error == asio::error::operation_aborted && s->interrupting) {
+                      return interrupted(*s, bytes);
+                    }
+                    if (error) return link_failed(*s->link, write_failure(s->link->peer, error));
+                    written(*s, bytes);
+                  }));
 }
 
 // Queues on `stream` the next piece of the oldest split send it may carry; false if none.
@@ -287,11 +294,19 @@ bool SendSide::take_piece(Stream& stream) {
     const auto piece = op->feed.next();  // a send in feeding_ has pieces left
     if (op->feed.empty()) feeding_.erase(it);
     const SendRequest& r = op->request;
-    const FrameHeader header{
-        kFrameStriped,       context_.config.job_id, r.key.sequence, r.key.message_id,
-        piece->range.offset, piece->range.length,    r.bytes.size(), r.signature};
-    stream.queue.push_back(Job{op, encode_frame_header(header),
-                               r.bytes.subspan(piece->range.offset, piece->range.length)});
+    const std::uint16_t flags = kFrameStriped | (piece->resent ? kFrameResent : 0);
+    const FrameHeader header{flags,
+                             context_.config.job_id,
+                             r.key.sequence,
+                             r.key.message_id,
+                             piece->range.offset,
+                             piece->range.length,
+                             r.bytes.size(),
+                             r.signature};
+    stream.queue.push_back(Job{.op = op,
+                               .header = encode_frame_header(header),
+                               .payload = r.bytes.subspan(piece->range.offset, piece->range.length),
+                               .range = piece->range});
     ++op->frames_left;
     return true;
   }
@@ -310,14 +325,20 @@ bool SendSide::takes_pieces(const Stream& stream) const {
   return position < stream.link->governor.in_use();
 }
 
-// The front frame of `stream` went to the kernel.
-void SendSide::written(Stream& stream) {
+// The front frame of `stream` went to the kernel (`bytes`: all of it).
+void SendSide::written(Stream& stream, std::size_t bytes) {
+  stream.handed += bytes;
   Job job = std::move(stream.queue.front());
   stream.queue.pop_front();
-  const std::shared_ptr<Op>& op = job.op;
+  // A cancellation that came when the frame had gone whole: its share goes again all the same.
+  const bool too_late = std::exchange(stream.interrupting, false);
+  if (!job.op) return pump(stream);  // the rest of an interrupted frame
+  const std::shared_ptr<Op> op = std::move(job.op);
+  if (op->resends) stream.written.push_back({stream.handed, job.range, op});
   op->handed_over += job.payload.size();
   op->last_progress = Clock::now();
   --op->frames_left;
+  if (too_late) resend_share(stream, op, {});
   const bool pieces_left = op->split && !op->feed.empty();
   if (op->frames_left == 0 && !pieces_left) finish(op, "");
   pump(stream);
@@ -335,7 +356,9 @@ void SendSide::close_stream(Stream& stream, const std::string& reason) {
   }
   std::deque<Job> jobs = std::move(stream.queue);
   stream.queue.clear();
-  for (Job& job : jobs) finish(job.op, reason);
+  for (Job& job : jobs) {
+    if (job.op) finish(job.op, reason);
+  }
   if (stream.link->failure.empty()) stream.link->failure = reason;
 }
 
@@ -345,6 +368,9 @@ void SendSide::finish(const std::shared_ptr<Op>& op, const std::string& error) {
   ops_.remove(op);
   if (op->split) {
     feeding_.remove(op);
+    for (Stream* stream : op->streams) {
+      std::erase_if(stream->written, [&](const Written& w) { return w.op.lock() == op; });
+    }
     const auto now = Clock::now();
     for (Link* l : op->links) {
       --l->split_sends;
@@ -389,64 +415,6 @@ void SendSide::abandon_call(std::uint64_t sequence) {
     if (op->request.key.sequence == sequence) ops.push_back(op);
   }
   for (const auto& op : ops) finish(op, "abandoned");
-}
-
-// The watch: every millisecond while a split send is in flight over a WAN link, each of the
-// link's streams is sampled (TCP_INFO); a stream that stalls takes no more pieces, and its
-// first stall during a send may take streams out of use (stream_governor.hpp).
-void SendSide::arm_watch() {
-  if (watching_) return;
-  watching_ = true;
-  watch_timer_.expires_after(kWatchInterval);
-  watch_timer_.async_wait([this](const asio::error_code& error) {
-    watching_ = false;
-    if (error) return;
-    const auto now = Clock::now();
-    bool busy = false;
-    for (auto& [where, l] : links_) {
-      if (!l->governor.adapts()) continue;
-      if (l->split_sends > 0) {
-        look_at(*l, now);
-        busy = true;
-      } else {
-        for (auto& stream : l->streams) stream->stuck = false;  // the next send looks afresh
-      }
-    }
-    if (busy) arm_watch();
-  });
-}
-
-void SendSide::look_at(Link& link, Clock::time_point now) {
-  PathSample path;
-  std::chrono::microseconds smoothed_round_trip{0};
-  std::uint64_t acknowledged = 0;
-  std::vector<Stream*> recovered, newly_stalled;
-  for (auto& stream : link.streams) {
-    if (!stream->socket || stream->closed) continue;
-    const StreamProgress progress = tcp_progress(stream->socket->native_handle());
-    const bool was_stuck = stream->stuck;
-    stream->stuck = link.watch.stalled(stream->index, progress, now, StallPatience{});
-    if (was_stuck && !stream->stuck) recovered.push_back(stream.get());
-    if (stream->stuck && !was_stuck) newly_stalled.push_back(stream.get());
-    path.include(progress);
-    acknowledged += progress.acknowledged;
-    smoothed_round_trip = std::max(smoothed_round_trip, progress.round_trip);
-  }
-  link.path = path;
-  link.acknowledged = acknowledged;
-  // A stall counts against the split sends the stream may carry: its unacknowledged bytes
-  // may be theirs although every piece it took was written.
-  for (Stream* stream : newly_stalled) {
-    for (const auto& op : ops_) {
-      if (!op->split || op->stalled) continue;
-      if (std::find(op->streams.begin(), op->streams.end(), stream) == op->streams.end()) continue;
-      op->stalled = true;
-      PathSample sample = path;
-      sample.delivered_rate = op->pace.acknowledged_rate(now, acknowledged);
-      link.governor.stalled(now, StallPatience{}.wait(smoothed_round_trip), sample);
-    }
-  }
-  for (Stream* stream : recovered) pump(*stream);
 }
 
 }  // namespace multilane::runtime

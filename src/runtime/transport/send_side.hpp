@@ -12,13 +12,17 @@
 // written its last one (chunk_feed.hpp), so a fast stream or lane carries more of it. On a WAN
 // link a watch reads the streams' acknowledgements while a split send is in flight: a stalled
 // stream takes no more pieces until it moves again (stall_watch.hpp), and only as many streams
-// as the path carries without stalls take pieces at all (stream_governor.hpp). The streams
+// as the path carries without stalls take pieces at all (stream_governor.hpp). In the end game
+// of a split send (every piece handed out, a stream that moves has nothing left to write), a
+// stalled stream's doubtful share of it goes out again on the other streams, marked
+// kFrameResent (EngineConfig::resend_stalled; send_side_stalls.cpp). The streams
 // keep the system's unsent queue (SocketTuning::unsent_limit 0): a short one, as the WAN
 // channels keep, made the two-tree broadcast on the emulated grid 9% slower (more wake-ups
 // for ranks that share their cores) and gained nothing on one path (docs/performance.md).
 #pragma once
 
 #include <asio.hpp>
+#include <atomic>
 #include <deque>
 #include <list>
 #include <map>
@@ -27,6 +31,7 @@
 #include <optional>
 #include <vector>
 
+#include "runtime/streams/byte_ranges.hpp"
 #include "runtime/streams/chunk_feed.hpp"
 #include "runtime/streams/stall_watch.hpp"
 #include "runtime/streams/stream_governor.hpp"
@@ -46,24 +51,49 @@ class SendSide {
   void send(SendRequest request, Completion done);
   void check_timeouts(Clock::time_point now);
   void abandon_call(std::uint64_t sequence);
+  EngineSendCounters counters() const;  // thread-safe
 
  private:
   struct Op;
   struct Job {
-    std::shared_ptr<Op> op;
+    std::shared_ptr<Op> op;  // none for an interrupted frame's rest
     FrameBytes header;
-    std::span<const std::byte> payload;
+    std::span<const std::byte> payload;  // in the op's message
+    ByteRange range;                     // the payload's place in the message
     std::size_t written = 0;  // bytes of header and payload written at once (write_frame_now)
+    // An interrupted frame's unwritten rest (what is left of its header, then of its payload):
+    // the stream owes it to the peer, whose reader expects the whole frame.
+    std::vector<std::byte> owned = {};
+    bool borrows() const { return owned.empty(); }
+  };
+  // A frame of a split send that went to the kernel and may not be acknowledged yet: its
+  // payload ends at `stream_end` of the stream's byte count.
+  struct Written {
+    std::uint64_t stream_end = 0;
+    ByteRange range;
+    std::weak_ptr<Op> op;
   };
   struct Link;
   struct Stream {
     Link* link = nullptr;
-    int index = 0;                                // within its link
+    int index = 0;  // within its link
+    // Interrupts the write in flight (write_frame's cancellation slot); declared before the
+    // socket, so it outlives the socket's pending write.
+    asio::cancellation_signal stop_write;
     std::optional<asio::ip::tcp::socket> socket;  // set once connected
     std::deque<Job> queue;
     bool writing = false;
     bool closed = false;
-    bool stuck = false;  // stalled at the last look of the link's watch
+    bool stuck = false;            // stalled at the last look of the link's watch
+    bool interrupting = false;     // its write was cancelled to re-send its share
+    std::uint64_t handed = 0;      // bytes ever handed to the kernel
+    std::vector<Written> written;  // frames of split sends that re-send stalled shares
+
+    bool idle() const { return queue.empty() && !writing && socket && !closed; }
+    // Writing a frame that borrows `op`'s message.
+    bool writes(const Op& op) const {
+      return writing && queue.front().borrows() && queue.front().op.get() == &op;
+    }
   };
   struct Link {
     Link(int peer, int lane, LinkClass link_class, int streams)
@@ -95,6 +125,7 @@ class SendSide {
     std::vector<Stream*> streams;  // every stream that may carry a frame of it
     std::vector<Link*> links;      // their links
     bool split = false;
+    bool resends = false;  // split over WAN links with resend_stalled: stalled shares go again
     bool stalled = false;  // split: a stream carrying it stalled (for the governor)
     MessagePace pace;
     bool finished = false;
@@ -113,13 +144,25 @@ class SendSide {
   static bool idle(const Stream& stream);
   bool take_piece(Stream& stream);
   bool takes_pieces(const Stream& stream) const;
-  void written(Stream& stream);
+  void written(Stream& stream, std::size_t bytes);
   void finish(const std::shared_ptr<Op>& op, const std::string& error);
   void close_stream(Stream& stream, const std::string& reason);
   std::string peer_endpoint(int peer, int lane);
-  // The stall watch of the WAN links (see send_side.cpp).
+  // The stall watch of the WAN links and the re-sending of stalled shares
+  // (send_side_stalls.cpp).
+  StreamProgress probe(Stream& stream) const;
   void arm_watch();
   void look_at(Link& link, Clock::time_point now);
+  void report_stalls(Link& link, const std::vector<Stream*>& newly_stalled, const PathSample& path,
+                     std::uint64_t acknowledged, std::chrono::microseconds round_trip,
+                     Clock::time_point now);
+  bool in_endgame(const Op& op) const;
+  bool link_in_endgame(const Link& link) const;
+  static void forget_acknowledged(Stream& stream, const StreamProgress& progress);
+  void resend_stalled_share(Stream& stream);
+  void interrupted(Stream& stream, std::size_t bytes);
+  void resend_share(Stream& stream, const std::shared_ptr<Op>& op, const ByteRange& unwritten);
+  ByteRanges take_doubt(Stream& stream, const Op& op);
 
   EngineContext& context_;
   ReceiveSide& receive_;
@@ -130,6 +173,8 @@ class SendSide {
   std::list<std::shared_ptr<Op>> feeding_;  // split sends with pieces left, oldest first
   asio::steady_timer watch_timer_;
   bool watching_ = false;
+  std::atomic<std::uint64_t> stalls_{0};        // shares of stalled streams sent again
+  std::atomic<std::uint64_t> resent_bytes_{0};  // ... their bytes
 };
 
 }  // namespace multilane::runtime

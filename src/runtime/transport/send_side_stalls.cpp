@@ -1,0 +1,214 @@
+// runtime/transport/send_side_stalls.cpp — SendSide on WAN links: the stall watch, the streams
+// in use, and a stalled stream's doubtful share of a split send sent again on the other streams
+// (see send_side.hpp; StreamSet does the same in streams/stream_set_stalls.cpp).
+//
+// Only in a split send's end game (every piece handed out, and a stream that moves has nothing
+// left to write): before that, a stalled stream just takes no more pieces, and the kernel
+// usually retransmits its bytes before the message ends. Its doubtful share is what it wrote
+// and the peer has not acknowledged, and the unwritten rest of the frame it is writing: that
+// write is interrupted (write_frame's cancellation reports the exact bytes written), the
+// stream keeps a copy of the rest (the peer expects the whole frame), so the send no longer
+// borrows the caller's message through it, and the share goes back to the send's piece feed.
+#include <algorithm>
+#include <vector>
+
+#include "runtime/streams/written_frame.hpp"
+#include "runtime/transport/send_side.hpp"
+
+namespace multilane::runtime {
+
+namespace {
+
+// How often the watch samples the WAN links' streams while split sends are in flight: often
+// enough to see a stall well within the patience (60 ms at least), and rarely enough that
+// eight ranks sharing two cores do not spend them on TCP_INFO.
+constexpr auto kWatchInterval = std::chrono::milliseconds(10);
+
+}  // namespace
+
+EngineSendCounters SendSide::counters() const {
+  return {stalls_.load(std::memory_order_relaxed), resent_bytes_.load(std::memory_order_relaxed)};
+}
+
+StreamProgress SendSide::probe(Stream& stream) const {
+  const int fd = stream.socket->native_handle();
+  return context_.config.progress_probe ? context_.config.progress_probe(fd) : tcp_progress(fd);
+}
+
+// The watch: every 10 ms while a split send is in flight over a WAN link, each of the link's
+// streams is sampled (TCP_INFO); a stream that stalls takes no more pieces, and its first stall
+// during a send may take streams out of use (stream_governor.hpp).
+void SendSide::arm_watch() {
+  if (watching_) return;
+  watching_ = true;
+  watch_timer_.expires_after(kWatchInterval);
+  watch_timer_.async_wait([this](const asio::error_code& error) {
+    watching_ = false;
+    if (error) return;
+    const auto now = Clock::now();
+    bool busy = false;
+    for (auto& [where, l] : links_) {
+      if (!l->governor.adapts()) continue;
+      if (l->split_sends > 0) {
+        look_at(*l, now);
+        busy = true;
+      } else {
+        for (auto& stream : l->streams) stream->stuck = false;  // the next send looks afresh
+      }
+    }
+    if (busy) arm_watch();
+  });
+}
+
+void SendSide::look_at(Link& link, Clock::time_point now) {
+  const EngineConfig& config = context_.config;
+  const StallPatience patience =
+      link_in_endgame(link) ? config.endgame_patience : config.stall_patience;
+  PathSample path;
+  std::chrono::microseconds smoothed_round_trip{0};
+  std::uint64_t acknowledged = 0;
+  std::vector<Stream*> recovered, newly_stalled, stalled;
+  for (auto& stream : link.streams) {
+    if (!stream->socket || stream->closed) continue;
+    const StreamProgress progress = probe(*stream);
+    forget_acknowledged(*stream, progress);
+    const bool was_stuck = stream->stuck;
+    stream->stuck = link.watch.stalled(stream->index, progress, now, patience);
+    if (was_stuck && !stream->stuck) recovered.push_back(stream.get());
+    if (stream->stuck && !was_stuck) newly_stalled.push_back(stream.get());
+    if (stream->stuck) stalled.push_back(stream.get());
+    path.include(progress);
+    acknowledged += progress.acknowledged;
+    smoothed_round_trip = std::max(smoothed_round_trip, progress.round_trip);
+  }
+  link.path = path;
+  link.acknowledged = acknowledged;
+  report_stalls(link, newly_stalled, path, acknowledged, smoothed_round_trip, now);
+  if (context_.config.resend_stalled) {
+    for (Stream* stream : stalled) resend_stalled_share(*stream);
+  }
+  for (Stream* stream : recovered) pump(*stream);
+}
+
+// A stall counts against the split sends the stream may carry: its unacknowledged bytes may be
+// theirs although every piece it took was written.
+void SendSide::report_stalls(Link& link, const std::vector<Stream*>& newly_stalled,
+                             const PathSample& path, std::uint64_t acknowledged,
+                             std::chrono::microseconds round_trip, Clock::time_point now) {
+  for (Stream* stream : newly_stalled) {
+    for (const auto& op : ops_) {
+      if (!op->split || op->stalled) continue;
+      if (std::find(op->streams.begin(), op->streams.end(), stream) == op->streams.end()) continue;
+      op->stalled = true;
+      PathSample sample = path;
+      sample.delivered_rate = op->pace.acknowledged_rate(now, acknowledged);
+      link.governor.stalled(now, context_.config.stall_patience.wait(round_trip), sample);
+    }
+  }
+}
+
+// Every piece of `op` is handed out and a stream of it that moves has nothing left to write:
+// the message now only waits for the streams still carrying it.
+bool SendSide::in_endgame(const Op& op) const {
+  return op.resends && !op.finished && op.feed.empty() &&
+         std::any_of(op.streams.begin(), op.streams.end(),
+                     [](const Stream* s) { return s->idle() && !s->stuck; });
+}
+
+bool SendSide::link_in_endgame(const Link& link) const {
+  return std::any_of(ops_.begin(), ops_.end(), [&](const std::shared_ptr<Op>& op) {
+    return std::find(op->links.begin(), op->links.end(), &link) != op->links.end() &&
+           in_endgame(*op);
+  });
+}
+
+// Forgets the frames of `stream` that the peer acknowledged, and those of finished sends.
+void SendSide::forget_acknowledged(Stream& stream, const StreamProgress& progress) {
+  const std::uint64_t acknowledged_end = delivered_end(stream.handed, progress.unacknowledged);
+  std::erase_if(stream.written, [&](const Written& w) {
+    const std::shared_ptr<Op> op = w.op.lock();
+    return w.stream_end <= acknowledged_end || !op || op->finished;
+  });
+}
+
+// `stream` stalled: its share of every split send in its end game goes out again. A frame of
+// such a send that it is writing is interrupted first; interrupted() re-sends then.
+void SendSide::resend_stalled_share(Stream& stream) {
+  if (stream.interrupting) return;
+  std::vector<std::shared_ptr<Op>> ending;
+  for (const auto& op : ops_) {
+    if (!in_endgame(*op)) continue;
+    const bool holds = std::any_of(stream.written.begin(), stream.written.end(),
+                                   [&](const Written& w) { return w.op.lock() == op; });
+    if (holds || stream.writes(*op)) ending.push_back(op);
+  }
+  for (const auto& op : ending) {
+    if (stream.writes(*op)) {
+      stream.interrupting = true;
+      stream.stop_write.emit(asio::cancellation_type::terminal);
+    } else {
+      resend_share(stream, op, {});
+    }
+  }
+}
+
+// The front frame's write stopped after `bytes` bytes. The stream keeps what is left of it (the
+// peer's reader expects the whole frame) unless nothing went out, and its share goes again.
+void SendSide::interrupted(Stream& stream, std::size_t bytes) {
+  stream.interrupting = false;
+  stream.handed += bytes;
+  Job& job = stream.queue.front();
+  const std::shared_ptr<Op> op = std::move(job.op);
+  const std::size_t header_written = std::min(bytes, kFrameHeaderSize);
+  const std::size_t payload_written = bytes - header_written;
+  if (payload_written > 0) {
+    stream.written.push_back({stream.handed, {job.range.offset, payload_written}, op});
+  }
+  op->handed_over += payload_written;
+  const ByteRange unwritten{job.range.offset + payload_written, job.range.length - payload_written};
+  if (bytes == 0) {
+    stream.queue.pop_front();
+  } else {
+    std::vector<std::byte> rest(job.header.begin() + static_cast<std::ptrdiff_t>(header_written),
+                                job.header.end());
+    const auto payload_rest = job.payload.subspan(payload_written);
+    rest.insert(rest.end(), payload_rest.begin(), payload_rest.end());
+    job.owned = std::move(rest);
+    job.payload = {};
+  }
+  --op->frames_left;
+  resend_share(stream, op, unwritten);
+  pump(stream);
+}
+
+// Sends again, on other streams, what `stream` may not have delivered of `op`: its
+// unacknowledged bytes and `unwritten`. They go back to the feed, ahead of any bytes never sent,
+// and the send's streams that can take pieces take them now.
+void SendSide::resend_share(Stream& stream, const std::shared_ptr<Op>& op,
+                            const ByteRange& unwritten) {
+  ByteRanges doubt = take_doubt(stream, *op);
+  doubt.add(unwritten);
+  if (doubt.empty()) return;
+  stalls_.fetch_add(1, std::memory_order_relaxed);
+  resent_bytes_.fetch_add(doubt.bytes(), std::memory_order_relaxed);
+  if (op->feed.empty()) feeding_.push_front(op);  // it left the feeding list with its last piece
+  op->feed.give_back(doubt.ranges());
+  for (Stream* other : op->streams) pump(*other);
+}
+
+// What `stream` wrote of `op` and the peer has not acknowledged; forgotten here (it goes out
+// again).
+ByteRanges SendSide::take_doubt(Stream& stream, const Op& op) {
+  ByteRanges doubt;
+  const bool holds = std::any_of(stream.written.begin(), stream.written.end(),
+                                 [&](const Written& w) { return w.op.lock().get() == &op; });
+  if (!holds) return doubt;
+  const std::uint64_t delivered = delivered_end(stream.handed, probe(stream).unacknowledged);
+  for (const Written& w : stream.written) {
+    if (w.op.lock().get() == &op) doubt.add(doubtful_part(w.stream_end, w.range, delivered));
+  }
+  std::erase_if(stream.written, [&](const Written& w) { return w.op.lock().get() == &op; });
+  return doubt;
+}
+
+}  // namespace multilane::runtime
