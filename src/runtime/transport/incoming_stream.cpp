@@ -7,14 +7,11 @@ namespace multilane::runtime {
 
 IncomingStream::IncomingStream(ReceiveSide& side, EngineContext& context,
                                asio::ip::tcp::socket socket, int peer, int lane, int stream,
-                               bool opened_by_peer, std::vector<std::byte>& scratch)
+                               std::vector<std::byte>& scratch)
     : side_(side),
       context_(context),
       socket_(std::move(socket)),
       peer_(peer),
-      lane_(lane),
-      stream_(stream),
-      opened_by_peer_(opened_by_peer),
       reader_(socket_, FrameCheck{context.config.job_id, context.config.max_message},
               fmt::format("rank {} (lane {}, stream {})", peer, lane, stream), *this, scratch) {}
 

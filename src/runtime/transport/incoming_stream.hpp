@@ -19,10 +19,9 @@ namespace multilane::runtime {
 class IncomingStream final : public std::enable_shared_from_this<IncomingStream>,
                              private FrameSink {
  public:
-  // `scratch`: see FrameReader. `opened_by_peer`: accepted here, not one of this rank's own
-  // connections that the peer sends back over.
+  // `scratch`: see FrameReader.
   IncomingStream(ReceiveSide& side, EngineContext& context, asio::ip::tcp::socket socket, int peer,
-                 int lane, int stream, bool opened_by_peer, std::vector<std::byte>& scratch);
+                 int lane, int stream, std::vector<std::byte>& scratch);
   void start();
   // Asks again where the parked chunk goes (its receive was posted) and goes on reading.
   void place_again();
@@ -32,10 +31,6 @@ class IncomingStream final : public std::enable_shared_from_this<IncomingStream>
   void close(const std::string& reason);
 
   int peer() const { return peer_; }
-  int lane() const { return lane_; }
-  int stream() const { return stream_; }
-  bool opened_by_peer() const { return opened_by_peer_; }
-  asio::ip::tcp::socket& socket() { return socket_; }
   bool is_closed() const { return closed_; }
   // "rank 3 (lane 0, stream 1)"
   const std::string& name() const { return reader_.name(); }
@@ -52,9 +47,6 @@ class IncomingStream final : public std::enable_shared_from_this<IncomingStream>
   EngineContext& context_;
   asio::ip::tcp::socket socket_;
   int peer_;
-  int lane_;
-  int stream_;
-  bool opened_by_peer_;
   FrameReader reader_;
   std::shared_ptr<ReceiveSide::EarlyChunk> early_;  // of the chunk being read, if it is early
   bool closed_ = false;

@@ -3,7 +3,6 @@
 #include "runtime/transport/receive_side.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -38,38 +37,15 @@ ReceiveSide::ReceiveSide(EngineContext& context)
 
 ReceiveSide::~ReceiveSide() = default;
 
-void ReceiveSide::adopt(asio::ip::tcp::socket socket, int peer, int lane, int stream,
-                        bool opened_by_peer) {
+void ReceiveSide::adopt(asio::ip::tcp::socket socket, int peer, int lane, int stream) {
   auto incoming = std::make_shared<IncomingStream>(*this, context_, std::move(socket), peer, lane,
-                                                   stream, opened_by_peer, scratch_);
+                                                   stream, scratch_);
   streams_.push_back(incoming);
   ++open_streams_[peer];
   ever_connected_[peer] = 1;
   gone_[peer].clear();
   closed_while_handshaking_[peer].clear();
   incoming->start();
-}
-
-ReceiveSide::SharedConnections ReceiveSide::share_peer_connections(int peer, int lane,
-                                                                  int count) const {
-  std::vector<IncomingStream*> found(count, nullptr);
-  for (const auto& s : streams_) {
-    const bool wanted = s->opened_by_peer() && s->peer() == peer && s->lane() == lane &&
-                        s->stream() < count && !s->is_closed();
-    if (wanted) found[s->stream()] = s.get();
-  }
-  SharedConnections shared;
-  if (std::count(found.begin(), found.end(), nullptr) > 0) return shared;
-  for (IncomingStream* s : found) {
-    const int fd = ::dup(s->socket().native_handle());
-    if (fd < 0) {
-      for (int taken : shared.fds) ::close(taken);
-      return {};
-    }
-    shared.fds.push_back(fd);
-  }
-  shared.protocol = found.front()->socket().local_endpoint().protocol();
-  return shared;
 }
 
 void ReceiveSide::handshake_ended() {

@@ -43,16 +43,8 @@ class ReceiveSide {
   // handshake_started() is thread-safe: the listening thread calls it as it accepts.
   void handshake_started() { handshaking_.fetch_add(1); }
   void handshake_ended();
-  // A connection to read `peer`'s frames from: one the peer opened (it passed the handshake),
-  // or one this rank opened, which the peer may send back over.
-  void adopt(asio::ip::tcp::socket socket, int peer, int lane, int stream, bool opened_by_peer);
-  // The connections `peer` opened on `lane`, streams 0..count-1, as new descriptors of the same
-  // sockets, for sending back over them; empty unless all `count` are open.
-  struct SharedConnections {
-    std::vector<int> fds;
-    asio::ip::tcp protocol = asio::ip::tcp::v4();
-  };
-  SharedConnections share_peer_connections(int peer, int lane, int count) const;
+  // A connection from `peer` passed the handshake.
+  void adopt(asio::ip::tcp::socket socket, int peer, int lane, int stream);
   void recv(RecvRequest request, Completion done);
   // Fails every receive that made no progress for the timeout.
   void check_timeouts(Clock::time_point now);

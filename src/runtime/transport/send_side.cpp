@@ -3,10 +3,7 @@
 
 #include <fmt/format.h>
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <system_error>
 
 #include "runtime/streams/frame_writer.hpp"
 #include "runtime/transport/stream_identity.hpp"
@@ -24,11 +21,8 @@ std::string write_failure(int peer, const asio::error_code& error) {
 
 }  // namespace
 
-SendSide::SendSide(EngineContext& context, ReceiveSide& receive)
-    : context_(context),
-      receive_(receive),
-      addresses_(context.config.size),
-      watch_timer_(context.io) {}
+SendSide::SendSide(EngineContext& context)
+    : context_(context), addresses_(context.config.size), watch_timer_(context.io) {}
 
 SendSide::~SendSide() = default;
 
@@ -138,7 +132,6 @@ void SendSide::start_split(const std::shared_ptr<Op>& op) {
 }
 
 void SendSide::connect(Link& link) {
-  if (share_peer_connections(link)) return;
   link.connecting = true;
   const int peer = link.peer;
   const int lane = link.lane;
@@ -184,26 +177,15 @@ void SendSide::connect(Link& link) {
       error = fmt::format("could not connect to rank {} at {}: {}", peer, remote_text, e.what());
     }
     asio::post(context_.io, [this, target, fds = std::move(fds), protocol, error]() mutable {
-      if (error.empty()) return connected(*target, std::move(fds), protocol, /*opened_here=*/true);
+      if (error.empty()) return connected(*target, std::move(fds), protocol);
       for (int fd : fds) ::close(fd);
       link_failed(*target, error);
     });
   });
 }
 
-// The peer sent first: its connections of this link carry this rank's messages too.
-bool SendSide::share_peer_connections(Link& link) {
-  ReceiveSide::SharedConnections shared =
-      receive_.share_peer_connections(link.peer, link.lane, static_cast<int>(link.streams.size()));
-  if (shared.fds.empty()) return false;
-  connected(link, std::move(shared.fds), shared.protocol, /*opened_here=*/false);
-  return true;
-}
-
-void SendSide::connected(Link& link, std::vector<int> fds, asio::ip::tcp protocol,
-                         bool opened_here) {
+void SendSide::connected(Link& link, std::vector<int> fds, asio::ip::tcp protocol) {
   link.connecting = false;
-  const auto& settings = link.link == LinkClass::Wan ? context_.config.wan : context_.config.lan;
   for (std::size_t i = 0; i < fds.size(); ++i) {
     Stream& stream = *link.streams[i];
     stream.socket.emplace(context_.io);
@@ -213,35 +195,8 @@ void SendSide::connected(Link& link, std::vector<int> fds, asio::ip::tcp protoco
       stream.socket->close(ignored);
       continue;
     }
-    if (opened_here) {
-      read_answers(link, static_cast<int>(i), protocol);
-    } else if (!tune(stream, settings.socket)) {
-      continue;
-    }
     pump(stream);
   }
-}
-
-// A connection the peer opened gets this link class's tuning, as one opened here would.
-bool SendSide::tune(Stream& stream, const SocketTuning& tuning) {
-  try {
-    apply_buffer_sizes(*stream.socket, tuning);
-    apply_connected_options(*stream.socket, tuning);
-    return true;
-  } catch (const std::system_error& e) {
-    close_stream(stream, fmt::format("tuning the connection from rank {} failed: {}",
-                                     stream.link->peer, e.what()));
-    return false;
-  }
-}
-
-// The peer's messages may come back over a connection this rank opened.
-void SendSide::read_answers(Link& link, int index, asio::ip::tcp protocol) {
-  const int fd = ::dup(link.streams[index]->socket->native_handle());
-  if (fd < 0) return;  // the peer then opens connections of its own
-  asio::ip::tcp::socket reader(context_.io);
-  reader.assign(protocol, fd);
-  receive_.adopt(std::move(reader), link.peer, link.lane, index, /*opened_by_peer=*/false);
 }
 
 void SendSide::link_failed(Link& link, const std::string& reason) {
@@ -348,11 +303,8 @@ void SendSide::close_stream(Stream& stream, const std::string& reason) {
   if (stream.closed) return;
   stream.closed = true;
   if (stream.socket) {
-    // Shut down, not only closed: the connection may have a reader here too (it is shared), and
-    // the peer must learn at once. A write in progress ends with operation_aborted.
     asio::error_code ignored;
-    stream.socket->shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-    stream.socket->close(ignored);
+    stream.socket->close(ignored);  // a write in progress ends with operation_aborted
   }
   std::deque<Job> jobs = std::move(stream.queue);
   stream.queue.clear();

@@ -1,12 +1,6 @@
 // runtime/transport/send_side.hpp — outgoing connections and the cutting of messages over them
 // (internal to the engine; see engine.hpp for the behaviour).
 //
-// Connections: the first of two ranks to send opens the K connections of a (peer, lane) link;
-// the other sends back over them when it finds them (share_peer_connections), instead of opening
-// its own. Each direction's acknowledgements then ride on the other's data: on loopback a pure
-// acknowledgement per small message costs both ends more than a microsecond. Two ranks that
-// start sending at once each open their own, and each uses its own.
-//
 // A message below the stripe threshold goes whole on one stream of the lanes it names (rotating
 // by message id). A larger one is split: each of its streams takes the next piece when it has
 // written its last one (chunk_feed.hpp), so a fast stream or lane carries more of it. On a WAN
@@ -36,15 +30,13 @@
 #include "runtime/streams/stall_watch.hpp"
 #include "runtime/streams/stream_governor.hpp"
 #include "runtime/transport/engine_context.hpp"
-#include "runtime/transport/receive_side.hpp"
 #include "runtime/transport/wire.hpp"
 
 namespace multilane::runtime {
 
 class SendSide {
  public:
-  // `receive`: the engine's incoming streams, which share connections with this side.
-  SendSide(EngineContext& context, ReceiveSide& receive);
+  explicit SendSide(EngineContext& context);
   ~SendSide();
 
   void set_peer_addresses(int peer, std::vector<std::string> addresses);  // thread-safe
@@ -133,11 +125,7 @@ class SendSide {
 
   Link& link(int peer, int lane, LinkClass link_class);
   void connect(Link& link);
-  bool share_peer_connections(Link& link);
-  void read_answers(Link& link, int index, asio::ip::tcp protocol);
-  bool tune(Stream& stream, const SocketTuning& tuning);
-  // `opened_here`: this rank opened the connections (the peer may send back over them).
-  void connected(Link& link, std::vector<int> fds, asio::ip::tcp protocol, bool opened_here);
+  void connected(Link& link, std::vector<int> fds, asio::ip::tcp protocol);
   void link_failed(Link& link, const std::string& reason);
   void start_split(const std::shared_ptr<Op>& op);
   void pump(Stream& stream);
@@ -165,7 +153,6 @@ class SendSide {
   ByteRanges take_doubt(Stream& stream, const Op& op);
 
   EngineContext& context_;
-  ReceiveSide& receive_;
   std::mutex addresses_mutex_;
   std::vector<std::vector<std::string>> addresses_;  // per peer, per lane
   std::map<std::pair<int, int>, std::unique_ptr<Link>> links_;
