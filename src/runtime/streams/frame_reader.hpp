@@ -18,7 +18,11 @@
 // instead of two, and several small frames that arrived together cost one. Staged payload
 // bytes are copied into the span; the rest of a larger payload is read straight into it. The
 // sink is never called from within the owner's own call to start() or resume(): staged bytes
-// found then are taken in a handler of their own, as bytes from the socket would be.
+// found then are taken in a handler of their own, as bytes from the socket would be. After a
+// read that took all the kernel had, the next header is read from a handler of its own (the
+// owner's caller has moved on by then), by a non-blocking recv and, when that finds nothing,
+// a wait for readiness: no read that can only fail sits between a frame's arrival and the
+// owner's answer to it.
 //
 // Threading: the reader runs on the thread running the socket's io_context; the owner calls it
 // on that thread only, and its sink is called from there. The owner owns the socket, the
