@@ -241,35 +241,26 @@ TEST(EngineResend, ALateCopyAfterItsCallEndedIsDroppedAndTheNextCallArrivesIntac
   EXPECT_GT(link.sender->send_counters().resent_bytes, 0u);
   testing::on_driving_thread(receiver, [&] { receiver.end_call(1); });
 
+  // Each of the following messages arrives whole and exact.
+  const auto delivered = [&link](const std::vector<std::byte>& message, MessageKey key) {
+    std::vector<std::byte> got(message.size());
+    auto arrived = link.receive(got, key);
+    auto gone = link.send(message, key);
+    EXPECT_EQ(wait(gone, 10s), "");
+    EXPECT_EQ(wait(arrived, 10s), "");
+    return got == message;
+  };
   // The held stream moves again and delivers its copy of call 1's bytes; call 2's message
   // goes over all four streams, stream 0 too.
   link.proxy.resume(0);
   begin_call(2);
-  const auto second = testing::pattern(8 * 1024 * 1024 + 9, 12);
-  std::vector<std::byte> got_second(second.size());
-  received = link.receive(got_second, {2, 0});
-  sent = link.send(second, {2, 0});
-  EXPECT_EQ(wait(sent, 10s), "");
-  EXPECT_EQ(wait(received, 10s), "");
-  EXPECT_TRUE(got_second == second);
+  EXPECT_TRUE(delivered(testing::pattern(8 * 1024 * 1024 + 9, 12), {2, 0}));
   EXPECT_GT(link.proxy.forwarded_when_settled(0), held_at) << "the held stream's copy went";
   // And point-to-point traffic goes on too.
-  const auto third = testing::pattern(300'001, 13);
-  std::vector<std::byte> got_third(third.size());
-  received = link.receive(got_third, {0, 1});
-  sent = link.send(third, {0, 1});
-  EXPECT_EQ(wait(sent, 10s), "");
-  EXPECT_EQ(wait(received, 10s), "");
-  EXPECT_TRUE(got_third == third);
+  EXPECT_TRUE(delivered(testing::pattern(300'001, 13), {0, 1}));
   // A message below the stripe threshold goes whole on stream (message id mod 4): stream 0,
   // behind what it held.
-  const auto fourth = testing::pattern(500, 14);
-  std::vector<std::byte> got_fourth(fourth.size());
-  received = link.receive(got_fourth, {0, 4});
-  sent = link.send(fourth, {0, 4});
-  EXPECT_EQ(wait(sent, 10s), "");
-  EXPECT_EQ(wait(received, 10s), "");
-  EXPECT_TRUE(got_fourth == fourth);
+  EXPECT_TRUE(delivered(testing::pattern(500, 14), {0, 4}));
 }
 
 }  // namespace

@@ -158,11 +158,7 @@ void StreamSet::Impl::interrupted(Stream& s, std::size_t bytes) {
   }
   const ByteRange unwritten{frame.range.offset + payload_written,
                             frame.range.length - payload_written};
-  std::vector<std::byte> rest(frame.header.begin() + static_cast<std::ptrdiff_t>(header_written),
-                              frame.header.end());
-  const auto payload_rest = frame.borrowed.subspan(payload_written);
-  rest.insert(rest.end(), payload_rest.begin(), payload_rest.end());
-  frame.owned = std::move(rest);
+  frame.owned = frame_rest(frame.header, frame.borrowed, bytes);
   frame.borrowed = {};
   --send.borrowing_frames;
   resend_share(s, unwritten);

@@ -9,7 +9,10 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "runtime/streams/byte_ranges.hpp"
 
@@ -27,6 +30,19 @@ inline ByteRange doubtful_part(std::uint64_t stream_end, const ByteRange& range,
   const std::uint64_t begin = stream_end - range.length;
   const std::uint64_t first = std::clamp(delivered, begin, stream_end);
   return {range.offset + (first - begin), stream_end - first};
+}
+
+// What is left of a frame whose write stopped after `written` bytes: the rest of its header,
+// then the rest of its payload, copied, since the peer's reader expects the whole frame and the
+// caller's buffer goes back to the caller.
+inline std::vector<std::byte> frame_rest(std::span<const std::byte> header,
+                                         std::span<const std::byte> payload, std::size_t written) {
+  const std::size_t header_written = std::min(written, header.size());
+  std::vector<std::byte> rest(header.begin() + static_cast<std::ptrdiff_t>(header_written),
+                              header.end());
+  const auto payload_rest = payload.subspan(written - header_written);
+  rest.insert(rest.end(), payload_rest.begin(), payload_rest.end());
+  return rest;
 }
 
 }  // namespace multilane::runtime

@@ -169,11 +169,7 @@ void SendSide::interrupted(Stream& stream, std::size_t bytes) {
   if (bytes == 0) {
     stream.queue.pop_front();
   } else {
-    std::vector<std::byte> rest(job.header.begin() + static_cast<std::ptrdiff_t>(header_written),
-                                job.header.end());
-    const auto payload_rest = job.payload.subspan(payload_written);
-    rest.insert(rest.end(), payload_rest.begin(), payload_rest.end());
-    job.owned = std::move(rest);
+    job.owned = frame_rest(job.header, job.payload, bytes);
     job.payload = {};
   }
   --op->frames_left;
