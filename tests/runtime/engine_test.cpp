@@ -220,5 +220,49 @@ TEST(Engine, ASplitMessageToAnUnreachableRankFailsNamingTheConnection) {
   EXPECT_EQ(sent->rfind("could not connect to rank 1 at nowhere:1: ", 0), 0u) << *sent;
 }
 
+// Rank 1 answers over the connections rank 0 opened: it never dials rank 0 (whose address it is
+// given wrong), and the whole message (one stream) and the split one (both streams) arrive.
+TEST(Engine, AnAnswerTravelsOverTheConnectionsThePeerOpened) {
+  auto answering = std::make_unique<Engine>(config_of(1));
+  auto asking = std::make_unique<Engine>(config_of(0));
+  asking->set_peer_addresses(1, answering->listening_addresses());
+  answering->set_peer_addresses(0, {"nowhere:1"});
+  const std::vector<std::byte> question = testing::pattern(300);
+  std::vector<std::byte> question_in(question.size());
+  std::promise<std::string> asked;
+  receive_in_background(*answering, question_in, 1, asked);
+  const auto sent = asking->run_blocking([&](Completion done) {
+    asking->send({1, {0}, LinkClass::Lan, {0, 1}, 0, question}, std::move(done));
+  });
+  ASSERT_EQ(sent, std::optional<std::string>(""));
+  auto question_done = asked.get_future();
+  ASSERT_EQ(question_done.wait_for(5s), std::future_status::ready);
+  ASSERT_EQ(question_done.get(), "");
+  ASSERT_EQ(question_in, question);
+
+  for (const std::size_t size : {std::size_t{200}, std::size_t{50'000}}) {
+    SCOPED_TRACE(size);
+    const std::vector<std::byte> answer = testing::pattern(size);
+    std::vector<std::byte> answer_in(size);
+    const std::uint64_t id = size;
+    std::promise<std::string> answered;
+    asking->start_background(
+        [&asking, &answer_in, id](Completion completion) {
+          asking->recv(
+              {.peer = 1, .key = {0, id}, .signature = 0, .bytes = answer_in, .landed = {}},
+              std::move(completion));
+        },
+        [&answered](const std::string& error) { answered.set_value(error); });
+    const auto back = answering->run_blocking([&](Completion done) {
+      answering->send({0, {0}, LinkClass::Lan, {0, id}, 0, answer}, std::move(done));
+    });
+    ASSERT_EQ(back, std::optional<std::string>(""));
+    auto answer_done = answered.get_future();
+    ASSERT_EQ(answer_done.wait_for(5s), std::future_status::ready);
+    EXPECT_EQ(answer_done.get(), "");
+    EXPECT_EQ(answer_in, answer);
+  }
+}
+
 }  // namespace
 }  // namespace multilane::runtime

@@ -43,7 +43,10 @@ std::string mismatch_text(int peer, std::uint64_t sequence) {
 
 struct Engine::State {
   explicit State(EngineConfig config)
-      : context(std::move(config)), receive(context), send(context), watchdog(context.io) {}
+      : context(std::move(config)),
+        receive(context),
+        send(context, receive),
+        watchdog(context.io) {}
 
   // Members in construction order; the io_context (in context) outlives everything using it.
   EngineContext context;
@@ -303,10 +306,10 @@ void Engine::State::handshake(asio::ip::tcp::socket socket, int lane) {
       }
       const int adopted = socket.release();
       asio::post(context.io, [this, protocol, adopted, id] {
-        asio::ip::tcp::socket s(context.io);
-        s.assign(protocol, adopted);
-        s.set_option(asio::ip::tcp::no_delay(true));
-        receive.adopt(std::move(s), id.rank, id.lane, id.stream);
+        auto connection = std::make_shared<Connection>(context.io);
+        connection->socket.assign(protocol, adopted);
+        connection->socket.set_option(asio::ip::tcp::no_delay(true));
+        receive.adopt(std::move(connection), id.rank, id.lane, id.stream, /*opened_by_peer=*/true);
         receive.handshake_ended();
       });
     } catch (const std::exception& e) {

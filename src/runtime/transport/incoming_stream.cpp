@@ -6,13 +6,16 @@
 namespace multilane::runtime {
 
 IncomingStream::IncomingStream(ReceiveSide& side, EngineContext& context,
-                               asio::ip::tcp::socket socket, int peer, int lane, int stream,
-                               std::vector<std::byte>& scratch)
+                               std::shared_ptr<Connection> connection, int peer, int lane,
+                               int stream, bool opened_by_peer, std::vector<std::byte>& scratch)
     : side_(side),
       context_(context),
-      socket_(std::move(socket)),
+      connection_(std::move(connection)),
       peer_(peer),
-      reader_(socket_, FrameCheck{context.config.job_id, context.config.max_message},
+      lane_(lane),
+      stream_(stream),
+      opened_by_peer_(opened_by_peer),
+      reader_(connection_->socket, FrameCheck{context.config.job_id, context.config.max_message},
               fmt::format("rank {} (lane {}, stream {})", peer, lane, stream), *this, scratch) {}
 
 void IncomingStream::start() {
@@ -67,9 +70,7 @@ void IncomingStream::ended(FrameReader&, const asio::error_code& error, bool bet
 void IncomingStream::close(const std::string& reason) {
   if (closed_) return;
   closed_ = true;
-  asio::error_code ignored;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  socket_.close(ignored);
+  connection_->close(reason);
   side_.stream_closed(*this, reason);
 }
 

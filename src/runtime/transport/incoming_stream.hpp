@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/streams/frame_reader.hpp"
+#include "runtime/transport/connection.hpp"
 #include "runtime/transport/receive_side.hpp"
 #include "runtime/transport/wire.hpp"
 
@@ -19,9 +20,11 @@ namespace multilane::runtime {
 class IncomingStream final : public std::enable_shared_from_this<IncomingStream>,
                              private FrameSink {
  public:
-  // `scratch`: see FrameReader.
-  IncomingStream(ReceiveSide& side, EngineContext& context, asio::ip::tcp::socket socket, int peer,
-                 int lane, int stream, std::vector<std::byte>& scratch);
+  // `scratch`: see FrameReader. `opened_by_peer`: accepted here, not one of this rank's own
+  // connections, which the peer may send back over.
+  IncomingStream(ReceiveSide& side, EngineContext& context, std::shared_ptr<Connection> connection,
+                 int peer, int lane, int stream, bool opened_by_peer,
+                 std::vector<std::byte>& scratch);
   void start();
   // Asks again where the parked chunk goes (its receive was posted) and goes on reading.
   void place_again();
@@ -31,6 +34,10 @@ class IncomingStream final : public std::enable_shared_from_this<IncomingStream>
   void close(const std::string& reason);
 
   int peer() const { return peer_; }
+  int lane() const { return lane_; }
+  int stream() const { return stream_; }
+  bool opened_by_peer() const { return opened_by_peer_; }
+  const std::shared_ptr<Connection>& connection() const { return connection_; }
   bool is_closed() const { return closed_; }
   // "rank 3 (lane 0, stream 1)"
   const std::string& name() const { return reader_.name(); }
@@ -45,8 +52,11 @@ class IncomingStream final : public std::enable_shared_from_this<IncomingStream>
 
   ReceiveSide& side_;
   EngineContext& context_;
-  asio::ip::tcp::socket socket_;
+  std::shared_ptr<Connection> connection_;
   int peer_;
+  int lane_;
+  int stream_;
+  bool opened_by_peer_;
   FrameReader reader_;
   std::shared_ptr<ReceiveSide::EarlyChunk> early_;  // of the chunk being read, if it is early
   bool closed_ = false;

@@ -5,16 +5,24 @@
 // advance it. They never read or write outside the span (callers size buffers exactly).
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 namespace multilane::runtime {
 
+// On a little-endian host a copy is the conversion; GCC does not merge the byte loop into one
+// load or store, and a frame header's 64 bytes then cost hundreds of instructions each way.
 template <typename T>
 void put_le(std::span<std::byte> out, std::size_t& pos, T value) {
-  for (std::size_t i = 0; i < sizeof(T); ++i) {
-    out[pos + i] = static_cast<std::byte>((value >> (8 * i)) & 0xff);
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(out.data() + pos, &value, sizeof(T));
+  } else {
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+      out[pos + i] = static_cast<std::byte>((value >> (8 * i)) & 0xff);
+    }
   }
   pos += sizeof(T);
 }
@@ -22,8 +30,12 @@ void put_le(std::span<std::byte> out, std::size_t& pos, T value) {
 template <typename T>
 T get_le(std::span<const std::byte> in, std::size_t& pos) {
   T value = 0;
-  for (std::size_t i = 0; i < sizeof(T); ++i) {
-    value |= static_cast<T>(static_cast<T>(in[pos + i]) << (8 * i));
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(&value, in.data() + pos, sizeof(T));
+  } else {
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+      value |= static_cast<T>(static_cast<T>(in[pos + i]) << (8 * i));
+    }
   }
   pos += sizeof(T);
   return value;

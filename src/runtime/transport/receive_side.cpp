@@ -37,15 +37,36 @@ ReceiveSide::ReceiveSide(EngineContext& context)
 
 ReceiveSide::~ReceiveSide() = default;
 
-void ReceiveSide::adopt(asio::ip::tcp::socket socket, int peer, int lane, int stream) {
-  auto incoming = std::make_shared<IncomingStream>(*this, context_, std::move(socket), peer, lane,
-                                                   stream, scratch_);
+void ReceiveSide::adopt(std::shared_ptr<Connection> connection, int peer, int lane, int stream,
+                        bool opened_by_peer) {
+  auto incoming = std::make_shared<IncomingStream>(*this, context_, std::move(connection), peer,
+                                                   lane, stream, opened_by_peer, scratch_);
   streams_.push_back(incoming);
   ++open_streams_[peer];
   ever_connected_[peer] = 1;
   gone_[peer].clear();
   closed_while_handshaking_[peer].clear();
   incoming->start();
+}
+
+std::vector<std::shared_ptr<Connection>> ReceiveSide::peer_connections(int peer, int lane,
+                                                                       int count) const {
+  std::vector<std::shared_ptr<Connection>> found(count);
+  for (const auto& s : streams_) {
+    const bool wanted = s->opened_by_peer() && s->peer() == peer && s->lane() == lane &&
+                        s->stream() < count && !s->is_closed();
+    if (wanted) found[s->stream()] = s->connection();
+  }
+  if (std::count(found.begin(), found.end(), nullptr) > 0) return {};
+  return found;
+}
+
+void ReceiveSide::close_connection(const Connection& connection, const std::string& reason) {
+  const auto it = std::find_if(streams_.begin(), streams_.end(),
+                               [&](const auto& s) { return s->connection().get() == &connection; });
+  if (it == streams_.end()) return;
+  const std::shared_ptr<IncomingStream> stream = *it;  // close() erases it from streams_
+  stream->close(reason);
 }
 
 void ReceiveSide::handshake_ended() {

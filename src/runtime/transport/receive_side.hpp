@@ -23,6 +23,7 @@
 
 #include "runtime/streams/byte_ranges.hpp"
 #include "runtime/streams/early_budget.hpp"
+#include "runtime/transport/connection.hpp"
 #include "runtime/transport/engine_context.hpp"
 #include "runtime/transport/wire.hpp"
 
@@ -43,8 +44,15 @@ class ReceiveSide {
   // handshake_started() is thread-safe: the listening thread calls it as it accepts.
   void handshake_started() { handshaking_.fetch_add(1); }
   void handshake_ended();
-  // A connection from `peer` passed the handshake.
-  void adopt(asio::ip::tcp::socket socket, int peer, int lane, int stream);
+  // A connection to read `peer`'s frames from: one the peer opened (it passed the handshake), or
+  // one this rank opened, which the peer may send back over.
+  void adopt(std::shared_ptr<Connection> connection, int peer, int lane, int stream,
+             bool opened_by_peer);
+  // The connections `peer` opened on `lane`, streams 0..count-1, for sending back over them;
+  // empty unless all `count` are open.
+  std::vector<std::shared_ptr<Connection>> peer_connections(int peer, int lane, int count) const;
+  // The sending side gave `connection` up: its reader here closes with `reason`.
+  void close_connection(const Connection& connection, const std::string& reason);
   void recv(RecvRequest request, Completion done);
   // Fails every receive that made no progress for the timeout.
   void check_timeouts(Clock::time_point now);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <system_error>
 
 #include "runtime/streams/frame_writer.hpp"
 #include "runtime/transport/stream_identity.hpp"
@@ -13,7 +14,9 @@ namespace multilane::runtime {
 
 namespace {
 
-std::string write_failure(int peer, const asio::error_code& error) {
+// Why a write failed: the error, or why the connection's reader closed it.
+std::string write_failure(int peer, const asio::error_code& error, const Connection& connection) {
+  if (!connection.closed_because.empty()) return connection.closed_because;
   const bool gone = error == asio::error::broken_pipe || error == asio::error::connection_reset;
   return fmt::format("sending to rank {} failed: {}{}", peer, error.message(),
                      gone ? fmt::format(" (rank {} exited or died)", peer) : "");
@@ -21,10 +24,21 @@ std::string write_failure(int peer, const asio::error_code& error) {
 
 }  // namespace
 
-SendSide::SendSide(EngineContext& context)
-    : context_(context), addresses_(context.config.size), watch_timer_(context.io) {}
+SendSide::SendSide(EngineContext& context, ReceiveSide& receive)
+    : context_(context),
+      receive_(receive),
+      addresses_(context.config.size),
+      watch_timer_(context.io) {}
 
-SendSide::~SendSide() = default;
+// Each stream's pending write ends before its cancellation signal is destroyed, also where a
+// reader still holds the connection.
+SendSide::~SendSide() {
+  for (auto& [key, link] : links_) {
+    for (auto& stream : link->streams) {
+      if (stream->connection) stream->connection->close("the engine stopped");
+    }
+  }
+}
 
 void SendSide::set_peer_addresses(int peer, std::vector<std::string> addresses) {
   std::lock_guard lock(addresses_mutex_);
@@ -78,7 +92,7 @@ void SendSide::send(SendRequest request, Completion done) {
     for (auto& stream : l.streams) op->streams.push_back(stream.get());
   }
   for (Link* l : op->links) {
-    if (!l->streams.front()->socket && !l->connecting) connect(*l);
+    if (!l->streams.front()->connection && !l->connecting) connect(*l);
   }
   const int count = static_cast<int>(op->streams.size());
   if (is_striped(r.bytes.size(), count, context_.config.stripe)) return start_split(op);
@@ -94,14 +108,14 @@ void SendSide::send(SendRequest request, Completion done) {
   if (idle(stream)) {
     // Written by the caller: a small message completes within this call.
     Job& job = stream.queue.front();
-    job.written = write_frame_now(*stream.socket, std::as_bytes(std::span(job.header)), r.bytes);
+    job.written = write_frame_now(stream.socket(), std::as_bytes(std::span(job.header)), r.bytes);
     if (job.written == job.header.size() + r.bytes.size()) return written(stream, job.written);
   }
   pump(stream);
 }
 
 bool SendSide::idle(const Stream& stream) {
-  return stream.socket && !stream.writing && !stream.closed && stream.queue.size() == 1;
+  return stream.connection && !stream.writing && !stream.closed && stream.queue.size() == 1;
 }
 
 // Pieces as the streams can take them: every idle stream takes one now, the others when they
@@ -132,6 +146,7 @@ void SendSide::start_split(const std::shared_ptr<Op>& op) {
 }
 
 void SendSide::connect(Link& link) {
+  if (use_peer_connections(link)) return;
   link.connecting = true;
   const int peer = link.peer;
   const int lane = link.lane;
@@ -184,17 +199,42 @@ void SendSide::connect(Link& link) {
   });
 }
 
+// The peer sent first: its connections of this link carry this rank's messages too.
+bool SendSide::use_peer_connections(Link& link) {
+  std::vector<std::shared_ptr<Connection>> connections =
+      receive_.peer_connections(link.peer, link.lane, static_cast<int>(link.streams.size()));
+  if (connections.empty()) return false;
+  const auto& settings = link.link == LinkClass::Wan ? context_.config.wan : context_.config.lan;
+  for (std::size_t i = 0; i < connections.size(); ++i) {
+    Stream& stream = *link.streams[i];
+    stream.connection = std::move(connections[i]);
+    try {  // this link class's tuning, as a connection opened here has it
+      apply_buffer_sizes(stream.socket(), settings.socket);
+      apply_connected_options(stream.socket(), settings.socket);
+    } catch (const std::system_error& e) {
+      close_stream(stream, fmt::format("tuning the connection from rank {} failed: {}", link.peer,
+                                       e.what()));
+      continue;
+    }
+    pump(stream);
+  }
+  return true;
+}
+
 void SendSide::connected(Link& link, std::vector<int> fds, asio::ip::tcp protocol) {
   link.connecting = false;
   for (std::size_t i = 0; i < fds.size(); ++i) {
     Stream& stream = *link.streams[i];
-    stream.socket.emplace(context_.io);
-    stream.socket->assign(protocol, fds[i]);
+    stream.connection = std::make_shared<Connection>(context_.io);
+    stream.socket().assign(protocol, fds[i]);
     if (stream.closed) {  // failed while connecting
       asio::error_code ignored;
-      stream.socket->close(ignored);
+      stream.socket().close(ignored);
       continue;
     }
+    // The peer may send back over it.
+    receive_.adopt(stream.connection, link.peer, link.lane, static_cast<int>(i),
+                   /*opened_by_peer=*/false);
     pump(stream);
   }
 }
@@ -214,7 +254,7 @@ void SendSide::link_failed(Link& link, const std::string& reason) {
 }
 
 void SendSide::pump(Stream& stream) {
-  if (stream.writing || stream.closed || !stream.socket) return;
+  if (stream.writing || stream.closed || !stream.connection) return;
   if (stream.queue.empty() && !take_piece(stream)) return;
   stream.writing = true;
   const Job& job = stream.queue.front();
@@ -225,7 +265,7 @@ void SendSide::pump(Stream& stream) {
     head = job.owned;
     body = {};
   }
-  write_frame(*stream.socket, head, body,
+  write_frame(stream.socket(), head, body,
               asio::bind_cancellation_slot(
                   stream.stop_write.slot(),
                   [this, s = &stream](const asio::error_code& error, std::size_t bytes) {
@@ -235,7 +275,10 @@ void SendSide::pump(Stream& stream) {
                     if (error == asio::error::operation_aborted && s->interrupting) {
                       return interrupted(*s, bytes);
                     }
-                    if (error) return link_failed(*s->link, write_failure(s->link->peer, error));
+                    if (error) {
+                      return link_failed(*s->link,
+                                         write_failure(s->link->peer, error, *s->connection));
+                    }
                     written(*s, bytes);
                   }));
 }
@@ -302,9 +345,11 @@ void SendSide::written(Stream& stream, std::size_t bytes) {
 void SendSide::close_stream(Stream& stream, const std::string& reason) {
   if (stream.closed) return;
   stream.closed = true;
-  if (stream.socket) {
-    asio::error_code ignored;
-    stream.socket->close(ignored);  // a write in progress ends with operation_aborted
+  if (stream.connection) {
+    // Its reader here, if any, closes with the same reason; a write in progress ends with
+    // operation_aborted.
+    receive_.close_connection(*stream.connection, reason);
+    stream.connection->close(reason);
   }
   std::deque<Job> jobs = std::move(stream.queue);
   stream.queue.clear();

@@ -1,6 +1,14 @@
 // runtime/transport/send_side.hpp — outgoing connections and the cutting of messages over them
 // (internal to the engine; see engine.hpp for the behaviour).
 //
+// Connections: on its first message to a (peer, lane) link, the side sends over the K
+// connections the peer opened to it on that lane, if the peer sent first, and otherwise opens
+// K of its own, which the peer then sends back over. So answers carry the TCP acknowledgements
+// of the messages they answer, instead of each message costing an acknowledgement packet of its
+// own (2.7 us a small round trip on loopback, bench/tcp_floor). Two ranks that start at once
+// each open their own and each sends over its own. A connection is one socket (connection.hpp)
+// that the ReceiveSide reads and this side writes.
+//
 // A message below the stripe threshold goes whole on one stream of the lanes it names (rotating
 // by message id). A larger one is split: each of its streams takes the next piece when it has
 // written its last one (chunk_feed.hpp), so a fast stream or lane carries more of it. On a WAN
@@ -29,14 +37,18 @@
 #include "runtime/streams/chunk_feed.hpp"
 #include "runtime/streams/stall_watch.hpp"
 #include "runtime/streams/stream_governor.hpp"
+#include "runtime/transport/connection.hpp"
 #include "runtime/transport/engine_context.hpp"
+#include "runtime/transport/receive_side.hpp"
 #include "runtime/transport/wire.hpp"
 
 namespace multilane::runtime {
 
 class SendSide {
  public:
-  explicit SendSide(EngineContext& context);
+  // `receive`: the engine's incoming streams, which read the connections this side opens and
+  // lend it the ones the peer opened.
+  SendSide(EngineContext& context, ReceiveSide& receive);
   ~SendSide();
 
   void set_peer_addresses(int peer, std::vector<std::string> addresses);  // thread-safe
@@ -70,9 +82,10 @@ class SendSide {
     Link* link = nullptr;
     int index = 0;  // within its link
     // Interrupts the write in flight (write_frame's cancellation slot); declared before the
-    // socket, so it outlives the socket's pending write.
+    // connection, and the connection is closed in ~SendSide, so it outlives the pending write.
     asio::cancellation_signal stop_write;
-    std::optional<asio::ip::tcp::socket> socket;  // set once connected
+    std::shared_ptr<Connection> connection;  // set once connected; a reader shares it
+    asio::ip::tcp::socket& socket() const { return connection->socket; }
     std::deque<Job> queue;
     bool writing = false;
     bool closed = false;
@@ -81,7 +94,7 @@ class SendSide {
     std::uint64_t handed = 0;      // bytes ever handed to the kernel
     std::vector<Written> written;  // frames of split sends that re-send stalled shares
 
-    bool idle() const { return queue.empty() && !writing && socket && !closed; }
+    bool idle() const { return queue.empty() && !writing && connection && !closed; }
     // Writing a frame that borrows `op`'s message.
     bool writes(const Op& op) const {
       return writing && queue.front().borrows() && queue.front().op.get() == &op;
@@ -125,6 +138,7 @@ class SendSide {
 
   Link& link(int peer, int lane, LinkClass link_class);
   void connect(Link& link);
+  bool use_peer_connections(Link& link);
   void connected(Link& link, std::vector<int> fds, asio::ip::tcp protocol);
   void link_failed(Link& link, const std::string& reason);
   void start_split(const std::shared_ptr<Op>& op);
@@ -153,6 +167,7 @@ class SendSide {
   ByteRanges take_doubt(Stream& stream, const Op& op);
 
   EngineContext& context_;
+  ReceiveSide& receive_;
   std::mutex addresses_mutex_;
   std::vector<std::vector<std::string>> addresses_;  // per peer, per lane
   std::map<std::pair<int, int>, std::unique_ptr<Link>> links_;

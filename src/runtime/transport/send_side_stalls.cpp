@@ -31,7 +31,7 @@ EngineSendCounters SendSide::counters() const {
 }
 
 StreamProgress SendSide::probe(Stream& stream) const {
-  const int fd = stream.socket->native_handle();
+  const int fd = stream.socket().native_handle();
   return context_.config.progress_probe ? context_.config.progress_probe(fd) : tcp_progress(fd);
 }
 
@@ -69,7 +69,7 @@ void SendSide::look_at(Link& link, Clock::time_point now) {
   std::uint64_t acknowledged = 0;
   std::vector<Stream*> recovered, newly_stalled, stalled;
   for (auto& stream : link.streams) {
-    if (!stream->socket || stream->closed) continue;
+    if (!stream->connection || stream->closed) continue;
     const StreamProgress progress = probe(*stream);
     forget_acknowledged(*stream, progress);
     const bool was_stuck = stream->stuck;
