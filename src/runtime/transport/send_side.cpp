@@ -338,7 +338,7 @@ void SendSide::written(Stream& stream, std::size_t bytes) {
   --op->frames_left;
   if (too_late) resend_share(stream, op, {});
   const bool pieces_left = op->split && !op->feed.empty();
-  if (op->frames_left == 0 && !pieces_left) finish(op, "");
+  if (op->frames_left == 0 && !pieces_left && !resend_stuck_shares(op)) finish(op, "");
   pump(stream);
 }
 

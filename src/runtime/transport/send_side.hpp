@@ -164,6 +164,7 @@ class SendSide {
   void resend_stalled_share(Stream& stream);
   void interrupted(Stream& stream, std::size_t bytes);
   void resend_share(Stream& stream, const std::shared_ptr<Op>& op, const ByteRange& unwritten);
+  bool resend_stuck_shares(const std::shared_ptr<Op>& op);
   ByteRanges take_doubt(Stream& stream, const Op& op);
 
   EngineContext& context_;

@@ -177,6 +177,18 @@ void SendSide::interrupted(Stream& stream, std::size_t bytes) {
   pump(stream);
 }
 
+// The last frame of `op` went to the kernel, but a stream that stalled before its end game may
+// still owe bytes of it (it took no more pieces, and all it took fitted in the buffers): those
+// go again before the send is done, since the watch may not look between the last piece
+// handed out and the last frame written. True if any went.
+bool SendSide::resend_stuck_shares(const std::shared_ptr<Op>& op) {
+  if (!op->resends) return false;
+  for (Stream* stream : op->streams) {
+    if (stream->stuck) resend_share(*stream, op, {});
+  }
+  return !op->feed.empty();
+}
+
 // Sends again, on other streams, what `stream` may not have delivered of `op`: its
 // unacknowledged bytes and `unwritten`. They go back to the feed, ahead of any bytes never sent,
 // and the send's streams that can take pieces take them now.
