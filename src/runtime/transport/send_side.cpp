@@ -99,23 +99,20 @@ void SendSide::send(SendRequest request, Completion done) {
   Stream& stream = *op->streams[r.key.message_id % op->streams.size()];
   const FrameHeader header{0, context_.config.job_id, r.key.sequence, r.key.message_id,
                            0, r.bytes.size(),         r.bytes.size(), r.signature};
+  const bool write_now = stream.idle();  // nothing queued or being written before it
   stream.queue.push_back(Job{.op = op,
                              .header = encode_frame_header(header),
                              .payload = r.bytes,
                              .range = {0, r.bytes.size()}});
   op->frames_left = 1;
   op->streams = {&stream};
-  if (idle(stream)) {
+  if (write_now) {
     // Written by the caller: a small message completes within this call.
     Job& job = stream.queue.front();
     job.written = write_frame_now(stream.socket(), std::as_bytes(std::span(job.header)), r.bytes);
     if (job.written == job.header.size() + r.bytes.size()) return written(stream, job.written);
   }
   pump(stream);
-}
-
-bool SendSide::idle(const Stream& stream) {
-  return stream.connection && !stream.writing && !stream.closed && stream.queue.size() == 1;
 }
 
 // Pieces as the streams can take them: every idle stream takes one now, the others when they

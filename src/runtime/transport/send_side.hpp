@@ -143,7 +143,6 @@ class SendSide {
   void link_failed(Link& link, const std::string& reason);
   void start_split(const std::shared_ptr<Op>& op);
   void pump(Stream& stream);
-  static bool idle(const Stream& stream);
   bool take_piece(Stream& stream);
   bool takes_pieces(const Stream& stream) const;
   void written(Stream& stream, std::size_t bytes);
