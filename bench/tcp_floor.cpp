@@ -24,6 +24,7 @@
 #include <asio.hpp>
 #include <chrono>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,6 +34,7 @@ namespace {
 using asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
 constexpr std::size_t kFrame = 72;
+constexpr auto kPatience = std::chrono::seconds(10);  // for each frame
 
 enum class Way { RawPoll, AsioShared, AsioOneWay };
 
@@ -62,27 +64,43 @@ class Bouncer {
   }
 
   void receive() {
-    if (way_ == Way::RawPoll) return receive_polling();
+    const auto deadline = Clock::now() + kPatience;
+    if (way_ == Way::RawPoll) return receive_polling(deadline);
     while (!arrived_) {
+      if (!failure_.empty()) throw std::runtime_error(failure_);
       if (io_.poll_one() > 0) continue;
+      give_up_after(deadline);
       std::this_thread::yield();
     }
     arrived_ = false;
   }
 
  private:
-  void receive_polling() {
+  void receive_polling(Clock::time_point deadline) {
     for (;;) {
       const ssize_t got = ::recv(in_.native_handle(), stage_.data(), stage_.size(), MSG_DONTWAIT);
       if (got > 0 && take(static_cast<std::size_t>(got))) return;
-      if (got <= 0) std::this_thread::yield();
+      if (got == 0) throw std::runtime_error("the other process closed the connection");
+      if (got < 0) {
+        give_up_after(deadline);
+        std::this_thread::yield();
+      }
+    }
+  }
+
+  static void give_up_after(Clock::time_point deadline) {
+    if (Clock::now() >= deadline) {
+      throw std::runtime_error("no frame from the other process within 10 s");
     }
   }
 
   void arm() {
     in_.async_read_some(asio::buffer(stage_),
                         [this](const asio::error_code& error, std::size_t got) {
-                          if (error) return;
+                          if (error) {
+                            failure_ = "reading from the other process failed: " + error.message();
+                            return;
+                          }
                           if (take(got)) arrived_ = true;
                           arm();
                         });
@@ -104,6 +122,7 @@ class Bouncer {
   std::array<char, 4096> stage_{};
   std::size_t pending_ = 0;
   bool arrived_ = false;
+  std::string failure_;
 };
 
 void tune(tcp::socket& socket) {
@@ -139,14 +158,22 @@ double run(Way way, int round_trips) {
   Bouncer bouncer(way, out, in, io);
   bouncer.start();
   const auto started = Clock::now();
-  for (int i = 0; i < round_trips; ++i) {
-    if (parent) {
-      bouncer.send();
-      bouncer.receive();
-    } else {
-      bouncer.receive();
-      bouncer.send();
+  try {
+    for (int i = 0; i < round_trips; ++i) {
+      if (parent) {
+        bouncer.send();
+        bouncer.receive();
+      } else {
+        bouncer.receive();
+        bouncer.send();
+      }
     }
+  } catch (const std::exception&) {
+    if (!parent) std::_Exit(1);  // the parent reports it: the connection closes
+    a.close();
+    b.close();
+    ::waitpid(child, nullptr, 0);
+    throw;
   }
   const double elapsed = std::chrono::duration<double, std::micro>(Clock::now() - started).count();
   if (!parent) std::_Exit(0);
@@ -168,9 +195,14 @@ int main(int argc, char** argv) {
                                                       {Way::AsioShared, "asio-shared"},
                                                       {Way::AsioOneWay, "asio-one-way"}};
   std::vector<std::vector<double>> times(ways.size());
-  for (int r = 0; r < runs; ++r) {  // interleaved, so a change in the machine's load hits all
-    for (std::size_t w = 0; w < ways.size(); ++w)
-      times[w].push_back(run(ways[w].first, round_trips));
+  try {
+    for (int r = 0; r < runs; ++r) {  // interleaved, so a change in the machine's load hits all
+      for (std::size_t w = 0; w < ways.size(); ++w)
+        times[w].push_back(run(ways[w].first, round_trips));
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tcp_floor: %s\n", e.what());
+    return 1;
   }
   std::printf("| way | round trip (median) | fastest | slowest |\n|---|---:|---:|---:|\n");
   for (std::size_t w = 0; w < ways.size(); ++w) {
