@@ -1,6 +1,6 @@
-// Engine (runtime/transport/engine.hpp): who drives it, a receive that outlives the peer's
-// last adopted stream while another stream of that peer is still in its handshake here, and
-// split messages shared by the streams that move.
+// Engine (runtime/transport/engine.hpp): who drives it (and reads the sockets), a receive that
+// outlives the peer's last adopted stream while another stream of that peer is still in its
+// handshake here, and split messages shared by the streams that move.
 //
 // The connecting side finishes its handshake once it has read ours, before we have read its
 // proof, so it may stripe a message over a stream we have not adopted yet, and finish and
@@ -157,6 +157,54 @@ TEST(Engine, ABlockingOperationRunsOnTheCallersThreadOnlyWhenNothingIsInTheBackg
   auto second_done = second_sent.get_future();
   ASSERT_EQ(second_done.wait_for(5s), std::future_status::ready);
   EXPECT_EQ(second_done.get(), "");
+}
+
+// A blocking receive reads its sockets itself while it spins, and leaves them listed for the
+// next blocking call; the progress thread, which does not poll, hands them back to the reactor
+// before it drives, so that a background receive that follows still completes, and the next
+// blocking receive reads them again.
+TEST(Engine, SocketsReadByASpinningCallerAreWatchedAgainWhenTheProgressThreadDrives) {
+  auto receiver = std::make_unique<Engine>(config_of(1));
+  auto sender = std::make_unique<Engine>(config_of(0));
+  sender->set_peer_addresses(1, receiver->listening_addresses());
+  for (const std::uint64_t id : {1, 2, 3, 4}) {
+    SCOPED_TRACE(id);
+    const std::vector<std::byte> message = testing::pattern(100 + id);
+    std::vector<std::byte> received(message.size());
+    if (id % 2 == 1) {  // received by a blocking call, sent in the background
+      std::promise<std::string> sent;
+      send_in_background(*sender, message, id, sent);
+      std::optional<std::string> result;
+      const auto give_up = std::chrono::steady_clock::now() + 5s;
+      while (!result && std::chrono::steady_clock::now() < give_up) {
+        result = receiver->run_blocking([&](Completion done) {
+          receiver->recv(
+              {.peer = 0, .key = {0, id}, .signature = 0, .bytes = received, .landed = {}},
+              std::move(done));
+        });
+      }
+      ASSERT_EQ(result, std::optional<std::string>(""));
+      auto sent_done = sent.get_future();
+      ASSERT_EQ(sent_done.wait_for(5s), std::future_status::ready);
+      EXPECT_EQ(sent_done.get(), "");
+    } else {  // received in the background, sent by a blocking call
+      std::promise<std::string> done;
+      receive_in_background(*receiver, received, id, done);
+      std::optional<std::string> sent;
+      const auto give_up = std::chrono::steady_clock::now() + 5s;
+      while (!sent && std::chrono::steady_clock::now() < give_up) {
+        sent = sender->run_blocking([&](Completion completion) {
+          sender->send({1, {0}, LinkClass::Lan, {0, id}, 0, message}, std::move(completion));
+        });
+      }
+      ASSERT_EQ(sent, std::optional<std::string>(""));
+      auto received_done = done.get_future();
+      ASSERT_EQ(received_done.wait_for(5s), std::future_status::ready)
+          << "a socket left to a spinning caller was not watched by the progress thread";
+      EXPECT_EQ(received_done.get(), "");
+    }
+    EXPECT_EQ(received, message);
+  }
 }
 
 // A split message's pieces go to the streams that can take them: a stream that cannot write

@@ -27,13 +27,19 @@ std::shared_ptr<void> FrameSink::keep_alive() {
 }
 
 FrameReader::FrameReader(asio::ip::tcp::socket& socket, const FrameCheck& check, std::string name,
-                         FrameSink& sink, std::vector<std::byte>& scratch, std::size_t prefix)
+                         FrameSink& sink, std::vector<std::byte>& scratch, std::size_t prefix,
+                         PolledReaders* polled)
     : socket_(socket),
       check_(check),
       name_(std::move(name)),
       sink_(sink),
       scratch_(scratch),
-      prefix_(std::min(prefix, kMaxPrefix)) {}
+      prefix_(std::min(prefix, kMaxPrefix)),
+      polled_(polled) {}
+
+FrameReader::~FrameReader() {
+  if (listed_) polled_->forget(*this);
+}
 
 void FrameReader::start() {
   if (phase_ != Phase::Idle || !socket_.is_open()) return;
@@ -79,6 +85,11 @@ void FrameReader::read_header() {
             stage_.begin() + static_cast<std::ptrdiff_t>(stage_end_), stage_.begin());
   stage_end_ = staged();
   stage_begin_ = 0;
+  if (drained_ && polled_ != nullptr && polled_->list(*this)) {
+    drained_ = false;  // the socket is empty: the spinning caller reads it next
+    listed_ = true;
+    return;
+  }
   reading_ = true;
   if (drained_) return read_header_later();
   socket_.async_read_some(
@@ -110,13 +121,22 @@ void FrameReader::read_header_later() {
 }
 
 void FrameReader::stage_now() {
-  const ssize_t got = ::recv(socket_.native_handle(), stage_.data() + stage_end_,
-                             stage_.size() - stage_end_, MSG_DONTWAIT);
-  if (got > 0) return on_staged({}, static_cast<std::size_t>(got));
-  if (got == 0) return on_staged(asio::error::eof, 0);
-  if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-    return on_staged(asio::error_code(errno, asio::system_category()), 0);
+  const ssize_t got = receive_into_stage();
+  if (got >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+    return staged_by_recv(got);
   }
+  if (polled_ != nullptr && polled_->list(*this)) {
+    reading_ = false;
+    listed_ = true;
+    return;
+  }
+  wait_readable();
+}
+
+void FrameReader::wait_readable() {
+  listed_ = false;
+  if (!socket_.is_open()) return;
+  reading_ = true;
   socket_.async_wait(asio::socket_base::wait_read,
                      [this, keep = sink_.keep_alive()](const asio::error_code& error) {
                        in_handler_ = true;
@@ -127,6 +147,35 @@ void FrameReader::stage_now() {
                        }
                        in_handler_ = false;
                      });
+}
+
+bool FrameReader::read_polled() {
+  if (socket_.is_open()) {
+    const ssize_t got = receive_into_stage();
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
+    const auto keep = sink_.keep_alive();  // the sink may let go of its owner meanwhile
+    polled_->forget(*this);
+    listed_ = false;
+    in_handler_ = true;
+    staged_by_recv(got);
+    in_handler_ = false;
+    return true;
+  }
+  polled_->forget(*this);  // the owner closed the socket, and knows why
+  listed_ = false;
+  return true;
+}
+
+ssize_t FrameReader::receive_into_stage() {
+  return ::recv(socket_.native_handle(), stage_.data() + stage_end_, stage_.size() - stage_end_,
+                MSG_DONTWAIT);
+}
+
+// What a recv() into the stage that did not find the socket empty returned.
+void FrameReader::staged_by_recv(ssize_t got) {
+  if (got > 0) return on_staged({}, static_cast<std::size_t>(got));
+  if (got == 0) return on_staged(asio::error::eof, 0);
+  on_staged(asio::error_code(errno, asio::system_category()), 0);
 }
 
 void FrameReader::on_staged(const asio::error_code& error, std::size_t bytes) {

@@ -22,7 +22,8 @@
 // read that took all the kernel had, the next header is read from a handler of its own (the
 // owner's caller has moved on by then), by a non-blocking recv and, when that finds nothing,
 // a wait for readiness: no read that can only fail sits between a frame's arrival and the
-// owner's answer to it.
+// owner's answer to it. With `polled` given, a reader whose socket is empty lists itself there
+// while a spinning caller polls (polled_readers.hpp) and waits for readiness otherwise.
 //
 // Threading: the reader runs on the thread running the socket's io_context; the owner calls it
 // on that thread only, and its sink is called from there. The owner owns the socket, the
@@ -40,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/streams/polled_readers.hpp"
 #include "runtime/transport/wire.hpp"
 
 namespace multilane::runtime {
@@ -92,12 +94,15 @@ class FrameReader {
  public:
   // `scratch` receives dropped payload (sized on first use); readers on one thread may share it.
   // `prefix`: bytes before every frame header (the aggregate routers' route header), at most
-  // kMaxPrefix, handed to the sink through prefix().
+  // kMaxPrefix, handed to the sink through prefix(). `polled`: see above; it outlives the
+  // reader.
   FrameReader(asio::ip::tcp::socket& socket, const FrameCheck& check, std::string name,
-              FrameSink& sink, std::vector<std::byte>& scratch, std::size_t prefix = 0);
+              FrameSink& sink, std::vector<std::byte>& scratch, std::size_t prefix = 0,
+              PolledReaders* polled = nullptr);
   static constexpr std::size_t kMaxPrefix = 32;
   FrameReader(const FrameReader&) = delete;
   FrameReader& operator=(const FrameReader&) = delete;
+  ~FrameReader();
 
   // Reads the next header; does nothing unless idle (not started, or stopped by the owner).
   void start();
@@ -106,7 +111,8 @@ class FrameReader {
   // The rest of the current payload is dropped instead of landing in its span.
   void stop_payload();
 
-  // A read is outstanding: its handler still refers to the socket, the sink and the span.
+  // A read is outstanding: its handler still refers to the socket, the sink and the span (a
+  // reader listed in PolledReaders has none).
   bool busy() const { return reading_; }
   bool parked() const { return phase_ == Phase::Parked; }
   // The header of the frame being placed, read or parked.
@@ -116,6 +122,12 @@ class FrameReader {
   const std::string& name() const { return name_; }
 
  private:
+  friend class PolledReaders;
+  // For PolledReaders: reads the socket of a listed reader; true if it took bytes or ended.
+  bool read_polled();
+  // Waits for the socket to be readable through the reactor, then reads the next header.
+  void wait_readable();
+
   enum class Phase { Idle, Header, Placing, Parked, Payload, Discard, Delivering, Ended };
   // Bytes read from the socket and not taken yet: the next header and what follows it.
   static constexpr std::size_t kStageBytes = 4096;
@@ -127,6 +139,8 @@ class FrameReader {
   void read_header();
   void read_header_later();
   void stage_now();
+  ssize_t receive_into_stage();
+  void staged_by_recv(ssize_t got);
   void on_staged(const asio::error_code& error, std::size_t bytes);
   void header_arrived();
   void payload_from_stage();
@@ -157,6 +171,8 @@ class FrameReader {
   std::size_t stage_begin_ = 0;
   std::size_t stage_end_ = 0;
   bool drained_ = false;  // the last read into the stage took all the kernel had
+  PolledReaders* polled_;
+  bool listed_ = false;  // in polled_, waiting to be read by a spinning caller
 };
 
 }  // namespace multilane::runtime

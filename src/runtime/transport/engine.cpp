@@ -130,6 +130,7 @@ void Engine::State::drive_background() {
       if (stopping) return;
     }
     std::lock_guard drive(driver);
+    context.polled_readers.stop_polling();  // this thread sleeps in the reactor
     while (background_pending()) context.io.run_one_for(std::chrono::milliseconds(100));
   }
 }
@@ -163,15 +164,20 @@ std::optional<std::string> Engine::run_blocking(const Operation& operation) {
     result = error;
   });
   // Poll before sleeping: waking a thread that sleeps in epoll_wait costs tens of microseconds
-  // on a virtual machine, longer than a small message's round trip. Each empty poll yields the
-  // core, so that a rank oversubscribing it lets the others run.
+  // on a virtual machine, longer than a small message's round trip. The incoming streams'
+  // empty sockets are read directly meanwhile (polled_readers.hpp). Each empty poll yields the
+  // core, so that a rank oversubscribing it lets the others run. Polling stays on after the
+  // call, for the next one: whoever drives without polling stops it first.
+  PolledReaders& polled = s.context.polled_readers;
+  polled.start_polling();
   const auto spin_until = Clock::now() + kPollBeforeSleeping;
   while (!finished) {
-    if (s.context.io.poll_one() > 0) continue;
+    if (s.context.io.poll_one() > 0 || polled.poll()) continue;
     if (Clock::now() < spin_until) {
       std::this_thread::yield();
       continue;
     }
+    polled.stop_polling();
     if (s.context.io.run_one() == 0) return "the engine stopped before the operation completed";
   }
   return result;

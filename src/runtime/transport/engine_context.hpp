@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "runtime/streams/polled_readers.hpp"
 #include "runtime/transport/engine.hpp"
 #include "runtime/transport/handshake_threads.hpp"
 
@@ -16,6 +17,8 @@ struct EngineContext {
   EngineConfig config;
   asio::io_context io;
   HandshakeThreads handshakes;
+  // The incoming streams' readers that a spinning blocking caller reads itself.
+  PolledReaders polled_readers;
   // Checks a frame's signature against the call of that sequence number running here (or
   // remembers it for when the call begins); false when the frame belongs to another call.
   std::function<bool(int peer, std::uint64_t sequence, std::uint64_t signature)> check_signature;

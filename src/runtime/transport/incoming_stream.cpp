@@ -16,7 +16,8 @@ IncomingStream::IncomingStream(ReceiveSide& side, EngineContext& context,
       stream_(stream),
       opened_by_peer_(opened_by_peer),
       reader_(connection_->socket, FrameCheck{context.config.job_id, context.config.max_message},
-              fmt::format("rank {} (lane {}, stream {})", peer, lane, stream), *this, scratch) {}
+              fmt::format("rank {} (lane {}, stream {})", peer, lane, stream), *this, scratch,
+              /*prefix=*/0, &context.polled_readers) {}
 
 void IncomingStream::start() {
   reader_.start();
