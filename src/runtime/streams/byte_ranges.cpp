@@ -10,22 +10,27 @@ void ByteRanges::add(std::uint64_t offset, std::uint64_t length) {
   std::uint64_t begin = offset;
   std::uint64_t end = offset + length;
   // Swallow every range that overlaps or touches [begin, end).
-  auto it = ranges_.upper_bound(begin);
-  if (it != ranges_.begin() && std::prev(it)->second >= begin) --it;
-  while (it != ranges_.end() && it->first <= end) {
-    begin = std::min(begin, it->first);
-    end = std::max(end, it->second);
-    bytes_ -= it->second - it->first;
-    it = ranges_.erase(it);
+  const auto first = std::partition_point(ranges_.begin(), ranges_.end(),
+                                          [&](const Run& run) { return run.end < begin; });
+  auto last = first;
+  for (; last != ranges_.end() && last->begin <= end; ++last) {
+    begin = std::min(begin, last->begin);
+    end = std::max(end, last->end);
+    bytes_ -= last->end - last->begin;
   }
-  ranges_.emplace(begin, end);
+  if (first == last) {
+    ranges_.insert(first, Run{begin, end});
+  } else {
+    *first = Run{begin, end};
+    ranges_.erase(first + 1, last);
+  }
   bytes_ += end - begin;
 }
 
 std::vector<ByteRange> ByteRanges::ranges() const {
   std::vector<ByteRange> out;
   out.reserve(ranges_.size());
-  for (const auto& [begin, end] : ranges_) out.push_back({begin, end - begin});
+  for (const Run& run : ranges_) out.push_back({run.begin, run.end - run.begin});
   return out;
 }
 
@@ -33,15 +38,13 @@ std::vector<ByteRange> ByteRanges::missing(std::uint64_t offset, std::uint64_t l
   std::vector<ByteRange> out;
   std::uint64_t at = offset;
   const std::uint64_t end = offset + length;
-  // The first range that may cover `at` starts at or before it.
-  auto it = ranges_.upper_bound(at);
-  if (it != ranges_.begin()) --it;
+  // From the first range that ends after `at`.
+  auto it = std::partition_point(ranges_.begin(), ranges_.end(),
+                                 [&](const Run& run) { return run.end <= at; });
   for (; it != ranges_.end() && at < end; ++it) {
-    const auto [begin, stop] = *it;
-    if (stop <= at) continue;
-    if (begin >= end) break;
-    if (begin > at) out.push_back({at, begin - at});
-    at = std::max(at, stop);
+    if (it->begin >= end) break;
+    if (it->begin > at) out.push_back({at, it->begin - at});
+    at = std::max(at, it->end);
   }
   if (at < end) out.push_back({at, end - at});
   return out;

@@ -9,7 +9,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <vector>
 
 namespace multilane::runtime {
@@ -33,7 +32,13 @@ class ByteRanges {
   void clear();
 
  private:
-  std::map<std::uint64_t, std::uint64_t> ranges_;  // begin -> end, disjoint, not touching
+  // Few ranges at a time (a message arrives roughly in order on each stream), so a sorted
+  // vector, whose storage clear() keeps for the next message.
+  struct Run {
+    std::uint64_t begin;
+    std::uint64_t end;
+  };
+  std::vector<Run> ranges_;  // disjoint, not touching, in order
   std::uint64_t bytes_ = 0;
 };
 

@@ -80,22 +80,23 @@ void ReceiveSide::handshake_ended() {
 
 void ReceiveSide::recv(RecvRequest request, Completion done) {
   const Key key{request.peer, request.key.sequence, request.key.message_id};
-  Posted& posted = posted_[key];
-  posted.request = request;
+  Posted& posted = post(key);
+  posted.request = std::move(request);
   posted.done = std::move(done);
   posted.last_progress = Clock::now();
+  const std::span<std::byte> bytes = posted.request.bytes;
   if (auto early = early_.find(key); early != early_.end()) {
-    if (early->second.total != request.bytes.size()) {
+    if (early->second.total != bytes.size()) {
       return fail_posted(
           key, fmt::format("rank {} sent {} bytes as {}, but the receive posted "
                            "here expects {} bytes",
-                           key.peer, early->second.total, message_text(key), request.bytes.size()));
+                           key.peer, early->second.total, message_text(key), bytes.size()));
     }
     posted.split = early->second.split;
     auto& chunks = early->second.chunks;
     for (auto& chunk : chunks) {
       if (!chunk->arrived) continue;
-      std::memcpy(request.bytes.data() + chunk->offset, chunk->bytes.data(), chunk->bytes.size());
+      std::memcpy(bytes.data() + chunk->offset, chunk->bytes.data(), chunk->bytes.size());
       land(posted, chunk->offset, chunk->bytes.size());
       early_bytes_.release(chunk->bytes.size());
     }
@@ -242,9 +243,31 @@ void ReceiveSide::resume_parked(const Key& key) {
 void ReceiveSide::complete(const Key& key, const std::string& error) {
   auto it = posted_.find(key);
   if (it == posted_.end()) return;
-  Completion done = std::move(it->second.done);
-  posted_.erase(it);
+  auto node = posted_.extract(it);
+  Completion done = std::move(node.mapped().done);
+  if (spare_posted_.size() < kSparePosted) {
+    node.mapped().reset();
+    spare_posted_.push_back(std::move(node));
+  }
   if (done) done(error);
+}
+
+ReceiveSide::Posted& ReceiveSide::post(const Key& key) {
+  if (spare_posted_.empty()) return posted_[key];
+  auto node = std::move(spare_posted_.back());
+  spare_posted_.pop_back();
+  node.key() = key;
+  auto inserted = posted_.insert(std::move(node));
+  if (!inserted.inserted) spare_posted_.push_back(std::move(inserted.node));
+  return inserted.position->second;
+}
+
+void ReceiveSide::Posted::reset() {
+  request = {};
+  arrived.clear();
+  any_chunk = false;
+  split = false;
+  readers.clear();
 }
 
 void ReceiveSide::fail_posted(const Key& key, const std::string& error) {

@@ -106,6 +106,7 @@ class ReceiveSide {
     bool split = false;  // a chunk came marked striped: copies of its bytes may come late
     std::vector<IncomingStream*> readers;  // streams reading a chunk into the buffer now
     Clock::time_point last_progress;
+    void reset();  // for the next receive, keeping the storage of `arrived` and `readers`
   };
   struct Early {
     std::uint64_t total = 0;
@@ -121,6 +122,9 @@ class ReceiveSide {
   void forget_pending_early(const Key& key);
   void remember_completed(const Key& key);
   void forget_old_completed(Clock::time_point now);
+  // The record of a receive posted under `key`: a completed receive's, reused (a receive then
+  // costs no allocation), or a new one.
+  Posted& post(const Key& key);
   void complete(const Key& key, const std::string& error);
   void fail_posted(const Key& key, const std::string& error);
   void resume_parked(const Key& key);
@@ -138,6 +142,8 @@ class ReceiveSide {
   std::vector<std::string> closed_while_handshaking_;
   std::atomic<int> handshaking_{0};  // accepted connections still in their handshake
   std::unordered_map<Key, Posted, KeyHash> posted_;
+  static constexpr std::size_t kSparePosted = 64;
+  std::vector<decltype(posted_)::node_type> spare_posted_;  // of completed receives
   std::unordered_map<Key, Early, KeyHash> early_;
   std::unordered_map<Key, std::vector<IncomingStream*>, KeyHash> parked_;
   EarlyBudget early_bytes_;  // the early chunks' bytes (config.unexpected_budget)
