@@ -77,48 +77,77 @@ SendSide::Link& SendSide::link(int peer, int lane, LinkClass link_class) {
 }
 
 void SendSide::send(SendRequest request, Completion done) {
+  int streams = 0;  // of every lane the message may use
+  for (int lane : request.lanes) {
+    Link& l = link(request.peer, lane, request.link);
+    if (!l.failure.empty()) return done(l.failure);
+    streams += static_cast<int>(l.streams.size());
+  }
+  for (int lane : request.lanes) {
+    Link& l = link(request.peer, lane, request.link);
+    if (!l.streams.front()->connection && !l.connecting) connect(l);
+  }
+  if (is_striped(request.bytes.size(), streams, context_.config.stripe)) {
+    return start_split(add_op(std::move(request), std::move(done)));
+  }
+  send_whole(std::move(request), std::move(done), streams);
+}
+
+// A message below the stripe threshold goes whole on one stream of its lanes, by its id.
+void SendSide::send_whole(SendRequest request, Completion done, int streams) {
+  Stream* stream = nullptr;
+  int index = static_cast<int>(request.key.message_id % static_cast<std::uint64_t>(streams));
+  for (int lane : request.lanes) {
+    Link& l = link(request.peer, lane, request.link);
+    if (index < static_cast<int>(l.streams.size())) {
+      stream = l.streams[static_cast<std::size_t>(index)].get();
+      break;
+    }
+    index -= static_cast<int>(l.streams.size());
+  }
+  const std::uint64_t size = request.bytes.size();
+  const FrameHeader header{
+      0,    context_.config.job_id, request.key.sequence, request.key.message_id, 0, size,
+      size, request.signature};
+  Job job{.op = nullptr,
+          .header = encode_frame_header(header),
+          .payload = request.bytes,
+          .range = {0, size}};
+  if (stream->idle()) {  // nothing queued or being written before it
+    // Written by the caller: a small message completes within this call, with no record kept.
+    job.written =
+        write_frame_now(stream->socket(), std::as_bytes(std::span(job.header)), job.payload);
+    if (job.written == job.header.size() + size) {
+      stream->handed += job.written;
+      done("");
+      return pump(*stream);
+    }
+  }
+  job.op = add_op(std::move(request), std::move(done));
+  job.op->frames_left = 1;
+  job.op->streams = {stream};
+  stream->queue.push_back(std::move(job));
+  pump(*stream);
+}
+
+std::shared_ptr<SendSide::Op> SendSide::add_op(SendRequest request, Completion done) {
   auto op = std::make_shared<Op>();
   op->request = std::move(request);
   op->done = std::move(done);
   op->last_progress = Clock::now();
   ops_.push_back(op);
-  const SendRequest& r = op->request;
-
-  // Every stream of every lane the message may use, lane after lane.
-  for (int lane : r.lanes) {
-    Link& l = link(r.peer, lane, r.link);
-    if (!l.failure.empty()) return finish(op, l.failure);
-    op->links.push_back(&l);
-    for (auto& stream : l.streams) op->streams.push_back(stream.get());
-  }
-  for (Link* l : op->links) {
-    if (!l->streams.front()->connection && !l->connecting) connect(*l);
-  }
-  const int count = static_cast<int>(op->streams.size());
-  if (is_striped(r.bytes.size(), count, context_.config.stripe)) return start_split(op);
-  Stream& stream = *op->streams[r.key.message_id % op->streams.size()];
-  const FrameHeader header{0, context_.config.job_id, r.key.sequence, r.key.message_id,
-                           0, r.bytes.size(),         r.bytes.size(), r.signature};
-  const bool write_now = stream.idle();  // nothing queued or being written before it
-  stream.queue.push_back(Job{.op = op,
-                             .header = encode_frame_header(header),
-                             .payload = r.bytes,
-                             .range = {0, r.bytes.size()}});
-  op->frames_left = 1;
-  op->streams = {&stream};
-  if (write_now) {
-    // Written by the caller: a small message completes within this call.
-    Job& job = stream.queue.front();
-    job.written = write_frame_now(stream.socket(), std::as_bytes(std::span(job.header)), r.bytes);
-    if (job.written == job.header.size() + r.bytes.size()) return written(stream, job.written);
-  }
-  pump(stream);
+  return op;
 }
 
 // Pieces as the streams can take them: every idle stream takes one now, the others when they
 // have written what they hold.
 void SendSide::start_split(const std::shared_ptr<Op>& op) {
   const SendRequest& r = op->request;
+  for (int lane : r.lanes) {
+    Link& l = link(r.peer, lane, r.link);
+    op->links.push_back(&l);
+    for (auto& stream : l.streams) op->streams.push_back(stream.get());
+  }
   const Link& first = *op->links.front();
   const auto& settings = first.link == LinkClass::Wan ? context_.config.wan : context_.config.lan;
   op->split = true;

@@ -141,6 +141,9 @@ class SendSide {
   bool use_peer_connections(Link& link);
   void connected(Link& link, std::vector<int> fds, asio::ip::tcp protocol);
   void link_failed(Link& link, const std::string& reason);
+  void send_whole(SendRequest request, Completion done, int streams);
+  // A send in flight, kept until its last frame went to the kernel.
+  std::shared_ptr<Op> add_op(SendRequest request, Completion done);
   void start_split(const std::shared_ptr<Op>& op);
   void pump(Stream& stream);
   bool take_piece(Stream& stream);
