@@ -132,38 +132,31 @@ void CommunicatorImpl::wait(RequestState& state) {
 
 namespace {
 
-std::vector<int> common_lanes(const Platform& platform, int a, int b) {
-  std::vector<int> lanes(std::min(platform.lanes_of(a), platform.lanes_of(b)));
-  for (std::size_t i = 0; i < lanes.size(); ++i) lanes[i] = static_cast<int>(i);
-  return lanes;
+runtime::LaneRange common_lanes(const Platform& platform, int a, int b) {
+  return {.first = 0, .count = std::min(platform.lanes_of(a), platform.lanes_of(b))};
 }
 
 }  // namespace
 
-runtime::Operation CommunicatorImpl::send_operation(std::span<const std::byte> data, int peer) {
+runtime::SendRequest CommunicatorImpl::send_request(std::span<const std::byte> data, int peer) {
   check_usable();
   check_peer(peer, "destination rank");
   const auto& p = setup_.platform;
-  runtime::SendRequest request{
-      peer,
-      common_lanes(p, setup_.rank, peer),
-      p.site_of(setup_.rank) == p.site_of(peer) ? runtime::LinkClass::Lan : runtime::LinkClass::Wan,
-      {0, sent_[peer]++},
-      0,
-      data};
-  return [this, request = std::move(request)](runtime::Completion done) {
-    engine_->send(request, std::move(done));
+  return {
+      .peer = peer,
+      .lanes = common_lanes(p, setup_.rank, peer),
+      .link = p.site_of(setup_.rank) == p.site_of(peer) ? runtime::LinkClass::Lan
+                                                        : runtime::LinkClass::Wan,
+      .key = {0, sent_[peer]++},
+      .signature = 0,
+      .bytes = data,
   };
 }
 
-runtime::Operation CommunicatorImpl::recv_operation(std::span<std::byte> data, int peer) {
+runtime::RecvRequest CommunicatorImpl::recv_request(std::span<std::byte> data, int peer) {
   check_usable();
   check_peer(peer, "source rank");
-  runtime::RecvRequest request{
-      .peer = peer, .key = {0, received_[peer]++}, .signature = 0, .bytes = data, .landed = {}};
-  return [this, request = std::move(request)](runtime::Completion done) {
-    engine_->recv(request, std::move(done));
-  };
+  return {.peer = peer, .key = {0, received_[peer]++}, .signature = 0, .bytes = data, .landed = {}};
 }
 
 std::shared_ptr<RequestState> CommunicatorImpl::start_in_background(runtime::Operation operation) {
@@ -172,30 +165,46 @@ std::shared_ptr<RequestState> CommunicatorImpl::start_in_background(runtime::Ope
   return state;
 }
 
-void CommunicatorImpl::run_blocking(const runtime::Operation& operation) {
-  if (const std::optional<std::string> error = engine_->run_blocking(operation)) {
+template <typename Start>
+void CommunicatorImpl::run_blocking(Start&& start) {
+  if (const std::optional<std::string> error = engine_->run_blocking(start)) {
     if (error->empty()) return;
     mark_broken(*error);
     throw CommunicationError(*error);
   }
-  wait(*start_in_background(operation));
+  wait(*start_in_background(runtime::Operation(std::forward<Start>(start))));
 }
+
+namespace {
+
+// The engine operations of a point-to-point message.
+auto sending(runtime::Engine& engine, runtime::SendRequest request) {
+  return [&engine, request](runtime::Completion done) { engine.send(request, std::move(done)); };
+}
+
+auto receiving(runtime::Engine& engine, runtime::RecvRequest request) {
+  return [&engine, request = std::move(request)](runtime::Completion done) {
+    engine.recv(request, std::move(done));
+  };
+}
+
+}  // namespace
 
 std::shared_ptr<RequestState> CommunicatorImpl::start_send(std::span<const std::byte> data,
                                                            int peer) {
-  return start_in_background(send_operation(data, peer));
+  return start_in_background(sending(*engine_, send_request(data, peer)));
 }
 
 std::shared_ptr<RequestState> CommunicatorImpl::start_recv(std::span<std::byte> data, int peer) {
-  return start_in_background(recv_operation(data, peer));
+  return start_in_background(receiving(*engine_, recv_request(data, peer)));
 }
 
 void CommunicatorImpl::send(std::span<const std::byte> data, int peer) {
-  run_blocking(send_operation(data, peer));
+  run_blocking(sending(*engine_, send_request(data, peer)));
 }
 
 void CommunicatorImpl::recv(std::span<std::byte> data, int peer) {
-  run_blocking(recv_operation(data, peer));
+  run_blocking(receiving(*engine_, recv_request(data, peer)));
 }
 
 const runtime::AlgorithmChoice& CommunicatorImpl::choose(Collective collective, std::uint64_t size,

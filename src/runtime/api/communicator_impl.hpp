@@ -96,13 +96,16 @@ class CommunicatorImpl {
                        const CollectiveOptions& options, const Reduction& reduction);
   // The call as an engine operation (its group ops announced, counted in flight).
   runtime::Operation call_operation(PreparedCall call);
-  runtime::Operation send_operation(std::span<const std::byte> data, int peer);
-  runtime::Operation recv_operation(std::span<std::byte> data, int peer);
+  // A point-to-point message to or from `peer`, checked and numbered.
+  runtime::SendRequest send_request(std::span<const std::byte> data, int peer);
+  runtime::RecvRequest recv_request(std::span<std::byte> data, int peer);
   // Starts the operation on the engine's progress thread.
   std::shared_ptr<RequestState> start_in_background(runtime::Operation operation);
   // Runs the operation on this thread when the engine is free, else in the background, and
   // waits for it; throws its error (which broke the communicator).
-  void run_blocking(const runtime::Operation& operation);
+  // `start`: a callable an Operation could hold.
+  template <typename Start>
+  void run_blocking(Start&& start);
   // Runs a blocking call on this thread when its part here is local to the node and nothing
   // else is in flight (local_call.hpp): "" or the error; nullopt when it must be launched.
   std::optional<std::string> run_here(const PreparedCall& call);

@@ -90,12 +90,9 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
     draining_ = false;
   }
 
-  std::vector<int> lanes_to(const Op& op) const {
-    if (op.lane != kAnyLane) return {op.lane};
-    const int common = std::min(platform_.lanes_of(rank_), platform_.lanes_of(op.peer));
-    std::vector<int> lanes(common);
-    for (int l = 0; l < common; ++l) lanes[l] = l;
-    return lanes;
+  LaneRange lanes_to(const Op& op) const {
+    if (op.lane != kAnyLane) return {.first = op.lane, .count = 1};
+    return {.first = 0, .count = std::min(platform_.lanes_of(rank_), platform_.lanes_of(op.peer))};
   }
 
   void launch(std::uint32_t i) {

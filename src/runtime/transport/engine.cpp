@@ -153,16 +153,15 @@ void Engine::start_background(Operation operation, Completion done) {
   });
 }
 
-std::optional<std::string> Engine::run_blocking(const Operation& operation) {
+std::unique_lock<std::mutex> Engine::try_to_drive() {
   State& s = *state_;
   std::unique_lock drive(s.driver, std::try_to_lock);
-  if (!drive.owns_lock() || s.background_pending()) return std::nullopt;
-  bool finished = false;
-  std::string result;
-  operation([&finished, &result](const std::string& error) {
-    finished = true;
-    result = error;
-  });
+  if (drive.owns_lock() && s.background_pending()) drive.unlock();
+  return drive;
+}
+
+std::string Engine::drive_until_finished(BlockingOutcome& outcome) {
+  State& s = *state_;
   // Poll before sleeping: waking a thread that sleeps in epoll_wait costs tens of microseconds
   // on a virtual machine, longer than a small message's round trip. The incoming streams'
   // empty sockets are read directly meanwhile (polled_readers.hpp). Each empty poll yields the
@@ -171,7 +170,7 @@ std::optional<std::string> Engine::run_blocking(const Operation& operation) {
   PolledReaders& polled = s.context.polled_readers;
   polled.start_polling();
   const auto spin_until = Clock::now() + kPollBeforeSleeping;
-  while (!finished) {
+  while (!outcome.finished) {
     if (s.context.io.poll_one() > 0 || polled.poll()) continue;
     if (Clock::now() < spin_until) {
       std::this_thread::yield();
@@ -180,7 +179,7 @@ std::optional<std::string> Engine::run_blocking(const Operation& operation) {
     polled.stop_polling();
     if (s.context.io.run_one() == 0) return "the engine stopped before the operation completed";
   }
-  return result;
+  return outcome.error;
 }
 
 const EngineConfig& Engine::config() const {

@@ -48,6 +48,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -105,9 +106,26 @@ struct MessageKey {
   friend bool operator==(const MessageKey&, const MessageKey&) = default;
 };
 
+// Lanes first .. first + count - 1: one lane, or every lane two ranks share (0 .. n-1).
+struct LaneRange {
+  int first = 0;
+  int count = 1;
+  struct Iterator {
+    int lane;
+    int operator*() const { return lane; }
+    Iterator& operator++() {
+      ++lane;
+      return *this;
+    }
+    friend bool operator==(const Iterator&, const Iterator&) = default;
+  };
+  Iterator begin() const { return {first}; }
+  Iterator end() const { return {first + count}; }
+};
+
 struct SendRequest {
   int peer = 0;
-  std::vector<int> lanes;  // lanes to stripe over (at least one)
+  LaneRange lanes;  // lanes to stripe over (at least one)
   LinkClass link = LinkClass::Lan;
   MessageKey key;
   std::uint64_t signature = 0;
@@ -154,7 +172,19 @@ class Engine {
   // result ("" on success); nullopt, without running it, when another thread drives or
   // background operations are in flight (then start it in the background instead).
   // It polls for up to kPollBeforeSleeping before it sleeps waiting for the network.
-  std::optional<std::string> run_blocking(const Operation& operation);
+  // `start` is any callable that an Operation could hold; it is called, not kept, so a
+  // blocking call costs no Operation of its own.
+  template <typename Start>
+  std::optional<std::string> run_blocking(Start&& start) {
+    std::unique_lock<std::mutex> drive = try_to_drive();
+    if (!drive.owns_lock()) return std::nullopt;
+    BlockingOutcome outcome;
+    start(Completion([&outcome](const std::string& error) {
+      outcome.finished = true;
+      outcome.error = error;
+    }));
+    return drive_until_finished(outcome);
+  }
   static constexpr std::chrono::microseconds kPollBeforeSleeping{100};
 
   // Driving thread only.
@@ -177,6 +207,15 @@ class Engine {
   struct State;
 
  private:
+  struct BlockingOutcome {
+    bool finished = false;
+    std::string error;
+  };
+  // Holds the right to drive; not owned when another thread drives or background operations
+  // are in flight.
+  std::unique_lock<std::mutex> try_to_drive();
+  std::string drive_until_finished(BlockingOutcome& outcome);
+
   std::unique_ptr<State> state_;
 };
 
