@@ -304,7 +304,7 @@ CommunicatorImpl::PreparedCall CommunicatorImpl::prepare(
           {send, recv}};
 }
 
-runtime::Operation CommunicatorImpl::call_operation(PreparedCall call) {
+auto CommunicatorImpl::call_operation(PreparedCall call) {
   // Group ops (hier-shm) run on this node's shared-memory group, announced in call order.
   runtime::shm::GroupRunner* groups = nullptr;
   if (const std::size_t count = call.plan->group_order.size(); count > 0) {
@@ -312,10 +312,10 @@ runtime::Operation CommunicatorImpl::call_operation(PreparedCall call) {
     groups->expect(call.identity.sequence, count);
   }
   calls_in_flight_.fetch_add(1);
-  return [this, call = std::move(call), groups](runtime::Completion done) {
+  return [this, call = std::move(call), groups](runtime::Completion done) mutable {
     runtime::start_schedule_run(
-        *engine_, call.schedule, call.plan, setup_.platform, setup_.rank, call.buffers,
-        call.identity,
+        *engine_, std::move(call.schedule), std::move(call.plan), setup_.platform, setup_.rank,
+        call.buffers, std::move(call.identity),
         [this, done = std::move(done)](const std::string& error) {
           calls_in_flight_.fetch_sub(1);
           done(error);

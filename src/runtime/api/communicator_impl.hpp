@@ -95,7 +95,8 @@ class CommunicatorImpl {
                        std::span<std::byte> recv, int root, std::uint64_t size,
                        const CollectiveOptions& options, const Reduction& reduction);
   // The call as an engine operation (its group ops announced, counted in flight).
-  runtime::Operation call_operation(PreparedCall call);
+  // (A callable an Operation can hold; called once.)
+  auto call_operation(PreparedCall call);
   // A point-to-point message to or from `peer`, checked and numbered.
   runtime::SendRequest send_request(std::span<const std::byte> data, int peer);
   runtime::RecvRequest recv_request(std::span<std::byte> data, int peer);

@@ -61,10 +61,14 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
         groups_(groups) {}
 
   void start() {
-    auto self = shared_from_this();
-    const std::string mismatch =
-        engine_.begin_call(identity_.sequence, identity_.signature,
-                           [self](const std::string& error) { self->fail(error); });
+    // The engine forgets the callback at end_call(), which finish() calls before the run can
+    // end, so `this` outlives it; while it fails the run, the run keeps itself alive (ending
+    // the call drops the operations that own it).
+    const std::string mismatch = engine_.begin_call(identity_.sequence, identity_.signature,
+                                                    [this](const std::string& error) {
+                                                      const auto keep = shared_from_this();
+                                                      fail(error);
+                                                    });
     // Before any operation starts: a receive would take the mismatched frame's bytes at once.
     if (!mismatch.empty()) return finish(mismatch);
     group_ready_.assign(plan_->group_order.size(), false);

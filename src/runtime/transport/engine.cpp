@@ -14,6 +14,7 @@
 #include "multilane/errors.hpp"
 #include "runtime/transport/engine_context.hpp"
 #include "runtime/transport/receive_side.hpp"
+#include "runtime/transport/reused_nodes.hpp"
 #include "runtime/transport/send_side.hpp"
 #include "runtime/transport/stream_identity.hpp"
 #include "runtime/transport/transport_error.hpp"
@@ -30,6 +31,14 @@ namespace {
 struct EarlySignature {
   int peer = 0;
   std::uint64_t signature = 0;
+  void reset() { *this = {}; }
+};
+
+// A call running here: its signature, and who hears of a peer's frame that disagrees.
+struct RunningCall {
+  std::uint64_t signature = 0;
+  std::function<void(const std::string&)> on_mismatch;
+  void reset() { on_mismatch = nullptr; }
 };
 
 std::string mismatch_text(int peer, std::uint64_t sequence) {
@@ -58,8 +67,10 @@ struct Engine::State {
   asio::executor_work_guard<asio::io_context::executor_type> keep_listening{
       asio::make_work_guard(listen_io)};
   std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> acceptors;
-  std::map<std::uint64_t, std::pair<std::uint64_t, std::function<void(const std::string&)>>> calls;
+  std::map<std::uint64_t, RunningCall> calls;
   std::map<std::uint64_t, EarlySignature> early_signatures;
+  ReusedNodes<decltype(calls)> call_nodes;
+  ReusedNodes<decltype(early_signatures)> early_signature_nodes;
   std::uint64_t highest_ended = 0;
   std::atomic<std::uint64_t> highest_local = 0;  // note_local_call(), from any thread
   asio::steady_timer watchdog;
@@ -213,17 +224,19 @@ void Engine::recv(RecvRequest request, Completion done) {
 std::string Engine::begin_call(std::uint64_t sequence, std::uint64_t signature,
                                std::function<void(const std::string&)> on_mismatch) {
   State& s = *state_;
-  s.calls[sequence] = {signature, std::move(on_mismatch)};
+  s.call_nodes.at(s.calls, sequence) = {signature, std::move(on_mismatch)};
   auto early = s.early_signatures.find(sequence);
   if (early == s.early_signatures.end()) return "";
   const EarlySignature seen = early->second;
-  s.early_signatures.erase(early);
+  s.early_signature_nodes.erase(s.early_signatures, early);
   return seen.signature == signature ? "" : mismatch_text(seen.peer, sequence);
 }
 
 void Engine::end_call(std::uint64_t sequence) {
   State& s = *state_;
-  s.calls.erase(sequence);
+  if (auto call = s.calls.find(sequence); call != s.calls.end()) {
+    s.call_nodes.erase(s.calls, call);
+  }
   s.receive.abandon_call(sequence);
   s.send.abandon_call(sequence);
   s.highest_ended = std::max(s.highest_ended, sequence);
@@ -243,8 +256,8 @@ EngineSendCounters Engine::send_counters() const {
 bool Engine::State::check_signature(int peer, std::uint64_t sequence, std::uint64_t signature) {
   if (sequence == 0) return signature == 0;
   if (auto call = calls.find(sequence); call != calls.end()) {
-    if (call->second.first == signature) return true;
-    auto on_mismatch = call->second.second;
+    if (call->second.signature == signature) return true;
+    auto on_mismatch = call->second.on_mismatch;
     on_mismatch(mismatch_text(peer, sequence));
     return false;
   }
@@ -255,7 +268,9 @@ bool Engine::State::check_signature(int peer, std::uint64_t sequence, std::uint6
                     peer, sequence));
     return false;
   }
-  early_signatures.try_emplace(sequence, EarlySignature{peer, signature});
+  if (!early_signatures.contains(sequence)) {
+    early_signature_nodes.at(early_signatures, sequence) = {peer, signature};
+  }
   return true;
 }
 

@@ -80,7 +80,7 @@ void ReceiveSide::handshake_ended() {
 
 void ReceiveSide::recv(RecvRequest request, Completion done) {
   const Key key{request.peer, request.key.sequence, request.key.message_id};
-  Posted& posted = post(key);
+  Posted& posted = posted_nodes_.at(posted_, key);
   posted.request = std::move(request);
   posted.done = std::move(done);
   posted.last_progress = Clock::now();
@@ -101,7 +101,8 @@ void ReceiveSide::recv(RecvRequest request, Completion done) {
       early_bytes_.release(chunk->bytes.size());
     }
     std::erase_if(chunks, [](const auto& chunk) { return chunk->arrived; });
-    if (chunks.empty()) early_.erase(early);  // chunks still being read land in chunk_done()
+    // Chunks still being read land in chunk_done().
+    if (chunks.empty()) early_nodes_.erase(early_, early);
   }
   resume_parked(key);
   complete_if_whole(key);
@@ -126,7 +127,7 @@ ReceiveSide::Target ReceiveSide::place_chunk(IncomingStream& stream, const Frame
     posted.readers.push_back(&stream);
     return Target::into(posted.request.bytes.subspan(header.offset, header.length));
   }
-  Early& entry = early_[key];
+  Early& entry = early_nodes_.at(early_, key);
   if (!entry.chunks.empty() && entry.total != header.total) {
     return Target::refused(fmt::format("chunks of {} disagree on its length ({} and {} bytes)",
                                        message_text(key), entry.total, header.total));
@@ -136,17 +137,14 @@ ReceiveSide::Target ReceiveSide::place_chunk(IncomingStream& stream, const Frame
   // than costing a fresh buffer, its page faults and a copy.
   if (header.length > context_.config.stripe.max_chunk ||
       !early_bytes_.fits(header.length, context_.config.unexpected_budget)) {
-    if (entry.chunks.empty()) early_.erase(key);
+    if (entry.chunks.empty()) early_nodes_.erase(early_, early_.find(key));
     parked_[key].push_back(&stream);
     return Target::parked();
   }
   entry.total = header.total;
   entry.signature = header.signature;
   entry.split = entry.split || (header.flags & kFrameStriped) != 0;
-  early = std::make_shared<EarlyChunk>();
-  early->offset = header.offset;
-  early->storage = std::make_unique_for_overwrite<std::byte[]>(header.length);
-  early->bytes = {early->storage.get(), header.length};
+  early = std::make_shared<EarlyChunk>(header.offset, header.length);
   entry.chunks.push_back(early);
   early_bytes_.hold(header.length);
   return Target::into(early->bytes);
@@ -165,7 +163,7 @@ void ReceiveSide::chunk_done(const Key& key, const FrameHeader& header, Incoming
     early_bytes_.release(early->bytes.size());
     if (auto e = early_.find(key); e != early_.end()) {
       std::erase(e->second.chunks, early);
-      if (e->second.chunks.empty()) early_.erase(e);
+      if (e->second.chunks.empty()) early_nodes_.erase(early_, e);
     }
     land(p, early->offset, early->bytes.size());
   } else if (posted == posted_.end()) {
@@ -208,7 +206,7 @@ void ReceiveSide::forget_pending_early(const Key& key) {
   auto early = early_.find(key);
   if (early == early_.end()) return;
   for (const auto& chunk : early->second.chunks) early_bytes_.release(chunk->bytes.size());
-  early_.erase(early);
+  early_nodes_.erase(early_, early);
 }
 
 // At most kRememberedMessages keys, so that a stream of small split messages on a fast link
@@ -243,23 +241,26 @@ void ReceiveSide::resume_parked(const Key& key) {
 void ReceiveSide::complete(const Key& key, const std::string& error) {
   auto it = posted_.find(key);
   if (it == posted_.end()) return;
-  auto node = posted_.extract(it);
-  Completion done = std::move(node.mapped().done);
-  if (spare_posted_.size() < kSparePosted) {
-    node.mapped().reset();
-    spare_posted_.push_back(std::move(node));
-  }
+  Completion done = std::move(it->second.done);
+  posted_nodes_.erase(posted_, it);
   if (done) done(error);
 }
 
-ReceiveSide::Posted& ReceiveSide::post(const Key& key) {
-  if (spare_posted_.empty()) return posted_[key];
-  auto node = std::move(spare_posted_.back());
-  spare_posted_.pop_back();
-  node.key() = key;
-  auto inserted = posted_.insert(std::move(node));
-  if (!inserted.inserted) spare_posted_.push_back(std::move(inserted.node));
-  return inserted.position->second;
+ReceiveSide::EarlyChunk::EarlyChunk(std::uint64_t chunk_offset, std::size_t length)
+    : offset(chunk_offset) {
+  if (length <= kInlineBytes) {
+    bytes = std::span(inline_bytes).first(length);
+  } else {
+    storage = std::make_unique_for_overwrite<std::byte[]>(length);
+    bytes = {storage.get(), length};
+  }
+}
+
+void ReceiveSide::Early::reset() {
+  total = 0;
+  signature = 0;
+  split = false;
+  chunks.clear();
 }
 
 void ReceiveSide::Posted::reset() {

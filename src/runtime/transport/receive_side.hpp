@@ -11,6 +11,7 @@
 // waiting as early data.
 #pragma once
 
+#include <array>
 #include <atomic>
 
 #include <asio.hpp>
@@ -25,6 +26,7 @@
 #include "runtime/streams/early_budget.hpp"
 #include "runtime/transport/connection.hpp"
 #include "runtime/transport/engine_context.hpp"
+#include "runtime/transport/reused_nodes.hpp"
 #include "runtime/transport/wire.hpp"
 
 namespace multilane::runtime {
@@ -70,9 +72,13 @@ class ReceiveSide {
   };
   // Bytes of a chunk that arrived before its receive was posted.
   struct EarlyChunk {
+    // Room for a small chunk in the record itself: one allocation per small early message.
+    static constexpr std::size_t kInlineBytes = 1024;
+    explicit EarlyChunk(std::uint64_t chunk_offset, std::size_t length);
     std::uint64_t offset = 0;
-    // Not zero-filled: every byte is read from the socket before it is used.
-    std::unique_ptr<std::byte[]> storage;
+    // Neither is zero-filled: every byte is read from the socket before it is used.
+    std::unique_ptr<std::byte[]> storage;  // a larger chunk's
+    std::array<std::byte, kInlineBytes> inline_bytes;
     std::span<std::byte> bytes;
     bool arrived = false;  // false while the stream is still reading it
   };
@@ -113,6 +119,7 @@ class ReceiveSide {
     std::uint64_t signature = 0;
     bool split = false;  // a chunk came marked striped
     std::vector<std::shared_ptr<EarlyChunk>> chunks;
+    void reset();
   };
   // Bytes [offset, offset + length) landed in the receive's buffer: the parts not there before
   // go to its `landed` callback.
@@ -122,9 +129,6 @@ class ReceiveSide {
   void forget_pending_early(const Key& key);
   void remember_completed(const Key& key);
   void forget_old_completed(Clock::time_point now);
-  // The record of a receive posted under `key`: a completed receive's, reused (a receive then
-  // costs no allocation), or a new one.
-  Posted& post(const Key& key);
   void complete(const Key& key, const std::string& error);
   void fail_posted(const Key& key, const std::string& error);
   void resume_parked(const Key& key);
@@ -142,9 +146,9 @@ class ReceiveSide {
   std::vector<std::string> closed_while_handshaking_;
   std::atomic<int> handshaking_{0};  // accepted connections still in their handshake
   std::unordered_map<Key, Posted, KeyHash> posted_;
-  static constexpr std::size_t kSparePosted = 64;
-  std::vector<decltype(posted_)::node_type> spare_posted_;  // of completed receives
+  ReusedNodes<decltype(posted_)> posted_nodes_;  // of completed receives
   std::unordered_map<Key, Early, KeyHash> early_;
+  ReusedNodes<decltype(early_)> early_nodes_;
   std::unordered_map<Key, std::vector<IncomingStream*>, KeyHash> parked_;
   EarlyBudget early_bytes_;  // the early chunks' bytes (config.unexpected_budget)
   std::unordered_set<Key, KeyHash> completed_;  // split messages completed lately
