@@ -180,15 +180,20 @@ std::string Engine::drive_until_finished(BlockingOutcome& outcome) {
   // call, for the next one: whoever drives without polling stops it first.
   PolledReaders& polled = s.context.polled_readers;
   polled.start_polling();
-  const auto spin_until = Clock::now() + kPollBeforeSleeping;
+  auto last_event = Clock::now();
   while (!outcome.finished) {
-    if (s.context.io.poll_one() > 0 || polled.poll()) continue;
-    if (Clock::now() < spin_until) {
+    if (s.context.io.poll_one() > 0 || polled.poll()) {
+      last_event = Clock::now();
+      continue;
+    }
+    if (Clock::now() - last_event < kPollBeforeSleeping) {
       std::this_thread::yield();
       continue;
     }
     polled.stop_polling();
     if (s.context.io.run_one() == 0) return "the engine stopped before the operation completed";
+    polled.start_polling();
+    last_event = Clock::now();
   }
   return outcome.error;
 }

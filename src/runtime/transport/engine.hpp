@@ -171,7 +171,7 @@ class Engine {
   // Runs `operation` on this thread, driving the engine until it completes, and returns its
   // result ("" on success); nullopt, without running it, when another thread drives or
   // background operations are in flight (then start it in the background instead).
-  // It polls for up to kPollBeforeSleeping before it sleeps waiting for the network.
+  // It sleeps waiting for the network only after kPollBeforeSleeping without an event.
   // `start` is any callable that an Operation could hold; it is called, not kept, so a
   // blocking call costs no Operation of its own.
   template <typename Start>
