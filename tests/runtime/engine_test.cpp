@@ -70,6 +70,17 @@ void send_in_background(Engine& sender, std::span<const std::byte> bytes, std::u
       [&done](const std::string& error) { done.set_value(error); });
 }
 
+// Runs `start` as a blocking operation on this thread. The progress thread may still be
+// leaving the loop it drove for an earlier background operation: until it has, run_blocking()
+// refuses (and runs nothing), so this tries again for up to 5 s.
+template <typename Start>
+std::optional<std::string> run_here(Engine& engine, const Start& start) {
+  std::optional<std::string> result;
+  const auto give_up = std::chrono::steady_clock::now() + 5s;
+  while (!result && std::chrono::steady_clock::now() < give_up) result = engine.run_blocking(start);
+  return result;
+}
+
 TEST(Engine, AReceiveOutlivesThePeersLastStreamWhileAnotherIsInItsHandshake) {
   auto receiver = std::make_unique<Engine>(config_of(1));
   const auto target =
@@ -138,18 +149,12 @@ TEST(Engine, ABlockingOperationRunsOnTheCallersThreadOnlyWhenNothingIsInTheBackg
   // Idle again: the receive of the second message runs here, and its send in the background.
   std::promise<std::string> second_sent;
   send_in_background(*sender, second, 2, second_sent);
-  // The progress thread may still be leaving the loop it drove for the first receive: until
-  // it has, run_blocking() refuses (and runs nothing).
   std::thread::id received_on;
-  std::optional<std::string> received;
-  const auto give_up = std::chrono::steady_clock::now() + 5s;
-  while (!received && std::chrono::steady_clock::now() < give_up) {
-    received = receiver->run_blocking([&](Completion done) {
-      received_on = std::this_thread::get_id();
-      receiver->recv({.peer = 0, .key = {0, 2}, .signature = 0, .bytes = second_in, .landed = {}},
-                     std::move(done));
-    });
-  }
+  const std::optional<std::string> received = run_here(*receiver, [&](Completion done) {
+    received_on = std::this_thread::get_id();
+    receiver->recv({.peer = 0, .key = {0, 2}, .signature = 0, .bytes = second_in, .landed = {}},
+                   std::move(done));
+  });
   ASSERT_TRUE(received.has_value());
   EXPECT_EQ(*received, "");
   EXPECT_EQ(received_on, std::this_thread::get_id());
@@ -174,15 +179,10 @@ TEST(Engine, SocketsReadByASpinningCallerAreWatchedAgainWhenTheProgressThreadDri
     if (id % 2 == 1) {  // received by a blocking call, sent in the background
       std::promise<std::string> sent;
       send_in_background(*sender, message, id, sent);
-      std::optional<std::string> result;
-      const auto give_up = std::chrono::steady_clock::now() + 5s;
-      while (!result && std::chrono::steady_clock::now() < give_up) {
-        result = receiver->run_blocking([&](Completion done) {
-          receiver->recv(
-              {.peer = 0, .key = {0, id}, .signature = 0, .bytes = received, .landed = {}},
-              std::move(done));
-        });
-      }
+      const auto result = run_here(*receiver, [&](Completion done) {
+        receiver->recv({.peer = 0, .key = {0, id}, .signature = 0, .bytes = received, .landed = {}},
+                       std::move(done));
+      });
       ASSERT_EQ(result, std::optional<std::string>(""));
       auto sent_done = sent.get_future();
       ASSERT_EQ(sent_done.wait_for(5s), std::future_status::ready);
@@ -190,13 +190,9 @@ TEST(Engine, SocketsReadByASpinningCallerAreWatchedAgainWhenTheProgressThreadDri
     } else {  // received in the background, sent by a blocking call
       std::promise<std::string> done;
       receive_in_background(*receiver, received, id, done);
-      std::optional<std::string> sent;
-      const auto give_up = std::chrono::steady_clock::now() + 5s;
-      while (!sent && std::chrono::steady_clock::now() < give_up) {
-        sent = sender->run_blocking([&](Completion completion) {
-          sender->send({1, {0}, LinkClass::Lan, {0, id}, 0, message}, std::move(completion));
-        });
-      }
+      const auto sent = run_here(*sender, [&](Completion completion) {
+        sender->send({1, {0}, LinkClass::Lan, {0, id}, 0, message}, std::move(completion));
+      });
       ASSERT_EQ(sent, std::optional<std::string>(""));
       auto received_done = done.get_future();
       ASSERT_EQ(received_done.wait_for(5s), std::future_status::ready)
@@ -279,7 +275,7 @@ TEST(Engine, AnAnswerTravelsOverTheConnectionsThePeerOpened) {
   std::vector<std::byte> question_in(question.size());
   std::promise<std::string> asked;
   receive_in_background(*answering, question_in, 1, asked);
-  const auto sent = asking->run_blocking([&](Completion done) {
+  const auto sent = run_here(*asking, [&](Completion done) {
     asking->send({1, {0}, LinkClass::Lan, {0, 1}, 0, question}, std::move(done));
   });
   ASSERT_EQ(sent, std::optional<std::string>(""));
@@ -301,7 +297,7 @@ TEST(Engine, AnAnswerTravelsOverTheConnectionsThePeerOpened) {
               std::move(completion));
         },
         [&answered](const std::string& error) { answered.set_value(error); });
-    const auto back = answering->run_blocking([&](Completion done) {
+    const auto back = run_here(*answering, [&](Completion done) {
       answering->send({0, {0}, LinkClass::Lan, {0, id}, 0, answer}, std::move(done));
     });
     ASSERT_EQ(back, std::optional<std::string>(""));
