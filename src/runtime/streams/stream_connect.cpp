@@ -79,7 +79,9 @@ StreamListener::StreamListener(const asio::ip::tcp::endpoint& endpoint,
   acceptor_.listen();
 }
 
-StreamListener::~StreamListener() = default;
+StreamListener::~StreamListener() {
+  stop_handshakes();
+}
 
 std::uint16_t StreamListener::port() const {
   return acceptor_.local_endpoint().port();
@@ -99,98 +101,132 @@ StreamSet StreamListener::accept() {
   return set_of(std::move(set_io), std::move(accepted), options_);
 }
 
-namespace {
-
 // One accepted connection's handshake, on a thread and an io_context of its own.
-struct Handshake {
+struct StreamListener::Handshake {
+  std::uint64_t call = 0;  // the accept_streams() call that started it
   std::unique_ptr<asio::io_context> io = std::make_unique<asio::io_context>();
   std::thread thread;
   int fd = -1;                                // the connection's, open while `done` is false
-  std::optional<AuthenticatedStream> passed;  // these three under accept_streams()' mutex
+  std::optional<AuthenticatedStream> passed;  // these three under handshakes_mutex_
   std::optional<TransportError> failed;
   bool done = false;
 };
 
-}  // namespace
+void StreamListener::start_handshake(Handshake& h, asio::ip::tcp::socket socket,
+                                     Clock::time_point deadline) {
+  h.fd = socket.native_handle();
+  h.thread = std::thread([this, &h, deadline, socket = std::move(socket)]() mutable {
+    std::optional<AuthenticatedStream> passed;
+    std::optional<TransportError> failed;
+    try {
+      const PeerHello peer =
+          authenticate_peer(*h.io, socket, Role::Listener, handshake_config(options_, deadline));
+      passed = AuthenticatedStream{std::move(socket), peer.identity, peer.relay};
+    } catch (const TransportError& e) {
+      failed = e;
+    } catch (const std::exception& e) {
+      failed = TransportError(e.what());
+    }
+    {
+      std::lock_guard lock(handshakes_mutex_);
+      h.passed = std::move(passed);
+      h.failed = std::move(failed);
+      h.done = true;
+    }
+    asio::post(io_, [] {});  // wakes the accepting thread
+  });
+}
+
+void StreamListener::collect(std::uint64_t call, asio::io_context& io, int count,
+                             const AcceptWatch& watch, std::vector<Accepted>& streams) {
+  for (auto it = handshakes_.begin(); it != handshakes_.end();) {
+    if (std::lock_guard lock(handshakes_mutex_); !it->done) {
+      ++it;
+      continue;
+    }
+    it->thread.join();
+    std::optional<TransportError> failure = std::move(it->failed);
+    std::optional<Accepted> passed = std::move(it->passed);
+    const bool this_call = it->call == call;
+    const bool wanted = static_cast<int>(streams.size()) < count;
+    // Off the handshake's own context, which the socket is registered with, while it lives.
+    if (passed) passed->socket = rehome(std::move(passed->socket), wanted ? io : io_);
+    it = handshakes_.erase(it);
+    if (failure && this_call) watch.refused(*failure);
+    if (!passed) continue;
+    if (!wanted) {
+      spare_.push_back(std::move(*passed));
+      continue;
+    }
+    watch.passed(*passed);
+    streams.push_back(std::move(*passed));
+  }
+}
+
+std::size_t StreamListener::handshakes_under_way() {
+  std::lock_guard lock(handshakes_mutex_);
+  return static_cast<std::size_t>(std::count_if(handshakes_.begin(), handshakes_.end(),
+                                                [](const Handshake& h) { return !h.done; }));
+}
+
+// Under the mutex, so that no thread closes its socket (and frees the descriptor for reuse)
+// while it is shut; a shut connection's handshake ends at once, where a silent peer's would
+// wait for the deadline.
+void StreamListener::stop_handshakes() {
+  {
+    std::lock_guard lock(handshakes_mutex_);
+    for (Handshake& h : handshakes_) {
+      if (h.thread.joinable() && !h.done) ::shutdown(h.fd, SHUT_RDWR);
+    }
+  }
+  for (Handshake& h : handshakes_) {
+    if (h.thread.joinable()) h.thread.join();
+  }
+  handshakes_.clear();
+}
 
 void StreamListener::accept_streams(asio::io_context& io, int count, Clock::time_point deadline,
                                     const AcceptWatch& watch, std::vector<Accepted>& streams) {
-  std::mutex mutex;
-  std::list<Handshake> running;  // stable addresses for the threads
-  auto any_done = [&] {
-    std::lock_guard lock(mutex);
-    return std::any_of(running.begin(), running.end(), [](const Handshake& h) { return h.done; });
-  };
-  // Takes the handshakes that ended: those that passed join `streams`.
-  auto collect = [&] {
-    for (auto it = running.begin(); it != running.end();) {
-      if (std::lock_guard lock(mutex); !it->done) {
-        ++it;
-        continue;
-      }
-      it->thread.join();
-      std::optional<TransportError> failure = std::move(it->failed);
-      std::optional<Accepted> passed = std::move(it->passed);
-      // Onto `io` while the handshake's own context, which the socket is registered with, lives.
-      if (passed) passed->socket = rehome(std::move(passed->socket), io);
-      it = running.erase(it);
-      if (failure) watch.refused(*failure);
-      if (passed) {
-        watch.passed(*passed);
-        streams.push_back(std::move(*passed));
-      }
-    }
-  };
-  auto handshake = [&](Handshake& h, asio::ip::tcp::socket socket) {
-    h.fd = socket.native_handle();
-    h.thread = std::thread([this, &h, &mutex, deadline, socket = std::move(socket)]() mutable {
-      std::optional<AuthenticatedStream> passed;
-      std::optional<TransportError> failed;
-      try {
-        const PeerHello peer =
-            authenticate_peer(*h.io, socket, Role::Listener, handshake_config(options_, deadline));
-        passed = AuthenticatedStream{std::move(socket), peer.identity, peer.relay};
-      } catch (const TransportError& e) {
-        failed = e;
-      } catch (const std::exception& e) {
-        failed = TransportError(e.what());
-      }
-      {
-        std::lock_guard lock(mutex);
-        h.passed = std::move(passed);
-        h.failed = std::move(failed);
-        h.done = true;
-      }
-      asio::post(io_, [] {});  // wakes the accepting thread
-    });
-  };
-  auto join_all = [&] {
-    for (Handshake& h : running) {
-      if (h.thread.joinable()) h.thread.join();  // each ends by the deadline
-    }
-  };
-  // Ends the handshakes still under way at once (a silent peer's would wait for the deadline):
-  // their reads see the connection shut. Under the mutex, so no thread closes its socket (and
-  // frees the descriptor for reuse) meanwhile.
-  auto stop_all = [&] {
-    std::lock_guard lock(mutex);
-    for (Handshake& h : running) {
-      if (h.thread.joinable() && !h.done) ::shutdown(h.fd, SHUT_RDWR);
-    }
-  };
+  const std::uint64_t call = ++calls_;
+  while (static_cast<int>(streams.size()) < count && !spare_.empty()) {
+    Accepted stream = std::move(spare_.front());
+    spare_.pop_front();
+    stream.socket = rehome(std::move(stream.socket), io);
+    watch.passed(stream);
+    streams.push_back(std::move(stream));
+  }
   // One accept at a time is pending while handshakes run; the accepting thread wakes for
   // either, so that a stream that passed (and may be refused by `watch`) is seen at once.
   std::optional<asio::ip::tcp::socket> incoming;
-  Handshake* accepting = nullptr;
+  auto accepting = handshakes_.end();
   bool accepted = false;
   asio::error_code accept_error;
+  auto any_done = [&] {
+    std::lock_guard lock(handshakes_mutex_);
+    return std::any_of(handshakes_.begin(), handshakes_.end(),
+                       [](const Handshake& h) { return h.done; });
+  };
+  // An accept still pending is cancelled, and its connection (if one comes) waits in the
+  // backlog for the next call.
+  auto stop_accepting = [&] {
+    if (accepting == handshakes_.end()) return;
+    if (!accepted) {
+      acceptor_.cancel();
+      drain(io_, [&] { return accepted; });
+    }
+    incoming.reset();  // before the context it is registered with
+    handshakes_.erase(accepting);
+    accepting = handshakes_.end();
+  };
   try {
     while (static_cast<int>(streams.size()) < count) {
-      collect();
+      collect(call, io, count, watch, streams);
       const auto needed = static_cast<std::size_t>(count) - streams.size();
       if (needed == 0) break;
-      if (!accepting && running.size() < std::min<std::size_t>(needed, kHandshakeThreads)) {
-        accepting = &running.emplace_back();
+      const std::size_t most = std::min<std::size_t>(needed + kSpareHandshakes, kHandshakeThreads);
+      if (accepting == handshakes_.end() && handshakes_under_way() < most) {
+        accepting = handshakes_.emplace(handshakes_.end());
+        accepting->call = call;
         incoming.emplace(*accepting->io);
         accepted = false;
         acceptor_.async_accept(*incoming, [&](const asio::error_code& ec) {
@@ -198,29 +234,27 @@ void StreamListener::accept_streams(asio::io_context& io, int count, Clock::time
           accepted = true;
         });
       }
-      if (!run_until(io_, deadline, [&] { return (accepting && accepted) || any_done(); })) {
+      const bool accepting_now = accepting != handshakes_.end();
+      if (!run_until(io_, deadline, [&] { return (accepting_now && accepted) || any_done(); })) {
         throw TransportError(fmt::format("timed out after {} waiting for connection",
                                          seconds_text(options_.timeout)));
       }
-      if (accepting && accepted) {
+      if (accepting_now && accepted) {
         if (accept_error) {
           throw TransportError("accepting a connection failed: " + accept_error.message());
         }
         tune_connected_stream(*incoming, options_);
-        handshake(*accepting, std::move(*incoming));
-        accepting = nullptr;
+        start_handshake(*accepting, std::move(*incoming), deadline);
+        incoming.reset();
+        accepting = handshakes_.end();
       }
     }
   } catch (...) {
-    if (accepting && !accepted) {
-      acceptor_.cancel();
-      drain(io_, [&] { return accepted; });
-    }
-    stop_all();
-    join_all();
+    stop_accepting();
+    stop_handshakes();
     throw;
   }
-  join_all();  // none is left when all passed; a thread must not outlive its Handshake
+  stop_accepting();
 }
 
 std::vector<AuthenticatedStream> connect_at_once(

@@ -47,8 +47,11 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <list>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -199,17 +202,38 @@ class StreamListener {
   // TransportError("timed out after ... waiting for connection") at `deadline`; `streams`
   // then holds those that passed. For callers that assemble sets themselves, e.g. grouping the
   // streams of several peers by their identities.
+  //
+  // Up to kSpareHandshakes more handshakes than streams are still needed run at once, so a
+  // connection that never speaks (a port scanner) does not keep the call's peer out until the
+  // deadline. A handshake still under way when the call has its streams goes on in the
+  // background: a stream that passes then waits for the next call, which takes it first (the
+  // next peer's streams, accepted early); a failure of it is dropped with its call.
   struct AcceptWatch {
     std::function<void(const Accepted&)> passed = [](const Accepted&) {};
     std::function<void(const TransportError&)> refused = [](const TransportError& e) { throw e; };
   };
   void accept_streams(asio::io_context& io, int count, Clock::time_point deadline,
                       const AcceptWatch& watch, std::vector<Accepted>& streams);
+  static constexpr std::size_t kSpareHandshakes = 4;
 
  private:
+  struct Handshake;  // one accepted connection's, on a thread of its own
+  void start_handshake(Handshake& handshake, asio::ip::tcp::socket socket,
+                       Clock::time_point deadline);
+  // Takes the handshakes that ended (see accept_streams()); `call` is the running call's.
+  void collect(std::uint64_t call, asio::io_context& io, int count, const AcceptWatch& watch,
+               std::vector<Accepted>& streams);
+  std::size_t handshakes_under_way();
+  // Ends the handshakes under way at once and joins every thread.
+  void stop_handshakes();
+
   asio::io_context io_;
   asio::ip::tcp::acceptor acceptor_;
   StreamOptions options_;
+  std::mutex handshakes_mutex_;  // guards the outcome fields of `handshakes_`
+  std::list<Handshake> handshakes_;
+  std::uint64_t calls_ = 0;     // accept_streams() calls so far
+  std::deque<Accepted> spare_;  // passed after their call had its streams; sockets on `io_`
 };
 
 // Opens and authenticates `options.streams` connections to a listener; retries refused
