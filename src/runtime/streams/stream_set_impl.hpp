@@ -19,6 +19,7 @@
 #include "runtime/streams/chunk_feed.hpp"
 #include "runtime/streams/early_budget.hpp"
 #include "runtime/streams/frame_reader.hpp"
+#include "runtime/streams/kept_bytes.hpp"
 #include "runtime/streams/stall_watch.hpp"
 #include "runtime/streams/stream_governor.hpp"
 #include "runtime/streams/stream_progress.hpp"
@@ -152,21 +153,9 @@ struct StreamSet::Impl {
     bool active = false;
     std::uint64_t id = 0;
     std::uint64_t sequence = 0;
-    std::uint64_t total = 0;                                         // the message's size
-    std::vector<std::pair<ByteRange, std::vector<std::byte>>> kept;  // disjoint, in order
-    std::uint64_t kept_bytes = 0;
+    KeptBytes kept;
     ByteRanges delivered;  // kept bytes the peer acknowledged, on whichever stream
     ChunkFeed resend;      // kept bytes to send again, taken before the posted send's pieces
-
-    // The kept bytes of `range`, which lies within one kept range.
-    std::span<const std::byte> bytes(const ByteRange& range) const {
-      for (const auto& [where, data] : kept) {
-        if (range.offset >= where.offset && range.offset + range.length <= where.end()) {
-          return std::span(data).subspan(range.offset - where.offset, range.length);
-        }
-      }
-      throw std::logic_error("a re-sent range of a kept tail is not kept");
-    }
   };
 
   std::shared_ptr<asio::io_context> io;

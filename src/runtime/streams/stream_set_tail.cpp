@@ -30,12 +30,7 @@ void StreamSet::Impl::keep_tail() {
   tail.active = true;
   tail.id = send.id;
   tail.sequence = send.sequence;
-  tail.total = send.message.size();
-  for (const ByteRange& r : unacknowledged.ranges()) {
-    const auto bytes = send.message.subspan(r.offset, r.length);
-    tail.kept.emplace_back(r, std::vector<std::byte>(bytes.begin(), bytes.end()));
-  }
-  tail.kept_bytes = unacknowledged.bytes();
+  tail.kept = KeptBytes(send.message, unacknowledged);
   tail.resend = ChunkFeed(0, static_cast<int>(streams.size()), kSmallestPiece,
                           largest_piece(options.stripe.max_chunk, options.unsent_limit));
   arm_probe();
@@ -44,7 +39,7 @@ void StreamSet::Impl::keep_tail() {
 // Drops the kept tail once the peer acknowledged every kept byte on some stream; copies
 // still queued then go out needlessly (the peer drops them) and are no longer watched.
 void StreamSet::Impl::settle_tail() {
-  if (!tail.active || tail.delivered.bytes() < tail.kept_bytes) return;
+  if (!tail.active || tail.delivered.bytes() < tail.kept.bytes()) return;
   for (Stream& s : streams) {
     std::erase_if(s.written, [&](const Written& w) { return w.message_id == tail.id; });
   }
@@ -55,8 +50,8 @@ void StreamSet::Impl::queue_tail_copy(Stream& s, const ByteRange& range) {
   Outgoing frame;
   const FrameBytes header = encode_frame_header(
       FrameHeader{kFrameStriped | kFrameAcknowledgeSoon | kFrameResent, options.job_id,
-                  tail.sequence, tail.id, range.offset, range.length, tail.total});
-  const auto payload = tail.bytes(range);
+                  tail.sequence, tail.id, range.offset, range.length, tail.kept.message_size()});
+  const auto payload = tail.kept.of(range);
   frame.owned.reserve(header.size() + payload.size());
   frame.owned.assign(header.begin(), header.end());
   frame.owned.insert(frame.owned.end(), payload.begin(), payload.end());
