@@ -43,6 +43,9 @@ EngineConfig wan_config(int rank, bool resend) {
   config.stripe = {.threshold = 1024, .max_chunk = 64 * 1024};
   config.timeout = 20s;
   config.resend_stalled = resend;
+  // The held stream must be seen stalled before the send ends (on loopback it takes tens of
+  // milliseconds): the engine keeps no tail of a send that completed.
+  config.stall_patience = {std::chrono::milliseconds(1), 4};
   return config;
 }
 
@@ -189,11 +192,12 @@ TEST(EngineResend, AReductionAcrossAHeldStreamCombinesEveryByteOnce) {
   // acknowledgements reach the sender: its share goes again, with bytes rank 1 has, so copies
   // overlap what landed. A byte combined twice, or an element cut between pieces combined
   // before its last byte, would show in the sums.
+  // A message that takes a while: the watch must see stream 0 stall before the send ends.
   HeldLink link(true);
   link.warm_up(0);
   link.acknowledgements_of_0_lost = true;
   link.proxy.pause_after_more(0, 100 * 1024);
-  const std::size_t count = 2 * 1024 * 1024 + 3;
+  const std::size_t count = 6 * 1024 * 1024 + 3;
   std::vector<std::int32_t> theirs(count), ours(count);
   for (std::size_t i = 0; i < count; ++i) {
     theirs[i] = static_cast<std::int32_t>(i * 7 + 1);

@@ -271,7 +271,9 @@ TEST(Engine, AnAnswerTravelsOverTheConnectionsThePeerOpened) {
   auto asking = std::make_unique<Engine>(config_of(0));
   asking->set_peer_addresses(1, answering->listening_addresses());
   answering->set_peer_addresses(0, {"nowhere:1"});
-  const std::vector<std::byte> question = testing::pattern(300);
+  // Split over both of rank 0's streams: once it is in, rank 1 has adopted both connections
+  // (it answers over them only when all of a link's streams are open).
+  const std::vector<std::byte> question = testing::pattern(64 * 1024);
   std::vector<std::byte> question_in(question.size());
   std::promise<std::string> asked;
   receive_in_background(*answering, question_in, 1, asked);
