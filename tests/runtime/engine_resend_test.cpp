@@ -4,7 +4,8 @@
 // as it would see a stalled path. A split message completes long before the held stream moves
 // again, byte-exact; a reduction across it combines every byte once; the held stream's late copy
 // is read and dropped when it comes, also after its call ended, and the next call's message
-// arrives intact over the same streams.
+// arrives intact over the same streams. A stall that begins after a send completed is
+// recovered from the copy of its unacknowledged end that the send kept (the kept tail).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -43,9 +44,6 @@ EngineConfig wan_config(int rank, bool resend) {
   config.stripe = {.threshold = 1024, .max_chunk = 64 * 1024};
   config.timeout = 20s;
   config.resend_stalled = resend;
-  // The held stream must be seen stalled before the send ends (on loopback it takes tens of
-  // milliseconds): the engine keeps no tail of a send that completed.
-  config.stall_patience = {std::chrono::milliseconds(1), 4};
   return config;
 }
 
@@ -148,6 +146,35 @@ TEST(EngineResend, ASplitMessageCompletesWhileAStreamIsHeld) {
   link.proxy.resume(0);
 }
 
+// A split message small enough that every frame of it is in the kernel at once: the send
+// completes before the watch can see stream 0 stall (it needs 300 ms of no progress), keeping a
+// copy of what is not acknowledged yet; once the stall shows, stream 0's share goes again from
+// that copy, and the message arrives while the stream is still held.
+TEST(EngineResend, AStallAfterTheSendCompletedIsRecoveredFromTheKeptTail) {
+  auto message = testing::pattern(160 * 1024 + 7, 21);
+  const auto expected = message;
+  std::vector<std::byte> got(message.size());  // outlives the engines, also if a check fails
+  EngineConfig sending = wan_config(0, true);
+  sending.stall_patience = {std::chrono::milliseconds(300), 4};
+  sending.endgame_patience = {std::chrono::milliseconds(300), 4};
+  HeldLink link(true, sending);
+  link.warm_up(0);
+  link.proxy.pause(0);
+  const EngineSendCounters before = link.sender->send_counters();
+  auto received = link.receive(got, {0, 1});
+  auto sent = link.send(message, {0, 1});
+  EXPECT_EQ(wait(sent, 5s), "");
+  EXPECT_EQ(link.sender->send_counters().stalls, before.stalls) << "the send waited for the stall";
+  std::fill(message.begin(), message.end(), std::byte{0xee});  // the caller's buffer is free
+  EXPECT_EQ(wait(received, 5s), "");
+  EXPECT_TRUE(got == expected);
+  const EngineSendCounters after = link.sender->send_counters();
+  EXPECT_GT(after.stalls, before.stalls);
+  EXPECT_GT(after.resent_bytes, before.resent_bytes);
+  EXPECT_LT(after.resent_bytes - before.resent_bytes, expected.size());
+  link.proxy.resume(0);
+}
+
 TEST(EngineResend, WithoutResendingASplitMessageWaitsForTheHeldStream) {
   // The same message with the option off: complete only once the held stream moves again.
   HeldLink link(false);
@@ -192,7 +219,6 @@ TEST(EngineResend, AReductionAcrossAHeldStreamCombinesEveryByteOnce) {
   // acknowledgements reach the sender: its share goes again, with bytes rank 1 has, so copies
   // overlap what landed. A byte combined twice, or an element cut between pieces combined
   // before its last byte, would show in the sums.
-  // A message that takes a while: the watch must see stream 0 stall before the send ends.
   HeldLink link(true);
   link.warm_up(0);
   link.acknowledgements_of_0_lost = true;

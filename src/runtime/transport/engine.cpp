@@ -80,7 +80,7 @@ struct Engine::State {
   std::mutex driver;  // held by the thread that runs the io_context
   std::mutex demand_mutex;
   std::condition_variable demand_changed;
-  int background = 0;  // background operations not completed yet
+  int background = 0;  // background operations not completed yet, and own work under way
   bool stopping = false;
   std::thread thread;
   std::thread listen_thread;
@@ -105,6 +105,17 @@ Engine::Engine(EngineConfig config) {
   State& s = *state_;
   s.context.check_signature = [&s](int peer, std::uint64_t sequence, std::uint64_t signature) {
     return s.check_signature(peer, sequence, signature);
+  };
+  s.context.own_work_began = [&s] {
+    {
+      std::lock_guard lock(s.demand_mutex);
+      ++s.background;
+    }
+    s.demand_changed.notify_one();
+  };
+  s.context.own_work_ended = [&s] {
+    std::lock_guard lock(s.demand_mutex);
+    --s.background;
   };
   s.listen();
   s.arm_watchdog();

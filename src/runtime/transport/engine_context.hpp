@@ -23,6 +23,12 @@ struct EngineContext {
   // remembers it for when the call begins); false when the frame belongs to another call.
   std::function<bool(int peer, std::uint64_t sequence, std::uint64_t signature)> check_signature;
 
+  // Work of the engine's own that must progress although no operation is in flight (a kept
+  // tail waiting for its acknowledgements): the progress thread drives while any is under way,
+  // as it does for background operations. Driving thread only.
+  std::function<void()> own_work_began = [] {};
+  std::function<void()> own_work_ended = [] {};
+
   // One line on stderr, prefixed with this rank: faults the job survives (rejected strangers).
   void log(const std::string& message) const;
   HandshakeConfig handshake(std::uint64_t identity) const {

@@ -325,11 +325,11 @@ bool SendSide::take_piece(Stream& stream) {
                              r.key.message_id,
                              piece->range.offset,
                              piece->range.length,
-                             r.bytes.size(),
+                             op->size(),
                              r.signature};
     stream.queue.push_back(Job{.op = op,
                                .header = encode_frame_header(header),
-                               .payload = r.bytes.subspan(piece->range.offset, piece->range.length),
+                               .payload = op->bytes(piece->range),
                                .range = piece->range});
     ++op->frames_left;
     return true;
@@ -364,8 +364,19 @@ void SendSide::written(Stream& stream, std::size_t bytes) {
   --op->frames_left;
   if (too_late) resend_share(stream, op, {});
   const bool pieces_left = op->split && !op->feed.empty();
-  if (op->frames_left == 0 && !pieces_left && !resend_stuck_shares(op)) finish(op, "");
+  if (op->frames_left == 0 && !pieces_left && !resend_stuck_shares(op)) sent_whole(op);
   pump(stream);
+}
+
+// Every frame of `op` went to the kernel. A split send that re-sends stalled shares keeps a copy
+// of what TCP has not acknowledged yet and lets its caller go; the watch drops the copy once
+// TCP acknowledged it (settle_tails()). A kept tail's own copies end here too.
+void SendSide::sent_whole(const std::shared_ptr<Op>& op) {
+  if (op->tail) return;
+  if (!keep_tail(*op)) return finish(op, "");
+  report_message_done(*op, "");
+  Completion done = std::move(op->done);
+  done("");
 }
 
 void SendSide::close_stream(Stream& stream, const std::string& reason) {
@@ -394,16 +405,11 @@ void SendSide::finish(const std::shared_ptr<Op>& op, const std::string& error) {
     for (Stream* stream : op->streams) {
       std::erase_if(stream->written, [&](const Written& w) { return w.op.lock() == op; });
     }
-    const auto now = Clock::now();
-    for (Link* l : op->links) {
-      --l->split_sends;
-      if (!error.empty() || !l->governor.adapts()) continue;
-      PathSample path = l->path;
-      path.delivered_rate = op->pace.message_rate(now, op->request.bytes.size());
-      l->governor.message_done(op->stalled, path);
-    }
+    for (Link* l : op->links) --l->split_sends;
+    if (!op->tail) report_message_done(*op, error);
   }
-  if (!error.empty()) {
+  // A kept tail is a copy: failing it touches no caller's buffer.
+  if (!error.empty() && !op->tail) {
     // No byte of the buffer may be read once its owner heard of the failure: stop every
     // stream still holding a chunk of it.
     for (Stream* stream : op->streams) {
@@ -412,9 +418,21 @@ void SendSide::finish(const std::shared_ptr<Op>& op, const std::string& error) {
       if (holds) close_stream(*stream, error);
     }
   }
+  if (op->tail) context_.own_work_ended();
   if (op->done) {
     Completion done = std::move(op->done);
     done(error);
+  }
+}
+
+void SendSide::report_message_done(const Op& op, const std::string& error) {
+  if (!error.empty()) return;
+  const auto now = Clock::now();
+  for (Link* l : op.links) {
+    if (!l->governor.adapts()) continue;
+    PathSample path = l->path;
+    path.delivered_rate = op.pace.message_rate(now, op.size());
+    l->governor.message_done(op.stalled, path);
   }
 }
 
@@ -424,18 +442,24 @@ void SendSide::check_timeouts(Clock::time_point now) {
     if (now - op->last_progress >= context_.config.timeout) expired.push_back(op);
   }
   for (const auto& op : expired) {
+    // A kept tail nobody acknowledged for that long is dropped: its caller is long gone.
+    if (op->tail) {
+      finish(op, "");
+      continue;
+    }
     const auto& r = op->request;
     finish(op, fmt::format("timed out after {} sending to rank {} (message {} of call #{}): "
                            "handed over {} (is rank {} receiving?)",
                            seconds_text(context_.config.timeout), r.peer, r.key.message_id,
-                           r.key.sequence, progress_text(op->handed_over, r.bytes.size()), r.peer));
+                           r.key.sequence, progress_text(op->handed_over, op->size()), r.peer));
   }
 }
 
 void SendSide::abandon_call(std::uint64_t sequence) {
   std::vector<std::shared_ptr<Op>> ops;
   for (const auto& op : ops_) {
-    if (op->request.key.sequence == sequence) ops.push_back(op);
+    // A kept tail outlives its call: the peer may still need its bytes.
+    if (op->request.key.sequence == sequence && !op->tail) ops.push_back(op);
   }
   for (const auto& op : ops) finish(op, "abandoned");
 }

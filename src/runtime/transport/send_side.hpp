@@ -17,10 +17,12 @@
 // as the path carries without stalls take pieces at all (stream_governor.hpp). In the end game
 // of a split send (every piece handed out, a stream that moves has nothing left to write), a
 // stalled stream's doubtful share of it goes out again on the other streams, marked
-// kFrameResent (EngineConfig::resend_stalled; send_side_stalls.cpp). The streams
-// keep the system's unsent queue (SocketTuning::unsent_limit 0): a short one, as the WAN
-// channels keep, made the two-tree broadcast on the emulated grid 9% slower (more wake-ups
-// for ranks that share their cores) and gained nothing on one path (docs/performance.md).
+// kFrameResent (EngineConfig::resend_stalled; send_side_stalls.cpp). Once its last frame is in
+// the kernel, such a send completes keeping a copy of what TCP has not acknowledged yet (the
+// kept tail), whose share goes again the same way if a stream stalls before the peer has it.
+// The streams keep the system's unsent queue (SocketTuning::unsent_limit 0): a short one, as the
+// WAN channels keep, made the two-tree broadcast on the emulated grid 9% slower (more wake-ups for
+// ranks that share their cores) and gained nothing on one path (docs/performance.md).
 #pragma once
 
 #include <asio.hpp>
@@ -35,6 +37,7 @@
 
 #include "runtime/streams/byte_ranges.hpp"
 #include "runtime/streams/chunk_feed.hpp"
+#include "runtime/streams/kept_bytes.hpp"
 #include "runtime/streams/stall_watch.hpp"
 #include "runtime/streams/stream_governor.hpp"
 #include "runtime/transport/connection.hpp"
@@ -134,6 +137,14 @@ class SendSide {
     bool stalled = false;  // split: a stream carrying it stalled (for the governor)
     MessagePace pace;
     bool finished = false;
+    // Kept once the caller has its message back (keep_tail()): a copy of what TCP had not
+    // acknowledged when the last frame went to the kernel; `request.bytes` is empty then.
+    std::optional<KeptBytes> tail;
+
+    std::uint64_t size() const { return tail ? tail->message_size() : request.bytes.size(); }
+    std::span<const std::byte> bytes(const ByteRange& range) const {
+      return tail ? tail->of(range) : request.bytes.subspan(range.offset, range.length);
+    }
   };
 
   Link& link(int peer, int lane, LinkClass link_class);
@@ -149,7 +160,10 @@ class SendSide {
   bool take_piece(Stream& stream);
   bool takes_pieces(const Stream& stream) const;
   void written(Stream& stream, std::size_t bytes);
+  void sent_whole(const std::shared_ptr<Op>& op);
   void finish(const std::shared_ptr<Op>& op, const std::string& error);
+  // Tells the governors of a split send's links how it went (once, when its caller learns it).
+  void report_message_done(const Op& op, const std::string& error);
   void close_stream(Stream& stream, const std::string& reason);
   std::string peer_endpoint(int peer, int lane);
   // The stall watch of the WAN links and the re-sending of stalled shares
@@ -168,6 +182,10 @@ class SendSide {
   void resend_share(Stream& stream, const std::shared_ptr<Op>& op, const ByteRange& unwritten);
   bool resend_stuck_shares(const std::shared_ptr<Op>& op);
   ByteRanges take_doubt(Stream& stream, const Op& op);
+  // The kept tail (send_side_stalls.cpp).
+  bool keep_tail(Op& op);
+  void settle_tails();
+  static bool holds_unacknowledged(const Stream& stream, const Op& op);
 
   EngineContext& context_;
   ReceiveSide& receive_;

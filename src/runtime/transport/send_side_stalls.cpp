@@ -56,6 +56,7 @@ void SendSide::arm_watch() {
         for (auto& stream : l->streams) stream->stuck = false;  // the next send looks afresh
       }
     }
+    settle_tails();
     if (busy) arm_watch();
   });
 }
@@ -115,9 +116,10 @@ bool SendSide::in_endgame(const Op& op) const {
                      [](const Stream* s) { return s->idle() && !s->stuck; });
 }
 
+// (A kept tail is no end game here: a receiver that is slow to read it is no stall.)
 bool SendSide::link_in_endgame(const Link& link) const {
   return std::any_of(ops_.begin(), ops_.end(), [&](const std::shared_ptr<Op>& op) {
-    return std::find(op->links.begin(), op->links.end(), &link) != op->links.end() &&
+    return !op->tail && std::find(op->links.begin(), op->links.end(), &link) != op->links.end() &&
            in_endgame(*op);
   });
 }
@@ -138,9 +140,7 @@ void SendSide::resend_stalled_share(Stream& stream) {
   std::vector<std::shared_ptr<Op>> ending;
   for (const auto& op : ops_) {
     if (!in_endgame(*op)) continue;
-    const bool holds = std::any_of(stream.written.begin(), stream.written.end(),
-                                   [&](const Written& w) { return w.op.lock() == op; });
-    if (holds || stream.writes(*op)) ending.push_back(op);
+    if (holds_unacknowledged(stream, *op) || stream.writes(*op)) ending.push_back(op);
   }
   for (const auto& op : ending) {
     if (stream.writes(*op)) {
@@ -208,15 +208,54 @@ void SendSide::resend_share(Stream& stream, const std::shared_ptr<Op>& op,
 // again).
 ByteRanges SendSide::take_doubt(Stream& stream, const Op& op) {
   ByteRanges doubt;
-  const bool holds = std::any_of(stream.written.begin(), stream.written.end(),
-                                 [&](const Written& w) { return w.op.lock().get() == &op; });
-  if (!holds) return doubt;
+  if (!holds_unacknowledged(stream, op)) return doubt;
   const std::uint64_t delivered = delivered_end(stream.handed, probe(stream).unacknowledged);
   for (const Written& w : stream.written) {
     if (w.op.lock().get() == &op) doubt.add(doubtful_part(w.stream_end, w.range, delivered));
   }
   std::erase_if(stream.written, [&](const Written& w) { return w.op.lock().get() == &op; });
   return doubt;
+}
+
+// The caller of `op` gets its message back now: what TCP has not acknowledged of it (the frames
+// the watch has not seen acknowledged, whole) is copied and kept, so that a stream that stalls
+// before the peer has those bytes has its share sent again from the copy. False when nothing is
+// left to keep.
+bool SendSide::keep_tail(Op& op) {
+  if (!op.resends) return false;
+  ByteRanges unacknowledged;
+  for (Stream* stream : op.streams) {
+    if (!holds_unacknowledged(*stream, op)) continue;
+    forget_acknowledged(*stream, probe(*stream));
+    for (const Written& w : stream->written) {
+      if (w.op.lock().get() == &op) unacknowledged.add(w.range);
+    }
+  }
+  if (unacknowledged.empty()) return false;
+  op.tail.emplace(op.request.bytes, unacknowledged);
+  op.request.bytes = {};
+  op.last_progress = Clock::now();
+  context_.own_work_began();  // the watch must go on looking after the caller moved on
+  return true;
+}
+
+// Drops the kept tails that TCP acknowledged: no stream holds a frame of theirs the peer has not
+// acknowledged (the watch forgets those it sees acknowledged), and no copy is left to send.
+void SendSide::settle_tails() {
+  std::vector<std::shared_ptr<Op>> settled;
+  for (const auto& op : ops_) {
+    if (!op->tail || op->frames_left > 0 || !op->feed.empty()) continue;
+    const bool waiting = std::any_of(op->streams.begin(), op->streams.end(), [&](const Stream* s) {
+      return holds_unacknowledged(*s, *op);
+    });
+    if (!waiting) settled.push_back(op);
+  }
+  for (const auto& op : settled) finish(op, "");
+}
+
+bool SendSide::holds_unacknowledged(const Stream& stream, const Op& op) {
+  return std::any_of(stream.written.begin(), stream.written.end(),
+                     [&](const Written& w) { return w.op.lock().get() == &op; });
 }
 
 }  // namespace multilane::runtime
