@@ -36,9 +36,9 @@
 // every completion runs on the driving thread. A blocking call drives it on the caller's own
 // thread (run_blocking) when nothing else is in flight, which saves the two thread wake-ups of a
 // hand-off; the engine's progress thread drives while background operations (start_background:
-// non-blocking calls, and blocking ones that found the engine busy) are in flight, and sleeps
-// otherwise. Data that arrives while nobody drives waits in the kernel's socket buffers until
-// the next operation. Other threads hand work to the driving thread with post(). The destructor
+// non-blocking calls, and blocking ones that found the engine busy) are in flight, or while a
+// split WAN send's kept tail waits for its acknowledgements, and sleeps otherwise. Data that
+// arrives while nobody drives waits in the kernel's socket buffers until the next operation. Other threads hand work to the driving thread with post(). The destructor
 // stops the thread and closes every socket; pending operations are dropped without their
 // completions running.
 #pragma once
