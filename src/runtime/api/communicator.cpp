@@ -179,7 +179,9 @@ namespace {
 
 // The engine operations of a point-to-point message.
 auto sending(runtime::Engine& engine, runtime::SendRequest request) {
-  return [&engine, request](runtime::Completion done) { engine.send(request, std::move(done)); };
+  return [&engine, request = std::move(request)](runtime::Completion done) {
+    engine.send(request, std::move(done));
+  };
 }
 
 auto receiving(runtime::Engine& engine, runtime::RecvRequest request) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
 #include <utility>
 
 namespace multilane::runtime {
@@ -85,9 +86,8 @@ void FrameReader::read_header() {
             stage_.begin() + static_cast<std::ptrdiff_t>(stage_end_), stage_.begin());
   stage_end_ = staged();
   stage_begin_ = 0;
-  if (drained_ && polled_ != nullptr && polled_->list(*this)) {
+  if (drained_ && list_for_polling()) {
     drained_ = false;  // the socket is empty: the spinning caller reads it next
-    listed_ = true;
     return;
   }
   reading_ = true;
@@ -121,16 +121,16 @@ void FrameReader::read_header_later() {
 }
 
 void FrameReader::stage_now() {
-  const ssize_t got = receive_into_stage();
-  if (got >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-    return staged_by_recv(got);
-  }
-  if (polled_ != nullptr && polled_->list(*this)) {
-    reading_ = false;
-    listed_ = true;
-    return;
-  }
-  wait_readable();
+  if (const auto got = receive_into_stage()) return staged_by_recv(*got);
+  if (!list_for_polling()) wait_readable();
+}
+
+// Leaves the empty socket to a spinning caller, if one polls (polled_readers.hpp).
+bool FrameReader::list_for_polling() {
+  if (polled_ == nullptr || !polled_->list(*this)) return false;
+  reading_ = false;
+  listed_ = true;
+  return true;
 }
 
 void FrameReader::wait_readable() {
@@ -150,28 +150,32 @@ void FrameReader::wait_readable() {
 }
 
 bool FrameReader::read_polled() {
-  if (socket_.is_open()) {
-    const ssize_t got = receive_into_stage();
-    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
-    const auto keep = sink_.keep_alive();  // the sink may let go of its owner meanwhile
-    polled_->forget(*this);
+  if (!socket_.is_open()) {
+    polled_->forget(*this);  // the owner closed the socket, and knows why
     listed_ = false;
-    in_handler_ = true;
-    staged_by_recv(got);
-    in_handler_ = false;
     return true;
   }
-  polled_->forget(*this);  // the owner closed the socket, and knows why
+  const auto got = receive_into_stage();
+  if (!got) return false;
+  const auto keep = sink_.keep_alive();  // the sink may let go of its owner meanwhile
+  polled_->forget(*this);
   listed_ = false;
+  in_handler_ = true;
+  staged_by_recv(*got);
+  in_handler_ = false;
   return true;
 }
 
-ssize_t FrameReader::receive_into_stage() {
-  return ::recv(socket_.native_handle(), stage_.data() + stage_end_, stage_.size() - stage_end_,
-                MSG_DONTWAIT);
+// What recv() into the stage returned; nothing when the socket was empty.
+std::optional<ssize_t> FrameReader::receive_into_stage() {
+  const ssize_t got = ::recv(socket_.native_handle(), stage_.data() + stage_end_,
+                             stage_.size() - stage_end_, MSG_DONTWAIT);
+  if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return std::nullopt;
+  return got;
 }
 
-// What a recv() into the stage that did not find the socket empty returned.
+// What a recv() into the stage that did not find the socket empty returned (errno as it left
+// it).
 void FrameReader::staged_by_recv(ssize_t got) {
   if (got > 0) return on_staged({}, static_cast<std::size_t>(got));
   if (got == 0) return on_staged(asio::error::eof, 0);

@@ -37,6 +37,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -139,7 +140,8 @@ class FrameReader {
   void read_header();
   void read_header_later();
   void stage_now();
-  ssize_t receive_into_stage();
+  bool list_for_polling();
+  std::optional<ssize_t> receive_into_stage();
   void staged_by_recv(ssize_t got);
   void on_staged(const asio::error_code& error, std::size_t bytes);
   void header_arrived();

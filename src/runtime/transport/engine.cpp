@@ -86,6 +86,8 @@ struct Engine::State {
   std::thread listen_thread;
 
   void drive_background();
+  void background_began();
+  void background_ended();
   bool background_pending();
 
   void listen();
@@ -106,17 +108,8 @@ Engine::Engine(EngineConfig config) {
   s.context.check_signature = [&s](int peer, std::uint64_t sequence, std::uint64_t signature) {
     return s.check_signature(peer, sequence, signature);
   };
-  s.context.own_work_began = [&s] {
-    {
-      std::lock_guard lock(s.demand_mutex);
-      ++s.background;
-    }
-    s.demand_changed.notify_one();
-  };
-  s.context.own_work_ended = [&s] {
-    std::lock_guard lock(s.demand_mutex);
-    --s.background;
-  };
+  s.context.own_work_began = [&s] { s.background_began(); };
+  s.context.own_work_ended = [&s] { s.background_ended(); };
   s.listen();
   s.arm_watchdog();
   s.thread = std::thread([&s] { s.drive_background(); });
@@ -135,6 +128,20 @@ Engine::~Engine() {
   s.demand_changed.notify_one();
   s.context.io.stop();
   if (s.thread.joinable()) s.thread.join();
+}
+
+// Wakes the progress thread, which drives until the work has ended.
+void Engine::State::background_began() {
+  {
+    std::lock_guard lock(demand_mutex);
+    ++background;
+  }
+  demand_changed.notify_one();
+}
+
+void Engine::State::background_ended() {
+  std::lock_guard lock(demand_mutex);
+  --background;
 }
 
 bool Engine::State::background_pending() {
@@ -159,17 +166,10 @@ void Engine::State::drive_background() {
 
 void Engine::start_background(Operation operation, Completion done) {
   State& s = *state_;
-  {
-    std::lock_guard lock(s.demand_mutex);
-    ++s.background;
-  }
-  s.demand_changed.notify_one();
+  s.background_began();
   asio::post(s.context.io, [&s, operation = std::move(operation), done = std::move(done)] {
     operation([&s, done](const std::string& error) {
-      {  // Over before anyone learns it is: a caller may then drive at once.
-        std::lock_guard lock(s.demand_mutex);
-        --s.background;
-      }
+      s.background_ended();  // over before anyone learns it is: a caller may then drive at once
       done(error);
     });
   });

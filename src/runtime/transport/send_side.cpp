@@ -81,11 +81,8 @@ void SendSide::send(SendRequest request, Completion done) {
   for (int lane : request.lanes) {
     Link& l = link(request.peer, lane, request.link);
     if (!l.failure.empty()) return done(l.failure);
-    streams += static_cast<int>(l.streams.size());
-  }
-  for (int lane : request.lanes) {
-    Link& l = link(request.peer, lane, request.link);
     if (!l.streams.front()->connection && !l.connecting) connect(l);
+    streams += static_cast<int>(l.streams.size());
   }
   if (is_striped(request.bytes.size(), streams, context_.config.stripe)) {
     return start_split(add_op(std::move(request), std::move(done)));
@@ -374,7 +371,7 @@ void SendSide::written(Stream& stream, std::size_t bytes) {
 void SendSide::sent_whole(const std::shared_ptr<Op>& op) {
   if (op->tail) return;
   if (!keep_tail(*op)) return finish(op, "");
-  report_message_done(*op, "");
+  report_message_done(*op);
   Completion done = std::move(op->done);
   done("");
 }
@@ -406,7 +403,7 @@ void SendSide::finish(const std::shared_ptr<Op>& op, const std::string& error) {
       std::erase_if(stream->written, [&](const Written& w) { return w.op.lock() == op; });
     }
     for (Link* l : op->links) --l->split_sends;
-    if (!op->tail) report_message_done(*op, error);
+    if (!op->tail && error.empty()) report_message_done(*op);
   }
   // A kept tail is a copy: failing it touches no caller's buffer.
   if (!error.empty() && !op->tail) {
@@ -425,8 +422,7 @@ void SendSide::finish(const std::shared_ptr<Op>& op, const std::string& error) {
   }
 }
 
-void SendSide::report_message_done(const Op& op, const std::string& error) {
-  if (!error.empty()) return;
+void SendSide::report_message_done(const Op& op) {
   const auto now = Clock::now();
   for (Link* l : op.links) {
     if (!l->governor.adapts()) continue;

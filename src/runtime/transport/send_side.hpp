@@ -162,8 +162,9 @@ class SendSide {
   void written(Stream& stream, std::size_t bytes);
   void sent_whole(const std::shared_ptr<Op>& op);
   void finish(const std::shared_ptr<Op>& op, const std::string& error);
-  // Tells the governors of a split send's links how it went (once, when its caller learns it).
-  void report_message_done(const Op& op, const std::string& error);
+  // Tells the governors of a split send's links how it went (once, when its caller learns it
+  // succeeded).
+  void report_message_done(const Op& op);
   void close_stream(Stream& stream, const std::string& reason);
   std::string peer_endpoint(int peer, int lane);
   // The stall watch of the WAN links and the re-sending of stalled shares
