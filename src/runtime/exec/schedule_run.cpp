@@ -42,6 +42,32 @@ std::shared_ptr<const RankPlan> plan_rank(const Schedule& schedule, const Platfo
 
 namespace {
 
+// A run's dataflow state, in one allocation: per op, how many of its dependencies are not done
+// yet, and the ops ready to launch (a stack: each op enters it once, the last one in first).
+class Dataflow {
+ public:
+  explicit Dataflow(std::span<const std::uint32_t> waits_for)
+      : ops_(waits_for.size()), counts_(2 * ops_) {
+    std::copy(waits_for.begin(), waits_for.end(), counts_.begin());
+    for (std::uint32_t i = 0; i < ops_; ++i) {
+      if (waits_for[i] == 0) push_ready(i);
+    }
+  }
+  // One dependency of op `i` is done: it is ready when that was the last.
+  void dependency_done(std::uint32_t i) {
+    if (--counts_[i] == 0) push_ready(i);
+  }
+  bool has_ready() const { return ready_ > 0; }
+  std::uint32_t pop_ready() { return counts_[ops_ + --ready_]; }
+
+ private:
+  void push_ready(std::uint32_t i) { counts_[ops_ + ready_++] = i; }
+
+  std::size_t ops_;
+  std::vector<std::uint32_t> counts_;  // [0, ops_): dependencies left; then the ready stack
+  std::size_t ready_ = 0;
+};
+
 class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
  public:
   ScheduleRun(Engine& engine, std::shared_ptr<const Schedule> schedule,
@@ -57,13 +83,15 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
         done_(std::move(done)),
         program_(schedule_->program(rank)),
         memory_(*schedule_, rank, buffers),
-        remaining_(plan_->waits_for),
+        dataflow_(plan_->waits_for),
         groups_(groups) {}
 
   void start() {
-    // The engine forgets the callback at end_call(), which finish() calls before the run can
-    // end, so `this` outlives it; while it fails the run, the run keeps itself alive (ending
-    // the call drops the operations that own it).
+    // The run owns itself until it reports, so the engine's callbacks hold a plain `this`
+    // (small enough for std::function to keep without allocating). The engine drops or calls
+    // them by end_call(), which finish() calls before the run reports; each one that can end
+    // the run holds it alive until it returns.
+    self_ = shared_from_this();
     const std::string mismatch = engine_.begin_call(identity_.sequence, identity_.signature,
                                                     [this](const std::string& error) {
                                                       const auto keep = shared_from_this();
@@ -76,9 +104,6 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
       return finish(kNoGroupError);
     }
     if (program_.empty()) return finish("");
-    for (std::uint32_t i = 0; i < program_.size(); ++i) {
-      if (remaining_[i] == 0) ready_.push_back(i);
-    }
     drain();
   }
 
@@ -86,11 +111,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   void drain() {
     if (draining_) return;  // an operation that completed at once: the outer loop goes on
     draining_ = true;
-    while (!ready_.empty() && !over_) {
-      const std::uint32_t i = ready_.back();
-      ready_.pop_back();
-      launch(i);
-    }
+    while (dataflow_.has_ready() && !over_) launch(dataflow_.pop_ready());
     draining_ = false;
   }
 
@@ -101,8 +122,10 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
 
   void launch(std::uint32_t i) {
     const Op& op = program_[i];
-    auto self = shared_from_this();
-    auto on_done = [self, i](const std::string& error) { self->op_done(i, error); };
+    auto on_done = [this, i](const std::string& error) {
+      const auto keep = shared_from_this();
+      op_done(i, error);
+    };
     const MessageKey key{identity_.sequence, plan_->message[i]};
     switch (op.kind) {
       case OpKind::Send: {
@@ -128,7 +151,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
             std::make_unique<ChunkCombiner>(memory_.bytes(op.range), identity_.reduction);
         ChunkCombiner* combiner = combiners_[i].get();
         engine_.recv(RecvRequest{op.peer, key, identity_.signature, combiner->staging(),
-                                 [self, combiner](std::uint64_t offset, std::uint64_t length) {
+                                 [combiner](std::uint64_t offset, std::uint64_t length) {
                                    combiner->landed(offset, length);
                                  }},
                      on_done);
@@ -186,9 +209,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
     if (!error.empty()) return fail(error);
     if (i < combiners_.size()) combiners_[i].reset();  // its staging memory
     ++completed_;
-    for (std::uint32_t next : plan_->dependents[i]) {
-      if (--remaining_[next] == 0) ready_.push_back(next);
-    }
+    for (std::uint32_t next : plan_->dependents[i]) dataflow_.dependency_done(next);
     if (completed_ == program_.size()) return finish("");
     drain();
   }
@@ -217,6 +238,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   void report(const std::string& message) {
     deferred_.reset();
     done_(message);
+    self_.reset();  // every caller of report() holds the run alive until it returns
   }
 
   Engine& engine_;
@@ -228,8 +250,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   std::function<void(const std::string&)> done_;
   std::span<const Op> program_;
   CallMemory memory_;
-  std::vector<std::uint32_t> remaining_;  // per op: dependencies not done yet
-  std::vector<std::uint32_t> ready_;
+  Dataflow dataflow_;
   std::vector<std::unique_ptr<ChunkCombiner>> combiners_;  // per RecvReduce in flight
   std::size_t completed_ = 0;
   bool draining_ = false;
@@ -239,6 +260,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   std::size_t next_group_ = 0;     // the next group op to hand to the runner
   int groups_in_flight_ = 0;
   std::optional<std::string> deferred_;  // the error to report once no group op is in flight
+  std::shared_ptr<ScheduleRun> self_;    // from start() until report()
 };
 
 }  // namespace

@@ -193,7 +193,10 @@ std::string Engine::drive_until_finished(BlockingOutcome& outcome) {
   polled.start_polling();
   auto last_event = Clock::now();
   while (!outcome.finished) {
-    if (s.context.io.poll_one() > 0 || polled.poll()) {
+    // The listed sockets first: when a read finishes the call, it costs no epoll_wait().
+    const bool read = polled.poll();
+    if (outcome.finished) break;
+    if (s.context.io.poll_one() > 0 || read) {
       last_event = Clock::now();
       continue;
     }

@@ -144,7 +144,7 @@ ReceiveSide::Target ReceiveSide::place_chunk(IncomingStream& stream, const Frame
   entry.total = header.total;
   entry.signature = header.signature;
   entry.split = entry.split || (header.flags & kFrameStriped) != 0;
-  early = std::make_shared<EarlyChunk>(header.offset, header.length);
+  early = new_early_chunk(header);
   entry.chunks.push_back(early);
   early_bytes_.hold(header.length);
   return Target::into(early->bytes);
@@ -246,6 +246,22 @@ void ReceiveSide::complete(const Key& key, const std::string& error) {
   if (done) done(error);
 }
 
+std::shared_ptr<ReceiveSide::EarlyChunk> ReceiveSide::new_early_chunk(const FrameHeader& header) {
+  if (header.length > EarlyChunk::kInlineBytes) {
+    return std::make_shared<EarlyChunk>(header.offset, header.length);
+  }
+  // Only the driving thread holds these records, so a count of 1 means nobody else does.
+  for (const auto& chunk : small_chunks_) {
+    if (chunk.use_count() == 1) {
+      chunk->reuse(header.offset, header.length);
+      return chunk;
+    }
+  }
+  auto chunk = std::make_shared<EarlyChunk>(header.offset, header.length);
+  if (small_chunks_.size() < kReusedSmallChunks) small_chunks_.push_back(chunk);
+  return chunk;
+}
+
 ReceiveSide::EarlyChunk::EarlyChunk(std::uint64_t chunk_offset, std::size_t length)
     : offset(chunk_offset) {
   if (length <= kInlineBytes) {
@@ -254,6 +270,12 @@ ReceiveSide::EarlyChunk::EarlyChunk(std::uint64_t chunk_offset, std::size_t leng
     storage = std::make_unique_for_overwrite<std::byte[]>(length);
     bytes = {storage.get(), length};
   }
+}
+
+void ReceiveSide::EarlyChunk::reuse(std::uint64_t chunk_offset, std::size_t length) {
+  offset = chunk_offset;
+  bytes = std::span(inline_bytes).first(length);
+  arrived = false;
 }
 
 void ReceiveSide::Early::reset() {

@@ -75,6 +75,8 @@ class ReceiveSide {
     // Room for a small chunk in the record itself: one allocation per small early message.
     static constexpr std::size_t kInlineBytes = 1024;
     explicit EarlyChunk(std::uint64_t chunk_offset, std::size_t length);
+    // Holds a small chunk again (length <= kInlineBytes), for a record nobody else holds.
+    void reuse(std::uint64_t chunk_offset, std::size_t length);
     std::uint64_t offset = 0;
     // Neither is zero-filled: every byte is read from the socket before it is used.
     std::unique_ptr<std::byte[]> storage;  // a larger chunk's
@@ -136,6 +138,7 @@ class ReceiveSide {
   void last_stream_closed(int peer, const std::string& reason);
   void peer_gone(int peer, const std::string& reason);
   std::string timeout_text(const Key& key, const Posted& posted) const;
+  std::shared_ptr<EarlyChunk> new_early_chunk(const FrameHeader& header);
 
   EngineContext& context_;
   std::list<std::shared_ptr<IncomingStream>> streams_;
@@ -151,6 +154,10 @@ class ReceiveSide {
   ReusedNodes<decltype(early_)> early_nodes_;
   std::unordered_map<Key, std::vector<IncomingStream*>, KeyHash> parked_;
   EarlyBudget early_bytes_;  // the early chunks' bytes (config.unexpected_budget)
+  // Records of small early chunks, reused once only this list holds them: a rank behind its
+  // peers gets most small messages early.
+  std::vector<std::shared_ptr<EarlyChunk>> small_chunks_;
+  static constexpr std::size_t kReusedSmallChunks = 8;
   std::unordered_set<Key, KeyHash> completed_;  // split messages completed lately
   std::deque<std::pair<Clock::time_point, Key>> completed_order_;  // ... oldest first
   std::vector<std::byte> scratch_;  // the streams' dropped payload (FrameReader)
