@@ -12,6 +12,8 @@ namespace multilane::runtime {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
 using namespace std::chrono_literals;
 
 // A connected loopback pair, each end on its own io_context (each driven by its own thread).
@@ -113,7 +115,8 @@ TEST(Auth, RandomSecretsDiffer) {
   EXPECT_EQ(JobSecret::from_text("x").key, JobSecret::from_text("x").key);
 }
 
-// The listener end against a raw peer that sends `bytes` and then closes (or stays silent).
+// The listener end against a raw peer that sends `bytes` and then closes (or stays silent):
+// the error, prefixed with "abandoned: " when it is a HandshakeAbandoned.
 std::string against_raw_peer(std::vector<std::byte> bytes, bool close_after) {
   SocketPair pair;
   asio::write(pair.connector, asio::buffer(bytes));
@@ -124,7 +127,8 @@ std::string against_raw_peer(std::vector<std::byte> bytes, bool close_after) {
     authenticate(pair.listener_io, pair.listener, Role::Listener, c);
   } catch (const TransportError& e) {
     EXPECT_FALSE(pair.listener.is_open()) << "a failed handshake closes the connection";
-    return e.what();
+    const bool abandoned = dynamic_cast<const HandshakeAbandoned*>(&e) != nullptr;
+    return (abandoned ? "abandoned: " : "") + std::string(e.what());
   }
   return "";
 }
@@ -135,9 +139,19 @@ TEST(Auth, GarbageIsRefused) {
 }
 
 TEST(Auth, TruncatedHelloIsRefused) {
-  EXPECT_THAT(against_raw_peer(testing::pattern(10), true),
-              HasSubstr("peer closed the connection while we were waiting for the peer's hello "
-                        "(10 bytes done)"));
+  const std::string error = against_raw_peer(testing::pattern(10), true);
+  EXPECT_THAT(error, HasSubstr("peer closed the connection while we were waiting for the peer's "
+                               "hello (10 bytes done)"));
+  EXPECT_THAT(error, Not(HasSubstr("abandoned: ")));
+}
+
+// A process that exits during its handshake closes between two messages: the listener can
+// tell that from a stranger's truncated message and need not report it.
+TEST(Auth, APeerClosingBetweenMessagesAbandonedTheHandshake) {
+  EXPECT_THAT(against_raw_peer({}, true), StartsWith("abandoned: handshake with 127.0.0.1:"));
+  EXPECT_THAT(against_raw_peer({}, true),
+              HasSubstr(": peer closed the connection while we were waiting for the peer's hello "
+                        "(0 bytes done)"));
 }
 
 TEST(Auth, SilentPeerTimesOut) {

@@ -94,8 +94,7 @@ class Exchange {
     check(read_exact(io_, socket_, bytes, deadline_), "waiting for", what);
   }
   [[noreturn]] void fail(std::string_view problem) {
-    asio::error_code ignored;
-    socket_.close(ignored);
+    close();
     throw TransportError(fmt::format("handshake with {}: {}", peer_, problem));
   }
 
@@ -106,12 +105,22 @@ class Exchange {
         return;
       case IoOutcome::Timeout:
         fail(fmt::format("timed out after {} {} {}", seconds_text(timeout_), doing, what));
-      case IoOutcome::Closed:
-        fail(fmt::format("peer closed the connection while we were {} {} ({} bytes done)", doing,
-                         what, result.bytes));
+      case IoOutcome::Closed: {
+        const std::string problem =
+            fmt::format("peer closed the connection while we were {} {} ({} bytes done)", doing,
+                        what, result.bytes);
+        if (result.bytes > 0) fail(problem);
+        close();
+        throw HandshakeAbandoned(fmt::format("handshake with {}: {}", peer_, problem));
+      }
       case IoOutcome::Failed:
         fail(fmt::format("{} {} failed: {}", doing, what, result.error.message()));
     }
+  }
+
+  void close() {
+    asio::error_code ignored;
+    socket_.close(ignored);
   }
 
   asio::io_context& io_;

@@ -17,7 +17,9 @@
 // learns from it that the peer is `multilane relay` (wan/relay_server.hpp), so its streams'
 // own round trip and stalls tell of one hop of the path only.
 // On any failure the socket is closed and TransportError says why ("handshake with
-// 127.0.0.1:4711: peer failed authentication (wrong job secret?)").
+// 127.0.0.1:4711: peer failed authentication (wrong job secret?)"); HandshakeAbandoned when the
+// peer closed the connection between two messages of the handshake, which is how a process that
+// exits during one looks, rather than a stranger's or a wrong secret's doing.
 #pragma once
 
 #include <array>
@@ -26,7 +28,14 @@
 #include <cstdint>
 #include <string_view>
 
+#include "runtime/transport/transport_error.hpp"
+
 namespace multilane::runtime {
+
+class HandshakeAbandoned : public TransportError {
+ public:
+  using TransportError::TransportError;
+};
 
 inline constexpr std::size_t kJobSecretBytes = 32;  // crypto_auth_KEYBYTES
 

@@ -353,7 +353,11 @@ void Engine::State::handshake(asio::ip::tcp::socket socket, int lane) {
       });
     } catch (const std::exception& e) {
       context.handshakes.unwatch(fd);
-      context.log(fmt::format("rejected a connection from {}: {}", peer, e.what()));
+      // A rank that exits while connecting a lane its last message no longer needed (the other
+      // lanes carried it) closes between two messages of the handshake: nothing to report.
+      if (dynamic_cast<const HandshakeAbandoned*>(&e) == nullptr) {
+        context.log(fmt::format("rejected a connection from {}: {}", peer, e.what()));
+      }
       asio::post(context.io, [this] { receive.handshake_ended(); });
     }
   });
