@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "driving.hpp"
 #include "loopback.hpp"
 #include "pausing_proxy.hpp"
 #include "runtime/transport/engine.hpp"
@@ -308,6 +309,23 @@ TEST(Engine, AnAnswerTravelsOverTheConnectionsThePeerOpened) {
     EXPECT_EQ(answer_done.get(), "");
     EXPECT_EQ(answer_in, answer);
   }
+}
+
+// begin_call()'s owner is the call's own state: the engine holds it until end_call(), or
+// until the engine itself ends.
+TEST(Engine, HoldsACallsOwnerUntilTheCallOrTheEngineEnds) {
+  auto engine = std::make_unique<Engine>(config_of(1));
+  auto owner = std::make_shared<int>(0);
+  testing::on_driving_thread(*engine,
+                             [&] { EXPECT_EQ(engine->begin_call(1, 0x5ca1, {}, owner), ""); });
+  EXPECT_EQ(owner.use_count(), 2);
+  testing::on_driving_thread(*engine, [&] { engine->end_call(1); });
+  EXPECT_EQ(owner.use_count(), 1);
+  testing::on_driving_thread(*engine,
+                             [&] { EXPECT_EQ(engine->begin_call(2, 0x5ca1, {}, owner), ""); });
+  EXPECT_EQ(owner.use_count(), 2);
+  engine.reset();
+  EXPECT_EQ(owner.use_count(), 1);
 }
 
 }  // namespace

@@ -87,16 +87,17 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
         groups_(groups) {}
 
   void start() {
-    // The run owns itself until it reports, so the engine's callbacks hold a plain `this`
-    // (small enough for std::function to keep without allocating). The engine drops or calls
-    // them by end_call(), which finish() calls before the run reports; each one that can end
-    // the run holds it alive until it returns.
-    self_ = shared_from_this();
-    const std::string mismatch = engine_.begin_call(identity_.sequence, identity_.signature,
-                                                    [this](const std::string& error) {
-                                                      const auto keep = shared_from_this();
-                                                      fail(error);
-                                                    });
+    // The engine owns the run until end_call(), so its callbacks hold a plain `this` (small
+    // enough for std::function to keep without allocating); it drops or calls them by then,
+    // and finish() calls end_call() before the run reports. Each callback that can end the
+    // call holds the run alive until it returns.
+    const std::string mismatch = engine_.begin_call(
+        identity_.sequence, identity_.signature,
+        [this](const std::string& error) {
+          const auto keep = shared_from_this();
+          fail(error);
+        },
+        shared_from_this());
     // Before any operation starts: a receive would take the mismatched frame's bytes at once.
     if (!mismatch.empty()) return finish(mismatch);
     group_ready_.assign(plan_->group_order.size(), false);
@@ -238,7 +239,6 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   void report(const std::string& message) {
     deferred_.reset();
     done_(message);
-    self_.reset();  // every caller of report() holds the run alive until it returns
   }
 
   Engine& engine_;
@@ -260,7 +260,6 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   std::size_t next_group_ = 0;     // the next group op to hand to the runner
   int groups_in_flight_ = 0;
   std::optional<std::string> deferred_;  // the error to report once no group op is in flight
-  std::shared_ptr<ScheduleRun> self_;    // from start() until report()
 };
 
 }  // namespace

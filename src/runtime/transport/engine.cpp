@@ -38,7 +38,11 @@ struct EarlySignature {
 struct RunningCall {
   std::uint64_t signature = 0;
   std::function<void(const std::string&)> on_mismatch;
-  void reset() { on_mismatch = nullptr; }
+  std::shared_ptr<void> owner;
+  void reset() {
+    on_mismatch = nullptr;
+    owner.reset();
+  }
 };
 
 std::string mismatch_text(int peer, std::uint64_t sequence) {
@@ -241,9 +245,10 @@ void Engine::recv(RecvRequest request, Completion done) {
 }
 
 std::string Engine::begin_call(std::uint64_t sequence, std::uint64_t signature,
-                               std::function<void(const std::string&)> on_mismatch) {
+                               std::function<void(const std::string&)> on_mismatch,
+                               std::shared_ptr<void> owner) {
   State& s = *state_;
-  s.call_nodes.at(s.calls, sequence) = {signature, std::move(on_mismatch)};
+  s.call_nodes.at(s.calls, sequence) = {signature, std::move(on_mismatch), std::move(owner)};
   auto early = s.early_signatures.find(sequence);
   if (early == s.early_signatures.end()) return "";
   const EarlySignature seen = early->second;

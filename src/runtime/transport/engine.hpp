@@ -38,9 +38,9 @@
 // hand-off; the engine's progress thread drives while background operations (start_background:
 // non-blocking calls, and blocking ones that found the engine busy) are in flight, or while a
 // split WAN send's kept tail waits for its acknowledgements, and sleeps otherwise. Data that
-// arrives while nobody drives waits in the kernel's socket buffers until the next operation. Other threads hand work to the driving thread with post(). The destructor
-// stops the thread and closes every socket; pending operations are dropped without their
-// completions running.
+// arrives while nobody drives waits in the kernel's socket buffers until the next operation. Other
+// threads hand work to the driving thread with post(). The destructor stops the thread and closes
+// every socket; pending operations are dropped without their completions running.
 #pragma once
 
 #include <chrono>
@@ -193,9 +193,12 @@ class Engine {
   // A call with this sequence number runs here: frames of it carrying another signature fail
   // it through `on_mismatch`. Frames that arrived before the call began are checked at once:
   // the mismatch is returned (else ""), and the caller must fail the call before it starts any
-  // operation, since a receive would take such a frame's bytes at once.
+  // operation, since a receive would take such a frame's bytes at once. `owner` is held until
+  // end_call() (or the engine's end): the call's own state, which its operations' completions
+  // and `on_mismatch` may point to without owning it.
   std::string begin_call(std::uint64_t sequence, std::uint64_t signature,
-                         std::function<void(const std::string&)> on_mismatch);
+                         std::function<void(const std::string&)> on_mismatch,
+                         std::shared_ptr<void> owner = nullptr);
   void end_call(std::uint64_t sequence);
   // Call `sequence` ran to its end on a caller's thread without the engine (local_call.hpp),
   // after every earlier call had ended: frames of it that come later are refused as for
