@@ -16,7 +16,8 @@
 // their own, in program order (the caller announces them with GroupRunner::expect() in call
 // order); a failed call cancels its remaining ones; a failure interrupts the one in flight and
 // `done` waits for it to return. Everything else runs on the engine's driving thread; `done` is
-// called exactly once.
+// called exactly once, unless the engine ends first: it owns the run while the call runs (see
+// Engine::begin_call) and then drops it with `done` uncalled.
 #pragma once
 
 #include <cstdint>

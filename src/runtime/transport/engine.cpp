@@ -358,8 +358,9 @@ void Engine::State::handshake(asio::ip::tcp::socket socket, int lane) {
       });
     } catch (const std::exception& e) {
       context.handshakes.unwatch(fd);
-      // A rank that exits while connecting a lane its last message no longer needed (the other
-      // lanes carried it) closes between two messages of the handshake: nothing to report.
+      // A peer that closes between two messages of the handshake is a process that exited
+      // during it (a rank whose last call ended while it still connected another lane, for
+      // instance), not a stranger turned away: nothing to report.
       if (dynamic_cast<const HandshakeAbandoned*>(&e) == nullptr) {
         context.log(fmt::format("rejected a connection from {}: {}", peer, e.what()));
       }
