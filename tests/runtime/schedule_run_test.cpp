@@ -2,7 +2,6 @@
 // engine does, from begin_call() to end_call(), so that nothing of a call outlives its engine.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,18 +12,6 @@
 
 namespace multilane::runtime {
 namespace {
-
-using namespace std::chrono_literals;
-
-EngineConfig config_of(int rank) {
-  EngineConfig config;
-  config.rank = rank;
-  config.size = 2;
-  config.job_id = 0x5eed;
-  config.secret = JobSecret::from_text("schedule run test");
-  config.timeout = 10s;
-  return config;
-}
 
 // Rank 1 of a 2-rank bcast waits for rank 0, which never runs. Ending the engine frees the
 // call, `done` included, without calling it.
@@ -37,7 +24,10 @@ TEST(ScheduleRun, ACallStillWaitingEndsWithItsEngine) {
   std::vector<std::byte> message(1000);
   auto token = std::make_shared<int>(0);
   bool reported = false;
-  auto engine = std::make_unique<Engine>(config_of(1));
+  EngineConfig config;
+  config.rank = 1;
+  config.size = 2;
+  auto engine = std::make_unique<Engine>(config);
   testing::on_driving_thread(*engine, [&] {
     start_schedule_run(*engine, schedule, plan, platform, 1, {.send = message, .recv = message},
                        {.sequence = 1, .signature = call_signature(*schedule, params)},
