@@ -3,12 +3,18 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "mpi/comm_state.hpp"
 #include "mpi/library.hpp"
 
 namespace multilane::mpi {
+
+namespace {
+constexpr std::chrono::milliseconds kAbortGrace{500};
+}  // namespace
 
 int report_failure(MPI_Comm comm, std::string_view function, const std::string& cause) {
   int rank = -1, size = 0, world_rank = -1;
@@ -35,6 +41,10 @@ int report_failure(MPI_Comm comm, std::string_view function, const std::string& 
     std::fprintf(stderr, "%s\n", message.c_str());
     std::fflush(stderr);
     end_all_multilane_jobs();
+    // The other ranks often fail in the same call for the same cause (a set-up failure that
+    // came through the all-gather, a mismatch): a moment lets them print theirs before the
+    // launcher kills them for this abort.
+    std::this_thread::sleep_for(kAbortGrace);
     PMPI_Abort(comm, 1);
   } else if (!returns) {
     PMPI_Comm_call_errhandler(comm, code);

@@ -6,8 +6,8 @@
 // the library's error class (PMPI_Add_error_code / PMPI_Add_error_string), so MPI_Error_string
 // and MPI_Error_class of the returned code give the message and that class. Then:
 //   MPI_ERRORS_ARE_FATAL (the default)  the message goes to stderr, the process ends its multilane
-//                                       jobs (unlinking its shared memory) and PMPI_Abort ends
-//                                       the job;
+//                                       jobs (unlinking its shared memory) and, half a second
+//                                       later, PMPI_Abort ends the job;
 //   MPI_ERRORS_RETURN                   the code is returned;
 //   a user's handler                    PMPI_Comm_call_errhandler calls it, the code is returned.
 #pragma once
