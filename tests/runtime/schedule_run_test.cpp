@@ -29,9 +29,10 @@ TEST(ScheduleRun, ACallStillWaitingEndsWithItsEngine) {
   config.size = 2;
   auto engine = std::make_unique<Engine>(config);
   testing::on_driving_thread(*engine, [&] {
-    start_schedule_run(*engine, schedule, plan, platform, 1, {.send = message, .recv = message},
-                       {.sequence = 1, .signature = call_signature(*schedule, params)},
-                       [token, &reported](const std::string&) { reported = true; });
+    start_schedule_run(
+        *engine, schedule, plan, platform, 1, {.send = message, .recv = message},
+        {.sequence = 1, .signature = call_signature(*schedule, params), .reduction = {}},
+        [token, &reported](const std::string&) { reported = true; });
   });
   EXPECT_EQ(token.use_count(), 2) << "the running call holds its completion";
   engine.reset();
