@@ -46,10 +46,9 @@ namespace {
 // yet, and the ops ready to launch (a stack: each op enters it once, the last one in first).
 class Dataflow {
  public:
-  explicit Dataflow(std::span<const std::uint32_t> waits_for)
-      : ops_(waits_for.size()), counts_(2 * ops_) {
+  explicit Dataflow(std::span<const std::uint32_t> waits_for) : counts_(2 * waits_for.size()) {
     std::copy(waits_for.begin(), waits_for.end(), counts_.begin());
-    for (std::uint32_t i = 0; i < ops_; ++i) {
+    for (std::uint32_t i = 0; i < waits_for.size(); ++i) {
       if (waits_for[i] == 0) push_ready(i);
     }
   }
@@ -58,13 +57,13 @@ class Dataflow {
     if (--counts_[i] == 0) push_ready(i);
   }
   bool has_ready() const { return ready_ > 0; }
-  std::uint32_t pop_ready() { return counts_[ops_ + --ready_]; }
+  std::uint32_t pop_ready() { return counts_[ops() + --ready_]; }
 
  private:
-  void push_ready(std::uint32_t i) { counts_[ops_ + ready_++] = i; }
+  void push_ready(std::uint32_t i) { counts_[ops() + ready_++] = i; }
+  std::size_t ops() const { return counts_.size() / 2; }
 
-  std::size_t ops_;
-  std::vector<std::uint32_t> counts_;  // [0, ops_): dependencies left; then the ready stack
+  std::vector<std::uint32_t> counts_;  // [0, ops()): dependencies left; then the ready stack
   std::size_t ready_ = 0;
 };
 

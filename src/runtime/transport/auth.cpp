@@ -95,7 +95,7 @@ class Exchange {
   }
   [[noreturn]] void fail(std::string_view problem) {
     close();
-    throw TransportError(fmt::format("handshake with {}: {}", peer_, problem));
+    throw TransportError(described(problem));
   }
 
  private:
@@ -111,7 +111,7 @@ class Exchange {
                         what, result.bytes);
         if (result.bytes > 0) fail(problem);
         close();
-        throw HandshakeAbandoned(fmt::format("handshake with {}: {}", peer_, problem));
+        throw HandshakeAbandoned(described(problem));
       }
       case IoOutcome::Failed:
         fail(fmt::format("{} {} failed: {}", doing, what, result.error.message()));
@@ -121,6 +121,9 @@ class Exchange {
   void close() {
     asio::error_code ignored;
     socket_.close(ignored);
+  }
+  std::string described(std::string_view problem) const {
+    return fmt::format("handshake with {}: {}", peer_, problem);
   }
 
   asio::io_context& io_;
