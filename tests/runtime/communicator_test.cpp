@@ -226,6 +226,47 @@ TEST(Communicator, SeveralCollectivesInFlightCompleteInAnyOrder) {
   }));
 }
 
+// A call like the previous one but for one argument is resolved afresh, not taken for a repeat:
+// the new root's bytes arrive, and a new algorithm name is looked up (an unknown one refused).
+TEST(Communicator, ACallThatDiffersFromThePreviousOneInOneArgumentRunsAsAsked) {
+  expect_all_ok(run_local_job(local_job(3), [](Communicator& comm) {
+    for (int root : {0, 0, 2}) {
+      std::vector<std::byte> data =
+          comm.rank() == root ? bytes_pattern(1000, root + 1) : std::vector<std::byte>(1000);
+      comm.bcast(data, root, {"binomial", 0, 0});
+      EXPECT_EQ(data, bytes_pattern(1000, root + 1)) << "root " << root;
+    }
+    std::vector<std::byte> data(1000);
+    EXPECT_THROW(comm.bcast(data, 0, {"no-such-algorithm", 0, 0}), UsageError);
+  }));
+}
+
+// After an identical call, ranks that now combine with different operations still disagree
+// on the call's signature.
+TEST(Communicator, ADifferentReductionAfterARepeatedCallIsAMismatch) {
+  LocalJob job = local_job(2);
+  job.options.timeout = 5s;
+  const auto errors = run_local_job(job, [](Communicator& comm) {
+    const std::vector<int> mine{comm.rank() + 1, 7};
+    std::vector<int> combined(2);
+    comm.allreduce<int>(mine, combined, ReduceOp::Sum);
+    EXPECT_EQ(combined, (std::vector<int>{3, 14}));
+    comm.allreduce<int>(mine, combined, comm.rank() == 0 ? ReduceOp::Sum : ReduceOp::Max);
+  });
+  EXPECT_THAT(errors[1], HasSubstr("rank 0 runs a different call as call #2"));
+}
+
+// A program longer than a run keeps in itself (the middle rank of a chain of 100 segments
+// sends and receives each) completes with every byte.
+TEST(Communicator, AProgramOfHundredsOfOperationsCompletes) {
+  expect_all_ok(run_local_job(local_job(3), [](Communicator& comm) {
+    std::vector<std::byte> data =
+        comm.rank() == 0 ? bytes_pattern(100'000, 9) : std::vector<std::byte>(100'000);
+    comm.bcast(data, 0, {"chain", 1000, 0});
+    EXPECT_EQ(data, bytes_pattern(100'000, 9));
+  }));
+}
+
 TEST(Communicator, DifferentAlgorithmsAtTheSameCallAreAMismatch) {
   const auto errors = run_local_job(local_job(2), [](Communicator& comm) {
     std::vector<std::byte> data(1000);

@@ -98,6 +98,7 @@ CommunicatorImpl::CommunicatorImpl(CommunicatorSetup setup, runtime::AddressBook
 CommunicatorImpl::~CommunicatorImpl() = default;
 
 void CommunicatorImpl::check_usable() const {
+  if (!broken_flag_.load(std::memory_order_acquire)) return;
   std::lock_guard lock(broken_mutex_);
   if (!broken_.empty()) {
     throw CommunicationError("this communicator is unusable after an earlier failure: " + broken_);
@@ -107,6 +108,7 @@ void CommunicatorImpl::check_usable() const {
 void CommunicatorImpl::mark_broken(const std::string& error) {
   std::lock_guard lock(broken_mutex_);
   if (broken_.empty()) broken_ = error;
+  broken_flag_.store(true, std::memory_order_release);
 }
 
 // Completes `state`; a failure breaks the communicator whether or not anybody waits for it.
@@ -278,14 +280,36 @@ CommunicatorImpl::PreparedCall CommunicatorImpl::prepare(
   }
   check_buffer(collective, Buffer::Send, send.size(), setup_.rank, setup_.size, root, size);
   check_buffer(collective, Buffer::Recv, recv.size(), setup_.rank, setup_.size, root, size);
-  std::string algorithm = options.algorithm;
-  BuildParams params{.root = root,
-                     .size = size,
-                     .segment = options.segment,
-                     .wan_pairs = options.wan_pairs,
-                     .element_size = element};
+  const BuildParams asked{.root = root,
+                          .size = size,
+                          .segment = options.segment,
+                          .wan_pairs = options.wan_pairs,
+                          .element_size = element};
+  const Resolved resolved = resolve(collective, options, asked, reduction);
+  const std::uint64_t sequence = ++sequence_;
+  return {resolved.cached->schedule,
+          resolved.cached->plan,
+          {.sequence = sequence, .signature = resolved.signature, .reduction = reduction},
+          {send, recv}};
+}
+
+CommunicatorImpl::Resolved CommunicatorImpl::resolve(Collective collective,
+                                                     const CollectiveOptions& options,
+                                                     const BuildParams& asked,
+                                                     const Reduction& reduction) {
+  LastCall& last = last_call_;
+  if (last.resolved.cached && last.collective == collective &&
+      last.algorithm == options.algorithm && last.asked.root == asked.root &&
+      last.asked.size == asked.size && last.asked.segment == asked.segment &&
+      last.asked.wan_pairs == asked.wan_pairs && last.asked.element_size == asked.element_size &&
+      last.reduction == reduction) {
+    return last.resolved;
+  }
+  std::string_view algorithm = options.algorithm;
+  BuildParams params = asked;
   if (algorithm == "auto") {
-    const runtime::AlgorithmChoice& choice = choose(collective, size, root, options, element);
+    const runtime::AlgorithmChoice& choice =
+        choose(collective, asked.size, asked.root, options, asked.element_size);
     algorithm = choice.best.algorithm;
     params = choice.best.params;
   } else {
@@ -295,15 +319,17 @@ CommunicatorImpl::PreparedCall CommunicatorImpl::prepare(
     params = runtime::resolve_params(setup_.platform, collective, algorithm, params);
   }
   const CachedSchedule& cached = schedule_for(collective, algorithm, params);
-  const std::uint64_t sequence = ++sequence_;
-  return {cached.schedule,
-          cached.plan,
-          {.sequence = sequence,
-           .signature = is_reduction(collective)
-                            ? runtime::call_signature(*cached.schedule, params, reduction)
-                            : cached.signature,
-           .reduction = reduction},
-          {send, recv}};
+  const Resolved resolved{
+      .cached = &cached,
+      .signature = is_reduction(collective)
+                       ? runtime::call_signature(*cached.schedule, params, reduction)
+                       : cached.signature};
+  last = {.collective = collective,
+          .algorithm = options.algorithm,
+          .asked = asked,
+          .reduction = reduction,
+          .resolved = resolved};
+  return resolved;
 }
 
 auto CommunicatorImpl::call_operation(PreparedCall call) {
@@ -317,12 +343,7 @@ auto CommunicatorImpl::call_operation(PreparedCall call) {
   return [this, call = std::move(call), groups](runtime::Completion done) mutable {
     runtime::start_schedule_run(
         *engine_, std::move(call.schedule), std::move(call.plan), setup_.platform, setup_.rank,
-        call.buffers, std::move(call.identity),
-        [this, done = std::move(done)](const std::string& error) {
-          calls_in_flight_.fetch_sub(1);
-          done(error);
-        },
-        groups);
+        call.buffers, std::move(call.identity), std::move(done), groups, &calls_in_flight_);
   };
 }
 

@@ -84,6 +84,14 @@ class CommunicatorImpl {
   };
   const CachedSchedule& schedule_for(Collective collective, std::string_view algorithm,
                                      const BuildParams& params);
+  // What a call's algorithm option and parameters resolve to: the algorithm's schedule (built
+  // with the segment chosen, "auto" decided) and the call's signature.
+  struct Resolved {
+    const CachedSchedule* cached = nullptr;
+    std::uint64_t signature = 0;
+  };
+  Resolved resolve(Collective collective, const CollectiveOptions& options,
+                   const BuildParams& asked, const Reduction& reduction);
   // A collective call with its arguments checked, schedule chosen and sequence number taken.
   struct PreparedCall {
     std::shared_ptr<const Schedule> schedule;
@@ -117,13 +125,25 @@ class CommunicatorImpl {
   std::atomic<int> calls_in_flight_{0};      // launched collective calls not yet complete
   mutable std::mutex broken_mutex_;          // failures complete on the engine's thread
   std::string broken_;                       // the first failure, "" while usable
+  std::atomic<bool> broken_flag_{false};     // broken_ is set: a usable call takes no lock
   std::unique_ptr<runtime::Engine> engine_;  // after the three above: its callbacks use them
   std::vector<std::uint64_t> sent_;          // point-to-point messages sent to each peer
   std::vector<std::uint64_t> received_;      // ... and receives posted from each peer
   std::uint64_t sequence_ = 0;               // collective calls so far
   using ScheduleKey =
       std::tuple<Collective, std::string, int, std::uint64_t, std::uint64_t, int, std::uint32_t>;
-  std::map<ScheduleKey, CachedSchedule> schedules_;
+  std::map<ScheduleKey, CachedSchedule> schedules_;  // never erased: Resolved points into it
+  // The previous call as asked and as resolved: an application's loop repeats its calls, and
+  // one repeated skips the algorithm's lookup, its segment's choice, the cache's search and a
+  // reduction's signature.
+  struct LastCall {
+    Collective collective{};
+    std::string algorithm;
+    BuildParams asked;
+    Reduction reduction;
+    Resolved resolved;
+  };
+  LastCall last_call_;
   using ChoiceKey = std::tuple<Collective, std::uint64_t, int, std::uint64_t, int, std::uint32_t>;
   mutable std::mutex choices_mutex_;
   mutable std::map<ChoiceKey, runtime::AlgorithmChoice> choices_;

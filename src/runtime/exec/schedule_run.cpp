@@ -5,6 +5,8 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstring>
 #include <optional>
 #include <vector>
@@ -42,16 +44,51 @@ std::shared_ptr<const RankPlan> plan_rank(const Schedule& schedule, const Platfo
 
 namespace {
 
-// A run's dataflow state, in one allocation: per op, how many of its dependencies are not done
-// yet, and the ops ready to launch (a stack: each op enters it once, the last one in first).
+// Keeps the memory of one freed object of each type for the next one of that type: a loop of
+// small calls then allocates nothing for its runs. A run is made on the caller's thread and
+// may be freed on another (the progress thread's), so the kept block changes hands atomically.
+template <typename T>
+struct RecyclingAllocator {
+  using value_type = T;
+  RecyclingAllocator() = default;
+  template <typename U>
+  explicit RecyclingAllocator(const RecyclingAllocator<U>&) {}
+
+  T* allocate(std::size_t n) {
+    if (n == 1) {
+      if (void* kept = kept_.exchange(nullptr)) return static_cast<T*>(kept);
+    }
+    return std::allocator<T>().allocate(n);
+  }
+  void deallocate(T* p, std::size_t n) {
+    void* none = nullptr;
+    if (n == 1 && kept_.compare_exchange_strong(none, p)) return;
+    std::allocator<T>().deallocate(p, n);
+  }
+  template <typename U>
+  bool operator==(const RecyclingAllocator<U>&) const {
+    return true;
+  }
+
+ private:
+  static inline std::atomic<void*> kept_{nullptr};
+};
+
+// A run's dataflow state: per op, how many of its dependencies are not done yet, and the ops
+// ready to launch (a stack: each op enters it once, the last one in first). A program of up to
+// kInlineOps ops (a small call's, on a few dozen ranks) keeps both in the run itself, without
+// an allocation; a longer one in one vector.
 class Dataflow {
  public:
-  explicit Dataflow(std::span<const std::uint32_t> waits_for) : counts_(2 * waits_for.size()) {
+  explicit Dataflow(std::span<const std::uint32_t> waits_for)
+      : counts_(storage(2 * waits_for.size())) {
     std::copy(waits_for.begin(), waits_for.end(), counts_.begin());
     for (std::uint32_t i = 0; i < waits_for.size(); ++i) {
       if (waits_for[i] == 0) push_ready(i);
     }
   }
+  Dataflow(const Dataflow&) = delete;  // counts_ may point into the object itself
+  Dataflow& operator=(const Dataflow&) = delete;
   // One dependency of op `i` is done: it is ready when that was the last.
   void dependency_done(std::uint32_t i) {
     if (--counts_[i] == 0) push_ready(i);
@@ -60,10 +97,18 @@ class Dataflow {
   std::uint32_t pop_ready() { return counts_[ops() + --ready_]; }
 
  private:
+  static constexpr std::size_t kInlineOps = 32;
+  std::span<std::uint32_t> storage(std::size_t entries) {
+    if (entries <= inline_.size()) return std::span(inline_).first(entries);
+    heap_.resize(entries);
+    return heap_;
+  }
   void push_ready(std::uint32_t i) { counts_[ops() + ready_++] = i; }
   std::size_t ops() const { return counts_.size() / 2; }
 
-  std::vector<std::uint32_t> counts_;  // [0, ops()): dependencies left; then the ready stack
+  std::array<std::uint32_t, 2 * kInlineOps> inline_;  // not zero-filled: written before read
+  std::vector<std::uint32_t> heap_;
+  std::span<std::uint32_t> counts_;  // [0, ops()): dependencies left; then the ready stack
   std::size_t ready_ = 0;
 };
 
@@ -72,7 +117,8 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   ScheduleRun(Engine& engine, std::shared_ptr<const Schedule> schedule,
               std::shared_ptr<const RankPlan> plan, const Platform& platform, int rank,
               CallBuffers buffers, CallIdentity identity,
-              std::function<void(const std::string&)> done, shm::GroupRunner* groups)
+              std::function<void(const std::string&)> done, shm::GroupRunner* groups,
+              std::atomic<int>* in_flight)
       : engine_(engine),
         schedule_(std::move(schedule)),
         plan_(std::move(plan)),
@@ -83,7 +129,8 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
         program_(schedule_->program(rank)),
         memory_(*schedule_, rank, buffers),
         dataflow_(plan_->waits_for),
-        groups_(groups) {}
+        groups_(groups),
+        in_flight_(in_flight) {}
 
   void start() {
     // The engine owns the run until end_call(), so its callbacks hold a plain `this` (small
@@ -103,7 +150,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
     if (!plan_->group_order.empty() && !groups_) {
       return finish(kNoGroupError);
     }
-    if (program_.empty()) return finish("");
+    if (program_.empty()) return finish(kSucceeded);
     drain();
   }
 
@@ -161,7 +208,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
         const auto to = memory_.bytes(op.range);
         const auto from = memory_.bytes(op.source);
         std::memmove(to.data(), from.data(), to.size());
-        op_done(i, "");
+        op_done(i, kSucceeded);
         break;
       }
       case OpKind::Reduce: {
@@ -169,7 +216,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
         const auto from = memory_.bytes(op.source);
         reduce_elements(identity_.reduction, to.data(), from.data(),
                         to.size() / element_size(identity_.reduction.type));
-        op_done(i, "");
+        op_done(i, kSucceeded);
         break;
       }
       default:
@@ -210,7 +257,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
     if (i < combiners_.size()) combiners_[i].reset();  // its staging memory
     ++completed_;
     for (std::uint32_t next : plan_->dependents[i]) dataflow_.dependency_done(next);
-    if (completed_ == program_.size()) return finish("");
+    if (completed_ == program_.size()) return finish(kSucceeded);
     drain();
   }
 
@@ -237,6 +284,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
 
   void report(const std::string& message) {
     deferred_.reset();
+    if (in_flight_) in_flight_->fetch_sub(1);
     done_(message);
   }
 
@@ -259,6 +307,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   std::size_t next_group_ = 0;     // the next group op to hand to the runner
   int groups_in_flight_ = 0;
   std::optional<std::string> deferred_;  // the error to report once no group op is in flight
+  std::atomic<int>* in_flight_;
 };
 
 }  // namespace
@@ -276,9 +325,11 @@ std::string describe_call(const Schedule& schedule, std::uint64_t sequence) {
 void start_schedule_run(Engine& engine, std::shared_ptr<const Schedule> schedule,
                         std::shared_ptr<const RankPlan> plan, const Platform& platform, int rank,
                         CallBuffers buffers, CallIdentity identity,
-                        std::function<void(const std::string&)> done, shm::GroupRunner* groups) {
-  std::make_shared<ScheduleRun>(engine, std::move(schedule), std::move(plan), platform, rank,
-                                buffers, std::move(identity), std::move(done), groups)
+                        std::function<void(const std::string&)> done, shm::GroupRunner* groups,
+                        std::atomic<int>* in_flight) {
+  std::allocate_shared<ScheduleRun>(RecyclingAllocator<ScheduleRun>(), engine, std::move(schedule),
+                                    std::move(plan), platform, rank, buffers, std::move(identity),
+                                    std::move(done), groups, in_flight)
       ->start();
 }
 

@@ -20,6 +20,7 @@
 // Engine::begin_call) and then drops it with `done` uncalled.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -61,12 +62,14 @@ std::shared_ptr<const RankPlan> plan_rank(const Schedule& schedule, const Platfo
                                           int rank);
 
 // Starts the call on the engine's driving thread (call it there). `plan`: plan_rank() of the
-// schedule for `rank`. `groups` may be null when the schedule has no group ops.
+// schedule for `rank`. `groups` may be null when the schedule has no group ops. `in_flight`, if
+// given, is the caller's count of its calls not reported yet: the run decrements it just before
+// it calls `done` (so `done`, a caller's completion, needs no wrapper of its own for that).
 void start_schedule_run(Engine& engine, std::shared_ptr<const Schedule> schedule,
                         std::shared_ptr<const RankPlan> plan, const Platform& platform, int rank,
                         CallBuffers buffers, CallIdentity identity,
                         std::function<void(const std::string&)> done,
-                        shm::GroupRunner* groups = nullptr);
+                        shm::GroupRunner* groups = nullptr, std::atomic<int>* in_flight = nullptr);
 
 // How many group ops `rank` runs (a GroupRunner must expect() them before the call starts).
 std::size_t group_op_count(const Schedule& schedule, int rank);

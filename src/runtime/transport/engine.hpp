@@ -146,6 +146,8 @@ struct RecvRequest {
 
 // Called once per operation on the driving thread: "" on success, else the reason.
 using Completion = std::function<void(const std::string& error)>;
+// The "" of a success, made once: a small call completes several operations.
+inline const std::string kSucceeded;
 // Starts an operation on the driving thread (send(), recv(), a schedule run); it calls the
 // completion it is given exactly once.
 using Operation = std::function<void(Completion)>;

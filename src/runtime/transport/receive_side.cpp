@@ -197,7 +197,7 @@ void ReceiveSide::complete_if_whole(const Key& key) {
   p.readers.clear();
   forget_pending_early(key);
   if (p.split) remember_completed(key);
-  complete(key, "");
+  complete(key, kSucceeded);
 }
 
 // Early chunks of `key` still being read are copies: their streams read on into memory of their

@@ -116,7 +116,7 @@ void SendSide::send_whole(SendRequest request, Completion done, int streams) {
         write_frame_now(stream->socket(), std::as_bytes(std::span(job.header)), job.payload);
     if (job.written == job.header.size() + size) {
       stream->handed += job.written;
-      done("");
+      done(kSucceeded);
       return pump(*stream);
     }
   }
@@ -373,7 +373,7 @@ void SendSide::sent_whole(const std::shared_ptr<Op>& op) {
   if (!keep_tail(*op)) return finish(op, "");
   report_message_done(*op);
   Completion done = std::move(op->done);
-  done("");
+  done(kSucceeded);
 }
 
 void SendSide::close_stream(Stream& stream, const std::string& reason) {
