@@ -35,6 +35,7 @@ struct BuildParams {
   // Two-level algorithms: the algorithm run between the node leaders, "" for the builder's own
   // choice. build_schedule() sets it from the name (`hier-shm:X` -> "X", `hier-shm` -> "").
   std::string_view leaders_algorithm{};
+  friend bool operator==(const BuildParams&, const BuildParams&) = default;
 };
 
 struct AlgorithmInfo {

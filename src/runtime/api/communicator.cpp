@@ -299,10 +299,7 @@ CommunicatorImpl::Resolved CommunicatorImpl::resolve(Collective collective,
                                                      const Reduction& reduction) {
   LastCall& last = last_call_;
   if (last.resolved.cached && last.collective == collective &&
-      last.algorithm == options.algorithm && last.asked.root == asked.root &&
-      last.asked.size == asked.size && last.asked.segment == asked.segment &&
-      last.asked.wan_pairs == asked.wan_pairs && last.asked.element_size == asked.element_size &&
-      last.reduction == reduction) {
+      last.algorithm == options.algorithm && last.asked == asked && last.reduction == reduction) {
     return last.resolved;
   }
   std::string_view algorithm = options.algorithm;
