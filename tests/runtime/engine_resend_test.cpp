@@ -175,6 +175,30 @@ TEST(EngineResend, AStallAfterTheSendCompletedIsRecoveredFromTheKeptTail) {
   link.proxy.resume(0);
 }
 
+// The same stall, but the sending rank ends right after its send returned: destroying its
+// engine first sees the kept tail through, so the held stream's share still arrives.
+TEST(EngineResend, ASenderEndingRightAfterItsSendStillDeliversTheKeptTail) {
+  auto message = testing::pattern(160 * 1024 + 7, 22);
+  const auto expected = message;
+  std::vector<std::byte> got(message.size());
+  EngineConfig sending = wan_config(0, true);
+  sending.stall_patience = {std::chrono::milliseconds(300), 4};
+  sending.endgame_patience = {std::chrono::milliseconds(300), 4};
+  HeldLink link(true, sending);
+  link.warm_up(0);
+  link.proxy.pause(0);
+  auto received = link.receive(got, {0, 1});
+  auto sent = link.send(message, {0, 1});
+  EXPECT_EQ(wait(sent, 5s), "");
+  std::fill(message.begin(), message.end(), std::byte{0xee});
+  const EngineSendCounters counters = link.sender->send_counters();
+  EXPECT_EQ(counters.stalls, 0u) << "the send waited for the stall";
+  link.sender.reset();
+  EXPECT_EQ(wait(received, 5s), "");
+  EXPECT_TRUE(got == expected);
+  link.proxy.resume(0);
+}
+
 TEST(EngineResend, WithoutResendingASplitMessageWaitsForTheHeldStream) {
   // The same message with the option off: complete only once the held stream moves again.
   HeldLink link(false);

@@ -85,6 +85,8 @@ struct Engine::State {
   std::mutex demand_mutex;
   std::condition_variable demand_changed;
   int background = 0;  // background operations not completed yet, and own work under way
+  int own_work = 0;    // of those, the engine's own (kept tails)
+  std::condition_variable own_work_ended;
   bool stopping = false;
   std::thread thread;
   std::thread listen_thread;
@@ -93,6 +95,9 @@ struct Engine::State {
   void background_began();
   void background_ended();
   bool background_pending();
+  void own_work_began();
+  void own_work_done();
+  void wait_for_own_work();
 
   void listen();
   void accept(int lane);
@@ -112,8 +117,8 @@ Engine::Engine(EngineConfig config) {
   s.context.check_signature = [&s](int peer, std::uint64_t sequence, std::uint64_t signature) {
     return s.check_signature(peer, sequence, signature);
   };
-  s.context.own_work_began = [&s] { s.background_began(); };
-  s.context.own_work_ended = [&s] { s.background_ended(); };
+  s.context.own_work_began = [&s] { s.own_work_began(); };
+  s.context.own_work_ended = [&s] { s.own_work_done(); };
   s.listen();
   s.arm_watchdog();
   s.thread = std::thread([&s] { s.drive_background(); });
@@ -122,6 +127,7 @@ Engine::Engine(EngineConfig config) {
 
 Engine::~Engine() {
   State& s = *state_;
+  s.wait_for_own_work();
   s.listen_io.stop();
   if (s.listen_thread.joinable()) s.listen_thread.join();
   s.context.handshakes.stop();
@@ -146,6 +152,34 @@ void Engine::State::background_began() {
 void Engine::State::background_ended() {
   std::lock_guard lock(demand_mutex);
   --background;
+}
+
+void Engine::State::own_work_began() {
+  {
+    std::lock_guard lock(demand_mutex);
+    ++own_work;
+  }
+  background_began();
+}
+
+void Engine::State::own_work_done() {
+  {
+    std::lock_guard lock(demand_mutex);
+    --own_work;
+  }
+  own_work_ended.notify_all();
+  background_ended();
+}
+
+// A split send's caller may have its message back while a copy of the unacknowledged end is
+// kept (the kept tail); the rank may then exit at once. The engine lets the progress thread
+// finish that work first, so a stream that stalls now still has its share sent again: the tail
+// settles when TCP acknowledged it, or ends with an error when its streams fail or make no
+// progress for the timeout. The wait is bounded by the timeout and a little more.
+void Engine::State::wait_for_own_work() {
+  const auto patience = context.config.timeout + std::chrono::seconds(1);
+  std::unique_lock lock(demand_mutex);
+  own_work_ended.wait_for(lock, patience, [this] { return own_work == 0; });
 }
 
 bool Engine::State::background_pending() {

@@ -39,7 +39,8 @@
 // non-blocking calls, and blocking ones that found the engine busy) are in flight, or while a
 // split WAN send's kept tail waits for its acknowledgements, and sleeps otherwise. Data that
 // arrives while nobody drives waits in the kernel's socket buffers until the next operation. Other
-// threads hand work to the driving thread with post(). The destructor stops the thread and closes
+// threads hand work to the driving thread with post(). The destructor first waits (up to the
+// timeout) until a kept tail is acknowledged or has failed, then stops the thread and closes
 // every socket; pending operations are dropped without their completions running.
 #pragma once
 
