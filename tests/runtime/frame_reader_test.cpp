@@ -4,6 +4,9 @@
 #include "runtime/streams/frame_reader.hpp"
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <asio.hpp>
@@ -131,6 +134,37 @@ TEST_F(FrameReaderTest, PlacedFramesArriveByteExact) {
     EXPECT_EQ(offset, expected);
     expected = offset + bytes;
   }
+}
+
+// Whether the kernel acknowledges this socket's data at once (false: in TCP's interactive mode,
+// where acknowledgements wait for data to ride on).
+bool acknowledges_at_once(asio::ip::tcp::socket& socket) {
+  int on = 0;
+  socklen_t size = sizeof on;
+  ::getsockopt(socket.native_handle(), IPPROTO_TCP, TCP_QUICKACK, &on, &size);
+  return on != 0;
+}
+
+TEST_F(FrameReaderTest, ALargePayloadIsAcknowledgedAtOnce) {
+  // The socket starts in the interactive mode a ping-pong puts it in; reading a payload of
+  // kQuickAcknowledgedPayload bytes takes it out before the first bytes land.
+  const int off = 0;
+  ::setsockopt(socket.native_handle(), IPPROTO_TCP, TCP_QUICKACK, &off, sizeof off);
+  ASSERT_FALSE(acknowledges_at_once(socket));
+  const std::size_t size = FrameReader::kQuickAcknowledgedPayload;
+  const std::vector<std::byte> message = pattern(size, 3);
+  std::vector<std::byte> buffer(size);
+  std::optional<bool> at_first_landing;
+  sink.on_place = [&](FrameReader&, const FrameHeader&) { return FramePlacement::read(buffer); };
+  sink.on_landed = [&](FrameReader&) {
+    if (!at_first_landing) at_first_landing = acknowledges_at_once(socket);
+  };
+  reader.start();
+  std::thread sender([&] { write_frame(header(0, 0, size, size), message); });
+  EXPECT_TRUE(run_until([&] { return sink.done.size() == 1; }));
+  sender.join();
+  EXPECT_EQ(buffer, message);
+  EXPECT_EQ(at_first_landing, std::optional<bool>(true));
 }
 
 TEST_F(FrameReaderTest, EmptyFrameIsDoneWithoutARead) {

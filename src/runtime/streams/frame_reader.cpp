@@ -8,6 +8,8 @@
 #include <optional>
 #include <utility>
 
+#include "runtime/streams/stream_progress.hpp"
+
 namespace multilane::runtime {
 
 namespace {
@@ -232,6 +234,7 @@ void FrameReader::place() {
       done_ = 0;
       stopping_ = false;
       if (into_.empty()) return finish_frame();
+      if (into_.size() >= kQuickAcknowledgedPayload) acknowledge_now(socket_.native_handle());
       phase_ = Phase::Payload;
       if (staged() > 0) return continue_with([this] { payload_from_stage(); });
       return read_payload();
