@@ -376,6 +376,82 @@ TEST_F(FrameReaderTest, ClosingTheSocketEndsTheReaderSilently) {
   EXPECT_FALSE(sink.end_error.has_value());
 }
 
+// A reader given PolledReaders, as the engine's incoming streams are: while a caller spins, a
+// reader whose socket ran empty, between frames or inside a payload, is read by that caller's
+// poll() instead of through the reactor.
+class PolledFrameReaderTest : public FrameReaderTest {
+ protected:
+  PolledFrameReaderTest() { polled.start_polling(); }
+
+  // Spins as Engine::drive_until_finished does until `done` holds (at most 10 s); counts the
+  // polls that read something.
+  template <typename Pred>
+  bool spin_until(Pred done) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > until) return false;
+      if (polled.poll()) ++polled_reads;
+      io.restart();
+      io.poll_one();
+    }
+    return true;
+  }
+
+  PolledReaders polled;
+  FrameReader polled_reader{socket, kCheck, "polled stream", sink, scratch, 0, &polled};
+  int polled_reads = 0;
+};
+
+TEST_F(PolledFrameReaderTest, APayloadArrivingInPiecesIsReadByTheSpinningCaller) {
+  const std::size_t size = 300'000;
+  const std::vector<std::byte> message = pattern(size, 8);
+  std::vector<std::byte> buffer(size);
+  sink.on_place = [&](FrameReader&, const FrameHeader&) { return FramePlacement::read(buffer); };
+  polled_reader.start();
+  write_frame(header(0, 0, size, size), std::span(message).first(1000));
+  ASSERT_TRUE(spin_until([&] { return sink.landed_bytes == 1000; }));
+  const int before = polled_reads;
+  for (const std::size_t end : {std::size_t{100'000}, std::size_t{200'000}, size}) {
+    EXPECT_FALSE(polled_reader.busy()) << "an empty socket inside a payload is left to polling";
+    write(std::span(message).subspan(sink.landed_bytes, end - sink.landed_bytes));
+    ASSERT_TRUE(spin_until([&] { return sink.landed_bytes == end; }));
+  }
+  EXPECT_EQ(sink.done.size(), 1u);
+  EXPECT_EQ(buffer, message);
+  EXPECT_GE(polled_reads - before, 3);
+}
+
+TEST_F(PolledFrameReaderTest, StopPayloadOfAPolledReaderDropsTheRest) {
+  StoppedFrame frames;
+  sink.on_place = [&](FrameReader&, const FrameHeader& h) { return frames.place(h); };
+  polled_reader.start();
+  write_frame(header(0, 0, frames.first.size(), frames.first.size()),
+              std::span(frames.first).first(100));
+  ASSERT_TRUE(spin_until([&] { return sink.landed_bytes == 100; }));
+  ASSERT_FALSE(polled_reader.busy());  // listed for polling, no read outstanding
+  polled_reader.stop_payload();
+  write(std::span(frames.first).subspan(100));
+  write_frame(header(1, 0, frames.second.size(), frames.second.size()), frames.second);
+  EXPECT_TRUE(spin_until([&] { return sink.done.size() == 1; }));
+  frames.expect_kept(sink, 100);
+}
+
+TEST_F(PolledFrameReaderTest, APayloadReaderHandedBackToTheReactorGoesOn) {
+  // The spinning caller stops polling (it is about to sleep): the listed reader waits through
+  // the reactor again, and the rest of its payload lands without any poll().
+  const std::vector<std::byte> message = pattern(50'000, 9);
+  std::vector<std::byte> buffer(message.size());
+  sink.on_place = [&](FrameReader&, const FrameHeader&) { return FramePlacement::read(buffer); };
+  polled_reader.start();
+  write_frame(header(0, 0, message.size(), message.size()), std::span(message).first(100));
+  ASSERT_TRUE(spin_until([&] { return sink.landed_bytes == 100; }));
+  polled.stop_polling();
+  EXPECT_TRUE(polled_reader.busy());
+  write(std::span(message).subspan(100));
+  EXPECT_TRUE(run_until([&] { return sink.done.size() == 1; }));
+  EXPECT_EQ(buffer, message);
+}
+
 // Many small frames sent in one write arrive whole, in order, each with its prefix (the
 // routers' route header): the stage holds several frames at once.
 TEST_F(FrameReaderTest, SmallFramesSentTogetherArriveInOrderWithTheirPrefixes) {

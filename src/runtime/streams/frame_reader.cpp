@@ -58,6 +58,11 @@ void FrameReader::stop_payload() {
   if (phase_ != Phase::Payload || stopping_) return;
   stopping_ = true;
   if (reading_) stop_read_.emit(asio::cancellation_type::terminal);
+  if (listed_) {  // no read outstanding: the rest is dropped from a handler of its own
+    polled_->forget(*this);
+    listed_ = false;
+    continue_with([this] { discard(into_.size() - done_); });
+  }
 }
 
 std::span<std::byte> FrameReader::take_staged(std::size_t most) {
@@ -142,7 +147,10 @@ void FrameReader::wait_readable() {
   socket_.async_wait(asio::socket_base::wait_read,
                      [this, keep = sink_.keep_alive()](const asio::error_code& error) {
                        in_handler_ = true;
-                       if (error) {
+                       if (phase_ == Phase::Payload) {
+                         reading_ = false;
+                         error ? on_payload(error, 0) : read_payload();
+                       } else if (error) {
                          on_staged(error, 0);
                        } else {
                          stage_now();
@@ -157,15 +165,33 @@ bool FrameReader::read_polled() {
     listed_ = false;
     return true;
   }
-  const auto got = receive_into_stage();
+  const bool payload = phase_ == Phase::Payload;
+  const auto got = payload ? receive_into_payload() : receive_into_stage();
   if (!got) return false;
   const auto keep = sink_.keep_alive();  // the sink may let go of its owner meanwhile
   polled_->forget(*this);
   listed_ = false;
   in_handler_ = true;
-  staged_by_recv(*got);
+  payload ? paid_by_recv(*got) : staged_by_recv(*got);
   in_handler_ = false;
   return true;
+}
+
+// What recv() into the rest of the payload's span returned; nothing when the socket was empty.
+std::optional<ssize_t> FrameReader::receive_into_payload() {
+  const ssize_t got =
+      ::recv(socket_.native_handle(), into_.data() + done_, into_.size() - done_, MSG_DONTWAIT);
+  if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return std::nullopt;
+  return got;
+}
+
+void FrameReader::paid_by_recv(ssize_t got) {
+  if (got > 0) {
+    payload_drained_ = static_cast<std::size_t>(got) < into_.size() - done_;
+    return on_payload({}, static_cast<std::size_t>(got));
+  }
+  if (got == 0) return on_payload(asio::error::eof, 0);
+  on_payload(asio::error_code(errno, asio::system_category()), 0);
 }
 
 // What recv() into the stage returned; nothing when the socket was empty.
@@ -247,20 +273,27 @@ void FrameReader::payload_from_stage() {
   if (stopping_) return discard(left);
   const auto bytes = take_staged(left);
   std::copy(bytes.begin(), bytes.end(), into_.begin() + static_cast<std::ptrdiff_t>(done_));
+  payload_drained_ = drained_;  // the stage's read took all the kernel had
   on_payload({}, bytes.size());
 }
 
 // Each read offers everything left of the span (not asio::async_read's 64 KiB at a time) and
-// reports what it got, so the owner counts bytes as they come.
+// reports what it got, so the owner counts bytes as they come. A read that took all the kernel
+// had leaves the empty socket to a spinning caller, as a header read does: bytes that arrive
+// meanwhile are read by the next recv() instead of after the reactor's epoll_wait().
 void FrameReader::read_payload() {
   phase_ = Phase::Payload;
+  if (stopping_) return discard(into_.size() - done_);  // stopped while waiting for readiness
+  if (std::exchange(payload_drained_, false) && list_for_polling()) return;
   reading_ = true;
+  const std::size_t asked = into_.size() - done_;
   socket_.async_read_some(
-      asio::buffer(into_.data() + done_, into_.size() - done_),
+      asio::buffer(into_.data() + done_, asked),
       asio::bind_cancellation_slot(
-          stop_read_.slot(),
-          [this, keep = sink_.keep_alive()](const asio::error_code& error, std::size_t bytes) {
+          stop_read_.slot(), [this, asked, keep = sink_.keep_alive()](const asio::error_code& error,
+                                                                      std::size_t bytes) {
             in_handler_ = true;
+            payload_drained_ = !error && bytes < asked;
             on_payload(error, bytes);
             in_handler_ = false;
           }));

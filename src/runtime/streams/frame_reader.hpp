@@ -156,6 +156,8 @@ class FrameReader {
   void payload_from_stage();
   void place();
   void read_payload();
+  std::optional<ssize_t> receive_into_payload();
+  void paid_by_recv(ssize_t got);
   void on_payload(const asio::error_code& error, std::size_t bytes);
   void discard(std::uint64_t bytes);
   void finish_frame();
@@ -174,7 +176,8 @@ class FrameReader {
   FrameBytes header_bytes_{};
   FrameHeader header_;
   std::span<std::byte> into_;
-  std::size_t done_ = 0;  // payload bytes in `into_`
+  std::size_t done_ = 0;          // payload bytes in `into_`
+  bool payload_drained_ = false;  // the last payload read took all the kernel had
   asio::cancellation_signal stop_read_;
   bool in_handler_ = false;  // one of this reader's handlers is running
   std::array<std::byte, kStageBytes> stage_{};

@@ -6,14 +6,14 @@
 // calls the handler once with (error, bytes written) like asio::async_write. The caller keeps
 // the socket and both spans alive until then; a socket writes one frame at a time.
 //
-// Each call offers the kernel a bounded part of the frame: the first call at most kFirstWrite
-// bytes, the later ones at most kLargestWrite. A small first call wakes the peer's reader while
-// the rest is still being copied, so both copies run at once; later calls of a megabyte keep
-// the calls per byte few. On loopback (medians of 5 interleaved runs, 1 MiB window): a 1 MiB
-// ping-pong takes 400-460 us a round trip and one stream moves 31-32 Gbit/s; with every call
-// at most 256 KiB, 330-370 us and 17 Gbit/s; with no bound on the first call, 590-620 us.
-// (asio::async_write offers at most 64 KiB per call, which costs a trip through the event loop
-// per 64 KiB.)
+// Each call offers the kernel at most kLargestWrite bytes, so a large frame costs few calls, and
+// one of a megabyte or less leaves in a single one. A smaller first call, to wake the peer's
+// reader while the rest is still being copied, costs more than it overlaps: on loopback a 1 MiB
+// ping-pong takes 220-223 us a round trip with the whole frame in one call, 254-257 us with a
+// first call of 256 KiB, and 329-335 us with calls of 256 KiB, while one stream moves 38-40
+// Gbit/s either way (multilane bench -n 2 --pingpong / --p2p, interleaved runs; the reader
+// acknowledges large payloads at once, frame_reader.hpp). (asio::async_write offers at most 64
+// KiB per call, which costs a trip through the event loop per 64 KiB.)
 //
 // write_frame_now() is the synchronous start for a caller that would otherwise wait for the
 // write's handler: it writes what the kernel takes at once and returns the count, and the
@@ -38,7 +38,6 @@
 
 namespace multilane::runtime {
 
-inline constexpr std::size_t kFirstWrite = 256 * 1024;
 inline constexpr std::size_t kLargestWrite = 1024 * 1024;
 
 // One write_frame() in flight: moved into each call as its handler.
@@ -70,10 +69,9 @@ class FrameWrite {
  private:
   void next() {
     const std::size_t head_at = std::min(done_, head_.size());
-    const std::size_t bound = done_ == 0 ? kFirstWrite : kLargestWrite;
-    const std::size_t from_head = std::min(head_.size() - head_at, bound);
+    const std::size_t from_head = std::min(head_.size() - head_at, kLargestWrite);
     const std::size_t body_at = done_ - head_at;
-    const std::size_t from_body = std::min(body_.size() - body_at, bound - from_head);
+    const std::size_t from_body = std::min(body_.size() - body_at, kLargestWrite - from_head);
     const std::array<asio::const_buffer, 2> buffers{
         asio::buffer(head_.data() + head_at, from_head),
         asio::buffer(body_.data() + body_at, from_body)};
@@ -89,12 +87,12 @@ class FrameWrite {
   std::size_t done_ = 0;
 };
 
-// The bytes of `head` then `body` that the kernel took at once (at most kFirstWrite); 0 when
+// The bytes of `head` then `body` that the kernel took at once (at most kLargestWrite); 0 when
 // its buffer is full, and 0 on an error, which the asynchronous write of the rest then reports.
 inline std::size_t write_frame_now(asio::ip::tcp::socket& socket, std::span<const std::byte> head,
                                    std::span<const std::byte> body) {
-  const std::size_t from_head = std::min(head.size(), kFirstWrite);
-  const std::size_t from_body = std::min(body.size(), kFirstWrite - from_head);
+  const std::size_t from_head = std::min(head.size(), kLargestWrite);
+  const std::size_t from_body = std::min(body.size(), kLargestWrite - from_head);
   std::array<iovec, 2> parts{iovec{const_cast<std::byte*>(head.data()), from_head},
                              iovec{const_cast<std::byte*>(body.data()), from_body}};
   msghdr message{};
