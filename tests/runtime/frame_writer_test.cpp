@@ -109,6 +109,31 @@ TEST_F(FrameWriterTest, HeadLongerThanOneCallArrivesByteExact) {
   expect_arrives(pattern(kLargestWrite * 3 + 5, 11), pattern(kLargestWrite + 1));
 }
 
+// write_frame_now() writes what the kernel takes at once: a small frame (copied together and
+// written with send()) and one just too large for that (sendmsg() of both parts) arrive whole,
+// and a full socket takes nothing.
+TEST_F(FrameWriterTest, WriteFrameNowWritesSmallAndLargerFramesWhole) {
+  connect(true);
+  const auto head = pattern(64, 5);
+  std::vector<std::byte> expected;
+  for (const std::size_t size :
+       {std::size_t{0}, std::size_t{8}, std::size_t{1024}, std::size_t{1025}, std::size_t{4000}}) {
+    const auto body = pattern(size, static_cast<unsigned>(size));
+    EXPECT_EQ(write_frame_now(writer, head, body), head.size() + size) << size << " bytes";
+    const auto frame = joined(head, body);
+    expected.insert(expected.end(), frame.begin(), frame.end());
+  }
+  std::vector<std::byte> received(expected.size());
+  asio::read(peer, asio::buffer(received));
+  EXPECT_EQ(received, expected);
+  // Nobody reads: the socket fills up, and then takes nothing.
+  const auto body = pattern(1000, 6);
+  std::size_t rounds = 0;
+  while (write_frame_now(writer, head, body) > 0 && rounds < 100'000) ++rounds;
+  EXPECT_LT(rounds, 100'000u);
+  EXPECT_EQ(write_frame_now(writer, head, body), 0u);
+}
+
 TEST_F(FrameWriterTest, CancelledWriteReportsExactlyTheBytesThePeerReads) {
   connect(true);
   const std::vector<std::byte> head = pattern(64, 5);
