@@ -146,6 +146,27 @@ TEST(EngineResend, ASplitMessageCompletesWhileAStreamIsHeld) {
   link.proxy.resume(0);
 }
 
+// A sender whose watch counts a stream as stalled after 300 ms without progress.
+EngineConfig sender_seeing_stalls_soon() {
+  EngineConfig sending = wan_config(0, true);
+  sending.stall_patience = {std::chrono::milliseconds(300), 4};
+  sending.endgame_patience = {std::chrono::milliseconds(300), 4};
+  return sending;
+}
+
+// Holds stream 0, sends `message` as message {0, 1} into `got` and returns once the send
+// completed (before the watch can see the stall), with the receive still under way; the
+// caller's buffer is then overwritten, as the caller may.
+std::future<std::string> send_past_held_stream_0(HeldLink& link, std::vector<std::byte>& message,
+                                                 std::vector<std::byte>& got) {
+  link.proxy.pause(0);
+  auto received = link.receive(got, {0, 1});
+  auto sent = link.send(message, {0, 1});
+  EXPECT_EQ(wait(sent, 5s), "");
+  std::fill(message.begin(), message.end(), std::byte{0xee});
+  return received;
+}
+
 // A split message small enough that every frame of it is in the kernel at once: the send
 // completes before the watch can see stream 0 stall (it needs 300 ms of no progress), keeping a
 // copy of what is not acknowledged yet; once the stall shows, stream 0's share goes again from
@@ -154,18 +175,11 @@ TEST(EngineResend, AStallAfterTheSendCompletedIsRecoveredFromTheKeptTail) {
   auto message = testing::pattern(160 * 1024 + 7, 21);
   const auto expected = message;
   std::vector<std::byte> got(message.size());  // outlives the engines, also if a check fails
-  EngineConfig sending = wan_config(0, true);
-  sending.stall_patience = {std::chrono::milliseconds(300), 4};
-  sending.endgame_patience = {std::chrono::milliseconds(300), 4};
-  HeldLink link(true, sending);
+  HeldLink link(true, sender_seeing_stalls_soon());
   link.warm_up(0);
-  link.proxy.pause(0);
   const EngineSendCounters before = link.sender->send_counters();
-  auto received = link.receive(got, {0, 1});
-  auto sent = link.send(message, {0, 1});
-  EXPECT_EQ(wait(sent, 5s), "");
+  auto received = send_past_held_stream_0(link, message, got);
   EXPECT_EQ(link.sender->send_counters().stalls, before.stalls) << "the send waited for the stall";
-  std::fill(message.begin(), message.end(), std::byte{0xee});  // the caller's buffer is free
   EXPECT_EQ(wait(received, 5s), "");
   EXPECT_TRUE(got == expected);
   const EngineSendCounters after = link.sender->send_counters();
@@ -181,18 +195,10 @@ TEST(EngineResend, ASenderEndingRightAfterItsSendStillDeliversTheKeptTail) {
   auto message = testing::pattern(160 * 1024 + 7, 22);
   const auto expected = message;
   std::vector<std::byte> got(message.size());
-  EngineConfig sending = wan_config(0, true);
-  sending.stall_patience = {std::chrono::milliseconds(300), 4};
-  sending.endgame_patience = {std::chrono::milliseconds(300), 4};
-  HeldLink link(true, sending);
+  HeldLink link(true, sender_seeing_stalls_soon());
   link.warm_up(0);
-  link.proxy.pause(0);
-  auto received = link.receive(got, {0, 1});
-  auto sent = link.send(message, {0, 1});
-  EXPECT_EQ(wait(sent, 5s), "");
-  std::fill(message.begin(), message.end(), std::byte{0xee});
-  const EngineSendCounters counters = link.sender->send_counters();
-  EXPECT_EQ(counters.stalls, 0u) << "the send waited for the stall";
+  auto received = send_past_held_stream_0(link, message, got);
+  EXPECT_EQ(link.sender->send_counters().stalls, 0u) << "the send waited for the stall";
   link.sender.reset();
   EXPECT_EQ(wait(received, 5s), "");
   EXPECT_TRUE(got == expected);

@@ -66,6 +66,28 @@ struct Recorder final : FrameSink {
   }
 };
 
+// Message 0, whose payload is stopped after its first bytes, then message 1, read whole.
+struct StoppedFrame {
+  std::vector<std::byte> first = pattern(50'000, 3);
+  std::vector<std::byte> second = pattern(20, 4);
+  std::vector<std::byte> buffer = std::vector<std::byte>(first.size(), std::byte{0xee});
+  std::vector<std::byte> next = std::vector<std::byte>(second.size());
+
+  FramePlacement place(const FrameHeader& h) {
+    return FramePlacement::read(h.message_id == 0 ? std::span(buffer) : std::span(next));
+  }
+  // Message 1 is in; of message 0 only the first `kept` bytes landed.
+  void expect_kept(const Recorder& sink, std::uint64_t kept) const {
+    ASSERT_EQ(sink.done.size(), 1u);
+    EXPECT_EQ(sink.done[0].message_id, 1u);  // the stopped frame is not done
+    EXPECT_EQ(next, second);
+    EXPECT_EQ(sink.landed_bytes, kept + second.size());
+    EXPECT_TRUE(std::equal(buffer.begin(), buffer.begin() + kept, first.begin()));
+    EXPECT_TRUE(std::all_of(buffer.begin() + kept, buffer.end(),
+                            [](std::byte b) { return b == std::byte{0xee}; }));
+  }
+};
+
 class FrameReaderTest : public ::testing::Test {
  protected:
   FrameReaderTest() {
@@ -78,6 +100,19 @@ class FrameReaderTest : public ::testing::Test {
     asio::write(writer, asio::buffer(bytes.data(), bytes.size()));
   }
   void write_header(const FrameHeader& h) { write(encode_frame_header(h)); }
+  // Payloads go where `frames` places them.
+  void place_into(StoppedFrame& frames) {
+    sink.on_place = [&frames](FrameReader&, const FrameHeader& h) { return frames.place(h); };
+  }
+  // Message 0's header and first 100 bytes; then the rest of it and message 1.
+  void write_start(const StoppedFrame& frames) {
+    write_frame(header(0, 0, frames.first.size(), frames.first.size()),
+                std::span(frames.first).first(100));
+  }
+  void write_rest(const StoppedFrame& frames) {
+    write(std::span(frames.first).subspan(100));
+    write_frame(header(1, 0, frames.second.size(), frames.second.size()), frames.second);
+  }
   void write_frame(const FrameHeader& h, std::span<const std::byte> payload) {
     write_header(h);
     write(payload);
@@ -311,57 +346,31 @@ TEST_F(FrameReaderTest, PeerClosingInsideAHeaderIsReportedSo) {
   EXPECT_FALSE(sink.between_frames);
 }
 
-// Message 0, whose payload is stopped after its first bytes, then message 1, read whole.
-struct StoppedFrame {
-  std::vector<std::byte> first = pattern(50'000, 3);
-  std::vector<std::byte> second = pattern(20, 4);
-  std::vector<std::byte> buffer = std::vector<std::byte>(first.size(), std::byte{0xee});
-  std::vector<std::byte> next = std::vector<std::byte>(second.size());
-
-  FramePlacement place(const FrameHeader& h) {
-    return FramePlacement::read(h.message_id == 0 ? std::span(buffer) : std::span(next));
-  }
-  // Message 1 is in; of message 0 only the first `kept` bytes landed.
-  void expect_kept(const Recorder& sink, std::uint64_t kept) const {
-    ASSERT_EQ(sink.done.size(), 1u);
-    EXPECT_EQ(sink.done[0].message_id, 1u);  // the stopped frame is not done
-    EXPECT_EQ(next, second);
-    EXPECT_EQ(sink.landed_bytes, kept + second.size());
-    EXPECT_TRUE(std::equal(buffer.begin(), buffer.begin() + kept, first.begin()));
-    EXPECT_TRUE(std::all_of(buffer.begin() + kept, buffer.end(),
-                            [](std::byte b) { return b == std::byte{0xee}; }));
-  }
-};
-
 TEST_F(FrameReaderTest, StopPayloadFromLandedDropsTheRest) {
   StoppedFrame frames;
-  sink.on_place = [&](FrameReader&, const FrameHeader& h) { return frames.place(h); };
+  place_into(frames);
   sink.on_landed = [](FrameReader& r) { r.stop_payload(); };
   reader.start();
-  write_frame(header(0, 0, frames.first.size(), frames.first.size()),
-              std::span(frames.first).first(100));
+  write_start(frames);
   EXPECT_TRUE(run_until([&] { return sink.landed_bytes > 0; }));
   sink.on_landed = nullptr;
   const std::uint64_t kept = sink.landed_bytes;
-  write(std::span(frames.first).subspan(100));
-  write_frame(header(1, 0, frames.second.size(), frames.second.size()), frames.second);
+  write_rest(frames);
   EXPECT_TRUE(run_until([&] { return sink.done.size() == 1; }));
   frames.expect_kept(sink, kept);
 }
 
 TEST_F(FrameReaderTest, StopPayloadCancelsAnOutstandingRead) {
   StoppedFrame frames;
-  sink.on_place = [&](FrameReader&, const FrameHeader& h) { return frames.place(h); };
+  place_into(frames);
   reader.start();
-  write_frame(header(0, 0, frames.first.size(), frames.first.size()),
-              std::span(frames.first).first(100));
+  write_start(frames);
   EXPECT_TRUE(run_until([&] { return sink.landed_bytes == 100; }));
   settle();
   ASSERT_TRUE(reader.busy());  // waiting for the rest, into the buffer
   reader.stop_payload();
   settle();
-  write(std::span(frames.first).subspan(100));
-  write_frame(header(1, 0, frames.second.size(), frames.second.size()), frames.second);
+  write_rest(frames);
   EXPECT_TRUE(run_until([&] { return sink.done.size() == 1; }));
   frames.expect_kept(sink, 100);
 }
@@ -423,15 +432,13 @@ TEST_F(PolledFrameReaderTest, APayloadArrivingInPiecesIsReadByTheSpinningCaller)
 
 TEST_F(PolledFrameReaderTest, StopPayloadOfAPolledReaderDropsTheRest) {
   StoppedFrame frames;
-  sink.on_place = [&](FrameReader&, const FrameHeader& h) { return frames.place(h); };
+  place_into(frames);
   polled_reader.start();
-  write_frame(header(0, 0, frames.first.size(), frames.first.size()),
-              std::span(frames.first).first(100));
+  write_start(frames);
   ASSERT_TRUE(spin_until([&] { return sink.landed_bytes == 100; }));
   ASSERT_FALSE(polled_reader.busy());  // listed for polling, no read outstanding
   polled_reader.stop_payload();
-  write(std::span(frames.first).subspan(100));
-  write_frame(header(1, 0, frames.second.size(), frames.second.size()), frames.second);
+  write_rest(frames);
   EXPECT_TRUE(spin_until([&] { return sink.done.size() == 1; }));
   frames.expect_kept(sink, 100);
 }
