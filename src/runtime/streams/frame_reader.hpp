@@ -31,8 +31,9 @@
 // read that took all the kernel had, the next header is read from a handler of its own (the
 // owner's caller has moved on by then), by a non-blocking recv and, when that finds nothing,
 // a wait for readiness: no read that can only fail sits between a frame's arrival and the
-// owner's answer to it. With `polled` given, a reader whose socket is empty lists itself there
-// while a spinning caller polls (polled_readers.hpp) and waits for readiness otherwise.
+// owner's answer to it. With `polled` given, a reader whose socket is empty, between frames or
+// inside a payload whose bytes are still coming, lists itself there while a spinning caller
+// polls (polled_readers.hpp) and waits for readiness otherwise.
 //
 // Threading: the reader runs on the thread running the socket's io_context; the owner calls it
 // on that thread only, and its sink is called from there. The owner owns the socket, the
