@@ -6,10 +6,10 @@
 // where the reactor costs an epoll_wait(), then the recv(), and asio's dispatch between them
 // (bench/tcp_floor on loopback: 8.2 against 11.3 us a round trip), and the rest of a large one
 // as it comes. While polling is on, a reader that would wait for readiness lists itself here
-// instead (at most kMostPolled; the
-// others wait as usual). Whoever drives the io_context without polling (the progress thread,
-// a caller about to sleep) calls stop_polling() first, which hands every listed reader back to
-// the reactor, so that no socket goes unwatched while nobody polls.
+// instead (at most kMostPolled; the others wait as usual). Whoever drives the io_context
+// without polling (the progress thread, a caller about to sleep) calls stop_polling() first,
+// which hands every listed reader back to the reactor, so that no socket goes unwatched while
+// nobody polls.
 //
 // Threading: used only by the thread running the io_context.
 #pragma once
