@@ -99,8 +99,9 @@ void FrameReader::read_header() {
   }
   reading_ = true;
   if (drained_) return read_header_later();
+  const std::span<std::byte> room = stage_room();
   socket_.async_read_some(
-      asio::buffer(stage_.data() + stage_end_, stage_.size() - stage_end_),
+      asio::buffer(room.data(), room.size()),
       [this, keep = sink_.keep_alive()](const asio::error_code& error, std::size_t bytes) {
         in_handler_ = true;
         on_staged(error, bytes);
@@ -128,7 +129,7 @@ void FrameReader::read_header_later() {
 }
 
 void FrameReader::stage_now() {
-  if (const auto got = receive_into_stage()) return staged_by_recv(*got);
+  if (const auto read = receive_now(stage_room())) return on_staged(read->error, read->bytes);
   if (!list_for_polling()) wait_readable();
 }
 
@@ -149,7 +150,7 @@ void FrameReader::wait_readable() {
                        in_handler_ = true;
                        if (phase_ == Phase::Payload) {
                          reading_ = false;
-                         error ? on_payload(error, 0) : read_payload();
+                         error ? on_payload(error, 0, false) : read_payload();
                        } else if (error) {
                          on_staged(error, 0);
                        } else {
@@ -166,48 +167,30 @@ bool FrameReader::read_polled() {
     return true;
   }
   const bool payload = phase_ == Phase::Payload;
-  const auto got = payload ? receive_into_payload() : receive_into_stage();
-  if (!got) return false;
+  const std::span<std::byte> into = payload ? into_.subspan(done_) : stage_room();
+  const auto read = receive_now(into);
+  if (!read) return false;
   const auto keep = sink_.keep_alive();  // the sink may let go of its owner meanwhile
   polled_->forget(*this);
   listed_ = false;
   in_handler_ = true;
-  payload ? paid_by_recv(*got) : staged_by_recv(*got);
+  if (payload) {
+    on_payload(read->error, read->bytes, !read->error && read->bytes < into.size());
+  } else {
+    on_staged(read->error, read->bytes);
+  }
   in_handler_ = false;
   return true;
 }
 
-// What recv() into the rest of the payload's span returned; nothing when the socket was empty.
-std::optional<ssize_t> FrameReader::receive_into_payload() {
-  const ssize_t got =
-      ::recv(socket_.native_handle(), into_.data() + done_, into_.size() - done_, MSG_DONTWAIT);
-  if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return std::nullopt;
-  return got;
-}
-
-void FrameReader::paid_by_recv(ssize_t got) {
-  if (got > 0) {
-    payload_drained_ = static_cast<std::size_t>(got) < into_.size() - done_;
-    return on_payload({}, static_cast<std::size_t>(got));
-  }
-  if (got == 0) return on_payload(asio::error::eof, 0);
-  on_payload(asio::error_code(errno, asio::system_category()), 0);
-}
-
-// What recv() into the stage returned; nothing when the socket was empty.
-std::optional<ssize_t> FrameReader::receive_into_stage() {
-  const ssize_t got = ::recv(socket_.native_handle(), stage_.data() + stage_end_,
-                             stage_.size() - stage_end_, MSG_DONTWAIT);
-  if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return std::nullopt;
-  return got;
-}
-
-// What a recv() into the stage that did not find the socket empty returned (errno as it left
-// it).
-void FrameReader::staged_by_recv(ssize_t got) {
-  if (got > 0) return on_staged({}, static_cast<std::size_t>(got));
-  if (got == 0) return on_staged(asio::error::eof, 0);
-  on_staged(asio::error_code(errno, asio::system_category()), 0);
+// What a non-blocking recv() into `into` read, as a read's handler would hear it (errno as
+// recv() left it); nothing when the socket was empty. `into` is never empty.
+std::optional<FrameReader::Read> FrameReader::receive_now(std::span<std::byte> into) {
+  const ssize_t got = ::recv(socket_.native_handle(), into.data(), into.size(), MSG_DONTWAIT);
+  if (got > 0) return Read{{}, static_cast<std::size_t>(got)};
+  if (got == 0) return Read{asio::error::eof, 0};
+  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return std::nullopt;
+  return Read{asio::error_code(errno, asio::system_category()), 0};
 }
 
 void FrameReader::on_staged(const asio::error_code& error, std::size_t bytes) {
@@ -273,8 +256,7 @@ void FrameReader::payload_from_stage() {
   if (stopping_) return discard(left);
   const auto bytes = take_staged(left);
   std::copy(bytes.begin(), bytes.end(), into_.begin() + static_cast<std::ptrdiff_t>(done_));
-  payload_drained_ = drained_;  // the stage's read took all the kernel had
-  on_payload({}, bytes.size());
+  on_payload({}, bytes.size(), drained_);  // drained_: the stage's read took all the kernel had
 }
 
 // Each read offers everything left of the span (not asio::async_read's 64 KiB at a time) and
@@ -293,15 +275,16 @@ void FrameReader::read_payload() {
           stop_read_.slot(), [this, asked, keep = sink_.keep_alive()](const asio::error_code& error,
                                                                       std::size_t bytes) {
             in_handler_ = true;
-            payload_drained_ = !error && bytes < asked;
-            on_payload(error, bytes);
+            on_payload(error, bytes, !error && bytes < asked);
             in_handler_ = false;
           }));
 }
 
-void FrameReader::on_payload(const asio::error_code& error, std::size_t bytes) {
+void FrameReader::on_payload(const asio::error_code& error, std::size_t bytes,
+                             bool socket_emptied) {
   reading_ = false;
   if (!socket_.is_open()) return;
+  payload_drained_ = socket_emptied;
   const std::size_t at = done_;
   done_ += bytes;
   if (bytes > 0) {

@@ -152,16 +152,20 @@ class FrameReader {
   void read_header_later();
   void stage_now();
   bool list_for_polling();
-  std::optional<ssize_t> receive_into_stage();
-  void staged_by_recv(ssize_t got);
+  // A read's outcome, as asio hands it to a handler.
+  struct Read {
+    asio::error_code error;
+    std::size_t bytes = 0;
+  };
+  std::optional<Read> receive_now(std::span<std::byte> into);
+  std::span<std::byte> stage_room() { return std::span(stage_).subspan(stage_end_); }
   void on_staged(const asio::error_code& error, std::size_t bytes);
   void header_arrived();
   void payload_from_stage();
   void place();
   void read_payload();
-  std::optional<ssize_t> receive_into_payload();
-  void paid_by_recv(ssize_t got);
-  void on_payload(const asio::error_code& error, std::size_t bytes);
+  // `socket_emptied`: the read took all the kernel had, so the next one waits for more.
+  void on_payload(const asio::error_code& error, std::size_t bytes, bool socket_emptied);
   void discard(std::uint64_t bytes);
   void finish_frame();
   void end(const asio::error_code& error, bool between_frames);

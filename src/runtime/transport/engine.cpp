@@ -86,7 +86,7 @@ struct Engine::State {
   std::condition_variable demand_changed;
   int background = 0;  // background operations not completed yet, and own work under way
   int own_work = 0;    // of those, the engine's own (kept tails)
-  std::condition_variable own_work_ended;
+  std::condition_variable own_work_settled;
   bool stopping = false;
   std::thread thread;
   std::thread listen_thread;
@@ -167,7 +167,7 @@ void Engine::State::own_work_done() {
     std::lock_guard lock(demand_mutex);
     --own_work;
   }
-  own_work_ended.notify_all();
+  own_work_settled.notify_all();
   background_ended();
 }
 
@@ -179,7 +179,7 @@ void Engine::State::own_work_done() {
 void Engine::State::wait_for_own_work() {
   const auto patience = context.config.timeout + std::chrono::seconds(1);
   std::unique_lock lock(demand_mutex);
-  own_work_ended.wait_for(lock, patience, [this] { return own_work == 0; });
+  own_work_settled.wait_for(lock, patience, [this] { return own_work == 0; });
 }
 
 bool Engine::State::background_pending() {

@@ -370,7 +370,7 @@ void SendSide::written(Stream& stream, std::size_t bytes) {
 // TCP acknowledged it (settle_tails()). A kept tail's own copies end here too.
 void SendSide::sent_whole(const std::shared_ptr<Op>& op) {
   if (op->tail) return;
-  if (!keep_tail(*op)) return finish(op, "");
+  if (!keep_tail(*op)) return finish(op, kSucceeded);
   report_message_done(*op);
   Completion done = std::move(op->done);
   done(kSucceeded);
@@ -440,7 +440,7 @@ void SendSide::check_timeouts(Clock::time_point now) {
   for (const auto& op : expired) {
     // A kept tail nobody acknowledged for that long is dropped: its caller is long gone.
     if (op->tail) {
-      finish(op, "");
+      finish(op, kSucceeded);
       continue;
     }
     const auto& r = op->request;

@@ -250,7 +250,7 @@ void SendSide::settle_tails() {
     });
     if (!waiting) settled.push_back(op);
   }
-  for (const auto& op : settled) finish(op, "");
+  for (const auto& op : settled) finish(op, kSucceeded);
 }
 
 bool SendSide::holds_unacknowledged(const Stream& stream, const Op& op) {
