@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <asio.hpp>
@@ -457,6 +459,143 @@ TEST_F(PolledFrameReaderTest, APayloadReaderHandedBackToTheReactorGoesOn) {
   write(std::span(message).subspan(100));
   EXPECT_TRUE(run_until([&] { return sink.done.size() == 1; }));
   EXPECT_EQ(buffer, message);
+}
+
+// Readiness events of `socket` as a second reactor (an epoll set of its own) would hear them.
+class ReadinessWatch {
+ public:
+  explicit ReadinessWatch(asio::ip::tcp::socket& socket) {
+    epoll_event event{};
+    event.events = EPOLLIN | EPOLLET;
+    ::epoll_ctl(epoll_, EPOLL_CTL_ADD, socket.native_handle(), &event);
+  }
+  ~ReadinessWatch() { ::close(epoll_); }
+  ReadinessWatch(const ReadinessWatch&) = delete;
+  ReadinessWatch& operator=(const ReadinessWatch&) = delete;
+  // Whether the socket was reported readable since the last call (waits up to 50 ms).
+  bool signalled() {
+    epoll_event event{};
+    return ::epoll_wait(epoll_, &event, 1, 50) == 1;
+  }
+
+ private:
+  int epoll_ = ::epoll_create1(0);
+};
+
+TEST_F(PolledFrameReaderTest, ArrivalsOnAListedReadersSocketDoNotWakeTheReactor) {
+  // The spinning caller reads a listed socket itself; the kernel then skips the wake-up that
+  // every arrival would cost the sender, until the reader is handed back to the reactor.
+  ReadinessWatch watch(socket);
+  std::vector<std::byte> buffer(8);
+  sink.on_place = [&](FrameReader&, const FrameHeader&) { return FramePlacement::read(buffer); };
+  polled_reader.start();
+  write_frame(header(0, 0, 8, 8), pattern(8, 1));
+  ASSERT_TRUE(spin_until([&] { return sink.done.size() == 1; }));
+  ASSERT_FALSE(polled_reader.busy());  // listed: the socket is empty
+  watch.signalled();                   // forget the events of the first frame
+  write_frame(header(1, 0, 8, 8), pattern(8, 2));
+  EXPECT_FALSE(watch.signalled()) << "a small arrival on a listed socket woke the reactor";
+  polled.stop_polling();
+  EXPECT_TRUE(watch.signalled()) << "the bytes already there are reported at the hand-back";
+  EXPECT_TRUE(run_until([&] { return sink.done.size() == 2; }));
+  EXPECT_EQ(buffer, pattern(8, 2));
+}
+
+TEST_F(PolledFrameReaderTest, AListedReaderDestroyedLeavesItsSocketSignallingArrivals) {
+  std::vector<std::byte> buffer(8);
+  sink.on_place = [&](FrameReader&, const FrameHeader&) { return FramePlacement::read(buffer); };
+  {
+    FrameReader listed{socket, kCheck, "short-lived stream", sink, scratch, 0, &polled};
+    listed.start();
+    write_frame(header(0, 0, 8, 8), pattern(8, 1));
+    ASSERT_TRUE(spin_until([&] { return sink.done.size() == 1; }));
+    ASSERT_FALSE(listed.busy());  // listed
+  }
+  ReadinessWatch watch(socket);
+  watch.signalled();
+  write_frame(header(1, 0, 8, 8), pattern(8, 2));
+  EXPECT_TRUE(watch.signalled()) << "whoever reads the socket next would not hear of it";
+}
+
+TEST_F(PolledFrameReaderTest, AHeaderReaderHandedBackToTheReactorReadsTheNextSmallFrame) {
+  std::vector<std::byte> buffer(8);
+  sink.on_place = [&](FrameReader&, const FrameHeader&) { return FramePlacement::read(buffer); };
+  polled_reader.start();
+  write_frame(header(0, 0, 8, 8), pattern(8, 1));
+  ASSERT_TRUE(spin_until([&] { return sink.done.size() == 1; }));
+  polled.stop_polling();
+  EXPECT_TRUE(polled_reader.busy());  // waiting through the reactor
+  write_frame(header(1, 0, 8, 8), pattern(8, 2));
+  EXPECT_TRUE(run_until([&] { return sink.done.size() == 2; }));
+  EXPECT_EQ(buffer, pattern(8, 2));
+}
+
+TEST_F(PolledFrameReaderTest, AReaderWhoseStageFilledUpReadsOnThroughTheReactor) {
+  // Frames that fill the stage exactly: the socket may hold more, so the next read goes
+  // through the reactor, and must hear of a small frame that comes later.
+  constexpr std::size_t kFrame = 128;
+  constexpr std::size_t kPayload = kFrame - kFrameHeaderSize;
+  static_assert(FrameReader::kStageBytes % kFrame == 0);
+  std::vector<std::byte> buffer(kPayload);
+  sink.on_place = [&](FrameReader&, const FrameHeader&) { return FramePlacement::read(buffer); };
+  polled_reader.start();
+  write_frame(header(0, 0, kPayload, kPayload), pattern(kPayload, 1));
+  ASSERT_TRUE(spin_until([&] { return sink.done.size() == 1; }));
+  ASSERT_FALSE(polled_reader.busy());  // listed
+  std::vector<std::byte> stage_full;
+  const std::size_t frames = FrameReader::kStageBytes / kFrame;
+  for (std::uint64_t id = 1; id <= frames; ++id) {
+    const FrameBytes h = encode_frame_header(header(id, 0, kPayload, kPayload));
+    stage_full.insert(stage_full.end(), h.begin(), h.end());
+    const std::vector<std::byte> payload = pattern(kPayload, static_cast<unsigned>(id));
+    stage_full.insert(stage_full.end(), payload.begin(), payload.end());
+  }
+  write(stage_full);
+  ASSERT_TRUE(spin_until([&] { return sink.done.size() == 1 + frames; }));
+  write_frame(header(frames + 1, 0, kPayload, kPayload), pattern(kPayload, 99));
+  EXPECT_TRUE(spin_until([&] { return sink.done.size() == 2 + frames; }));
+  EXPECT_EQ(buffer, pattern(kPayload, 99));
+}
+
+// A listed reader gets a header whose payload comes later: the payload is read (or dropped)
+// through the reactor, which must hear of its bytes.
+class LatePayloadTest : public PolledFrameReaderTest {
+ protected:
+  // Reads a first frame, so that the reader is listed, then sends message 1's header alone.
+  void header_alone(std::size_t payload) {
+    polled_reader.start();
+    write_frame(header(0, 0, 0, 0), {});
+    ASSERT_TRUE(spin_until([&] { return sink.placed.size() == 1; }));
+    ASSERT_FALSE(polled_reader.busy());  // listed
+    write_header(header(1, 0, payload, payload));
+    ASSERT_TRUE(spin_until([&] { return sink.placed.size() == 2; }));
+  }
+};
+
+TEST_F(LatePayloadTest, APayloadThatComesAfterItsHeaderLands) {
+  const std::vector<std::byte> message = pattern(1000, 4);
+  std::vector<std::byte> buffer(message.size());
+  sink.on_place = [&](FrameReader&, const FrameHeader& h) {
+    return FramePlacement::read(std::span(buffer).first(h.length));
+  };
+  header_alone(message.size());
+  write(message);
+  EXPECT_TRUE(spin_until([&] { return sink.done.size() == 2; }));
+  EXPECT_EQ(buffer, message);
+}
+
+TEST_F(LatePayloadTest, ADroppedPayloadThatComesAfterItsHeaderIsReadPast) {
+  std::vector<std::byte> buffer(8);
+  sink.on_place = [&](FrameReader&, const FrameHeader& h) {
+    if (h.message_id == 1) return FramePlacement::discard();
+    return FramePlacement::read(std::span(buffer).first(h.length));
+  };
+  header_alone(1000);
+  write(pattern(1000, 4));
+  write_frame(header(2, 0, 8, 8), pattern(8, 5));
+  EXPECT_TRUE(spin_until([&] { return sink.done.size() == 2; }));
+  EXPECT_EQ(sink.done.back().message_id, 2u);
+  EXPECT_EQ(buffer, pattern(8, 5));
 }
 
 // Many small frames sent in one write arrive whole, in order, each with its prefix (the

@@ -42,6 +42,7 @@ FrameReader::FrameReader(asio::ip::tcp::socket& socket, const FrameCheck& check,
 
 FrameReader::~FrameReader() {
   if (listed_) polled_->forget(*this);
+  if (socket_.is_open()) signal_arrivals();  // for whoever reads the socket next
 }
 
 void FrameReader::start() {
@@ -99,6 +100,7 @@ void FrameReader::read_header() {
   }
   reading_ = true;
   if (drained_) return read_header_later();
+  signal_arrivals();
   const std::span<std::byte> room = stage_room();
   socket_.async_read_some(
       asio::buffer(room.data(), room.size()),
@@ -138,12 +140,19 @@ bool FrameReader::list_for_polling() {
   if (polled_ == nullptr || !polled_->list(*this)) return false;
   reading_ = false;
   listed_ = true;
+  if (!quiet_) quiet_ = set_receive_low_water(socket_.native_handle(), kQuietLowWater);
   return true;
+}
+
+void FrameReader::signal_arrivals() {
+  if (quiet_) set_receive_low_water(socket_.native_handle(), 1);
+  quiet_ = false;
 }
 
 void FrameReader::wait_readable() {
   listed_ = false;
   if (!socket_.is_open()) return;
+  signal_arrivals();
   reading_ = true;
   socket_.async_wait(asio::socket_base::wait_read,
                      [this, keep = sink_.keep_alive()](const asio::error_code& error) {
@@ -267,6 +276,7 @@ void FrameReader::read_payload() {
   phase_ = Phase::Payload;
   if (stopping_) return discard(into_.size() - done_);  // stopped while waiting for readiness
   if (std::exchange(payload_drained_, false) && list_for_polling()) return;
+  signal_arrivals();
   reading_ = true;
   const std::size_t asked = into_.size() - done_;
   socket_.async_read_some(
@@ -307,6 +317,7 @@ void FrameReader::discard(std::uint64_t bytes) {
   if (scratch_.empty()) scratch_.resize(kDiscardBytes);
   const std::size_t piece =
       static_cast<std::size_t>(std::min<std::uint64_t>(bytes, scratch_.size()));
+  signal_arrivals();
   reading_ = true;
   asio::async_read(
       socket_, asio::buffer(scratch_.data(), piece),

@@ -38,4 +38,8 @@ void acknowledge_now(int fd) {
   if (fd >= 0) ::setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &on, sizeof on);
 }
 
+bool set_receive_low_water(int fd, int bytes) {
+  return fd >= 0 && ::setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof bytes) == 0;
+}
+
 }  // namespace multilane::runtime

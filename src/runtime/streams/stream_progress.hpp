@@ -38,6 +38,11 @@ StreamProgress tcp_progress(int socket_fd);
 // kernel's delayed-acknowledgement timer (TCP_QUICKACK); ignored when the socket cannot.
 void acknowledge_now(int socket_fd);
 
+// Sets how many received bytes a TCP socket must hold before the kernel reports it readable
+// and wakes its waiters (SO_RCVLOWAT; the kernel caps it at half the receive buffer). A
+// non-blocking recv() still returns whatever is there. False when the socket refused.
+bool set_receive_low_water(int socket_fd, int bytes);
+
 // What a stream set asks about each of its streams; tcp_progress unless a test or an unusual
 // path (one whose acknowledgements do not mean delivery) supplies its own.
 using StreamProgressProbe = std::function<StreamProgress(int socket_fd)>;
