@@ -84,10 +84,12 @@ struct Engine::State {
   std::mutex driver;  // held by the thread that runs the io_context
   std::mutex demand_mutex;
   std::condition_variable demand_changed;
-  int background = 0;  // background operations not completed yet, and own work under way
-  int own_work = 0;    // of those, the engine's own (kept tails)
+  // Changed under demand_mutex (for the condition variables); read without it by
+  // background_pending(), on every blocking call.
+  std::atomic<int> background = 0;  // background operations not completed yet, and own work
+  int own_work = 0;                 // of those, the engine's own (kept tails)
   std::condition_variable own_work_settled;
-  bool stopping = false;
+  std::atomic<bool> stopping = false;
   std::thread thread;
   std::thread listen_thread;
 
@@ -183,7 +185,6 @@ void Engine::State::wait_for_own_work() {
 }
 
 bool Engine::State::background_pending() {
-  std::lock_guard lock(demand_mutex);
   return !stopping && background > 0;
 }
 
@@ -284,7 +285,7 @@ std::string Engine::begin_call(std::uint64_t sequence, std::uint64_t signature,
   State& s = *state_;
   s.call_nodes.at(s.calls, sequence) = {signature, std::move(on_mismatch), std::move(owner)};
   auto early = s.early_signatures.find(sequence);
-  if (early == s.early_signatures.end()) return "";
+  if (early == s.early_signatures.end()) return {};
   const EarlySignature seen = early->second;
   s.early_signature_nodes.erase(s.early_signatures, early);
   return seen.signature == signature ? "" : mismatch_text(seen.peer, sequence);

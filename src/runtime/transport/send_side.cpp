@@ -28,14 +28,18 @@ SendSide::SendSide(EngineContext& context, ReceiveSide& receive)
     : context_(context),
       receive_(receive),
       addresses_(context.config.size),
+      links_(context.config.size),
       watch_timer_(context.io) {}
 
 // Each stream's pending write ends before its cancellation signal is destroyed, also where a
 // reader still holds the connection.
 SendSide::~SendSide() {
-  for (auto& [key, link] : links_) {
-    for (auto& stream : link->streams) {
-      if (stream->connection) stream->connection->close("the engine stopped");
+  for (auto& lanes : links_) {
+    for (auto& link : lanes) {
+      if (!link) continue;
+      for (auto& stream : link->streams) {
+        if (stream->connection) stream->connection->close("the engine stopped");
+      }
     }
   }
 }
@@ -62,7 +66,9 @@ std::string SendSide::peer_endpoint(int peer, int lane) {
 }
 
 SendSide::Link& SendSide::link(int peer, int lane, LinkClass link_class) {
-  auto& slot = links_[{peer, lane}];
+  auto& lanes = links_.at(peer);
+  if (lane >= static_cast<int>(lanes.size())) lanes.resize(lane + 1);
+  auto& slot = lanes[lane];
   if (!slot) {
     const auto& settings = link_class == LinkClass::Wan ? context_.config.wan : context_.config.lan;
     const int streams = std::max(1, settings.streams);

@@ -29,7 +29,6 @@
 #include <atomic>
 #include <deque>
 #include <list>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -191,9 +190,9 @@ class SendSide {
   EngineContext& context_;
   ReceiveSide& receive_;
   std::mutex addresses_mutex_;
-  std::vector<std::vector<std::string>> addresses_;  // per peer, per lane
-  std::map<std::pair<int, int>, std::unique_ptr<Link>> links_;
-  std::list<std::shared_ptr<Op>> ops_;      // unfinished sends
+  std::vector<std::vector<std::string>> addresses_;        // per peer, per lane
+  std::vector<std::vector<std::unique_ptr<Link>>> links_;  // per peer, per lane; made on use
+  std::list<std::shared_ptr<Op>> ops_;                     // unfinished sends
   std::list<std::shared_ptr<Op>> feeding_;  // split sends with pieces left, oldest first
   asio::steady_timer watch_timer_;
   bool watching_ = false;
