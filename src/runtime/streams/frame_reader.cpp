@@ -100,6 +100,13 @@ void FrameReader::read_header() {
   }
   reading_ = true;
   if (drained_) return read_header_later();
+  read_stage_through_reactor();
+}
+
+// asio reads at once when its last read did not empty the socket or readiness was reported
+// since, and otherwise waits for the next report without re-arming the socket (async_wait
+// re-arms it, a system call of its own).
+void FrameReader::read_stage_through_reactor() {
   signal_arrivals();
   const std::span<std::byte> room = stage_room();
   socket_.async_read_some(
@@ -114,9 +121,8 @@ void FrameReader::read_header() {
 // The last read took all the kernel had. asio would try the next read at once, before it
 // waits, and fail with EAGAIN: a system call between a small message's arrival and its answer,
 // since the owner completes a receive within this handler. So the read starts from a handler
-// of its own, after the owner's caller has moved on, and reads the socket itself: what is there
-// is taken within that handler, and an empty socket is waited on (async_wait re-arms the
-// readiness, so bytes that came meanwhile are not missed).
+// of its own, after the owner's caller has moved on: what is there is taken within that
+// handler, and an empty socket is left to a spinning caller or waited on through the reactor.
 void FrameReader::read_header_later() {
   drained_ = false;
   asio::post(socket_.get_executor(), [this, keep = sink_.keep_alive()] {
@@ -131,8 +137,9 @@ void FrameReader::read_header_later() {
 }
 
 void FrameReader::stage_now() {
+  if (polled_ == nullptr || !polled_->has_room()) return read_stage_through_reactor();
   if (const auto read = receive_now(stage_room())) return on_staged(read->error, read->bytes);
-  if (!list_for_polling()) wait_readable();
+  list_for_polling();
 }
 
 // Leaves the empty socket to a spinning caller, if one polls (polled_readers.hpp).

@@ -29,11 +29,12 @@
 // sink is never called from within the owner's own call to start() or resume(): staged bytes
 // found then are taken in a handler of their own, as bytes from the socket would be. After a
 // read that took all the kernel had, the next header is read from a handler of its own (the
-// owner's caller has moved on by then), by a non-blocking recv and, when that finds nothing,
-// a wait for readiness: no read that can only fail sits between a frame's arrival and the
-// owner's answer to it. With `polled` given, a reader whose socket is empty, between frames or
-// inside a payload whose bytes are still coming, lists itself there while a spinning caller
-// polls (polled_readers.hpp) and waits for readiness otherwise.
+// owner's caller has moved on by then): no read that can only fail sits between a frame's
+// arrival and the owner's answer to it. With `polled` given and room in it, that read is a
+// non-blocking recv, and a reader whose socket is empty, between frames or inside a payload
+// whose bytes are still coming, lists itself there while a spinning caller polls
+// (polled_readers.hpp). Otherwise it is asio's read, which waits for readiness without
+// re-arming the socket (an async_wait re-arms it with a system call of its own).
 //
 // Quiet listed sockets: the reactor watches every socket (epoll), so each arriving segment
 // also runs the reactor's wake-up callback, in the sender's system call on loopback. While a
@@ -164,6 +165,7 @@ class FrameReader {
   void read_header();
   void read_header_later();
   void stage_now();
+  void read_stage_through_reactor();
   bool list_for_polling();
   // Lowers a quiet socket's low-water mark: the reactor hears of every arrival again.
   void signal_arrivals();

@@ -8,7 +8,7 @@
 namespace multilane::runtime {
 
 bool PolledReaders::list(FrameReader& reader) {
-  if (!polling_ || readers_.size() >= kMostPolled) return false;
+  if (!has_room()) return false;
   readers_.push_back(&reader);
   return true;
 }

@@ -39,6 +39,8 @@ class PolledReaders {
   // For FrameReader: lists a reader that found its socket empty (false: it waits through the
   // reactor), and forgets one that is read or destroyed.
   bool list(FrameReader& reader);
+  // Whether list() would take a reader now.
+  bool has_room() const { return polling_ && readers_.size() < kMostPolled; }
   void forget(const FrameReader& reader);
 
  private:
