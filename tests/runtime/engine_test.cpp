@@ -311,6 +311,52 @@ TEST(Engine, AnAnswerTravelsOverTheConnectionsThePeerOpened) {
   }
 }
 
+// Two ranks that send first at once each open their own connections; the higher rank then
+// writes on the lower rank's, so both directions share one (each carries the other's
+// acknowledgements), and messages go on arriving whole both ways.
+TEST(Engine, TwoRanksThatSentAtOnceShareTheLowerRanksConnections) {
+  auto low = std::make_unique<Engine>(config_of(0));
+  auto high = std::make_unique<Engine>(config_of(1));
+  low->set_peer_addresses(1, high->listening_addresses());
+  high->set_peer_addresses(0, low->listening_addresses());
+  // Message `id` of `size` bytes each way at once, both in the background.
+  const auto exchange = [&](std::uint64_t id, std::size_t size) {
+    const std::vector<std::byte> up = testing::pattern(size, 1);
+    const std::vector<std::byte> down = testing::pattern(size, 2);
+    std::vector<std::byte> up_in(size), down_in(size);
+    std::promise<std::string> sent_up, sent_down, got_up, got_down;
+    const auto background = [](Engine& engine, std::promise<std::string>& done, auto operation) {
+      engine.start_background(std::move(operation),
+                              [&done](const std::string& error) { done.set_value(error); });
+    };
+    background(*high, got_up, [&](Completion c) {
+      high->recv({.peer = 0, .key = {0, id}, .signature = 0, .bytes = up_in, .landed = {}},
+                 std::move(c));
+    });
+    background(*low, got_down, [&](Completion c) {
+      low->recv({.peer = 1, .key = {0, id}, .signature = 0, .bytes = down_in, .landed = {}},
+                std::move(c));
+    });
+    background(*low, sent_up, [&](Completion c) {
+      low->send({1, {0}, LinkClass::Lan, {0, id}, 0, up}, std::move(c));
+    });
+    background(*high, sent_down, [&](Completion c) {
+      high->send({0, {0}, LinkClass::Lan, {0, id}, 0, down}, std::move(c));
+    });
+    for (auto* done : {&sent_up, &sent_down, &got_up, &got_down}) {
+      auto result = done->get_future();
+      ASSERT_EQ(result.wait_for(5s), std::future_status::ready);
+      EXPECT_EQ(result.get(), "");
+    }
+    EXPECT_EQ(up_in, up);
+    EXPECT_EQ(down_in, down);
+  };
+  exchange(1, 64 * 1024);  // split over both streams: both ranks open both of theirs
+  for (std::uint64_t id = 2; id < 6; ++id) exchange(id, id % 2 == 0 ? 200 : 50'000);
+  EXPECT_EQ(high->send_counters().moved_to_peer, 2u);  // both streams of the link
+  EXPECT_EQ(low->send_counters().moved_to_peer, 0u);
+}
+
 // begin_call()'s owner is the call's own state: the engine holds it until end_call(), or
 // until the engine itself ends.
 TEST(Engine, HoldsACallsOwnerUntilTheCallOrTheEngineEnds) {

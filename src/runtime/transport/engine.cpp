@@ -388,7 +388,8 @@ void Engine::State::handshake(asio::ip::tcp::socket socket, int lane) {
         auto connection = std::make_shared<Connection>(context.io);
         connection->socket.assign(protocol, adopted);
         connection->socket.set_option(asio::ip::tcp::no_delay(true));
-        receive.adopt(std::move(connection), id.rank, id.lane, id.stream, /*opened_by_peer=*/true);
+        receive.adopt(connection, id.rank, id.lane, id.stream, /*opened_by_peer=*/true);
+        send.peer_connected(id.rank, id.lane, id.stream, connection);
         receive.handshake_ended();
       });
     } catch (const std::exception& e) {

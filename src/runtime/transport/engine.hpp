@@ -99,6 +99,9 @@ struct EngineConfig {
 struct EngineSendCounters {
   std::uint64_t stalls = 0;        // shares of stalled streams sent again
   std::uint64_t resent_bytes = 0;  // their bytes, handed to other streams a second time
+  // Streams that moved to the peer's connection, after both ranks opened their own at once
+  // (send_side.hpp).
+  std::uint64_t moved_to_peer = 0;
 };
 
 struct MessageKey {

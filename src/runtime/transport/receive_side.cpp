@@ -52,13 +52,20 @@ void ReceiveSide::adopt(std::shared_ptr<Connection> connection, int peer, int la
 std::vector<std::shared_ptr<Connection>> ReceiveSide::peer_connections(int peer, int lane,
                                                                        int count) const {
   std::vector<std::shared_ptr<Connection>> found(count);
+  for (int stream = 0; stream < count; ++stream) {
+    found[stream] = peer_connection(peer, lane, stream);
+    if (!found[stream]) return {};
+  }
+  return found;
+}
+
+std::shared_ptr<Connection> ReceiveSide::peer_connection(int peer, int lane, int stream) const {
   for (const auto& s : streams_) {
     const bool wanted = s->opened_by_peer() && s->peer() == peer && s->lane() == lane &&
-                        s->stream() < count && !s->is_closed();
-    if (wanted) found[s->stream()] = s->connection();
+                        s->stream() == stream && !s->is_closed();
+    if (wanted) return s->connection();
   }
-  if (std::count(found.begin(), found.end(), nullptr) > 0) return {};
-  return found;
+  return nullptr;
 }
 
 void ReceiveSide::close_connection(const Connection& connection, const std::string& reason) {

@@ -53,6 +53,8 @@ class ReceiveSide {
   // The connections `peer` opened on `lane`, streams 0..count-1, for sending back over them;
   // empty unless all `count` are open.
   std::vector<std::shared_ptr<Connection>> peer_connections(int peer, int lane, int count) const;
+  // The open connection `peer` opened as stream `stream` on `lane`, if any.
+  std::shared_ptr<Connection> peer_connection(int peer, int lane, int stream) const;
   // The sending side gave `connection` up: its reader here closes with `reason`.
   void close_connection(const Connection& connection, const std::string& reason);
   void recv(RecvRequest request, Completion done);

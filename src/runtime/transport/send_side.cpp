@@ -91,6 +91,9 @@ void SendSide::send(SendRequest request, Completion done) {
     streams += static_cast<int>(l.streams.size());
   }
   if (is_striped(request.bytes.size(), streams, context_.config.stripe)) {
+    for (int lane : request.lanes) {  // before the send is in flight on them
+      for (auto& stream : link(request.peer, lane, request.link).streams) move_to_peers(*stream);
+    }
     return start_split(add_op(std::move(request), std::move(done)));
   }
   send_whole(std::move(request), std::move(done), streams);
@@ -108,6 +111,7 @@ void SendSide::send_whole(SendRequest request, Completion done, int streams) {
     }
     index -= static_cast<int>(l.streams.size());
   }
+  move_to_peers(*stream);
   const std::uint64_t size = request.bytes.size();
   const FrameHeader header{
       0,    context_.config.job_id, request.key.sequence, request.key.message_id, 0, size,
@@ -264,8 +268,55 @@ void SendSide::connected(Link& link, std::vector<int> fds, asio::ip::tcp protoco
     // The peer may send back over it.
     receive_.adopt(stream.connection, link.peer, link.lane, static_cast<int>(i),
                    /*opened_by_peer=*/false);
-    pump(stream);
   }
+  share_peer_connections(link);  // if the peer opened its own meanwhile
+  for (auto& stream : link.streams) pump(*stream);
+}
+
+// Two ranks that sent first at once each opened their own connections, and each direction would
+// keep its own: every small message then costs an acknowledgement packet of its own (a third
+// of the segments of an 8-rank alltoall of 8 B). On a LAN link the higher rank writes on the
+// lower rank's connection instead, once its stream has nothing in flight, so each direction
+// carries the other's acknowledgements. (WAN streams stay: their stall watch counts the bytes
+// of one socket.)
+void SendSide::peer_connected(int peer, int lane, int stream,
+                              const std::shared_ptr<Connection>& connection) {
+  if (peer >= context_.config.rank) return;
+  auto& lanes = links_.at(peer);
+  if (lane >= static_cast<int>(lanes.size()) || !lanes[lane]) return;
+  Link& link = *lanes[lane];
+  if (link.link != LinkClass::Lan || stream >= static_cast<int>(link.streams.size())) return;
+  Stream& s = *link.streams[stream];
+  if (!s.connection || s.connection == connection) return;  // not connected yet: connected()
+  s.peers = connection;
+  move_to_peers(s);
+}
+
+void SendSide::share_peer_connections(Link& link) {
+  if (link.link != LinkClass::Lan || link.peer >= context_.config.rank) return;
+  for (auto& stream : link.streams) {
+    stream->peers = receive_.peer_connection(link.peer, link.lane, stream->index);
+  }
+}
+
+void SendSide::move_to_peers(Stream& stream) {
+  if (!stream.peers || !stream.idle() || sends_to(stream.link->peer)) return;
+  std::shared_ptr<Connection> theirs = std::move(stream.peers);
+  stream.peers.reset();
+  if (!theirs->socket.is_open()) return;
+  try {  // this link class's tuning, as a connection opened here has it
+    apply_buffer_sizes(theirs->socket, context_.config.lan.socket);
+    apply_connected_options(theirs->socket, context_.config.lan.socket);
+  } catch (const std::system_error&) {
+    return;  // it stays on its own connection
+  }
+  stream.connection = std::move(theirs);
+  moved_to_peer_.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool SendSide::sends_to(int peer) const {
+  return std::any_of(ops_.begin(), ops_.end(),
+                     [peer](const auto& op) { return op->request.peer == peer; });
 }
 
 void SendSide::link_failed(Link& link, const std::string& reason) {
@@ -284,6 +335,7 @@ void SendSide::link_failed(Link& link, const std::string& reason) {
 
 void SendSide::pump(Stream& stream) {
   if (stream.writing || stream.closed || !stream.connection) return;
+  move_to_peers(stream);
   if (stream.queue.empty() && !take_piece(stream)) return;
   stream.writing = true;
   const Job& job = stream.queue.front();

@@ -6,8 +6,10 @@
 // K of its own, which the peer then sends back over. So answers carry the TCP acknowledgements
 // of the messages they answer, instead of each message costing an acknowledgement packet of its
 // own (2.7 us a small round trip on loopback, bench/tcp_floor). Two ranks that start at once
-// each open their own and each sends over its own. A connection is one socket (connection.hpp)
-// that the ReceiveSide reads and this side writes.
+// each open their own; on a LAN link the higher rank then moves each stream to the lower
+// rank's connection once the stream has nothing in flight, so that the two directions share
+// one again. A connection is one socket (connection.hpp) that the ReceiveSide reads and this
+// side writes.
 //
 // A message below the stripe threshold goes whole on one stream of the lanes it names (rotating
 // by message id). A larger one is split: each of its streams takes the next piece when it has
@@ -57,6 +59,10 @@ class SendSide {
   void send(SendRequest request, Completion done);
   void check_timeouts(Clock::time_point now);
   void abandon_call(std::uint64_t sequence);
+  // The peer opened `connection` as stream `stream` of its link to this rank on `lane` (the
+  // ReceiveSide reads it already).
+  void peer_connected(int peer, int lane, int stream,
+                      const std::shared_ptr<Connection>& connection);
   EngineSendCounters counters() const;  // thread-safe
 
  private:
@@ -87,6 +93,7 @@ class SendSide {
     // connection, and the connection is closed in ~SendSide, so it outlives the pending write.
     asio::cancellation_signal stop_write;
     std::shared_ptr<Connection> connection;  // set once connected; a reader shares it
+    std::shared_ptr<Connection> peers;       // the peer's, to write on once nothing is in flight
     asio::ip::tcp::socket& socket() const { return connection->socket; }
     std::deque<Job> queue;
     bool writing = false;
@@ -149,6 +156,9 @@ class SendSide {
   Link& link(int peer, int lane, LinkClass link_class);
   void connect(Link& link);
   bool use_peer_connections(Link& link);
+  void share_peer_connections(Link& link);
+  void move_to_peers(Stream& stream);
+  bool sends_to(int peer) const;
   void connected(Link& link, std::vector<int> fds, asio::ip::tcp protocol);
   void link_failed(Link& link, const std::string& reason);
   void send_whole(SendRequest request, Completion done, int streams);
@@ -196,8 +206,9 @@ class SendSide {
   std::list<std::shared_ptr<Op>> feeding_;  // split sends with pieces left, oldest first
   asio::steady_timer watch_timer_;
   bool watching_ = false;
-  std::atomic<std::uint64_t> stalls_{0};        // shares of stalled streams sent again
-  std::atomic<std::uint64_t> resent_bytes_{0};  // ... their bytes
+  std::atomic<std::uint64_t> stalls_{0};         // shares of stalled streams sent again
+  std::atomic<std::uint64_t> resent_bytes_{0};   // ... their bytes
+  std::atomic<std::uint64_t> moved_to_peer_{0};  // streams moved to the peer's connection
 };
 
 }  // namespace multilane::runtime

@@ -27,7 +27,9 @@ constexpr auto kWatchInterval = std::chrono::milliseconds(10);
 }  // namespace
 
 EngineSendCounters SendSide::counters() const {
-  return {stalls_.load(std::memory_order_relaxed), resent_bytes_.load(std::memory_order_relaxed)};
+  return {.stalls = stalls_.load(std::memory_order_relaxed),
+          .resent_bytes = resent_bytes_.load(std::memory_order_relaxed),
+          .moved_to_peer = moved_to_peer_.load(std::memory_order_relaxed)};
 }
 
 StreamProgress SendSide::probe(Stream& stream) const {
