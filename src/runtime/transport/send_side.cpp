@@ -34,14 +34,11 @@ SendSide::SendSide(EngineContext& context, ReceiveSide& receive)
 // Each stream's pending write ends before its cancellation signal is destroyed, also where a
 // reader still holds the connection.
 SendSide::~SendSide() {
-  for (auto& lanes : links_) {
-    for (auto& link : lanes) {
-      if (!link) continue;
-      for (auto& stream : link->streams) {
-        if (stream->connection) stream->connection->close("the engine stopped");
-      }
+  for_each_link([](Link& link) {
+    for (auto& stream : link.streams) {
+      if (stream->connection) stream->connection->close("the engine stopped");
     }
-  }
+  });
 }
 
 void SendSide::set_peer_addresses(int peer, std::vector<std::string> addresses) {
@@ -237,21 +234,29 @@ bool SendSide::use_peer_connections(Link& link) {
   std::vector<std::shared_ptr<Connection>> connections =
       receive_.peer_connections(link.peer, link.lane, static_cast<int>(link.streams.size()));
   if (connections.empty()) return false;
-  const auto& settings = link.link == LinkClass::Wan ? context_.config.wan : context_.config.lan;
   for (std::size_t i = 0; i < connections.size(); ++i) {
     Stream& stream = *link.streams[i];
     stream.connection = std::move(connections[i]);
-    try {  // this link class's tuning, as a connection opened here has it
-      apply_buffer_sizes(stream.socket(), settings.socket);
-      apply_connected_options(stream.socket(), settings.socket);
-    } catch (const std::system_error& e) {
-      close_stream(stream, fmt::format("tuning the connection from rank {} failed: {}", link.peer,
-                                       e.what()));
+    if (const std::string failed = tune_as_own(stream.socket(), link.link); !failed.empty()) {
+      close_stream(stream,
+                   fmt::format("tuning the connection from rank {} failed: {}", link.peer, failed));
       continue;
     }
     pump(stream);
   }
   return true;
+}
+
+// This link class's tuning, as a connection opened here has it; "" or why it failed.
+std::string SendSide::tune_as_own(asio::ip::tcp::socket& socket, LinkClass link_class) const {
+  const auto& settings = link_class == LinkClass::Wan ? context_.config.wan : context_.config.lan;
+  try {
+    apply_buffer_sizes(socket, settings.socket);
+    apply_connected_options(socket, settings.socket);
+  } catch (const std::system_error& e) {
+    return e.what();
+  }
+  return "";
 }
 
 void SendSide::connected(Link& link, std::vector<int> fds, asio::ip::tcp protocol) {
@@ -279,13 +284,16 @@ void SendSide::connected(Link& link, std::vector<int> fds, asio::ip::tcp protoco
 // lower rank's connection instead, once its stream has nothing in flight, so each direction
 // carries the other's acknowledgements. (WAN streams stay: their stall watch counts the bytes
 // of one socket.)
+bool SendSide::moves_to_peer(const Link& link) const {
+  return link.link == LinkClass::Lan && link.peer < context_.config.rank;
+}
+
 void SendSide::peer_connected(int peer, int lane, int stream,
                               const std::shared_ptr<Connection>& connection) {
-  if (peer >= context_.config.rank) return;
   auto& lanes = links_.at(peer);
   if (lane >= static_cast<int>(lanes.size()) || !lanes[lane]) return;
   Link& link = *lanes[lane];
-  if (link.link != LinkClass::Lan || stream >= static_cast<int>(link.streams.size())) return;
+  if (!moves_to_peer(link) || stream >= static_cast<int>(link.streams.size())) return;
   Stream& s = *link.streams[stream];
   if (!s.connection || s.connection == connection) return;  // not connected yet: connected()
   s.peers = connection;
@@ -293,7 +301,7 @@ void SendSide::peer_connected(int peer, int lane, int stream,
 }
 
 void SendSide::share_peer_connections(Link& link) {
-  if (link.link != LinkClass::Lan || link.peer >= context_.config.rank) return;
+  if (!moves_to_peer(link)) return;
   for (auto& stream : link.streams) {
     stream->peers = receive_.peer_connection(link.peer, link.lane, stream->index);
   }
@@ -302,14 +310,9 @@ void SendSide::share_peer_connections(Link& link) {
 void SendSide::move_to_peers(Stream& stream) {
   if (!stream.peers || !stream.idle() || sends_to(stream.link->peer)) return;
   std::shared_ptr<Connection> theirs = std::move(stream.peers);
-  stream.peers.reset();
   if (!theirs->socket.is_open()) return;
-  try {  // this link class's tuning, as a connection opened here has it
-    apply_buffer_sizes(theirs->socket, context_.config.lan.socket);
-    apply_connected_options(theirs->socket, context_.config.lan.socket);
-  } catch (const std::system_error&) {
-    return;  // it stays on its own connection
-  }
+  // Where it cannot be tuned, the stream stays on its own connection.
+  if (!tune_as_own(theirs->socket, LinkClass::Lan).empty()) return;
   stream.connection = std::move(theirs);
   moved_to_peer_.fetch_add(1, std::memory_order_relaxed);
 }

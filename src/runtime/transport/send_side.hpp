@@ -156,6 +156,9 @@ class SendSide {
   Link& link(int peer, int lane, LinkClass link_class);
   void connect(Link& link);
   bool use_peer_connections(Link& link);
+  std::string tune_as_own(asio::ip::tcp::socket& socket, LinkClass link_class) const;
+  // Whether this side moves the link's streams to the peer's connections (send_side.cpp).
+  bool moves_to_peer(const Link& link) const;
   void share_peer_connections(Link& link);
   void move_to_peers(Stream& stream);
   bool sends_to(int peer) const;
@@ -202,7 +205,15 @@ class SendSide {
   std::mutex addresses_mutex_;
   std::vector<std::vector<std::string>> addresses_;        // per peer, per lane
   std::vector<std::vector<std::unique_ptr<Link>>> links_;  // per peer, per lane; made on use
-  std::list<std::shared_ptr<Op>> ops_;                     // unfinished sends
+  template <typename Visit>
+  void for_each_link(Visit visit) {
+    for (auto& lanes : links_) {
+      for (auto& link : lanes) {
+        if (link) visit(*link);
+      }
+    }
+  }
+  std::list<std::shared_ptr<Op>> ops_;      // unfinished sends
   std::list<std::shared_ptr<Op>> feeding_;  // split sends with pieces left, oldest first
   asio::steady_timer watch_timer_;
   bool watching_ = false;

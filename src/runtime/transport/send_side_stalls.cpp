@@ -49,17 +49,15 @@ void SendSide::arm_watch() {
     if (error) return;
     const auto now = Clock::now();
     bool busy = false;
-    for (auto& lanes : links_) {
-      for (auto& l : lanes) {
-        if (!l || !l->governor.adapts()) continue;
-        if (l->split_sends > 0) {
-          look_at(*l, now);
-          busy = true;
-        } else {
-          for (auto& stream : l->streams) stream->stuck = false;  // the next send looks afresh
-        }
+    for_each_link([&](Link& l) {
+      if (!l.governor.adapts()) return;
+      if (l.split_sends > 0) {
+        look_at(l, now);
+        busy = true;
+      } else {
+        for (auto& stream : l.streams) stream->stuck = false;  // the next send looks afresh
       }
-    }
+    });
     settle_tails();
     if (busy) arm_watch();
   });
