@@ -3,7 +3,7 @@
 # machine, in one go (docs/performance.md, "Runtime over TCP (loopback)").
 #
 #   bench/compare-openmpi.sh [-n RANKS] [--collectives LIST] [--sizes LIST] [--runs R] [--no-build]
-#                            [--repetitions K] [--build DIR] [--keep DIR]
+#                            [--repetitions K] [--iterations K] [--build DIR] [--keep DIR]
 #
 #   -n             ranks (default 8)
 #   --collectives  any of bcast,scatter,gather,allgather,alltoall,reduce,allreduce,reduce-scatter
@@ -15,6 +15,8 @@
 #   --runs         how many times each side runs, alternating (default 3); the table gives the
 #                  median over runs of each run's median, and the spread max/min over runs
 #   --repetitions  timed repetitions per run (default 5), passed to both
+#   --iterations   calls per timed repetition, passed to both (default: per size, about 32 MiB
+#                  per repetition and 1 to 1000 calls, so 1000 up to 32 KiB, 32 at 1 MiB)
 #   --build        build directory with `multilane` and bench/mpi_peer (default build-perf;
 #                  configured RelWithDebInfo and built when needed)
 #   --no-build     use the binaries in --build as they are (no cmake; the tree may be changing)
@@ -22,6 +24,8 @@
 #
 # Both sides use one method (tools/collective_benchmark.hpp, bench/mpi_peer.c): warm-up,
 # barrier, K calls timed back to back, per-call time, maximum over ranks, median of repetitions.
+# Each size runs on its own, with its own K: a repetition of small calls then lasts longer than
+# the scheduler's time slice, which decides who runs when the ranks outnumber the cores.
 # Open MPI: mpirun --oversubscribe --bind-to none --mca btl tcp,self --mca btl_tcp_if_include lo
 # (no shared memory, unpinned like multilane's ranks). MULTILANE_* tuning variables in the
 # environment reach multilane's ranks. Ratio = Open MPI's time / multilane's: above 1, multilane
@@ -34,10 +38,11 @@ collectives=bcast,scatter,gather,alltoall
 sizes=
 runs=3
 repetitions=5
+iterations=
 build=build-perf
 keep=
 build_first=1
-usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   if [ "$1" = --no-build ]; then
     build_first=0
@@ -51,6 +56,7 @@ while [ $# -gt 0 ]; do
     --sizes) sizes=$2 ;;
     --runs) runs=$2 ;;
     --repetitions) repetitions=$2 ;;
+    --iterations) iterations=$2 ;;
     --build) build=$2 ;;
     --keep) keep=$2 ;;
     *) usage ;;
@@ -76,6 +82,30 @@ else
   trap 'rm -rf "$out"' EXIT
 fi
 
+# Bytes of a size as the tools write it (8, 64KiB, 1MiB, 2GiB).
+bytes_of() {
+  case $1 in
+    *GiB) echo $((${1%GiB} << 30)) ;;
+    *MiB) echo $((${1%MiB} << 20)) ;;
+    *KiB) echo $((${1%KiB} << 10)) ;;
+    *[!0-9]* | "") echo "compare-openmpi.sh: --sizes: '$1' is not a size (8, 64KiB, 1MiB, 2GiB)" >&2
+                   exit 2 ;;
+    *) echo "$1" ;;
+  esac
+}
+
+# Calls per timed repetition: about 32 MiB, 1 to 1000 calls.
+calls_for() {
+  bytes=$(bytes_of "$1")
+  calls=$((32 * 1048576 / (bytes > 0 ? bytes : 1)))
+  [ "$calls" -gt 1000 ] && calls=1000
+  [ "$calls" -lt 1 ] && calls=1
+  echo "$calls"
+}
+
+# A size the tools would refuse stops the script before anything runs.
+for size in $(echo "${sizes:-8}" | tr , ' '); do bytes_of "$size" >/dev/null; done
+
 # Generous bounds: a run that hangs is killed, and the script stops (set -e).
 limit=1200
 echo "# $(date -u +%FT%TZ), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)," \
@@ -96,17 +126,22 @@ for collective in $(echo "$collectives" | tr , ' '); do
     else
       what="--collective $collective --algorithm all"
     fi
-    echo "# $collective run $run: multilane bench -n $ranks $what" \
-      "--sizes $list --repetitions $repetitions --json" >&2
-    # $what is split into its words on purpose.
-    # shellcheck disable=SC2086
-    timeout "$limit" "$multilane" bench -n "$ranks" $what \
-      --sizes "$list" --repetitions "$repetitions" --json >"$out/$collective-multilane-$run.json"
-    echo "# $collective run $run: mpirun -n $ranks ... mpi_peer --collective $collective" \
-      "--sizes $list --repetitions $repetitions" >&2
-    timeout "$limit" mpirun --oversubscribe --allow-run-as-root --bind-to none -n "$ranks" \
-      --mca btl tcp,self --mca btl_tcp_if_include lo "$peer" --collective "$collective" \
-      --sizes "$list" --repetitions "$repetitions" >"$out/$collective-openmpi-$run.json"
+    for size in $(echo "$list" | tr , ' '); do
+      calls=${iterations:-$(calls_for "$size")}
+      name=$collective.$run.$(bytes_of "$size")
+      echo "# $collective run $run: multilane bench -n $ranks $what" \
+        "--sizes $size --iterations $calls --repetitions $repetitions --json" >&2
+      # $what is split into its words on purpose.
+      # shellcheck disable=SC2086
+      timeout "$limit" "$multilane" bench -n "$ranks" $what --sizes "$size" \
+        --iterations "$calls" --repetitions "$repetitions" --json >"$out/multilane-$name.json"
+      echo "# $collective run $run: mpirun -n $ranks ... mpi_peer --collective $collective" \
+        "--sizes $size --iterations $calls --repetitions $repetitions" >&2
+      timeout "$limit" mpirun --oversubscribe --allow-run-as-root --bind-to none -n "$ranks" \
+        --mca btl tcp,self --mca btl_tcp_if_include lo "$peer" --collective "$collective" \
+        --sizes "$size" --iterations "$calls" --repetitions "$repetitions" \
+        >"$out/openmpi-$name.json"
+    done
     run=$((run + 1))
   done
 done
@@ -122,7 +157,7 @@ from bench_text import size_text, time_text
 def load(collective, side):
     """{(algorithm, size): [median of each run]}"""
     medians, ranks = {}, None
-    for path in sorted(glob.glob(os.path.join(out, f"{collective}-{side}-*.json"))):
+    for path in sorted(glob.glob(os.path.join(out, f"{side}-{collective}.*.json"))):
         with open(path) as f:
             doc = json.load(f)
         ranks = doc["ranks"]
