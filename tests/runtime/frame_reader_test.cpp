@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -401,16 +402,22 @@ class PolledFrameReaderTest : public FrameReaderTest {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (!done()) {
       if (std::chrono::steady_clock::now() > until) return false;
-      if (polled.poll()) ++polled_reads;
+      if (poll()) ++polled_reads;
       io.restart();
       io.poll_one();
     }
     return true;
   }
+  // One round of the spinning caller's reads.
+  bool poll() {
+    ++polls;
+    return polled.poll();
+  }
 
   PolledReaders polled;
   FrameReader polled_reader{socket, kCheck, "polled stream", sink, scratch, 0, &polled};
   int polled_reads = 0;
+  unsigned polls = 0;  // rounds of `polled` so far
 };
 
 TEST_F(PolledFrameReaderTest, APayloadArrivingInPiecesIsReadByTheSpinningCaller) {
@@ -555,6 +562,148 @@ TEST_F(PolledFrameReaderTest, AReaderWhoseStageFilledUpReadsOnThroughTheReactor)
   write_frame(header(frames + 1, 0, kPayload, kPayload), pattern(kPayload, 99));
   EXPECT_TRUE(spin_until([&] { return sink.done.size() == 2 + frames; }));
   EXPECT_EQ(buffer, pattern(kPayload, 99));
+}
+
+// A reader that follows its stream's demand, as the engine's incoming streams do: the spinning
+// caller reads it while a receive waits for its frames, one frame at a time.
+class DemandFrameReaderTest : public PolledFrameReaderTest {
+ protected:
+  DemandFrameReaderTest() {
+    polled_reader.follow_demand(demand);
+    sink.on_place = [this](FrameReader&, const FrameHeader&) {
+      return FramePlacement::read(buffer);
+    };
+  }
+  // Bytes that arrived on the reader's socket and were not read yet.
+  int unread() {
+    int bytes = -1;
+    ::ioctl(socket.native_handle(), FIONREAD, &bytes);
+    return bytes;
+  }
+  // Waits (at most 10 s) until the socket holds `bytes` unread bytes.
+  bool arrived(int bytes) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (unread() != bytes) {
+      if (std::chrono::steady_clock::now() > until) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
+  }
+  // A first frame of 8 bytes, read while one receive waits: the reader is listed afterwards.
+  void first_frame() {
+    demand.waiting = 1;
+    polled_reader.start();
+    write_frame(header(0, 0, 8, 8), pattern(8, 1));
+    ASSERT_TRUE(spin_until([&] { return sink.done.size() == 1; }));
+    ASSERT_FALSE(polled_reader.busy());  // listed
+  }
+
+  static constexpr int kFrame = static_cast<int>(kFrameHeaderSize) + 8;
+  StreamDemand demand;
+  std::vector<std::byte> buffer = std::vector<std::byte>(8);
+};
+
+TEST_F(DemandFrameReaderTest, AFrameNobodyWaitsForStaysInTheKernelUntilAnEveryReaderRound) {
+  first_frame();
+  demand.waiting = 0;  // that receive completed
+  write_frame(header(1, 0, 8, 8), pattern(8, 2));
+  ASSERT_TRUE(arrived(kFrame));
+  while ((polls + 1) % PolledReaders::kEveryReaderRound != 0) {
+    EXPECT_FALSE(poll()) << "round " << polls << " read a frame that nobody waits for";
+  }
+  EXPECT_EQ(unread(), kFrame);
+  EXPECT_TRUE(poll()) << "the every-reader round reads it";  // so early data still moves
+  EXPECT_EQ(unread(), 0);
+  ASSERT_EQ(sink.done.size(), 2u);
+  EXPECT_EQ(buffer, pattern(8, 2));
+}
+
+TEST_F(DemandFrameReaderTest, AFrameIsReadInTheFirstRoundAfterItsReceiveIsPosted) {
+  first_frame();
+  demand.waiting = 0;
+  write_frame(header(1, 0, 8, 8), pattern(8, 2));
+  ASSERT_TRUE(arrived(kFrame));
+  if ((polls + 1) % PolledReaders::kEveryReaderRound == 0) {
+    EXPECT_TRUE(poll());
+    return;  // this round reads every reader: the other tests cover it
+  }
+  EXPECT_EQ(unread(), kFrame);
+  demand.waiting = 1;  // its receive is posted
+  EXPECT_TRUE(poll());
+  EXPECT_EQ(unread(), 0);
+  ASSERT_EQ(sink.done.size(), 2u);
+  EXPECT_EQ(buffer, pattern(8, 2));
+}
+
+TEST_F(DemandFrameReaderTest, TheFrameAfterTheAwaitedOneStaysInTheKernel) {
+  first_frame();
+  // Frames 1 and 2 arrive together; frame 1 completes the only receive.
+  sink.on_landed = [this](FrameReader&) { demand.waiting = 0; };
+  write_frame(header(1, 0, 8, 8), pattern(8, 2));
+  write_frame(header(2, 0, 8, 8), pattern(8, 3));
+  ASSERT_TRUE(arrived(2 * kFrame));
+  do {
+    poll();
+    io.restart();
+    io.poll();  // the reader's own handlers, as the spinning caller runs them
+  } while ((polls + 1) % PolledReaders::kEveryReaderRound != 0);
+  ASSERT_EQ(sink.done.size(), 2u);
+  EXPECT_EQ(buffer, pattern(8, 2));
+  EXPECT_EQ(unread(), kFrame) << "frame 2 was read before a receive waited for it";
+  EXPECT_FALSE(polled_reader.busy());  // listed, for when one does
+}
+
+TEST_F(DemandFrameReaderTest, AFrameTheReactorReportsWhileNobodyWaitsIsLeftToTheCaller) {
+  first_frame();
+  demand.waiting = 0;
+  polled.stop_polling();  // the caller sleeps: the reader waits through the reactor
+  ASSERT_TRUE(polled_reader.busy());
+  write_frame(header(1, 0, 8, 8), pattern(8, 2));
+  ASSERT_TRUE(arrived(kFrame));
+  polled.start_polling();  // and spins again before the reactor's report is handled
+  io.restart();
+  io.run_one_for(std::chrono::seconds(10));
+  EXPECT_FALSE(polled_reader.busy());  // listed
+  EXPECT_EQ(unread(), kFrame);
+  demand.waiting = 1;
+  EXPECT_TRUE(spin_until([&] { return sink.done.size() == 2; }));
+  EXPECT_EQ(buffer, pattern(8, 2));
+}
+
+TEST_F(DemandFrameReaderTest, EachPolledReadTakesOneFrameOfThePreviousFramesSize) {
+  // Two small frames drained by one read make the kernel acknowledge at once; one frame per
+  // read leaves the acknowledgement to this rank's next frame.
+  first_frame();
+  demand.waiting = 2;
+  std::vector<std::byte> both;
+  for (std::uint64_t id : {1, 2}) {
+    const FrameBytes h = encode_frame_header(header(id, 0, 8, 8));
+    both.insert(both.end(), h.begin(), h.end());
+    const std::vector<std::byte> payload = pattern(8, static_cast<unsigned>(id) + 1);
+    both.insert(both.end(), payload.begin(), payload.end());
+  }
+  write(both);
+  ASSERT_TRUE(arrived(2 * kFrame));
+  EXPECT_TRUE(poll());
+  EXPECT_EQ(unread(), kFrame) << "the read took more than one frame";
+  ASSERT_EQ(sink.done.size(), 2u);
+  EXPECT_EQ(buffer, pattern(8, 2));
+  EXPECT_TRUE(spin_until([&] { return sink.done.size() == 3; }));
+  EXPECT_EQ(unread(), 0);
+  EXPECT_EQ(buffer, pattern(8, 3));
+}
+
+TEST_F(DemandFrameReaderTest, AFrameLargerThanThePreviousOneArrivesWhole) {
+  first_frame();
+  const std::vector<std::byte> larger = pattern(3000, 7);
+  buffer.assign(larger.size(), std::byte{0});
+  write_frame(header(1, 0, larger.size(), larger.size()), larger);
+  EXPECT_TRUE(spin_until([&] { return sink.done.size() == 2; }));
+  EXPECT_EQ(buffer, larger);
+  buffer.assign(8, std::byte{0});  // and a smaller one after it
+  write_frame(header(2, 0, 8, 8), pattern(8, 8));
+  EXPECT_TRUE(spin_until([&] { return sink.done.size() == 3; }));
+  EXPECT_EQ(buffer, pattern(8, 8));
 }
 
 // A listed reader gets a header whose payload comes later: the payload is read (or dropped)

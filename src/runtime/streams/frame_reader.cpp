@@ -109,13 +109,19 @@ void FrameReader::read_header() {
 void FrameReader::read_stage_through_reactor() {
   signal_arrivals();
   const std::span<std::byte> room = stage_room();
-  socket_.async_read_some(
-      asio::buffer(room.data(), room.size()),
-      [this, keep = sink_.keep_alive()](const asio::error_code& error, std::size_t bytes) {
-        in_handler_ = true;
-        on_staged(error, bytes);
-        in_handler_ = false;
-      });
+  socket_.async_read_some(asio::buffer(room.data(), room.size()),
+                          [this, asked = room.size(), keep = sink_.keep_alive()](
+                              const asio::error_code& error, std::size_t bytes) {
+                            in_handler_ = true;
+                            on_staged(error, bytes, !error && bytes < asked);
+                            in_handler_ = false;
+                          });
+}
+
+std::span<std::byte> FrameReader::polled_stage_room() {
+  const std::span<std::byte> room = stage_room();
+  if (demand_ == nullptr || last_frame_ <= staged()) return room;
+  return room.first(std::min(room.size(), last_frame_ - staged()));
 }
 
 // The last read took all the kernel had. asio would try the next read at once, before it
@@ -138,7 +144,10 @@ void FrameReader::read_header_later() {
 
 void FrameReader::stage_now() {
   if (polled_ == nullptr || !polled_->has_room()) return read_stage_through_reactor();
-  if (const auto read = receive_now(stage_room())) return on_staged(read->error, read->bytes);
+  if (!awaited() && list_for_polling()) return;  // read when a receive waits for it
+  const std::span<std::byte> room = polled_stage_room();
+  if (const auto read = receive_now(room))
+    return on_staged(read->error, read->bytes, emptied(*read, room));
   list_for_polling();
 }
 
@@ -168,7 +177,7 @@ void FrameReader::wait_readable() {
                          reading_ = false;
                          error ? on_payload(error, 0, false) : read_payload();
                        } else if (error) {
-                         on_staged(error, 0);
+                         on_staged(error, 0, false);
                        } else {
                          stage_now();
                        }
@@ -183,7 +192,7 @@ bool FrameReader::read_polled() {
     return true;
   }
   const bool payload = phase_ == Phase::Payload;
-  const std::span<std::byte> into = payload ? into_.subspan(done_) : stage_room();
+  const std::span<std::byte> into = payload ? into_.subspan(done_) : polled_stage_room();
   const auto read = receive_now(into);
   if (!read) return false;
   const auto keep = sink_.keep_alive();  // the sink may let go of its owner meanwhile
@@ -191,9 +200,9 @@ bool FrameReader::read_polled() {
   listed_ = false;
   in_handler_ = true;
   if (payload) {
-    on_payload(read->error, read->bytes, !read->error && read->bytes < into.size());
+    on_payload(read->error, read->bytes, emptied(*read, into));
   } else {
-    on_staged(read->error, read->bytes);
+    on_staged(read->error, read->bytes, emptied(*read, into));
   }
   in_handler_ = false;
   return true;
@@ -209,10 +218,18 @@ std::optional<FrameReader::Read> FrameReader::receive_now(std::span<std::byte> i
   return Read{asio::error_code(errno, asio::system_category()), 0};
 }
 
-void FrameReader::on_staged(const asio::error_code& error, std::size_t bytes) {
+// A read into the stage that asked for less than its room (polled_stage_room()) counts as one
+// that emptied the socket: the rest waits for the spinning caller.
+bool FrameReader::emptied(const Read& read, std::span<std::byte> asked) const {
+  if (read.error) return false;
+  if (phase_ == Phase::Payload) return read.bytes < asked.size();
+  return read.bytes < asked.size() || asked.size() < stage_.size() - stage_end_;
+}
+
+void FrameReader::on_staged(const asio::error_code& error, std::size_t bytes, bool emptied) {
   reading_ = false;
   if (!socket_.is_open()) return;
-  drained_ = !error && bytes < stage_.size() - stage_end_;
+  drained_ = emptied;
   stage_end_ += bytes;
   if (staged() >= prefix_ + kFrameHeaderSize) return header_arrived();
   if (error) return end(error, staged() == 0);
@@ -230,6 +247,8 @@ void FrameReader::header_arrived() {
     return sink_.bad_header(*this, decoded.error);
   }
   header_ = *decoded.header;
+  last_frame_ = prefix_ + kFrameHeaderSize +
+                static_cast<std::size_t>(std::min<std::uint64_t>(header_.length, kStageBytes));
   phase_ = Phase::Placing;
   if (!sink_.admit(*this, header_) || !socket_.is_open()) {
     phase_ = Phase::Idle;  // the owner refused the frame

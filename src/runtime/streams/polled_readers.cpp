@@ -29,7 +29,9 @@ void PolledReaders::stop_polling() {
 }
 
 bool PolledReaders::poll() {
+  const bool every_reader = ++rounds_ % kEveryReaderRound == 0;
   for (std::size_t i = 0; i < readers_.size(); ++i) {
+    if (!every_reader && !readers_[i]->awaited()) continue;
     // What a reader does with its bytes may list it again or forget others: one per call.
     if (readers_[i]->read_polled()) return true;
   }

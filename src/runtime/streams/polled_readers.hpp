@@ -11,6 +11,15 @@
 // which hands every listed reader back to the reactor, so that no socket goes unwatched while
 // nobody polls.
 //
+// Awaited frames first: a reader whose owner counts the receives that wait for its stream
+// (StreamDemand) is read in a round only while one waits, and otherwise every
+// kEveryReaderRound-th round (so early frames, and a sender that a full socket holds up, still
+// move). A frame of a later call thus stays in the kernel until its receive is posted, and this
+// rank's next frame to that peer, sent first, carries the acknowledgement: a read that drains a
+// socket holding two small frames makes the kernel send one of its own at once. On loopback an
+// 8-rank alltoall of 8 B sends 55 TCP segments a call this way (its 56 messages carry the
+// acknowledgements), against 66 when every listed socket is read each round.
+//
 // Threading: used only by the thread running the io_context.
 #pragma once
 
@@ -21,10 +30,20 @@ namespace multilane::runtime {
 
 class FrameReader;
 
+// The receives posted and not complete that wait for one peer's frames, counted by the owner
+// of the peer's streams and read by their readers.
+struct StreamDemand {
+  int waiting = 0;
+};
+
 class PolledReaders {
  public:
-  // More sockets than this cost more in empty reads than one epoll_wait() saves.
-  static constexpr std::size_t kMostPolled = 4;
+  // Each listed socket that a receive waits for costs an empty read per round while nothing has
+  // come; more than this cost more than one epoll_wait() saves. Room for the peers of an
+  // 8-rank alltoall on one node.
+  static constexpr std::size_t kMostPolled = 8;
+  // Readers that nobody waits for are read in every this many rounds.
+  static constexpr unsigned kEveryReaderRound = 16;
 
   PolledReaders() = default;
   PolledReaders(const PolledReaders&) = delete;
@@ -33,7 +52,8 @@ class PolledReaders {
   void start_polling() { polling_ = true; }
   // Every listed reader waits for readiness through the reactor again.
   void stop_polling();
-  // Reads the listed readers' sockets until one took bytes (or ended); true if one did.
+  // Reads the listed readers' sockets (those waited for, see above) until one took bytes (or
+  // ended); true if one did.
   bool poll();
 
   // For FrameReader: lists a reader that found its socket empty (false: it waits through the
@@ -45,6 +65,7 @@ class PolledReaders {
 
  private:
   bool polling_ = false;
+  unsigned rounds_ = 0;
   std::vector<FrameReader*> readers_;
 };
 

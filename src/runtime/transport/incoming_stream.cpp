@@ -17,7 +17,9 @@ IncomingStream::IncomingStream(ReceiveSide& side, EngineContext& context,
       opened_by_peer_(opened_by_peer),
       reader_(connection_->socket, FrameCheck{context.config.job_id, context.config.max_message},
               fmt::format("rank {} (lane {}, stream {})", peer, lane, stream), *this, scratch,
-              /*prefix=*/0, &context.polled_readers) {}
+              /*prefix=*/0, &context.polled_readers) {
+  reader_.follow_demand(side.demand(peer));
+}
 
 void IncomingStream::start() {
   reader_.start();
