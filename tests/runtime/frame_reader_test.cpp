@@ -565,7 +565,8 @@ TEST_F(PolledFrameReaderTest, AReaderWhoseStageFilledUpReadsOnThroughTheReactor)
 }
 
 // A reader that follows its stream's demand, as the engine's incoming streams do: the spinning
-// caller reads it while a receive waits for its frames, one frame at a time.
+// caller reads it while a receive waits for its frames, one frame at a time where this rank
+// sends to the peer between them.
 class DemandFrameReaderTest : public PolledFrameReaderTest {
  protected:
   DemandFrameReaderTest() {
@@ -589,9 +590,11 @@ class DemandFrameReaderTest : public PolledFrameReaderTest {
     }
     return true;
   }
-  // A first frame of 8 bytes, read while one receive waits: the reader is listed afterwards.
+  // A first frame of 8 bytes, read while one receive waits, after a send of this rank to the
+  // peer: the reader is listed afterwards.
   void first_frame() {
     demand.waiting = 1;
+    ++demand.sends;
     polled_reader.start();
     write_frame(header(0, 0, 8, 8), pattern(8, 1));
     ASSERT_TRUE(spin_until([&] { return sink.done.size() == 1; }));
@@ -693,8 +696,32 @@ TEST_F(DemandFrameReaderTest, EachPolledReadTakesOneFrameOfThePreviousFramesSize
   EXPECT_EQ(buffer, pattern(8, 3));
 }
 
+TEST_F(DemandFrameReaderTest, FramesOfAPeerThatThisRankDoesNotAnswerAreReadTogether) {
+  // A stream one way (a gather's root): nothing of this rank's would carry the
+  // acknowledgement, and one read takes what is there.
+  first_frame();
+  ++demand.sends;
+  write_frame(header(1, 0, 8, 8), pattern(8, 2));  // an answer to this send
+  ASSERT_TRUE(spin_until([&] { return sink.done.size() == 2; }));
+  demand.waiting = 2;  // no send since: frames 2 and 3 come one way
+  write_frame(header(2, 0, 8, 8), pattern(8, 3));
+  write_frame(header(3, 0, 8, 8), pattern(8, 4));
+  ASSERT_TRUE(arrived(2 * kFrame));
+  ASSERT_TRUE(spin_until([&] { return sink.done.size() == 3; }));
+  EXPECT_EQ(unread(), kFrame) << "frame 3 came after an answered frame: read alone";
+  ASSERT_TRUE(spin_until([&] { return sink.done.size() == 4; }));
+  write_frame(header(4, 0, 8, 8), pattern(8, 5));
+  write_frame(header(5, 0, 8, 8), pattern(8, 6));
+  ASSERT_TRUE(arrived(2 * kFrame));
+  EXPECT_TRUE(poll());
+  EXPECT_EQ(unread(), 0) << "one read takes both frames of a stream one way";
+  EXPECT_TRUE(spin_until([&] { return sink.done.size() == 6; }));
+  EXPECT_EQ(buffer, pattern(8, 6));
+}
+
 TEST_F(DemandFrameReaderTest, AFrameLargerThanThePreviousOneArrivesWhole) {
   first_frame();
+  ++demand.sends;
   const std::vector<std::byte> larger = pattern(3000, 7);
   buffer.assign(larger.size(), std::byte{0});
   write_frame(header(1, 0, larger.size(), larger.size()), larger);

@@ -57,13 +57,13 @@ TEST_F(ReceiveSideDemandTest, CountsEachPeersPostedReceivesUntilTheyFail) {
   post(1, 0, a);
   post(1, 1, b);
   post(2, 0, c);
-  EXPECT_EQ(side.demand(0).waiting, 0);
-  EXPECT_EQ(side.demand(1).waiting, 2);
-  EXPECT_EQ(side.demand(2).waiting, 1);
+  EXPECT_EQ(context.demand.at(0).waiting, 0);
+  EXPECT_EQ(context.demand.at(1).waiting, 2);
+  EXPECT_EQ(context.demand.at(2).waiting, 1);
   side.abandon_call(0);
   EXPECT_EQ(outcomes, (std::vector<std::string>{"abandoned", "abandoned", "abandoned"}));
-  EXPECT_EQ(side.demand(1).waiting, 0);
-  EXPECT_EQ(side.demand(2).waiting, 0);
+  EXPECT_EQ(context.demand.at(1).waiting, 0);
+  EXPECT_EQ(context.demand.at(2).waiting, 0);
 }
 
 TEST_F(ReceiveSideDemandTest, AReceiveThatAFrameCompletesStopsWaiting) {
@@ -77,7 +77,7 @@ TEST_F(ReceiveSideDemandTest, AReceiveThatAFrameCompletesStopsWaiting) {
 
   std::vector<std::byte> bytes(8);
   post(1, 0, bytes);
-  ASSERT_EQ(side.demand(1).waiting, 1);
+  ASSERT_EQ(context.demand.at(1).waiting, 1);
   const std::vector<std::byte> payload = pattern(8, 3);
   const FrameBytes header = encode_frame_header(
       {.job_id = kDemandJob, .message_id = 0, .offset = 0, .length = 8, .total = 8});
@@ -89,7 +89,7 @@ TEST_F(ReceiveSideDemandTest, AReceiveThatAFrameCompletesStopsWaiting) {
   }
   ASSERT_EQ(outcomes, (std::vector<std::string>{""}));
   EXPECT_EQ(bytes, payload);
-  EXPECT_EQ(side.demand(1).waiting, 0);
+  EXPECT_EQ(context.demand.at(1).waiting, 0);
   connection->close("the test ended");
   context.io.restart();
   context.io.poll();

@@ -120,7 +120,7 @@ void FrameReader::read_stage_through_reactor() {
 
 std::span<std::byte> FrameReader::polled_stage_room() {
   const std::span<std::byte> room = stage_room();
-  if (demand_ == nullptr || last_frame_ <= staged()) return room;
+  if (demand_ == nullptr || !answered_ || last_frame_ <= staged()) return room;
   return room.first(std::min(room.size(), last_frame_ - staged()));
 }
 
@@ -249,6 +249,10 @@ void FrameReader::header_arrived() {
   header_ = *decoded.header;
   last_frame_ = prefix_ + kFrameHeaderSize +
                 static_cast<std::size_t>(std::min<std::uint64_t>(header_.length, kStageBytes));
+  if (demand_ != nullptr) {
+    answered_ = demand_->sends != sends_seen_;
+    sends_seen_ = demand_->sends;
+  }
   phase_ = Phase::Placing;
   if (!sink_.admit(*this, header_) || !socket_.is_open()) {
     phase_ = Phase::Idle;  // the owner refused the frame

@@ -36,10 +36,13 @@
 // (polled_readers.hpp). Otherwise it is asio's read, which waits for readiness without
 // re-arming the socket (an async_wait re-arms it with a system call of its own).
 //
-// Waited-for frames: a reader that follows its stream's demand (follow_demand(), see
+// Awaited frames: a reader that follows its peer's demand (follow_demand(), see
 // polled_readers.hpp) leaves the socket to the spinning caller without reading it while no
-// receive waits for its frames, and a polled read of headers then takes no more than the
-// previous frame's size: a frame that came after the awaited one stays in the kernel.
+// receive waits for its frames. Where this rank sent to the peer between the peer's last two
+// frames (an exchange, not a stream one way), a polled read of headers takes no more than the
+// previous frame's size, so a frame that came after the awaited one stays in the kernel until
+// this rank's next frame to the peer has carried the acknowledgement. A stream one way (a
+// gather's root) is read as before, as much as the stage takes, which costs fewer reads.
 //
 // Quiet listed sockets: the reactor watches every socket (epoll), so each arriving segment
 // also runs the reactor's wake-up callback, in the sender's system call on loopback. While a
@@ -153,7 +156,8 @@ class FrameReader {
   std::span<const std::byte> prefix() const { return {prefix_bytes_.data(), prefix_}; }
   const std::string& name() const { return name_; }
 
-  // The receives that wait for this stream's frames; `demand` outlives the reader.
+  // The receives that wait for this stream's frames and the sends to its peer; `demand`
+  // outlives the reader.
   void follow_demand(const StreamDemand& demand) { demand_ = &demand; }
   // Whether a spinning caller reads this reader now: a receive waits for its frames, a frame is
   // under way, or it follows no demand.
@@ -190,8 +194,8 @@ class FrameReader {
   std::optional<Read> receive_now(std::span<std::byte> into);
   bool emptied(const Read& read, std::span<std::byte> asked) const;
   std::span<std::byte> stage_room() { return std::span(stage_).subspan(stage_end_); }
-  // What a polled read of headers asks for: the stage's room, or the rest of a frame of the
-  // previous frame's size if that is less (a reader that follows a demand).
+  // What a polled read of headers asks for: the stage's room, or, in an exchange (answered_),
+  // the rest of a frame of the previous frame's size if that is less.
   std::span<std::byte> polled_stage_room();
   // `emptied`: the read took all the kernel had, or all it asked for of a polled stage room.
   void on_staged(const asio::error_code& error, std::size_t bytes, bool emptied);
@@ -225,8 +229,10 @@ class FrameReader {
   std::array<std::byte, kStageBytes> stage_{};
   std::size_t stage_begin_ = 0;
   std::size_t stage_end_ = 0;
-  bool drained_ = false;        // the last read into the stage emptied the socket (on_staged)
-  std::size_t last_frame_ = 0;  // prefix, header and payload bytes of the previous frame
+  bool drained_ = false;          // the last read into the stage emptied the socket (on_staged)
+  std::size_t last_frame_ = 0;    // prefix, header and payload bytes of the previous frame
+  std::uint64_t sends_seen_ = 0;  // demand_->sends when the previous frame arrived
+  bool answered_ = false;         // this rank sent to the peer between its previous two frames
   PolledReaders* polled_;
   const StreamDemand* demand_ = nullptr;
   bool listed_ = false;  // in polled_, waiting to be read by a spinning caller

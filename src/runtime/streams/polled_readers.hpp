@@ -16,24 +16,27 @@
 // kEveryReaderRound-th round (so early frames, and a sender that a full socket holds up, still
 // move). A frame of a later call thus stays in the kernel until its receive is posted, and this
 // rank's next frame to that peer, sent first, carries the acknowledgement: a read that drains a
-// socket holding two small frames makes the kernel send one of its own at once. On loopback an
-// 8-rank alltoall of 8 B sends 55 TCP segments a call this way (its 56 messages carry the
-// acknowledgements), against 66 when every listed socket is read each round.
+// socket holding two small frames makes the kernel send one of its own at once (the reader
+// also takes one frame per read where the two ranks exchange frames, frame_reader.hpp). On
+// loopback an 8-rank alltoall of 8 B sends 55 TCP segments a call this way (its 56 messages
+// carry the acknowledgements), against 66 when every listed socket is read each round.
 //
 // Threading: used only by the thread running the io_context.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace multilane::runtime {
 
 class FrameReader;
 
-// The receives posted and not complete that wait for one peer's frames, counted by the owner
-// of the peer's streams and read by their readers.
+// What one peer's streams are used for, counted by their owner and read by their readers: the
+// receives posted and not complete that wait for the peer's frames, and the sends to the peer.
 struct StreamDemand {
   int waiting = 0;
+  std::uint64_t sends = 0;
 };
 
 class PolledReaders {

@@ -5,6 +5,7 @@
 #include <asio.hpp>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "runtime/streams/polled_readers.hpp"
 #include "runtime/transport/engine.hpp"
@@ -13,12 +14,16 @@
 namespace multilane::runtime {
 
 struct EngineContext {
-  explicit EngineContext(EngineConfig engine_config) : config(std::move(engine_config)) {}
+  explicit EngineContext(EngineConfig engine_config)
+      : config(std::move(engine_config)), demand(static_cast<std::size_t>(config.size)) {}
   EngineConfig config;
   asio::io_context io;
   HandshakeThreads handshakes;
   // The incoming streams' readers that a spinning blocking caller reads itself.
   PolledReaders polled_readers;
+  // Per peer: the receives that wait for its frames (ReceiveSide) and the sends to it
+  // (SendSide), which its streams' readers follow.
+  std::vector<StreamDemand> demand;
   // Checks a frame's signature against the call of that sequence number running here (or
   // remembers it for when the call begins); false when the frame belongs to another call.
   std::function<bool(int peer, std::uint64_t sequence, std::uint64_t signature)> check_signature;

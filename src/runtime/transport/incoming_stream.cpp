@@ -18,7 +18,7 @@ IncomingStream::IncomingStream(ReceiveSide& side, EngineContext& context,
       reader_(connection_->socket, FrameCheck{context.config.job_id, context.config.max_message},
               fmt::format("rank {} (lane {}, stream {})", peer, lane, stream), *this, scratch,
               /*prefix=*/0, &context.polled_readers) {
-  reader_.follow_demand(side.demand(peer));
+  reader_.follow_demand(context.demand.at(peer));
 }
 
 void IncomingStream::start() {

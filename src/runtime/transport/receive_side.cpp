@@ -31,7 +31,6 @@ std::string message_text(const ReceiveSide::Key& key) {
 ReceiveSide::ReceiveSide(EngineContext& context)
     : context_(context),
       open_streams_(context.config.size, 0),
-      demand_(context.config.size),
       ever_connected_(context.config.size, 0),
       gone_(context.config.size),
       closed_while_handshaking_(context.config.size) {}
@@ -90,7 +89,7 @@ void ReceiveSide::recv(RecvRequest request, Completion done) {
   const Key key{request.peer, request.key.sequence, request.key.message_id};
   const std::size_t posted_before = posted_.size();
   Posted& posted = posted_nodes_.at(posted_, key);
-  if (posted_.size() > posted_before) ++demand_[key.peer].waiting;
+  if (posted_.size() > posted_before) ++context_.demand[key.peer].waiting;
   posted.request = std::move(request);
   posted.done = std::move(done);
   posted.last_progress = Clock::now();
@@ -252,7 +251,7 @@ void ReceiveSide::complete(const Key& key, const std::string& error) {
   auto it = posted_.find(key);
   if (it == posted_.end()) return;
   Completion done = std::move(it->second.done);
-  --demand_[key.peer].waiting;
+  --context_.demand[key.peer].waiting;
   posted_nodes_.erase(posted_, it);
   if (done) done(error);
 }

@@ -54,8 +54,6 @@ class ReceiveSide {
   // The connections `peer` opened on `lane`, streams 0..count-1, for sending back over them;
   // empty unless all `count` are open.
   std::vector<std::shared_ptr<Connection>> peer_connections(int peer, int lane, int count) const;
-  // The receives that wait for `peer`'s frames, for its streams' readers.
-  const StreamDemand& demand(int peer) const { return demand_.at(peer); }
   // The open connection `peer` opened as stream `stream` on `lane`, if any.
   std::shared_ptr<Connection> peer_connection(int peer, int lane, int stream) const;
   // The sending side gave `connection` up: its reader here closes with `reason`.
@@ -147,10 +145,9 @@ class ReceiveSide {
 
   EngineContext& context_;
   std::list<std::shared_ptr<IncomingStream>> streams_;
-  std::vector<int> open_streams_;     // per peer
-  std::vector<StreamDemand> demand_;  // per peer: the posted receives not complete
-  std::vector<int> ever_connected_;   // per peer
-  std::vector<std::string> gone_;     // per peer: why it is gone, "" while alive
+  std::vector<int> open_streams_;    // per peer
+  std::vector<int> ever_connected_;  // per peer
+  std::vector<std::string> gone_;    // per peer: why it is gone, "" while alive
   // Per peer: why its last stream closed while handshakes were under way ("" if it did not).
   std::vector<std::string> closed_while_handshaking_;
   std::atomic<int> handshaking_{0};  // accepted connections still in their handshake

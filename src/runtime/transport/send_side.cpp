@@ -80,6 +80,7 @@ SendSide::Link& SendSide::link(int peer, int lane, LinkClass link_class) {
 }
 
 void SendSide::send(SendRequest request, Completion done) {
+  ++context_.demand.at(request.peer).sends;
   int streams = 0;  // of every lane the message may use
   for (int lane : request.lanes) {
     Link& l = link(request.peer, lane, request.link);
