@@ -141,10 +141,14 @@ ReceiveSide::Target ReceiveSide::place_chunk(IncomingStream& stream, const Frame
     return Target::refused(fmt::format("chunks of {} disagree on its length ({} and {} bytes)",
                                        message_text(key), entry.total, header.total));
   }
-  // Early chunks are kept only while small: a chunk larger than a striped message's chunks
-  // (a whole message on one stream) waits for its receive and is then read in place, rather
-  // than costing a fresh buffer, its page faults and a copy.
+  // Early chunks are kept only while small: a chunk larger than a striped message's chunks, or
+  // a message sent whole above kEarlyWholeMessageMost, waits for its receive and is then read
+  // in place, rather than costing a fresh buffer, its page faults and a copy. Its bytes wait in
+  // the socket buffers meanwhile; a verified schedule never needs a later message of the same
+  // pair first (verify/execution.hpp: synchronous, in order).
+  const bool whole = (header.flags & kFrameStriped) == 0 && header.length == header.total;
   if (header.length > context_.config.stripe.max_chunk ||
+      (whole && header.length > kEarlyWholeMessageMost) ||
       !early_bytes_.fits(header.length, context_.config.unexpected_budget)) {
     if (entry.chunks.empty()) early_nodes_.erase(early_, early_.find(key));
     parked_[key].push_back(&stream);
