@@ -40,7 +40,7 @@ class ReceiveSide {
   ~ReceiveSide();
   // A message sent whole (one chunk) above this size that arrives before its receive waits in
   // the socket for it instead of an early buffer: on loopback an 8-rank alltoall of 1 MiB blocks
-  // takes 13.4-16.5 ms this way against 15.4-20.2 ms (a fresh buffer, its page faults and a copy
+  // takes 16.5-17.6 ms this way against 18.0-19.7 ms (a fresh buffer, its page faults and a copy
   // per early block). Open MPI's TCP transport sends such messages once the receive is posted.
   static constexpr std::uint64_t kEarlyWholeMessageMost = 64 * 1024;
 
