@@ -18,7 +18,7 @@
 // rank's next frame to that peer, sent first, carries the acknowledgement: a read that drains a
 // socket holding two small frames makes the kernel send one of its own at once (the reader
 // also takes one frame per read where the two ranks exchange frames, frame_reader.hpp). On
-// loopback an 8-rank alltoall of 8 B sends 55 TCP segments a call this way (its 56 messages
+// loopback an 8-rank alltoall of 8 B sends 55-56 TCP segments a call this way (its 56 messages
 // carry the acknowledgements), against 66 when every listed socket is read each round.
 //
 // Threading: used only by the thread running the io_context.
