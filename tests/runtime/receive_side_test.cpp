@@ -25,12 +25,12 @@ namespace {
 using testing::loopback;
 using testing::pattern;
 
-constexpr std::uint64_t kDemandJob = 7;
+constexpr std::uint64_t kSideJob = 7;
 
 EngineConfig three_ranks() {
   EngineConfig config;
   config.size = 3;
-  config.job_id = kDemandJob;
+  config.job_id = kSideJob;
   return config;
 }
 
@@ -59,7 +59,7 @@ class ReceiveSideTest : public ::testing::Test {
   }
   // Message `id` of peer 1 as one frame.
   void send_whole(std::uint64_t id, const std::vector<std::byte>& payload) {
-    const FrameBytes header = encode_frame_header({.job_id = kDemandJob,
+    const FrameBytes header = encode_frame_header({.job_id = kSideJob,
                                                    .message_id = id,
                                                    .offset = 0,
                                                    .length = payload.size(),

@@ -109,13 +109,13 @@ void FrameReader::read_header() {
 void FrameReader::read_stage_through_reactor() {
   signal_arrivals();
   const std::span<std::byte> room = stage_room();
-  socket_.async_read_some(asio::buffer(room.data(), room.size()),
-                          [this, asked = room.size(), keep = sink_.keep_alive()](
-                              const asio::error_code& error, std::size_t bytes) {
-                            in_handler_ = true;
-                            on_staged(error, bytes, !error && bytes < asked);
-                            in_handler_ = false;
-                          });
+  socket_.async_read_some(
+      asio::buffer(room.data(), room.size()),
+      [this, room, keep = sink_.keep_alive()](const asio::error_code& error, std::size_t bytes) {
+        in_handler_ = true;
+        on_staged(error, bytes, emptied({error, bytes}, room));
+        in_handler_ = false;
+      });
 }
 
 std::span<std::byte> FrameReader::polled_stage_room() {
@@ -308,14 +308,14 @@ void FrameReader::read_payload() {
   if (std::exchange(payload_drained_, false) && list_for_polling()) return;
   signal_arrivals();
   reading_ = true;
-  const std::size_t asked = into_.size() - done_;
+  const std::span<std::byte> asked = into_.subspan(done_);
   socket_.async_read_some(
-      asio::buffer(into_.data() + done_, asked),
+      asio::buffer(asked.data(), asked.size()),
       asio::bind_cancellation_slot(
           stop_read_.slot(), [this, asked, keep = sink_.keep_alive()](const asio::error_code& error,
                                                                       std::size_t bytes) {
             in_handler_ = true;
-            on_payload(error, bytes, !error && bytes < asked);
+            on_payload(error, bytes, emptied({error, bytes}, asked));
             in_handler_ = false;
           }));
 }
