@@ -20,6 +20,8 @@
 # here, in both builds.
 if(TARGET test_mpi)
   target_sources(test_mpi PRIVATE src/mpi/route_policy.cpp src/mpi/mpi_library_model.cpp
+                                  src/mpi/call_class.cpp src/mpi/measured_route.cpp
+                                  src/mpi/route_tuning.cpp src/mpi/placement_key.cpp
                                   src/mpi/settings.cpp
                                   src/mpi/wrapped_call.cpp src/mpi/platform_match.cpp
                                   src/mpi/host_identity.cpp src/mpi/discovered_platform.cpp
@@ -36,7 +38,7 @@ enable_language(C)
 find_program(MULTILANE_MPIRUN_OPENMPI mpirun.openmpi)
 find_program(MULTILANE_MPIEXEC_MPICH mpiexec.mpich)
 set(mpi_test_programs coll_types coll_comms coll_nonblocking coll_reduce fallback errors
-                      thread_multiple)
+                      thread_multiple served_path)
 set(mpi_forced_env "")
 foreach(coll IN ITEMS BCAST SCATTER GATHER ALLGATHER ALLTOALL BARRIER REDUCE ALLREDUCE
                      REDUCE_SCATTER_BLOCK)
@@ -113,6 +115,9 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
   mpi_family_test(mpi-ompi-nonblocking-forced-4 mpi 4 coll_nonblocking forced ARGS free-before-wait)
   mpi_family_test(mpi-ompi-nonblocking-policy-5 mpi 5 coll_nonblocking policy)
   mpi_family_test(mpi-ompi-fallback-forced-5 mpi 5 fallback forced)
+  # Served calls allocate nothing and stay on the caller's thread; nonblocking calls keep their
+  # datatypes and never wait to set up (tests/mpi/served_path.c).
+  mpi_family_test(mpi-ompi-served-forced-4 mpi 4 served_path forced)
   # Two ranks per "node" (tests/mpi/as_nodes.sh): the route policy sends every call with data
   # to multilane, which joins the nodes over TCP and the ranks of a node by shared memory.
   mpi_family_test(mpi-ompi-types-nodes-4 mpi 4 coll_types policy
@@ -268,6 +273,7 @@ if(TARGET multilane_mpich AND MULTILANE_MPIEXEC_MPICH)
   mpi_family_test(mpi-mpich-nonblocking-forced-3 mpich 3 coll_nonblocking forced
                   ARGS free-before-wait)
   mpi_family_test(mpi-mpich-fallback-forced-4 mpich 4 fallback forced)
+  mpi_family_test(mpi-mpich-served-forced-3 mpich 3 served_path forced)
   mpi_family_test(mpi-mpich-errors-return mpich 3 errors plain
                   LD_PRELOAD=$<TARGET_FILE:multilane_mpich> MULTILANE_ALGORITHM_BCAST=auto
                   MULTILANE_TIMEOUT=10)

@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -64,6 +65,10 @@ struct CommunicatorOptions {
   // every piece is handed out, instead of waiting for its retransmission (docs/runtime.md).
   bool resend_stalled = true;
   bool explain = false;  // rank 0 prints each algorithm choice and why
+  // Called about every millisecond while a blocking call waits on this thread with nothing
+  // arriving: a host library's progress (the MPI library's own requests, which a peer may need
+  // to reach this collective). Empty: none.
+  std::function<void()> while_waiting;
 };
 
 struct Status {
@@ -200,6 +205,11 @@ class Communicator {
   Request irun(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
                int root, std::uint64_t size, const CollectiveOptions& options = {},
                const Reduction& reduction = {});
+
+  // Operations handed to the engine's progress thread so far: non-blocking ones, and blocking
+  // ones that found another thread driving. A blocking call that runs on the caller's thread
+  // adds none.
+  std::uint64_t handed_off() const;
 
   // The algorithm "auto" picks for this call, and the modelled time of every candidate
   // (`element_size`: bytes per element of a reduction).

@@ -51,16 +51,38 @@ bool is_contiguous(MPI_Datatype type) {
   return result;
 }
 
-ByteBuffer::ByteBuffer(void* base, std::uint64_t count, MPI_Datatype type, Use use)
-    : base_(base), count_(count), type_(type), use_(use) {
+ByteBuffer::~ByteBuffer() {
+  clear();
+}
+
+void ByteBuffer::clear() {
+  if (owns_type_) PMPI_Type_free(&type_);
+  owns_type_ = false;
+  packed_ = false;
+  type_ = MPI_DATATYPE_NULL;
+  bytes_ = {};
+}
+
+void ByteBuffer::assign(void* base, std::uint64_t count, MPI_Datatype type, Use use,
+                        bool keep_type) {
+  clear();
+  base_ = base;
+  count_ = count;
+  type_ = type;
+  use_ = use;
   const std::uint64_t bytes = data_bytes(count, type);
   if (bytes == 0) return;
   if (is_contiguous(type)) {
     bytes_ = {static_cast<std::byte*>(base), bytes};
     return;
   }
-  packed_.resize(bytes);
-  bytes_ = packed_;
+  packing_.resize(bytes);
+  bytes_ = packing_;
+  packed_ = true;
+  if (keep_type && use != Use::Input) {
+    pmpi_check(PMPI_Type_dup(type, &type_), "PMPI_Type_dup");
+    owns_type_ = true;
+  }
   if (use == Use::Output) return;
   // Packed in pieces whose counts and sizes fit PMPI_Pack's int arguments.
   MPI_Aint lb = 0, extent = 0;
@@ -71,7 +93,7 @@ ByteBuffer::ByteBuffer(void* base, std::uint64_t count, MPI_Datatype type, Use u
     const std::uint64_t n = std::min(step, count - first);
     int position = 0;
     pmpi_check(PMPI_Pack(static_cast<char*>(base) + static_cast<std::int64_t>(first) * extent,
-                         static_cast<int>(n), type, packed_.data() + first * element,
+                         static_cast<int>(n), type, packing_.data() + first * element,
                          static_cast<int>(n * element), &position, MPI_COMM_SELF),
                "PMPI_Pack");
     if (static_cast<std::uint64_t>(position) != n * element) {
@@ -81,16 +103,16 @@ ByteBuffer::ByteBuffer(void* base, std::uint64_t count, MPI_Datatype type, Use u
 }
 
 void ByteBuffer::finish() {
-  if (packed_.empty() || use_ == Use::Input) return;
+  if (!packed_ || use_ == Use::Input) return;
   MPI_Aint lb = 0, extent = 0;
   pmpi_check(PMPI_Type_get_extent(type_, &lb, &extent), "PMPI_Type_get_extent");
-  const std::uint64_t element = packed_.size() / count_;
+  const std::uint64_t element = bytes_.size() / count_;
   const std::uint64_t step = std::max<std::uint64_t>(1, (1u << 30) / element);
   for (std::uint64_t first = 0; first < count_; first += step) {
     const std::uint64_t n = std::min(step, count_ - first);
     int position = 0;
     pmpi_check(
-        PMPI_Unpack(packed_.data() + first * element, static_cast<int>(n * element), &position,
+        PMPI_Unpack(packing_.data() + first * element, static_cast<int>(n * element), &position,
                     static_cast<char*>(base_) + static_cast<std::int64_t>(first) * extent,
                     static_cast<int>(n), type_, MPI_COMM_SELF),
         "PMPI_Unpack");

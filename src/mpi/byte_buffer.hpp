@@ -27,22 +27,32 @@ std::uint64_t data_bytes(std::uint64_t count, MPI_Datatype type);
 // Whether `type`'s data are exactly the bytes of [address, address + count * size).
 bool is_contiguous(MPI_Datatype type);
 
+// A buffer that packs keeps its packing memory from one assign() to the next. With
+// `keep_type`, a packed buffer holds its own duplicate of the datatype (PMPI_Type_dup) until
+// clear() or destruction, so the program may free its handle before finish().
 class ByteBuffer {
  public:
   enum class Use { Input, Output, Both };
   ByteBuffer() = default;
+  ByteBuffer(const ByteBuffer&) = delete;
+  ByteBuffer& operator=(const ByteBuffer&) = delete;
+  ~ByteBuffer();
   // `count` elements of `type` at `base`; an Input or Both buffer is packed now when needed.
-  ByteBuffer(void* base, std::uint64_t count, MPI_Datatype type, Use use);
+  void assign(void* base, std::uint64_t count, MPI_Datatype type, Use use, bool keep_type);
   std::span<std::byte> bytes() { return bytes_; }
   // Unpacks an Output or Both buffer into the user's memory (nothing when used in place).
   void finish();
+  // Forgets the buffer (and frees a kept datatype); the packing memory stays for reuse.
+  void clear();
 
  private:
   void* base_ = nullptr;
   std::uint64_t count_ = 0;
   MPI_Datatype type_ = MPI_DATATYPE_NULL;
+  bool owns_type_ = false;
+  bool packed_ = false;
   Use use_ = Use::Input;
-  std::vector<std::byte> packed_;  // empty when used in place
+  std::vector<std::byte> packing_;
   std::span<std::byte> bytes_;
 };
 

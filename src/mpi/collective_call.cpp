@@ -17,18 +17,16 @@ using Use = ByteBuffer::Use;
 
 }  // namespace
 
-std::optional<CollectiveCall> describe_call(WrappedCall call, MPI_Comm comm, const MpiArgs& args) {
-  if (comm == MPI_COMM_NULL) return std::nullopt;
-  int inter = 0;
-  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return std::nullopt;
-  CollectiveCall c;
+bool describe_call(WrappedCall call, MPI_Comm comm, const MpiArgs& args, int rank, int size,
+                   CollectiveCall& c) {
   c.call = call;
   c.comm = comm;
   c.args = args;
-  PMPI_Comm_rank(comm, &c.rank);
-  PMPI_Comm_size(comm, &c.size);
+  c.rank = rank;
+  c.size = size;
+  c.block = 0;
   const bool has_root = rooted(call);
-  if (has_root && (args.root < 0 || args.root >= c.size)) return std::nullopt;
+  if (has_root && (args.root < 0 || args.root >= c.size)) return false;
   const bool root = has_root && args.root == c.rank;
   // The side whose count and type are significant on this rank and fix the block.
   auto from_recv = [&]() -> bool {
@@ -47,26 +45,26 @@ std::optional<CollectiveCall> describe_call(WrappedCall call, MPI_Comm comm, con
              recv_in_place = args.recvbuf == MPI_IN_PLACE;
   switch (call) {
     case WrappedCall::Bcast:
-      if (recv_in_place) return std::nullopt;
+      if (recv_in_place) return false;
       break;
     case WrappedCall::Scatter:
-      if ((send_in_place && root) || (recv_in_place && !root)) return std::nullopt;
+      if ((send_in_place && root) || (recv_in_place && !root)) return false;
       break;
     case WrappedCall::Gather:
-      if ((recv_in_place && root) || (send_in_place && !root)) return std::nullopt;
+      if ((recv_in_place && root) || (send_in_place && !root)) return false;
       break;
     case WrappedCall::Allgather:
     case WrappedCall::Alltoall:
-      if (recv_in_place) return std::nullopt;
+      if (recv_in_place) return false;
       break;
     case WrappedCall::Barrier:
       break;
     case WrappedCall::Reduce:
-      if ((recv_in_place && root) || (send_in_place && !root)) return std::nullopt;
+      if ((recv_in_place && root) || (send_in_place && !root)) return false;
       break;
     case WrappedCall::Allreduce:
     case WrappedCall::ReduceScatterBlock:
-      if (recv_in_place) return std::nullopt;
+      if (recv_in_place) return false;
       break;
   }
   bool ok = true;
@@ -101,11 +99,14 @@ std::optional<CollectiveCall> describe_call(WrappedCall call, MPI_Comm comm, con
       break;
     }
   }
-  if (!ok) return std::nullopt;
-  return c;
+  return ok;
 }
 
 void CollectiveCall::prepare() {
+  send_buffer_.clear();
+  recv_buffer_.clear();
+  send_ = {};
+  recv_ = {};
   const bool root = args.root == rank;
   const auto n = static_cast<std::uint64_t>(size);
   auto* sendbuf = const_cast<void*>(args.sendbuf);
@@ -113,28 +114,28 @@ void CollectiveCall::prepare() {
   const auto recv_count = static_cast<std::uint64_t>(args.recvcount);
   switch (call) {
     case WrappedCall::Bcast:
-      recv_buffer_ =
-          ByteBuffer(args.recvbuf, recv_count, args.recvtype, root ? Use::Input : Use::Output);
+      recv_buffer_.assign(args.recvbuf, recv_count, args.recvtype, root ? Use::Input : Use::Output,
+                          keeps_types);
       recv_ = recv_buffer_.bytes();
       break;
     case WrappedCall::Scatter:
       if (root) {
-        send_buffer_ = ByteBuffer(sendbuf, send_count * n, args.sendtype, Use::Input);
+        send_buffer_.assign(sendbuf, send_count * n, args.sendtype, Use::Input, keeps_types);
         send_ = send_buffer_.bytes();
       }
       if (root && args.recvbuf == MPI_IN_PLACE) {
         scratch_.resize(block);
         recv_ = scratch_;
       } else {
-        recv_buffer_ = ByteBuffer(args.recvbuf, recv_count, args.recvtype, Use::Output);
+        recv_buffer_.assign(args.recvbuf, recv_count, args.recvtype, Use::Output, keeps_types);
         recv_ = recv_buffer_.bytes();
       }
       break;
     case WrappedCall::Gather:
       if (root) {
         const bool in_place = args.sendbuf == MPI_IN_PLACE;
-        recv_buffer_ = ByteBuffer(args.recvbuf, recv_count * n, args.recvtype,
-                                  in_place ? Use::Both : Use::Output);
+        recv_buffer_.assign(args.recvbuf, recv_count * n, args.recvtype,
+                                  in_place ? Use::Both : Use::Output, keeps_types);
         recv_ = recv_buffer_.bytes();
         if (in_place) {
           scratch_.assign(
@@ -145,14 +146,14 @@ void CollectiveCall::prepare() {
           break;
         }
       }
-      send_buffer_ = ByteBuffer(sendbuf, send_count, args.sendtype, Use::Input);
+      send_buffer_.assign(sendbuf, send_count, args.sendtype, Use::Input, keeps_types);
       send_ = send_buffer_.bytes();
       break;
     case WrappedCall::Allgather:
     case WrappedCall::Alltoall: {
       const bool in_place = args.sendbuf == MPI_IN_PLACE;
-      recv_buffer_ = ByteBuffer(args.recvbuf, recv_count * n, args.recvtype,
-                                in_place ? Use::Both : Use::Output);
+      recv_buffer_.assign(args.recvbuf, recv_count * n, args.recvtype,
+                                in_place ? Use::Both : Use::Output, keeps_types);
       recv_ = recv_buffer_.bytes();
       if (in_place && call == WrappedCall::Allgather) {
         const auto first = static_cast<std::ptrdiff_t>(block * static_cast<std::uint64_t>(rank));
@@ -163,8 +164,8 @@ void CollectiveCall::prepare() {
         scratch_.assign(recv_.begin(), recv_.end());
         send_ = scratch_;
       } else {
-        send_buffer_ = ByteBuffer(sendbuf, send_count * (call == WrappedCall::Alltoall ? n : 1),
-                                  args.sendtype, Use::Input);
+        send_buffer_.assign(sendbuf, send_count * (call == WrappedCall::Alltoall ? n : 1),
+                                  args.sendtype, Use::Input, keeps_types);
         send_ = send_buffer_.bytes();
       }
       break;
@@ -190,17 +191,17 @@ void CollectiveCall::prepare_reduction() {
   const std::uint64_t input =
       count * (call == WrappedCall::ReduceScatterBlock ? static_cast<std::uint64_t>(size) : 1);
   if (in_place) {
-    recv_buffer_ = ByteBuffer(args.recvbuf, input, args.recvtype, Use::Both);
+    recv_buffer_.assign(args.recvbuf, input, args.recvtype, Use::Both, keeps_types);
     const std::span<std::byte> whole = recv_buffer_.bytes();
     scratch_.assign(whole.begin(), whole.end());
     send_ = scratch_;
     recv_ = whole.first(block);
     return;
   }
-  send_buffer_ = ByteBuffer(const_cast<void*>(args.sendbuf), input, args.recvtype, Use::Input);
+  send_buffer_.assign(const_cast<void*>(args.sendbuf), input, args.recvtype, Use::Input, keeps_types);
   send_ = send_buffer_.bytes();
   if (gets_result) {
-    recv_buffer_ = ByteBuffer(args.recvbuf, count, args.recvtype, Use::Output);
+    recv_buffer_.assign(args.recvbuf, count, args.recvtype, Use::Output, keeps_types);
     recv_ = recv_buffer_.bytes();
   }
 }

@@ -16,7 +16,10 @@
 // Reductions are served only for the predefined datatypes and operations that map
 // (reduction_types.hpp).
 // The call object owns whatever temporary buffers it needs and must live until the call
-// completes; finish() then unpacks packed receive buffers (byte_buffer.hpp).
+// completes; finish() then unpacks packed receive buffers (byte_buffer.hpp). One object may
+// serve call after call (a communicator's blocking calls): its buffers keep their memory. A
+// nonblocking call's object keeps its own duplicates of the datatypes it packs
+// (`keeps_types`), since MPI lets a program free them before the wait.
 #pragma once
 
 #include <mpi.h>
@@ -51,6 +54,7 @@ struct CollectiveCall {
   MpiArgs args;
   std::uint64_t block = 0;  // multilane's size: the whole message of a bcast, one block else
   Reduction reduction;      // reductions: what is combined
+  bool keeps_types = false;  // packed datatypes are duplicated until finish() (nonblocking)
 
   // Sets up the buffers (packing inputs, copying in-place inputs).
   void prepare();
@@ -67,9 +71,11 @@ struct CollectiveCall {
   std::span<std::byte> recv_;
 };
 
-// The call when multilane may serve it, with `block` set; nullopt when the arguments are ones
-// the MPI library must judge (a null or inter-communicator, a negative count, a null datatype,
-// a root out of range): PMPI_* then reports the error as MPI defines it.
-std::optional<CollectiveCall> describe_call(WrappedCall call, MPI_Comm comm, const MpiArgs& args);
+// Fills `c` with the call of `rank` in an intra-communicator of `size` ranks when multilane may
+// serve it, with `block` set; false when the arguments are ones the MPI library must judge (a
+// negative count, a null datatype, a root out of range, MPI_IN_PLACE where MPI does not allow
+// it) or a reduction multilane does not serve: PMPI_* then runs or reports it.
+bool describe_call(WrappedCall call, MPI_Comm comm, const MpiArgs& args, int rank, int size,
+                   CollectiveCall& c);
 
 }  // namespace multilane::mpi

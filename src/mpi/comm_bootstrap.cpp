@@ -58,7 +58,14 @@ Communicator join(MPI_Comm comm, const CommLayout& layout) {
   job.all_gather = [comm, size = layout.size](const std::string& mine) {
     return all_gather_text(comm, size, mine, "addresses");
   };
-  return runtime::join_by_exchange(std::move(job));
+  // While a blocking call waits, the MPI library's own requests move on: a peer may need one of
+  // this rank's (a large MPI_Isend it receives) before it reaches the collective.
+  CommunicatorOptions options;
+  options.while_waiting = [] {
+    int flag = 0;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+  };
+  return runtime::join_by_exchange(std::move(job), std::move(options));
 }
 
 }  // namespace multilane::mpi

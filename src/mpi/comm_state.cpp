@@ -6,6 +6,7 @@
 #include <mutex>
 #include <set>
 
+#include "mpi/decision_store.hpp"
 #include "mpi/discovered_platform.hpp"
 #include "mpi/library.hpp"
 #include "mpi/pmpi_check.hpp"
@@ -36,16 +37,22 @@ void create_comm_keyval() {
       "PMPI_Comm_create_keyval");
 }
 
-CommState& state_of(MPI_Comm comm) {
+CommState* find_state(MPI_Comm comm) {
   void* attribute = nullptr;
   int found = 0;
   pmpi_check(PMPI_Comm_get_attr(comm, library().keyval, &attribute, &found), "PMPI_Comm_get_attr");
-  if (found) return *static_cast<CommState*>(attribute);
+  return found ? static_cast<CommState*>(attribute) : nullptr;
+}
+
+CommState& state_of(MPI_Comm comm) {
+  if (CommState* state = find_state(comm)) return *state;
   auto state = std::make_unique<CommState>();
   state->comm = comm;
   const double started = PMPI_Wtime();
   state->layout = gather_layout(comm, library().platform, library().settings.platform_file);
-  state->route = std::make_unique<RoutePolicy>(library().settings, state->layout.platform);
+  state->placement = placement_key(state->layout.platform);
+  state->policy = std::make_unique<RoutePolicy>(library().settings, state->layout.platform);
+  inherit_decisions(state->placement, state->routes);
   if (library().settings.explain && state->layout.rank == 0) {
     std::fprintf(stderr, "multilane-mpi: communicator of %s; found in %.1f ms\n",
                  summarize_platform(state->layout.platform).c_str(),

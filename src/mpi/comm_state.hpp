@@ -1,20 +1,24 @@
 // mpi/comm_state.hpp — what the library keeps per MPI communicator, cached as an attribute.
 //
-// A communicator's state is made at its first wrapped collective (every rank is in that call):
-// the layout and its route policy at once, the multilane job at the first call routed to multilane
-// (comm_bootstrap.hpp). It is an attribute of a keyval with MPI_COMM_NULL_COPY_FN (a dup'ed
-// communicator starts afresh, with a job of its own) whose delete callback frees it, at
-// MPI_Comm_free, or at stop_library() for the communicators still alive (MPI_COMM_WORLD,
-// MPI_COMM_SELF and whatever the program never freed), before PMPI_Finalize. Caching by
-// attribute, not by handle, is what keeps a freed handle that MPI reuses from finding a stale
-// job.
+// A communicator's state is made at its first blocking wrapped collective (every rank is in
+// that call; a nonblocking call never makes it, since making it talks to the other ranks):
+// the layout, its placement key, the default route and the measured routes (inherited from a
+// communicator of the same placement, decision_store.hpp) at once; the multilane job at the
+// first blocking call that runs multilane (comm_bootstrap.hpp). It is an attribute of a keyval
+// with MPI_COMM_NULL_COPY_FN (a dup'ed communicator starts with its placement's decisions and
+// a job of its own) whose delete callback frees it, at MPI_Comm_free, or at stop_library()
+// for the communicators still alive, before PMPI_Finalize. Caching by attribute, not by
+// handle, is what keeps a freed handle that MPI reuses from finding a stale job.
 #pragma once
 
 #include <mpi.h>
 
 #include <memory>
 
+#include "mpi/collective_call.hpp"
 #include "mpi/comm_bootstrap.hpp"
+#include "mpi/measured_route.hpp"
+#include "mpi/placement_key.hpp"
 #include "mpi/route_policy.hpp"
 #include "multilane/communicator.hpp"
 
@@ -23,16 +27,23 @@ namespace multilane::mpi {
 struct CommState {
   MPI_Comm comm = MPI_COMM_NULL;
   CommLayout layout;
-  std::unique_ptr<RoutePolicy> route;  // on the layout's platform, keeping each call's route
-  // Null until the first call routed to multilane. Shared with the non-blocking calls in
-  // flight: MPI lets a program free a communicator before waiting for them.
+  PlacementKey placement;
+  std::unique_ptr<RoutePolicy> policy;  // the default route of each class
+  MeasuredRoutes routes;                // what each class runs
+  // Null until the first blocking call that runs multilane. Shared with the non-blocking calls
+  // in flight: MPI lets a program free a communicator before waiting for them.
   std::shared_ptr<Communicator> multilane;
+  // The blocking calls' call: reused, so that its buffers keep their memory from call to call.
+  CollectiveCall blocking;
 };
 
 // Creates the keyval (at start_library()).
 void create_comm_keyval();
-// The state of `comm`, made now if it has none (a collective step: call it from a collective).
+// The state of `comm`, made now if it has none (a collective step: call it from a blocking
+// collective).
 CommState& state_of(MPI_Comm comm);
+// The state of `comm` if it has one (not collective).
+CommState* find_state(MPI_Comm comm);
 // The state's multilane job, joined now if it has none (collective, like state_of).
 std::shared_ptr<Communicator> multilane_of(CommState& state);
 // Frees the state of every communicator still alive, then the keyval (at stop_library()).

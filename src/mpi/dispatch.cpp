@@ -3,114 +3,265 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdio>
+#include <iterator>
 
+#include "mpi/call_class.hpp"
 #include "mpi/comm_state.hpp"
+#include "mpi/decision_store.hpp"
 #include "mpi/library.hpp"
 #include "mpi/mpi_errors.hpp"
 #include "mpi/pending_requests.hpp"
-#include "mpi/progress_wait.hpp"
-#include "mpi/route_policy.hpp"
+#include "multilane/units.hpp"
 
 namespace multilane::mpi {
 
 namespace {
+
+DispatchCounters counters;
 
 std::uint32_t element_bytes(const CollectiveCall& c) {
   return is_reduction(carrier(c.call)) ? static_cast<std::uint32_t>(element_size(c.reduction.type))
                                        : 1;
 }
 
-void explain(const CollectiveCall& c, const CommState& state, const Route& route,
-             bool nonblocking) {
+int root_of(const CollectiveCall& c) {
+  return rooted(c.call) ? c.args.root : 0;
+}
+
+// What one call runs, and why (the why is built only for MULTILANE_EXPLAIN).
+struct Pick {
+  RouteChoice run = RouteChoice::Mpi;
+  std::string_view algorithm = "auto";        // multilane's
+  MeasuredRoutes::Entry* exploring = nullptr;  // set while the class is measured
+};
+
+std::string times_of(const ClassDecision& d) {
+  if (d.mpi_s <= 0 && d.multilane_s <= 0) return "";
+  return fmt::format(": MPI library {}, multilane {}", format_duration(d.mpi_s),
+                     format_duration(d.multilane_s));
+}
+
+std::string decision_words(const ClassDecision& d) {
+  return fmt::format("{}{}{}", to_string(d.source), d.from_tuning_file ? " (tuning file)" : "",
+                     times_of(d));
+}
+
+void explain(const CollectiveCall& c, const CommState& state, const Pick& pick,
+             std::string_view why, bool nonblocking) {
   if (!library().settings.explain || c.rank != 0) return;
   std::string choice = "MPI library";
-  if (route.multilane) {
-    choice =
-        fmt::format("multilane {}", state.multilane->resolve_algorithm(
-                                        carrier(c.call), c.block, rooted(c.call) ? c.args.root : 0,
-                                        {.algorithm = route.algorithm}, element_bytes(c)));
+  if (pick.run == RouteChoice::Multilane && state.multilane) {
+    choice = fmt::format("multilane {}", state.multilane->resolve_algorithm(
+                                             carrier(c.call), c.block, root_of(c),
+                                             {.algorithm = std::string(pick.algorithm)},
+                                             element_bytes(c)));
+  } else if (pick.run == RouteChoice::Multilane) {
+    choice = "multilane";
   }
   std::string where = rooted(c.call) ? fmt::format(" root {}", c.args.root) : std::string();
   if (state.layout.sites > 1) where += fmt::format(" ({} sites)", state.layout.sites);
-  std::fprintf(stderr, "multilane-mpi: %s %llu B%s, %d ranks on %d node(s): %s (%s)\n",
-               call_function(c.call, nonblocking).c_str(), static_cast<unsigned long long>(c.block),
-               where.c_str(), c.size, state.layout.nodes, choice.c_str(), route.reason.c_str());
+  const std::string size = c.call == WrappedCall::Barrier ? "" : fmt::format(" {} B", c.block);
+  std::fprintf(stderr, "multilane-mpi: %s%s%s, %d ranks on %d node(s): %s (%.*s)\n",
+               call_function(c.call, nonblocking).c_str(), size.c_str(), where.c_str(), c.size,
+               state.layout.nodes, choice.c_str(), static_cast<int>(why.size()), why.data());
 }
 
-// A call describe_call() leaves to the MPI library, explained on rank 0 (of the local group of
-// an intercommunicator).
-void explain_fallback(WrappedCall call, MPI_Comm comm, bool nonblocking) {
+// A call that stays with the MPI library before it is described, explained on rank 0 (of the
+// local group of an intercommunicator).
+void explain_fallback(WrappedCall call, MPI_Comm comm, bool nonblocking, const char* why) {
   if (!library().settings.explain || comm == MPI_COMM_NULL) return;
-  int rank = -1, inter = 0;
+  int rank = -1;
   if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank != 0) return;
-  PMPI_Comm_test_inter(comm, &inter);
-  const char* why = inter                         ? "intercommunicator"
-                    : is_reduction(carrier(call)) ? "a datatype, operation or argument it serves"
-                                                  : "arguments for the MPI library to check";
   std::fprintf(stderr, "multilane-mpi: %s: MPI library (%s)\n",
                call_function(call, nonblocking).c_str(), why);
 }
 
-// The call on multilane's route, or nullopt for the MPI library's; the state is made here.
-struct Routed {
-  CollectiveCall call;
-  std::shared_ptr<Communicator> multilane;
-  CollectiveOptions options;
-};
-
-std::optional<Routed> route_call(WrappedCall call, MPI_Comm comm, const MpiArgs& args,
-                                 bool nonblocking) {
-  if (!library().active) return std::nullopt;
-  std::optional<CollectiveCall> described = describe_call(call, comm, args);
-  if (!described) {
-    explain_fallback(call, comm, nonblocking);
-    return std::nullopt;
-  }
-  CommState& state = state_of(comm);
-  const Route route = state.route->choose({.call = call,
-                                           .bytes = described->block,
-                                           .root = rooted(call) ? described->args.root : 0,
-                                           .element_size = element_bytes(*described)});
-  Routed routed{std::move(*described), nullptr, {.algorithm = route.algorithm}};
-  if (route.multilane) routed.multilane = multilane_of(state);
-  explain(routed.call, state, route, nonblocking);
-  if (!route.multilane) return std::nullopt;
-  return routed;
+const char* fallback_reason(WrappedCall call) {
+  return is_reduction(carrier(call)) ? "a datatype, operation or argument multilane does not serve"
+                                     : "arguments for the MPI library to check";
 }
 
-Request start(Routed& routed, CollectiveCall& c) {
+// The route rules that need no table: a forced route, one rank, no data.
+std::optional<Pick> settled(const CommState& state, const CollectiveCall& c) {
+  if (const std::string* forced = state.policy->forced(c.call)) {
+    if (*forced == "mpi" || c.size == 1) return Pick{.run = RouteChoice::Mpi};
+    return Pick{.run = RouteChoice::Multilane, .algorithm = *forced};
+  }
+  if (c.size == 1) return Pick{.run = RouteChoice::Mpi};
+  if (c.block == 0 && c.call != WrappedCall::Barrier) return Pick{.run = RouteChoice::Mpi};
+  return std::nullopt;
+}
+
+RouteQuery query_of(const CollectiveCall& c) {
+  return {.call = c.call, .bytes = c.block, .element_size = element_bytes(c)};
+}
+
+ClassDecision default_decision(const Route& route) {
+  return {.choice = route.multilane ? RouteChoice::Multilane : RouteChoice::Mpi,
+          .source = DecisionSource::Model,
+          .mpi_s = route.modelled_mpi_s,
+          .multilane_s = route.modelled_multilane_s};
+}
+
+// The blocking call's pick; a class met for the first time is entered in the table.
+Pick pick_blocking(CommState& state, const CollectiveCall& c, std::uint64_t key) {
+  if (auto pick = settled(state, c)) return *pick;
+  MeasuredRoutes::Entry* entry = state.routes.for_blocking_call(key, !library().settings.frozen);
+  if (!entry) {
+    // Frozen, or past the cap on classes: the default route, kept as the class's decision.
+    const Route route = state.policy->choose(query_of(c));
+    ClassDecision decision = default_decision(route);
+    if (route.measure) decision.source = DecisionSource::Default;
+    state.routes.adopt(key, decision);
+    return {.run = decision.choice};
+  }
+  if (entry->decision) return {.run = entry->decision->choice};
+  if (entry->exploration.calls() == 0) {
+    const Route route = state.policy->choose(query_of(c));
+    if (!route.measure) {
+      entry->decision = default_decision(route);
+      return {.run = entry->decision->choice};
+    }
+  }
+  return {.run = entry->exploration.next(), .exploring = entry};
+}
+
+void agree_max(void* context, double* values, int count) {
+  auto* comm = static_cast<MPI_Comm*>(context);
+  const int code = PMPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, MPI_MAX, *comm);
+  if (code != MPI_SUCCESS) throw CommunicationError("PMPI_Allreduce of the measured times failed");
+}
+
+void run_multilane(CommState& state, CollectiveCall& c, std::string_view algorithm) {
+  Communicator& multilane = state.multilane ? *state.multilane : *multilane_of(state);
+  const std::uint64_t handed_off = multilane.handed_off();
   c.prepare();
-  return routed.multilane->irun(carrier(c.call), c.send(), c.recv(),
-                                rooted(c.call) ? c.args.root : 0, c.block, routed.options,
-                                c.reduction);
+  multilane.run(carrier(c.call), c.send(), c.recv(), root_of(c), c.block,
+                {.algorithm = std::string(algorithm)}, c.reduction);
+  c.finish();
+  if (multilane.handed_off() != handed_off) ++counters.blocking_handed_off;
+}
+
+std::string explain_blocking(const Pick& pick, const MeasuredRoutes& routes, std::uint64_t key,
+                             const CollectiveCall& c, const CommState& state) {
+  if (pick.exploring) {
+    return fmt::format("measuring {}: call {} of {}", describe(CallClass::from_key(key)),
+                       pick.exploring->exploration.calls() + 1, kExplorationCalls);
+  }
+  if (const ClassDecision* d = routes.decided(key)) {
+    return fmt::format("{}, {}", describe(CallClass::from_key(key)), decision_words(*d));
+  }
+  return state.policy->choose(query_of(c)).reason;
 }
 
 }  // namespace
 
-std::optional<int> run_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args) {
+
+int run_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall mpi) {
+  if (!library().active || comm == MPI_COMM_NULL) return mpi(args, comm);
   try {
-    std::optional<Routed> routed = route_call(call, comm, args, false);
-    if (!routed) return std::nullopt;
-    Request request = start(*routed, routed->call);
-    wait_with_progress(request);
-    routed->call.finish();
-    return MPI_SUCCESS;
+    CommState* state = find_state(comm);
+    if (!state) {
+      int inter = 0;
+      if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
+        explain_fallback(call, comm, false, "intercommunicator");
+        return mpi(args, comm);
+      }
+      state = &state_of(comm);
+    }
+    CollectiveCall& c = state->blocking;
+    if (!describe_call(call, comm, args, state->layout.rank, state->layout.size, c)) {
+      explain_fallback(call, comm, false, fallback_reason(call));
+      return mpi(args, comm);
+    }
+    const std::uint64_t key = classify(call, c.block, c.reduction).key();
+    const Pick pick = pick_blocking(*state, c, key);
+    if (library().settings.explain) {
+      explain(c, *state, pick, explain_blocking(pick, state->routes, key, c, *state), false);
+    }
+    const auto started = std::chrono::steady_clock::now();
+    int code = MPI_SUCCESS;
+    if (pick.run == RouteChoice::Mpi) {
+      ++counters.blocking_mpi;
+      code = mpi(args, comm);
+    } else {
+      ++counters.blocking_multilane;
+      run_multilane(*state, c, pick.algorithm);
+    }
+    if (pick.exploring) {
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const std::optional<ClassDecision> decided =
+          pick.exploring->exploration.record(seconds, {.function = agree_max, .context = &comm});
+      if (decided) {
+        pick.exploring->decision = *decided;
+        publish_decision(state->placement, key, *decided);
+        if (library().settings.explain && c.rank == 0) {
+          std::fprintf(stderr, "multilane-mpi: %s on %s: %s, %s\n",
+                       describe(CallClass::from_key(key)).c_str(), state->placement.words.c_str(),
+                       decided->choice == RouteChoice::Mpi ? "MPI library" : "multilane",
+                       decision_words(*decided).c_str());
+        }
+      }
+    }
+    return code;
   } catch (const std::exception& e) {
     return report_failure(comm, call_function(call, false), e.what());
   }
 }
 
-std::optional<int> start_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args,
-                                     MPI_Request* request) {
+int start_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_Request* request,
+                      MpiStart mpi) {
+  if (!library().active || comm == MPI_COMM_NULL) return mpi(args, comm, request);
   try {
-    std::optional<Routed> routed = route_call(call, comm, args, true);
-    if (!routed) return std::nullopt;
+    CommState* state = find_state(comm);
+    if (!state) {
+      explain_fallback(call, comm, true,
+                       "the communicator is not set up: a nonblocking call never sets it up");
+      ++counters.nonblocking_mpi;
+      return mpi(args, comm, request);
+    }
     auto pending = std::make_unique<PendingCall>();
-    pending->call = std::make_unique<CollectiveCall>(std::move(routed->call));
+    pending->call = std::make_unique<CollectiveCall>();
+    CollectiveCall& c = *pending->call;
+    c.keeps_types = true;
+    if (!describe_call(call, comm, args, state->layout.rank, state->layout.size, c)) {
+      explain_fallback(call, comm, true, fallback_reason(call));
+      ++counters.nonblocking_mpi;
+      return mpi(args, comm, request);
+    }
+    const std::uint64_t key = classify(call, c.block, c.reduction).key();
+    Pick pick;
+    std::string why;
+    if (auto rule = settled(*state, c)) {
+      pick = *rule;
+    } else if (const ClassDecision* d = state->routes.decided(key)) {
+      pick.run = d->choice;
+    } else {
+      pick.run = state->policy->choose(query_of(c)).multilane ? RouteChoice::Multilane
+                                                              : RouteChoice::Mpi;
+    }
+    if (pick.run == RouteChoice::Multilane && !state->multilane) {
+      pick.run = RouteChoice::Mpi;
+      why = "multilane is not set up on this communicator yet: a nonblocking call never sets it up";
+    }
+    if (library().settings.explain) {
+      if (why.empty()) why = explain_blocking({.run = pick.run}, state->routes, key, c, *state);
+      explain(c, *state, pick, why, true);
+    }
+    if (pick.run == RouteChoice::Mpi) {
+      ++counters.nonblocking_mpi;
+      return mpi(args, comm, request);
+    }
+    ++counters.nonblocking_multilane;
+    c.prepare();
     pending->function = call_function(call, true);
-    pending->request = start(*routed, *pending->call);
-    pending->owner = routed->multilane;
+    pending->owner = state->multilane;
+    pending->request = state->multilane->irun(carrier(c.call), c.send(), c.recv(), root_of(c),
+                                              c.block, {.algorithm = std::string(pick.algorithm)},
+                                              c.reduction);
     *request = start_pending(std::move(pending));
     return MPI_SUCCESS;
   } catch (const std::exception& e) {
@@ -119,3 +270,12 @@ std::optional<int> start_nonblocking(WrappedCall call, MPI_Comm comm, const MpiA
 }
 
 }  // namespace multilane::mpi
+
+extern "C" int multilane_mpi_counters(unsigned long long* values, int count) {
+  const multilane::mpi::DispatchCounters& c = multilane::mpi::counters;
+  const unsigned long long all[] = {c.blocking_multilane, c.blocking_mpi, c.nonblocking_multilane,
+                                    c.nonblocking_mpi, c.blocking_handed_off};
+  const int total = static_cast<int>(std::size(all));
+  for (int i = 0; i < count && i < total; ++i) values[i] = all[i];
+  return total;
+}

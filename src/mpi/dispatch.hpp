@@ -1,22 +1,42 @@
-// mpi/dispatch.hpp — the path every wrapped collective takes: describe the call, look up (or
-// make) the communicator's state, ask the route policy, explain, and run it with multilane.
+// mpi/dispatch.hpp — the path every wrapped collective takes: describe the call, find its
+// communicator's state and its class's route, and run it with multilane or the MPI library.
 //
-// nullopt means "the MPI library's": the wrapper then calls PMPI_* with the caller's
-// arguments untouched. Otherwise the value is the MPI return code (MPI_SUCCESS, or the code
-// of a failure reported by mpi_errors.hpp).
+// `mpi` runs the call with the MPI library (PMPI_*) on the caller's arguments untouched; the
+// return value is the wrapped function's.
+//
+// A blocking call runs on the caller's thread either way. Its class's route (measured_route.hpp)
+// costs one hash look-up once decided; while the class is explored, this call runs the
+// candidate whose turn it is and is timed. A nonblocking call never talks to the other ranks
+// to decide or to set up: it takes its class's decision when there is one, else the default
+// route (route_policy.hpp), and the MPI library's when the communicator has no state or no
+// multilane job yet.
 #pragma once
 
 #include <mpi.h>
-
-#include <optional>
 
 #include "mpi/collective_call.hpp"
 
 namespace multilane::mpi {
 
-std::optional<int> run_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args);
+using MpiCall = int (*)(const MpiArgs& args, MPI_Comm comm);
+using MpiStart = int (*)(const MpiArgs& args, MPI_Comm comm, MPI_Request* request);
+
+int run_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall mpi);
 // On multilane's route, *request is a generalized request (pending_requests.hpp).
-std::optional<int> start_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args,
-                                     MPI_Request* request);
+int start_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_Request* request,
+                      MpiStart mpi);
+
+// The calls of each route so far, for tests: exported to C programs as
+//   int multilane_mpi_counters(unsigned long long* values, int count)
+// which fills up to `count` values in this order and returns how many it has (5).
+// `blocking_handed_off` counts blocking calls served by multilane that handed work to another
+// thread (the engine's progress thread): 0 when every one ran on the caller's thread.
+struct DispatchCounters {
+  unsigned long long blocking_multilane = 0;
+  unsigned long long blocking_mpi = 0;
+  unsigned long long nonblocking_multilane = 0;
+  unsigned long long nonblocking_mpi = 0;
+  unsigned long long blocking_handed_off = 0;
+};
 
 }  // namespace multilane::mpi

@@ -1,10 +1,11 @@
 // mpi/library.hpp — the PMPI library's process-wide state, from MPI_Init to MPI_Finalize.
 //
 // start() runs right after PMPI_Init / PMPI_Init_thread: it reads the settings (and the
-// platform file, so that a bad one stops the job at MPI_Init with its FILE:LINE), creates the
-// communicator keyval (comm_state.hpp) and the error class (mpi_errors.hpp). stop() runs before
-// PMPI_Finalize: it completes what is in flight and frees every communicator's multilane job
-// while MPI still works. Between the two, active() says whether calls may take multilane's
+// platform and tuning files, so that a bad one stops the job at MPI_Init with its FILE:LINE),
+// creates the communicator keyval (comm_state.hpp) and the error class (mpi_errors.hpp); with a
+// collective forced to multilane, it sets up MPI_COMM_WORLD's job. stop() runs before
+// PMPI_Finalize: it completes what is in flight, writes the tuning file (decision_store.hpp)
+// and frees every communicator's multilane job while MPI still works. Between the two, active() says whether calls may take multilane's
 // route: not with MULTILANE_MPI=off, not when MPI runs with MPI_THREAD_MULTIPLE (a
 // Communicator is used from one thread at a time), not before MPI_Init or after MPI_Finalize.
 #pragma once

@@ -1,38 +1,29 @@
-// mpi/route_policy.hpp — per call, who runs a collective: multilane or the MPI library.
+// mpi/route_policy.hpp — a class's route before it is measured: the settings, the obvious
+// cases, and across sites the model.
 //
-// The one place the rule lives. Every input is the same on every rank of the call (the
-// collective, its size, its root, the communicator's platform, the settings) and the model is
-// deterministic, so all ranks take the same route without talking: a route that differed
-// between ranks would deadlock.
-//
-// The rule, in order:
-//   1. MULTILANE_ALGORITHM_<COLL> names the route ("mpi", "auto" or an algorithm);
-//   2. a communicator of one rank, or a call without data (a zero count), stays with MPI;
-//   3. within one site, measured sizes decide: the barrier and calls below a size stay with
-//      MPI. On one node, per collective, bcast 2 MiB, scatter and gather 512 KiB, allgather
-//      and alltoall 64 KiB per block, reductions never; on several nodes 256 KiB (where
-//      multilane overtook Open MPI 4.1 on one 2-core host, shared memory or TCP loopback,
-//      docs/mpi.md). MULTILANE_MPI_SMALL sets one size for all. Within a site what decides is
-//      what the simulator does not see (the hand-off to the engine thread, oversubscribed
-//      cores): the model there prefers the MPI library at every size on two nodes, where
-//      multilane measured 1.6-1.8x faster from 1 MiB;
-//   4. across sites the model decides between two candidates, the cheaper wins:
+// The measured route (measured_route.hpp) decides what a class runs; this says what it runs
+// when it is not measured (a nonblocking call, the frozen mode, past the cap on classes) and
+// whether it is measured at all. Every input is the same on every rank of the call (the
+// collective, its size, the communicator's platform, the settings) and the model is
+// deterministic, so all ranks agree without talking. In order:
+//   1. MULTILANE_ALGORITHM_<COLL> names the route: "mpi", "auto" or an algorithm (never
+//      measured);
+//   2. a communicator of one rank, or a call without data (a zero count), stays with the MPI
+//      library;
+//   3. within one site the route is measured; unmeasured, it is the MPI library's. The model
+//      is not asked there: what decides within a site is what it does not see (the cost of
+//      the MPI library's shared-memory transport, oversubscribed cores);
+//   4. across sites the model prices two candidates:
 //        multilane        its own choice among its algorithms (what "auto" runs,
-//                         runtime/api/algorithm_choice.hpp) + kMultilaneCallOverheadS
+//                         runtime/api/algorithm_choice.hpp)
 //        the MPI library  the fastest of its textbook family on the same platform, one TCP
-//                         stream per connection (mpi_library_model.hpp) + kMpiCallOverheadS
-//      The per-call costs carry what the simulator does not see: multilane's call crosses to
-//      its engine thread and back and waits by polling, the MPI library's runs on the caller's
-//      thread. So the smallest calls stay with the MPI library, whose latency is lower, and
-//      from a few KiB on multilane's hierarchical algorithms cross the WAN fewer times.
-// A route is computed once per (collective, size, root, element size) and kept.
+//                         stream per connection (mpi_library_model.hpp)
+//      The cheaper is the default. When one costs kModelPruneFactor times the other or more,
+//      the model decides alone; otherwise the route is measured.
 #pragma once
 
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <string>
-#include <tuple>
 
 #include "mpi/settings.hpp"
 #include "mpi/wrapped_call.hpp"
@@ -40,23 +31,21 @@
 
 namespace multilane::mpi {
 
-// What one call on multilane's route costs beyond what the simulator models: the hand-off to
-// the engine thread, the wake-up and the PMPI library's bookkeeping: forced through multilane,
-// calls whose data cost nothing take 56-197 µs against Open MPI's 0.3-19 µs
-// (docs/performance.md).
-inline constexpr double kMultilaneCallOverheadS = 100e-6;
+inline constexpr double kModelPruneFactor = 2.0;
 
 struct Route {
   bool multilane = false;
   std::string algorithm;  // multilane's algorithm ("auto" or a name); empty for MPI
-  std::string reason;     // for MULTILANE_EXPLAIN
+  bool measure = false;   // the class is measured; `multilane` is the route until decided
+  double modelled_mpi_s = 0;  // across sites: the model's times, else 0
+  double modelled_multilane_s = 0;
+  std::string reason;  // for MULTILANE_EXPLAIN
 };
 
 struct RouteQuery {
   WrappedCall call = WrappedCall::Bcast;
   // The size in multilane's sense: the whole message of a bcast, one block otherwise.
   std::uint64_t bytes = 0;
-  int root = 0;
   std::uint32_t element_size = 1;  // a reduction's element; 1 otherwise
 };
 
@@ -72,23 +61,19 @@ class RoutePolicy {
   // `platform`: the communicator's, with exactly its ranks placed.
   RoutePolicy(const Settings& settings, Platform platform);
   Route choose(const RouteQuery& query) const;
+  // The route rule 1 forces, or nullptr: checked on every call, before any table.
+  const std::string* forced(WrappedCall call) const;
 
   int ranks() const { return platform_.num_ranks(); }
   int nodes() const { return spread_.nodes; }
   int sites() const { return spread_.sites; }
 
  private:
-  Route choose_uncached(const RouteQuery& query) const;
   Route modelled(const RouteQuery& query) const;
-  // The size from which a call within one site is multilane's (rule 3).
-  std::uint64_t one_site_from(WrappedCall call) const;
 
   const Settings& settings_;
   Platform platform_;
   RankSpread spread_;
-  using Key = std::tuple<WrappedCall, std::uint64_t, int, std::uint32_t>;
-  mutable std::mutex mutex_;
-  mutable std::map<Key, Route> routes_;
 };
 
 }  // namespace multilane::mpi

@@ -8,7 +8,6 @@
 
 #include "multilane/algorithms.hpp"
 #include "multilane/errors.hpp"
-#include "multilane/units.hpp"
 
 namespace multilane::mpi {
 
@@ -52,12 +51,12 @@ Settings Settings::from_environment() {
   } else if (!explain.empty() && explain != "0") {
     throw UsageError(fmt::format("MULTILANE_EXPLAIN={}: must be 0 or 1", explain));
   }
-  if (const std::string small = variable("MULTILANE_MPI_SMALL"); !small.empty()) {
-    try {
-      settings.small_bytes = parse_size(small);
-    } catch (const std::exception& e) {
-      throw UsageError(fmt::format("MULTILANE_MPI_SMALL={}: {}", small, e.what()));
-    }
+  settings.tuning_file = variable("MULTILANE_TUNING");
+  const std::string mode = variable("MULTILANE_TUNING_MODE");
+  if (mode == "frozen") {
+    settings.frozen = true;
+  } else if (!mode.empty() && mode != "explore") {
+    throw UsageError(fmt::format("MULTILANE_TUNING_MODE={}: must be explore or frozen", mode));
   }
   settings.platform_file = variable("MULTILANE_PLATFORM");
   for (std::size_t i = 0; i < kWrappedCalls; ++i) {

@@ -6,8 +6,12 @@
 //                                  ALLTOALL or BARRIER: "mpi" (the library's own), "auto"
 //                                  (multilane's model picks) or one of multilane's algorithms
 //                                  ("multilane" means auto where no algorithm has that name)
-//   MULTILANE_MPI_SMALL=BYTES      on one node, calls below this size stay with the MPI library
-//                                  (default: per collective, route_policy.hpp)
+//   MULTILANE_TUNING=FILE          routes measured by an earlier run are read from FILE at
+//                                  MPI_Init, and what this run decides is written to it at
+//                                  MPI_Finalize (decision_store.hpp)
+//   MULTILANE_TUNING_MODE=MODE     "explore" (the default): undecided classes of calls are
+//                                  measured; "frozen": never measured, so every run takes the
+//                                  same routes (those of the file, else the default route)
 //   MULTILANE_PLATFORM=FILE        the platform's sites, nodes and lanes; ranks are matched to
 //                                  its nodes by name (platform_match.hpp)
 // The variables must be the same on every rank (each rank decides alone, and all must agree).
@@ -15,7 +19,6 @@
 #pragma once
 
 #include <array>
-#include <cstdint>
 #include <string>
 
 #include "mpi/wrapped_call.hpp"
@@ -25,7 +28,8 @@ namespace multilane::mpi {
 struct Settings {
   bool enabled = true;
   bool explain = false;
-  std::uint64_t small_bytes = 0;                  // MULTILANE_MPI_SMALL; 0: the policy's table
+  std::string tuning_file;                        // "" without MULTILANE_TUNING
+  bool frozen = false;                            // MULTILANE_TUNING_MODE=frozen
   std::array<std::string, kWrappedCalls> forced;  // "" when the policy decides
   std::string platform_file;                      // "" without MULTILANE_PLATFORM
 

@@ -60,70 +60,57 @@ Platform two_sites() {
 }
 
 Route route(const RoutePolicy& policy, WrappedCall call, std::uint64_t bytes) {
-  return policy.choose({.call = call, .bytes = bytes, .root = 0, .element_size = 1});
+  return policy.choose({.call = call, .bytes = bytes, .element_size = 1});
 }
 
-TEST(RoutePolicy, SmallCallsOnOneNodeStayWithTheMpiLibrary) {
+TEST(RoutePolicy, WithinOneSiteEveryClassIsMeasuredFromTheMpiLibrary) {
   Settings settings;
-  RoutePolicy policy(settings, one_node(8));
-  EXPECT_FALSE(route(policy, WrappedCall::Bcast, (2u << 20) - 1).multilane);
-  EXPECT_TRUE(route(policy, WrappedCall::Bcast, 2u << 20).multilane);
-  EXPECT_FALSE(route(policy, WrappedCall::Gather, (512u << 10) - 1).multilane);
-  EXPECT_TRUE(route(policy, WrappedCall::Scatter, 512u << 10).multilane);
-  EXPECT_TRUE(route(policy, WrappedCall::Alltoall, 64u << 10).multilane);
-  EXPECT_FALSE(route(policy, WrappedCall::Barrier, 1).multilane);
-  EXPECT_FALSE(route(policy, WrappedCall::Allreduce, 64u << 20).multilane);
-  EXPECT_EQ(route(policy, WrappedCall::Bcast, 100).reason,
-            "100 B on 1 node(s) of one site, below 2097152 B");
-}
-
-TEST(RoutePolicy, OnSeveralNodesOfOneSiteFromQuarterOfAMebibyte) {
-  Settings settings;
+  for (const Platform& platform : {one_node(8), nodes_of_one_site(2, 4)}) {
+    RoutePolicy policy(settings, platform);
+    for (WrappedCall call : {WrappedCall::Bcast, WrappedCall::Alltoall, WrappedCall::Allreduce,
+                             WrappedCall::Barrier}) {
+      const Route r = route(policy, call, 1u << 20);
+      EXPECT_TRUE(r.measure) << call_name(call);
+      EXPECT_FALSE(r.multilane) << call_name(call);
+    }
+  }
   RoutePolicy policy(settings, nodes_of_one_site(2, 4));
-  EXPECT_FALSE(route(policy, WrappedCall::Alltoall, (256u << 10) - 1).multilane);
-  const Route bcast = route(policy, WrappedCall::Bcast, 256u << 10);
-  EXPECT_TRUE(bcast.multilane);
-  EXPECT_EQ(bcast.algorithm, "auto");
-  EXPECT_EQ(bcast.reason, "262144 B on 2 node(s) of one site, from 262144 B");
-  EXPECT_FALSE(route(policy, WrappedCall::Barrier, 1).multilane);
+  EXPECT_EQ(route(policy, WrappedCall::Bcast, 100).reason, "2 node(s) of one site");
 }
 
-TEST(RoutePolicy, AcrossSitesTheModelPicksTheCheaperCandidate) {
+TEST(RoutePolicy, AcrossSitesTheModelDecidesClearCasesAndMeasuresTheRest) {
   Settings settings;
   RoutePolicy policy(settings, two_sites());
-  // Eight bytes: both cross the WAN once; multilane's per-call cost decides for the MPI library.
   const Route tiny = route(policy, WrappedCall::Allreduce, 8);
-  EXPECT_FALSE(tiny.multilane);
-  EXPECT_EQ(tiny.reason.rfind("modelled: multilane ", 0), 0u) << tiny.reason;
+  EXPECT_EQ(tiny.reason.rfind("modelled across 2 sites: multilane ", 0), 0u) << tiny.reason;
   EXPECT_NE(tiny.reason.find(", MPI library recursive-doubling "), std::string::npos)
       << tiny.reason;
-  EXPECT_NE(tiny.reason.find("; 8 node(s) of 2 site(s)"), std::string::npos) << tiny.reason;
+  EXPECT_GT(tiny.modelled_mpi_s, 0);
+  EXPECT_GT(tiny.modelled_multilane_s, 0);
   // 16 MiB: the MPI library's binomial tree crosses the WAN on one stream per connection,
-  // multilane's trees cross it once per site with all their streams.
+  // multilane's trees cross it once per site with all their streams: more than twice as fast,
+  // so the model decides alone.
   const Route large = route(policy, WrappedCall::Bcast, 16u << 20);
   EXPECT_TRUE(large.multilane) << large.reason;
+  EXPECT_FALSE(large.measure) << large.reason;
+  EXPECT_GE(large.modelled_mpi_s, kModelPruneFactor * large.modelled_multilane_s);
   EXPECT_EQ(large.algorithm, "auto");
-  EXPECT_TRUE(route(policy, WrappedCall::Allgather, 1u << 20).multilane);
-  EXPECT_TRUE(route(policy, WrappedCall::Allreduce, 16u << 20).multilane);
+  // Either way, a route that is measured is one the model could not call by a factor of two.
+  for (std::uint64_t bytes : {std::uint64_t{8}, std::uint64_t{4096}, std::uint64_t{1} << 20}) {
+    const Route r = route(policy, WrappedCall::Scatter, bytes);
+    const double ratio = std::max(r.modelled_mpi_s, r.modelled_multilane_s) /
+                         std::min(r.modelled_mpi_s, r.modelled_multilane_s);
+    EXPECT_EQ(r.measure, ratio < kModelPruneFactor) << bytes;
+  }
   EXPECT_FALSE(route(policy, WrappedCall::Gather, 0).multilane);
-}
-
-TEST(RoutePolicy, TheSameQueryGetsTheSameRoute) {
-  Settings settings;
-  RoutePolicy policy(settings, two_sites());
-  const Route first = route(policy, WrappedCall::Scatter, 200000);
-  const Route again = route(policy, WrappedCall::Scatter, 200000);
-  EXPECT_EQ(first.multilane, again.multilane);
-  EXPECT_EQ(first.reason, again.reason);
-  // A non-rooted call's root does not matter.
-  EXPECT_EQ(policy.choose({.call = WrappedCall::Allgather, .bytes = 4096, .root = 3}).reason,
-            route(policy, WrappedCall::Allgather, 4096).reason);
+  EXPECT_FALSE(route(policy, WrappedCall::Gather, 0).measure);
 }
 
 TEST(RoutePolicy, LoneRanksStayWithTheMpiLibrary) {
   Settings settings;
   RoutePolicy policy(settings, one_node(1));
   EXPECT_EQ(route(policy, WrappedCall::Gather, 1 << 20).reason, "one rank");
+  EXPECT_FALSE(route(policy, WrappedCall::Gather, 1 << 20).measure);
 }
 
 TEST(RoutePolicy, AForcedRouteWinsAndSaysSo) {
@@ -133,17 +120,13 @@ TEST(RoutePolicy, AForcedRouteWinsAndSaysSo) {
   RoutePolicy policy(settings, nodes_of_one_site(4, 1));
   const Route scatter = route(policy, WrappedCall::Scatter, 0);
   EXPECT_TRUE(scatter.multilane);
+  EXPECT_FALSE(scatter.measure);
   EXPECT_EQ(scatter.algorithm, "binomial");
   EXPECT_EQ(scatter.reason, "MULTILANE_ALGORITHM_SCATTER=binomial");
   EXPECT_FALSE(route(policy, WrappedCall::Bcast, 64u << 20).multilane);
-}
-
-TEST(RoutePolicy, OneSizeForEveryCollectiveFromTheVariable) {
-  ScopedVariable small("MULTILANE_MPI_SMALL", "1KiB");
-  const Settings settings = Settings::from_environment();
-  RoutePolicy policy(settings, one_node(4));
-  EXPECT_TRUE(route(policy, WrappedCall::Bcast, 1024).multilane);
-  EXPECT_FALSE(route(policy, WrappedCall::Alltoall, 1023).multilane);
+  ASSERT_NE(policy.forced(WrappedCall::Scatter), nullptr);
+  EXPECT_EQ(*policy.forced(WrappedCall::Scatter), "binomial");
+  EXPECT_EQ(policy.forced(WrappedCall::Gather), nullptr);
 }
 
 TEST(MpiLibraryModel, OneStreamPerConnectionAcrossTheWan) {
@@ -178,7 +161,11 @@ TEST(Settings, ReadsTheVariables) {
   ScopedVariable explain("MULTILANE_EXPLAIN", "1");
   ScopedVariable bcast("MULTILANE_ALGORITHM_BCAST", "multilane");
   ScopedVariable allgather("MULTILANE_ALGORITHM_ALLGATHER", "multilane");
+  ScopedVariable tuning("MULTILANE_TUNING", "/tmp/routes.toml");
+  ScopedVariable mode("MULTILANE_TUNING_MODE", "frozen");
   const Settings settings = Settings::from_environment();
+  EXPECT_EQ(settings.tuning_file, "/tmp/routes.toml");
+  EXPECT_TRUE(settings.frozen);
   EXPECT_FALSE(settings.enabled);
   EXPECT_TRUE(settings.explain);
   EXPECT_EQ(settings.forced[static_cast<std::size_t>(WrappedCall::Bcast)], "multilane");
@@ -205,7 +192,8 @@ TEST(Settings, BadValuesAreErrorsNamingTheVariable) {
       "one of linear");
   expect_error("MULTILANE_ALGORITHM_BARRIER", "linear",
                "MULTILANE_ALGORITHM_BARRIER=linear: must be mpi or auto");
-  expect_error("MULTILANE_MPI_SMALL", "lots", "MULTILANE_MPI_SMALL=lots");
+  expect_error("MULTILANE_TUNING_MODE", "thawed",
+               "MULTILANE_TUNING_MODE=thawed: must be explore or frozen");
 }
 
 const char* kTwoNodes = R"(

@@ -54,6 +54,7 @@ EngineConfig engine_config(const CommunicatorSetup& setup) {
   config.timeout = o.timeout;
   config.unexpected_budget = o.unexpected_budget;
   config.resend_stalled = o.resend_stalled;
+  config.while_waiting = o.while_waiting;
   return config;
 }
 
@@ -163,6 +164,7 @@ runtime::RecvRequest CommunicatorImpl::recv_request(std::span<std::byte> data, i
 
 std::shared_ptr<RequestState> CommunicatorImpl::start_in_background(runtime::Operation operation) {
   auto state = std::make_shared<RequestState>();
+  handed_off_.fetch_add(1, std::memory_order_relaxed);
   engine_->start_background(std::move(operation), completion(state));
   return state;
 }
@@ -543,6 +545,10 @@ Request Communicator::iallgather(std::span<const std::byte> send, std::span<std:
 Request Communicator::ialltoall(std::span<const std::byte> send, std::span<std::byte> recv,
                                 const CollectiveOptions& options) {
   return irun(Collective::Alltoall, send, recv, 0, alltoall_block(send.size()), options);
+}
+
+std::uint64_t Communicator::handed_off() const {
+  return impl_->handed_off();
 }
 
 std::string Communicator::explain(Collective collective, std::uint64_t size, int root,

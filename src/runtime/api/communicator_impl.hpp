@@ -68,6 +68,8 @@ class CommunicatorImpl {
                                          const CollectiveOptions& options,
                                          std::uint32_t element_size = 1) const;
 
+  std::uint64_t handed_off() const { return handed_off_.load(std::memory_order_relaxed); }
+
   // Keeps alive whatever serves the address book (the rendezvous of rank 0).
   std::shared_ptr<void> keep_alive;
 
@@ -123,6 +125,7 @@ class CommunicatorImpl {
 
   CommunicatorSetup setup_;
   std::atomic<int> calls_in_flight_{0};      // launched collective calls not yet complete
+  std::atomic<std::uint64_t> handed_off_{0};  // operations started in the background
   mutable std::mutex broken_mutex_;          // failures complete on the engine's thread
   std::string broken_;                       // the first failure, "" while usable
   std::atomic<bool> broken_flag_{false};     // broken_ is set: a usable call takes no lock

@@ -244,7 +244,13 @@ std::string Engine::drive_until_finished(BlockingOutcome& outcome) {
       continue;
     }
     polled.stop_polling();
-    if (s.context.io.run_one() == 0) return "the engine stopped before the operation completed";
+    if (const auto& host = s.context.config.while_waiting) {
+      host();
+      if (s.context.io.stopped()) return "the engine stopped before the operation completed";
+      s.context.io.run_one_for(kWhileWaitingEvery);
+    } else if (s.context.io.run_one() == 0) {
+      return "the engine stopped before the operation completed";
+    }
     polled.start_polling();
     last_event = Clock::now();
   }

@@ -92,6 +92,9 @@ struct EngineConfig {
   // in a split send's end game (the message waits for it, so sooner).
   StallPatience stall_patience{std::chrono::milliseconds(60), 4};
   StallPatience endgame_patience{std::chrono::milliseconds(10), 4};
+  // CommunicatorOptions::while_waiting: run by a blocking caller between waits of
+  // kWhileWaitingEvery when nothing arrives.
+  std::function<void()> while_waiting;
   StreamProgressProbe progress_probe;  // empty: tcp_progress (the kernel's figures)
 };
 
@@ -192,6 +195,7 @@ class Engine {
     return drive_until_finished(outcome);
   }
   static constexpr std::chrono::microseconds kPollBeforeSleeping{100};
+  static constexpr std::chrono::milliseconds kWhileWaitingEvery{1};
 
   // Driving thread only.
   void send(SendRequest request, Completion done);

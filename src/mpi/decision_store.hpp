@@ -1,0 +1,33 @@
+// mpi/decision_store.hpp — the process's routes by placement, and the tuning file behind them.
+//
+// Every communicator keeps its own MeasuredRoutes (its classes' call counts are its own), and
+// copies the decisions of its placement from here when it is made: an MPI_Comm_dup or an
+// MPI_Comm_split of the same ranks starts decided. Its decisions are published back here.
+//
+// MULTILANE_TUNING=FILE: at MPI_Init rank 0 of MPI_COMM_WORLD reads the file and broadcasts
+// its text, so every rank starts from the same routes (the placements whose MPI library,
+// multilane version, fingerprint and size match this run: route_tuning.hpp). At MPI_Finalize,
+// if this run decided anything the file did not hold, rank 0 writes the file once, atomically
+// (a temporary file renamed over it), with its own placements' decisions merged in. A
+// placement rank 0 is not part of is not written.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "mpi/measured_route.hpp"
+#include "mpi/placement_key.hpp"
+
+namespace multilane::mpi {
+
+// Collective over MPI_COMM_WORLD (at start_library()); throws UsageError for a bad file.
+void load_decisions(const std::string& path);
+// Copies the placement's decisions into `routes`.
+void inherit_decisions(const PlacementKey& placement, MeasuredRoutes& routes);
+void publish_decision(const PlacementKey& placement, std::uint64_t key,
+                      const ClassDecision& decision);
+// On rank 0 of MPI_COMM_WORLD, writes the file if anything new was decided (at stop_library()).
+// A failure to write is reported on stderr and does not fail the run.
+void save_decisions(const std::string& path);
+
+}  // namespace multilane::mpi

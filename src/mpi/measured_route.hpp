@@ -1,0 +1,107 @@
+// mpi/measured_route.hpp — which route each class of calls takes, measured on the job itself.
+//
+// The rule to keep: never slower than the MPI library underneath. After STAR-MPI (Faraj, Yuan
+// and Lowenthal, ICS 2006), each candidate is timed on the application's own first calls and
+// the faster is kept. Two candidates: the MPI library (PMPI_*) and multilane's own best
+// algorithm ("auto", or the one MULTILANE_ALGORITHM_<COLL> names).
+//
+// Every rank must take the same route at every call, or two ranks deadlock. So:
+//   * exploration happens only in blocking calls, and a class's blocking calls are counted
+//     alike on every rank (call_class.hpp: a class is the same everywhere);
+//   * the first kExplorationCalls blocking calls of a class alternate the candidates, the MPI
+//     library first:
+//
+//        call   0     1     2     3     4     5
+//               MPI   ml    MPI   ml    MPI   ml        (ml: multilane)
+//               drop  drop  keep  keep  keep  keep
+//                                  │                └─ decide: agree(mean MPI, mean ml)
+//                                  └─ prune: agree(MPI, ml); ml > 2x MPI decides MPI now
+//
+//     the first call of each candidate is dropped (it pays for connections, schedules and
+//     caches); at the two fixed indices `agree` makes the times common (each becomes its
+//     maximum over the ranks: the slowest rank's time is the call's time), so the decision is
+//     a pure function of equal inputs and every rank decides alike;
+//   * multilane is kept only for a gain of kSwitchGain (10%) or more over the MPI library;
+//   * at most kMostExploredClasses classes per communicator are explored; beyond that, and in
+//     the frozen mode, an undecided class takes the default route (dispatch.cpp).
+// Decisions made elsewhere (a communicator of the same placement, the tuning file, the model
+// across sites) are adopted as they are.
+//
+// No MPI here: the caller supplies `agree`, and this stays testable on its own.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+
+namespace multilane::mpi {
+
+enum class RouteChoice : std::uint8_t { Mpi, Multilane };
+
+inline constexpr int kExplorationCalls = 6;       // 2k + 2 for k = 2 candidates
+inline constexpr int kPruneAfterCall = 3;         // the first kept call of each done
+inline constexpr double kSwitchGain = 0.9;        // multilane at 0.9x the MPI library's time
+inline constexpr double kPruneFactor = 2.0;       // a candidate at 2x the MPI library's is out
+inline constexpr std::size_t kMostExploredClasses = 64;
+
+// Where a decision came from, for MULTILANE_EXPLAIN and the tuning file.
+// Default: the default route of a class that may not be measured (frozen, past the cap).
+enum class DecisionSource : std::uint8_t { Measured, Pruned, Model, TuningFile, Default };
+const char* to_string(DecisionSource source);
+
+struct ClassDecision {
+  RouteChoice choice = RouteChoice::Mpi;
+  DecisionSource source = DecisionSource::Measured;
+  // The agreed mean time of each candidate (the slowest rank's); 0 where not measured.
+  double mpi_s = 0;
+  double multilane_s = 0;
+  bool from_tuning_file = false;  // read from MULTILANE_TUNING rather than decided in this run
+};
+
+// Makes `values` common to every rank of the communicator: each becomes its maximum over the
+// ranks. Collective: every rank calls it at the same point.
+using AgreeMax = void (*)(void* context, double* values, int count);
+struct Agreement {
+  AgreeMax function = nullptr;
+  void* context = nullptr;
+  void operator()(double* values, int count) const { function(context, values, count); }
+};
+
+// The exploration of one class: what its next blocking call runs, and its times so far.
+class Exploration {
+ public:
+  RouteChoice next() const { return calls_ % 2 == 0 ? RouteChoice::Mpi : RouteChoice::Multilane; }
+  // Records this rank's time of the call next() named; at the fixed indices, agrees with the
+  // other ranks (collective) and returns the decision once there is one.
+  std::optional<ClassDecision> record(double seconds, const Agreement& agree);
+  int calls() const { return calls_; }
+
+ private:
+  static constexpr int kKept = (kExplorationCalls - 2) / 2;
+  int calls_ = 0;
+  std::array<double, kKept> mpi_s_{};
+  std::array<double, kKept> multilane_s_{};
+};
+
+// The routes of one communicator's classes, by CallClass::key().
+class MeasuredRoutes {
+ public:
+  struct Entry {
+    std::optional<ClassDecision> decision;
+    Exploration exploration;
+  };
+  // The class's decision, or null while it has none.
+  const ClassDecision* decided(std::uint64_t key) const;
+  // The entry of a class to run a blocking call of: its decision or its exploration; null when
+  // the class is undecided and may not be explored (the cap, or `explore` false).
+  Entry* for_blocking_call(std::uint64_t key, bool explore);
+  void adopt(std::uint64_t key, const ClassDecision& decision);
+  const std::unordered_map<std::uint64_t, Entry>& entries() const { return entries_; }
+
+ private:
+  std::unordered_map<std::uint64_t, Entry> entries_;
+  std::size_t explored_ = 0;
+};
+
+}  // namespace multilane::mpi

@@ -1,0 +1,258 @@
+// The measured route: classes of calls, the exploration of each class and its agreement, and
+// the tuning file the decisions are kept in.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "mpi/call_class.hpp"
+#include "mpi/measured_route.hpp"
+#include "mpi/placement_key.hpp"
+#include "mpi/route_tuning.hpp"
+#include "multilane/errors.hpp"
+
+namespace multilane::mpi {
+namespace {
+
+TEST(CallClass, TheRootDoesNotCountAndBytesGoByPowersOfTwo) {
+  const Reduction none;
+  EXPECT_EQ(classify(WrappedCall::Bcast, 1024, none), classify(WrappedCall::Bcast, 2047, none));
+  EXPECT_NE(classify(WrappedCall::Bcast, 1024, none), classify(WrappedCall::Bcast, 2048, none));
+  EXPECT_NE(classify(WrappedCall::Bcast, 0, none), classify(WrappedCall::Bcast, 1, none));
+  EXPECT_NE(classify(WrappedCall::Bcast, 64, none), classify(WrappedCall::Scatter, 64, none));
+  const Reduction sum{ElementType::Float, ReduceOp::Sum};
+  const Reduction max{ElementType::Float, ReduceOp::Max};
+  EXPECT_NE(classify(WrappedCall::Allreduce, 64, sum), classify(WrappedCall::Allreduce, 64, max));
+  // A reduction's type and operation mean nothing to a bcast.
+  EXPECT_EQ(classify(WrappedCall::Bcast, 64, sum), classify(WrappedCall::Bcast, 64, max));
+  for (const CallClass c : {classify(WrappedCall::Allreduce, 3000, sum),
+                            classify(WrappedCall::Barrier, 1, none)}) {
+    EXPECT_EQ(CallClass::from_key(c.key()), c);
+  }
+}
+
+TEST(CallClass, DescribedInTheUsersWords) {
+  const Reduction sum{ElementType::Float, ReduceOp::Sum};
+  EXPECT_EQ(describe(classify(WrappedCall::Bcast, 1, {})), "MPI_Bcast of 1 B-2 B");
+  EXPECT_EQ(describe(classify(WrappedCall::Bcast, 0, {})), "MPI_Bcast of 0 B");
+  EXPECT_EQ(describe(classify(WrappedCall::Allreduce, 3000, sum)),
+            "MPI_Allreduce of 2 KiB-4 KiB of float, sum");
+  EXPECT_EQ(describe(classify(WrappedCall::Scatter, 16u << 20, {})),
+            "MPI_Scatter of 16 MiB-32 MiB");
+  EXPECT_EQ(describe(classify(WrappedCall::Barrier, 1, {})), "MPI_Barrier");
+}
+
+// The ranks of one communicator in one process: `times[rank][call]` is what each rank measures.
+// Every rank's agreement is the maximum over the ranks, as PMPI_Allreduce(MAX) makes it.
+struct Ranks {
+  std::vector<Exploration> explorations;
+  std::vector<std::vector<double>> times;
+  int agreements = 0;
+
+  // Runs the class's calls on every rank in lockstep; returns each rank's decision.
+  std::vector<ClassDecision> run() {
+    const std::size_t n = explorations.size();
+    std::vector<std::optional<ClassDecision>> decided(n);
+    for (std::size_t call = 0; call < times[0].size(); ++call) {
+      // Each rank records; agreement happens at the same call on every rank, so the values
+      // are gathered first and each rank gets the maximum.
+      std::vector<std::vector<double>> offered(n);
+      for (std::size_t r = 0; r < n; ++r) {
+        if (decided[r]) continue;
+        Exploration probe = explorations[r];
+        struct Capture {
+          std::vector<double>* into;
+        } capture{&offered[r]};
+        probe.record(times[r][call], {.function =
+                                          [](void* context, double* values, int count) {
+                                            auto* c = static_cast<Capture*>(context);
+                                            c->into->assign(values, values + count);
+                                          },
+                                      .context = &capture});
+      }
+      std::vector<double> maximum;
+      for (const auto& values : offered) {
+        if (maximum.empty()) maximum = values;
+        for (std::size_t i = 0; i < values.size(); ++i) {
+          maximum[i] = std::max(maximum[i], values[i]);
+        }
+      }
+      if (!maximum.empty()) ++agreements;
+      for (std::size_t r = 0; r < n; ++r) {
+        if (decided[r]) continue;
+        struct Give {
+          const std::vector<double>* values;
+        } give{&maximum};
+        decided[r] = explorations[r].record(
+            times[r][call], {.function =
+                                 [](void* context, double* values, int count) {
+                                   auto* g = static_cast<Give*>(context);
+                                   std::copy(g->values->begin(), g->values->begin() + count,
+                                             values);
+                                 },
+                             .context = &give});
+      }
+      if (decided[0]) break;
+    }
+    std::vector<ClassDecision> out;
+    for (const auto& d : decided) {
+      EXPECT_TRUE(d.has_value());
+      out.push_back(d.value_or(ClassDecision{}));
+    }
+    return out;
+  }
+};
+
+// Times per call for the order MPI, ml, MPI, ml, ...
+std::vector<double> alternating(double mpi, double multilane, double first = 1.0) {
+  std::vector<double> t;
+  for (int call = 0; call < kExplorationCalls; ++call) {
+    t.push_back(call < 2 ? first : (call % 2 == 0 ? mpi : multilane));
+  }
+  return t;
+}
+
+TEST(MeasuredRoute, CandidatesAlternateFromTheMpiLibrary) {
+  Exploration e;
+  std::vector<RouteChoice> order;
+  for (int call = 0; call < kExplorationCalls; ++call) {
+    order.push_back(e.next());
+    e.record(1.0, {.function = [](void*, double*, int) {}, .context = nullptr});
+  }
+  EXPECT_EQ(order, (std::vector<RouteChoice>{RouteChoice::Mpi, RouteChoice::Multilane,
+                                             RouteChoice::Mpi, RouteChoice::Multilane,
+                                             RouteChoice::Mpi, RouteChoice::Multilane}));
+}
+
+TEST(MeasuredRoute, MultilaneIsKeptForAGainOfTenPercentAndTheFirstCallsAreDropped) {
+  // The first call of each candidate (1 s here, a connection set-up) does not count.
+  Ranks faster{.explorations = std::vector<Exploration>(1), .times = {alternating(10, 8.9, 1000)}};
+  const ClassDecision d = faster.run()[0];
+  EXPECT_EQ(d.choice, RouteChoice::Multilane);
+  EXPECT_EQ(d.source, DecisionSource::Measured);
+  EXPECT_DOUBLE_EQ(d.mpi_s, 10);
+  EXPECT_DOUBLE_EQ(d.multilane_s, 8.9);
+  Ranks marginal{.explorations = std::vector<Exploration>(1), .times = {alternating(10, 9.5)}};
+  EXPECT_EQ(marginal.run()[0].choice, RouteChoice::Mpi);
+}
+
+TEST(MeasuredRoute, TheSlowestRankDecidesForEveryRank) {
+  // Rank 0 alone sees multilane faster; rank 1 sees it slower. Both must decide alike.
+  Ranks ranks{.explorations = std::vector<Exploration>(2),
+              .times = {alternating(10, 5), alternating(10, 15)}};
+  const auto decisions = ranks.run();
+  EXPECT_EQ(decisions[0].choice, RouteChoice::Mpi);
+  EXPECT_EQ(decisions[1].choice, RouteChoice::Mpi);
+  EXPECT_DOUBLE_EQ(decisions[0].multilane_s, 15);
+  EXPECT_EQ(ranks.agreements, 2);  // the prune check and the decision
+}
+
+TEST(MeasuredRoute, ACandidateAtTwiceTheMpiLibrarysTimeIsPrunedEarly) {
+  Ranks ranks{.explorations = std::vector<Exploration>(2),
+              .times = {alternating(10, 25), alternating(10, 18)}};
+  const auto decisions = ranks.run();
+  EXPECT_EQ(decisions[0].choice, RouteChoice::Mpi);
+  EXPECT_EQ(decisions[0].source, DecisionSource::Pruned);
+  EXPECT_EQ(ranks.explorations[0].calls(), kPruneAfterCall + 1);
+  EXPECT_EQ(ranks.explorations[1].calls(), kPruneAfterCall + 1);
+}
+
+TEST(MeasuredRoute, ExplorationIsBoundedPerCommunicator) {
+  MeasuredRoutes routes;
+  for (std::uint64_t key = 0; key < kMostExploredClasses; ++key) {
+    ASSERT_NE(routes.for_blocking_call(key, true), nullptr);
+  }
+  EXPECT_EQ(routes.for_blocking_call(kMostExploredClasses, true), nullptr);
+  EXPECT_NE(routes.for_blocking_call(0, true), nullptr);  // known classes go on
+  MeasuredRoutes frozen;
+  EXPECT_EQ(frozen.for_blocking_call(7, false), nullptr);
+  frozen.adopt(7, {.choice = RouteChoice::Multilane, .source = DecisionSource::TuningFile});
+  ASSERT_NE(frozen.decided(7), nullptr);
+  EXPECT_EQ(frozen.decided(7)->choice, RouteChoice::Multilane);
+  EXPECT_EQ(frozen.decided(8), nullptr);
+}
+
+TEST(PlacementKey, DependsOnWhereRanksRunNotOnNames) {
+  Platform a = make_uniform_platform(2, 2, 1, 2, 1e9, 1e-5, 1e-3, 1e8, 1);
+  Platform b = a;
+  b.name = "other";
+  for (auto& site : b.sites) site.name += "-renamed";
+  EXPECT_EQ(placement_key(a).fingerprint, placement_key(b).fingerprint);
+  EXPECT_EQ(placement_key(a).words, "8 ranks on 4 nodes of 2 sites");
+  Platform c = make_uniform_platform(1, 4, 1, 2, 1e9, 1e-5, 1e-3, 1e8, 1);
+  EXPECT_NE(placement_key(a).fingerprint, placement_key(c).fingerprint);
+  EXPECT_EQ(placement_key(a).fingerprint.size(), 16u);
+}
+
+TEST(RouteTuning, WrittenAndReadBackWithTheShmTablesKept) {
+  RouteTuning tuning;
+  tuning.others = "[[shm]]\ncollective = \"bcast\"\nmax_size = 65536\n";
+  PlacementRoutes p{.mpi_library = "Open MPI v4.1.4, \"quoted\"",
+                    .multilane_version = "0.1.0",
+                    .placement = "4 ranks on 1 node of 1 site",
+                    .fingerprint = "0123456789abcdef",
+                    .ranks = 4,
+                    .classes = {}};
+  const Reduction sum{ElementType::Float, ReduceOp::Sum};
+  p.classes[classify(WrappedCall::Allreduce, 4096, sum).key()] = {
+      .choice = RouteChoice::Multilane,
+      .source = DecisionSource::Measured,
+      .mpi_s = 41.25e-6,
+      .multilane_s = 18e-6};
+  p.classes[classify(WrappedCall::Barrier, 1, {}).key()] = {.choice = RouteChoice::Mpi,
+                                                            .source = DecisionSource::Pruned};
+  tuning.placements.push_back(p);
+  const std::string text = format_route_tuning(tuning);
+  EXPECT_NE(text.find("call = \"MPI_Allreduce\"\n  bytes = 4096\n  type = \"float\"\n  op = "
+                      "\"sum\"\n  route = \"multilane\"\n  source = \"measured\"\n  mpi_us = "
+                      "41.25\n  multilane_us = 18.00\n"),
+            std::string::npos)
+      << text;
+  const RouteTuning back = parse_route_tuning(text, "routes.toml");
+  ASSERT_EQ(back.placements.size(), 1u);
+  EXPECT_TRUE(back.placements[0].same_run(p));
+  EXPECT_EQ(back.placements[0].placement, p.placement);
+  ASSERT_EQ(back.placements[0].classes.size(), 2u);
+  const ClassDecision& d =
+      back.placements[0].classes.at(classify(WrappedCall::Allreduce, 4096, sum).key());
+  EXPECT_EQ(d.choice, RouteChoice::Multilane);
+  EXPECT_EQ(d.source, DecisionSource::Measured);
+  EXPECT_TRUE(d.from_tuning_file);
+  EXPECT_NEAR(d.mpi_s, 41.25e-6, 1e-12);
+  EXPECT_NE(back.others.find("[[shm]]"), std::string::npos) << back.others;
+  EXPECT_NE(back.others.find("max_size = 65536"), std::string::npos) << back.others;
+}
+
+void expect_tuning_error(const std::string& text, const std::string& message) {
+  try {
+    parse_route_tuning(text, "routes.toml");
+    ADD_FAILURE() << "accepted: " << text;
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), message);
+  }
+}
+
+TEST(RouteTuning, ErrorsNameTheFileTheLineAndTheKey) {
+  const std::string head =
+      "[[placement]]\nmpi_library = \"x\"\nmultilane = \"0.1.0\"\nfingerprint = \"f\"\nranks = "
+      "2\n";
+  expect_tuning_error(head + "[[placement.class]]\ncall = \"MPI_Bcast\"\nbytes = 8\nroute = "
+                             "\"fast\"\n",
+                      "routes.toml:9: route: \"fast\": must be \"mpi\" or \"multilane\"");
+  expect_tuning_error(head + "[[placement.class]]\ncall = \"MPI_Bcastt\"\nbytes = 8\n",
+                      "routes.toml:7: call: unknown call \"MPI_Bcastt\"");
+  expect_tuning_error(head + "[[placement.class]]\ncall = \"MPI_Allreduce\"\nbytes = 8\ntype = "
+                             "\"float\"\nroute = \"mpi\"\n",
+                      "routes.toml:6: op: missing");
+  expect_tuning_error("[[placement]]\nmpi_library = \"x\"\nranks = \"two\"\n",
+                      "routes.toml:1: multilane: missing");
+  try {
+    parse_route_tuning("[[placement]\n", "routes.toml");
+    ADD_FAILURE() << "a broken table header was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("routes.toml:1: ", 0), 0u) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace multilane::mpi

@@ -1,0 +1,165 @@
+/* tests/mpi/served_path.c — a call the library serves costs no allocation and no thread
+ * hand-off, and a nonblocking call keeps what it needs.
+ *
+ * Run with the library preloaded and every collective forced to multilane:
+ *   1. after a warm-up, 200 blocking calls of each of MPI_Bcast (1 B), MPI_Allreduce (4
+ *      floats) and MPI_Barrier are served by multilane (the library's counters,
+ *      multilane_mpi_counters()), each on the caller's thread (no operation handed to another
+ *      thread), with no heap allocation on this thread (malloc is counted here), and every
+ *      element is right;
+ *   2. MPI_Igather and MPI_Ibcast whose derived datatypes (both sides) are freed before the
+ *      wait deliver every element (MPI allows the free; the library keeps its own copy);
+ *   3. on a fresh communicator, rank 0 calls MPI_Ibcast then MPI_Send and rank 1 MPI_Recv then
+ *      MPI_Ibcast (legal MPI): the nonblocking call must not wait for rank 1 to set anything up.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+
+#include "mltest.h"
+
+extern void* __libc_malloc(size_t size);
+extern void* __libc_calloc(size_t count, size_t size);
+extern void* __libc_realloc(void* pointer, size_t size);
+extern void __libc_free(void* pointer);
+
+static __thread int counting = 0;
+static __thread long allocations = 0;
+
+void* malloc(size_t size) {
+  if (counting) ++allocations;
+  return __libc_malloc(size);
+}
+void* calloc(size_t count, size_t size) {
+  if (counting) ++allocations;
+  return __libc_calloc(count, size);
+}
+void* realloc(void* pointer, size_t size) {
+  if (counting) ++allocations;
+  return __libc_realloc(pointer, size);
+}
+void free(void* pointer) {
+  __libc_free(pointer);
+}
+
+typedef int (*CountersFunction)(unsigned long long* values, int count);
+enum { kBlockingMultilane, kBlockingMpi, kNonblockingMultilane, kNonblockingMpi, kHandedOff };
+
+static void read_counters(CountersFunction counters, unsigned long long values[5]) {
+  memset(values, 0, 5 * sizeof values[0]);
+  counters(values, 5);
+}
+
+static void blocking_calls(int rank, int size, int calls, int check) {
+  for (int i = 0; i < calls; ++i) {
+    unsigned char byte = rank == i % size ? (unsigned char)(i + 1) : 0;
+    MLTEST_CHECK_MPI(MPI_Bcast(&byte, 1, MPI_UNSIGNED_CHAR, i % size, MPI_COMM_WORLD));
+    if (check && byte != (unsigned char)(i + 1)) MLTEST_FAIL("bcast %d: got %d", i, byte);
+    float mine[4], sums[4];
+    for (int k = 0; k < 4; ++k) mine[k] = (float)(rank + k + i);
+    MLTEST_CHECK_MPI(MPI_Allreduce(mine, sums, 4, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+    for (int k = 0; check && k < 4; ++k) {
+      const float expected = (float)(size * (size - 1) / 2 + size * (k + i));
+      if (sums[k] != expected) MLTEST_FAIL("allreduce %d[%d]: %g, not %g", i, k, sums[k], expected);
+    }
+    MLTEST_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
+  }
+}
+
+static void served_without_allocation(CountersFunction counters, int rank, int size) {
+  const int calls = 200;
+  blocking_calls(rank, size, 20, 1);
+  unsigned long long before[5], after[5];
+  read_counters(counters, before);
+  counting = 1;
+  blocking_calls(rank, size, calls, 1);
+  counting = 0;
+  read_counters(counters, after);
+  if (after[kBlockingMultilane] - before[kBlockingMultilane] != 3ull * calls) {
+    MLTEST_FAIL("%llu blocking calls served by multilane, not %d",
+                after[kBlockingMultilane] - before[kBlockingMultilane], 3 * calls);
+  }
+  if (after[kHandedOff] != before[kHandedOff]) {
+    MLTEST_FAIL("%llu blocking calls handed work to another thread",
+                after[kHandedOff] - before[kHandedOff]);
+  }
+  if (allocations != 0) MLTEST_FAIL("%ld heap allocations in %d served calls", allocations, 3 * calls);
+}
+
+static void types_freed_before_the_wait(int rank, int size) {
+  /* Every other int of 2 * n: a vector type (resized to span its 2 * n ints), dup'ed as
+   * nonblocking2 does, on both sides. */
+  const int n = 100;
+  MPI_Datatype strided, vector, send_type, recv_type;
+  MLTEST_CHECK_MPI(MPI_Type_vector(n, 1, 2, MPI_INT, &strided));
+  MLTEST_CHECK_MPI(MPI_Type_create_resized(strided, 0, 2 * n * (MPI_Aint)sizeof(int), &vector));
+  MLTEST_CHECK_MPI(MPI_Type_free(&strided));
+  MLTEST_CHECK_MPI(MPI_Type_commit(&vector));
+  MLTEST_CHECK_MPI(MPI_Type_dup(vector, &send_type));
+  MLTEST_CHECK_MPI(MPI_Type_dup(vector, &recv_type));
+  int* mine = calloc(2 * (size_t)n, sizeof(int));
+  int* all = calloc(2 * (size_t)n * (size_t)size, sizeof(int));
+  for (int i = 0; i < n; ++i) mine[2 * i] = rank * 1000 + i;
+  MPI_Request requests[2];
+  MLTEST_CHECK_MPI(MPI_Igather(mine, 1, send_type, all, 1, recv_type, 0, MPI_COMM_WORLD,
+                               &requests[0]));
+  int* bcast = calloc(2 * (size_t)n, sizeof(int));
+  for (int i = 0; rank == 0 && i < n; ++i) bcast[2 * i] = 7 * i + 1;
+  MLTEST_CHECK_MPI(MPI_Ibcast(bcast, 1, recv_type, 0, MPI_COMM_WORLD, &requests[1]));
+  MLTEST_CHECK_MPI(MPI_Type_free(&send_type));
+  MLTEST_CHECK_MPI(MPI_Type_free(&recv_type));
+  MLTEST_CHECK_MPI(MPI_Type_free(&vector));
+  MPI_Status statuses[2];
+  MLTEST_CHECK_MPI(MPI_Waitall(2, requests, statuses));
+  for (int r = 0; rank == 0 && r < size; ++r) {
+    for (int i = 0; i < n; ++i) {
+      const int got = all[2 * (size_t)n * (size_t)r + 2 * (size_t)i];
+      if (got != r * 1000 + i) MLTEST_FAIL("igather: rank %d element %d is %d", r, i, got);
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    if (bcast[2 * i] != 7 * i + 1) MLTEST_FAIL("ibcast: element %d is %d", i, bcast[2 * i]);
+    if (bcast[2 * i + 1] != 0) MLTEST_FAIL("ibcast: the hole after element %d was written", i);
+  }
+  free(mine);
+  free(all);
+  free(bcast);
+}
+
+static void nonblocking_call_sets_nothing_up(int rank) {
+  MPI_Comm fresh;
+  MLTEST_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &fresh));
+  int value = rank == 0 ? 42 : 0, message = 0;
+  MPI_Request request;
+  if (rank == 0) {
+    MLTEST_CHECK_MPI(MPI_Ibcast(&value, 1, MPI_INT, 0, fresh, &request));
+    message = 5;
+    MLTEST_CHECK_MPI(MPI_Send(&message, 1, MPI_INT, 1, 0, MPI_COMM_WORLD));
+  } else if (rank == 1) {
+    MLTEST_CHECK_MPI(MPI_Recv(&message, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    MLTEST_CHECK_MPI(MPI_Ibcast(&value, 1, MPI_INT, 0, fresh, &request));
+  } else {
+    MLTEST_CHECK_MPI(MPI_Ibcast(&value, 1, MPI_INT, 0, fresh, &request));
+  }
+  MLTEST_CHECK_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE));
+  if (value != 42) MLTEST_FAIL("ibcast on a fresh communicator: %d", value);
+  if (rank == 1 && message != 5) MLTEST_FAIL("the message is %d", message);
+  MLTEST_CHECK_MPI(MPI_Comm_free(&fresh));
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  CountersFunction counters = NULL;
+  /* POSIX's way to take a function from dlsym without converting the pointer in ISO C. */
+  *(void**)(&counters) = dlsym(RTLD_DEFAULT, "multilane_mpi_counters");
+  if (counters == NULL) {
+    MLTEST_FAIL("multilane_mpi_counters not found: run with the library preloaded");
+  } else if (size > 1) {
+    served_without_allocation(counters, rank, size);
+  }
+  types_freed_before_the_wait(rank, size);
+  if (size > 1) nonblocking_call_sets_nothing_up(rank);
+  return mltest_finish();
+}
