@@ -206,9 +206,10 @@ class Communicator {
                int root, std::uint64_t size, const CollectiveOptions& options = {},
                const Reduction& reduction = {});
 
-  // Operations handed to the engine's progress thread so far: non-blocking ones, and blocking
-  // ones that found another thread driving. A blocking call that runs on the caller's thread
-  // adds none.
+  // Work handed to another thread so far: operations started on the engine's progress thread
+  // (non-blocking ones, and blocking ones that found another thread driving) and shared-memory
+  // group ops queued for the group's thread (those of a call that also uses TCP). A blocking
+  // call whose part here runs on the caller's thread adds none.
   std::uint64_t handed_off() const;
 
   // The algorithm "auto" picks for this call, and the modelled time of every candidate

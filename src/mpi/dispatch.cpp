@@ -87,7 +87,7 @@ const char* fallback_reason(WrappedCall call) {
 std::optional<Pick> settled(const CommState& state, const CollectiveCall& c) {
   if (const std::string* forced = state.policy->forced(c.call)) {
     if (*forced == "mpi" || c.size == 1) return Pick{.run = RouteChoice::Mpi};
-    return Pick{.run = RouteChoice::Multilane, .algorithm = *forced};
+    return Pick{.run = RouteChoice::Multilane, .algorithm = state.policy->candidate(c.call)};
   }
   if (c.size == 1) return Pick{.run = RouteChoice::Mpi};
   if (c.block == 0 && c.call != WrappedCall::Barrier) return Pick{.run = RouteChoice::Mpi};
@@ -115,17 +115,18 @@ Pick pick_blocking(CommState& state, const CollectiveCall& c, std::uint64_t key)
     ClassDecision decision = default_decision(route);
     if (route.measure) decision.source = DecisionSource::Default;
     state.routes.adopt(key, decision);
-    return {.run = decision.choice};
+    return {.run = decision.choice, .algorithm = state.policy->candidate(c.call)};
   }
-  if (entry->decision) return {.run = entry->decision->choice};
+  const std::string_view candidate = state.policy->candidate(c.call);
+  if (entry->decision) return {.run = entry->decision->choice, .algorithm = candidate};
   if (entry->exploration.calls() == 0) {
     const Route route = state.policy->choose(query_of(c));
     if (!route.measure) {
       entry->decision = default_decision(route);
-      return {.run = entry->decision->choice};
+      return {.run = entry->decision->choice, .algorithm = candidate};
     }
   }
-  return {.run = entry->exploration.next(), .exploring = entry};
+  return {.run = entry->exploration.next(), .algorithm = candidate, .exploring = entry};
 }
 
 void agree_max(void* context, double* values, int count) {
@@ -238,10 +239,11 @@ int start_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
     if (auto rule = settled(*state, c)) {
       pick = *rule;
     } else if (const ClassDecision* d = state->routes.decided(key)) {
-      pick.run = d->choice;
+      pick = {.run = d->choice, .algorithm = state->policy->candidate(call)};
     } else {
-      pick.run = state->policy->choose(query_of(c)).multilane ? RouteChoice::Multilane
-                                                              : RouteChoice::Mpi;
+      pick = {.run = state->policy->choose(query_of(c)).multilane ? RouteChoice::Multilane
+                                                                  : RouteChoice::Mpi,
+              .algorithm = state->policy->candidate(call)};
     }
     if (pick.run == RouteChoice::Multilane && !state->multilane) {
       pick.run = RouteChoice::Mpi;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "mpi/mpi_library_model.hpp"
+#include "multilane/algorithms.hpp"
 #include "multilane/communicator.hpp"
 #include "multilane/units.hpp"
 #include "runtime/api/algorithm_choice.hpp"
@@ -43,13 +44,23 @@ const std::string* RoutePolicy::forced(WrappedCall call) const {
   return forced.empty() ? nullptr : &forced;
 }
 
+std::string_view RoutePolicy::candidate(WrappedCall call) const {
+  if (const std::string* named = forced(call); named && *named != "auto" && *named != "mpi") {
+    return *named;
+  }
+  if (spread_.nodes == 1 && find_algorithm(carrier(call), "hier-shm") != nullptr) {
+    return "hier-shm";
+  }
+  return "auto";
+}
+
 Route RoutePolicy::choose(const RouteQuery& query) const {
   if (const std::string* forced_route = forced(query.call)) {
     std::string name(call_name(query.call));
     for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     const std::string why = fmt::format("MULTILANE_ALGORITHM_{}={}", name, *forced_route);
     if (*forced_route == "mpi") return stay_with_mpi(why);
-    if (ranks() > 1) return take_multilane(*forced_route, why);
+    if (ranks() > 1) return take_multilane(std::string(candidate(query.call)), why);
   }
   if (ranks() == 1) return stay_with_mpi("one rank");
   if (query.bytes == 0 && query.call != WrappedCall::Barrier) return stay_with_mpi("no data");
@@ -73,7 +84,7 @@ Route RoutePolicy::modelled(const RouteQuery& query) const {
       "modelled across {} sites: multilane {} {}, MPI library {} {}", spread_.sites,
       mine.algorithm, format_duration(mine.modelled_s), theirs.algorithm,
       format_duration(theirs.modelled_s));
-  Route route = mine.modelled_s < theirs.modelled_s ? take_multilane("auto", why)
+  Route route = mine.modelled_s < theirs.modelled_s ? take_multilane(std::string(candidate(query.call)), why)
                                                      : stay_with_mpi(why);
   route.modelled_mpi_s = theirs.modelled_s;
   route.modelled_multilane_s = mine.modelled_s;

@@ -63,6 +63,10 @@ class RoutePolicy {
   Route choose(const RouteQuery& query) const;
   // The route rule 1 forces, or nullptr: checked on every call, before any table.
   const std::string* forced(WrappedCall call) const;
+  // Multilane's candidate for `call`: the algorithm MULTILANE_ALGORITHM_<COLL> names; on a
+  // communicator within one node, hier-shm where the collective has it (the model does not see
+  // what TCP loopback and its engine cost against shared memory); else "auto", the model's best.
+  std::string_view candidate(WrappedCall call) const;
 
   int ranks() const { return platform_.num_ranks(); }
   int nodes() const { return spread_.nodes; }

@@ -299,10 +299,11 @@ CommunicatorImpl::Resolved CommunicatorImpl::resolve(Collective collective,
                                                      const CollectiveOptions& options,
                                                      const BuildParams& asked,
                                                      const Reduction& reduction) {
-  LastCall& last = last_call_;
-  if (last.resolved.cached && last.collective == collective &&
-      last.algorithm == options.algorithm && last.asked == asked && last.reduction == reduction) {
-    return last.resolved;
+  for (const RecentCall& recent : recent_calls_) {
+    if (recent.collective == collective && recent.algorithm == options.algorithm &&
+        recent.asked == asked && recent.reduction == reduction) {
+      return recent.resolved;
+    }
   }
   std::string_view algorithm = options.algorithm;
   BuildParams params = asked;
@@ -323,11 +324,17 @@ CommunicatorImpl::Resolved CommunicatorImpl::resolve(Collective collective,
       .signature = is_reduction(collective)
                        ? runtime::call_signature(*cached.schedule, params, reduction)
                        : cached.signature};
-  last = {.collective = collective,
-          .algorithm = options.algorithm,
-          .asked = asked,
-          .reduction = reduction,
-          .resolved = resolved};
+  RecentCall recent{.collective = collective,
+                    .algorithm = options.algorithm,
+                    .asked = asked,
+                    .reduction = reduction,
+                    .resolved = resolved};
+  if (recent_calls_.size() < kRecentCalls) {
+    recent_calls_.push_back(std::move(recent));
+  } else {
+    recent_calls_[next_recent_] = std::move(recent);
+    next_recent_ = (next_recent_ + 1) % kRecentCalls;
+  }
   return resolved;
 }
 
@@ -358,8 +365,8 @@ std::optional<std::string> CommunicatorImpl::run_here(const PreparedCall& call) 
   // run_local_call() decides whether the call is local; a rank with group ops needs the runner
   // either way (call_operation() would make it).
   runtime::shm::GroupRunner* groups = call.plan->group_order.empty() ? nullptr : group_runner();
-  auto result = runtime::run_local_call(*call.schedule, setup_.platform, setup_.rank, call.buffers,
-                                        call.identity, groups);
+  auto result = runtime::run_local_call(*call.schedule, *call.plan, setup_.rank, call.buffers,
+                                        call.identity, groups, local_scratch_);
   if (result) engine_->note_local_call(call.identity.sequence);
   return result;
 }

@@ -68,7 +68,9 @@ class CommunicatorImpl {
                                          const CollectiveOptions& options,
                                          std::uint32_t element_size = 1) const;
 
-  std::uint64_t handed_off() const { return handed_off_.load(std::memory_order_relaxed); }
+  std::uint64_t handed_off() const {
+    return handed_off_.load(std::memory_order_relaxed) + (groups_ ? groups_->submitted() : 0);
+  }
 
   // Keeps alive whatever serves the address book (the rendezvous of rank 0).
   std::shared_ptr<void> keep_alive;
@@ -136,21 +138,24 @@ class CommunicatorImpl {
   using ScheduleKey =
       std::tuple<Collective, std::string, int, std::uint64_t, std::uint64_t, int, std::uint32_t>;
   std::map<ScheduleKey, CachedSchedule> schedules_;  // never erased: Resolved points into it
-  // The previous call as asked and as resolved: an application's loop repeats its calls, and
-  // one repeated skips the algorithm's lookup, its segment's choice, the cache's search and a
-  // reduction's signature.
-  struct LastCall {
+  // Recent calls as asked and as resolved: an application's loop repeats a few calls (a bcast,
+  // an allreduce and a barrier, say), and one repeated skips the algorithm's lookup, its
+  // segment's choice, the cache's search and a reduction's signature, and allocates nothing.
+  struct RecentCall {
     Collective collective{};
     std::string algorithm;
     BuildParams asked;
     Reduction reduction;
     Resolved resolved;
   };
-  LastCall last_call_;
+  static constexpr std::size_t kRecentCalls = 16;
+  std::vector<RecentCall> recent_calls_;  // up to kRecentCalls, replaced round robin
+  std::size_t next_recent_ = 0;
   using ChoiceKey = std::tuple<Collective, std::uint64_t, int, std::uint64_t, int, std::uint32_t>;
   mutable std::mutex choices_mutex_;
   mutable std::map<ChoiceKey, runtime::AlgorithmChoice> choices_;
   std::unique_ptr<runtime::shm::GroupRunner> groups_;  // after engine_: destroyed before it
+  std::vector<std::byte> local_scratch_;               // run_here()'s calls' scratch space
 };
 
 }  // namespace multilane

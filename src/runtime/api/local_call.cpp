@@ -10,9 +10,9 @@ namespace multilane::runtime {
 
 namespace {
 
-void run_program(const Schedule& schedule, const Platform& platform, int rank, CallMemory& memory,
-                 const Reduction& reduction, shm::ShmGroup* group, const shm::TuningTable* tuning) {
-  const std::vector<int> members = node_members(platform, rank);
+void run_program(const Schedule& schedule, std::span<const int> members, int rank,
+                 CallMemory& memory, const Reduction& reduction, shm::ShmGroup* group,
+                 const shm::TuningTable* tuning) {
   for (const Op& op : schedule.program(rank)) {
     if (op.kind == OpKind::Copy) {
       const auto to = memory.bytes(op.range);
@@ -22,7 +22,7 @@ void run_program(const Schedule& schedule, const Platform& platform, int rank, C
       reduce_elements(reduction, to.data(), memory.bytes(op.source).data(),
                       to.size() / element_size(reduction.type));
     } else {
-      make_group_job(op, rank, members, memory, *tuning)(*group);
+      run_group_op(op, rank, members, memory, *tuning, *group);
     }
   }
 }
@@ -43,19 +43,29 @@ bool is_local_program(const Schedule& schedule, int rank) {
 
 }  // namespace
 
-std::optional<std::string> run_local_call(const Schedule& schedule, const Platform& platform,
+std::optional<std::string> run_local_call(const Schedule& schedule, const RankPlan& plan,
                                           int rank, CallBuffers buffers,
-                                          const CallIdentity& identity, shm::GroupRunner* groups) {
+                                          const CallIdentity& identity, shm::GroupRunner* groups,
+                                          std::vector<std::byte>& scratch) {
   if (!is_local_program(schedule, rank)) return std::nullopt;
-  CallMemory memory(schedule, rank, buffers);
+  CallMemory memory(schedule, rank, buffers, scratch);
   if (group_op_count(schedule, rank) == 0) {
-    run_program(schedule, platform, rank, memory, identity.reduction, nullptr, nullptr);
+    run_program(schedule, plan.node_members, rank, memory, identity.reduction, nullptr, nullptr);
     return "";
   }
   if (!groups) return describe_call(schedule, identity.sequence) + ": " + kNoGroupError;
-  const auto error = groups->run_here([&](shm::ShmGroup& group) {
-    run_program(schedule, platform, rank, memory, identity.reduction, &group,
-                &groups->config().tuning);
+  // One pointer captured: the job fits std::function's own storage (no allocation).
+  struct Run {
+    const Schedule& schedule;
+    const RankPlan& plan;
+    int rank;
+    CallMemory& memory;
+    const CallIdentity& identity;
+    shm::GroupRunner& groups;
+  } run{schedule, plan, rank, memory, identity, *groups};
+  const auto error = groups->run_here([&run](shm::ShmGroup& group) {
+    run_program(run.schedule, run.plan.node_members, run.rank, run.memory, run.identity.reduction,
+                &group, &run.groups.config().tuning);
   });
   if (!error || error->empty()) return error;
   return describe_call(schedule, identity.sequence) + ": shared memory: " + *error;

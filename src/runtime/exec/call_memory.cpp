@@ -3,9 +3,24 @@
 
 namespace multilane::runtime {
 
+namespace {
+
+std::size_t scratch_of(const Schedule& schedule, int rank) {
+  return schedule.scratch_bytes.empty() ? 0 : schedule.scratch_bytes[rank];
+}
+
+}  // namespace
+
 CallMemory::CallMemory(const Schedule& schedule, int rank, CallBuffers buffers)
-    : buffers_(buffers),
-      scratch_(schedule.scratch_bytes.empty() ? 0 : schedule.scratch_bytes[rank]) {}
+    : buffers_(buffers), own_scratch_(scratch_of(schedule, rank)), scratch_(own_scratch_) {}
+
+CallMemory::CallMemory(const Schedule& schedule, int rank, CallBuffers buffers,
+                       std::vector<std::byte>& scratch)
+    : buffers_(buffers) {
+  const std::size_t needed = scratch_of(schedule, rank);
+  if (scratch.size() < needed) scratch.resize(needed);
+  scratch_ = std::span<std::byte>(scratch).first(needed);
+}
 
 std::span<std::byte> CallMemory::bytes(const Range& range) {
   std::span<std::byte> buffer;

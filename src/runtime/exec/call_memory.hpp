@@ -20,6 +20,9 @@ class CallMemory {
  public:
   // Allocates the scratch space `rank`'s program of `schedule` needs.
   CallMemory(const Schedule& schedule, int rank, CallBuffers buffers);
+  // Works in `scratch` instead, grown when too small and left as it is after the call.
+  CallMemory(const Schedule& schedule, int rank, CallBuffers buffers,
+             std::vector<std::byte>& scratch);
 
   // The bytes `range` names. Schedules only read the Send buffer (the verifier checks it), so
   // handing it out writable is safe.
@@ -27,7 +30,8 @@ class CallMemory {
 
  private:
   CallBuffers buffers_;
-  std::vector<std::byte> scratch_;
+  std::vector<std::byte> own_scratch_;
+  std::span<std::byte> scratch_;
 };
 
 }  // namespace multilane::runtime

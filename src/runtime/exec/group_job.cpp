@@ -31,8 +31,8 @@ std::vector<int> node_members(const Platform& platform, int rank) {
   return members;
 }
 
-shm::GroupRunner::Job make_group_job(const Op& op, int rank, const std::vector<int>& members,
-                                     CallMemory& memory, const shm::TuningTable& tuning) {
+void run_group_op(const Op& op, int rank, std::span<const int> members, CallMemory& memory,
+                  const shm::TuningTable& tuning, shm::ShmGroup& group) {
   const Collective collective = group_collective(op.kind);
   const int root =
       static_cast<int>(std::find(members.begin(), members.end(), op.peer) - members.begin());
@@ -41,9 +41,14 @@ shm::GroupRunner::Job make_group_job(const Op& op, int rank, const std::vector<i
   // A group bcast works in one buffer: the root's message, or where the others want it.
   const std::span<std::byte> recv =
       collective == Collective::Bcast && op.peer == rank ? source : range;
-  return [collective, root, source, recv, &tuning](shm::ShmGroup& group) {
-    group.run(collective, source, recv, root,
-              tuning.find(collective, group_block_size(collective, source, recv, group)));
+  group.run(collective, source, recv, root,
+            tuning.find(collective, group_block_size(collective, source, recv, group)));
+}
+
+shm::GroupRunner::Job make_group_job(const Op& op, int rank, const std::vector<int>& members,
+                                     CallMemory& memory, const shm::TuningTable& tuning) {
+  return [&op, rank, &members, &memory, &tuning](shm::ShmGroup& group) {
+    run_group_op(op, rank, members, memory, tuning, group);
   };
 }
 

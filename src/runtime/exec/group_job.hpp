@@ -21,7 +21,10 @@ inline constexpr const char* kNoGroupError =
 // The ranks on `rank`'s node, in rank order: its shared-memory group.
 std::vector<int> node_members(const Platform& platform, int rank);
 
-// The group call `op` of `rank` makes, in `memory` (which must outlive the job).
+// Runs the group call `op` of `rank` on `group`, in `memory`; `members`: node_members().
+void run_group_op(const Op& op, int rank, std::span<const int> members, CallMemory& memory,
+                  const shm::TuningTable& tuning, shm::ShmGroup& group);
+// The same as a job for the group's runner thread (`memory` must outlive the job).
 shm::GroupRunner::Job make_group_job(const Op& op, int rank, const std::vector<int>& members,
                                      CallMemory& memory, const shm::TuningTable& tuning);
 

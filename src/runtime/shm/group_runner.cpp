@@ -24,6 +24,7 @@ void GroupRunner::expect(std::uint64_t sequence, std::size_t count) {
 }
 
 void GroupRunner::submit(std::uint64_t sequence, std::size_t k, Job job, Done done) {
+  submitted_count_.fetch_add(1, std::memory_order_relaxed);
   {
     std::lock_guard lock(mutex_);
     submitted_.emplace(Key{sequence, k}, std::make_pair(std::move(job), std::move(done)));

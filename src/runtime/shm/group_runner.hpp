@@ -62,6 +62,8 @@ class GroupRunner {
   void expect(std::uint64_t sequence, std::size_t count);
   // Op `k` of call `sequence`; `done` gets "" or the error it threw, on the runner's thread.
   void submit(std::uint64_t sequence, std::size_t k, Job job, Done done);
+  // Jobs submitted to the runner's thread so far (run_here() adds none). Thread-safe.
+  std::uint64_t submitted() const { return submitted_count_.load(std::memory_order_relaxed); }
   // The call's ops not yet run are dropped: their `done` gets `reason` at once (on the calling
   // thread); ops not submitted yet will not be run.
   void cancel(std::uint64_t sequence, const std::string& reason);
@@ -93,6 +95,7 @@ class GroupRunner {
   std::unique_ptr<ShmGroup> group_;             // only by whoever holds the turn (busy_)
   std::atomic<ShmGroup*> group_seen_{nullptr};  // group_, for interrupt() from other threads
   std::mutex mutex_;
+  std::atomic<std::uint64_t> submitted_count_{0};
   std::condition_variable wake_;
   std::deque<Expected> expected_;
   std::map<Key, std::pair<Job, Done>> submitted_;
