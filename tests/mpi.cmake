@@ -118,6 +118,22 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
   # Served calls allocate nothing and stay on the caller's thread; nonblocking calls keep their
   # datatypes and never wait to set up (tests/mpi/served_path.c).
   mpi_family_test(mpi-ompi-served-forced-4 mpi 4 served_path forced)
+  # The measured route: a first run explores and writes the tuning file, a frozen run starts
+  # from it and measures nothing.
+  set(mpi_tuning ${CMAKE_BINARY_DIR}/tests/mpi/routes-ompi.toml)
+  add_test(NAME mpi-ompi-tuning-explore
+           COMMAND ${CMAKE_COMMAND} -E rm -f ${mpi_tuning})
+  mpi_family_test(mpi-ompi-tuning-measured mpi 3 served_path policy MULTILANE_EXPLAIN=1
+                  MULTILANE_TUNING=${mpi_tuning} ARGS routes
+                  EXPECT "MPI_Allreduce of 16 B-32 B of float, sum on 3 ranks on 1 node of 1 site: (MPI library|multilane), measured: MPI library [0-9.]+ [mun]?s, multilane [0-9.]+ [mun]?s")
+  mpi_family_test(mpi-ompi-tuning-frozen mpi 3 served_path policy MULTILANE_EXPLAIN=1
+                  MULTILANE_TUNING=${mpi_tuning} MULTILANE_TUNING_MODE=frozen ARGS routes
+                  EXPECT "MPI_Allreduce 16 B, 3 ranks on 1 node\\(s\\): [a-zA-Z -]+ \\(MPI_Allreduce of 16 B-32 B of float, sum, measured \\(tuning file\\): MPI library")
+  set_tests_properties(mpi-ompi-tuning-explore PROPERTIES FIXTURES_SETUP mpi_tuning_clean)
+  set_tests_properties(mpi-ompi-tuning-measured PROPERTIES FIXTURES_REQUIRED mpi_tuning_clean
+                                                           FIXTURES_SETUP mpi_tuning_file)
+  set_tests_properties(mpi-ompi-tuning-frozen PROPERTIES FIXTURES_REQUIRED mpi_tuning_file
+                                                         FAIL_REGULAR_EXPRESSION "measuring")
   # Two ranks per "node" (tests/mpi/as_nodes.sh): the route policy sends every call with data
   # to multilane, which joins the nodes over TCP and the ranks of a node by shared memory.
   mpi_family_test(mpi-ompi-types-nodes-4 mpi 4 coll_types policy

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 
 #include "multilane/collective.hpp"
 #include "runtime/api/communicator_impl.hpp"
@@ -384,7 +385,10 @@ runtime::shm::GroupRunner* CommunicatorImpl::group_runner() {
       ++config.local_size;
     }
     config.options.timeout = setup_.options.timeout;
-    if (const char* file = std::getenv(runtime::shm::kTuningEnvironment); file && *file) {
+    // The file may not exist yet: the MPI library writes its routes to the same file at the end
+    // of a run (docs/mpi.md).
+    if (const char* file = std::getenv(runtime::shm::kTuningEnvironment);
+        file && *file && std::filesystem::exists(file)) {
       config.tuning = runtime::shm::read_tuning_file(file);
       config.options.capacity = config.tuning.capacity_with(config.options.tuning);
     }

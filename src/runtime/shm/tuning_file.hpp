@@ -48,7 +48,8 @@ TuningTable read_tuning_file(const std::string& path);
 // The file's text; `comment` (one line) goes on top.
 std::string tuning_to_toml(const TuningTable& table, const std::string& comment);
 
-// The environment variable naming a tuning file for every job of the runtime.
+// The environment variable naming a tuning file for every job of the runtime (read when the
+// file exists; the MPI library also keeps its measured routes in it: mpi/route_tuning.hpp).
 inline constexpr const char* kTuningEnvironment = "MULTILANE_TUNING";
 
 }  // namespace multilane::runtime::shm
