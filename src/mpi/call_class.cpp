@@ -61,7 +61,8 @@ std::string describe(const CallClass& c) {
   const std::uint64_t low = lowest_bytes(c);
   text += c.bytes_log2 >= 64 ? fmt::format(" of {} or more", power_of_two(low))
                              : fmt::format(" of {}-{}", power_of_two(low), power_of_two(low * 2));
-  if (keeps_reduction(c.call)) text += fmt::format(" of {}, {}", to_string(c.type), to_string(c.op));
+  if (keeps_reduction(c.call))
+    text += fmt::format(" of {}, {}", to_string(c.type), to_string(c.op));
   return text;
 }
 

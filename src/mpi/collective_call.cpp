@@ -135,7 +135,7 @@ void CollectiveCall::prepare() {
       if (root) {
         const bool in_place = args.sendbuf == MPI_IN_PLACE;
         recv_buffer_.assign(args.recvbuf, recv_count * n, args.recvtype,
-                                  in_place ? Use::Both : Use::Output, keeps_types);
+                            in_place ? Use::Both : Use::Output, keeps_types);
         recv_ = recv_buffer_.bytes();
         if (in_place) {
           scratch_.assign(
@@ -153,7 +153,7 @@ void CollectiveCall::prepare() {
     case WrappedCall::Alltoall: {
       const bool in_place = args.sendbuf == MPI_IN_PLACE;
       recv_buffer_.assign(args.recvbuf, recv_count * n, args.recvtype,
-                                in_place ? Use::Both : Use::Output, keeps_types);
+                          in_place ? Use::Both : Use::Output, keeps_types);
       recv_ = recv_buffer_.bytes();
       if (in_place && call == WrappedCall::Allgather) {
         const auto first = static_cast<std::ptrdiff_t>(block * static_cast<std::uint64_t>(rank));
@@ -165,7 +165,7 @@ void CollectiveCall::prepare() {
         send_ = scratch_;
       } else {
         send_buffer_.assign(sendbuf, send_count * (call == WrappedCall::Alltoall ? n : 1),
-                                  args.sendtype, Use::Input, keeps_types);
+                            args.sendtype, Use::Input, keeps_types);
         send_ = send_buffer_.bytes();
       }
       break;
@@ -198,7 +198,8 @@ void CollectiveCall::prepare_reduction() {
     recv_ = whole.first(block);
     return;
   }
-  send_buffer_.assign(const_cast<void*>(args.sendbuf), input, args.recvtype, Use::Input, keeps_types);
+  send_buffer_.assign(const_cast<void*>(args.sendbuf), input, args.recvtype, Use::Input,
+                      keeps_types);
   send_ = send_buffer_.bytes();
   if (gets_result) {
     recv_buffer_.assign(args.recvbuf, count, args.recvtype, Use::Output, keeps_types);

@@ -52,8 +52,8 @@ struct CollectiveCall {
   int rank = 0;
   int size = 1;
   MpiArgs args;
-  std::uint64_t block = 0;  // multilane's size: the whole message of a bcast, one block else
-  Reduction reduction;      // reductions: what is combined
+  std::uint64_t block = 0;   // multilane's size: the whole message of a bcast, one block else
+  Reduction reduction;       // reductions: what is combined
   bool keeps_types = false;  // packed datatypes are duplicated until finish() (nonblocking)
 
   // Sets up the buffers (packing inputs, copying in-place inputs).

@@ -57,24 +57,22 @@ int MPI_Bcast(void* buffer, int n, MPI_Datatype datatype, int root, MPI_Comm com
 
 int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return run_blocking(
-      WrappedCall::Scatter, comm,
-      data_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root),
-      [](const MpiArgs& a, MPI_Comm c) {
-        return PMPI_Scatter(a.sendbuf, count(a.sendcount), a.sendtype, a.recvbuf,
-                            count(a.recvcount), a.recvtype, a.root, c);
-      });
+  return run_blocking(WrappedCall::Scatter, comm,
+                      data_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root),
+                      [](const MpiArgs& a, MPI_Comm c) {
+                        return PMPI_Scatter(a.sendbuf, count(a.sendcount), a.sendtype, a.recvbuf,
+                                            count(a.recvcount), a.recvtype, a.root, c);
+                      });
 }
 
 int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return run_blocking(
-      WrappedCall::Gather, comm,
-      data_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root),
-      [](const MpiArgs& a, MPI_Comm c) {
-        return PMPI_Gather(a.sendbuf, count(a.sendcount), a.sendtype, a.recvbuf,
-                           count(a.recvcount), a.recvtype, a.root, c);
-      });
+  return run_blocking(WrappedCall::Gather, comm,
+                      data_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root),
+                      [](const MpiArgs& a, MPI_Comm c) {
+                        return PMPI_Gather(a.sendbuf, count(a.sendcount), a.sendtype, a.recvbuf,
+                                           count(a.recvcount), a.recvtype, a.root, c);
+                      });
 }
 
 int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
@@ -82,8 +80,8 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   return run_blocking(WrappedCall::Allgather, comm,
                       data_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0),
                       [](const MpiArgs& a, MPI_Comm c) {
-                        return PMPI_Allgather(a.sendbuf, count(a.sendcount), a.sendtype,
-                                              a.recvbuf, count(a.recvcount), a.recvtype, c);
+                        return PMPI_Allgather(a.sendbuf, count(a.sendcount), a.sendtype, a.recvbuf,
+                                              count(a.recvcount), a.recvtype, c);
                       });
 }
 
@@ -104,22 +102,20 @@ int MPI_Barrier(MPI_Comm comm) {
 
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype, MPI_Op op,
                int root, MPI_Comm comm) {
-  return run_blocking(WrappedCall::Reduce, comm,
-                      reduction_args(sendbuf, recvbuf, n, datatype, op, root),
-                      [](const MpiArgs& a, MPI_Comm c) {
-                        return PMPI_Reduce(a.sendbuf, a.recvbuf, count(a.recvcount), a.recvtype,
-                                           a.op, a.root, c);
-                      });
+  return run_blocking(
+      WrappedCall::Reduce, comm, reduction_args(sendbuf, recvbuf, n, datatype, op, root),
+      [](const MpiArgs& a, MPI_Comm c) {
+        return PMPI_Reduce(a.sendbuf, a.recvbuf, count(a.recvcount), a.recvtype, a.op, a.root, c);
+      });
 }
 
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype, MPI_Op op,
                   MPI_Comm comm) {
-  return run_blocking(WrappedCall::Allreduce, comm,
-                      reduction_args(sendbuf, recvbuf, n, datatype, op, 0),
-                      [](const MpiArgs& a, MPI_Comm c) {
-                        return PMPI_Allreduce(a.sendbuf, a.recvbuf, count(a.recvcount), a.recvtype,
-                                              a.op, c);
-                      });
+  return run_blocking(
+      WrappedCall::Allreduce, comm, reduction_args(sendbuf, recvbuf, n, datatype, op, 0),
+      [](const MpiArgs& a, MPI_Comm c) {
+        return PMPI_Allreduce(a.sendbuf, a.recvbuf, count(a.recvcount), a.recvtype, a.op, c);
+      });
 }
 
 int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
@@ -134,8 +130,8 @@ int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
 
 int MPI_Ibcast(void* buffer, int n, MPI_Datatype datatype, int root, MPI_Comm comm,
                MPI_Request* request) {
-  return start_nonblocking(WrappedCall::Bcast, comm, bcast_args(buffer, n, datatype, root),
-                           request, [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
+  return start_nonblocking(WrappedCall::Bcast, comm, bcast_args(buffer, n, datatype, root), request,
+                           [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
                              return PMPI_Ibcast(a.recvbuf, count(a.recvcount), a.recvtype, a.root,
                                                 c, r);
                            });
@@ -167,24 +163,23 @@ int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
 
 int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking(
-      WrappedCall::Allgather, comm,
-      data_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0), request,
-      [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
-        return PMPI_Iallgather(a.sendbuf, count(a.sendcount), a.sendtype, a.recvbuf,
-                               count(a.recvcount), a.recvtype, c, r);
-      });
+  return start_nonblocking(WrappedCall::Allgather, comm,
+                           data_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0),
+                           request, [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
+                             return PMPI_Iallgather(a.sendbuf, count(a.sendcount), a.sendtype,
+                                                    a.recvbuf, count(a.recvcount), a.recvtype, c,
+                                                    r);
+                           });
 }
 
 int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking(
-      WrappedCall::Alltoall, comm,
-      data_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0), request,
-      [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
-        return PMPI_Ialltoall(a.sendbuf, count(a.sendcount), a.sendtype, a.recvbuf,
-                              count(a.recvcount), a.recvtype, c, r);
-      });
+  return start_nonblocking(WrappedCall::Alltoall, comm,
+                           data_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0),
+                           request, [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
+                             return PMPI_Ialltoall(a.sendbuf, count(a.sendcount), a.sendtype,
+                                                   a.recvbuf, count(a.recvcount), a.recvtype, c, r);
+                           });
 }
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
@@ -205,12 +200,11 @@ int MPI_Ireduce(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype
 
 int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm, MPI_Request* request) {
-  return start_nonblocking(WrappedCall::Allreduce, comm,
-                           reduction_args(sendbuf, recvbuf, n, datatype, op, 0), request,
-                           [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
-                             return PMPI_Iallreduce(a.sendbuf, a.recvbuf, count(a.recvcount),
-                                                    a.recvtype, a.op, c, r);
-                           });
+  return start_nonblocking(
+      WrappedCall::Allreduce, comm, reduction_args(sendbuf, recvbuf, n, datatype, op, 0), request,
+      [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
+        return PMPI_Iallreduce(a.sendbuf, a.recvbuf, count(a.recvcount), a.recvtype, a.op, c, r);
+      });
 }
 
 int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
@@ -219,9 +213,8 @@ int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
   return start_nonblocking(WrappedCall::ReduceScatterBlock, comm,
                            reduction_args(sendbuf, recvbuf, recvcount, datatype, op, 0), request,
                            [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
-                             return PMPI_Ireduce_scatter_block(a.sendbuf, a.recvbuf,
-                                                               count(a.recvcount), a.recvtype,
-                                                               a.op, c, r);
+                             return PMPI_Ireduce_scatter_block(
+                                 a.sendbuf, a.recvbuf, count(a.recvcount), a.recvtype, a.op, c, r);
                            });
 }
 

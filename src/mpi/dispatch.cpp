@@ -33,7 +33,7 @@ int root_of(const CollectiveCall& c) {
 // What one call runs, and why (the why is built only for MULTILANE_EXPLAIN).
 struct Pick {
   RouteChoice run = RouteChoice::Mpi;
-  std::string_view algorithm = "auto";        // multilane's
+  std::string_view algorithm = "auto";         // multilane's
   MeasuredRoutes::Entry* exploring = nullptr;  // set while the class is measured
 };
 
@@ -53,10 +53,10 @@ void explain(const CollectiveCall& c, const CommState& state, const Pick& pick,
   if (!library().settings.explain || c.rank != 0) return;
   std::string choice = "MPI library";
   if (pick.run == RouteChoice::Multilane && state.multilane) {
-    choice = fmt::format("multilane {}", state.multilane->resolve_algorithm(
-                                             carrier(c.call), c.block, root_of(c),
-                                             {.algorithm = std::string(pick.algorithm)},
-                                             element_bytes(c)));
+    choice = fmt::format("multilane {}",
+                         state.multilane->resolve_algorithm(
+                             carrier(c.call), c.block, root_of(c),
+                             {.algorithm = std::string(pick.algorithm)}, element_bytes(c)));
   } else if (pick.run == RouteChoice::Multilane) {
     choice = "multilane";
   }
@@ -159,7 +159,6 @@ std::string explain_blocking(const Pick& pick, const MeasuredRoutes& routes, std
 
 }  // namespace
 
-
 int run_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall mpi) {
   if (!library().active || comm == MPI_COMM_NULL) return mpi(args, comm);
   try {
@@ -261,9 +260,9 @@ int start_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
     c.prepare();
     pending->function = call_function(call, true);
     pending->owner = state->multilane;
-    pending->request = state->multilane->irun(carrier(c.call), c.send(), c.recv(), root_of(c),
-                                              c.block, {.algorithm = std::string(pick.algorithm)},
-                                              c.reduction);
+    pending->request =
+        state->multilane->irun(carrier(c.call), c.send(), c.recv(), root_of(c), c.block,
+                               {.algorithm = std::string(pick.algorithm)}, c.reduction);
     *request = start_pending(std::move(pending));
     return MPI_SUCCESS;
   } catch (const std::exception& e) {

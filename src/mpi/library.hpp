@@ -5,9 +5,10 @@
 // creates the communicator keyval (comm_state.hpp) and the error class (mpi_errors.hpp); with a
 // collective forced to multilane, it sets up MPI_COMM_WORLD's job. stop() runs before
 // PMPI_Finalize: it completes what is in flight, writes the tuning file (decision_store.hpp)
-// and frees every communicator's multilane job while MPI still works. Between the two, active() says whether calls may take multilane's
-// route: not with MULTILANE_MPI=off, not when MPI runs with MPI_THREAD_MULTIPLE (a
-// Communicator is used from one thread at a time), not before MPI_Init or after MPI_Finalize.
+// and frees every communicator's multilane job while MPI still works. Between the two, active()
+// says whether calls may take multilane's route: not with MULTILANE_MPI=off, not when MPI runs with
+// MPI_THREAD_MULTIPLE (a Communicator is used from one thread at a time), not before MPI_Init or
+// after MPI_Finalize.
 #pragma once
 
 #include <mpi.h>

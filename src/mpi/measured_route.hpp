@@ -39,10 +39,10 @@ namespace multilane::mpi {
 
 enum class RouteChoice : std::uint8_t { Mpi, Multilane };
 
-inline constexpr int kExplorationCalls = 6;       // 2k + 2 for k = 2 candidates
-inline constexpr int kPruneAfterCall = 3;         // the first kept call of each done
-inline constexpr double kSwitchGain = 0.9;        // multilane at 0.9x the MPI library's time
-inline constexpr double kPruneFactor = 2.0;       // a candidate at 2x the MPI library's is out
+inline constexpr int kExplorationCalls = 6;  // 2k + 2 for k = 2 candidates
+inline constexpr int kPruneAfterCall = 3;    // the first kept call of each done
+inline constexpr double kSwitchGain = 0.9;   // multilane at 0.9x the MPI library's time
+inline constexpr double kPruneFactor = 2.0;  // a candidate at 2x the MPI library's is out
 inline constexpr std::size_t kMostExploredClasses = 64;
 
 // Where a decision came from, for MULTILANE_EXPLAIN and the tuning file.

@@ -81,11 +81,11 @@ Route RoutePolicy::modelled(const RouteQuery& query) const {
   const runtime::Candidate theirs =
       model_mpi_library(platform_, collective, params, CommunicatorOptions{}.wan_streams);
   const std::string why = fmt::format(
-      "modelled across {} sites: multilane {} {}, MPI library {} {}", spread_.sites,
-      mine.algorithm, format_duration(mine.modelled_s), theirs.algorithm,
-      format_duration(theirs.modelled_s));
-  Route route = mine.modelled_s < theirs.modelled_s ? take_multilane(std::string(candidate(query.call)), why)
-                                                     : stay_with_mpi(why);
+      "modelled across {} sites: multilane {} {}, MPI library {} {}", spread_.sites, mine.algorithm,
+      format_duration(mine.modelled_s), theirs.algorithm, format_duration(theirs.modelled_s));
+  Route route = mine.modelled_s < theirs.modelled_s
+                    ? take_multilane(std::string(candidate(query.call)), why)
+                    : stay_with_mpi(why);
   route.modelled_mpi_s = theirs.modelled_s;
   route.modelled_multilane_s = mine.modelled_s;
   const double ratio = std::max(mine.modelled_s, theirs.modelled_s) /

@@ -35,8 +35,8 @@ inline constexpr double kModelPruneFactor = 2.0;
 
 struct Route {
   bool multilane = false;
-  std::string algorithm;  // multilane's algorithm ("auto" or a name); empty for MPI
-  bool measure = false;   // the class is measured; `multilane` is the route until decided
+  std::string algorithm;      // multilane's algorithm ("auto" or a name); empty for MPI
+  bool measure = false;       // the class is measured; `multilane` is the route until decided
   double modelled_mpi_s = 0;  // across sites: the model's times, else 0
   double modelled_multilane_s = 0;
   std::string reason;  // for MULTILANE_EXPLAIN

@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include <sstream>
 #include <toml++/toml.h>
+#include <sstream>
 
 #include "mpi/call_class.hpp"
 #include "multilane/errors.hpp"
@@ -68,7 +68,8 @@ std::pair<std::uint64_t, ClassDecision> class_of(const std::string& path, const 
   } else if (route == "multilane") {
     decision.choice = RouteChoice::Multilane;
   } else {
-    fail(path, t.get("route"), "route", fmt::format("{:?}: must be \"mpi\" or \"multilane\"", route));
+    fail(path, t.get("route"), "route",
+         fmt::format("{:?}: must be \"mpi\" or \"multilane\"", route));
   }
   decision.source = DecisionSource::TuningFile;
   decision.from_tuning_file = true;

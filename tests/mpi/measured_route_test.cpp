@@ -25,8 +25,8 @@ TEST(CallClass, TheRootDoesNotCountAndBytesGoByPowersOfTwo) {
   EXPECT_NE(classify(WrappedCall::Allreduce, 64, sum), classify(WrappedCall::Allreduce, 64, max));
   // A reduction's type and operation mean nothing to a bcast.
   EXPECT_EQ(classify(WrappedCall::Bcast, 64, sum), classify(WrappedCall::Bcast, 64, max));
-  for (const CallClass c : {classify(WrappedCall::Allreduce, 3000, sum),
-                            classify(WrappedCall::Barrier, 1, none)}) {
+  for (const CallClass c :
+       {classify(WrappedCall::Allreduce, 3000, sum), classify(WrappedCall::Barrier, 1, none)}) {
     EXPECT_EQ(CallClass::from_key(c.key()), c);
   }
 }
@@ -83,14 +83,14 @@ struct Ranks {
         struct Give {
           const std::vector<double>* values;
         } give{&maximum};
-        decided[r] = explorations[r].record(
-            times[r][call], {.function =
-                                 [](void* context, double* values, int count) {
-                                   auto* g = static_cast<Give*>(context);
-                                   std::copy(g->values->begin(), g->values->begin() + count,
-                                             values);
-                                 },
-                             .context = &give});
+        decided[r] = explorations[r].record(times[r][call],
+                                            {.function =
+                                                 [](void* context, double* values, int count) {
+                                                   auto* g = static_cast<Give*>(context);
+                                                   std::copy(g->values->begin(),
+                                                             g->values->begin() + count, values);
+                                                 },
+                                             .context = &give});
       }
       if (decided[0]) break;
     }
@@ -236,13 +236,15 @@ TEST(RouteTuning, ErrorsNameTheFileTheLineAndTheKey) {
   const std::string head =
       "[[placement]]\nmpi_library = \"x\"\nmultilane = \"0.1.0\"\nfingerprint = \"f\"\nranks = "
       "2\n";
-  expect_tuning_error(head + "[[placement.class]]\ncall = \"MPI_Bcast\"\nbytes = 8\nroute = "
-                             "\"fast\"\n",
+  expect_tuning_error(head +
+                          "[[placement.class]]\ncall = \"MPI_Bcast\"\nbytes = 8\nroute = "
+                          "\"fast\"\n",
                       "routes.toml:9: route: \"fast\": must be \"mpi\" or \"multilane\"");
   expect_tuning_error(head + "[[placement.class]]\ncall = \"MPI_Bcastt\"\nbytes = 8\n",
                       "routes.toml:7: call: unknown call \"MPI_Bcastt\"");
-  expect_tuning_error(head + "[[placement.class]]\ncall = \"MPI_Allreduce\"\nbytes = 8\ntype = "
-                             "\"float\"\nroute = \"mpi\"\n",
+  expect_tuning_error(head +
+                          "[[placement.class]]\ncall = \"MPI_Allreduce\"\nbytes = 8\ntype = "
+                          "\"float\"\nroute = \"mpi\"\n",
                       "routes.toml:6: op: missing");
   expect_tuning_error("[[placement]]\nmpi_library = \"x\"\nranks = \"two\"\n",
                       "routes.toml:1: multilane: missing");

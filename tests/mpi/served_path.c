@@ -85,7 +85,8 @@ static void served_without_allocation(CountersFunction counters, int rank, int s
     MLTEST_FAIL("%llu blocking calls handed work to another thread",
                 after[kHandedOff] - before[kHandedOff]);
   }
-  if (allocations != 0) MLTEST_FAIL("%ld heap allocations in %d served calls", allocations, 3 * calls);
+  if (allocations != 0)
+    MLTEST_FAIL("%ld heap allocations in %d served calls", allocations, 3 * calls);
 }
 
 static void types_freed_before_the_wait(int rank, int size) {
@@ -103,8 +104,8 @@ static void types_freed_before_the_wait(int rank, int size) {
   int* all = calloc(2 * (size_t)n * (size_t)size, sizeof(int));
   for (int i = 0; i < n; ++i) mine[2 * i] = rank * 1000 + i;
   MPI_Request requests[2];
-  MLTEST_CHECK_MPI(MPI_Igather(mine, 1, send_type, all, 1, recv_type, 0, MPI_COMM_WORLD,
-                               &requests[0]));
+  MLTEST_CHECK_MPI(
+      MPI_Igather(mine, 1, send_type, all, 1, recv_type, 0, MPI_COMM_WORLD, &requests[0]));
   int* bcast = calloc(2 * (size_t)n, sizeof(int));
   for (int i = 0; rank == 0 && i < n; ++i) bcast[2 * i] = 7 * i + 1;
   MLTEST_CHECK_MPI(MPI_Ibcast(bcast, 1, recv_type, 0, MPI_COMM_WORLD, &requests[1]));

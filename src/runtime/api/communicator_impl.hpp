@@ -126,15 +126,15 @@ class CommunicatorImpl {
   runtime::shm::GroupRunner* group_runner();
 
   CommunicatorSetup setup_;
-  std::atomic<int> calls_in_flight_{0};      // launched collective calls not yet complete
+  std::atomic<int> calls_in_flight_{0};       // launched collective calls not yet complete
   std::atomic<std::uint64_t> handed_off_{0};  // operations started in the background
-  mutable std::mutex broken_mutex_;          // failures complete on the engine's thread
-  std::string broken_;                       // the first failure, "" while usable
-  std::atomic<bool> broken_flag_{false};     // broken_ is set: a usable call takes no lock
-  std::unique_ptr<runtime::Engine> engine_;  // after the three above: its callbacks use them
-  std::vector<std::uint64_t> sent_;          // point-to-point messages sent to each peer
-  std::vector<std::uint64_t> received_;      // ... and receives posted from each peer
-  std::uint64_t sequence_ = 0;               // collective calls so far
+  mutable std::mutex broken_mutex_;           // failures complete on the engine's thread
+  std::string broken_;                        // the first failure, "" while usable
+  std::atomic<bool> broken_flag_{false};      // broken_ is set: a usable call takes no lock
+  std::unique_ptr<runtime::Engine> engine_;   // after the three above: its callbacks use them
+  std::vector<std::uint64_t> sent_;           // point-to-point messages sent to each peer
+  std::vector<std::uint64_t> received_;       // ... and receives posted from each peer
+  std::uint64_t sequence_ = 0;                // collective calls so far
   using ScheduleKey =
       std::tuple<Collective, std::string, int, std::uint64_t, std::uint64_t, int, std::uint32_t>;
   std::map<ScheduleKey, CachedSchedule> schedules_;  // never erased: Resolved points into it

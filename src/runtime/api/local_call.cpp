@@ -43,9 +43,9 @@ bool is_local_program(const Schedule& schedule, int rank) {
 
 }  // namespace
 
-std::optional<std::string> run_local_call(const Schedule& schedule, const RankPlan& plan,
-                                          int rank, CallBuffers buffers,
-                                          const CallIdentity& identity, shm::GroupRunner* groups,
+std::optional<std::string> run_local_call(const Schedule& schedule, const RankPlan& plan, int rank,
+                                          CallBuffers buffers, const CallIdentity& identity,
+                                          shm::GroupRunner* groups,
                                           std::vector<std::byte>& scratch) {
   if (!is_local_program(schedule, rank)) return std::nullopt;
   CallMemory memory(schedule, rank, buffers, scratch);

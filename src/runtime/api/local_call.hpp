@@ -26,9 +26,9 @@ namespace multilane::runtime {
 // description as start_schedule_run() reports it; nullopt when the call must go through
 // start_schedule_run() instead (nothing was done). The caller must have no other collective
 // call in flight, and must not have announced this one with GroupRunner::expect().
-std::optional<std::string> run_local_call(const Schedule& schedule, const RankPlan& plan,
-                                          int rank, CallBuffers buffers,
-                                          const CallIdentity& identity, shm::GroupRunner* groups,
+std::optional<std::string> run_local_call(const Schedule& schedule, const RankPlan& plan, int rank,
+                                          CallBuffers buffers, const CallIdentity& identity,
+                                          shm::GroupRunner* groups,
                                           std::vector<std::byte>& scratch);
 
 }  // namespace multilane::runtime
