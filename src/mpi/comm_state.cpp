@@ -19,8 +19,18 @@ namespace {
 std::mutex live_mutex;
 std::set<CommState*> live;
 
+// The last communicator looked up and its state: an application's loop calls on one
+// communicator, and its state is then found without the MPI library's attribute look-up.
+// delete_state() forgets it, so a freed handle that MPI reuses never finds it.
+thread_local MPI_Comm last_comm = MPI_COMM_NULL;
+thread_local CommState* last_state = nullptr;
+
 int delete_state(MPI_Comm, int, void* attribute, void*) {
   auto* state = static_cast<CommState*>(attribute);
+  if (last_state == state) {
+    last_comm = MPI_COMM_NULL;
+    last_state = nullptr;
+  }
   {
     std::lock_guard lock(live_mutex);
     live.erase(state);
@@ -38,10 +48,14 @@ void create_comm_keyval() {
 }
 
 CommState* find_state(MPI_Comm comm) {
+  if (comm == last_comm && last_state != nullptr) return last_state;
   void* attribute = nullptr;
   int found = 0;
   pmpi_check(PMPI_Comm_get_attr(comm, library().keyval, &attribute, &found), "PMPI_Comm_get_attr");
-  return found ? static_cast<CommState*>(attribute) : nullptr;
+  if (!found) return nullptr;
+  last_comm = comm;
+  last_state = static_cast<CommState*>(attribute);
+  return last_state;
 }
 
 CommState& state_of(MPI_Comm comm) {

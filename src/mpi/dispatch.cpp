@@ -106,9 +106,9 @@ ClassDecision default_decision(const Route& route) {
 }
 
 // The blocking call's pick; a class met for the first time is entered in the table.
-Pick pick_blocking(CommState& state, const CollectiveCall& c, std::uint64_t key) {
+Pick pick_blocking(CommState& state, const CollectiveCall& c, std::uint64_t key, bool explore) {
   if (auto pick = settled(state, c)) return *pick;
-  MeasuredRoutes::Entry* entry = state.routes.for_blocking_call(key, !library().settings.frozen);
+  MeasuredRoutes::Entry* entry = state.routes.for_blocking_call(key, explore);
   if (!entry) {
     // Frozen, or past the cap on classes: the default route, kept as the class's decision.
     const Route route = state.policy->choose(query_of(c));
@@ -160,7 +160,8 @@ std::string explain_blocking(const Pick& pick, const MeasuredRoutes& routes, std
 }  // namespace
 
 int run_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall mpi) {
-  if (!library().active || comm == MPI_COMM_NULL) return mpi(args, comm);
+  const Library& lib = library();
+  if (!lib.active || comm == MPI_COMM_NULL) return mpi(args, comm);
   try {
     CommState* state = find_state(comm);
     if (!state) {
@@ -177,11 +178,13 @@ int run_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall m
       return mpi(args, comm);
     }
     const std::uint64_t key = classify(call, c.block, c.reduction).key();
-    const Pick pick = pick_blocking(*state, c, key);
-    if (library().settings.explain) {
+    const Pick pick = pick_blocking(*state, c, key, !lib.settings.frozen);
+    if (lib.settings.explain) {
       explain(c, *state, pick, explain_blocking(pick, state->routes, key, c, *state), false);
     }
-    const auto started = std::chrono::steady_clock::now();
+    // Only an explored call is timed: a decided one costs no clock read.
+    const auto started =
+        pick.exploring ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     int code = MPI_SUCCESS;
     if (pick.run == RouteChoice::Mpi) {
       ++counters.blocking_mpi;
@@ -198,7 +201,7 @@ int run_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall m
       if (decided) {
         pick.exploring->decision = *decided;
         publish_decision(state->placement, key, *decided);
-        if (library().settings.explain && c.rank == 0) {
+        if (lib.settings.explain && c.rank == 0) {
           std::fprintf(stderr, "multilane-mpi: %s on %s: %s, %s\n",
                        describe(CallClass::from_key(key)).c_str(), state->placement.words.c_str(),
                        decided->choice == RouteChoice::Mpi ? "MPI library" : "multilane",

@@ -85,7 +85,9 @@ std::optional<ReduceOp> operation_of(MPI_Op op) {
 
 }  // namespace
 
-std::optional<Reduction> reduction_of(MPI_Datatype type, MPI_Op op) {
+namespace {
+
+std::optional<Reduction> map_reduction(MPI_Datatype type, MPI_Op op) {
   const auto element = element_of(type);
   const auto operation = operation_of(op);
   if (!element || !operation) return std::nullopt;
@@ -99,6 +101,22 @@ std::optional<Reduction> reduction_of(MPI_Datatype type, MPI_Op op) {
     return std::nullopt;
   }
   return r;
+}
+
+}  // namespace
+
+std::optional<Reduction> reduction_of(MPI_Datatype type, MPI_Op op) {
+  // A program's loop repeats one reduction: the last pair asked is answered at once. (Predefined
+  // handles never change meaning; a freed derived type's handle reused for another is never
+  // mapped, since derived types never map.)
+  struct Last {
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    MPI_Op op = MPI_OP_NULL;
+    std::optional<Reduction> reduction;
+  };
+  thread_local Last last;
+  if (type != last.type || op != last.op) last = {type, op, map_reduction(type, op)};
+  return last.reduction;
 }
 
 }  // namespace multilane::mpi

@@ -37,7 +37,19 @@ RankSpread spread_of(const Platform& platform) {
 }
 
 RoutePolicy::RoutePolicy(const Settings& settings, Platform platform)
-    : settings_(settings), platform_(std::move(platform)), spread_(spread_of(platform_)) {}
+    : settings_(settings), platform_(std::move(platform)), spread_(spread_of(platform_)) {
+  for (std::size_t i = 0; i < kWrappedCalls; ++i) {
+    const auto call = static_cast<WrappedCall>(i);
+    std::string& candidate = candidates_[i];
+    if (const std::string* named = forced(call); named && *named != "auto" && *named != "mpi") {
+      candidate = *named;
+    } else if (spread_.nodes == 1 && find_algorithm(carrier(call), "hier-shm") != nullptr) {
+      candidate = "hier-shm";
+    } else {
+      candidate = "auto";
+    }
+  }
+}
 
 const std::string* RoutePolicy::forced(WrappedCall call) const {
   const std::string& forced = settings_.forced[static_cast<std::size_t>(call)];
@@ -45,13 +57,7 @@ const std::string* RoutePolicy::forced(WrappedCall call) const {
 }
 
 std::string_view RoutePolicy::candidate(WrappedCall call) const {
-  if (const std::string* named = forced(call); named && *named != "auto" && *named != "mpi") {
-    return *named;
-  }
-  if (spread_.nodes == 1 && find_algorithm(carrier(call), "hier-shm") != nullptr) {
-    return "hier-shm";
-  }
-  return "auto";
+  return candidates_[static_cast<std::size_t>(call)];
 }
 
 Route RoutePolicy::choose(const RouteQuery& query) const {

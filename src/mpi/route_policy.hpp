@@ -22,6 +22,7 @@
 //      the model decides alone; otherwise the route is measured.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -78,6 +79,7 @@ class RoutePolicy {
   const Settings& settings_;
   Platform platform_;
   RankSpread spread_;
+  std::array<std::string, kWrappedCalls> candidates_;  // candidate() of each call, made once
 };
 
 }  // namespace multilane::mpi
