@@ -268,6 +268,26 @@ else()
   message(STATUS "Open MPI or mpirun.openmpi missing: the Open MPI tests of the MPI library are skipped")
 endif()
 
+# MPICH's own collective tests (tests/mpi/conformance.sh), the bounded subset: the nonblocking and
+# datatype programs, natively and with every call forced to multilane, under both families. Their
+# sources are MPICH's (tag v4.3.2, not part of this project and not downloaded by the build):
+# configure with -DMULTILANE_MPICH_TESTS=DIR (an MPICH tree or its test/mpi folder), or set
+# MPICH_SRC. Without them the test reports itself skipped.
+set(MULTILANE_MPICH_TESTS "$ENV{MPICH_SRC}" CACHE PATH
+    "MPICH source tree whose test/mpi/coll programs tests/mpi/conformance.sh runs")
+if(MULTILANE_MPICH_TESTS)
+  add_test(NAME mpi-mpich-coll-conformance
+           COMMAND ${CMAKE_SOURCE_DIR}/tests/mpi/conformance.sh --mpich-src ${MULTILANE_MPICH_TESTS}
+                   --build ${CMAKE_BINARY_DIR} --work ${CMAKE_BINARY_DIR}/tests/mpi/conformance
+                   --subset nonblocking,datatype --timeout 240)
+else()
+  add_test(NAME mpi-mpich-coll-conformance
+           COMMAND ${CMAKE_COMMAND} -E echo
+                   "skipped: MPICH's test sources not given (cmake -DMULTILANE_MPICH_TESTS=DIR)")
+endif()
+set_tests_properties(mpi-mpich-coll-conformance PROPERTIES TIMEOUT 900 LABELS mpi RUN_SERIAL TRUE
+                     SKIP_REGULAR_EXPRESSION "skipped: MPICH's test sources not given")
+
 # ---- MPICH ----
 if(TARGET multilane_mpich AND MULTILANE_MPIEXEC_MPICH)
   foreach(program IN LISTS mpi_test_programs)
