@@ -125,10 +125,10 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
            COMMAND ${CMAKE_COMMAND} -E rm -f ${mpi_tuning})
   mpi_family_test(mpi-ompi-tuning-measured mpi 3 served_path policy MULTILANE_EXPLAIN=1
                   MULTILANE_TUNING=${mpi_tuning} ARGS routes
-                  EXPECT "MPI_Allreduce of 16 B-32 B of float, sum on 3 ranks on 1 node of 1 site: (MPI library|multilane), measured: MPI library [0-9.]+ [mun]?s, multilane [0-9.]+ [mun]?s")
+                  EXPECT "MPI_Allreduce of 16 B-32 B of float, sum on 3 ranks on 1 node of 1 site: (MPI library|multilane), (measured|pruned): MPI library [0-9.]+ [mun]?s, multilane [0-9.]+ [mun]?s")
   mpi_family_test(mpi-ompi-tuning-frozen mpi 3 served_path policy MULTILANE_EXPLAIN=1
                   MULTILANE_TUNING=${mpi_tuning} MULTILANE_TUNING_MODE=frozen ARGS routes
-                  EXPECT "MPI_Allreduce 16 B, 3 ranks on 1 node\\(s\\): [a-zA-Z -]+ \\(MPI_Allreduce of 16 B-32 B of float, sum, measured \\(tuning file\\): MPI library")
+                  EXPECT "MPI_Allreduce 16 B, 3 ranks on 1 node\\(s\\): [a-zA-Z -]+ \\(MPI_Allreduce of 16 B-32 B of float, sum, (measured|pruned) \\(tuning file\\): MPI library")
   set_tests_properties(mpi-ompi-tuning-explore PROPERTIES FIXTURES_SETUP mpi_tuning_clean)
   set_tests_properties(mpi-ompi-tuning-measured PROPERTIES FIXTURES_REQUIRED mpi_tuning_clean
                                                            FIXTURES_SETUP mpi_tuning_file)
