@@ -7,6 +7,7 @@
 // parts of frames that were kept whole.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -31,6 +32,20 @@ class KeptBytes {
   }
 
   std::uint64_t message_size() const { return total_; }
+  // The parts of `ranges` that are kept: what a re-send of the tail can send. A doubtful range
+  // outside them is left to TCP, which still holds it on the stream that wrote it: a re-send
+  // only saves waiting for that stream's retransmission.
+  ByteRanges kept_part(const ByteRanges& ranges) const {
+    ByteRanges out;
+    for (const ByteRange& r : ranges.ranges()) {
+      for (const auto& [where, data] : kept_) {
+        const std::uint64_t begin = std::max(r.offset, where.offset);
+        const std::uint64_t end = std::min(r.end(), where.end());
+        if (begin < end) out.add(begin, end - begin);
+      }
+    }
+    return out;
+  }
   std::uint64_t bytes() const { return bytes_; }  // kept, in all
   // The kept bytes of `range`, which lies within one kept range.
   std::span<const std::byte> of(const ByteRange& range) const {

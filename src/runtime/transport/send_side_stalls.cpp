@@ -198,6 +198,8 @@ void SendSide::resend_share(Stream& stream, const std::shared_ptr<Op>& op,
                             const ByteRange& unwritten) {
   ByteRanges doubt = take_doubt(stream, *op);
   doubt.add(unwritten);
+  // A kept tail re-sends what it kept; anything else reaches the peer on the stream that wrote it.
+  if (op->tail) doubt = op->tail->kept_part(doubt);
   if (doubt.empty()) return;
   stalls_.fetch_add(1, std::memory_order_relaxed);
   resent_bytes_.fetch_add(doubt.bytes(), std::memory_order_relaxed);
