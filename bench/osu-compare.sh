@@ -490,24 +490,26 @@ git_dirty=$(git -C "$here" status --porcelain -- src include 2>/dev/null | head 
 } >"$logs/header.txt"
 cat "$logs/header.txt" >&2
 
-for f in "${family_list[@]}"; do
+# run_pairs FAMILY ROUND BENCHMARK...: the pairs of runs, plain then preloaded, interleaved.
+run_pairs() {
+  local family=$1 round=$2
+  shift 2
   for ((p = 1; p <= pairs; p++)); do
-    for b in "${benchmark_list[@]}"; do
-      run_one "$f" "$b" plain main "$p"
-      run_one "$f" "$b" preloaded main "$p"
+    for b in "$@"; do
+      run_one "$family" "$b" plain "$round" "$p"
+      run_one "$family" "$b" preloaded "$round" "$p"
     done
   done
+}
+
+for f in "${family_list[@]}"; do
+  run_pairs "$f" main "${benchmark_list[@]}"
   if [ "$recheck" = 1 ]; then
     read -r -a again <<<"$(analyse --cells-to-recheck "$f")"
     if [ ${#again[@]} -gt 0 ]; then
       echo "# $f: rechecking ${again[*]} ($pairs more pairs)" >&2
       runs_total=$((runs_total + ${#again[@]} * pairs * 2))
-      for ((p = 1; p <= pairs; p++)); do
-        for b in "${again[@]}"; do
-          run_one "$f" "$b" plain recheck "$p"
-          run_one "$f" "$b" preloaded recheck "$p"
-        done
-      done
+      run_pairs "$f" recheck "${again[@]}"
     fi
   fi
 done
