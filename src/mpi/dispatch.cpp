@@ -98,9 +98,11 @@ RouteQuery query_of(const CollectiveCall& c) {
   return {.call = c.call, .bytes = c.block, .element_size = element_bytes(c)};
 }
 
+// The class's default route as its decision: the model's where the model priced it.
 ClassDecision default_decision(const Route& route) {
+  const bool modelled = !route.measure && route.modelled_mpi_s > 0;
   return {.choice = route.multilane ? RouteChoice::Multilane : RouteChoice::Mpi,
-          .source = DecisionSource::Model,
+          .source = modelled ? DecisionSource::Model : DecisionSource::Default,
           .mpi_s = route.modelled_mpi_s,
           .multilane_s = route.modelled_multilane_s};
 }
@@ -111,9 +113,7 @@ Pick pick_blocking(CommState& state, const CollectiveCall& c, std::uint64_t key,
   MeasuredRoutes::Entry* entry = state.routes.for_blocking_call(key, explore);
   if (!entry) {
     // Frozen, or past the cap on classes: the default route, kept as the class's decision.
-    const Route route = state.policy->choose(query_of(c));
-    ClassDecision decision = default_decision(route);
-    if (route.measure) decision.source = DecisionSource::Default;
+    const ClassDecision decision = default_decision(state.policy->choose(query_of(c)));
     state.routes.adopt(key, decision);
     return {.run = decision.choice, .algorithm = state.policy->candidate(c.call)};
   }

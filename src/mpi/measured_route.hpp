@@ -46,7 +46,8 @@ inline constexpr double kPruneFactor = 2.0;  // a candidate at 2x the MPI librar
 inline constexpr std::size_t kMostExploredClasses = 64;
 
 // Where a decision came from, for MULTILANE_EXPLAIN and the tuning file.
-// Default: the default route of a class that may not be measured (frozen, past the cap).
+// Default: a default route that is no measurement and no model price (the barrier within one
+// site; a class not measured in the frozen mode or past the cap).
 enum class DecisionSource : std::uint8_t { Measured, Pruned, Model, TuningFile, Default };
 const char* to_string(DecisionSource source);
 
