@@ -118,6 +118,7 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
   # Served calls allocate nothing and stay on the caller's thread; nonblocking calls keep their
   # datatypes and never wait to set up (tests/mpi/served_path.c).
   mpi_family_test(mpi-ompi-served-forced-4 mpi 4 served_path forced)
+  mpi_family_test(mpi-ompi-served-retyped-2 mpi 2 served_path policy ARGS retyped)
   # The measured route: a first run explores and writes the tuning file, a frozen run starts
   # from it and measures nothing.
   set(mpi_tuning ${CMAKE_BINARY_DIR}/tests/mpi/routes-ompi.toml)
@@ -311,6 +312,7 @@ if(TARGET multilane_mpich AND MULTILANE_MPIEXEC_MPICH)
                   ARGS free-before-wait)
   mpi_family_test(mpi-mpich-fallback-forced-4 mpich 4 fallback forced)
   mpi_family_test(mpi-mpich-served-forced-3 mpich 3 served_path forced)
+  mpi_family_test(mpi-mpich-served-retyped-2 mpich 2 served_path policy ARGS retyped)
   mpi_family_test(mpi-mpich-errors-return mpich 3 errors plain
                   LD_PRELOAD=$<TARGET_FILE:multilane_mpich> MULTILANE_ALGORITHM_BCAST=auto
                   MULTILANE_TIMEOUT=10)

@@ -22,8 +22,10 @@ std::set<CommState*> live;
 // The last communicator looked up and its state: an application's loop calls on one
 // communicator, and its state is then found without the MPI library's attribute look-up.
 // delete_state() forgets it, so a freed handle that MPI reuses never finds it.
-thread_local MPI_Comm last_comm = MPI_COMM_NULL;
-thread_local CommState* last_state = nullptr;
+// initial-exec: the library is loaded with the program (LD_PRELOAD or linked), and this model
+// reads the variable without a call to __tls_get_addr on every collective.
+[[gnu::tls_model("initial-exec")]] thread_local MPI_Comm last_comm = MPI_COMM_NULL;
+[[gnu::tls_model("initial-exec")]] thread_local CommState* last_state = nullptr;
 
 int delete_state(MPI_Comm, int, void* attribute, void*) {
   auto* state = static_cast<CommState*>(attribute);

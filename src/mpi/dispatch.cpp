@@ -129,10 +129,11 @@ Pick pick_blocking(CommState& state, const CollectiveCall& c, std::uint64_t key,
   return {.run = entry->exploration.next(), .algorithm = candidate, .exploring = entry};
 }
 
-void agree_max(void* context, double* values, int count) {
-  auto* comm = static_cast<MPI_Comm*>(context);
-  const int code = PMPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, MPI_MAX, *comm);
+void agree_mean(void* context, double* values, int count) {
+  const auto* c = static_cast<const CollectiveCall*>(context);
+  const int code = PMPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, MPI_SUM, c->comm);
   if (code != MPI_SUCCESS) throw CommunicationError("PMPI_Allreduce of the measured times failed");
+  for (int i = 0; i < count; ++i) values[i] /= c->size;
 }
 
 void run_multilane(CommState& state, CollectiveCall& c, std::string_view algorithm) {
@@ -164,6 +165,10 @@ int run_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall m
   if (!lib.active || comm == MPI_COMM_NULL) return mpi(args, comm);
   try {
     CommState* state = find_state(comm);
+    if (state && state->to_mpi_again.matches(call, args)) {
+      ++counters.blocking_mpi;
+      return mpi(args, comm);
+    }
     if (!state) {
       int inter = 0;
       if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
@@ -173,14 +178,18 @@ int run_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall m
       state = &state_of(comm);
     }
     CollectiveCall& c = state->blocking;
+    // Explained calls are not remembered: each one prints its line.
     if (!describe_call(call, comm, args, state->layout.rank, state->layout.size, c)) {
       explain_fallback(call, comm, false, fallback_reason(call));
+      if (!lib.settings.explain) state->to_mpi_again.remember(call, args);
       return mpi(args, comm);
     }
     const std::uint64_t key = classify(call, c.block, c.reduction).key();
     const Pick pick = pick_blocking(*state, c, key, !lib.settings.frozen);
     if (lib.settings.explain) {
       explain(c, *state, pick, explain_blocking(pick, state->routes, key, c, *state), false);
+    } else if (pick.run == RouteChoice::Mpi && !pick.exploring) {
+      state->to_mpi_again.remember(call, args);  // a decided route: it does not change
     }
     // Only an explored call is timed: a decided one costs no clock read.
     const auto started =
@@ -197,7 +206,7 @@ int run_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall m
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       const std::optional<ClassDecision> decided =
-          pick.exploring->exploration.record(seconds, {.function = agree_max, .context = &comm});
+          pick.exploring->exploration.record(seconds, {.function = agree_mean, .context = &c});
       if (decided) {
         pick.exploring->decision = *decided;
         publish_decision(state->placement, key, *decided);

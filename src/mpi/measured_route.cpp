@@ -31,9 +31,8 @@ const char* to_string(DecisionSource source) {
 
 std::optional<ClassDecision> Exploration::record(double seconds, const Agreement& agree) {
   const int call = calls_++;
-  if (call >= 2) {
-    const auto kept = static_cast<std::size_t>((call - 2) / 2);
-    (call % 2 == 0 ? mpi_s_ : multilane_s_)[kept] = seconds;
+  if (const int in_block = call % kBlockCalls; in_block > 0) {
+    (call < kBlockCalls ? mpi_s_ : multilane_s_)[static_cast<std::size_t>(in_block - 1)] = seconds;
   }
   if (call == kPruneAfterCall) {
     double first[2] = {mpi_s_[0], multilane_s_[0]};

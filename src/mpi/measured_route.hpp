@@ -8,19 +8,25 @@
 // Every rank must take the same route at every call, or two ranks deadlock. So:
 //   * exploration happens only in blocking calls, and a class's blocking calls are counted
 //     alike on every rank (call_class.hpp: a class is the same everywhere);
-//   * the first kExplorationCalls blocking calls of a class alternate the candidates, the MPI
-//     library first:
+//   * the first kExplorationCalls blocking calls of a class run each candidate in a block of
+//     its own, the MPI library first:
 //
 //        call   0     1     2     3     4     5
-//               MPI   ml    MPI   ml    MPI   ml        (ml: multilane)
-//               drop  drop  keep  keep  keep  keep
-//                                  │                └─ decide: agree(mean MPI, mean ml)
-//                                  └─ prune: agree(MPI, ml); ml > 2x MPI decides MPI now
+//               MPI   MPI   MPI   ml    ml    ml        (ml: multilane)
+//               drop  keep  keep  drop  keep  keep
+//                                       │     └─ decide: agree(mean MPI, mean ml)
+//                                       └─ prune: agree(MPI, ml); ml > 2x MPI decides MPI now
 //
-//     the first call of each candidate is dropped (it pays for connections, schedules and
-//     caches); at the two fixed indices `agree` makes the times common (each becomes its
-//     maximum over the ranks: the slowest rank's time is the call's time), so the decision is
-//     a pure function of equal inputs and every rank decides alike;
+//     the first call of each block is dropped (it pays for connections, schedules and caches,
+//     and for what the other candidate left behind); the kept calls follow a call of their own
+//     candidate, as they will once the class is decided. A collective that lets some ranks
+//     leave early (Open MPI's reduce: the non-roots) overlaps its calls in a loop of its own,
+//     and call-by-call alternation would hide that;
+//   * at the two fixed indices `agree` makes the times common: each becomes its mean over the
+//     ranks, the time the average rank spends in the call (what OSU reports, and what an
+//     application's ranks lose in it; the slowest rank's time would rate a collective that
+//     frees most ranks early like one that holds them all). The decision is a pure function of
+//     equal inputs, so every rank decides alike;
 //   * multilane is kept only for a gain of kSwitchGain (10%) or more over the MPI library;
 //   * at most kMostExploredClasses classes per communicator are explored; beyond that, and in
 //     the frozen mode, an undecided class takes the default route (dispatch.cpp).
@@ -39,8 +45,9 @@ namespace multilane::mpi {
 
 enum class RouteChoice : std::uint8_t { Mpi, Multilane };
 
-inline constexpr int kExplorationCalls = 6;  // 2k + 2 for k = 2 candidates
-inline constexpr int kPruneAfterCall = 3;    // the first kept call of each done
+inline constexpr int kExplorationCalls = 6;                // 2k + 2 for k = 2 candidates
+inline constexpr int kBlockCalls = kExplorationCalls / 2;  // one candidate's block
+inline constexpr int kPruneAfterCall = kBlockCalls + 1;    // the first kept call of each done
 inline constexpr double kSwitchGain = 0.9;   // multilane at 0.9x the MPI library's time
 inline constexpr double kPruneFactor = 2.0;  // a candidate at 2x the MPI library's is out
 inline constexpr std::size_t kMostExploredClasses = 64;
@@ -54,17 +61,17 @@ const char* to_string(DecisionSource source);
 struct ClassDecision {
   RouteChoice choice = RouteChoice::Mpi;
   DecisionSource source = DecisionSource::Measured;
-  // The agreed mean time of each candidate (the slowest rank's); 0 where not measured.
+  // The agreed mean time of each candidate (mean over calls and ranks); 0 where not measured.
   double mpi_s = 0;
   double multilane_s = 0;
   bool from_tuning_file = false;  // read from MULTILANE_TUNING rather than decided in this run
 };
 
-// Makes `values` common to every rank of the communicator: each becomes its maximum over the
+// Makes `values` common to every rank of the communicator: each becomes its mean over the
 // ranks. Collective: every rank calls it at the same point.
-using AgreeMax = void (*)(void* context, double* values, int count);
+using AgreeMean = void (*)(void* context, double* values, int count);
 struct Agreement {
-  AgreeMax function = nullptr;
+  AgreeMean function = nullptr;
   void* context = nullptr;
   void operator()(double* values, int count) const { function(context, values, count); }
 };
@@ -72,14 +79,16 @@ struct Agreement {
 // The exploration of one class: what its next blocking call runs, and its times so far.
 class Exploration {
  public:
-  RouteChoice next() const { return calls_ % 2 == 0 ? RouteChoice::Mpi : RouteChoice::Multilane; }
+  RouteChoice next() const {
+    return calls_ < kBlockCalls ? RouteChoice::Mpi : RouteChoice::Multilane;
+  }
   // Records this rank's time of the call next() named; at the fixed indices, agrees with the
   // other ranks (collective) and returns the decision once there is one.
   std::optional<ClassDecision> record(double seconds, const Agreement& agree);
   int calls() const { return calls_; }
 
  private:
-  static constexpr int kKept = (kExplorationCalls - 2) / 2;
+  static constexpr int kKept = kBlockCalls - 1;
   int calls_ = 0;
   std::array<double, kKept> mpi_s_{};
   std::array<double, kKept> multilane_s_{};

@@ -43,7 +43,7 @@ TEST(CallClass, DescribedInTheUsersWords) {
 }
 
 // The ranks of one communicator in one process: `times[rank][call]` is what each rank measures.
-// Every rank's agreement is the maximum over the ranks, as PMPI_Allreduce(MAX) makes it.
+// Every rank's agreement is the mean over the ranks, as PMPI_Allreduce(SUM) / size makes it.
 struct Ranks {
   std::vector<Exploration> explorations;
   std::vector<std::vector<double>> times;
@@ -55,7 +55,7 @@ struct Ranks {
     std::vector<std::optional<ClassDecision>> decided(n);
     for (std::size_t call = 0; call < times[0].size(); ++call) {
       // Each rank records; agreement happens at the same call on every rank, so the values
-      // are gathered first and each rank gets the maximum.
+      // are gathered first and each rank gets the mean.
       std::vector<std::vector<double>> offered(n);
       for (std::size_t r = 0; r < n; ++r) {
         if (decided[r]) continue;
@@ -70,19 +70,17 @@ struct Ranks {
                                           },
                                       .context = &capture});
       }
-      std::vector<double> maximum;
+      std::vector<double> mean;
       for (const auto& values : offered) {
-        if (maximum.empty()) maximum = values;
-        for (std::size_t i = 0; i < values.size(); ++i) {
-          maximum[i] = std::max(maximum[i], values[i]);
-        }
+        if (mean.empty()) mean.assign(values.size(), 0.0);
+        for (std::size_t i = 0; i < values.size(); ++i) mean[i] += values[i] / n;
       }
-      if (!maximum.empty()) ++agreements;
+      if (!mean.empty()) ++agreements;
       for (std::size_t r = 0; r < n; ++r) {
         if (decided[r]) continue;
         struct Give {
           const std::vector<double>* values;
-        } give{&maximum};
+        } give{&mean};
         decided[r] = explorations[r].record(times[r][call],
                                             {.function =
                                                  [](void* context, double* values, int count) {
@@ -103,53 +101,65 @@ struct Ranks {
   }
 };
 
-// Times per call for the order MPI, ml, MPI, ml, ...
-std::vector<double> alternating(double mpi, double multilane, double first = 1.0) {
+// Times per call for the order MPI, MPI, MPI, ml, ml, ml; `first` is each block's first call.
+std::vector<double> in_blocks(double mpi, double multilane, double first = 1.0) {
   std::vector<double> t;
   for (int call = 0; call < kExplorationCalls; ++call) {
-    t.push_back(call < 2 ? first : (call % 2 == 0 ? mpi : multilane));
+    const bool mpi_block = call < kBlockCalls;
+    t.push_back(call % kBlockCalls == 0 ? first : (mpi_block ? mpi : multilane));
   }
   return t;
 }
 
-TEST(MeasuredRoute, CandidatesAlternateFromTheMpiLibrary) {
+TEST(MeasuredRoute, EachCandidateRunsInABlockOfItsOwnTheMpiLibraryFirst) {
   Exploration e;
   std::vector<RouteChoice> order;
   for (int call = 0; call < kExplorationCalls; ++call) {
     order.push_back(e.next());
     e.record(1.0, {.function = [](void*, double*, int) {}, .context = nullptr});
   }
-  EXPECT_EQ(order, (std::vector<RouteChoice>{RouteChoice::Mpi, RouteChoice::Multilane,
-                                             RouteChoice::Mpi, RouteChoice::Multilane,
-                                             RouteChoice::Mpi, RouteChoice::Multilane}));
+  EXPECT_EQ(order, (std::vector<RouteChoice>{RouteChoice::Mpi, RouteChoice::Mpi, RouteChoice::Mpi,
+                                             RouteChoice::Multilane, RouteChoice::Multilane,
+                                             RouteChoice::Multilane}));
 }
 
 TEST(MeasuredRoute, MultilaneIsKeptForAGainOfTenPercentAndTheFirstCallsAreDropped) {
   // The first call of each candidate (1 s here, a connection set-up) does not count.
-  Ranks faster{.explorations = std::vector<Exploration>(1), .times = {alternating(10, 8.9, 1000)}};
+  Ranks faster{.explorations = std::vector<Exploration>(1), .times = {in_blocks(10, 8.9, 1000)}};
   const ClassDecision d = faster.run()[0];
   EXPECT_EQ(d.choice, RouteChoice::Multilane);
   EXPECT_EQ(d.source, DecisionSource::Measured);
   EXPECT_DOUBLE_EQ(d.mpi_s, 10);
   EXPECT_DOUBLE_EQ(d.multilane_s, 8.9);
-  Ranks marginal{.explorations = std::vector<Exploration>(1), .times = {alternating(10, 9.5)}};
+  Ranks marginal{.explorations = std::vector<Exploration>(1), .times = {in_blocks(10, 9.5)}};
   EXPECT_EQ(marginal.run()[0].choice, RouteChoice::Mpi);
 }
 
-TEST(MeasuredRoute, TheSlowestRankDecidesForEveryRank) {
+TEST(MeasuredRoute, TheMeanOverTheRanksDecidesForEveryRank) {
   // Rank 0 alone sees multilane faster; rank 1 sees it slower. Both must decide alike.
   Ranks ranks{.explorations = std::vector<Exploration>(2),
-              .times = {alternating(10, 5), alternating(10, 15)}};
+              .times = {in_blocks(10, 5), in_blocks(10, 15)}};
   const auto decisions = ranks.run();
   EXPECT_EQ(decisions[0].choice, RouteChoice::Mpi);
   EXPECT_EQ(decisions[1].choice, RouteChoice::Mpi);
-  EXPECT_DOUBLE_EQ(decisions[0].multilane_s, 15);
+  EXPECT_DOUBLE_EQ(decisions[0].multilane_s, 10);
   EXPECT_EQ(ranks.agreements, 2);  // the prune check and the decision
+}
+
+TEST(MeasuredRoute, ACollectiveThatFreesMostRanksEarlyIsRatedByItsAverageRank) {
+  // The MPI library's reduce: the root waits 40, three non-roots leave after 2 (mean 11.5).
+  // Multilane's holds every rank for 20: its slowest rank is faster, its average rank is not.
+  Ranks ranks{.explorations = std::vector<Exploration>(4),
+              .times = {in_blocks(40, 20), in_blocks(2, 20), in_blocks(2, 20), in_blocks(2, 20)}};
+  const auto decisions = ranks.run();
+  for (const ClassDecision& d : decisions) EXPECT_EQ(d.choice, RouteChoice::Mpi);
+  EXPECT_DOUBLE_EQ(decisions[0].mpi_s, 11.5);
+  EXPECT_DOUBLE_EQ(decisions[0].multilane_s, 20);
 }
 
 TEST(MeasuredRoute, ACandidateAtTwiceTheMpiLibrarysTimeIsPrunedEarly) {
   Ranks ranks{.explorations = std::vector<Exploration>(2),
-              .times = {alternating(10, 25), alternating(10, 18)}};
+              .times = {in_blocks(10, 25), in_blocks(10, 18)}};
   const auto decisions = ranks.run();
   EXPECT_EQ(decisions[0].choice, RouteChoice::Mpi);
   EXPECT_EQ(decisions[0].source, DecisionSource::Pruned);

@@ -14,6 +14,11 @@
  * With the argument `routes` (the library's own route, not forced), it makes 50 rounds of the
  * blocking calls only, checking every element: enough for the library to decide their classes
  * (tests/mpi.cmake checks what MULTILANE_EXPLAIN says and the tuning file it writes).
+ * With the argument `retyped` (the library's own route), a call the library remembers as going
+ * to the MPI library (a bcast of one element of an empty datatype: no data) is made again after
+ * its datatype is freed and a new one of 8 bytes is made, which MPI may give the same handle:
+ * the new call must be classed anew (explored, so some of its calls run multilane), not taken
+ * for the remembered one.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -150,6 +155,36 @@ static void nonblocking_call_sets_nothing_up(int rank) {
   MLTEST_CHECK_MPI(MPI_Comm_free(&fresh));
 }
 
+static void a_freed_handle_names_a_new_type(CountersFunction counters, int rank) {
+  MPI_Datatype empty, eight;
+  MLTEST_CHECK_MPI(MPI_Type_contiguous(0, MPI_CHAR, &empty));
+  MLTEST_CHECK_MPI(MPI_Type_commit(&empty));
+  char bytes[8] = {0};
+  for (int i = 0; i < 3; ++i) MLTEST_CHECK_MPI(MPI_Bcast(bytes, 1, empty, 0, MPI_COMM_WORLD));
+  const MPI_Datatype freed = empty;
+  MLTEST_CHECK_MPI(MPI_Type_free(&empty));
+  MLTEST_CHECK_MPI(MPI_Type_contiguous(8, MPI_CHAR, &eight));
+  MLTEST_CHECK_MPI(MPI_Type_commit(&eight));
+  if (rank == 0) {
+    printf("the new datatype %s the freed one's handle\n",
+           eight == freed ? "has" : "does not have");
+  }
+  unsigned long long before[5], after[5];
+  read_counters(counters, before);
+  for (int i = 0; i < 6; ++i) {
+    for (int k = 0; k < 8; ++k) bytes[k] = rank == 0 ? (char)(i + k) : 0;
+    MLTEST_CHECK_MPI(MPI_Bcast(bytes, 1, eight, 0, MPI_COMM_WORLD));
+    for (int k = 0; k < 8; ++k) {
+      if (bytes[k] != (char)(i + k)) MLTEST_FAIL("bcast %d[%d]: %d", i, k, bytes[k]);
+    }
+  }
+  read_counters(counters, after);
+  if (after[kBlockingMultilane] == before[kBlockingMultilane]) {
+    MLTEST_FAIL("no call of the new datatype's class ran multilane: it was not explored");
+  }
+  MLTEST_CHECK_MPI(MPI_Type_free(&eight));
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
@@ -164,6 +199,9 @@ int main(int argc, char** argv) {
   *(void**)(&counters) = dlsym(RTLD_DEFAULT, "multilane_mpi_counters");
   if (counters == NULL) {
     MLTEST_FAIL("multilane_mpi_counters not found: run with the library preloaded");
+  } else if (argc > 1 && strcmp(argv[1], "retyped") == 0) {
+    a_freed_handle_names_a_new_type(counters, rank);
+    return mltest_finish();
   } else if (size > 1) {
     served_without_allocation(counters, rank, size);
   }
