@@ -3,7 +3,11 @@
 #   1. multilane's real runtime (`multilane bench --emu`) next to `multilane sim` on the same
 #      platform: broadcast time per algorithm, ratio real / simulated, rank of each;
 #   2. Open MPI's MPI_Bcast / MPI_Scatter / MPI_Gather / MPI_Allreduce (bench/mpi_peer.c through
-#      `multilane emu mpirun`) next to multilane's best algorithm on the same grid, as ratios.
+#      `multilane emu mpirun`) next to multilane's best algorithm on the same grid, as ratios;
+#   3. the same mpi_peer with the PMPI library preloaded (libmultilane_mpi.so, its default
+#      route, cold: no tuning file), next to Open MPI alone and to `multilane bench --emu` running
+#      the algorithm the library's route took (MULTILANE_EXPLAIN names it): what the library
+#      adds over the runtime, and whether its route is the best one.
 #
 #   bench/emu_compare.sh [--platform FILE] [-n RANKS] [--bcast-sizes LIST] [--block-sizes LIST]
 #                        [--allreduce-sizes LIST] [--collectives LIST] [--algorithms LIST]
@@ -23,7 +27,8 @@
 #                  the median over runs of each run's median
 #   --repetitions  timed repetitions per run (default 3)
 #   --iterations   calls per timed repetition, both sides (default 2: bounds the run's time)
-#   --build        build directory with multilane and bench/mpi_peer (default build)
+#   --build        build directory with multilane, bench/mpi_peer and libmultilane_mpi.so
+#                  (default build; without the library, part 3 is left out)
 #   --keep         keep every JSON there (default: a temporary directory, removed)
 #   --plot         draw part 2 there: Open MPI's bar next to the best multilane's, the winner
 #                  and the ratio written on each pair (python3-matplotlib)
@@ -109,6 +114,17 @@ ours() {  # ours COLLECTIVE SIZES RUN
       --repetitions "$repetitions" --json >"$out/$1-multilane-$3-$algorithm.json"
   done
 }
+library() {  # library COLLECTIVE SIZES RUN: mpi_peer with the PMPI library, its default route
+  [ -f "$build/libmultilane_mpi.so" ] || return 0
+  echo "# multilane emu mpirun --name $name -n $ranks -- -x LD_PRELOAD=libmultilane_mpi.so" \
+    "-x MULTILANE_EXPLAIN=1 mpi_peer --collective $1 --sizes $2 --iterations $iterations" \
+    "--repetitions $repetitions" >&2
+  timeout "$limit" "$multilane" emu mpirun --name "$name" -n "$ranks" -- \
+    -x LD_PRELOAD="$build/libmultilane_mpi.so" -x MULTILANE_EXPLAIN=1 \
+    "$peer" --collective "$1" --sizes "$2" --iterations "$iterations" \
+    --repetitions "$repetitions" \
+    >"$out/$1-library-$3.json" 2>"$out/$1-library-$3.log"
+}
 theirs() {  # theirs COLLECTIVE SIZES RUN
   echo "# multilane emu mpirun --name $name -n $ranks -- mpi_peer --collective $1 --sizes $2" \
     "--iterations $iterations --repetitions $repetitions" >&2
@@ -131,6 +147,7 @@ while [ "$run" -le "$runs" ]; do
   for collective in $(echo "$collectives" | tr , ' '); do
     ours "$collective" "$(sizes_of "$collective")" "$run"
     theirs "$collective" "$(sizes_of "$collective")" "$run"
+    library "$collective" "$(sizes_of "$collective")" "$run"
   done
   run=$((run + 1))
 done
@@ -142,7 +159,7 @@ for collective in $(echo "$collectives" | tr , ' '); do
 done
 
 PYTHONPATH="$here/bench/lib:$here/scripts" "$python" - "$out" "$plot" <<'EOF'
-import glob, json, os, statistics, sys
+import glob, json, os, re, statistics, sys
 
 out, plot = sys.argv[1], sys.argv[2]
 
@@ -206,6 +223,59 @@ for collective, size, t, best, mine in compared:
     winner = "multilane" if mine < t else "Open MPI"
     print(f"{collective} of {size_text(size)}: multilane ({best}) {time_text(mine)}, Open MPI "
           f"{time_text(t)}: {winner} {ratio_text(max(t, mine) / min(t, mine))} faster")
+def library_routes(collective):
+    """{size: the route the library's last call of that size took in each run}, from
+    MULTILANE_EXPLAIN: "MPI library" or multilane's algorithm."""
+    function = {"bcast": "MPI_Bcast", "scatter": "MPI_Scatter", "gather": "MPI_Gather",
+                "allreduce": "MPI_Allreduce"}[collective]
+    line = re.compile(rf"multilane-mpi: {function} (\d+) B.* ranks on .*?: "
+                      r"(MPI library|multilane (\S+)) \(")
+    routes = {}
+    for path in sorted(glob.glob(os.path.join(out, f"{collective}-library-*.log"))):
+        last = {}
+        with open(path) as f:
+            for m in map(line.search, f):
+                if m:
+                    last[int(m.group(1))] = m.group(3) or "MPI library"
+        for size, route in last.items():
+            routes.setdefault(size, set()).add(route)
+    return routes
+
+# The explain line's size is mpi_peer's: the whole message of a bcast and an allreduce, one
+# block of a scatter and a gather.
+library_rows = [c for c in collectives
+                if glob.glob(os.path.join(out, f"{c}-library-*.json"))]
+if library_rows:
+    print("\n## The PMPI library (default route, cold) against Open MPI and the runtime\n")
+    print("library / Open MPI: above 1, the library is faster. library / runtime: the runtime's "
+          "time of the algorithm the library's route took (`multilane bench --emu`) over the "
+          "library's (1.00: the library adds nothing). route / best: the runtime's time of "
+          "that algorithm over its best algorithm's (1.00: the route took the best).\n")
+    print("| collective | size | Open MPI | library | spread | route | vs Open MPI "
+          "| runtime, same algorithm | library / runtime | route / best |")
+    print("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+    for collective in library_rows:
+        ours, theirs = measured(collective, "multilane"), measured(collective, "openmpi")
+        lib = measured(collective, "library")
+        routes = library_routes(collective)
+        for size in sorted({s for _, s in lib}):
+            t, mine = theirs[("openmpi", size)][0], lib[("openmpi", size)][0]
+            taken = routes.get(size, {"?"})
+            route = ", ".join(sorted(taken))
+            same = best = None
+            runtime = {a: v[0] for (a, s), v in ours.items() if s == size}
+            if runtime:
+                best = min(runtime.values())
+            if len(taken) == 1:
+                (algorithm,) = taken
+                same = t if algorithm == "MPI library" else runtime.get(algorithm)
+            same_text = time_text(same) if same else "-"
+            ratio_same = f"{same / mine:.2f}" if same else "-"
+            route_best = f"{best / same:.2f}" if same and best else "-"
+            print(f"| {collective} | {size_text(size)} | {time_text(t)} | {time_text(mine)} | "
+                  f"{lib[('openmpi', size)][1]:.2f} | {route} | **{t / mine:.2f}** | {same_text} | "
+                  f"{ratio_same} | {route_best} |")
+
 if plot:
     plot_comparison([(f"{c} {size_text(s)}", f"Open MPI MPI_{c.capitalize()}", t,
                       f"multilane {best}", mine) for c, s, t, best, mine in compared],

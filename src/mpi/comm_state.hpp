@@ -19,7 +19,7 @@
 #include "mpi/comm_bootstrap.hpp"
 #include "mpi/measured_route.hpp"
 #include "mpi/placement_key.hpp"
-#include "mpi/repeated_call.hpp"
+#include "mpi/repeated_calls.hpp"
 #include "mpi/route_policy.hpp"
 #include "multilane/communicator.hpp"
 
@@ -36,8 +36,8 @@ struct CommState {
   std::shared_ptr<Communicator> multilane;
   // The blocking calls' call: reused, so that its buffers keep their memory from call to call.
   CollectiveCall blocking;
-  // The last blocking call the route gave to the MPI library: the same again goes there at once.
-  RepeatedCall to_mpi_again;
+  // The last blocking calls the route gave to the MPI library: the same again goes there at once.
+  RepeatedCalls to_mpi_again;
 };
 
 // Creates the keyval (at start_library()).

@@ -165,7 +165,7 @@ int run_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall m
   if (!lib.active || comm == MPI_COMM_NULL) return mpi(args, comm);
   try {
     CommState* state = find_state(comm);
-    if (state && state->to_mpi_again.matches(call, args)) {
+    if (state && state->to_mpi_again.match(call, args)) {
       ++counters.blocking_mpi;
       return mpi(args, comm);
     }

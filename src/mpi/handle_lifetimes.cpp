@@ -1,9 +1,9 @@
 // mpi/handle_lifetimes.cpp — the wrapped MPI_Type_free and MPI_Op_free: a freed handle may name
 // a new datatype or op later, so the calls remembered by handle are forgotten
-// (repeated_call.hpp).
+// (repeated_calls.hpp).
 #include <mpi.h>
 
-#include "mpi/repeated_call.hpp"
+#include "mpi/repeated_calls.hpp"
 
 namespace multilane::mpi {
 
