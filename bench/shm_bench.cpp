@@ -129,6 +129,10 @@ void run_mpi(Collective collective, std::uint64_t size, std::span<const std::byt
     case Collective::Reduce:
     case Collective::Allreduce:
     case Collective::ReduceScatter:
+    case Collective::Gatherv:
+    case Collective::Scatterv:
+    case Collective::Allgatherv:
+    case Collective::Alltoallv:
       break;
   }
   throw std::invalid_argument(

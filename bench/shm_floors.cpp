@@ -197,6 +197,10 @@ void CacheLineFloor::run(Collective collective, std::uint64_t size, std::span<co
     case Collective::Reduce:
     case Collective::Allreduce:
     case Collective::ReduceScatter:
+    case Collective::Gatherv:
+    case Collective::Scatterv:
+    case Collective::Allgatherv:
+    case Collective::Alltoallv:
       throw std::invalid_argument(
           fmt::format("{} has no shared-memory group call to compare", to_string(collective)));
   }

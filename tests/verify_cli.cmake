@@ -36,3 +36,16 @@ multilane_cli_test(cli-verify-reductions-double 0 "^[1-9][0-9]* verified, 0 fail
 multilane_cli_test(cli-verify-reductions-bad-size 2
                    "--sizes: 7 bytes is not a whole number of double elements \\(8 bytes each\\)"
                    verify --collective reduce --type double --sizes 8,7)
+
+# The v-forms: every algorithm of each, 500 random cases with random uneven counts (a quarter
+# of the blocks empty); the sweep's patterns on the two-site example; a bad pattern is named.
+foreach(v IN ITEMS gatherv scatterv allgatherv alltoallv)
+  multilane_cli_test(cli-verify-random-${v} 0 "^500 verified, 0 failed\n$" verify
+                     --collective ${v} --algorithm all --random 500 --seed 3)
+endforeach()
+multilane_cli_test(cli-verify-uneven-patterns 0 "^[1-9][0-9]* verified, 0 failed\n$" verify
+                   --platform ${verify_platforms}/two-sites-4x2.toml --collective allgatherv
+                   --algorithm all --roots all --sizes 0,1,7,1000 --counts ramp,zeros,one-huge)
+multilane_cli_test(cli-verify-bad-counts 2
+                   "--counts: unknown pattern \"even\": choose ramp, zeros or one-huge" verify
+                   --collective gatherv --counts ramp,even)

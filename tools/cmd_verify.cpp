@@ -1,9 +1,13 @@
 // `multilane verify` — build schedules and check them symbolically (see verify.hpp).
 //
 //   multilane verify [--platform FILE] [--ranks N] [--collective C|all] [--algorithm A|all]
-//                    [--sizes LIST] [--roots LIST|all] [--segments LIST] [--verbose]
-//   multilane verify --random N [--seed S]
+//                    [--sizes LIST] [--roots LIST|all] [--segments LIST] [--counts LIST]
+//                    [--verbose]
+//   multilane verify --random N [--seed S] [--collective C|all] [--algorithm A|all]
 //
+// The v-forms (gatherv, scatterv, allgatherv, alltoallv) run every size with each pattern of
+// uneven counts of --counts (count_patterns.hpp), the size being the largest block; random
+// cases draw counts of their own (a quarter of them empty).
 // Reductions take their element size from --type (default int8, so that odd sizes stay odd); a
 // size that is not a whole number of elements is an error. Random cases of reductions draw an
 // element size of 1, 2, 4, 8 or 16 bytes.
@@ -15,16 +19,20 @@
 // a bad argument.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <exception>
 #include <memory>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "cli_options.hpp"
 #include "command.hpp"
 #include "multilane/algorithms.hpp"
+#include "multilane/collective.hpp"
+#include "multilane/count_patterns.hpp"
 #include "multilane/errors.hpp"
 #include "multilane/platform_file.hpp"
 #include "multilane/units.hpp"
@@ -49,6 +57,7 @@ struct VerifyArgs {
   std::string sizes = kDefaultSizes;
   std::string roots = "0";
   std::string segments;  // empty: per size, see default_segments()
+  std::string counts = "ramp,zeros,one-huge";
   int random = 0;
   std::uint64_t seed = 1;
   bool verbose = false;
@@ -58,6 +67,7 @@ struct VerifyArgs {
 struct Case {
   const AlgorithmInfo* algorithm;
   BuildParams params;
+  std::string counts;  // the v-forms: the counts' pattern, or "random"
 };
 
 struct Tally {
@@ -70,6 +80,7 @@ std::string case_name(const Case& c, int num_ranks) {
                                  c.algorithm->name, num_ranks, c.params.root, c.params.size);
   if (c.algorithm->pipelined) name += fmt::format(" segment={}", c.params.segment);
   if (c.algorithm->uses_wan_pairs()) name += fmt::format(" wan-pairs={}", c.params.wan_pairs);
+  if (!c.counts.empty()) name += fmt::format(" counts={}", c.counts);
   if (is_reduction(c.algorithm->collective)) {
     name += fmt::format(" element={}", c.params.element_size);
   }
@@ -164,6 +175,23 @@ std::vector<int> parse_roots(const std::string& text, int num_ranks) {
   return roots;
 }
 
+std::vector<CountsPattern> parse_patterns(const std::string& text) {
+  std::vector<CountsPattern> patterns;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string name = text.substr(start, comma - start);
+    const auto pattern = parse_counts_pattern(name);
+    if (!pattern) {
+      throw UsageError(
+          fmt::format("--counts: unknown pattern \"{}\": choose {}", name, counts_pattern_names()));
+    }
+    patterns.push_back(*pattern);
+    start = comma + 1;
+  }
+  return patterns;
+}
+
 std::vector<std::uint64_t> segments_for(const AlgorithmInfo& a, std::uint64_t size,
                                         const std::vector<std::uint64_t>& explicit_segments) {
   if (!a.pipelined) return {kDefaultSegment};
@@ -192,14 +220,24 @@ int run_sweep(const VerifyArgs& args) {
                       size, args.reduction.type, element));
     }
   }
+  const auto patterns = parse_patterns(args.counts);
   Tally tally;
   for (const AlgorithmInfo* a : algorithms) {
-    for (const std::uint64_t size : sizes) {
-      for (const int root : roots) {
-        for (const std::uint64_t segment : segments_for(*a, size, segments)) {
-          BuildParams params{.root = root, .size = size, .segment = segment};
-          if (is_reduction(a->collective)) params.element_size = element;
-          run_case(platform, {a, params}, "", args.verbose, tally);
+    // One pass for an even collective, one per pattern for a v-form.
+    const std::size_t passes = is_uneven(a->collective) ? patterns.size() : 1;
+    for (std::size_t pass = 0; pass < passes; ++pass) {
+      for (const std::uint64_t size : sizes) {
+        for (const int root : roots) {
+          for (const std::uint64_t segment : segments_for(*a, size, segments)) {
+            Case c{a, {.root = root, .size = size, .segment = segment}, ""};
+            if (is_reduction(a->collective)) c.params.element_size = element;
+            if (is_uneven(a->collective)) {
+              c.params.counts =
+                  pattern_counts(patterns[pass], a->collective, platform.num_ranks(), size);
+              c.counts = to_string(patterns[pass]);
+            }
+            run_case(platform, c, "", args.verbose, tally);
+          }
         }
       }
     }
@@ -236,11 +274,11 @@ class RandomCases {
     return p;
   }
 
-  // A random algorithm with a random root, size (0 .. 2 MiB, mostly odd, log-uniform so small
-  // sizes are common) and a segment giving 1..64 segments.
-  Case draw_case(int num_ranks) {
-    const auto algorithms = all_algorithms();
-    Case c{&algorithms[static_cast<std::size_t>(uniform(0, int(algorithms.size()) - 1))], {}};
+  // One of `algorithms` with a random root, size (0 .. 2 MiB, mostly odd, log-uniform so small
+  // sizes are common) and a segment giving 1..64 segments; a v-form's counts are each drawn
+  // the same way, a quarter of them empty, and the size is their largest.
+  Case draw_case(int num_ranks, std::span<const AlgorithmInfo* const> algorithms) {
+    Case c{algorithms[static_cast<std::size_t>(uniform(0, int(algorithms.size()) - 1))], {}, ""};
     c.params.root = uniform(0, num_ranks - 1);
     const int bits = uniform(0, 21);
     c.params.size = bits == 0 ? 0 : (uniform64(std::uint64_t{1} << bits) | 1u);
@@ -252,10 +290,22 @@ class RandomCases {
       c.params.element_size = e;
       c.params.size = round_up<std::uint64_t>(c.params.size, e);
     }
+    if (is_uneven(c.algorithm->collective)) {
+      const auto p = static_cast<std::size_t>(num_ranks);
+      const std::size_t n = c.algorithm->collective == Collective::Alltoallv ? p * p : p;
+      for (std::size_t i = 0; i < n; ++i) c.params.counts.push_back(random_count(bits));
+      c.params.size = largest_count(c.params.counts);
+      c.counts = "random";
+    }
     return c;
   }
 
  private:
+  // 0 a quarter of the time, else up to 2^bits bytes, log-uniform, mostly odd.
+  std::uint64_t random_count(int bits) {
+    if (uniform(0, 3) == 0 || bits == 0) return 0;
+    return uniform64(std::uint64_t{1} << uniform(0, bits)) | 1u;
+  }
   int uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
   std::uint64_t uniform64(std::uint64_t below) {
     return std::uniform_int_distribution<std::uint64_t>(0, below - 1)(rng_);
@@ -272,11 +322,12 @@ std::string describe_shape(const Platform& p) {
 }
 
 int run_random(const VerifyArgs& args) {
+  const auto algorithms = selected_algorithms(args);
   RandomCases random(args.seed);
   Tally tally;
   for (int i = 0; i < args.random; ++i) {
     const Platform platform = random.platform();
-    const Case c = random.draw_case(platform.num_ranks());
+    const Case c = random.draw_case(platform.num_ranks(), algorithms);
     run_case(
         platform, c,
         fmt::format(" [random case {} of seed {}, {}]", i, args.seed, describe_shape(platform)),
@@ -303,8 +354,13 @@ Runner setup_verify(CLI::App& app) {
   app.add_option("--segments", args->segments,
                  "Segment sizes of pipelined algorithms (default: 64KiB, and 7 for sizes up to "
                  "64KiB)");
+  app.add_option(
+         "--counts", args->counts,
+         "The v-forms: patterns of uneven counts, comma-separated (" + counts_pattern_names() + ")")
+      ->capture_default_str();
   app.add_option("--random", args->random,
-                 "Verify N random cases (random platform, algorithm, root, size, segment)")
+                 "Verify N random cases (random platform, root, size, segment and counts) of "
+                 "the chosen collectives and algorithms")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--seed", args->seed, "Seed of --random")->capture_default_str();
   app.add_flag("--verbose,-v", args->verbose, "Also print every schedule that passes");

@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "multilane/platform.hpp"
 #include "multilane/schedule.hpp"
@@ -35,6 +36,8 @@ struct BuildParams {
   // Two-level algorithms: the algorithm run between the node leaders, "" for the builder's own
   // choice. build_schedule() sets it from the name (`hier-shm:X` -> "X", `hier-shm` -> "").
   std::string_view leaders_algorithm{};
+  // The v-forms: the bytes of each block (collective.hpp), `size` their largest; empty else.
+  std::vector<std::uint64_t> counts{};
   friend bool operator==(const BuildParams&, const BuildParams&) = default;
 };
 
@@ -53,6 +56,9 @@ struct AlgorithmInfo {
   bool two_level = false;
   // Two-level, and `name:X` runs algorithm X between the leaders (see the top of this file).
   bool takes_leaders_algorithm = false;
+  // Takes a block size per rank (BuildParams::counts): also an algorithm of the collective's
+  // v-form (all_algorithms() lists it there too).
+  bool uneven = false;
   // For a `base:X` entry of find_algorithm(): X (whose pipelined and use of wan pairs this
   // entry has); "" for every entry of all_algorithms().
   std::string_view leaders_algorithm{};

@@ -13,9 +13,21 @@
 //   reduce-scatter (MPI_Reduce_scatter_block)
 //             every Send: num_ranks*size; every Recv: size. Rank i gets the reduction of block
 //             i of every Send.
+//
+// The v-forms have a block size per rank, `counts` (p = num_ranks), packed in rank order
+// (block i starts at counts[0] + ... + counts[i-1]); MPI's displacements are the caller's to
+// map onto this layout.
+//   gatherv    counts[i]: rank i's block. Every Send: counts[rank]; root's Recv: their sum.
+//   scatterv   counts[i]: rank i's block. Root's Send: their sum; every Recv: counts[rank].
+//   allgatherv counts[i]: rank i's block. Every Send: counts[rank]; every Recv: their sum.
+//   alltoallv  counts[i*p + j]: the bytes rank i sends rank j (p² entries). Rank i's Send holds
+//              its row (block j for rank j), its Recv its column (block j from rank j).
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "multilane/schedule.hpp"
@@ -23,7 +35,20 @@
 namespace multilane {
 
 std::uint64_t buffer_size(Collective collective, Buffer buffer, int rank, int num_ranks, int root,
-                          std::uint64_t size);
+                          std::uint64_t size, std::span<const std::uint64_t> counts = {});
+
+// Why `counts` does not fit the collective on `num_ranks` ranks (the v-forms need p entries,
+// alltoallv p²; the others none), or nullopt when it does.
+std::optional<std::string> counts_error(Collective collective, int num_ranks,
+                                        std::span<const std::uint64_t> counts);
+// The largest count (0 for none): the v-forms' Schedule::size.
+std::uint64_t largest_count(std::span<const std::uint64_t> counts);
+
+// Where the blocks of a packed layout start: offsets[i] = counts[first] + ... + counts[i - 1]
+// for i in [0, n], of the n counts from `first` on, `stride` apart (an alltoallv's row: first
+// i*p, stride 1; its column: first j, stride p).
+std::vector<std::uint64_t> block_offsets(std::span<const std::uint64_t> counts, int n,
+                                         std::size_t first = 0, std::size_t stride = 1);
 
 // The buffer that holds a rank's input before the call (bcast works in place in Recv).
 Buffer input_buffer(Collective collective);
@@ -43,6 +68,7 @@ struct ExpectedPiece {
 };
 // Every byte of `rank`'s Recv buffer is covered by exactly one piece, in increasing offset.
 std::vector<ExpectedPiece> expected_result(Collective collective, int rank, int num_ranks, int root,
-                                           std::uint64_t size);
+                                           std::uint64_t size,
+                                           std::span<const std::uint64_t> counts = {});
 
 }  // namespace multilane

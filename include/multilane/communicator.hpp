@@ -184,6 +184,13 @@ class Communicator {
            int root, std::uint64_t size, const CollectiveOptions& options = {},
            const Reduction& reduction = {});
 
+  // The v-forms (gatherv, scatterv, allgatherv, alltoallv) by value: `counts` are the bytes of
+  // each block, the same on every rank (p of them, p² for alltoallv: row = sender), the blocks
+  // packed in rank order (collective.hpp). Throws UsageError for an even collective or counts
+  // of the wrong number.
+  void runv(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
+            int root, std::span<const std::uint64_t> counts, const CollectiveOptions& options = {});
+
   // Non-blocking collectives: start the call and return at once; the buffers must stay valid
   // until the Request completed. Every rank starts its collectives in the same order (that order
   // numbers the calls, as in MPI); several may be in flight and complete in any order.
@@ -205,6 +212,9 @@ class Communicator {
   Request irun(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
                int root, std::uint64_t size, const CollectiveOptions& options = {},
                const Reduction& reduction = {});
+  Request irunv(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
+                int root, std::span<const std::uint64_t> counts,
+                const CollectiveOptions& options = {});
 
   // Work handed to another thread so far: operations started on the engine's progress thread
   // (non-blocking ones, and blocking ones that found another thread driving) and shared-memory

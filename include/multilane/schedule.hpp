@@ -62,6 +62,8 @@
 
 namespace multilane {
 
+// The v-forms (MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv, MPI_Alltoallv) are their plain
+// collective with a block size per rank (per pair of ranks for alltoallv): Schedule::counts.
 enum class Collective : std::uint8_t {
   Bcast,
   Scatter,
@@ -71,20 +73,33 @@ enum class Collective : std::uint8_t {
   Reduce,
   Allreduce,
   ReduceScatter,
+  Gatherv,
+  Scatterv,
+  Allgatherv,
+  Alltoallv,
 };
 inline constexpr Collective kAllCollectives[] = {
-    Collective::Bcast,    Collective::Scatter, Collective::Gather,    Collective::Allgather,
-    Collective::Alltoall, Collective::Reduce,  Collective::Allreduce, Collective::ReduceScatter};
+    Collective::Bcast,    Collective::Scatter,  Collective::Gather,     Collective::Allgather,
+    Collective::Alltoall, Collective::Reduce,   Collective::Allreduce,  Collective::ReduceScatter,
+    Collective::Gatherv,  Collective::Scatterv, Collective::Allgatherv, Collective::Alltoallv};
 // The collectives that move bytes without combining them; each has a group op kind.
 inline constexpr Collective kGroupCollectives[] = {Collective::Bcast, Collective::Scatter,
                                                    Collective::Gather, Collective::Allgather,
                                                    Collective::Alltoall};
 inline bool is_reduction(Collective c) {
-  return c >= Collective::Reduce;
+  return c == Collective::Reduce || c == Collective::Allreduce || c == Collective::ReduceScatter;
 }
+// Whether the collective has a block size per rank (Schedule::counts).
+inline bool is_uneven(Collective c) {
+  return c >= Collective::Gatherv;
+}
+// The collective with one block size that the v-form generalises (itself for the others).
+Collective even_form(Collective c);
+// The v-form of an even collective (itself for the others and for those without one).
+Collective uneven_form(Collective c);
 std::string_view to_string(Collective c);
 std::optional<Collective> parse_collective(std::string_view name);
-// "bcast, scatter, gather, allgather, alltoall, reduce, allreduce or reduce-scatter".
+// "bcast, scatter, ..., reduce-scatter, gatherv, scatterv, allgatherv or alltoallv".
 std::string collective_names();
 
 enum class Buffer : std::uint8_t { Send, Recv, Scratch };
@@ -156,6 +171,9 @@ struct Schedule {
   std::uint64_t size = 0;          // bytes: the whole message (bcast) or per rank (others)
   std::uint64_t segment = 0;       // pipelining unit used by the builder (0: not pipelined)
   std::uint32_t element_size = 1;  // reductions: bytes per element (no range splits one)
+  // The v-forms: the bytes of each block (collective.hpp says which); empty for the others.
+  // `size` is then the largest of them.
+  std::vector<std::uint64_t> counts;
 
   std::vector<Op> ops;  // every rank's program, rank after rank
   std::vector<std::uint32_t>
@@ -220,6 +238,8 @@ class ScheduleBuilder {
     return static_cast<OpIndex>(schedule_.ops.size() - schedule_.rank_begin[current_]);
   }
   void set_element_size(std::uint32_t bytes) { schedule_.element_size = bytes; }
+  // The v-forms: the block sizes, which the schedule carries for its consumers.
+  void set_counts(std::vector<std::uint64_t> counts) { schedule_.counts = std::move(counts); }
 
   // Closes the last rank (ranks never started get empty programs) and returns the schedule.
   Schedule finish();

@@ -1,24 +1,45 @@
 // alltoall.cpp — pairwise exchange (step k: send to r+k, receive from r-k, one step after the
 // other, as Open MPI's and MPICH's pairwise algorithm) and linear (every send and receive
-// posted at once, Open MPI's basic linear).
+// posted at once, Open MPI's basic linear). With a count per pair of ranks
+// (BuildParams::counts, row = sender) the same schedules are alltoallv.
+#include <vector>
+
 #include "builders.hpp"
+#include "multilane/collective.hpp"
 
 namespace multilane::algo {
 
 namespace {
 
-Range block(Buffer buffer, int rank, std::uint64_t size) {
-  return {buffer, static_cast<std::uint64_t>(rank) * size, size};
+// One rank's blocks in one of its buffers: block j at offsets[j], up to offsets[j+1].
+struct Blocks {
+  Buffer buffer;
+  std::vector<std::uint64_t> offsets;
+  Range operator()(int j) const { return {buffer, offsets[j], offsets[j + 1] - offsets[j]}; }
+};
+
+// Rank r's Send holds its row (block j for rank j), its Recv its column (block i from rank i).
+Blocks blocks_of(Buffer buffer, int r, int p, const BuildParams& params) {
+  const auto rank = static_cast<std::size_t>(r);
+  const auto ranks = static_cast<std::size_t>(p);
+  if (!params.counts.empty()) {
+    return buffer == Buffer::Send ? Blocks{buffer, block_offsets(params.counts, p, rank * ranks, 1)}
+                                  : Blocks{buffer, block_offsets(params.counts, p, rank, ranks)};
+  }
+  std::vector<std::uint64_t> offsets(ranks + 1);
+  for (int j = 0; j <= p; ++j) offsets[j] = static_cast<std::uint64_t>(j) * params.size;
+  return {buffer, std::move(offsets)};
 }
 
 Schedule alltoall(const Platform& platform, const BuildParams& params, bool stepwise) {
   const int p = platform.num_ranks();
-  const std::uint64_t size = params.size;
-  ScheduleBuilder b(Collective::Alltoall, stepwise ? "pairwise" : "linear", p, params.root, size,
-                    0);
+  ScheduleBuilder b(Collective::Alltoall, stepwise ? "pairwise" : "linear", p, params.root,
+                    params.size, 0);
   for (int r = 0; r < p; ++r) {
     b.start_rank(r);
-    b.copy(block(Buffer::Recv, r, size), block(Buffer::Send, r, size), {});
+    const Blocks send = blocks_of(Buffer::Send, r, p, params);
+    const Blocks recv = blocks_of(Buffer::Recv, r, p, params);
+    b.copy(recv(r), send(r), {});
     OpIndex sent = kNoOp;
     OpIndex received = kNoOp;
     for (int step = 1; step < p; ++step) {
@@ -26,8 +47,11 @@ Schedule alltoall(const Platform& platform, const BuildParams& params, bool step
       const int from = (r - step + p) % p;
       const OpIndex after_send = stepwise ? sent : kNoOp;
       const OpIndex after_recv = stepwise ? received : kNoOp;
-      sent = b.send(to, block(Buffer::Send, to, size), kAnyLane, {after_send, after_recv});
-      received = b.recv(from, block(Buffer::Recv, from, size), kAnyLane, {after_send, after_recv});
+      // Steps whose blocks are empty keep the order of the last real ones.
+      const OpIndex s = b.send(to, send(to), kAnyLane, {after_send, after_recv});
+      const OpIndex g = b.recv(from, recv(from), kAnyLane, {after_send, after_recv});
+      if (s != kNoOp) sent = s;
+      if (g != kNoOp) received = g;
     }
   }
   return b.finish();

@@ -148,13 +148,14 @@ Schedule scatter_flat_tree(const Platform& platform, const NodeGroups& nodes,
     const NodeGroup& node = nodes.of(r);
     if (r == params.root) {
       // The other nodes one after the other (flat tree), from the root's node on.
-      const BlockStore send = send_buffer_store(s);
+      const BlockStore send = send_buffer_store(BlockSizes(s), p);
       OpIndex previous = kNoOp;
       const int n = static_cast<int>(nodes.groups.size());
       for (int k = 1; k < n; ++k) {
         const NodeGroup& other = nodes.groups[(nodes.root_group + k) % n];
         const OpIndex after[] = {previous};
-        for (OpIndex sent : send_blocks(b, other.leader, other.members, s, send, after)) {
+        for (OpIndex sent :
+             send_blocks(b, other.leader, other.members, BlockSizes(s), send, after)) {
           if (sent != kNoOp) previous = sent;
         }
       }
@@ -167,12 +168,13 @@ Schedule scatter_flat_tree(const Platform& platform, const NodeGroups& nodes,
       }
     } else if (r == node.leader) {
       if (node.size() == 1) {
-        recv_blocks(b, params.root, node.members, s, {Buffer::Recv, [](int) { return 0ull; }});
+        recv_blocks(b, params.root, node.members, BlockSizes(s),
+                    {Buffer::Recv, [](int) { return 0ull; }});
         continue;
       }
       b.need_scratch(node.members.size() * s);
-      const auto arrived =
-          recv_blocks(b, params.root, node.members, s, scratch_store(node.members, s));
+      const auto arrived = recv_blocks(b, params.root, node.members, BlockSizes(s),
+                                       scratch_store(node.members, BlockSizes(s)));
       b.group(OpKind::GroupScatter, r, own, whole(Buffer::Scratch, node.members.size() * s),
               arrived);
     } else {
@@ -271,8 +273,8 @@ Schedule allgather_exchange(const Platform& platform, const NodeGroups& nodes,
     std::vector<OpIndex> arrived = placed;
     for (const NodeGroup& other : nodes.groups) {
       if (other.leader == r) continue;
-      send_blocks(b, other.leader, node.members, s, recv, placed);
-      for (OpIndex got : recv_blocks(b, other.leader, other.members, s, recv)) {
+      send_blocks(b, other.leader, node.members, BlockSizes(s), recv, placed);
+      for (OpIndex got : recv_blocks(b, other.leader, other.members, BlockSizes(s), recv)) {
         arrived.push_back(got);
       }
     }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "builders.hpp"
+#include "multilane/collective.hpp"
 #include "multilane/errors.hpp"
 
 namespace multilane {
@@ -100,23 +101,27 @@ constexpr std::array kAlgorithms = {
                   .name = "linear",
                   .summary = "root sends every rank its block at once",
                   .origin = "Open MPI basic linear",
-                  .build = algo::scatter_linear},
+                  .build = algo::scatter_linear,
+                  .uneven = true},
     AlgorithmInfo{.collective = S,
                   .name = "binomial",
                   .summary = "binomial tree; inner ranks relay their subtree's blocks",
                   .origin = "MPICH",
-                  .build = algo::scatter_binomial},
+                  .build = algo::scatter_binomial,
+                  .uneven = true},
     AlgorithmInfo{.collective = S,
                   .name = "single-lane",
                   .summary = "one WAN message per site to a representative, which scatters locally",
                   .origin = "MagPIe; scatter/gather paper, sec. 3.2",
-                  .build = algo::scatter_single_lane},
+                  .build = algo::scatter_single_lane,
+                  .uneven = true},
     AlgorithmInfo{.collective = S,
                   .name = "multilane",
                   .summary = "P node pairs cross the WAN at once (P given or from the cost model)",
                   .origin = "scatter/gather paper, sec. 4",
                   .wan_pairs = algo::scatter_multilane_wan_pairs,
-                  .build = algo::scatter_multilane},
+                  .build = algo::scatter_multilane,
+                  .uneven = true},
     AlgorithmInfo{.collective = S,
                   .name = "hier-shm",
                   .summary = "root sends each node leader its node's blocks (hier-shm:X: scatter X "
@@ -129,23 +134,27 @@ constexpr std::array kAlgorithms = {
                   .name = "linear",
                   .summary = "every rank sends its block to the root at once",
                   .origin = "Open MPI basic linear",
-                  .build = algo::gather_linear},
+                  .build = algo::gather_linear,
+                  .uneven = true},
     AlgorithmInfo{.collective = G,
                   .name = "binomial",
                   .summary = "binomial tree; inner ranks gather their subtree's blocks",
                   .origin = "MPICH",
-                  .build = algo::gather_binomial},
+                  .build = algo::gather_binomial,
+                  .uneven = true},
     AlgorithmInfo{.collective = G,
                   .name = "single-lane",
                   .summary = "representatives gather their site, one WAN message per site",
                   .origin = "MagPIe; scatter/gather paper, sec. 3.2",
-                  .build = algo::gather_single_lane},
+                  .build = algo::gather_single_lane,
+                  .uneven = true},
     AlgorithmInfo{.collective = G,
                   .name = "multilane",
                   .summary = "P node pairs cross the WAN at once (the multilane scatter reversed)",
                   .origin = "scatter/gather paper, sec. 4",
                   .wan_pairs = algo::scatter_multilane_wan_pairs,
-                  .build = algo::gather_multilane},
+                  .build = algo::gather_multilane,
+                  .uneven = true},
     AlgorithmInfo{.collective = G,
                   .name = "hier-shm",
                   .summary = "shared memory within nodes, node leaders send their node's blocks to "
@@ -158,12 +167,14 @@ constexpr std::array kAlgorithms = {
                   .name = "ring",
                   .summary = "p-1 steps around a ring",
                   .origin = "MPICH, Open MPI",
-                  .build = algo::allgather_ring},
+                  .build = algo::allgather_ring,
+                  .uneven = true},
     AlgorithmInfo{.collective = AG,
                   .name = "recursive-doubling",
                   .summary = "log p exchange steps with doubling blocks (any p)",
                   .origin = "MPICH",
-                  .build = algo::allgather_recursive_doubling},
+                  .build = algo::allgather_recursive_doubling,
+                  .uneven = true},
     AlgorithmInfo{.collective = AG,
                   .name = "hier-shm",
                   .summary =
@@ -177,12 +188,14 @@ constexpr std::array kAlgorithms = {
                   .name = "pairwise",
                   .summary = "p-1 steps; in step k send to r+k and receive from r-k",
                   .origin = "MPICH, Open MPI",
-                  .build = algo::alltoall_pairwise},
+                  .build = algo::alltoall_pairwise,
+                  .uneven = true},
     AlgorithmInfo{.collective = AA,
                   .name = "linear",
                   .summary = "all sends and receives posted at once",
                   .origin = "Open MPI basic linear",
-                  .build = algo::alltoall_linear},
+                  .build = algo::alltoall_linear,
+                  .uneven = true},
     AlgorithmInfo{.collective = AA,
                   .name = "hier-shm",
                   .summary = "shared-memory alltoall within nodes, pair-wise between nodes",
@@ -349,8 +362,26 @@ const LeadersVariants& leaders_variant_table() {
   return table;
 }
 
+// kAlgorithms, then the v-forms: an entry of every algorithm that takes per-rank counts.
+const std::vector<AlgorithmInfo>& algorithm_table() {
+  static const std::vector<AlgorithmInfo> table = [] {
+    std::vector<AlgorithmInfo> all(kAlgorithms.begin(), kAlgorithms.end());
+    for (const Collective uneven : kAllCollectives) {
+      if (!is_uneven(uneven)) continue;
+      for (const AlgorithmInfo& even : kAlgorithms) {
+        if (even.collective != even_form(uneven) || !even.uneven) continue;
+        AlgorithmInfo info = even;
+        info.collective = uneven;
+        all.push_back(info);
+      }
+    }
+    return all;
+  }();
+  return table;
+}
+
 const AlgorithmInfo* find_plain(Collective collective, std::string_view name) {
-  for (const auto& a : kAlgorithms) {
+  for (const auto& a : algorithm_table()) {
     if (a.collective == collective && a.name == name) return &a;
   }
   return nullptr;
@@ -358,7 +389,7 @@ const AlgorithmInfo* find_plain(Collective collective, std::string_view name) {
 
 std::string names_where(Collective collective, bool (*keep)(const AlgorithmInfo&)) {
   std::string names;
-  for (const auto& a : kAlgorithms) {
+  for (const auto& a : algorithm_table()) {
     if (a.collective != collective || !keep(a)) continue;
     if (!names.empty()) names += ", ";
     names += a.name;
@@ -369,7 +400,7 @@ std::string names_where(Collective collective, bool (*keep)(const AlgorithmInfo&
 }  // namespace
 
 std::span<const AlgorithmInfo> all_algorithms() {
-  return kAlgorithms;
+  return algorithm_table();
 }
 
 std::span<const AlgorithmInfo> leaders_variants() {
@@ -475,9 +506,17 @@ Schedule build_schedule(const Platform& platform, Collective collective, std::st
     throw UsageError(fmt::format("wan pairs {} is out of range: give 1 or more, or 0 for auto",
                                  params.wan_pairs));
   }
+  if (const auto error = counts_error(collective, p, params.counts)) throw UsageError(*error);
+  if (is_uneven(collective) && params.size != largest_count(params.counts)) {
+    throw UsageError(fmt::format("size {} of a {} is not its largest count, {}", params.size,
+                                 to_string(collective), largest_count(params.counts)));
+  }
   BuildParams named = params;
   named.leaders_algorithm = info->leaders_algorithm;
-  return info->build(platform, named);
+  Schedule schedule = info->build(platform, named);
+  schedule.collective = collective;  // a v-form's builder is its even collective's
+  schedule.counts = params.counts;
+  return schedule;
 }
 
 }  // namespace multilane

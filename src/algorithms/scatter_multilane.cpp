@@ -6,6 +6,8 @@
 //           their share over the WAN to a "Dep_recv" partner in the remote site;
 //   step 3  each Dep_recv hands its share out in its site; the root serves its own site.
 //
+// With per-rank counts (scatterv, gatherv) the schedule is the same, each block its own size;
+// the pair model then prices the largest block.
 // A remote site's ranks are split into P consecutive shares (sizes differ by at most one),
 // the Dep_recv of a share being its first rank. P is given, or chosen per remote site by the
 // paper's cost model (wan_pairs.hpp). With several remote sites, the same P senders of the
@@ -59,9 +61,9 @@ std::vector<Share> plan_shares(const Platform& platform, const BuildParams& para
   return shares;
 }
 
-void emit_root(ScheduleBuilder& b, int root, const std::vector<int>& home,
-               const std::vector<Share>& shares, std::uint64_t size) {
-  const HeldBlocks held = hold_at_root(b, root, size);
+void emit_root(ScheduleBuilder& b, int root, int p, const std::vector<int>& home,
+               const std::vector<Share>& shares, const BlockSizes& size) {
+  const HeldBlocks held = hold_at_root(b, root, p, size);
   OpIndex previous = kNoOp;
   for (const Share& s : shares) {  // step 1: load the Dep_send ranks
     if (s.sender != root) previous = send_after(b, s.sender, s.ranks, size, held, previous);
@@ -75,12 +77,12 @@ void emit_root(ScheduleBuilder& b, int root, const std::vector<int>& home,
 }
 
 void emit_dep_send(ScheduleBuilder& b, int self, int root, const std::vector<Share>& shares,
-                   std::uint64_t size) {
+                   const BlockSizes& size) {
   std::vector<int> carried;
   for (const Share& s : shares) {
     if (s.sender == self) carried.insert(carried.end(), s.ranks.begin(), s.ranks.end());
   }
-  b.need_scratch(carried.size() * size);
+  b.need_scratch(size.of(carried));
   const BlockStore store = scratch_store(carried, size);
   for (const Share& s : shares) {
     if (s.sender != self) continue;
@@ -107,20 +109,20 @@ Schedule scatter_multilane(const Platform& platform, const BuildParams& params) 
     is_sender[shares[i].sender] = true;
   }
 
+  const BlockSizes sizes(params.size, params.counts);
   ScheduleBuilder b(Collective::Scatter, "multilane", p, root, params.size, 0);
   for (int r = 0; r < p; ++r) {
     b.start_rank(r);
     if (r == root) {
-      emit_root(b, r, home, shares, params.size);
+      emit_root(b, r, p, home, shares, sizes);
     } else if (is_sender[r]) {
-      emit_dep_send(b, r, root, shares, params.size);
+      emit_dep_send(b, r, root, shares, sizes);
     } else if (share_of[r] < 0) {
-      receive_carried(b, r, root, {r}, params.size);  // the root's site
+      receive_carried(b, r, root, {r}, sizes);  // the root's site
     } else if (const Share& s = shares[share_of[r]]; s.receiver() == r) {
-      hand_out(b, r, s.ranks, params.size,
-               receive_carried(b, r, s.sender, s.ranks, params.size, kWanLane));
+      hand_out(b, r, s.ranks, sizes, receive_carried(b, r, s.sender, s.ranks, sizes, kWanLane));
     } else {
-      receive_carried(b, r, s.receiver(), {r}, params.size);
+      receive_carried(b, r, s.receiver(), {r}, sizes);
     }
   }
   return b.finish();

@@ -13,6 +13,8 @@ namespace {
 
 constexpr std::array<std::string_view, 3> kBcast{"binomial", "vandegeijn", "chain"};
 constexpr std::array<std::string_view, 2> kRooted{"linear", "binomial"};
+// Open MPI's and MPICH's gatherv and scatterv are linear only.
+constexpr std::array<std::string_view, 1> kRootedUneven{"linear"};
 constexpr std::array<std::string_view, 2> kAllgather{"ring", "recursive-doubling"};
 constexpr std::array<std::string_view, 2> kAlltoall{"pairwise", "linear"};
 constexpr std::array<std::string_view, 3> kReduce{"binomial", "chain", "rabenseifner"};
@@ -38,6 +40,13 @@ std::span<const std::string_view> mpi_library_family(Collective collective) {
       return kAllreduce;
     case Collective::ReduceScatter:
       return kReduceScatter;
+    case Collective::Gatherv:
+    case Collective::Scatterv:
+      return kRootedUneven;
+    case Collective::Allgatherv:
+      return kAllgather;
+    case Collective::Alltoallv:
+      return kAlltoall;
   }
   return {};
 }

@@ -1,6 +1,7 @@
 #include "multilane/schedule.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -10,8 +11,31 @@
 namespace multilane {
 
 namespace {
-constexpr std::array<std::string_view, 8> kCollectiveNames = {
-    "bcast", "scatter", "gather", "allgather", "alltoall", "reduce", "allreduce", "reduce-scatter"};
+constexpr std::array<std::string_view, 12> kCollectiveNames = {
+    "bcast",     "scatter",        "gather",  "allgather", "alltoall",   "reduce",
+    "allreduce", "reduce-scatter", "gatherv", "scatterv",  "allgatherv", "alltoallv"};
+
+// Each v-form and its even collective.
+constexpr std::array<std::pair<Collective, Collective>, 4> kUnevenForms = {{
+    {Collective::Gatherv, Collective::Gather},
+    {Collective::Scatterv, Collective::Scatter},
+    {Collective::Allgatherv, Collective::Allgather},
+    {Collective::Alltoallv, Collective::Alltoall},
+}};
+}  // namespace
+
+Collective even_form(Collective c) {
+  for (const auto& [uneven, even] : kUnevenForms) {
+    if (uneven == c) return even;
+  }
+  return c;
+}
+
+Collective uneven_form(Collective c) {
+  for (const auto& [uneven, even] : kUnevenForms) {
+    if (even == c) return uneven;
+  }
+  return c;
 }
 
 std::string_view to_string(Collective c) {
@@ -205,6 +229,7 @@ Schedule reverse_schedule(const Schedule& s, Collective reversed_collective,
   out.size = s.size;
   out.segment = s.segment;
   out.element_size = s.element_size;
+  out.counts = s.counts;  // block i is rank i's both ways
   out.scratch_bytes = s.scratch_bytes;
   out.rank_begin = s.rank_begin;
   out.ops.reserve(s.ops.size());
@@ -295,6 +320,7 @@ std::string schedule_to_text(const Schedule& s, int max_ranks) {
       fmt::format("{} {} root={} size={} segment={} ranks={} ops={}", to_string(s.collective),
                   s.algorithm, s.root, s.size, s.segment, s.num_ranks(), s.num_ops());
   if (is_reduction(s.collective)) out += fmt::format(" element={}", s.element_size);
+  if (!s.counts.empty()) out += fmt::format(" counts={}", fmt::join(s.counts, ","));
   out += "\n";
   const int shown = max_ranks < 0 ? s.num_ranks() : std::min(max_ranks, s.num_ranks());
   for (int r = 0; r < shown; ++r) {
@@ -340,6 +366,7 @@ std::string schedule_to_json(const Schedule& s, int indent) {
            {"segment", s.segment},
            {"element_size", s.element_size},
            {"ranks", std::move(ranks)}};
+  if (!s.counts.empty()) doc["counts"] = s.counts;
   return doc.dump(indent);
 }
 

@@ -143,7 +143,8 @@ void DataFlow::check_results() {
 void DataFlow::check_rank_result(int rank) {
   const ContentMap& recv = map(rank, Buffer::Recv);
   const std::int32_t everyone = contributors_.everyone();
-  const auto expected = expected_result(s_.collective, rank, s_.num_ranks(), s_.root, s_.size);
+  const auto expected =
+      expected_result(s_.collective, rank, s_.num_ranks(), s_.root, s_.size, s_.counts);
   for (const ExpectedPiece& want : expected) {
     std::string problem;
     recv.for_each(

@@ -4,6 +4,7 @@
 
 #include <string_view>
 
+#include "multilane/collective.hpp"
 #include "verify/access.hpp"
 
 namespace multilane::verify {
@@ -51,6 +52,12 @@ bool check_shape(const Schedule& s, const Platform& platform, ErrorSink& sink) {
   }
   if (s.scratch_bytes.size() != static_cast<std::size_t>(p)) {
     fail(fmt::format("scratch_bytes has {} entries for {} ranks", s.scratch_bytes.size(), p));
+  }
+  // The buffers' sizes come from the counts: without the right number, none can be checked.
+  if (const auto error = counts_error(s.collective, p, s.counts)) {
+    fail(*error);
+  } else if (is_uneven(s.collective) && s.size != largest_count(s.counts)) {
+    fail(fmt::format("size {} is not the largest count, {}", s.size, largest_count(s.counts)));
   }
   return ok;
 }

@@ -10,6 +10,7 @@
 #include "mpi/platform_match.hpp"
 #include "mpi/route_policy.hpp"
 #include "mpi/settings.hpp"
+#include "multilane/count_patterns.hpp"
 #include "multilane/errors.hpp"
 #include "multilane/platform_file.hpp"
 
@@ -152,8 +153,10 @@ TEST(MpiLibraryModel, PicksTheFastestOfItsFamily) {
   for (Collective collective : kAllCollectives) {
     const auto family = mpi_library_family(collective);
     ASSERT_FALSE(family.empty()) << to_string(collective);
-    const runtime::Candidate best = model_mpi_library(
-        platform, collective, {.root = 0, .size = 1u << 20, .element_size = 8}, 4);
+    BuildParams params{.root = 0, .size = 1u << 20, .element_size = 8};
+    params.counts =
+        pattern_counts(CountsPattern::Ramp, collective, platform.num_ranks(), params.size);
+    const runtime::Candidate best = model_mpi_library(platform, collective, params, 4);
     EXPECT_NE(std::find(family.begin(), family.end(), best.algorithm), family.end())
         << to_string(collective) << ": " << best.algorithm;
     EXPECT_GT(best.modelled_s, kMpiCallOverheadS);

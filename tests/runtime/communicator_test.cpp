@@ -11,6 +11,7 @@
 #include "local_job.hpp"
 #include "multilane/algorithms.hpp"
 #include "multilane/collective.hpp"
+#include "multilane/count_patterns.hpp"
 #include "runtime/check/data_check.hpp"
 #include "runtime/transport/auth.hpp"
 #include "runtime/transport/tcp_connect.hpp"
@@ -66,7 +67,8 @@ constexpr Reduction kCheckedReductions[] = {
 };
 
 // Every collective and every algorithm, checked byte for byte (reductions element by element)
-// on every rank. A reduction's size is cut to whole elements.
+// on every rank. A reduction's size is cut to whole elements; the v-forms take each pattern of
+// uneven counts in turn, `size` their largest block.
 void check_every_algorithm(LocalJob job, std::uint64_t size) {
   const int ranks = job.platform.num_ranks();
   expect_all_ok(run_local_job(job, [&](Communicator& comm) {
@@ -78,16 +80,26 @@ void check_every_algorithm(LocalJob job, std::uint64_t size) {
         const std::uint64_t n =
             is_reduction(c) ? size / element_size(reduction.type) * element_size(reduction.type)
                             : size;
-        std::vector<std::byte> send(buffer_size(c, Buffer::Send, comm.rank(), ranks, root, n));
-        std::vector<std::byte> recv(buffer_size(c, Buffer::Recv, comm.rank(), ranks, root, n));
-        runtime::fill_for_check(c, comm.rank(), ranks, root, n, send, recv, reduction);
+        const CountsPattern pattern = kAllCountsPatterns[turn % std::size(kAllCountsPatterns)];
+        const std::vector<std::uint64_t> counts = pattern_counts(pattern, c, ranks, n);
+        std::vector<std::byte> send(
+            buffer_size(c, Buffer::Send, comm.rank(), ranks, root, n, counts));
+        std::vector<std::byte> recv(
+            buffer_size(c, Buffer::Recv, comm.rank(), ranks, root, n, counts));
+        runtime::fill_for_check(c, comm.rank(), ranks, root, n, send, recv, reduction, counts);
         CollectiveOptions options;
         options.algorithm = std::string(info.name);
         options.segment = 1000;  // several segments even for small sizes
-        comm.run(c, send, recv, root, n, options, reduction);
-        EXPECT_EQ(runtime::check_result(c, comm.rank(), ranks, root, n, recv, reduction), "")
+        if (is_uneven(c)) {
+          comm.runv(c, send, recv, root, counts, options);
+        } else {
+          comm.run(c, send, recv, root, n, options, reduction);
+        }
+        EXPECT_EQ(runtime::check_result(c, comm.rank(), ranks, root, n, recv, reduction, counts),
+                  "")
             << to_string(c) << " " << info.name << " root " << root << " size " << n << " "
-            << to_string(reduction.type) << " " << to_string(reduction.op);
+            << to_string(reduction.type) << " " << to_string(reduction.op)
+            << (is_uneven(c) ? " counts " + std::string(to_string(pattern)) : "");
       }
     }
   }));

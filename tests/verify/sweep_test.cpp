@@ -7,7 +7,9 @@
 // round-robin platform) and of unequal ones (the fallback), every p and root, sizes 0 and odd
 // (a pipelined X's small segments only up to p = 17, see for_each_case()).
 //
-// Reductions run every element size (1, 2, 4, 8 and 16 bytes) in turn over the cases.
+// Reductions run every element size (1, 2, 4, 8 and 16 bytes) in turn over the cases; the
+// v-forms every pattern of uneven counts (ramp, zeros, one-huge: count_patterns.hpp), the
+// plan's size being the largest block.
 //
 // Coverage and its budget (the whole sweep must stay within a few minutes under ASan on two
 // cores; see size_plans()):
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "multilane/algorithms.hpp"
+#include "multilane/count_patterns.hpp"
 #include "multilane/platform.hpp"
 #include "multilane/verify.hpp"
 
@@ -162,7 +165,8 @@ bool on_every_platform(int p) {
   return p <= kAllRootsUpTo || on_stride(p, kLargeStride);
 }
 
-bool has_root(Collective c) {
+bool has_root(Collective collective) {
+  const Collective c = even_form(collective);
   return c != Collective::Allgather && c != Collective::Alltoall && c != Collective::Allreduce &&
          c != Collective::ReduceScatter;
 }
@@ -171,6 +175,10 @@ bool has_root(Collective c) {
 // (rounded up, so 7 bytes of 16-byte elements is one element and 1 MiB + 1 stays odd).
 constexpr std::uint32_t kElementSizes[] = {1, 2, 4, 8, 16};
 
+CountsPattern counts_pattern(int p, int root, std::uint64_t size) {
+  return kAllCountsPatterns[(p + root + size) % std::size(kAllCountsPatterns)];
+}
+
 BuildParams case_params(Collective c, int p, int root, std::uint64_t size, std::uint64_t segment) {
   BuildParams params{.root = root, .size = size, .segment = segment};
   if (is_reduction(c)) {
@@ -178,6 +186,7 @@ BuildParams case_params(Collective c, int p, int root, std::uint64_t size, std::
     params.element_size = e;
     params.size = (size + e - 1) / e * e;
   }
+  if (is_uneven(c)) params.counts = pattern_counts(counts_pattern(p, root, size), c, p, size);
   return params;
 }
 
@@ -196,9 +205,13 @@ struct SweepCase {
   int ranks;
   BuildParams params;
   std::string describe(const AlgorithmInfo& a) const {
-    return fmt::format("{}/{} on {} p={} root={} size={} segment={} element={}",
-                       to_string(a.collective), a.name, platform->name, ranks, params.root,
-                       params.size, params.segment, params.element_size);
+    std::string text = fmt::format("{}/{} on {} p={} root={} size={} segment={} element={}",
+                                   to_string(a.collective), a.name, platform->name, ranks,
+                                   params.root, params.size, params.segment, params.element_size);
+    if (is_uneven(a.collective)) {
+      text += fmt::format(" counts={}", to_string(counts_pattern(ranks, params.root, params.size)));
+    }
+    return text;
   }
 };
 

@@ -214,30 +214,37 @@ void CommunicatorImpl::recv(std::span<std::byte> data, int peer) {
   run_blocking(receiving(*engine_, recv_request(data, peer)));
 }
 
-const runtime::AlgorithmChoice& CommunicatorImpl::choose(Collective collective, std::uint64_t size,
-                                                         int root, const CollectiveOptions& options,
-                                                         std::uint32_t element_size) const {
-  const ChoiceKey key{collective, size, root, options.segment, options.wan_pairs, element_size};
+const runtime::AlgorithmChoice& CommunicatorImpl::choose(
+    Collective collective, std::uint64_t size, int root, const CollectiveOptions& options,
+    std::uint32_t element_size, std::span<const std::uint64_t> counts) const {
+  ChoiceKey key{collective,
+                size,
+                root,
+                options.segment,
+                options.wan_pairs,
+                element_size,
+                std::vector(counts.begin(), counts.end())};
   std::lock_guard lock(choices_mutex_);
   if (auto it = choices_.find(key); it != choices_.end()) return it->second;
   const BuildParams params{.root = root,
                            .size = size,
                            .segment = options.segment,
                            .wan_pairs = options.wan_pairs,
-                           .element_size = element_size};
+                           .element_size = element_size,
+                           .counts = std::get<std::vector<std::uint64_t>>(key)};
   runtime::AlgorithmChoice choice = runtime::choose_algorithm(setup_.platform, collective, params);
   if (setup_.options.explain && setup_.rank == 0) {
     fmt::print(stderr, "multilane explain: {}\n",
                runtime::explain_choice(choice, collective, params, setup_.size));
   }
-  return choices_.emplace(key, std::move(choice)).first->second;
+  return choices_.emplace(std::move(key), std::move(choice)).first->second;
 }
 
 const CommunicatorImpl::CachedSchedule& CommunicatorImpl::schedule_for(Collective collective,
                                                                        std::string_view algorithm,
                                                                        const BuildParams& params) {
-  const ScheduleKey key{collective,     std::string(algorithm), params.root,        params.size,
-                        params.segment, params.wan_pairs,       params.element_size};
+  const ScheduleKey key{collective,     std::string(algorithm), params.root,         params.size,
+                        params.segment, params.wan_pairs,       params.element_size, params.counts};
   CachedSchedule& slot = schedules_[key];
   if (!slot.schedule) {
     slot.schedule = std::make_shared<const Schedule>(
@@ -251,23 +258,27 @@ const CommunicatorImpl::CachedSchedule& CommunicatorImpl::schedule_for(Collectiv
 namespace {
 
 void check_buffer(Collective collective, Buffer buffer, std::size_t given, int rank, int ranks,
-                  int root, std::uint64_t size) {
-  const std::uint64_t needed = buffer_size(collective, buffer, rank, ranks, root, size);
+                  int root, std::uint64_t size, std::span<const std::uint64_t> counts) {
+  const std::uint64_t needed = buffer_size(collective, buffer, rank, ranks, root, size, counts);
   if (given >= needed) return;
+  const std::string per_rank =
+      is_uneven(collective) ? "the counts' blocks" : fmt::format("{} bytes per rank", size);
   throw UsageError(
       fmt::format("{}: the {} buffer of rank {} has {} bytes, but this call needs {} "
-                  "({} bytes per rank, {} ranks)",
+                  "({}, {} ranks)",
                   to_string(collective), buffer == Buffer::Send ? "send" : "receive", rank, given,
-                  needed, size, ranks));
+                  needed, per_rank, ranks));
 }
 
 }  // namespace
 
 CommunicatorImpl::PreparedCall CommunicatorImpl::prepare(
     Collective collective, std::span<const std::byte> send, std::span<std::byte> recv, int root,
-    std::uint64_t size, const CollectiveOptions& options, const Reduction& reduction) {
+    std::uint64_t size, const CollectiveOptions& options, const Reduction& reduction,
+    std::span<const std::uint64_t> counts) {
   check_usable();
   check_peer(root, "root");
+  if (const auto error = counts_error(collective, setup_.size, counts)) throw UsageError(*error);
   std::uint32_t element = 1;
   if (is_reduction(collective)) {
     if (const std::string why = reduction_mismatch(reduction); !why.empty()) {
@@ -281,13 +292,16 @@ CommunicatorImpl::PreparedCall CommunicatorImpl::prepare(
                       to_string(collective), size, to_string(reduction.type), element));
     }
   }
-  check_buffer(collective, Buffer::Send, send.size(), setup_.rank, setup_.size, root, size);
-  check_buffer(collective, Buffer::Recv, recv.size(), setup_.rank, setup_.size, root, size);
+  if (is_uneven(collective)) size = largest_count(counts);
+  check_buffer(collective, Buffer::Send, send.size(), setup_.rank, setup_.size, root, size, counts);
+  check_buffer(collective, Buffer::Recv, recv.size(), setup_.rank, setup_.size, root, size, counts);
+  // An even call's counts are empty: it allocates nothing here.
   const BuildParams asked{.root = root,
                           .size = size,
                           .segment = options.segment,
                           .wan_pairs = options.wan_pairs,
-                          .element_size = element};
+                          .element_size = element,
+                          .counts = std::vector(counts.begin(), counts.end())};
   const Resolved resolved = resolve(collective, options, asked, reduction);
   const std::uint64_t sequence = ++sequence_;
   return {resolved.cached->schedule,
@@ -310,7 +324,7 @@ CommunicatorImpl::Resolved CommunicatorImpl::resolve(Collective collective,
   BuildParams params = asked;
   if (algorithm == "auto") {
     const runtime::AlgorithmChoice& choice =
-        choose(collective, asked.size, asked.root, options, asked.element_size);
+        choose(collective, asked.size, asked.root, options, asked.element_size, asked.counts);
     algorithm = choice.best.algorithm;
     params = choice.best.params;
   } else {
@@ -356,9 +370,10 @@ auto CommunicatorImpl::call_operation(PreparedCall call) {
 
 std::shared_ptr<RequestState> CommunicatorImpl::start(
     Collective collective, std::span<const std::byte> send, std::span<std::byte> recv, int root,
-    std::uint64_t size, const CollectiveOptions& options, const Reduction& reduction) {
+    std::uint64_t size, const CollectiveOptions& options, const Reduction& reduction,
+    std::span<const std::uint64_t> counts) {
   return start_in_background(
-      call_operation(prepare(collective, send, recv, root, size, options, reduction)));
+      call_operation(prepare(collective, send, recv, root, size, options, reduction, counts)));
 }
 
 std::optional<std::string> CommunicatorImpl::run_here(const PreparedCall& call) {
@@ -399,8 +414,9 @@ runtime::shm::GroupRunner* CommunicatorImpl::group_runner() {
 
 void CommunicatorImpl::run(Collective collective, std::span<const std::byte> send,
                            std::span<std::byte> recv, int root, std::uint64_t size,
-                           const CollectiveOptions& options, const Reduction& reduction) {
-  PreparedCall call = prepare(collective, send, recv, root, size, options, reduction);
+                           const CollectiveOptions& options, const Reduction& reduction,
+                           std::span<const std::uint64_t> counts) {
+  PreparedCall call = prepare(collective, send, recv, root, size, options, reduction, counts);
   if (const auto error = run_here(call)) {
     if (error->empty()) return;
     mark_broken(*error);
@@ -531,6 +547,20 @@ Request Communicator::irun(Collective collective, std::span<const std::byte> sen
                            std::span<std::byte> recv, int root, std::uint64_t size,
                            const CollectiveOptions& options, const Reduction& reduction) {
   return Request(impl_->start(collective, send, recv, root, size, options, reduction));
+}
+
+void Communicator::runv(Collective collective, std::span<const std::byte> send,
+                        std::span<std::byte> recv, int root, std::span<const std::uint64_t> counts,
+                        const CollectiveOptions& options) {
+  impl_->run(collective, send, recv, root, largest_count(counts), options, {}, counts);
+}
+
+Request Communicator::irunv(Collective collective, std::span<const std::byte> send,
+                            std::span<std::byte> recv, int root,
+                            std::span<const std::uint64_t> counts,
+                            const CollectiveOptions& options) {
+  return Request(
+      impl_->start(collective, send, recv, root, largest_count(counts), options, {}, counts));
 }
 
 Request Communicator::ibcast(std::span<std::byte> buffer, int root,

@@ -51,14 +51,16 @@ class CommunicatorImpl {
   void send(std::span<const std::byte> data, int peer);
   void recv(std::span<std::byte> data, int peer);
   // Starts a collective call (sequence number taken now, in call order) and returns at once.
-  // `reduction` is read by reductions only.
+  // `reduction` is read by reductions only; `counts` by the v-forms, whose `size` is the
+  // largest count.
   std::shared_ptr<RequestState> start(Collective collective, std::span<const std::byte> send,
                                       std::span<std::byte> recv, int root, std::uint64_t size,
                                       const CollectiveOptions& options,
-                                      const Reduction& reduction = {});
+                                      const Reduction& reduction = {},
+                                      std::span<const std::uint64_t> counts = {});
   void run(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
            int root, std::uint64_t size, const CollectiveOptions& options,
-           const Reduction& reduction = {});
+           const Reduction& reduction = {}, std::span<const std::uint64_t> counts = {});
   void barrier();
   // Waits for the operation and throws its error (a failure broke the communicator as it
   // completed).
@@ -66,7 +68,8 @@ class CommunicatorImpl {
 
   const runtime::AlgorithmChoice& choose(Collective collective, std::uint64_t size, int root,
                                          const CollectiveOptions& options,
-                                         std::uint32_t element_size = 1) const;
+                                         std::uint32_t element_size = 1,
+                                         std::span<const std::uint64_t> counts = {}) const;
 
   std::uint64_t handed_off() const {
     return handed_off_.load(std::memory_order_relaxed) + (groups_ ? groups_->submitted() : 0);
@@ -105,7 +108,8 @@ class CommunicatorImpl {
   };
   PreparedCall prepare(Collective collective, std::span<const std::byte> send,
                        std::span<std::byte> recv, int root, std::uint64_t size,
-                       const CollectiveOptions& options, const Reduction& reduction);
+                       const CollectiveOptions& options, const Reduction& reduction,
+                       std::span<const std::uint64_t> counts);
   // The call as an engine operation (its group ops announced, counted in flight).
   // (A callable an Operation can hold; called once.)
   auto call_operation(PreparedCall call);
@@ -135,8 +139,8 @@ class CommunicatorImpl {
   std::vector<std::uint64_t> sent_;           // point-to-point messages sent to each peer
   std::vector<std::uint64_t> received_;       // ... and receives posted from each peer
   std::uint64_t sequence_ = 0;                // collective calls so far
-  using ScheduleKey =
-      std::tuple<Collective, std::string, int, std::uint64_t, std::uint64_t, int, std::uint32_t>;
+  using ScheduleKey = std::tuple<Collective, std::string, int, std::uint64_t, std::uint64_t, int,
+                                 std::uint32_t, std::vector<std::uint64_t>>;
   std::map<ScheduleKey, CachedSchedule> schedules_;  // never erased: Resolved points into it
   // Recent calls as asked and as resolved: an application's loop repeats a few calls (a bcast,
   // an allreduce and a barrier, say), and one repeated skips the algorithm's lookup, its
@@ -151,7 +155,8 @@ class CommunicatorImpl {
   static constexpr std::size_t kRecentCalls = 16;
   std::vector<RecentCall> recent_calls_;  // up to kRecentCalls, replaced round robin
   std::size_t next_recent_ = 0;
-  using ChoiceKey = std::tuple<Collective, std::uint64_t, int, std::uint64_t, int, std::uint32_t>;
+  using ChoiceKey = std::tuple<Collective, std::uint64_t, int, std::uint64_t, int, std::uint32_t,
+                               std::vector<std::uint64_t>>;
   mutable std::mutex choices_mutex_;
   mutable std::map<ChoiceKey, runtime::AlgorithmChoice> choices_;
   std::unique_ptr<runtime::shm::GroupRunner> groups_;  // after engine_: destroyed before it

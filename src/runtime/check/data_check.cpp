@@ -23,12 +23,13 @@ std::byte pattern_byte(int origin_rank, std::uint64_t offset) {
 
 void fill_for_check(Collective collective, int rank, int ranks, int root, std::uint64_t size,
                     std::span<std::byte> send, std::span<std::byte> recv,
-                    const Reduction& reduction) {
+                    const Reduction& reduction, std::span<const std::uint64_t> counts) {
   std::fill(recv.begin(), recv.end(), kPoison);
   if (!has_input(collective, rank, root)) return;
   std::span<std::byte> input = input_buffer(collective) == Buffer::Send ? send : recv;
   const std::uint64_t length = std::min<std::uint64_t>(
-      input.size(), buffer_size(collective, input_buffer(collective), rank, ranks, root, size));
+      input.size(),
+      buffer_size(collective, input_buffer(collective), rank, ranks, root, size, counts));
   if (is_reduction(collective)) {
     fill_reduction_input(reduction, rank, input.first(length));
     return;
@@ -37,8 +38,9 @@ void fill_for_check(Collective collective, int rank, int ranks, int root, std::u
 }
 
 std::string check_result(Collective collective, int rank, int ranks, int root, std::uint64_t size,
-                         std::span<const std::byte> recv, const Reduction& reduction) {
-  for (const ExpectedPiece& piece : expected_result(collective, rank, ranks, root, size)) {
+                         std::span<const std::byte> recv, const Reduction& reduction,
+                         std::span<const std::uint64_t> counts) {
+  for (const ExpectedPiece& piece : expected_result(collective, rank, ranks, root, size, counts)) {
     if (piece.reduced) {
       const std::string error = check_reduced(reduction, rank, ranks, piece.origin_offset,
                                               recv.subspan(piece.offset, piece.length));

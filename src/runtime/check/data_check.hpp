@@ -27,16 +27,17 @@ std::byte pattern_byte(int origin_rank, std::uint64_t offset);
 
 // Fills this rank's input (the send buffer, or for bcast the root's receive buffer) with the
 // pattern and poisons the rest of the receive buffer.
-// `reduction` is read by reductions only.
+// `reduction` is read by reductions only, `counts` by the v-forms (collective.hpp).
 void fill_for_check(Collective collective, int rank, int ranks, int root, std::uint64_t size,
                     std::span<std::byte> send, std::span<std::byte> recv,
-                    const Reduction& reduction = {});
+                    const Reduction& reduction = {}, std::span<const std::uint64_t> counts = {});
 
 // "" when `recv` holds exactly what the collective promises, else the first wrong byte:
 // "rank 2: receive byte 4096 is 0x5a, expected 0x13 (byte 0 of rank 1's input)", or for a
 // reduction "rank 2: element 17 (receive bytes 68..71) is 12, expected 13 (the sum of element
 // 17 over 5 ranks)".
 std::string check_result(Collective collective, int rank, int ranks, int root, std::uint64_t size,
-                         std::span<const std::byte> recv, const Reduction& reduction = {});
+                         std::span<const std::byte> recv, const Reduction& reduction = {},
+                         std::span<const std::uint64_t> counts = {});
 
 }  // namespace multilane::runtime

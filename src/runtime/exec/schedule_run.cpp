@@ -347,7 +347,10 @@ std::uint64_t call_signature(const Schedule& schedule, const BuildParams& params
   if (is_reduction(schedule.collective)) {
     text += fmt::format("|{}|{}", to_string(reduction.type), to_string(reduction.op));
   }
-  const std::uint64_t hash = XXH3_64bits(text.data(), text.size());
+  std::uint64_t hash = XXH3_64bits(text.data(), text.size());
+  if (!schedule.counts.empty()) {  // ranks that disagree on the counts must not match
+    hash ^= XXH3_64bits(schedule.counts.data(), schedule.counts.size() * sizeof(std::uint64_t));
+  }
   return hash == 0 ? 1 : hash;  // 0 means point-to-point on the wire
 }
 

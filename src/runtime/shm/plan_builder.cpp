@@ -335,7 +335,11 @@ void build_plan(const CallShape& call, int local_rank, const Geometry& geometry,
     case Collective::Reduce:
     case Collective::Allreduce:
     case Collective::ReduceScatter:
-      break;  // no group call combines (ShmGroup::run refuses them)
+    case Collective::Gatherv:
+    case Collective::Scatterv:
+    case Collective::Allgatherv:
+    case Collective::Alltoallv:
+      break;  // no group call combines or has uneven blocks (ShmGroup::run refuses them)
   }
 }
 

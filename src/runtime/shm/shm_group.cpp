@@ -213,6 +213,10 @@ std::uint64_t ShmGroup::State::block_size(const CallArguments& call) {
     case Collective::Reduce:
     case Collective::Allreduce:
     case Collective::ReduceScatter:
+    case Collective::Gatherv:
+    case Collective::Scatterv:
+    case Collective::Allgatherv:
+    case Collective::Alltoallv:
       usage_error(fmt::format("{} has no shared-memory group call", name));
   }
   const auto check = [&](Buffer buffer, std::size_t actual) {
