@@ -56,7 +56,7 @@ multilane_cli_test(cli-runtime-bench-bad-root 2 "--root 4 is out of range: must 
 
 # The examples, one per collective, each checking its own result.
 foreach(example IN ITEMS bcast scatter gather allgather alltoall allreduce send_recv c_bcast
-                        c_allreduce)
+                        c_allreduce c_uneven)
   add_test(NAME cli-runtime-example-${example}
            COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=0 "-DEXPECT_OUTPUT=rank 3 ok"
                    "-DREJECT_OUTPUT=WRONG" -P ${MULTILANE_EXPECT} --

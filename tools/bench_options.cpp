@@ -1,6 +1,7 @@
 // tools/bench_options.cpp — see bench_options.hpp.
 #include "bench_options.hpp"
 
+#include "multilane/count_patterns.hpp"
 #include "multilane/schedule.hpp"
 
 namespace multilane::cli {
@@ -16,6 +17,11 @@ void BenchOptions::add_to(CLI::App& app) {
   app.add_option("--segment", segment, "segment size of pipelined algorithms, or auto")
       ->capture_default_str();
   app.add_option("--root", root, "root rank")->capture_default_str();
+  app.add_option("--counts", counts,
+                 "the v-forms: uneven block sizes, " + counts_pattern_names() +
+                     " (each size is the largest block), or the counts, comma-separated (p of "
+                     "them, p*p for alltoallv; then --sizes is not used)")
+      ->capture_default_str();
   app.add_option("--iterations", iterations, "calls per timed repetition (0: from the size)")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
@@ -39,6 +45,7 @@ std::vector<std::string> BenchOptions::to_arguments() const {
                                 "--algorithm",   algorithm,
                                 "--sizes",       sizes,
                                 "--segment",     segment,
+                                "--counts",      counts,
                                 "--root",        std::to_string(root),
                                 "--iterations",  std::to_string(iterations),
                                 "--repetitions", std::to_string(repetitions),

@@ -15,6 +15,7 @@ struct BenchOptions {
   std::string algorithm = "all";
   std::string sizes = "1KiB,1MiB";
   std::string segment = "auto";
+  std::string counts = "ramp";  // the v-forms: a pattern, or the counts (count_patterns.hpp)
   int root = 0;
   int iterations = 0;
   int repetitions = 5;

@@ -21,6 +21,8 @@
 #include "emu_job.hpp"
 #include "exec_command.hpp"
 #include "multilane/algorithms.hpp"
+#include "multilane/collective.hpp"
+#include "multilane/count_patterns.hpp"
 #include "multilane/units.hpp"
 #include "plot.hpp"
 #include "runtime/launch/job_env.hpp"
@@ -84,6 +86,13 @@ void validate(const BenchCli& o) {
     throw UsageError("--algorithm: " + unknown_algorithm_message(*collective, a, {"all", "auto"}));
   }
   parse_option("--sizes", o.bench.sizes, parse_size_list);
+  // Checked before the job starts, so that no rank fails alone.
+  const CountsSpec counts = parse_option("--counts", o.bench.counts, parse_counts_spec);
+  if (!counts.given.empty() && o.ranks > 0) {
+    if (const auto error = counts_error(*collective, o.ranks, counts.given)) {
+      throw UsageError("--counts: " + *error);
+    }
+  }
   if (o.bench.segment != "auto" && parse_option("--segment", o.bench.segment, parse_size) == 0) {
     throw UsageError("--segment must be at least 1 byte, or auto");
   }

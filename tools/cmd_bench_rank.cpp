@@ -7,10 +7,13 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_options.hpp"
+#include "cli_options.hpp"
 #include "collective_benchmark.hpp"
 #include "command.hpp"
 #include "multilane/algorithms.hpp"
+#include "multilane/collective.hpp"
 #include "multilane/communicator.hpp"
+#include "multilane/count_patterns.hpp"
 #include "multilane/units.hpp"
 
 namespace multilane::cli {
@@ -42,8 +45,13 @@ nlohmann::json run_collectives(Communicator& comm, const BenchOptions& o) {
   if (o.shared_buffers) settings.memory = runtime::BenchMemory::Shared;
   if (o.segment != "auto") settings.options.segment = parse_size(o.segment);
   if (is_reduction(collective)) settings.reduction = o.reduction.parse();
+  settings.counts = parse_option("--counts", o.counts, parse_counts_spec);
   nlohmann::json results = nlohmann::json::array();
-  for (std::uint64_t size : parse_size_list(o.sizes)) {
+  // Given counts fix the one size (their largest); a pattern is scaled to each of --sizes.
+  const std::vector<std::uint64_t> sizes = settings.counts.given.empty()
+                                               ? parse_size_list(o.sizes)
+                                               : std::vector{largest_count(settings.counts.given)};
+  for (std::uint64_t size : sizes) {
     if (is_reduction(collective)) size = whole_elements(size, settings.reduction);
     for (const std::string& algorithm : algorithms_to_run(collective, o.algorithm)) {
       settings.options.algorithm = algorithm;

@@ -77,29 +77,37 @@ BenchPoint measure_collective(Communicator& comm, Collective collective, std::ui
                               const BenchSettings& settings) {
   const int p = comm.size();
   const int rank = comm.rank();
+  const std::vector<std::uint64_t> counts = settings.counts.counts(collective, p, size);
+  if (!counts.empty()) size = largest_count(counts);
   BenchPoint point;
   point.size = size;
   const auto element = static_cast<std::uint32_t>(
       is_reduction(collective) ? element_size(settings.reduction.type) : 1);
   point.algorithm =
-      comm.resolve_algorithm(collective, size, settings.root, settings.options, element);
+      comm.resolve_algorithm(collective, size, settings.root, settings.options, element, counts);
   CollectiveOptions options = settings.options;
   options.algorithm = point.algorithm;
-  const BenchBuffer send_buffer(buffer_size(collective, Buffer::Send, rank, p, settings.root, size),
-                                settings.memory);
-  const BenchBuffer recv_buffer(buffer_size(collective, Buffer::Recv, rank, p, settings.root, size),
-                                settings.memory);
+  const auto bytes = [&](Buffer buffer) {
+    return buffer_size(collective, buffer, rank, p, settings.root, size, counts);
+  };
+  const BenchBuffer send_buffer(bytes(Buffer::Send), settings.memory);
+  const BenchBuffer recv_buffer(bytes(Buffer::Recv), settings.memory);
   const std::span<std::byte> send = send_buffer.bytes();
   const std::span<std::byte> recv = recv_buffer.bytes();
   auto call = [&] {
-    comm.run(collective, send, recv, settings.root, size, options, settings.reduction);
+    if (is_uneven(collective)) {
+      comm.runv(collective, send, recv, settings.root, counts, options);
+    } else {
+      comm.run(collective, send, recv, settings.root, size, options, settings.reduction);
+    }
   };
 
   if (settings.check) {
-    fill_for_check(collective, rank, p, settings.root, size, send, recv, settings.reduction);
+    fill_for_check(collective, rank, p, settings.root, size, send, recv, settings.reduction,
+                   counts);
     call();
     const std::string error =
-        check_result(collective, rank, p, settings.root, size, recv, settings.reduction);
+        check_result(collective, rank, p, settings.root, size, recv, settings.reduction, counts);
     if (!error.empty()) {
       fmt::print(stderr, "check failed: {} {} of {} bytes: {}\n", to_string(collective),
                  point.algorithm, size, error);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "multilane/communicator.hpp"
+#include "multilane/count_patterns.hpp"
 #include "runtime/check/bench_buffer.hpp"
 
 namespace multilane::runtime {
@@ -25,6 +26,7 @@ struct BenchSettings {
   CollectiveOptions options;
   BenchMemory memory = BenchMemory::Application;  // where the send and receive buffers live
   Reduction reduction;  // reductions: what is combined (sizes are whole elements of it)
+  CountsSpec counts;    // the v-forms: the blocks' sizes, the size being the largest
 };
 
 struct BenchPoint {

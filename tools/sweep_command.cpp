@@ -1,5 +1,6 @@
 #include "sweep_command.hpp"
 
+#include "cli_options.hpp"
 #include "plot.hpp"
 
 #include <fmt/format.h>
@@ -15,6 +16,7 @@
 #include <string>
 
 #include "multilane/algorithms.hpp"
+#include "multilane/count_patterns.hpp"
 #include "multilane/errors.hpp"
 #include "multilane/model.hpp"
 #include "multilane/platform_file.hpp"
@@ -39,6 +41,11 @@ void add_sweep_options(CLI::App& app, SweepCli& o, SweepEngine engine) {
   app.add_option("--wan-pairs", o.wan_pairs, "WAN node pairs P (multilane scatter/gather), or auto")
       ->capture_default_str();
   app.add_option("--root", o.root, "root rank")->capture_default_str();
+  app.add_option("--counts", o.counts,
+                 "the v-forms: uneven block sizes, " + counts_pattern_names() +
+                     " (each size is the largest block), or the counts, comma-separated (p of "
+                     "them, p*p for alltoallv)")
+      ->capture_default_str();
   app.add_option("--overhead", o.overhead, "per-message overhead, e.g. 5us")->capture_default_str();
   app.add_flag("--json", o.json, "print JSON instead of a table");
   app.add_option("--plot", o.plot, "draw time vs size per algorithm (log-log) into this PNG");
@@ -122,6 +129,7 @@ int run_sweep_command(const SweepCli& o, SweepEngine engine) {
     }
   }
   req.root = o.root;
+  req.counts = parse_option("--counts", o.counts, parse_counts_spec);
   req.overhead_s = parse_duration(o.overhead);
   req.simulate = is_sim;
   req.model = !is_sim || o.compare_model;

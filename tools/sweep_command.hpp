@@ -3,8 +3,8 @@
 // with the closed forms (model), print a table or JSON, optionally plot and sweep P.
 //
 //   --platform FILE --collective C --algorithm A|all --sizes LIST [--segment SIZE|auto]
-//   [--wan-pairs P|auto] [--root R] [--overhead DURATION] [--json] [--trace OUT.json]
-//   [--plot OUT.png] [--sweep-pairs]
+//   [--wan-pairs P|auto] [--root R] [--counts PATTERN] [--overhead DURATION] [--json]
+//   [--trace OUT.json] [--plot OUT.png] [--sweep-pairs]
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -16,7 +16,7 @@ namespace multilane::cli {
 
 struct SweepCli {
   std::string platform, collective = "bcast", algorithm = "all", sizes, segment = "auto";
-  std::string wan_pairs = "auto", overhead = "0s", trace, plot;
+  std::string wan_pairs = "auto", overhead = "0s", trace, plot, counts = "ramp";
   int root = 0;
   bool json = false, compare_model = false, sweep_pairs = false;
   ReductionOptions reduction{"float"};

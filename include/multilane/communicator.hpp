@@ -226,10 +226,12 @@ class Communicator {
   // (`element_size`: bytes per element of a reduction).
   std::string explain(Collective collective, std::uint64_t size, int root = 0,
                       std::uint32_t element_size = 1) const;
-  // The algorithm name "auto" resolves to (or `options.algorithm` when it names one).
+  // The algorithm name "auto" resolves to (or `options.algorithm` when it names one); the
+  // v-forms' with their counts.
   std::string resolve_algorithm(Collective collective, std::uint64_t size, int root,
                                 const CollectiveOptions& options = {},
-                                std::uint32_t element_size = 1) const;
+                                std::uint32_t element_size = 1,
+                                std::span<const std::uint64_t> counts = {}) const;
 
  private:
   std::uint64_t alltoall_block(std::size_t send_bytes) const;  // bytes per rank, checked

@@ -33,4 +33,17 @@ std::string counts_pattern_names();
 std::vector<std::uint64_t> pattern_counts(CountsPattern pattern, Collective collective,
                                           int num_ranks, std::uint64_t size);
 
+// What a tool's --counts gives: a pattern, or the counts themselves ("1MiB,0,4MiB,...", the
+// size being their largest).
+struct CountsSpec {
+  CountsPattern pattern = CountsPattern::Ramp;
+  std::vector<std::uint64_t> given;  // empty: the pattern
+  // The counts of a call of `collective` on `num_ranks` ranks whose largest block is `size`
+  // (given counts: as given; an even collective: none).
+  std::vector<std::uint64_t> counts(Collective collective, int num_ranks, std::uint64_t size) const;
+};
+// A pattern name or a comma-separated list of sizes (units.hpp); throws UsageError naming
+// what is wrong ("unknown pattern \"x\": choose ramp, zeros or one-huge, or give the counts").
+CountsSpec parse_counts_spec(std::string_view text);
+
 }  // namespace multilane

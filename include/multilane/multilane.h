@@ -70,6 +70,27 @@ int ml_iallgather(ml_comm* comm, const void* send, void* recv, size_t bytes_per_
 int ml_ialltoall(ml_comm* comm, const void* send, void* recv, size_t bytes_per_rank,
                  const char* algorithm, ml_request** request);
 
+/* The v-forms: `counts` are the bytes of each block, the same on every rank: p of them (block
+ * i belongs to rank i), p*p for alltoallv (counts[i*p + j]: from rank i to rank j). Blocks are
+ * packed in rank order: the gatherv root's `recv`, the scatterv root's `send`, every
+ * allgatherv `recv`, and each alltoallv rank's row in `send` and column in `recv`. */
+int ml_gatherv(ml_comm* comm, const void* send, void* recv, const size_t* counts, int root,
+               const char* algorithm);
+int ml_scatterv(ml_comm* comm, const void* send, void* recv, const size_t* counts, int root,
+                const char* algorithm);
+int ml_allgatherv(ml_comm* comm, const void* send, void* recv, const size_t* counts,
+                  const char* algorithm);
+int ml_alltoallv(ml_comm* comm, const void* send, void* recv, const size_t* counts,
+                 const char* algorithm);
+int ml_igatherv(ml_comm* comm, const void* send, void* recv, const size_t* counts, int root,
+                const char* algorithm, ml_request** request);
+int ml_iscatterv(ml_comm* comm, const void* send, void* recv, const size_t* counts, int root,
+                 const char* algorithm, ml_request** request);
+int ml_iallgatherv(ml_comm* comm, const void* send, void* recv, const size_t* counts,
+                   const char* algorithm, ml_request** request);
+int ml_ialltoallv(ml_comm* comm, const void* send, void* recv, const size_t* counts,
+                  const char* algorithm, ml_request** request);
+
 /* Reductions (multilane/reduction.hpp): counts are in elements of `type`. */
 typedef enum {
   ML_INT8,

@@ -32,6 +32,9 @@ Schedule gather_multilane(const Platform&, const BuildParams&);
 
 Schedule allgather_ring(const Platform&, const BuildParams&);
 Schedule allgather_recursive_doubling(const Platform&, const BuildParams&);
+Schedule allgather_multilane_sites(const Platform&, const BuildParams&);
+// k, the lanes across the WAN of allgather_multilane_sites (allgather_sites.cpp).
+int allgather_multilane_sites_wan_pairs(const Platform&, const BuildParams&);
 
 Schedule reduce_binomial(const Platform&, const BuildParams&);
 Schedule reduce_binary(const Platform&, const BuildParams&);

@@ -176,6 +176,14 @@ constexpr std::array kAlgorithms = {
                   .build = algo::allgather_recursive_doubling,
                   .uneven = true},
     AlgorithmInfo{.collective = AG,
+                  .name = "multilane-sites",
+                  .summary = "ring in every site, then k lanes exchange each pair of sites' "
+                             "blocks across the WAN once, lane leaders hand them out",
+                  .origin = "Traff-Hunold lanes; scatter/gather paper's pairs",
+                  .wan_pairs = algo::allgather_multilane_sites_wan_pairs,
+                  .build = algo::allgather_multilane_sites,
+                  .uneven = true},
+    AlgorithmInfo{.collective = AG,
                   .name = "hier-shm",
                   .summary =
                       "group gather to node leaders, leaders exchange (hier-shm:X: allgather X if "

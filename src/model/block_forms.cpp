@@ -1,5 +1,6 @@
 // Closed forms of the block collectives: scatter and gather (scatter/gather paper: the
-// single-lane MagPIe form and T(P)), allgather and alltoall (one site).
+// single-lane MagPIe form and T(P)), allgather (one site; the site lanes on several) and
+// alltoall (one site).
 #include <algorithm>
 #include <array>
 
@@ -68,6 +69,22 @@ double recursive_doubling(const Figures& f, const Platform&, const BuildParams& 
   return ceil_log2(f.p) * (f.lan_s + f.overhead_s) + (f.p - 1) * m_of(p) / f.node_bps;
 }
 
+// The site lanes (algorithms/allgather_sites.cpp): a ring in the largest site, then each of k
+// leaders sends its 1/k of the site's blocks to its counterpart in every other site (one
+// connection each, k at once) and hands what it got, 1/k of every other site's blocks, to the
+// rest of its site.
+double allgather_sites(const Figures& f, const Platform&, const BuildParams& p) {
+  const int largest = *std::max_element(f.site_ranks.begin(), f.site_ranks.end());
+  const int smallest = *std::min_element(f.site_ranks.begin(), f.site_ranks.end());
+  const int k = p.wan_pairs > 0 ? std::min(p.wan_pairs, smallest) : smallest;
+  const double m = m_of(p);
+  double t = (largest - 1) * (f.lan_s + f.overhead_s + m / f.node_bps);
+  if (f.sites() == 1) return t;
+  const double remote = (f.p - smallest) * m / k;  // what one leader gets, at most
+  t += f.wan_s + f.overhead_s + std::max(largest * m / k, remote) / f.wan_rate(1, k);
+  return t + (largest - 1) * (f.lan_s + f.overhead_s + remote / f.node_bps);
+}
+
 double pairwise(const Figures& f, const Platform&, const BuildParams& p) {
   require_one_site(f, Collective::Alltoall, "pairwise");
   return (f.p - 1) * (f.lan_s + f.overhead_s + m_of(p) / f.node_bps);
@@ -91,6 +108,7 @@ constexpr std::array kForms = {
     FormEntry{G, "multilane", multilane},
     FormEntry{Collective::Allgather, "ring", ring},
     FormEntry{Collective::Allgather, "recursive-doubling", recursive_doubling},
+    FormEntry{Collective::Allgather, "multilane-sites", allgather_sites},
     FormEntry{Collective::Alltoall, "pairwise", pairwise},
     FormEntry{Collective::Alltoall, "linear", all_linear},
 };

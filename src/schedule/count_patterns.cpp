@@ -1,9 +1,15 @@
 // count_patterns.cpp — the named uneven block sizes (multilane/count_patterns.hpp).
 #include "multilane/count_patterns.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <utility>
+
+#include "multilane/errors.hpp"
+#include "multilane/units.hpp"
 
 namespace multilane {
 
@@ -73,6 +79,22 @@ std::vector<std::uint64_t> pattern_counts(CountsPattern pattern, Collective coll
     }
   }
   return counts;
+}
+
+std::vector<std::uint64_t> CountsSpec::counts(Collective collective, int num_ranks,
+                                              std::uint64_t size) const {
+  if (!is_uneven(collective)) return {};
+  if (!given.empty()) return given;
+  return pattern_counts(pattern, collective, num_ranks, size);
+}
+
+CountsSpec parse_counts_spec(std::string_view text) {
+  if (const auto pattern = parse_counts_pattern(text)) return {.pattern = *pattern, .given = {}};
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text.front()))) {
+    throw UsageError(fmt::format("unknown pattern \"{}\": choose {}, or give the counts", text,
+                                 counts_pattern_names()));
+  }
+  return {.pattern = CountsPattern::Ramp, .given = parse_size_list(text)};
 }
 
 }  // namespace multilane

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "multilane/algorithms.hpp"
+#include "multilane/collective.hpp"
 #include "multilane/errors.hpp"
 #include "multilane/model.hpp"
 #include "multilane/units.hpp"
@@ -16,13 +17,16 @@ namespace multilane::sim {
 
 namespace {
 
-BuildParams params_for(const SweepRequest& req, std::uint64_t size, std::uint64_t segment) {
+BuildParams params_for(const Platform& platform, const SweepRequest& req, std::uint64_t size,
+                       std::uint64_t segment) {
   BuildParams p;
   p.root = req.root;
   p.size = size;
   p.segment = segment;
   p.wan_pairs = req.wan_pairs;
   p.element_size = req.element_size;
+  p.counts = req.counts.counts(req.collective, platform.num_ranks(), size);
+  if (!p.counts.empty()) p.size = largest_count(p.counts);
   return p;
 }
 
@@ -33,8 +37,9 @@ std::vector<std::uint64_t> segments_to_try(const Platform& platform, const Sweep
   if (!info.pipelined) return {kDefaultSegment};
   if (req.segment) return {*req.segment};
   try {
-    auto c = segment_candidates(platform, req.collective, info.name, params_for(req, size, 0),
-                                req.overhead_s, req.max_segments);
+    auto c =
+        segment_candidates(platform, req.collective, info.name, params_for(platform, req, size, 0),
+                           req.overhead_s, req.max_segments);
     if (!req.simulate) c.resize(1);
     return c;
   } catch (const UsageError&) {
@@ -57,7 +62,7 @@ void evaluate(const Platform& platform, const SweepRequest& req, const Algorithm
     SweepRow row;
     row.algorithm = best.algorithm;
     row.size = size;
-    const BuildParams params = params_for(req, size, seg);
+    const BuildParams params = params_for(platform, req, size, seg);
     if (req.model) {
       try {
         row.model_s = model_time(platform, req.collective, info.name, params, req.overhead_s);

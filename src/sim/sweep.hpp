@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "multilane/count_patterns.hpp"
 #include "multilane/platform.hpp"
 #include "multilane/schedule.hpp"
 #include "multilane/sim.hpp"
@@ -30,6 +31,9 @@ struct SweepRequest {
   bool trace_first = false;        // keep the trace of the first (algorithm, size)
   int max_segments = 1024;         // bound on segments per message for segment auto
   std::uint32_t element_size = 1;  // reductions: bytes per element (sizes are whole elements)
+  // The v-forms: counts of this pattern with each size as the largest block, or given counts
+  // (count_patterns.hpp).
+  CountsSpec counts;
 };
 
 struct SweepRow {

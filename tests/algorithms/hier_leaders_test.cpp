@@ -207,15 +207,16 @@ TEST(HierLeaders, NamesFlowThroughTheRegistry) {
   EXPECT_TRUE(find_algorithm(Collective::Scatter, "hier-shm:multilane")->uses_wan_pairs());
   EXPECT_EQ(find_algorithm(Collective::Bcast, "hier-shm:hier-shm"), nullptr);
   EXPECT_EQ(find_algorithm(Collective::Alltoall, "hier-shm:pairwise"), nullptr);
-  // 9 bcast, 4 scatter, 4 gather and 2 allgather leaders' algorithms; none listed as plain.
-  EXPECT_EQ(leaders_variants().size(), 19u);
+  // 9 bcast, 4 scatter, 4 gather and 3 allgather leaders' algorithms; none listed as plain.
+  EXPECT_EQ(leaders_variants().size(), 20u);
   for (const AlgorithmInfo& a : all_algorithms()) {
     EXPECT_EQ(a.name.find(':'), std::string_view::npos) << a.name;
   }
   for (const AlgorithmInfo& a : leaders_variants()) {
     EXPECT_FALSE(find_algorithm(a.collective, a.leaders_algorithm)->two_level) << a.name;
   }
-  EXPECT_EQ(leaders_algorithm_names(Collective::Allgather), "ring, recursive-doubling");
+  EXPECT_EQ(leaders_algorithm_names(Collective::Allgather),
+            "ring, recursive-doubling, multilane-sites");
 }
 
 TEST(HierLeaders, PlainNamesKeepThePapersChoiceAndShareTheCode) {

@@ -80,6 +80,31 @@ int collective(ml_comm* comm, multilane::Collective c, const void* send, void* r
   });
 }
 
+// A v-form: the counts (p or p*p of them, NULL refused) are read at the call.
+int uneven(ml_comm* comm, multilane::Collective c, const void* send, void* recv,
+           const size_t* counts, int root, const char* algorithm, ml_request** request) {
+  if (!comm) return null_argument("comm");
+  if (!counts) return null_argument("counts");
+  return guarded([&] {
+    using multilane::Buffer;
+    const int p = comm->comm.size();
+    const int r = comm->comm.rank();
+    const auto n = static_cast<std::size_t>(p) * (c == multilane::Collective::Alltoallv ? p : 1);
+    const std::vector<std::uint64_t> bytes(counts, counts + n);
+    const std::uint64_t largest = multilane::largest_count(bytes);
+    const auto send_data =
+        in(send, multilane::buffer_size(c, Buffer::Send, r, p, root, largest, bytes));
+    const auto recv_data =
+        out(recv, multilane::buffer_size(c, Buffer::Recv, r, p, root, largest, bytes));
+    if (request) {
+      *request = new ml_request{
+          comm->comm.irunv(c, send_data, recv_data, root, bytes, options(algorithm))};
+    } else {
+      comm->comm.runv(c, send_data, recv_data, root, bytes, options(algorithm));
+    }
+  });
+}
+
 static_assert(ML_SHORT_INT + 1 == multilane::kNumElementTypes &&
                   ML_MAXLOC + 1 == multilane::kNumReduceOps,
               "ml_type and ml_op follow ElementType and ReduceOp");
@@ -240,6 +265,52 @@ int ml_ialltoall(ml_comm* comm, const void* send, void* recv, size_t bytes_per_r
                  const char* algorithm, ml_request** request) {
   return started_collective(comm, multilane::Collective::Alltoall, send, recv, bytes_per_rank, 0,
                             algorithm, request);
+}
+
+int ml_gatherv(ml_comm* comm, const void* send, void* recv, const size_t* counts, int root,
+               const char* algorithm) {
+  return uneven(comm, multilane::Collective::Gatherv, send, recv, counts, root, algorithm, nullptr);
+}
+
+int ml_scatterv(ml_comm* comm, const void* send, void* recv, const size_t* counts, int root,
+                const char* algorithm) {
+  return uneven(comm, multilane::Collective::Scatterv, send, recv, counts, root, algorithm,
+                nullptr);
+}
+
+int ml_allgatherv(ml_comm* comm, const void* send, void* recv, const size_t* counts,
+                  const char* algorithm) {
+  return uneven(comm, multilane::Collective::Allgatherv, send, recv, counts, 0, algorithm, nullptr);
+}
+
+int ml_alltoallv(ml_comm* comm, const void* send, void* recv, const size_t* counts,
+                 const char* algorithm) {
+  return uneven(comm, multilane::Collective::Alltoallv, send, recv, counts, 0, algorithm, nullptr);
+}
+
+int ml_igatherv(ml_comm* comm, const void* send, void* recv, const size_t* counts, int root,
+                const char* algorithm, ml_request** request) {
+  if (!request) return null_argument("request");
+  return uneven(comm, multilane::Collective::Gatherv, send, recv, counts, root, algorithm, request);
+}
+
+int ml_iscatterv(ml_comm* comm, const void* send, void* recv, const size_t* counts, int root,
+                 const char* algorithm, ml_request** request) {
+  if (!request) return null_argument("request");
+  return uneven(comm, multilane::Collective::Scatterv, send, recv, counts, root, algorithm,
+                request);
+}
+
+int ml_iallgatherv(ml_comm* comm, const void* send, void* recv, const size_t* counts,
+                   const char* algorithm, ml_request** request) {
+  if (!request) return null_argument("request");
+  return uneven(comm, multilane::Collective::Allgatherv, send, recv, counts, 0, algorithm, request);
+}
+
+int ml_ialltoallv(ml_comm* comm, const void* send, void* recv, const size_t* counts,
+                  const char* algorithm, ml_request** request) {
+  if (!request) return null_argument("request");
+  return uneven(comm, multilane::Collective::Alltoallv, send, recv, counts, 0, algorithm, request);
 }
 
 int ml_reduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,

@@ -601,9 +601,10 @@ std::string Communicator::explain(Collective collective, std::uint64_t size, int
 
 std::string Communicator::resolve_algorithm(Collective collective, std::uint64_t size, int root,
                                             const CollectiveOptions& options,
-                                            std::uint32_t element_size) const {
+                                            std::uint32_t element_size,
+                                            std::span<const std::uint64_t> counts) const {
   if (options.algorithm != "auto") return options.algorithm;
-  return impl_->choose(collective, size, root, options, element_size).best.algorithm;
+  return impl_->choose(collective, size, root, options, element_size, counts).best.algorithm;
 }
 
 }  // namespace multilane

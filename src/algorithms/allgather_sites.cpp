@@ -1,0 +1,146 @@
+// allgather_sites.cpp — the site-aware allgather (`multilane-sites`, also allgatherv): every
+// pair of sites exchanges its blocks across the WAN once, on k lanes at once.
+//
+//   step 1  inside every site, a ring allgather: each rank gets its site's blocks;
+//   step 2  the site's blocks are cut into k parts of consecutive members (balanced by bytes);
+//           lane leader i (the site's i-th rank) sends part i to lane leader i of every other
+//           site and receives that site's part i: k pairs cross between two sites at once,
+//           each carrying 1/k of the site's bytes, once in each direction;
+//   step 3  each lane leader hands the remote parts it received to every other rank of its
+//           site, so that the site's uplinks share the fan-out.
+//
+//      site 0                 site 1           k = 2: the blocks of a0 a1 go on lane 0,
+//    a0  a1  a2  a3         b0  b1  b2         those of a2 a3 on lane 1, and back the same way
+//    [ring in site]         [ring in site]     with site 1's; then a0 and a1 (b0 and b1) give
+//    a0 ===== lane 0 ====== b0                 what they got to the rest of their site.
+//    a1 ===== lane 1 ====== b1
+//
+// k is BuildParams::wan_pairs when given, else the smallest site's rank count, at most that.
+// The ring of step 1 and the pushes of step 3 run on the LAN, the parts of step 2 on lane 0
+// of each node (one connection per node pair, as the scatter/gather paper's pairs).
+#include <algorithm>
+#include <vector>
+
+#include "blocks.hpp"
+#include "builders.hpp"
+#include "multilane/collective.hpp"
+#include "rank_order.hpp"
+
+namespace multilane::algo {
+
+namespace {
+
+struct SiteLanes {
+  std::vector<std::vector<int>> sites;  // ranks by site, each in increasing rank order
+  std::vector<int> site_of;             // rank -> index into sites
+  int k = 1;
+};
+
+SiteLanes plan_site_lanes(const Platform& platform, const BuildParams& params) {
+  SiteLanes lanes;
+  lanes.sites = ranks_by_site(platform, 0);
+  lanes.site_of.assign(static_cast<std::size_t>(platform.num_ranks()), 0);
+  std::size_t smallest = lanes.sites.front().size();
+  for (std::size_t s = 0; s < lanes.sites.size(); ++s) {
+    std::sort(lanes.sites[s].begin(), lanes.sites[s].end());
+    for (int r : lanes.sites[s]) lanes.site_of[r] = static_cast<int>(s);
+    smallest = std::min(smallest, lanes.sites[s].size());
+  }
+  lanes.k = static_cast<int>(smallest);
+  if (params.wan_pairs > 0) lanes.k = std::min(lanes.k, params.wan_pairs);
+  return lanes;
+}
+
+// The members of a site carried on each of k lanes: consecutive members, about equal bytes
+// (by member count when the site has no bytes).
+std::vector<std::vector<int>> lane_parts(const std::vector<int>& members, int k,
+                                         const BlockSizes& sizes) {
+  std::vector<std::vector<int>> parts(static_cast<std::size_t>(k));
+  const std::uint64_t total = sizes.of(members);
+  std::uint64_t before = 0;
+  const auto n = static_cast<std::uint64_t>(members.size());
+  for (std::size_t j = 0; j < members.size(); ++j) {
+    const std::uint64_t bytes = sizes.of(members[j]);
+    // The lane of the member's middle byte (or of its index, without bytes).
+    const std::uint64_t lane =
+        total > 0 ? (2 * before + bytes) * k / (2 * total) : static_cast<std::uint64_t>(j) * k / n;
+    parts[std::min<std::uint64_t>(lane, k - 1)].push_back(members[j]);
+    before += bytes;
+  }
+  return parts;
+}
+
+// Where every block lies in Recv.
+BlockStore recv_store(const BlockSizes& sizes, int p) {
+  BlockStore store = send_buffer_store(sizes, p);
+  store.buffer = Buffer::Recv;
+  return store;
+}
+
+}  // namespace
+
+Schedule allgather_multilane_sites(const Platform& platform, const BuildParams& params) {
+  const int p = platform.num_ranks();
+  const SiteLanes lanes = plan_site_lanes(platform, params);
+  const BlockSizes sizes(params.size, params.counts);
+  const BlockStore recv = recv_store(sizes, p);
+  const auto block = [&](int u) { return Range{Buffer::Recv, recv.offset_of(u), sizes.of(u)}; };
+  std::vector<std::vector<std::vector<int>>> parts;  // [site][lane]: members carried
+  for (const auto& members : lanes.sites) parts.push_back(lane_parts(members, lanes.k, sizes));
+
+  ScheduleBuilder b(Collective::Allgather, "multilane-sites", p, params.root, params.size, 0);
+  for (int r = 0; r < p; ++r) {
+    b.start_rank(r);
+    const int s = lanes.site_of[r];
+    const std::vector<int>& members = lanes.sites[s];
+    const int n = static_cast<int>(members.size());
+    const int q = static_cast<int>(std::find(members.begin(), members.end(), r) - members.begin());
+
+    // Step 1: ring allgather inside the site.
+    std::vector<OpIndex> site_ready{b.copy(block(r), Range{Buffer::Send, 0, sizes.of(r)}, {})};
+    OpIndex last = site_ready.front();
+    for (int step = 0; step + 1 < n; ++step) {
+      b.send(members[(q + 1) % n], block(members[(q - step + n) % n]), kAnyLane, {last});
+      last = b.recv(members[(q - 1 + n) % n], block(members[(q - step - 1 + n) % n]), kAnyLane, {});
+      site_ready.push_back(last);
+    }
+    if (q >= lanes.k) {  // not a lane leader: the remote parts come from the site's leaders
+      for (int i = 0; i < lanes.k; ++i) {
+        for (std::size_t t = 0; t < lanes.sites.size(); ++t) {
+          if (static_cast<int>(t) != s) recv_blocks(b, members[i], parts[t][i], sizes, recv);
+        }
+      }
+      continue;
+    }
+    // Step 2: lane q to lane q of every other site, both ways.
+    std::vector<OpIndex> remote;
+    for (std::size_t t = 0; t < lanes.sites.size(); ++t) {
+      if (static_cast<int>(t) == s) continue;
+      const int partner = lanes.sites[t][q];
+      send_blocks(b, partner, parts[s][q], sizes, recv, site_ready, kWanLane);
+      for (OpIndex got : recv_blocks(b, partner, parts[t][q], sizes, recv, kWanLane)) {
+        remote.push_back(got);
+      }
+    }
+    // Step 3: what arrived goes to the rest of the site; the other leaders' parts come in.
+    for (int j = 0; j < n; ++j) {
+      if (j == q) continue;
+      for (std::size_t t = 0; t < lanes.sites.size(); ++t) {
+        if (static_cast<int>(t) != s) send_blocks(b, members[j], parts[t][q], sizes, recv, remote);
+      }
+    }
+    for (int i = 0; i < lanes.k; ++i) {
+      if (i == q) continue;
+      for (std::size_t t = 0; t < lanes.sites.size(); ++t) {
+        if (static_cast<int>(t) != s) recv_blocks(b, members[i], parts[t][i], sizes, recv);
+      }
+    }
+  }
+  return b.finish();
+}
+
+int allgather_multilane_sites_wan_pairs(const Platform& platform, const BuildParams& params) {
+  return plan_site_lanes(platform, params).k;
+}
+
+}  // namespace multilane::algo
