@@ -27,7 +27,7 @@ void open_three_pairs() {
   for (int& p : ports) p = multilane::testing::loopback_port();
   static std::string listening[3] = {"0", "0", "0"};
   auto serving = in_background([] { return MPW_Init(listening, ports, 3); });
-  std::this_thread::sleep_for(300ms);  // its channels listen by now
+  wait_until_listening({ports[0], ports[1], ports[2]});
   std::string hosts[3] = {"127.0.0.1", "127.0.0.1", "127.0.0.1"};
   ASSERT_EQ(MPW_Init(hosts, ports, 3), 0) << MPW_LastError();
   ASSERT_EQ(within(serving), 0);
@@ -143,7 +143,7 @@ TEST_F(MpwideChannels, BarrierReturnsOnceBothEndsCalledIt) {
 TEST_F(MpwideChannels, InitOfOneChannelAndTheCEntryPoints) {
   const int port = multilane::testing::loopback_port();
   auto serving = in_background([port] { return MPW_Init1_c(const_cast<char*>("0"), port); });
-  std::this_thread::sleep_for(300ms);
+  wait_until_listening({port});
   char host[] = "localhost";
   char* hosts[1] = {host};
   int ports[1] = {port};

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <future>
+#include <initializer_list>
 #include <string>
 #include <thread>
 #include <vector>
@@ -54,6 +55,19 @@ T within(std::future<T>& f, std::chrono::seconds limit = 30s) {
     std::abort();  // the thread still refers to the test's frame
   }
   return f.get();
+}
+
+// Returns once something listens on each of `ports` of 127.0.0.1 (at most 10 s). A fixed
+// sleep is not enough on a loaded machine: a connecting end that finds nothing listening
+// listens itself, as MPWide's ends do, and the two ends then wait for each other.
+inline void wait_until_listening(std::initializer_list<int> ports) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  for (const int port : ports) {
+    while (multilane::testing::can_bind_loopback(static_cast<std::uint16_t>(port))) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "nothing listens on " << port;
+      std::this_thread::sleep_for(5ms);
+    }
+  }
 }
 
 // Two connected paths of `streams` streams in this process: {listening end, connecting end}.

@@ -266,7 +266,7 @@ TEST_F(MpwidePaths, CloseChannelsEndsThePathForThePeer) {
 TEST_F(MpwidePaths, CEntryPointsCreateAPathAndExchangeOnIt) {
   char listen_only[] = "0";
   auto serving = in_background([&] { return MPW_CreatePath_c(listen_only, port, 2); });
-  std::this_thread::sleep_for(300ms);
+  wait_until_listening({port});
   char host[] = "127.0.0.1";
   const int client = MPW_CreatePath_c(host, port, 2);
   ASSERT_EQ(client, 1) << MPW_LastError();

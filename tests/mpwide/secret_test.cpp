@@ -87,7 +87,7 @@ TEST_F(MpwideSecret, EndsWithDifferentSecretsDoNotConnect) {
   ::setenv("MULTILANE_TIMEOUT", "2", 1);  // the listener waits that long for its job
   const int server = MPW_CreatePathWithoutConnect("0", port, 1);
   auto listening = in_background([server] { return MPW_ConnectPath(server, true); });
-  std::this_thread::sleep_for(300ms);
+  wait_until_listening({port});
   ::setenv("MULTILANE_SECRET", "the secret of some other job", 1);
   const int client = MPW_CreatePathWithoutConnect("127.0.0.1", port, 1);
   EXPECT_EQ(MPW_ConnectPath(client, false), -1);
