@@ -130,11 +130,22 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
   mpi_family_test(mpi-ompi-tuning-frozen mpi 3 served_path policy MULTILANE_EXPLAIN=1
                   MULTILANE_TUNING=${mpi_tuning} MULTILANE_TUNING_MODE=frozen ARGS routes
                   EXPECT "MPI_Allreduce 16 B, 3 ranks on 1 node\\(s\\): [a-zA-Z -]+ \\(MPI_Allreduce of 16 B-32 B of float, sum, (measured|pruned) \\(tuning file\\): MPI library")
+  # A file that gives every class to multilane: each is measured again at its 64th call.
+  add_test(NAME mpi-ompi-tuning-all-multilane
+           COMMAND sed -i "s/route = \"mpi\"/route = \"multilane\"/" ${mpi_tuning})
+  mpi_family_test(mpi-ompi-tuning-remeasured mpi 3 served_path policy MULTILANE_EXPLAIN=1
+                  MULTILANE_TUNING=${mpi_tuning} ARGS routes 80
+                  EXPECT "MPI_Allreduce of 16 B-32 B of float, sum on 3 ranks on 1 node of 1 site: (MPI library|multilane), measured again: MPI library [0-9.]+ [mun]?s, multilane [0-9.]+ [mun]?s")
   set_tests_properties(mpi-ompi-tuning-explore PROPERTIES FIXTURES_SETUP mpi_tuning_clean)
   set_tests_properties(mpi-ompi-tuning-measured PROPERTIES FIXTURES_REQUIRED mpi_tuning_clean
                                                            FIXTURES_SETUP mpi_tuning_file)
   set_tests_properties(mpi-ompi-tuning-frozen PROPERTIES FIXTURES_REQUIRED mpi_tuning_file
                                                          FAIL_REGULAR_EXPRESSION "measuring")
+  set_tests_properties(mpi-ompi-tuning-all-multilane PROPERTIES
+                       FIXTURES_REQUIRED mpi_tuning_file DEPENDS mpi-ompi-tuning-frozen
+                       FIXTURES_SETUP mpi_tuning_multilane)
+  set_tests_properties(mpi-ompi-tuning-remeasured PROPERTIES
+                       FIXTURES_REQUIRED mpi_tuning_multilane)
   # Two ranks per "node" (tests/mpi/as_nodes.sh): the route policy sends every call with data
   # to multilane, which joins the nodes over TCP and the ranks of a node by shared memory.
   mpi_family_test(mpi-ompi-types-nodes-4 mpi 4 coll_types policy

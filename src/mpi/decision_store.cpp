@@ -110,8 +110,10 @@ void publish_decision(const PlacementKey& placement, std::uint64_t key,
                                    .classes = {}});
     p = &s.tuning.placements.back();
   }
-  if (p->classes.contains(key)) return;
-  p->classes.emplace(key, decision);
+  // A class measured again replaces its decision when the route changes.
+  const auto known = p->classes.find(key);
+  if (known != p->classes.end() && known->second.choice == decision.choice) return;
+  p->classes.insert_or_assign(key, decision);
   s.changed = true;
 }
 

@@ -2,7 +2,8 @@
 //
 // Every communicator keeps its own MeasuredRoutes (its classes' call counts are its own), and
 // copies the decisions of its placement from here when it is made: an MPI_Comm_dup or an
-// MPI_Comm_split of the same ranks starts decided. Its decisions are published back here.
+// MPI_Comm_split of the same ranks starts decided. Its decisions are published back here; a
+// class measured again (measured_route.hpp) replaces its decision when its route changes.
 //
 // MULTILANE_TUNING=FILE: at MPI_Init rank 0 of MPI_COMM_WORLD reads the file and broadcasts
 // its text, so every rank starts from the same routes (the placements whose MPI library,

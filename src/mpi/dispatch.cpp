@@ -118,8 +118,9 @@ Pick pick_blocking(CommState& state, const CollectiveCall& c, std::uint64_t key,
     return {.run = decision.choice, .algorithm = state.policy->candidate(c.call)};
   }
   const std::string_view candidate = state.policy->candidate(c.call);
-  if (entry->decision) return {.run = entry->decision->choice, .algorithm = candidate};
-  if (entry->exploration.calls() == 0) {
+  const bool explores = explore ? entry->explores_next_call() : !entry->decision;
+  if (!explores) return {.run = entry->decision->choice, .algorithm = candidate};
+  if (!entry->decision && entry->exploration.calls() == 0) {
     const Route route = state.policy->choose(query_of(c));
     if (!route.measure) {
       entry->decision = default_decision(route);
@@ -149,8 +150,10 @@ void run_multilane(CommState& state, CollectiveCall& c, std::string_view algorit
 std::string explain_blocking(const Pick& pick, const MeasuredRoutes& routes, std::uint64_t key,
                              const CollectiveCall& c, const CommState& state) {
   if (pick.exploring) {
-    return fmt::format("measuring {}: call {} of {}", describe(CallClass::from_key(key)),
-                       pick.exploring->exploration.calls() + 1, kExplorationCalls);
+    return fmt::format("{} {}: call {} of {}",
+                       pick.exploring->rechecking ? "measuring again" : "measuring",
+                       describe(CallClass::from_key(key)), pick.exploring->exploration.calls() + 1,
+                       kExplorationCalls);
   }
   if (const ClassDecision* d = routes.decided(key)) {
     return fmt::format("{}, {}", describe(CallClass::from_key(key)), decision_words(*d));
@@ -208,13 +211,13 @@ int run_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall m
       const std::optional<ClassDecision> decided =
           pick.exploring->exploration.record(seconds, {.function = agree_mean, .context = &c});
       if (decided) {
-        pick.exploring->decision = *decided;
-        publish_decision(state->placement, key, *decided);
+        pick.exploring->settle(*decided);
+        publish_decision(state->placement, key, *pick.exploring->decision);
         if (lib.settings.explain && c.rank == 0) {
           std::fprintf(stderr, "multilane-mpi: %s on %s: %s, %s\n",
                        describe(CallClass::from_key(key)).c_str(), state->placement.words.c_str(),
                        decided->choice == RouteChoice::Mpi ? "MPI library" : "multilane",
-                       decision_words(*decided).c_str());
+                       decision_words(*pick.exploring->decision).c_str());
         }
       }
     }

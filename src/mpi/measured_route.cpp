@@ -1,6 +1,8 @@
 // mpi/measured_route.cpp — exploration and decisions per class (measured_route.hpp).
 #include "mpi/measured_route.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace multilane::mpi {
@@ -19,6 +21,8 @@ const char* to_string(DecisionSource source) {
       return "measured";
     case DecisionSource::Pruned:
       return "pruned";
+    case DecisionSource::Remeasured:
+      return "measured again";
     case DecisionSource::Model:
       return "model";
     case DecisionSource::TuningFile:
@@ -65,6 +69,33 @@ MeasuredRoutes::Entry* MeasuredRoutes::for_blocking_call(std::uint64_t key, bool
   if (!explore || explored_ >= kMostExploredClasses) return nullptr;
   ++explored_;
   return &entries_[key];
+}
+
+// The first re-check of a multilane decision: at call kFirstRecheck, later where the MPI
+// library is known to be slower, so that its block costs about as much as at kFirstRecheck
+// with equal times (3 calls in 64).
+std::uint64_t first_recheck(const ClassDecision& d) {
+  const double slower = d.multilane_s > 0 ? std::clamp(d.mpi_s / d.multilane_s, 1.0, 64.0) : 1.0;
+  return static_cast<std::uint64_t>(std::ceil(static_cast<double>(kFirstRecheck) * slower));
+}
+
+bool MeasuredRoutes::Entry::explores_next_call() {
+  if (!decision || rechecking) return true;
+  if (decision->choice != RouteChoice::Multilane) return false;
+  if (next_recheck == 0) next_recheck = first_recheck(*decision);
+  if (++decided_calls < next_recheck) return false;
+  next_recheck *= kRecheckGrowth;
+  rechecking = true;
+  exploration = Exploration{};
+  return true;
+}
+
+void MeasuredRoutes::Entry::settle(const ClassDecision& decided) {
+  decision = decided;
+  if (rechecking && decided.source == DecisionSource::Measured) {
+    decision->source = DecisionSource::Remeasured;
+  }
+  rechecking = false;
 }
 
 void MeasuredRoutes::adopt(std::uint64_t key, const ClassDecision& decision) {

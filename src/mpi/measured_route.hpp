@@ -28,6 +28,13 @@
 //     frees most ranks early like one that holds them all). The decision is a pure function of
 //     equal inputs, so every rank decides alike;
 //   * multilane is kept only for a gain of kSwitchGain (10%) or more over the MPI library;
+//   * a class decided for multilane is measured again, the same way, at its kFirstRecheck-th
+//     blocking call after the decision and then at every kRecheckGrowth-fold count (64, 512,
+//     4096, ...; the counts grow by the MPI library's known time over multilane's when that
+//     is above 1, so that its calls cost the same share): a decision from a few early calls (cold
+//     caches, the MPI library's lazy set-up, a tuning file from another run) may be wrong for the
+//     job's steady state, and the MPI library is the route that is never slower than itself. The
+//     cost vanishes geometrically. A class decided for the MPI library is not measured again;
 //   * at most kMostExploredClasses classes per communicator are explored; beyond that, and in
 //     the frozen mode, an undecided class takes the default route (dispatch.cpp).
 // Decisions made elsewhere (a communicator of the same placement, the tuning file, the model
@@ -51,11 +58,21 @@ inline constexpr int kPruneAfterCall = kBlockCalls + 1;    // the first kept cal
 inline constexpr double kSwitchGain = 0.9;   // multilane at 0.9x the MPI library's time
 inline constexpr double kPruneFactor = 2.0;  // a candidate at 2x the MPI library's is out
 inline constexpr std::size_t kMostExploredClasses = 64;
+inline constexpr std::uint64_t kFirstRecheck = 64;  // blocking calls after a multilane decision
+inline constexpr std::uint64_t kRecheckGrowth = 8;
 
 // Where a decision came from, for MULTILANE_EXPLAIN and the tuning file.
 // Default: a default route that is no measurement and no model price (the barrier within one
 // site; a class not measured in the frozen mode or past the cap).
-enum class DecisionSource : std::uint8_t { Measured, Pruned, Model, TuningFile, Default };
+// Remeasured: a multilane route measured again in its steady state (kFirstRecheck).
+enum class DecisionSource : std::uint8_t {
+  Measured,
+  Pruned,
+  Remeasured,
+  Model,
+  TuningFile,
+  Default
+};
 const char* to_string(DecisionSource source);
 
 struct ClassDecision {
@@ -100,6 +117,15 @@ class MeasuredRoutes {
   struct Entry {
     std::optional<ClassDecision> decision;
     Exploration exploration;
+    bool rechecking = false;  // a decided multilane route is measured again
+    std::uint64_t decided_calls = 0;
+    std::uint64_t next_recheck = 0;  // 0: not yet set from the decision
+
+    // Whether the class's next blocking call runs the exploration (rather than its decision):
+    // undecided, re-checked, or a multilane decision whose re-check falls on this call.
+    bool explores_next_call();
+    // Takes the exploration's decision and ends a re-check.
+    void settle(const ClassDecision& decided);
   };
   // The class's decision, or null while it has none.
   const ClassDecision* decided(std::uint64_t key) const;

@@ -37,8 +37,8 @@ std::optional<WrappedCall> call_of_function(std::string_view name) {
 }
 
 std::optional<DecisionSource> source_of(std::string_view name) {
-  for (auto source : {DecisionSource::Measured, DecisionSource::Pruned, DecisionSource::Model,
-                      DecisionSource::TuningFile}) {
+  for (auto source : {DecisionSource::Measured, DecisionSource::Pruned, DecisionSource::Remeasured,
+                      DecisionSource::Model, DecisionSource::TuningFile}) {
     if (name == to_string(source)) return source;
   }
   return std::nullopt;
@@ -76,7 +76,8 @@ std::pair<std::uint64_t, ClassDecision> class_of(const std::string& path, const 
   if (const toml::node* s = t.get("source")) {
     const auto named = s->value<std::string>();
     if (!named || !source_of(*named)) {
-      fail(path, s, "source", "must be \"measured\", \"pruned\", \"model\" or \"tuning file\"");
+      fail(path, s, "source",
+           "must be \"measured\", \"pruned\", \"measured again\", \"model\" or \"tuning file\"");
     }
     decision.source = *source_of(*named);
   }

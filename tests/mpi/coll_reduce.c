@@ -47,24 +47,41 @@ static void store(const RType* t, unsigned char* p, long v, int index) {
       if (t->size == 8) *(int64_t*)p = (int64_t)v;
       break;
     case kFloat:
-      if (t->size == 4) *(float*)p = (float)v;
-      else *(double*)p = (double)v;
+      if (t->size == 4)
+        *(float*)p = (float)v;
+      else
+        *(double*)p = (double)v;
       break;
     case kPair:
       if (t->type == MPI_FLOAT_INT) {
-        struct { float v; int i; } x = {(float)v, index};
+        struct {
+          float v;
+          int i;
+        } x = {(float)v, index};
         memcpy(p, &x, sizeof x);
       } else if (t->type == MPI_DOUBLE_INT) {
-        struct { double v; int i; } x = {(double)v, index};
+        struct {
+          double v;
+          int i;
+        } x = {(double)v, index};
         memcpy(p, &x, sizeof x);
       } else if (t->type == MPI_LONG_INT) {
-        struct { long v; int i; } x = {v, index};
+        struct {
+          long v;
+          int i;
+        } x = {v, index};
         memcpy(p, &x, sizeof x);
       } else if (t->type == MPI_2INT) {
-        struct { int v; int i; } x = {(int)v, index};
+        struct {
+          int v;
+          int i;
+        } x = {(int)v, index};
         memcpy(p, &x, sizeof x);
       } else {
-        struct { short v; int i; } x = {(short)v, index};
+        struct {
+          short v;
+          int i;
+        } x = {(short)v, index};
         memcpy(p, &x, sizeof x);
       }
       break;
@@ -193,9 +210,11 @@ static void run_case(MPI_Comm comm, const RType* t, const ROp* o, long count, in
     check("MPI_Allreduce", t, o->op, o->name, recv, 0, count, ranks);
     /* reduce_scatter_block: block r of every rank's input is elements r*count.. */
     unsigned char* input = in_place ? recv : send;
-    for (int b = 0; b < ranks; ++b) fill(t, o->op, input + (size_t)b * bytes, (long)b * count, count, rank);
+    for (int b = 0; b < ranks; ++b)
+      fill(t, o->op, input + (size_t)b * bytes, (long)b * count, count, rank);
     if (nonblocking) {
-      MLTEST_CHECK_MPI(MPI_Ireduce_scatter_block(s, recv, (int)count, t->type, o->op, comm, &request));
+      MLTEST_CHECK_MPI(
+          MPI_Ireduce_scatter_block(s, recv, (int)count, t->type, o->op, comm, &request));
       MLTEST_CHECK_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE));
     } else {
       MLTEST_CHECK_MPI(MPI_Reduce_scatter_block(s, recv, (int)count, t->type, o->op, comm));
@@ -209,19 +228,28 @@ static void run_case(MPI_Comm comm, const RType* t, const ROp* o, long count, in
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const RType types[] = {
-      {MPI_INT8_T, "MPI_INT8_T", kInt, 1, 1},       {MPI_UINT8_T, "MPI_UINT8_T", kUint, 1, 1},
-      {MPI_SHORT, "MPI_SHORT", kInt, 2, 2},         {MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT", kUint, 2, 2},
-      {MPI_INT, "MPI_INT", kInt, 4, 4},             {MPI_UNSIGNED, "MPI_UNSIGNED", kUint, 4, 4},
-      {MPI_LONG, "MPI_LONG", kInt, 8, 8},           {MPI_UINT64_T, "MPI_UINT64_T", kUint, 8, 8},
-      {MPI_LONG_LONG, "MPI_LONG_LONG", kInt, 8, 8}, {MPI_FLOAT, "MPI_FLOAT", kFloat, 4, 4},
-      {MPI_DOUBLE, "MPI_DOUBLE", kFloat, 8, 8},     {MPI_FLOAT_INT, "MPI_FLOAT_INT", kPair, 4, 8},
-      {MPI_DOUBLE_INT, "MPI_DOUBLE_INT", kPair, 8, 16}, {MPI_LONG_INT, "MPI_LONG_INT", kPair, 8, 16},
-      {MPI_2INT, "MPI_2INT", kPair, 4, 8},          {MPI_SHORT_INT, "MPI_SHORT_INT", kPair, 2, 8},
+      {MPI_INT8_T, "MPI_INT8_T", kInt, 1, 1},
+      {MPI_UINT8_T, "MPI_UINT8_T", kUint, 1, 1},
+      {MPI_SHORT, "MPI_SHORT", kInt, 2, 2},
+      {MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT", kUint, 2, 2},
+      {MPI_INT, "MPI_INT", kInt, 4, 4},
+      {MPI_UNSIGNED, "MPI_UNSIGNED", kUint, 4, 4},
+      {MPI_LONG, "MPI_LONG", kInt, 8, 8},
+      {MPI_UINT64_T, "MPI_UINT64_T", kUint, 8, 8},
+      {MPI_LONG_LONG, "MPI_LONG_LONG", kInt, 8, 8},
+      {MPI_FLOAT, "MPI_FLOAT", kFloat, 4, 4},
+      {MPI_DOUBLE, "MPI_DOUBLE", kFloat, 8, 8},
+      {MPI_FLOAT_INT, "MPI_FLOAT_INT", kPair, 4, 8},
+      {MPI_DOUBLE_INT, "MPI_DOUBLE_INT", kPair, 8, 16},
+      {MPI_LONG_INT, "MPI_LONG_INT", kPair, 8, 16},
+      {MPI_2INT, "MPI_2INT", kPair, 4, 8},
+      {MPI_SHORT_INT, "MPI_SHORT_INT", kPair, 2, 8},
   };
-  const ROp ops[] = {{MPI_SUM, "MPI_SUM"},   {MPI_PROD, "MPI_PROD"},     {MPI_MIN, "MPI_MIN"},
-                     {MPI_MAX, "MPI_MAX"},   {MPI_LAND, "MPI_LAND"},     {MPI_LOR, "MPI_LOR"},
-                     {MPI_LXOR, "MPI_LXOR"}, {MPI_BAND, "MPI_BAND"},     {MPI_BOR, "MPI_BOR"},
-                     {MPI_BXOR, "MPI_BXOR"}, {MPI_MINLOC, "MPI_MINLOC"}, {MPI_MAXLOC, "MPI_MAXLOC"}};
+  const ROp ops[] = {
+      {MPI_SUM, "MPI_SUM"},   {MPI_PROD, "MPI_PROD"},     {MPI_MIN, "MPI_MIN"},
+      {MPI_MAX, "MPI_MAX"},   {MPI_LAND, "MPI_LAND"},     {MPI_LOR, "MPI_LOR"},
+      {MPI_LXOR, "MPI_LXOR"}, {MPI_BAND, "MPI_BAND"},     {MPI_BOR, "MPI_BOR"},
+      {MPI_BXOR, "MPI_BXOR"}, {MPI_MINLOC, "MPI_MINLOC"}, {MPI_MAXLOC, "MPI_MAXLOC"}};
   const long counts[] = {0, 1, 7, 1000};
   int turn = 0;
   for (size_t t = 0; t < sizeof types / sizeof *types; ++t) {
@@ -232,7 +260,8 @@ int main(int argc, char** argv) {
        * (reduction_types.hpp), and MPICH 4.0.2's own MPI_Reduce crashes on some of them. */
       if (types[t].kind == kPair && types[t].size + sizeof(int) != types[t].extent) continue;
 #endif
-      for (int c = 0; c < 4; ++c) run_case(MPI_COMM_WORLD, &types[t], &ops[o], counts[c], (turn++ % 3) == 0);
+      for (int c = 0; c < 4; ++c)
+        run_case(MPI_COMM_WORLD, &types[t], &ops[o], counts[c], (turn++ % 3) == 0);
     }
   }
   /* Large vectors, and a communicator of its own (odd and even ranks, reversed). */

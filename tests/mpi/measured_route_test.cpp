@@ -182,6 +182,74 @@ TEST(MeasuredRoute, ExplorationIsBoundedPerCommunicator) {
   EXPECT_EQ(frozen.decided(8), nullptr);
 }
 
+// Runs `entry`'s blocking calls as dispatch.cpp does, each candidate taking the time given
+// (one rank: its times are the agreed ones); returns the routes taken.
+std::vector<RouteChoice> run_calls(MeasuredRoutes::Entry& entry, std::uint64_t calls, double mpi_s,
+                                   double multilane_s) {
+  std::vector<RouteChoice> routes;
+  const Agreement alone{.function = [](void*, double*, int) {}, .context = nullptr};
+  for (std::uint64_t call = 0; call < calls; ++call) {
+    if (!entry.explores_next_call()) {
+      routes.push_back(entry.decision->choice);
+      continue;
+    }
+    const RouteChoice run = entry.exploration.next();
+    routes.push_back(run);
+    if (auto d = entry.exploration.record(run == RouteChoice::Mpi ? mpi_s : multilane_s, alone)) {
+      entry.settle(*d);
+    }
+  }
+  return routes;
+}
+
+TEST(MeasuredRoute, AMultilaneDecisionIsMeasuredAgainAtCall64And512) {
+  MeasuredRoutes::Entry entry;
+  entry.decision = ClassDecision{.choice = RouteChoice::Multilane,
+                                 .source = DecisionSource::TuningFile,
+                                 .from_tuning_file = true};
+  // Multilane still wins: the route stays, with the MPI library's block at calls 64-66
+  // (counted from 1) and multilane's at 67-69.
+  auto routes = run_calls(entry, kFirstRecheck - 1 + kExplorationCalls, 10, 5);
+  const std::vector<RouteChoice> tail(routes.end() - kExplorationCalls, routes.end());
+  EXPECT_EQ(tail, (std::vector<RouteChoice>{RouteChoice::Mpi, RouteChoice::Mpi, RouteChoice::Mpi,
+                                            RouteChoice::Multilane, RouteChoice::Multilane,
+                                            RouteChoice::Multilane}));
+  EXPECT_EQ(std::count(routes.begin(), routes.end(), RouteChoice::Mpi), kBlockCalls);
+  ASSERT_TRUE(entry.decision);
+  EXPECT_EQ(entry.decision->choice, RouteChoice::Multilane);
+  EXPECT_EQ(entry.decision->source, DecisionSource::Remeasured);
+  EXPECT_FALSE(entry.decision->from_tuning_file);
+  // In the steady state the MPI library is faster: the re-check at call 512 hands it over.
+  routes = run_calls(entry, 600, 4, 5);
+  // Calls 70-511 on multilane, the re-check's blocks at 512-517, then the MPI library.
+  const auto on_multilane = kFirstRecheck * kRecheckGrowth - kFirstRecheck - 1 + kBlockCalls;
+  EXPECT_EQ(std::count(routes.begin(), routes.end(), RouteChoice::Multilane), on_multilane);
+  EXPECT_EQ(routes.back(), RouteChoice::Mpi);
+  EXPECT_EQ(entry.decision->choice, RouteChoice::Mpi);
+  EXPECT_DOUBLE_EQ(entry.decision->mpi_s, 4);
+  EXPECT_DOUBLE_EQ(entry.decision->multilane_s, 5);
+}
+
+TEST(MeasuredRoute, AModelledGainOfSevenTimesIsMeasuredAgainSevenTimesLater) {
+  MeasuredRoutes::Entry entry;
+  entry.decision = ClassDecision{.choice = RouteChoice::Multilane,
+                                 .source = DecisionSource::Model,
+                                 .mpi_s = 7,
+                                 .multilane_s = 1};
+  const auto routes = run_calls(entry, 7 * kFirstRecheck - 1 + kExplorationCalls, 7, 1);
+  EXPECT_EQ(std::count(routes.begin(), routes.end(), RouteChoice::Mpi), kBlockCalls);
+  EXPECT_EQ(routes[7 * kFirstRecheck - 1], RouteChoice::Mpi);
+  EXPECT_EQ(routes[7 * kFirstRecheck - 2], RouteChoice::Multilane);
+  EXPECT_EQ(entry.decision->source, DecisionSource::Remeasured);
+}
+
+TEST(MeasuredRoute, AnMpiDecisionIsNotMeasuredAgain) {
+  MeasuredRoutes::Entry entry;
+  entry.decision = ClassDecision{.choice = RouteChoice::Mpi};
+  const auto routes = run_calls(entry, 5000, 10, 1);
+  EXPECT_EQ(std::count(routes.begin(), routes.end(), RouteChoice::Mpi), 5000);
+}
+
 TEST(PlacementKey, DependsOnWhereRanksRunNotOnNames) {
   Platform a = make_uniform_platform(2, 2, 1, 2, 1e9, 1e-5, 1e-3, 1e8, 1);
   Platform b = a;

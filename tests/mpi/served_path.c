@@ -11,9 +11,10 @@
  *      wait deliver every element (MPI allows the free; the library keeps its own copy);
  *   3. on a fresh communicator, rank 0 calls MPI_Ibcast then MPI_Send and rank 1 MPI_Recv then
  *      MPI_Ibcast (legal MPI): the nonblocking call must not wait for rank 1 to set anything up.
- * With the argument `routes` (the library's own route, not forced), it makes 50 rounds of the
- * blocking calls only, checking every element: enough for the library to decide their classes
- * (tests/mpi.cmake checks what MULTILANE_EXPLAIN says and the tuning file it writes).
+ * With the argument `routes [ROUNDS]` (the library's own route, not forced), it makes ROUNDS
+ * (50) rounds of the blocking calls only, checking every element: enough for the library to
+ * decide their classes (tests/mpi.cmake checks what MULTILANE_EXPLAIN says and the tuning
+ * file it writes), or with 80, to measure a multilane decision again at its 64th call.
  * With the argument `retyped` (the library's own route), a call the library remembers as going
  * to the MPI library (a bcast of one element of an empty datatype: no data) is made again after
  * its datatype is freed and a new one of 8 bytes is made, which MPI may give the same handle:
@@ -191,7 +192,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (argc > 1 && strcmp(argv[1], "routes") == 0) {
-    blocking_calls(rank, size, 50, 1);
+    blocking_calls(rank, size, argc > 2 ? atoi(argv[2]) : 50, 1);
     return mltest_finish();
   }
   CountersFunction counters = NULL;
