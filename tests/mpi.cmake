@@ -37,11 +37,11 @@ enable_language(C)
 
 find_program(MULTILANE_MPIRUN_OPENMPI mpirun.openmpi)
 find_program(MULTILANE_MPIEXEC_MPICH mpiexec.mpich)
-set(mpi_test_programs coll_types coll_comms coll_nonblocking coll_reduce fallback errors
+set(mpi_test_programs coll_types coll_comms coll_nonblocking coll_reduce coll_v fallback errors
                       thread_multiple served_path)
 set(mpi_forced_env "")
 foreach(coll IN ITEMS BCAST SCATTER GATHER ALLGATHER ALLTOALL BARRIER REDUCE ALLREDUCE
-                     REDUCE_SCATTER_BLOCK)
+                     REDUCE_SCATTER_BLOCK GATHERV SCATTERV ALLGATHERV ALLTOALLV)
   list(APPEND mpi_forced_env MULTILANE_ALGORITHM_${coll}=auto)
 endforeach()
 
@@ -148,6 +148,15 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
                        FIXTURES_REQUIRED mpi_tuning_multilane)
   # Two ranks per "node" (tests/mpi/as_nodes.sh): the route policy sends every call with data
   # to multilane, which joins the nodes over TCP and the ranks of a node by shared memory.
+  # The v-forms: uneven counts, displacements out of order, datatypes with holes, in place.
+  mpi_family_test(mpi-ompi-v-plain-4 mpi 4 coll_v plain)
+  mpi_family_test(mpi-ompi-v-forced-1 mpi 1 coll_v forced)
+  mpi_family_test(mpi-ompi-v-forced-3 mpi 3 coll_v forced)
+  mpi_family_test(mpi-ompi-v-policy-4 mpi 4 coll_v policy)
+  mpi_family_test(mpi-ompi-v-nodes-4 mpi 4 coll_v forced
+                  WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 2)
+  mpi_family_test(mpi-ompi-v-explain-3 mpi 3 coll_v forced MULTILANE_EXPLAIN=1
+                  EXPECT "multilane-mpi: MPI_Alltoallv, 3 ranks on 1 node\\(s\\): multilane [a-z-]+ \\(MULTILANE_ALGORITHM_ALLTOALLV=auto\\)")
   mpi_family_test(mpi-ompi-types-nodes-4 mpi 4 coll_types policy
                   WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 2)
 
@@ -313,6 +322,9 @@ if(TARGET multilane_mpich AND MULTILANE_MPIEXEC_MPICH)
   mpi_family_test(mpi-mpich-types-forced-4 mpich 4 coll_types forced)
   mpi_family_test(mpi-mpich-reduce-forced-4 mpich 4 coll_reduce forced)
   mpi_family_test(mpi-mpich-types-policy-2 mpich 2 coll_types policy)
+  mpi_family_test(mpi-mpich-v-plain-3 mpich 3 coll_v plain)
+  mpi_family_test(mpi-mpich-v-forced-4 mpich 4 coll_v forced)
+  mpi_family_test(mpi-mpich-v-policy-3 mpich 3 coll_v policy)
   mpi_family_test(mpi-mpich-comms-forced-5 mpich 5 coll_comms forced)
   # Two ranks per node and two nodes per site (MULTILANE_SITE): the library's platform has two
   # sites, and multilane's cross-site algorithms run.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 
 #include "mpi/pmpi_check.hpp"
 #include "multilane/errors.hpp"
@@ -16,6 +17,12 @@ std::uint64_t data_bytes(std::uint64_t count, MPI_Datatype type) {
 }
 
 namespace {
+
+MPI_Aint extent_of(MPI_Datatype type) {
+  MPI_Aint lb = 0, extent = 0;
+  pmpi_check(PMPI_Type_get_extent(type, &lb, &extent), "PMPI_Type_get_extent");
+  return extent;
+}
 
 bool dense(MPI_Datatype type) {
   MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
@@ -63,6 +70,68 @@ void ByteBuffer::clear() {
   bytes_ = {};
 }
 
+TypeLayout layout_of(MPI_Datatype type) {
+  TypeLayout layout{.type = type};
+  MPI_Count size = 0;
+  pmpi_check(PMPI_Type_size_x(type, &size), "PMPI_Type_size_x");
+  MPI_Aint lb = 0;
+  pmpi_check(PMPI_Type_get_extent(type, &lb, &layout.extent), "PMPI_Type_get_extent");
+  layout.size = static_cast<std::uint64_t>(size);
+  layout.contiguous = is_contiguous(type);
+  return layout;
+}
+
+namespace {
+
+// Elements per PMPI_Pack call: its count and byte size are ints.
+std::uint64_t pack_step(const TypeLayout& layout) {
+  return std::max<std::uint64_t>(
+      1, (std::uint64_t{1} << 30) / std::max<std::uint64_t>(1, layout.size));
+}
+
+}  // namespace
+
+void pack_elements(const TypeLayout& layout, const void* base, std::uint64_t count,
+                   std::byte* out) {
+  if (count == 0 || layout.size == 0) return;
+  if (layout.contiguous) {
+    std::memcpy(out, base, count * layout.size);
+    return;
+  }
+  const std::uint64_t step = pack_step(layout);
+  for (std::uint64_t first = 0; first < count; first += step) {
+    const std::uint64_t n = std::min(step, count - first);
+    int position = 0;
+    pmpi_check(
+        PMPI_Pack(static_cast<const char*>(base) + static_cast<std::int64_t>(first) * layout.extent,
+                  static_cast<int>(n), layout.type, out + first * layout.size,
+                  static_cast<int>(n * layout.size), &position, MPI_COMM_SELF),
+        "PMPI_Pack");
+    if (static_cast<std::uint64_t>(position) != n * layout.size) {
+      throw CommunicationError("PMPI_Pack wrote another size than the datatype's");
+    }
+  }
+}
+
+void unpack_elements(const TypeLayout& layout, const std::byte* in, std::uint64_t count,
+                     void* base) {
+  if (count == 0 || layout.size == 0) return;
+  if (layout.contiguous) {
+    std::memcpy(base, in, count * layout.size);
+    return;
+  }
+  const std::uint64_t step = pack_step(layout);
+  for (std::uint64_t first = 0; first < count; first += step) {
+    const std::uint64_t n = std::min(step, count - first);
+    int position = 0;
+    pmpi_check(
+        PMPI_Unpack(in + first * layout.size, static_cast<int>(n * layout.size), &position,
+                    static_cast<char*>(base) + static_cast<std::int64_t>(first) * layout.extent,
+                    static_cast<int>(n), layout.type, MPI_COMM_SELF),
+        "PMPI_Unpack");
+  }
+}
+
 void ByteBuffer::assign(void* base, std::uint64_t count, MPI_Datatype type, Use use,
                         bool keep_type) {
   clear();
@@ -84,39 +153,18 @@ void ByteBuffer::assign(void* base, std::uint64_t count, MPI_Datatype type, Use 
     owns_type_ = true;
   }
   if (use == Use::Output) return;
-  // Packed in pieces whose counts and sizes fit PMPI_Pack's int arguments.
-  MPI_Aint lb = 0, extent = 0;
-  pmpi_check(PMPI_Type_get_extent(type, &lb, &extent), "PMPI_Type_get_extent");
-  const std::uint64_t element = bytes / count;
-  const std::uint64_t step = std::max<std::uint64_t>(1, (1u << 30) / element);
-  for (std::uint64_t first = 0; first < count; first += step) {
-    const std::uint64_t n = std::min(step, count - first);
-    int position = 0;
-    pmpi_check(PMPI_Pack(static_cast<char*>(base) + static_cast<std::int64_t>(first) * extent,
-                         static_cast<int>(n), type, packing_.data() + first * element,
-                         static_cast<int>(n * element), &position, MPI_COMM_SELF),
-               "PMPI_Pack");
-    if (static_cast<std::uint64_t>(position) != n * element) {
-      throw CommunicationError("PMPI_Pack wrote another size than the datatype's");
-    }
-  }
+  pack_elements(
+      {.type = type, .size = bytes / count, .extent = extent_of(type), .contiguous = false}, base,
+      count, packing_.data());
 }
 
 void ByteBuffer::finish() {
   if (!packed_ || use_ == Use::Input) return;
-  MPI_Aint lb = 0, extent = 0;
-  pmpi_check(PMPI_Type_get_extent(type_, &lb, &extent), "PMPI_Type_get_extent");
-  const std::uint64_t element = bytes_.size() / count_;
-  const std::uint64_t step = std::max<std::uint64_t>(1, (1u << 30) / element);
-  for (std::uint64_t first = 0; first < count_; first += step) {
-    const std::uint64_t n = std::min(step, count_ - first);
-    int position = 0;
-    pmpi_check(
-        PMPI_Unpack(packing_.data() + first * element, static_cast<int>(n * element), &position,
-                    static_cast<char*>(base_) + static_cast<std::int64_t>(first) * extent,
-                    static_cast<int>(n), type_, MPI_COMM_SELF),
-        "PMPI_Unpack");
-  }
+  unpack_elements({.type = type_,
+                   .size = bytes_.size() / count_,
+                   .extent = extent_of(type_),
+                   .contiguous = false},
+                  packing_.data(), count_, base_);
 }
 
 }  // namespace multilane::mpi

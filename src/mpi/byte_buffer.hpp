@@ -27,6 +27,21 @@ std::uint64_t data_bytes(std::uint64_t count, MPI_Datatype type);
 // Whether `type`'s data are exactly the bytes of [address, address + count * size).
 bool is_contiguous(MPI_Datatype type);
 
+// What copying elements of a datatype needs, looked up once.
+struct TypeLayout {
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  std::uint64_t size = 0;  // bytes of data per element
+  MPI_Aint extent = 0;     // bytes from one element to the next in memory
+  bool contiguous = false;
+};
+TypeLayout layout_of(MPI_Datatype type);
+// `count` elements at `base` as their packed bytes at `out` (count * size of them), and back:
+// a copy for a contiguous type, PMPI_Pack / PMPI_Unpack (in pieces that fit their int
+// arguments) for any other.
+void pack_elements(const TypeLayout& layout, const void* base, std::uint64_t count, std::byte* out);
+void unpack_elements(const TypeLayout& layout, const std::byte* in, std::uint64_t count,
+                     void* base);
+
 // A buffer that packs keeps its packing memory from one assign() to the next. With
 // `keep_type`, a packed buffer holds its own duplicate of the datatype (PMPI_Type_dup) until
 // clear() or destruction, so the program may free its handle before finish().

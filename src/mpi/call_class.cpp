@@ -42,7 +42,7 @@ CallClass CallClass::from_key(std::uint64_t key) {
 
 CallClass classify(WrappedCall call, std::uint64_t bytes, const Reduction& reduction) {
   CallClass c{.call = call, .bytes_log2 = static_cast<std::uint8_t>(std::bit_width(bytes))};
-  if (call == WrappedCall::Barrier) c.bytes_log2 = 0;
+  if (call == WrappedCall::Barrier || sizes_per_rank(call)) c.bytes_log2 = 0;
   if (keeps_reduction(call)) {
     c.type = reduction.type;
     c.op = reduction.op;
@@ -57,6 +57,7 @@ std::uint64_t lowest_bytes(const CallClass& c) {
 std::string describe(const CallClass& c) {
   std::string text = call_function(c.call, false);
   if (c.call == WrappedCall::Barrier) return text;
+  if (sizes_per_rank(c.call)) return text + " (sizes per rank)";
   if (c.bytes_log2 == 0) return text + " of 0 B";
   const std::uint64_t low = lowest_bytes(c);
   text += c.bytes_log2 >= 64 ? fmt::format(" of {} or more", power_of_two(low))

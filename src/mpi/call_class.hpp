@@ -7,7 +7,9 @@
 // puts a call in the same class: what keeps all ranks on one route.
 //
 // Bytes are multilane's block (collective_call.hpp): the whole message of a bcast, one rank's
-// block otherwise. Class c > 0 holds [2^(c-1), 2^c) bytes; class 0 holds empty calls.
+// block otherwise, an allgatherv's largest block. Class c > 0 holds [2^(c-1), 2^c) bytes;
+// class 0 holds empty calls. Gatherv, scatterv and alltoallv have no size every rank knows
+// (wrapped_call.hpp: sizes_per_rank): each is one class of any size on its communicator.
 #pragma once
 
 #include <cstdint>

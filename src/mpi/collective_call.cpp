@@ -17,6 +17,8 @@ using Use = ByteBuffer::Use;
 
 }  // namespace
 
+bool describe_v_form(const MpiArgs& args, CollectiveCall& c);  // v_form_call.cpp
+
 bool describe_call(WrappedCall call, MPI_Comm comm, const MpiArgs& args, int rank, int size,
                    CollectiveCall& c) {
   c.call = call;
@@ -27,6 +29,7 @@ bool describe_call(WrappedCall call, MPI_Comm comm, const MpiArgs& args, int ran
   c.block = 0;
   const bool has_root = rooted(call);
   if (has_root && (args.root < 0 || args.root >= c.size)) return false;
+  if (is_v_form(call)) return describe_v_form(args, c);
   const bool root = has_root && args.root == c.rank;
   // The side whose count and type are significant on this rank and fix the block.
   auto from_recv = [&]() -> bool {
@@ -66,6 +69,8 @@ bool describe_call(WrappedCall call, MPI_Comm comm, const MpiArgs& args, int ran
     case WrappedCall::ReduceScatterBlock:
       if (recv_in_place) return false;
       break;
+    default:
+      return false;  // the v-forms: describe_v_form()
   }
   bool ok = true;
   switch (call) {
@@ -98,6 +103,8 @@ bool describe_call(WrappedCall call, MPI_Comm comm, const MpiArgs& args, int ran
       if (reduction) c.reduction = *reduction;
       break;
     }
+    default:
+      return false;  // the v-forms: describe_v_form()
   }
   return ok;
 }
@@ -105,8 +112,14 @@ bool describe_call(WrappedCall call, MPI_Comm comm, const MpiArgs& args, int ran
 void CollectiveCall::prepare() {
   send_buffer_.clear();
   recv_buffer_.clear();
+  send_blocks_.clear();
+  recv_blocks_.clear();
   send_ = {};
   recv_ = {};
+  if (is_v_form(call)) {
+    prepare_v_form();
+    return;
+  }
   const bool root = args.root == rank;
   const auto n = static_cast<std::uint64_t>(size);
   auto* sendbuf = const_cast<void*>(args.sendbuf);
@@ -180,6 +193,8 @@ void CollectiveCall::prepare() {
     case WrappedCall::ReduceScatterBlock:
       prepare_reduction();
       break;
+    default:
+      break;  // the v-forms: prepare_v_form()
   }
 }
 
@@ -209,6 +224,7 @@ void CollectiveCall::prepare_reduction() {
 
 void CollectiveCall::finish() {
   recv_buffer_.finish();
+  recv_blocks_.finish();
 }
 
 }  // namespace multilane::mpi

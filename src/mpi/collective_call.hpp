@@ -13,6 +13,14 @@
 //   allreduce   sendbuf = MPI_IN_PLACE: recvbuf is the input (copied first)
 //   reduce_scatter_block  sendbuf = MPI_IN_PLACE: recvbuf holds the size() blocks of input
 //               (copied first) and gets the result in its first block
+//   gatherv, scatterv, allgatherv  as gather, scatter, allgather, the blocks where the
+//               displacements say
+//   alltoallv   sendbuf = MPI_IN_PLACE: recvbuf with the receive counts and displacements is
+//               the input (copied whole first)
+// The v-forms run as multilane's v-collectives, whose schedule needs every rank's counts in
+// bytes (counts()). Allgatherv's are the same everywhere; gatherv's and scatterv's are the
+// root's, which prepare() broadcasts (PMPI_Bcast), and alltoallv's rows are each rank's own,
+// which prepare() gathers (PMPI_Allgather): every rank then builds the same schedule.
 // Reductions are served only for the predefined datatypes and operations that map
 // (reduction_types.hpp).
 // The call object owns whatever temporary buffers it needs and must live until the call
@@ -30,6 +38,7 @@
 #include <vector>
 
 #include "mpi/byte_buffer.hpp"
+#include "mpi/displaced_buffer.hpp"
 #include "mpi/wrapped_call.hpp"
 #include "multilane/reduction.hpp"
 
@@ -44,6 +53,12 @@ struct MpiArgs {
   MPI_Datatype recvtype = MPI_DATATYPE_NULL;
   int root = 0;
   MPI_Op op = MPI_OP_NULL;  // reductions (their one count and datatype are in recvcount/type)
+  // The v-forms: a count (elements) and a displacement (extents) per rank for each side; the
+  // scalar sendcount/recvcount then hold this rank's own block's count where it has one.
+  const int* sendcounts = nullptr;
+  const int* sdispls = nullptr;
+  const int* recvcounts = nullptr;
+  const int* rdispls = nullptr;
 };
 
 struct CollectiveCall {
@@ -60,12 +75,19 @@ struct CollectiveCall {
   void prepare();
   std::span<const std::byte> send() const { return send_; }
   std::span<std::byte> recv() const { return recv_; }
+  // The v-forms, after prepare(): the bytes of each block (p, or p² for alltoallv).
+  std::span<const std::uint64_t> counts() const { return counts_; }
   void finish();
 
  private:
   void prepare_reduction();
+  void prepare_v_form();
+  void exchange_counts();
   ByteBuffer send_buffer_;
   ByteBuffer recv_buffer_;
+  DisplacedBuffer send_blocks_;
+  DisplacedBuffer recv_blocks_;
+  std::vector<std::uint64_t> counts_;
   std::vector<std::byte> scratch_;
   std::span<const std::byte> send_;
   std::span<std::byte> recv_;

@@ -128,6 +128,56 @@ int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                       });
 }
 
+int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                MPI_Comm comm) {
+  MpiArgs args = data_args(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype, root);
+  args.recvcounts = recvcounts;
+  args.rdispls = displs;
+  return run_blocking(WrappedCall::Gatherv, comm, args, [](const MpiArgs& a, MPI_Comm c) {
+    return PMPI_Gatherv(a.sendbuf, count(a.sendcount), a.sendtype, a.recvbuf, a.recvcounts,
+                        a.rdispls, a.recvtype, a.root, c);
+  });
+}
+
+int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm) {
+  MpiArgs args = data_args(sendbuf, 0, sendtype, recvbuf, recvcount, recvtype, root);
+  args.sendcounts = sendcounts;
+  args.sdispls = displs;
+  return run_blocking(WrappedCall::Scatterv, comm, args, [](const MpiArgs& a, MPI_Comm c) {
+    return PMPI_Scatterv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf,
+                         count(a.recvcount), a.recvtype, a.root, c);
+  });
+}
+
+int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                   MPI_Comm comm) {
+  MpiArgs args = data_args(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype, 0);
+  args.recvcounts = recvcounts;
+  args.rdispls = displs;
+  return run_blocking(WrappedCall::Allgatherv, comm, args, [](const MpiArgs& a, MPI_Comm c) {
+    return PMPI_Allgatherv(a.sendbuf, count(a.sendcount), a.sendtype, a.recvbuf, a.recvcounts,
+                           a.rdispls, a.recvtype, c);
+  });
+}
+
+int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+  MpiArgs args = data_args(sendbuf, 0, sendtype, recvbuf, 0, recvtype, 0);
+  args.sendcounts = sendcounts;
+  args.sdispls = sdispls;
+  args.recvcounts = recvcounts;
+  args.rdispls = rdispls;
+  return run_blocking(WrappedCall::Alltoallv, comm, args, [](const MpiArgs& a, MPI_Comm c) {
+    return PMPI_Alltoallv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf, a.recvcounts,
+                          a.rdispls, a.recvtype, c);
+  });
+}
+
 int MPI_Ibcast(void* buffer, int n, MPI_Datatype datatype, int root, MPI_Comm comm,
                MPI_Request* request) {
   return start_nonblocking(WrappedCall::Bcast, comm, bcast_args(buffer, n, datatype, root), request,

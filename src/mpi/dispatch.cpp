@@ -52,7 +52,9 @@ void explain(const CollectiveCall& c, const CommState& state, const Pick& pick,
              std::string_view why, bool nonblocking) {
   if (!library().settings.explain || c.rank != 0) return;
   std::string choice = "MPI library";
-  if (pick.run == RouteChoice::Multilane && state.multilane) {
+  if (pick.run == RouteChoice::Multilane && is_v_form(c.call)) {
+    choice = fmt::format("multilane {}", pick.algorithm);  // its counts are not known yet
+  } else if (pick.run == RouteChoice::Multilane && state.multilane) {
     choice = fmt::format("multilane {}",
                          state.multilane->resolve_algorithm(
                              carrier(c.call), c.block, root_of(c),
@@ -62,7 +64,9 @@ void explain(const CollectiveCall& c, const CommState& state, const Pick& pick,
   }
   std::string where = rooted(c.call) ? fmt::format(" root {}", c.args.root) : std::string();
   if (state.layout.sites > 1) where += fmt::format(" ({} sites)", state.layout.sites);
-  const std::string size = c.call == WrappedCall::Barrier ? "" : fmt::format(" {} B", c.block);
+  std::string size = fmt::format(" {} B", c.block);
+  if (c.call == WrappedCall::Barrier || sizes_per_rank(c.call)) size.clear();
+  if (c.call == WrappedCall::Allgatherv) size = fmt::format(" blocks up to {} B", c.block);
   std::fprintf(stderr, "multilane-mpi: %s%s%s, %d ranks on %d node(s): %s (%.*s)\n",
                call_function(c.call, nonblocking).c_str(), size.c_str(), where.c_str(), c.size,
                state.layout.nodes, choice.c_str(), static_cast<int>(why.size()), why.data());
@@ -90,7 +94,9 @@ std::optional<Pick> settled(const CommState& state, const CollectiveCall& c) {
     return Pick{.run = RouteChoice::Multilane, .algorithm = state.policy->candidate(c.call)};
   }
   if (c.size == 1) return Pick{.run = RouteChoice::Mpi};
-  if (c.block == 0 && c.call != WrappedCall::Barrier) return Pick{.run = RouteChoice::Mpi};
+  if (c.block == 0 && c.call != WrappedCall::Barrier && !sizes_per_rank(c.call)) {
+    return Pick{.run = RouteChoice::Mpi};
+  }
   return std::nullopt;
 }
 
@@ -141,8 +147,13 @@ void run_multilane(CommState& state, CollectiveCall& c, std::string_view algorit
   Communicator& multilane = state.multilane ? *state.multilane : *multilane_of(state);
   const std::uint64_t handed_off = multilane.handed_off();
   c.prepare();
-  multilane.run(carrier(c.call), c.send(), c.recv(), root_of(c), c.block,
-                {.algorithm = std::string(algorithm)}, c.reduction);
+  if (is_v_form(c.call)) {
+    multilane.runv(carrier(c.call), c.send(), c.recv(), root_of(c), c.counts(),
+                   {.algorithm = std::string(algorithm)});
+  } else {
+    multilane.run(carrier(c.call), c.send(), c.recv(), root_of(c), c.block,
+                  {.algorithm = std::string(algorithm)}, c.reduction);
+  }
   c.finish();
   if (multilane.handed_off() != handed_off) ++counters.blocking_handed_off;
 }
@@ -182,16 +193,18 @@ int run_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall m
     }
     CollectiveCall& c = state->blocking;
     // Explained calls are not remembered: each one prints its line.
+    // An allgatherv's class depends on its counts, which the remembered arguments do not hold.
+    const bool rememberable = !lib.settings.explain && call != WrappedCall::Allgatherv;
     if (!describe_call(call, comm, args, state->layout.rank, state->layout.size, c)) {
       explain_fallback(call, comm, false, fallback_reason(call));
-      if (!lib.settings.explain) state->to_mpi_again.remember(call, args);
+      if (rememberable) state->to_mpi_again.remember(call, args);
       return mpi(args, comm);
     }
     const std::uint64_t key = classify(call, c.block, c.reduction).key();
     const Pick pick = pick_blocking(*state, c, key, !lib.settings.frozen);
     if (lib.settings.explain) {
       explain(c, *state, pick, explain_blocking(pick, state->routes, key, c, *state), false);
-    } else if (pick.run == RouteChoice::Mpi && !pick.exploring) {
+    } else if (rememberable && pick.run == RouteChoice::Mpi && !pick.exploring) {
       state->to_mpi_again.remember(call, args);  // a decided route: it does not change
     }
     // Only an explored call is timed: a decided one costs no clock read.

@@ -69,7 +69,15 @@ Route RoutePolicy::choose(const RouteQuery& query) const {
     if (ranks() > 1) return take_multilane(std::string(candidate(query.call)), why);
   }
   if (ranks() == 1) return stay_with_mpi("one rank");
-  if (query.bytes == 0 && query.call != WrappedCall::Barrier) return stay_with_mpi("no data");
+  if (query.bytes == 0 && query.call != WrappedCall::Barrier && !sizes_per_rank(query.call)) {
+    return stay_with_mpi("no data");
+  }
+  if (is_v_form(query.call)) {
+    // The model prices even blocks; a v-form's counts differ from call to call and rank to rank.
+    Route route = stay_with_mpi("a v-form: measured, not modelled");
+    route.measure = true;
+    return route;
+  }
   if (spread_.sites == 1) {
     // A barrier's own time does not show the skew it leaves the ranks with, which the next
     // call pays: measured alone, multilane's barrier won and the calls after it lost.

@@ -8,11 +8,17 @@ namespace multilane::mpi {
 
 namespace {
 constexpr std::array<std::string_view, kWrappedCalls> kNames = {
-    "bcast",   "scatter", "gather",    "allgather",           "alltoall",
-    "barrier", "reduce",  "allreduce", "reduce_scatter_block"};
+    "bcast",     "scatter",   "gather",
+    "allgather", "alltoall",  "barrier",
+    "reduce",    "allreduce", "reduce_scatter_block",
+    "gatherv",   "scatterv",  "allgatherv",
+    "alltoallv"};
 constexpr std::array<std::string_view, kWrappedCalls> kFunctions = {
-    "Bcast",   "Scatter", "Gather",    "Allgather",           "Alltoall",
-    "Barrier", "Reduce",  "Allreduce", "Reduce_scatter_block"};
+    "Bcast",     "Scatter",   "Gather",
+    "Allgather", "Alltoall",  "Barrier",
+    "Reduce",    "Allreduce", "Reduce_scatter_block",
+    "Gatherv",   "Scatterv",  "Allgatherv",
+    "Alltoallv"};
 }  // namespace
 
 std::string_view call_name(WrappedCall call) {
@@ -50,13 +56,31 @@ Collective carrier(WrappedCall call) {
       return Collective::Allreduce;
     case WrappedCall::ReduceScatterBlock:
       return Collective::ReduceScatter;
+    case WrappedCall::Gatherv:
+      return Collective::Gatherv;
+    case WrappedCall::Scatterv:
+      return Collective::Scatterv;
+    case WrappedCall::Allgatherv:
+      return Collective::Allgatherv;
+    case WrappedCall::Alltoallv:
+      return Collective::Alltoallv;
   }
   return Collective::Bcast;
 }
 
 bool rooted(WrappedCall call) {
   return call == WrappedCall::Bcast || call == WrappedCall::Scatter ||
-         call == WrappedCall::Gather || call == WrappedCall::Reduce;
+         call == WrappedCall::Gather || call == WrappedCall::Reduce ||
+         call == WrappedCall::Gatherv || call == WrappedCall::Scatterv;
+}
+
+bool is_v_form(WrappedCall call) {
+  return call >= WrappedCall::Gatherv;
+}
+
+bool sizes_per_rank(WrappedCall call) {
+  return call == WrappedCall::Gatherv || call == WrappedCall::Scatterv ||
+         call == WrappedCall::Alltoallv;
 }
 
 }  // namespace multilane::mpi

@@ -20,8 +20,12 @@ enum class WrappedCall : std::size_t {
   Reduce,
   Allreduce,
   ReduceScatterBlock,
+  Gatherv,
+  Scatterv,
+  Allgatherv,
+  Alltoallv,
 };
-inline constexpr std::size_t kWrappedCalls = 9;
+inline constexpr std::size_t kWrappedCalls = 13;
 
 // "bcast", ..., "reduce_scatter_block": the suffix of MULTILANE_ALGORITHM_<COLL> in lower case.
 std::string_view call_name(WrappedCall call);
@@ -29,7 +33,13 @@ std::string_view call_name(WrappedCall call);
 std::string call_function(WrappedCall call, bool nonblocking);
 // The multilane collective that carries it (a barrier is a one-byte allgather).
 Collective carrier(WrappedCall call);
-// Whether the call has a root (bcast, scatter, gather, reduce).
+// Whether the call has a root (bcast, scatter, gather, reduce and the rooted v-forms).
 bool rooted(WrappedCall call);
+// The v-forms: a count (and displacement) per rank.
+bool is_v_form(WrappedCall call);
+// The v-forms whose sizes no rank knows alike: gatherv's and scatterv's counts are significant
+// only at the root, and in alltoallv each rank knows its own row and column. Their class has
+// no size (call_class.hpp), and multilane's route exchanges the counts first.
+bool sizes_per_rank(WrappedCall call);
 
 }  // namespace multilane::mpi

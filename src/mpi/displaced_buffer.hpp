@@ -1,0 +1,47 @@
+// mpi/displaced_buffer.hpp — a v-form's buffer (base, counts, displacements, datatype) as the
+// packed blocks multilane moves: block i right after block i - 1 (collective.hpp).
+//
+// Block i is counts[i] elements of the datatype at base + displs[i] extents. MPI allows the
+// displacements in any order and with gaps. When the datatype is contiguous and the
+// displacements already lay the blocks end to end in rank order, the program's memory is used
+// in place; otherwise the blocks are copied (packed, for a derived datatype with holes) into
+// one buffer of the object's own, and finish() copies an output's blocks back to where the
+// displacements say. The object keeps its memory from one assign() to the next.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "mpi/byte_buffer.hpp"
+
+namespace multilane::mpi {
+
+class DisplacedBuffer {
+ public:
+  using Use = ByteBuffer::Use;
+  // The counts and displacements must stay valid until finish(); an Input or Both buffer is
+  // copied now when it is not used in place.
+  void assign(void* base, std::span<const int> counts, std::span<const int> displs,
+              MPI_Datatype type, Use use);
+  std::span<std::byte> bytes() { return bytes_; }
+  // Copies an Output or Both buffer's blocks to the program's memory (nothing in place).
+  void finish();
+  // Forgets the buffer: finish() does nothing until the next assign().
+  void clear();
+
+ private:
+  void* base_ = nullptr;
+  std::span<const int> counts_;
+  std::span<const int> displs_;
+  TypeLayout layout_;
+  Use use_ = Use::Input;
+  bool copied_ = false;
+  std::vector<std::byte> packing_;
+  std::span<std::byte> bytes_;
+};
+
+}  // namespace multilane::mpi

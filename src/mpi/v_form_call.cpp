@@ -1,0 +1,204 @@
+// mpi/v_form_call.cpp — MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv and MPI_Alltoallv in
+// multilane's terms (collective_call.hpp): which arguments are significant on which rank, the
+// counts every rank's schedule needs, and the packed blocks.
+#include <algorithm>
+#include <span>
+
+#include "mpi/collective_call.hpp"
+#include "mpi/pmpi_check.hpp"
+
+namespace multilane::mpi {
+
+namespace {
+
+using Use = ByteBuffer::Use;
+
+std::span<const int> per_rank(const int* values, int size) {
+  return {values, static_cast<std::size_t>(size)};
+}
+
+// A side given by per-rank counts and displacements: both arrays there, no negative count,
+// a datatype.
+bool usable_blocks(const int* counts, const int* displs, MPI_Datatype type, int size) {
+  if (counts == nullptr || displs == nullptr || type == MPI_DATATYPE_NULL) return false;
+  return std::none_of(counts, counts + size, [](int n) { return n < 0; });
+}
+
+// A side given by one count.
+bool usable_block(std::int64_t count, MPI_Datatype type) {
+  return count >= 0 && type != MPI_DATATYPE_NULL;
+}
+
+}  // namespace
+
+// The v-forms' part of describe_call(): `c` already holds the call, its rank and size.
+bool describe_v_form(const MpiArgs& a, CollectiveCall& c) {
+  const bool root = rooted(c.call) && a.root == c.rank;
+  const bool send_in_place = a.sendbuf == MPI_IN_PLACE, recv_in_place = a.recvbuf == MPI_IN_PLACE;
+  c.block = 0;  // gatherv, scatterv, alltoallv: no size every rank knows (call_class.hpp)
+  switch (c.call) {
+    case WrappedCall::Gatherv:
+      if (root) {
+        if (recv_in_place || !usable_blocks(a.recvcounts, a.rdispls, a.recvtype, c.size)) {
+          return false;
+        }
+        return send_in_place || usable_block(a.sendcount, a.sendtype);
+      }
+      return !send_in_place && usable_block(a.sendcount, a.sendtype);
+    case WrappedCall::Scatterv:
+      if (root) {
+        if (send_in_place || !usable_blocks(a.sendcounts, a.sdispls, a.sendtype, c.size)) {
+          return false;
+        }
+        return recv_in_place || usable_block(a.recvcount, a.recvtype);
+      }
+      return !recv_in_place && usable_block(a.recvcount, a.recvtype);
+    case WrappedCall::Allgatherv: {
+      if (recv_in_place || !usable_blocks(a.recvcounts, a.rdispls, a.recvtype, c.size)) {
+        return false;
+      }
+      if (!send_in_place && !usable_block(a.sendcount, a.sendtype)) return false;
+      const int largest = *std::max_element(a.recvcounts, a.recvcounts + c.size);
+      c.block = data_bytes(static_cast<std::uint64_t>(largest), a.recvtype);
+      return true;
+    }
+    case WrappedCall::Alltoallv:
+      if (recv_in_place || !usable_blocks(a.recvcounts, a.rdispls, a.recvtype, c.size)) {
+        return false;
+      }
+      return send_in_place || usable_blocks(a.sendcounts, a.sdispls, a.sendtype, c.size);
+    default:
+      return false;
+  }
+}
+
+void CollectiveCall::exchange_counts() {
+  const auto n = static_cast<std::size_t>(size);
+  const bool root = rooted(call) && args.root == rank;
+  switch (call) {
+    case WrappedCall::Gatherv:
+    case WrappedCall::Scatterv: {
+      counts_.assign(n, 0);
+      if (root) {
+        const bool gather = call == WrappedCall::Gatherv;
+        const int* counts = gather ? args.recvcounts : args.sendcounts;
+        const std::uint64_t element = data_bytes(1, gather ? args.recvtype : args.sendtype);
+        for (std::size_t i = 0; i < n; ++i)
+          counts_[i] = static_cast<std::uint64_t>(counts[i]) * element;
+      }
+      pmpi_check(PMPI_Bcast(counts_.data(), size, MPI_UINT64_T, args.root, comm),
+                 "PMPI_Bcast of the v-form's counts");
+      break;
+    }
+    case WrappedCall::Allgatherv: {
+      counts_.resize(n);
+      const std::uint64_t element = data_bytes(1, args.recvtype);
+      for (std::size_t i = 0; i < n; ++i) {
+        counts_[i] = static_cast<std::uint64_t>(args.recvcounts[i]) * element;
+      }
+      break;
+    }
+    case WrappedCall::Alltoallv: {
+      // This rank's row: what it sends to each rank (the receive side's, in place).
+      const bool in_place = args.sendbuf == MPI_IN_PLACE;
+      const int* counts = in_place ? args.recvcounts : args.sendcounts;
+      const std::uint64_t element = data_bytes(1, in_place ? args.recvtype : args.sendtype);
+      counts_.resize(n * n + n);
+      for (std::size_t j = 0; j < n; ++j) {
+        counts_[n * n + j] = static_cast<std::uint64_t>(counts[j]) * element;
+      }
+      pmpi_check(PMPI_Allgather(counts_.data() + n * n, size, MPI_UINT64_T, counts_.data(), size,
+                                MPI_UINT64_T, comm),
+                 "PMPI_Allgather of the alltoallv's counts");
+      counts_.resize(n * n);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void CollectiveCall::prepare_v_form() {
+  exchange_counts();
+  const bool root = rooted(call) && args.root == rank;
+  auto* sendbuf = const_cast<void*>(args.sendbuf);
+  const bool send_in_place = args.sendbuf == MPI_IN_PLACE,
+             recv_in_place = args.recvbuf == MPI_IN_PLACE;
+  const auto own = static_cast<std::size_t>(rank);
+  // This rank's block of a receive side given by counts and displacements, copied out: the
+  // input of an in-place gatherv or allgatherv.
+  auto own_block_of_recv = [&] {
+    const TypeLayout layout = layout_of(args.recvtype);
+    scratch_.resize(static_cast<std::uint64_t>(args.recvcounts[own]) * layout.size);
+    pack_elements(layout,
+                  static_cast<char*>(args.recvbuf) +
+                      static_cast<std::int64_t>(args.rdispls[own]) * layout.extent,
+                  static_cast<std::uint64_t>(args.recvcounts[own]), scratch_.data());
+    send_ = scratch_;
+  };
+  switch (call) {
+    case WrappedCall::Gatherv:
+      if (root) {
+        recv_blocks_.assign(args.recvbuf, per_rank(args.recvcounts, size),
+                            per_rank(args.rdispls, size), args.recvtype, Use::Output);
+        recv_ = recv_blocks_.bytes();
+        if (send_in_place) {
+          own_block_of_recv();
+          break;
+        }
+      }
+      send_buffer_.assign(sendbuf, static_cast<std::uint64_t>(args.sendcount), args.sendtype,
+                          Use::Input, false);
+      send_ = send_buffer_.bytes();
+      break;
+    case WrappedCall::Scatterv:
+      if (root) {
+        send_blocks_.assign(sendbuf, per_rank(args.sendcounts, size), per_rank(args.sdispls, size),
+                            args.sendtype, Use::Input);
+        send_ = send_blocks_.bytes();
+      }
+      if (root && recv_in_place) {
+        scratch_.resize(counts_[own]);  // the root's block stays where it is
+        recv_ = scratch_;
+      } else {
+        recv_buffer_.assign(args.recvbuf, static_cast<std::uint64_t>(args.recvcount), args.recvtype,
+                            Use::Output, false);
+        recv_ = recv_buffer_.bytes();
+      }
+      break;
+    case WrappedCall::Allgatherv:
+      if (send_in_place) {
+        own_block_of_recv();
+      } else {
+        send_buffer_.assign(sendbuf, static_cast<std::uint64_t>(args.sendcount), args.sendtype,
+                            Use::Input, false);
+        send_ = send_buffer_.bytes();
+      }
+      recv_blocks_.assign(args.recvbuf, per_rank(args.recvcounts, size),
+                          per_rank(args.rdispls, size), args.recvtype, Use::Output);
+      recv_ = recv_blocks_.bytes();
+      break;
+    case WrappedCall::Alltoallv:
+      if (send_in_place) {
+        // The input is the receive buffer, which the call overwrites: a copy of its own.
+        send_blocks_.assign(args.recvbuf, per_rank(args.recvcounts, size),
+                            per_rank(args.rdispls, size), args.recvtype, Use::Input);
+        const std::span<std::byte> input = send_blocks_.bytes();
+        scratch_.assign(input.begin(), input.end());
+        send_blocks_.clear();
+        send_ = scratch_;
+      } else {
+        send_blocks_.assign(sendbuf, per_rank(args.sendcounts, size), per_rank(args.sdispls, size),
+                            args.sendtype, Use::Input);
+        send_ = send_blocks_.bytes();
+      }
+      recv_blocks_.assign(args.recvbuf, per_rank(args.recvcounts, size),
+                          per_rank(args.rdispls, size), args.recvtype, Use::Output);
+      recv_ = recv_blocks_.bytes();
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace multilane::mpi

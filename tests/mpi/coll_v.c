@@ -1,0 +1,214 @@
+/* tests/mpi/coll_v.c — MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv and MPI_Alltoallv with uneven
+ * counts (a ramp, every other rank empty, one huge block, all empty), displacements in rank
+ * order and in reverse order with gaps, a datatype with holes (an int resized to 8 bytes) on
+ * one side and plain ints on the other (matching signatures), roots 0 and last, and
+ * MPI_IN_PLACE where MPI allows it. Every int of every receive buffer is checked: the data
+ * where the displacements say, and the gaps and holes untouched. Prints "No Errors". */
+#include "mltest.h"
+
+enum { kSentinel = -7, kHuge = 100003 };
+
+typedef struct {
+  MPI_Datatype type;
+  int stride; /* ints from one element to the next in memory */
+} VType;
+
+static int value(int origin, int dest, int k, int round) {
+  return origin * 1000003 + dest * 7919 + k * 13 + round * 101 + 1;
+}
+
+/* Block sizes of pattern `pattern` for p ranks. */
+static int count_of(int pattern, int i, int p) {
+  switch (pattern) {
+    case 0:
+      return (i * 5 + 1) % 7;
+    case 1:
+      return i % 2 ? 0 : 3;
+    case 2:
+      return i == p - 1 ? kHuge : 1;
+    default:
+      return 0;
+  }
+}
+
+/* Displacements (elements) of `counts`: in rank order end to end, or in reverse order with a
+ * gap of 2 elements; returns the elements the layout spans. */
+static int lay_out(const int* counts, int p, int reversed, int* displs) {
+  int at = 0;
+  for (int n = 0; n < p; ++n) {
+    const int i = reversed ? p - 1 - n : n;
+    displs[i] = at;
+    at += counts[i] + (reversed ? 2 : 0);
+  }
+  return at;
+}
+
+static int* filled(long ints) {
+  int* b = malloc((size_t)(ints > 0 ? ints : 1) * sizeof(int));
+  for (long i = 0; i < ints; ++i) b[i] = kSentinel;
+  return b;
+}
+
+static void put(int* buf, const VType* t, int displ, int k, int v) {
+  buf[(long)(displ + k) * t->stride] = v;
+}
+
+static void expect_equal(const int* got, const int* want, long ints, const char* what, int round) {
+  for (long i = 0; i < ints; ++i) {
+    if (got[i] != want[i]) {
+      MLTEST_FAIL("%s (round %d): int %ld is %d, expected %d", what, round, i, got[i], want[i]);
+      return;
+    }
+  }
+}
+
+static void gatherv(MPI_Comm comm, int root, const int* counts, int reversed, const VType* rt,
+                    const VType* st, int in_place, int round) {
+  int rank, p;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &p);
+  int* displs = malloc((size_t)p * sizeof(int));
+  const long span = (long)lay_out(counts, p, reversed, displs) * rt->stride;
+  int* send = filled((long)counts[rank] * st->stride);
+  for (int k = 0; k < counts[rank]; ++k) put(send, st, 0, k, value(rank, root, k, round));
+  int* recv = filled(span);
+  int* want = filled(span);
+  for (int i = 0; i < p; ++i) {
+    for (int k = 0; k < counts[i]; ++k) put(want, rt, displs[i], k, value(i, root, k, round));
+  }
+  const int here = in_place && rank == root;
+  if (here) {
+    for (int k = 0; k < counts[rank]; ++k)
+      put(recv, rt, displs[rank], k, value(rank, root, k, round));
+  }
+  MLTEST_CHECK_MPI(MPI_Gatherv(here ? MPI_IN_PLACE : send, counts[rank], st->type, recv, counts,
+                               displs, rt->type, root, comm));
+  if (rank == root) expect_equal(recv, want, span, "MPI_Gatherv", round);
+  free(displs), free(send), free(recv), free(want);
+}
+
+static void scatterv(MPI_Comm comm, int root, const int* counts, int reversed, const VType* rt,
+                     const VType* st, int in_place, int round) {
+  int rank, p;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &p);
+  int* displs = malloc((size_t)p * sizeof(int));
+  const long span = (long)lay_out(counts, p, reversed, displs) * st->stride;
+  int* send = filled(span);
+  for (int i = 0; i < p; ++i) {
+    for (int k = 0; k < counts[i]; ++k) put(send, st, displs[i], k, value(root, i, k, round));
+  }
+  int* before = filled(span);
+  memcpy(before, send, (size_t)span * sizeof(int));
+  const long mine = (long)counts[rank] * rt->stride;
+  int* recv = filled(mine);
+  int* want = filled(mine);
+  for (int k = 0; k < counts[rank]; ++k) put(want, rt, 0, k, value(root, rank, k, round));
+  const int here = in_place && rank == root;
+  MLTEST_CHECK_MPI(MPI_Scatterv(send, counts, displs, st->type, here ? MPI_IN_PLACE : recv,
+                                counts[rank], rt->type, root, comm));
+  if (!here) expect_equal(recv, want, mine, "MPI_Scatterv", round);
+  if (rank == root) expect_equal(send, before, span, "MPI_Scatterv's send buffer", round);
+  free(displs), free(send), free(before), free(recv), free(want);
+}
+
+static void allgatherv(MPI_Comm comm, const int* counts, int reversed, const VType* rt,
+                       const VType* st, int in_place, int round) {
+  int rank, p;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &p);
+  int* displs = malloc((size_t)p * sizeof(int));
+  const long span = (long)lay_out(counts, p, reversed, displs) * rt->stride;
+  int* send = filled((long)counts[rank] * st->stride);
+  for (int k = 0; k < counts[rank]; ++k) put(send, st, 0, k, value(rank, 0, k, round));
+  int* recv = filled(span);
+  int* want = filled(span);
+  for (int i = 0; i < p; ++i) {
+    for (int k = 0; k < counts[i]; ++k) put(want, rt, displs[i], k, value(i, 0, k, round));
+  }
+  if (in_place) {
+    for (int k = 0; k < counts[rank]; ++k) put(recv, rt, displs[rank], k, value(rank, 0, k, round));
+  }
+  MLTEST_CHECK_MPI(MPI_Allgatherv(in_place ? MPI_IN_PLACE : send, counts[rank], st->type, recv,
+                                  counts, displs, rt->type, comm));
+  expect_equal(recv, want, span, "MPI_Allgatherv", round);
+  free(displs), free(send), free(recv), free(want);
+}
+
+/* What rank i sends rank j: symmetric when in place (MPI requires the send and receive
+ * signatures of a pair to match, and in place both are the receive side's). */
+static int pair_count(int i, int j, int p, int pattern, int symmetric) {
+  if (pattern == 2 && i == 0 && j == p - 1) return kHuge;
+  if (pattern == 2 && symmetric && i == p - 1 && j == 0) return kHuge;
+  if (pattern == 3) return 0;
+  return symmetric ? (i + j + pattern) % 4 : (i + 2 * j + pattern) % 4;
+}
+
+static void alltoallv(MPI_Comm comm, int pattern, int reversed, const VType* rt, const VType* st,
+                      int in_place, int round) {
+  int rank, p;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &p);
+  int* scounts = malloc((size_t)p * sizeof(int));
+  int* rcounts = malloc((size_t)p * sizeof(int));
+  int* sdispls = malloc((size_t)p * sizeof(int));
+  int* rdispls = malloc((size_t)p * sizeof(int));
+  for (int j = 0; j < p; ++j) {
+    scounts[j] = pair_count(rank, j, p, pattern, in_place);
+    rcounts[j] = pair_count(j, rank, p, pattern, in_place);
+  }
+  const long sspan = (long)lay_out(scounts, p, reversed, sdispls) * st->stride;
+  const long rspan = (long)lay_out(rcounts, p, !reversed, rdispls) * rt->stride;
+  int* send = filled(sspan);
+  for (int j = 0; j < p; ++j) {
+    for (int k = 0; k < scounts[j]; ++k) put(send, st, sdispls[j], k, value(rank, j, k, round));
+  }
+  int* recv = filled(rspan);
+  int* want = filled(rspan);
+  for (int j = 0; j < p; ++j) {
+    for (int k = 0; k < rcounts[j]; ++k) put(want, rt, rdispls[j], k, value(j, rank, k, round));
+    /* In place, the input is the receive buffer: block j is what goes to rank j. */
+    if (in_place) {
+      for (int k = 0; k < rcounts[j]; ++k) put(recv, rt, rdispls[j], k, value(rank, j, k, round));
+    }
+  }
+  MLTEST_CHECK_MPI(MPI_Alltoallv(in_place ? MPI_IN_PLACE : send, scounts, sdispls, st->type, recv,
+                                 rcounts, rdispls, rt->type, comm));
+  expect_equal(recv, want, rspan, "MPI_Alltoallv", round);
+  free(scounts), free(rcounts), free(sdispls), free(rdispls), free(send), free(recv), free(want);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, p;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  MPI_Datatype spaced;
+  MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint)sizeof(int), &spaced);
+  MPI_Type_commit(&spaced);
+  const VType ints = {MPI_INT, 1}, holes = {spaced, 2};
+  int* counts = malloc((size_t)p * sizeof(int));
+  int round = 0;
+  for (int pattern = 0; pattern < 4; ++pattern) {
+    for (int i = 0; i < p; ++i) counts[i] = count_of(pattern, i, p);
+    for (int reversed = 0; reversed < 2; ++reversed) {
+      for (int in_place = 0; in_place < 2; ++in_place) {
+        /* The datatype with holes on the side the displacements describe, then on the other. */
+        for (int typed = 0; typed < 2; ++typed) {
+          const VType* blocks = typed ? &holes : &ints;
+          const VType* single = typed ? &ints : &holes;
+          for (int root = 0; root < p; root += (p > 1 ? p - 1 : 1)) {
+            gatherv(MPI_COMM_WORLD, root, counts, reversed, blocks, single, in_place, ++round);
+            scatterv(MPI_COMM_WORLD, root, counts, reversed, single, blocks, in_place, ++round);
+          }
+          allgatherv(MPI_COMM_WORLD, counts, reversed, blocks, single, in_place, ++round);
+          alltoallv(MPI_COMM_WORLD, pattern, reversed, blocks, single, in_place, ++round);
+          alltoallv(MPI_COMM_WORLD, pattern, reversed, single, blocks, in_place, ++round);
+        }
+      }
+    }
+  }
+  free(counts);
+  MPI_Type_free(&spaced);
+  return mltest_finish();
+}
