@@ -40,6 +40,16 @@ TEST(CallClass, DescribedInTheUsersWords) {
   EXPECT_EQ(describe(classify(WrappedCall::Scatter, 16u << 20, {})),
             "MPI_Scatter of 16 MiB-32 MiB");
   EXPECT_EQ(describe(classify(WrappedCall::Barrier, 1, {})), "MPI_Barrier");
+  EXPECT_EQ(describe(classify(WrappedCall::Allgatherv, 3000, {})), "MPI_Allgatherv of 2 KiB-4 KiB");
+  EXPECT_EQ(describe(classify(WrappedCall::Alltoallv, 0, {})), "MPI_Alltoallv (sizes per rank)");
+}
+
+TEST(CallClass, GathervScattervAndAlltoallvAreOneClassOfAnySize) {
+  for (WrappedCall call : {WrappedCall::Gatherv, WrappedCall::Scatterv, WrappedCall::Alltoallv}) {
+    EXPECT_EQ(classify(call, 0, {}), classify(call, 1u << 20, {})) << call_name(call);
+  }
+  EXPECT_NE(classify(WrappedCall::Allgatherv, 64, {}), classify(WrappedCall::Allgatherv, 128, {}));
+  EXPECT_NE(classify(WrappedCall::Gatherv, 0, {}), classify(WrappedCall::Scatterv, 0, {}));
 }
 
 // The ranks of one communicator in one process: `times[rank][call]` is what each rank measures.

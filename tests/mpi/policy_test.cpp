@@ -111,6 +111,23 @@ TEST(RoutePolicy, AcrossSitesTheModelDecidesClearCasesAndMeasuresTheRest) {
   EXPECT_FALSE(route(policy, WrappedCall::Gather, 0).measure);
 }
 
+TEST(RoutePolicy, TheVFormsAreMeasuredWithinASiteAndAcrossSites) {
+  Settings settings;
+  for (const Platform& platform : {one_node(4), two_sites()}) {
+    RoutePolicy policy(settings, platform);
+    for (WrappedCall call : {WrappedCall::Gatherv, WrappedCall::Scatterv, WrappedCall::Alltoallv}) {
+      // No size every rank knows: measured even when this rank's own block is empty.
+      const Route r = route(policy, call, 0);
+      EXPECT_TRUE(r.measure) << call_name(call);
+      EXPECT_FALSE(r.multilane) << call_name(call);
+    }
+    EXPECT_TRUE(route(policy, WrappedCall::Allgatherv, 1u << 20).measure);
+    EXPECT_EQ(route(policy, WrappedCall::Allgatherv, 0).reason, "no data");
+  }
+  RoutePolicy across(settings, two_sites());
+  EXPECT_EQ(route(across, WrappedCall::Alltoallv, 64).reason, "a v-form: measured, not modelled");
+}
+
 TEST(RoutePolicy, LoneRanksStayWithTheMpiLibrary) {
   Settings settings;
   RoutePolicy policy(settings, one_node(1));
@@ -168,6 +185,7 @@ TEST(Settings, ReadsTheVariables) {
   ScopedVariable explain("MULTILANE_EXPLAIN", "1");
   ScopedVariable bcast("MULTILANE_ALGORITHM_BCAST", "multilane");
   ScopedVariable allgather("MULTILANE_ALGORITHM_ALLGATHER", "multilane");
+  ScopedVariable alltoallv("MULTILANE_ALGORITHM_ALLTOALLV", "pairwise");
   ScopedVariable tuning("MULTILANE_TUNING", "/tmp/routes.toml");
   ScopedVariable mode("MULTILANE_TUNING_MODE", "frozen");
   const Settings settings = Settings::from_environment();
@@ -178,6 +196,7 @@ TEST(Settings, ReadsTheVariables) {
   EXPECT_EQ(settings.forced[static_cast<std::size_t>(WrappedCall::Bcast)], "multilane");
   // No allgather algorithm has that name: it means auto.
   EXPECT_EQ(settings.forced[static_cast<std::size_t>(WrappedCall::Allgather)], "auto");
+  EXPECT_EQ(settings.forced[static_cast<std::size_t>(WrappedCall::Alltoallv)], "pairwise");
 }
 
 void expect_error(const char* name, const char* value, const std::string& message) {
@@ -197,6 +216,8 @@ TEST(Settings, BadValuesAreErrorsNamingTheVariable) {
       "MULTILANE_ALGORITHM_SCATTER", "tree",
       "MULTILANE_ALGORITHM_SCATTER=tree: unknown scatter algorithm \"tree\": choose mpi, auto or "
       "one of linear");
+  expect_error("MULTILANE_ALGORITHM_GATHERV", "chain",
+               "MULTILANE_ALGORITHM_GATHERV=chain: unknown gatherv algorithm \"chain\"");
   expect_error("MULTILANE_ALGORITHM_BARRIER", "linear",
                "MULTILANE_ALGORITHM_BARRIER=linear: must be mpi or auto");
   expect_error("MULTILANE_TUNING_MODE", "thawed",
