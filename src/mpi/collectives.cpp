@@ -232,6 +232,23 @@ int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
                            });
 }
 
+// MPI_Igatherv, MPI_Iscatterv and MPI_Ialltoallv are not wrapped: multilane's route would
+// exchange their counts first (v_form_call.cpp), and a nonblocking call never waits on other
+// ranks to start. An allgatherv's counts are known on every rank.
+int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm, MPI_Request* request) {
+  MpiArgs args = data_args(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype, 0);
+  args.recvcounts = recvcounts;
+  args.rdispls = displs;
+  return start_nonblocking(WrappedCall::Allgatherv, comm, args, request,
+                           [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
+                             return PMPI_Iallgatherv(a.sendbuf, count(a.sendcount), a.sendtype,
+                                                     a.recvbuf, a.recvcounts, a.rdispls, a.recvtype,
+                                                     c, r);
+                           });
+}
+
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
   return start_nonblocking(
       WrappedCall::Barrier, comm, MpiArgs{}, request,

@@ -288,9 +288,12 @@ int start_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
     c.prepare();
     pending->function = call_function(call, true);
     pending->owner = state->multilane;
-    pending->request =
-        state->multilane->irun(carrier(c.call), c.send(), c.recv(), root_of(c), c.block,
-                               {.algorithm = std::string(pick.algorithm)}, c.reduction);
+    const CollectiveOptions options{.algorithm = std::string(pick.algorithm)};
+    pending->request = is_v_form(c.call)
+                           ? state->multilane->irunv(carrier(c.call), c.send(), c.recv(),
+                                                     root_of(c), c.counts(), options)
+                           : state->multilane->irun(carrier(c.call), c.send(), c.recv(), root_of(c),
+                                                    c.block, options, c.reduction);
     *request = start_pending(std::move(pending));
     return MPI_SUCCESS;
   } catch (const std::exception& e) {

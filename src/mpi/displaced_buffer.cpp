@@ -1,6 +1,8 @@
 // mpi/displaced_buffer.cpp — v-form buffers as packed blocks (displaced_buffer.hpp).
 #include "mpi/displaced_buffer.hpp"
 
+#include "mpi/pmpi_check.hpp"
+
 namespace multilane::mpi {
 
 namespace {
@@ -12,10 +14,11 @@ char* block_address(void* base, int displacement, const TypeLayout& layout) {
 }  // namespace
 
 void DisplacedBuffer::assign(void* base, std::span<const int> counts, std::span<const int> displs,
-                             MPI_Datatype type, Use use) {
+                             MPI_Datatype type, Use use, bool keep_type) {
+  clear();
   base_ = base;
-  counts_ = counts;
-  displs_ = displs;
+  counts_.assign(counts.begin(), counts.end());
+  displs_.assign(displs.begin(), displs.end());
   layout_ = layout_of(type);
   use_ = use;
   std::uint64_t total = 0;
@@ -36,6 +39,10 @@ void DisplacedBuffer::assign(void* base, std::span<const int> counts, std::span<
   }
   packing_.resize(total);
   bytes_ = packing_;
+  if (keep_type && use != Use::Input && !layout_.contiguous) {
+    pmpi_check(PMPI_Type_dup(type, &layout_.type), "PMPI_Type_dup");
+    owns_type_ = true;
+  }
   if (use == Use::Output) return;
   std::byte* out = packing_.data();
   for (std::size_t i = 0; i < counts.size(); ++i) {
@@ -46,6 +53,8 @@ void DisplacedBuffer::assign(void* base, std::span<const int> counts, std::span<
 }
 
 void DisplacedBuffer::clear() {
+  if (owns_type_) PMPI_Type_free(&layout_.type);
+  owns_type_ = false;
   copied_ = false;
   bytes_ = {};
 }

@@ -23,20 +23,28 @@ namespace multilane::mpi {
 class DisplacedBuffer {
  public:
   using Use = ByteBuffer::Use;
-  // The counts and displacements must stay valid until finish(); an Input or Both buffer is
-  // copied now when it is not used in place.
+  // An Input or Both buffer is copied now when it is not used in place. The counts and
+  // displacements are copied; with `keep_type`, a buffer that finish() unpacks holds its own
+  // duplicate of the datatype (PMPI_Type_dup), since a nonblocking call's program may free it.
   void assign(void* base, std::span<const int> counts, std::span<const int> displs,
-              MPI_Datatype type, Use use);
+              MPI_Datatype type, Use use, bool keep_type);
   std::span<std::byte> bytes() { return bytes_; }
   // Copies an Output or Both buffer's blocks to the program's memory (nothing in place).
   void finish();
-  // Forgets the buffer: finish() does nothing until the next assign().
+  // Forgets the buffer (and frees a kept datatype): finish() does nothing until the next
+  // assign().
   void clear();
+
+  DisplacedBuffer() = default;
+  DisplacedBuffer(const DisplacedBuffer&) = delete;
+  DisplacedBuffer& operator=(const DisplacedBuffer&) = delete;
+  ~DisplacedBuffer() { clear(); }
 
  private:
   void* base_ = nullptr;
-  std::span<const int> counts_;
-  std::span<const int> displs_;
+  std::vector<int> counts_;
+  std::vector<int> displs_;
+  bool owns_type_ = false;
   TypeLayout layout_;
   Use use_ = Use::Input;
   bool copied_ = false;

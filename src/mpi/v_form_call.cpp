@@ -140,7 +140,7 @@ void CollectiveCall::prepare_v_form() {
     case WrappedCall::Gatherv:
       if (root) {
         recv_blocks_.assign(args.recvbuf, per_rank(args.recvcounts, size),
-                            per_rank(args.rdispls, size), args.recvtype, Use::Output);
+                            per_rank(args.rdispls, size), args.recvtype, Use::Output, keeps_types);
         recv_ = recv_blocks_.bytes();
         if (send_in_place) {
           own_block_of_recv();
@@ -148,13 +148,13 @@ void CollectiveCall::prepare_v_form() {
         }
       }
       send_buffer_.assign(sendbuf, static_cast<std::uint64_t>(args.sendcount), args.sendtype,
-                          Use::Input, false);
+                          Use::Input, keeps_types);
       send_ = send_buffer_.bytes();
       break;
     case WrappedCall::Scatterv:
       if (root) {
         send_blocks_.assign(sendbuf, per_rank(args.sendcounts, size), per_rank(args.sdispls, size),
-                            args.sendtype, Use::Input);
+                            args.sendtype, Use::Input, keeps_types);
         send_ = send_blocks_.bytes();
       }
       if (root && recv_in_place) {
@@ -162,7 +162,7 @@ void CollectiveCall::prepare_v_form() {
         recv_ = scratch_;
       } else {
         recv_buffer_.assign(args.recvbuf, static_cast<std::uint64_t>(args.recvcount), args.recvtype,
-                            Use::Output, false);
+                            Use::Output, keeps_types);
         recv_ = recv_buffer_.bytes();
       }
       break;
@@ -171,29 +171,29 @@ void CollectiveCall::prepare_v_form() {
         own_block_of_recv();
       } else {
         send_buffer_.assign(sendbuf, static_cast<std::uint64_t>(args.sendcount), args.sendtype,
-                            Use::Input, false);
+                            Use::Input, keeps_types);
         send_ = send_buffer_.bytes();
       }
       recv_blocks_.assign(args.recvbuf, per_rank(args.recvcounts, size),
-                          per_rank(args.rdispls, size), args.recvtype, Use::Output);
+                          per_rank(args.rdispls, size), args.recvtype, Use::Output, keeps_types);
       recv_ = recv_blocks_.bytes();
       break;
     case WrappedCall::Alltoallv:
       if (send_in_place) {
         // The input is the receive buffer, which the call overwrites: a copy of its own.
         send_blocks_.assign(args.recvbuf, per_rank(args.recvcounts, size),
-                            per_rank(args.rdispls, size), args.recvtype, Use::Input);
+                            per_rank(args.rdispls, size), args.recvtype, Use::Input, keeps_types);
         const std::span<std::byte> input = send_blocks_.bytes();
         scratch_.assign(input.begin(), input.end());
         send_blocks_.clear();
         send_ = scratch_;
       } else {
         send_blocks_.assign(sendbuf, per_rank(args.sendcounts, size), per_rank(args.sdispls, size),
-                            args.sendtype, Use::Input);
+                            args.sendtype, Use::Input, keeps_types);
         send_ = send_blocks_.bytes();
       }
       recv_blocks_.assign(args.recvbuf, per_rank(args.recvcounts, size),
-                          per_rank(args.rdispls, size), args.recvtype, Use::Output);
+                          per_rank(args.rdispls, size), args.recvtype, Use::Output, keeps_types);
       recv_ = recv_blocks_.bytes();
       break;
     default:

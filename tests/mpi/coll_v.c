@@ -2,8 +2,9 @@
  * counts (a ramp, every other rank empty, one huge block, all empty), displacements in rank
  * order and in reverse order with gaps, a datatype with holes (an int resized to 8 bytes) on
  * one side and plain ints on the other (matching signatures), roots 0 and last, and
- * MPI_IN_PLACE where MPI allows it. Every int of every receive buffer is checked: the data
- * where the displacements say, and the gaps and holes untouched. Prints "No Errors". */
+ * MPI_IN_PLACE where MPI allows it; MPI_Iallgatherv whose datatype is freed before the wait.
+ * Every int of every receive buffer is checked: the data where the displacements say, and
+ * the gaps and holes untouched. Prints "No Errors". */
 #include "mltest.h"
 
 enum { kSentinel = -7, kHuge = 100003 };
@@ -135,6 +136,34 @@ static void allgatherv(MPI_Comm comm, const int* counts, int reversed, const VTy
   free(displs), free(send), free(recv), free(want);
 }
 
+/* MPI_Iallgatherv into blocks of a datatype with holes that the program frees before the wait
+ * (MPI allows it). */
+static void iallgatherv(MPI_Comm comm, const int* counts, int reversed, MPI_Datatype holes,
+                        int round) {
+  int rank, p;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &p);
+  MPI_Datatype freed;
+  MPI_Type_dup(holes, &freed);
+  const VType rt = {freed, 2};
+  int* displs = malloc((size_t)p * sizeof(int));
+  const long span = (long)lay_out(counts, p, reversed, displs) * rt.stride;
+  int* send = filled(counts[rank]);
+  for (int k = 0; k < counts[rank]; ++k) send[k] = value(rank, 1, k, round);
+  int* recv = filled(span);
+  int* want = filled(span);
+  for (int i = 0; i < p; ++i) {
+    for (int k = 0; k < counts[i]; ++k) put(want, &rt, displs[i], k, value(i, 1, k, round));
+  }
+  MPI_Request request;
+  MLTEST_CHECK_MPI(
+      MPI_Iallgatherv(send, counts[rank], MPI_INT, recv, counts, displs, freed, comm, &request));
+  MPI_Type_free(&freed);
+  MLTEST_CHECK_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE));
+  expect_equal(recv, want, span, "MPI_Iallgatherv", round);
+  free(displs), free(send), free(recv), free(want);
+}
+
 /* What rank i sends rank j: symmetric when in place (MPI requires the send and receive
  * signatures of a pair to match, and in place both are the receive side's). */
 static int pair_count(int i, int j, int p, int pattern, int symmetric) {
@@ -205,6 +234,7 @@ int main(int argc, char** argv) {
           alltoallv(MPI_COMM_WORLD, pattern, reversed, blocks, single, in_place, ++round);
           alltoallv(MPI_COMM_WORLD, pattern, reversed, single, blocks, in_place, ++round);
         }
+        if (!in_place) iallgatherv(MPI_COMM_WORLD, counts, reversed, spaced, ++round);
       }
     }
   }
