@@ -12,7 +12,8 @@
 #      production run would: with --runs 3 or more, the median is a run from the file.
 #
 #   bench/emu_compare.sh [--platform FILE] [-n RANKS] [--bcast-sizes LIST] [--block-sizes LIST]
-#                        [--allreduce-sizes LIST] [--collectives LIST] [--algorithms LIST]
+#                        [--allreduce-sizes LIST] [--allgatherv-counts LIST]
+#                        [--alltoallv-counts LIST] [--collectives LIST] [--algorithms LIST]
 #                        [--runs R] [--repetitions K] [--iterations I] [--build DIR]
 #                        [--keep DIR] [--plot PNG]
 #
@@ -22,8 +23,13 @@
 #   --bcast-sizes  default 16MiB
 #   --block-sizes  scatter/gather, one rank's block (default 1MiB)
 #   --allreduce-sizes  allreduce of floats with sum, the vector (default 16MiB)
-#   --collectives  which comparisons of part 2, comma-separated (default
-#                  bcast,scatter,gather,allreduce; part 1 needs bcast)
+#   --allgatherv-counts  the blocks of an allgatherv, one per rank (default a ramp: rank i's
+#                  block is (i + 1) x 256 KiB)
+#   --alltoallv-counts  the blocks of an alltoallv, p² of them, row = sender (default: from i
+#                  to j, ((i + 2j) mod p + 1) x 32 KiB)
+#   --collectives  which comparisons of parts 2 and 3, comma-separated, of bcast, scatter,
+#                  gather, allreduce, allgatherv, alltoallv (default bcast,scatter,gather,
+#                  allreduce; part 1 needs bcast)
 #   --algorithms   multilane's algorithms to run, comma-separated (default all)
 #   --runs         runs of every measurement, alternating the sides (default 3); tables give
 #                  the median over runs of each run's median
@@ -49,6 +55,8 @@ ranks=
 bcast_sizes=16MiB
 block_sizes=1MiB
 allreduce_sizes=16MiB
+allgatherv_counts=
+alltoallv_counts=
 collectives=bcast,scatter,gather,allreduce
 algorithms=all
 runs=3
@@ -57,7 +65,7 @@ iterations=2
 build=build
 keep=
 plot=
-usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   [ $# -ge 2 ] || usage
   case $1 in
@@ -66,6 +74,8 @@ while [ $# -gt 0 ]; do
     --bcast-sizes) bcast_sizes=$2 ;;
     --block-sizes) block_sizes=$2 ;;
     --allreduce-sizes) allreduce_sizes=$2 ;;
+    --allgatherv-counts) allgatherv_counts=$2 ;;
+    --alltoallv-counts) alltoallv_counts=$2 ;;
     --collectives) collectives=$2 ;;
     --algorithms) algorithms=$2 ;;
     --runs) runs=$2 ;;
@@ -102,63 +112,77 @@ trap cleanup EXIT INT TERM
 if [ -z "$ranks" ]; then
   ranks=$("$multilane" emu hostfile --name "$name" | awk -F'slots=' '{n += $2} END {print n}')
 fi
+[ -n "$allgatherv_counts" ] ||
+  allgatherv_counts=$(awk -v p="$ranks" 'BEGIN { for (i = 0; i < p; i++) printf "%s%dKiB", (i ? "," : ""), (i + 1) * 256 }')
+[ -n "$alltoallv_counts" ] ||
+  alltoallv_counts=$(awk -v p="$ranks" 'BEGIN { for (i = 0; i < p; i++) for (j = 0; j < p; j++)
+    printf "%s%dKiB", (i + j ? "," : ""), ((i + 2 * j) % p + 1) * 32 }')
 limit=900
 echo "# $(date -u +%FT%TZ), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)," \
   "$ranks ranks on $(basename "$platform"), $runs runs x $repetitions repetitions x" \
   "$iterations calls"
 
-ours() {  # ours COLLECTIVE SIZES RUN
+# Each side's arguments for a collective's data: "--sizes LIST", or "--counts LIST" for the
+# v-forms (no spaces: left unquoted on purpose).
+data_of() {  # data_of COLLECTIVE
+  case $1 in
+    bcast) echo "--sizes $bcast_sizes" ;;
+    allreduce) echo "--sizes $allreduce_sizes" ;;
+    allgatherv) echo "--counts $allgatherv_counts" ;;
+    alltoallv) echo "--counts $alltoallv_counts" ;;
+    *) echo "--sizes $block_sizes" ;;
+  esac
+}
+ours() {  # ours COLLECTIVE RUN
   for algorithm in $(echo "$algorithms" | tr , ' '); do
     echo "# multilane bench --emu $name -n $ranks --collective $1 --algorithm $algorithm" \
-      "--sizes $2 --iterations $iterations --repetitions $repetitions --json" >&2
+      "$(data_of "$1") --iterations $iterations --repetitions $repetitions --json" >&2
+    # shellcheck disable=SC2046
     timeout "$limit" "$multilane" bench --emu "$name" -n "$ranks" --collective "$1" \
-      --algorithm "$algorithm" --sizes "$2" --iterations "$iterations" \
-      --repetitions "$repetitions" --json >"$out/$1-multilane-$3-$algorithm.json"
+      --algorithm "$algorithm" $(data_of "$1") --iterations "$iterations" \
+      --repetitions "$repetitions" --json >"$out/$1-multilane-$2-$algorithm.json"
   done
 }
-library() {  # library COLLECTIVE SIZES RUN: mpi_peer with the PMPI library, its default route
+library() {  # library COLLECTIVE RUN: mpi_peer with the PMPI library, its default route
   [ -f "$build/libmultilane_mpi.so" ] || return 0
   echo "# multilane emu mpirun --name $name -n $ranks -- -x LD_PRELOAD=libmultilane_mpi.so" \
-    "-x MULTILANE_EXPLAIN=1 -x MULTILANE_TUNING=library-routes.toml mpi_peer --collective $1 --sizes $2 --iterations $iterations" \
-    "--repetitions $repetitions" >&2
+    "-x MULTILANE_EXPLAIN=1 -x MULTILANE_TUNING=library-routes.toml mpi_peer --collective $1" \
+    "$(data_of "$1") --iterations $iterations --repetitions $repetitions" >&2
+  # shellcheck disable=SC2046
   timeout "$limit" "$multilane" emu mpirun --name "$name" -n "$ranks" -- \
     -x LD_PRELOAD="$build/libmultilane_mpi.so" -x MULTILANE_EXPLAIN=1 \
     -x MULTILANE_TUNING="$out/library-routes.toml" \
-    "$peer" --collective "$1" --sizes "$2" --iterations "$iterations" \
+    "$peer" --collective "$1" $(data_of "$1") --iterations "$iterations" \
     --repetitions "$repetitions" \
-    >"$out/$1-library-$3.json" 2>"$out/$1-library-$3.log"
+    >"$out/$1-library-$2.json" 2>"$out/$1-library-$2.log"
 }
-theirs() {  # theirs COLLECTIVE SIZES RUN
-  echo "# multilane emu mpirun --name $name -n $ranks -- mpi_peer --collective $1 --sizes $2" \
-    "--iterations $iterations --repetitions $repetitions" >&2
+theirs() {  # theirs COLLECTIVE RUN
+  echo "# multilane emu mpirun --name $name -n $ranks -- mpi_peer --collective $1" \
+    "$(data_of "$1") --iterations $iterations --repetitions $repetitions" >&2
+  # shellcheck disable=SC2046
   timeout "$limit" "$multilane" emu mpirun --name "$name" -n "$ranks" -- \
-    "$peer" --collective "$1" --sizes "$2" --iterations "$iterations" \
+    "$peer" --collective "$1" $(data_of "$1") --iterations "$iterations" \
     --repetitions "$repetitions" \
-    >"$out/$1-openmpi-$3.json" 2>"$out/$1-openmpi-$3.log"
+    >"$out/$1-openmpi-$2.json" 2>"$out/$1-openmpi-$2.log"
 }
 
-sizes_of() {  # sizes_of COLLECTIVE
-  case $1 in
-    bcast) echo "$bcast_sizes" ;;
-    allreduce) echo "$allreduce_sizes" ;;
-    *) echo "$block_sizes" ;;
-  esac
-}
 run=1
 while [ "$run" -le "$runs" ]; do
   # Alternating the sides spreads the machine's other load over both.
   for collective in $(echo "$collectives" | tr , ' '); do
-    ours "$collective" "$(sizes_of "$collective")" "$run"
-    theirs "$collective" "$(sizes_of "$collective")" "$run"
-    library "$collective" "$(sizes_of "$collective")" "$run"
+    ours "$collective" "$run"
+    theirs "$collective" "$run"
+    library "$collective" "$run"
   done
   run=$((run + 1))
 done
 for collective in $(echo "$collectives" | tr , ' '); do
+  case $collective in bcast | allreduce) ;; *) continue ;; esac  # part 1's
   echo "# multilane sim --platform $platform --collective $collective" \
-    "--sizes $(sizes_of "$collective") --overhead 20us --json" >&2
+    "$(data_of "$collective") --overhead 20us --json" >&2
+  # shellcheck disable=SC2046
   "$multilane" sim --platform "$platform" --collective "$collective" \
-    --sizes "$(sizes_of "$collective")" --overhead 20us --json >"$out/$collective-sim.json"
+    $(data_of "$collective") --overhead 20us --json >"$out/$collective-sim.json"
 done
 
 PYTHONPATH="$here/bench/lib:$here/scripts" "$python" - "$out" "$plot" <<'EOF'
@@ -186,7 +210,7 @@ def ranks_of(times):
     gives several algorithms the very same time)."""
     return {a: 1 + sum(times[b] < times[a] / 1.03 for b in times) for a in times}
 
-collectives = [c for c in ("bcast", "scatter", "gather", "allreduce")
+collectives = [c for c in ("bcast", "scatter", "gather", "allreduce", "allgatherv", "alltoallv")
                if glob.glob(os.path.join(out, f"{c}-openmpi-*.json"))]
 for collective in (c for c in ("bcast", "allreduce") if c in collectives):
   real = measured(collective, "multilane")
@@ -230,8 +254,11 @@ def library_routes(collective):
     """{size: the route the library's last call of that size took in each run}, from
     MULTILANE_EXPLAIN: "MPI library" or multilane's algorithm."""
     function = {"bcast": "MPI_Bcast", "scatter": "MPI_Scatter", "gather": "MPI_Gather",
-                "allreduce": "MPI_Allreduce"}[collective]
-    line = re.compile(rf"multilane-mpi: {function} (\d+) B.* ranks on .*?: "
+                "allreduce": "MPI_Allreduce", "allgatherv": "MPI_Allgatherv blocks up to",
+                "alltoallv": "MPI_Alltoallv"}[collective]
+    # An alltoallv's line has no size (its sizes are per rank): it is the one size measured.
+    size = r"()," if collective == "alltoallv" else r" (\d+) B"
+    line = re.compile(rf"multilane-mpi: {function}{size}.* ranks on .*?: "
                       r"(MPI library|multilane (\S+)) \(")
     routes = {}
     for path in sorted(glob.glob(os.path.join(out, f"{collective}-library-*.log"))):
@@ -239,7 +266,7 @@ def library_routes(collective):
         with open(path) as f:
             for m in map(line.search, f):
                 if m:
-                    last[int(m.group(1))] = m.group(3) or "MPI library"
+                    last[int(m.group(1) or -1)] = m.group(3) or "MPI library"
         for size, route in last.items():
             routes.setdefault(size, set()).add(route)
     return routes
@@ -263,7 +290,7 @@ if library_rows:
         routes = library_routes(collective)
         for size in sorted({s for _, s in lib}):
             t, mine = theirs[("openmpi", size)][0], lib[("openmpi", size)][0]
-            taken = routes.get(size, {"?"})
+            taken = routes.get(size, routes.get(-1, {"?"}))
             route = ", ".join(sorted(taken))
             same = best = None
             runtime = {a: v[0] for (a, s), v in ours.items() if s == size}

@@ -3,6 +3,7 @@
  *
  *   mpirun -n 8 --mca btl tcp,self build/bench/mpi_peer --collective bcast --sizes 1MiB,64MiB
  *          [--iterations K] [--repetitions R] [--root R] [--check]
+ *   mpirun -n 8 ... mpi_peer --collective allgatherv|alltoallv --counts LIST [...]
  *
  * Method (tools/collective_benchmark.hpp): one warm-up call (with --check, that call runs
  * on patterned buffers and every rank verifies every byte it received); then per repetition an
@@ -11,7 +12,10 @@
  * K = 0 (default) picks K from the size like multilane: about 32 MiB per repetition, 1..20 calls.
  *
  * `size` means what it means in multilane/collective.hpp (MPI's count of MPI_BYTE): the whole
- * message for bcast, one rank's block for scatter, gather, allgather and alltoall.
+ * message for bcast, one rank's block for scatter, gather, allgather and alltoall. The v-forms
+ * take their blocks' bytes from --counts, as `multilane bench --counts LIST` does (p of them
+ * for allgatherv; p² for alltoallv, row = sender), blocks packed in rank order; their `size`
+ * is the largest block.
  *
  * Rank 0 prints the JSON of `multilane bench --json` with algorithm "openmpi":
  *   {"kind":"collective","collective":..,"ranks":..,"platform":"mpi","library":..,
@@ -37,12 +41,15 @@ typedef enum {
   kReduce,
   kAllreduce,
   kReduceScatter,
+  kAllgatherv,
+  kAlltoallv,
   kPingpong, /* not a collective: ranks 0 and 1 send and receive, the time is one round trip */
   kNoCollective
 } Collective;
 
-static const char* const kCollectiveNames[] = {"bcast",  "scatter",   "gather",        "allgather",
-                                               "alltoall", "reduce", "allreduce", "reduce-scatter", "pingpong"};
+static const char* const kCollectiveNames[] = {
+    "bcast",     "scatter",        "gather",     "allgather", "alltoall", "reduce",
+    "allreduce", "reduce-scatter", "allgatherv", "alltoallv", "pingpong"};
 
 /* Reductions combine floats with MPI_SUM (as `multilane bench --type float --op sum`, and the
  * OSU micro-benchmarks); sizes in bytes are cut to whole floats. */
@@ -58,6 +65,8 @@ typedef struct {
   int repetitions;
   int root;
   int check;
+  uint64_t* counts; /* the v-forms: bytes per block (p, or p² for alltoallv) */
+  int num_counts;
 } Options;
 
 typedef struct {
@@ -65,7 +74,16 @@ typedef struct {
   unsigned char* recv;
   size_t send_bytes;
   size_t recv_bytes;
+  /* The v-forms: counts and displacements in bytes (MPI_BYTE). */
+  int* sendcounts;
+  int* sdispls;
+  int* recvcounts;
+  int* rdispls;
 } Buffers;
+
+static int is_v_form(Collective c) {
+  return c == kAllgatherv || c == kAlltoallv;
+}
 
 /* ---- arguments ---------------------------------------------------------------------------- */
 
@@ -143,6 +161,31 @@ static int parse_size_list(const char* text, Options* o, int print) {
   return 0;
 }
 
+/* Splits --counts' comma-separated sizes into o->counts. Returns 0 or -1 (message printed). */
+static int parse_counts(const char* text, Options* o, int print) {
+  o->num_counts = 0;
+  o->counts = malloc((strlen(text) / 2 + 1) * sizeof *o->counts);
+  char* copy = strdup(text);
+  char* saveptr = NULL;
+  int status = 0;
+  for (char* token = strtok_r(copy, ",", &saveptr); token != NULL && status == 0;
+       token = strtok_r(NULL, ",", &saveptr)) {
+    while (*token == ' ') ++token;
+    uint64_t bytes = 0;
+    if (parse_size(token, &bytes) != 0 || bytes > INT_MAX) {
+      if (print) {
+        fprintf(stderr,
+                "mpi_peer: --counts: \"%s\" is not a size of at most %d bytes (e.g. 1MiB)\n", token,
+                INT_MAX);
+      }
+      status = -1;
+    }
+    o->counts[o->num_counts++] = bytes;
+  }
+  free(copy);
+  return status;
+}
+
 /* Parses a whole number in [low, high]. Returns 0 or -1 (message printed). */
 static int parse_int(const char* option, const char* text, int low, int high, int* value,
                      int print) {
@@ -164,7 +207,8 @@ static void print_usage(void) {
   fprintf(stderr,
           "usage: mpi_peer --collective bcast|scatter|gather|allgather|alltoall|reduce|allreduce|\n"
           "                             reduce-scatter|pingpong --sizes LIST\n"
-          "                [--iterations K] [--repetitions R] [--root R] [--check]\n");
+          "                [--iterations K] [--repetitions R] [--root R] [--check]\n"
+          "       mpi_peer --collective allgatherv|alltoallv --counts LIST [...]\n");
 }
 
 /* Every rank parses the same arguments; only rank 0 prints. Returns 0 or -1. */
@@ -201,13 +245,16 @@ static int parse_arguments(int argc, char** argv, int ranks, int print, Options*
         if (print) {
           fprintf(stderr,
                   "mpi_peer: --collective \"%s\": choose one of bcast, scatter, gather, "
-                  "allgather, alltoall, reduce, allreduce, reduce-scatter, pingpong\n",
+                  "allgather, alltoall, reduce, allreduce, reduce-scatter, allgatherv, "
+                  "alltoallv, pingpong\n",
                   value);
         }
         status = -1;
       }
     } else if (strcmp(arg, "--sizes") == 0) {
       status = parse_size_list(value, o, print);
+    } else if (strcmp(arg, "--counts") == 0) {
+      status = parse_counts(value, o, print);
     } else if (strcmp(arg, "--iterations") == 0) {
       status = parse_int(arg, value, 0, kMaxIterations, &o->iterations, print);
     } else if (strcmp(arg, "--repetitions") == 0) {
@@ -227,6 +274,23 @@ static int parse_arguments(int argc, char** argv, int ranks, int print, Options*
     if (print) fprintf(stderr, "mpi_peer: --collective pingpong needs 2 ranks or more\n");
     return -1;
   }
+  if (is_v_form(o->collective)) {
+    const int wanted = o->collective == kAlltoallv ? ranks * ranks : ranks;
+    if (o->num_counts != wanted) {
+      if (print) {
+        fprintf(stderr,
+                "mpi_peer: --collective %s on %d ranks needs --counts of %d sizes, got %d\n",
+                kCollectiveNames[o->collective], ranks, wanted, o->num_counts);
+      }
+      return -1;
+    }
+    /* One measurement: its size is the largest block. */
+    o->num_sizes = 1;
+    o->sizes[0] = 0;
+    for (int i = 0; i < o->num_counts; ++i) {
+      if (o->counts[i] > o->sizes[0]) o->sizes[0] = o->counts[i];
+    }
+  }
   return 0;
 }
 
@@ -238,11 +302,41 @@ static unsigned char pattern_byte(int origin, uint64_t offset) {
   return (unsigned char)((x ^ (x >> 13) ^ (offset >> 8)) & 0xff);
 }
 
+/* The v-forms' counts and displacements of `rank`, packed in rank order. */
+static void lay_out_v_form(Collective c, const Options* o, int rank, int ranks, Buffers* b) {
+  b->sendcounts = calloc((size_t)ranks, sizeof(int));
+  b->sdispls = calloc((size_t)ranks, sizeof(int));
+  b->recvcounts = calloc((size_t)ranks, sizeof(int));
+  b->rdispls = calloc((size_t)ranks, sizeof(int));
+  size_t sent = 0, received = 0;
+  for (int j = 0; j < ranks; ++j) {
+    /* An allgatherv sends its one block: sendcounts[rank]. */
+    const uint64_t out =
+        c == kAlltoallv ? o->counts[rank * ranks + j] : (j == rank ? o->counts[rank] : 0);
+    const uint64_t in = c == kAlltoallv ? o->counts[j * ranks + rank] : o->counts[j];
+    b->sendcounts[j] = (int)out;
+    b->sdispls[j] = (int)sent;
+    b->recvcounts[j] = (int)in;
+    b->rdispls[j] = (int)received;
+    sent += out;
+    received += in;
+  }
+  if (sent > INT_MAX || received > INT_MAX) {
+    fprintf(stderr, "mpi_peer: rank %d: the v-form's buffers exceed MPI's int displacements\n",
+            rank);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  b->send_bytes = sent;
+  b->recv_bytes = received;
+}
+
 /* Buffer sizes of multilane/collective.hpp (MPI semantics). */
-static Buffers allocate_buffers(Collective c, int rank, int ranks, int root, uint64_t size) {
+static Buffers allocate_buffers(const Options* o, int rank, int ranks, uint64_t size) {
+  const Collective c = o->collective;
+  const int root = o->root;
   const size_t block = (size_t)size;
   const size_t all = block * (size_t)ranks;
-  Buffers b = {NULL, NULL, 0, 0};
+  Buffers b = {NULL, NULL, 0, 0, NULL, NULL, NULL, NULL};
   switch (c) {
     case kBcast:
       b.recv_bytes = block;
@@ -280,6 +374,10 @@ static Buffers allocate_buffers(Collective c, int rank, int ranks, int root, uin
       b.send_bytes = rank < 2 ? block : 0;
       b.recv_bytes = rank < 2 ? block : 0;
       break;
+    case kAllgatherv:
+    case kAlltoallv:
+      lay_out_v_form(c, o, rank, ranks, &b);
+      break;
   }
   /* One byte at least, so that malloc(0) never stands for an allocation failure. */
   b.send = malloc(b.send_bytes + 1);
@@ -298,6 +396,10 @@ static Buffers allocate_buffers(Collective c, int rank, int ranks, int root, uin
 static void free_buffers(Buffers* b) {
   free(b->send);
   free(b->recv);
+  free(b->sendcounts);
+  free(b->sdispls);
+  free(b->recvcounts);
+  free(b->rdispls);
 }
 
 /* Input float `i` of `rank`: small integers, so that every sum is exact in any order. */
@@ -372,12 +474,31 @@ static int check_reduction(Collective c, int rank, int ranks, uint64_t size, con
   return 1;
 }
 
+/* The v-forms: receive byte `i` comes from block j's sender, at this rank's block of its
+ * input (alltoallv: the sender's row packs its blocks in rank order). */
+static void origin_of_v_form(Collective c, const Options* o, int rank, int ranks, const Buffers* b,
+                             uint64_t i, int* origin, uint64_t* origin_offset) {
+  int j = 0;
+  while ((uint64_t)b->rdispls[j] + (uint64_t)b->recvcounts[j] <= i) ++j;
+  *origin = j;
+  uint64_t start = 0;
+  if (c == kAlltoallv) {
+    for (int k = 0; k < rank; ++k) start += o->counts[j * ranks + k];
+  }
+  *origin_offset = start + (i - (uint64_t)b->rdispls[j]);
+}
+
 /* Returns 1 when every received byte is right; otherwise prints the first wrong one. */
-static int check_result(Collective c, int rank, int root, uint64_t size, const Buffers* b) {
+static int check_result(const Options* o, int rank, int ranks, uint64_t size, const Buffers* b) {
+  const Collective c = o->collective;
   for (size_t i = 0; i < b->recv_bytes; ++i) {
     int origin = 0;
     uint64_t offset = 0;
-    origin_of(c, rank, root, size, i, &origin, &offset);
+    if (is_v_form(c)) {
+      origin_of_v_form(c, o, rank, ranks, b, i, &origin, &offset);
+    } else {
+      origin_of(c, rank, o->root, size, i, &origin, &offset);
+    }
     const unsigned char expected = pattern_byte(origin, offset);
     if (b->recv[i] != expected) {
       fprintf(stderr,
@@ -435,6 +556,14 @@ static void run_collective(Collective c, int root, uint64_t size, Buffers* b) {
     case kNoCollective:
       MPI_Alltoall(b->send, n, MPI_BYTE, b->recv, n, MPI_BYTE, MPI_COMM_WORLD);
       return;
+    case kAllgatherv:
+      MPI_Allgatherv(b->send, (int)b->send_bytes, MPI_BYTE, b->recv, b->recvcounts, b->rdispls,
+                     MPI_BYTE, MPI_COMM_WORLD);
+      return;
+    case kAlltoallv:
+      MPI_Alltoallv(b->send, b->sendcounts, b->sdispls, MPI_BYTE, b->recv, b->recvcounts,
+                    b->rdispls, MPI_BYTE, MPI_COMM_WORLD);
+      return;
     case kPingpong:
       ping_pong(n, b);
       return;
@@ -471,13 +600,13 @@ typedef struct {
 static Point measure(const Options* o, uint64_t size, int rank, int ranks) {
   Point p;
   memset(&p, 0, sizeof p);
-  Buffers b = allocate_buffers(o->collective, rank, ranks, o->root, size);
+  Buffers b = allocate_buffers(o, rank, ranks, size);
   int ok = 1;
   if (o->check) fill_for_check(o->collective, rank, o->root, &b);
   run_collective(o->collective, o->root, size, &b); /* warm-up (and the checked call) */
   if (o->check) {
     ok = is_reduction(o->collective) ? check_reduction(o->collective, rank, ranks, size, &b)
-                                     : check_result(o->collective, rank, o->root, size, &b);
+                                     : check_result(o, rank, ranks, size, &b);
   }
   MPI_Allreduce(&ok, &p.check_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
 

@@ -52,8 +52,17 @@ void explain(const CollectiveCall& c, const CommState& state, const Pick& pick,
              std::string_view why, bool nonblocking) {
   if (!library().settings.explain || c.rank != 0) return;
   std::string choice = "MPI library";
-  if (pick.run == RouteChoice::Multilane && is_v_form(c.call)) {
-    choice = fmt::format("multilane {}", pick.algorithm);  // its counts are not known yet
+  if (pick.run == RouteChoice::Multilane && c.call == WrappedCall::Allgatherv && state.multilane) {
+    std::vector<std::uint64_t> counts(static_cast<std::size_t>(c.size));
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      counts[i] = data_bytes(static_cast<std::uint64_t>(c.args.recvcounts[i]), c.args.recvtype);
+    }
+    choice = fmt::format(
+        "multilane {}",
+        state.multilane->resolve_algorithm(carrier(c.call), c.block, 0,
+                                           {.algorithm = std::string(pick.algorithm)}, 1, counts));
+  } else if (pick.run == RouteChoice::Multilane && is_v_form(c.call)) {
+    choice = fmt::format("multilane {}", pick.algorithm);  // its counts are exchanged first
   } else if (pick.run == RouteChoice::Multilane && state.multilane) {
     choice = fmt::format("multilane {}",
                          state.multilane->resolve_algorithm(
