@@ -77,6 +77,9 @@ struct CollectiveCall {
   std::span<std::byte> recv() const { return recv_; }
   // The v-forms, after prepare(): the bytes of each block (p, or p² for alltoallv).
   std::span<const std::uint64_t> counts() const { return counts_; }
+  // The v-forms' counts before prepare(): exchanged now where their sizes are per rank
+  // (collective: every rank of the call calls it); empty for the other calls.
+  std::span<const std::uint64_t> known_counts();
   void finish();
 
  private:

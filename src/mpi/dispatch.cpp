@@ -122,8 +122,13 @@ ClassDecision default_decision(const Route& route) {
           .multilane_s = route.modelled_multilane_s};
 }
 
+// The algorithm a decided class runs on multilane's route.
+std::string_view decided_algorithm(const ClassDecision& d, std::string_view candidate) {
+  return d.algorithm.empty() ? candidate : std::string_view(d.algorithm);
+}
+
 // The blocking call's pick; a class met for the first time is entered in the table.
-Pick pick_blocking(CommState& state, const CollectiveCall& c, std::uint64_t key, bool explore) {
+Pick pick_blocking(CommState& state, CollectiveCall& c, std::uint64_t key, bool explore) {
   if (auto pick = settled(state, c)) return *pick;
   MeasuredRoutes::Entry* entry = state.routes.for_blocking_call(key, explore);
   if (!entry) {
@@ -134,15 +139,25 @@ Pick pick_blocking(CommState& state, const CollectiveCall& c, std::uint64_t key,
   }
   const std::string_view candidate = state.policy->candidate(c.call);
   const bool explores = explore ? entry->explores_next_call() : !entry->decision;
-  if (!explores) return {.run = entry->decision->choice, .algorithm = candidate};
+  if (!explores) {
+    return {.run = entry->decision->choice,
+            .algorithm = decided_algorithm(*entry->decision, candidate)};
+  }
   if (!entry->decision && entry->exploration.calls() == 0) {
     const Route route = state.policy->choose(query_of(c));
     if (!route.measure) {
       entry->decision = default_decision(route);
       return {.run = entry->decision->choice, .algorithm = candidate};
     }
+    // Every rank ranks the same algorithms: a v-form whose sizes are per rank learns every
+    // rank's counts first (collective, as is every explored call).
+    entry->explore(state.policy->candidates(query_of(c), c.known_counts()));
   }
-  return {.run = entry->exploration.next(), .algorithm = candidate, .exploring = entry};
+  // A decision without an algorithm (a tuning file's) is measured again with the candidate.
+  const std::string_view algorithm = entry->next_algorithm();
+  return {.run = entry->exploration.next_route(),
+          .algorithm = algorithm.empty() ? candidate : algorithm,
+          .exploring = entry};
 }
 
 void agree_mean(void* context, double* values, int count) {
@@ -173,7 +188,7 @@ std::string explain_blocking(const Pick& pick, const MeasuredRoutes& routes, std
     return fmt::format("{} {}: call {} of {}",
                        pick.exploring->rechecking ? "measuring again" : "measuring",
                        describe(CallClass::from_key(key)), pick.exploring->exploration.calls() + 1,
-                       kExplorationCalls);
+                       pick.exploring->exploration.most_calls());
   }
   if (const ClassDecision* d = routes.decided(key)) {
     return fmt::format("{}, {}", describe(CallClass::from_key(key)), decision_words(*d));
@@ -275,7 +290,7 @@ int start_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
     if (auto rule = settled(*state, c)) {
       pick = *rule;
     } else if (const ClassDecision* d = state->routes.decided(key)) {
-      pick = {.run = d->choice, .algorithm = state->policy->candidate(call)};
+      pick = {.run = d->choice, .algorithm = decided_algorithm(*d, state->policy->candidate(call))};
     } else {
       pick = {.run = state->policy->choose(query_of(c)).multilane ? RouteChoice::Multilane
                                                                   : RouteChoice::Mpi,

@@ -33,29 +33,52 @@ const char* to_string(DecisionSource source) {
   return "?";
 }
 
+Exploration::Exploration(int candidates)
+    : kept_(static_cast<std::size_t>(1 + std::max(candidates, 1))),
+      pruned_(static_cast<std::size_t>(1 + std::max(candidates, 1)), false) {}
+
 std::optional<ClassDecision> Exploration::record(double seconds, const Agreement& agree) {
-  const int call = calls_++;
-  if (const int in_block = call % kBlockCalls; in_block > 0) {
-    (call < kBlockCalls ? mpi_s_ : multilane_s_)[static_cast<std::size_t>(in_block - 1)] = seconds;
-  }
-  if (call == kPruneAfterCall) {
-    double first[2] = {mpi_s_[0], multilane_s_[0]};
+  ++calls_;
+  const int in_block = in_block_++;
+  auto& kept = kept_[static_cast<std::size_t>(block_)];
+  if (in_block > 0) kept[static_cast<std::size_t>(in_block - 1)] = seconds;
+  bool block_done = in_block_ == kBlockCalls;
+  if (block_ > 0 && in_block == 1) {
+    // The first kept call of a multilane candidate: out at twice the MPI library's time.
+    double first[2] = {kept_[0][0], kept[0]};
     agree(first, 2);
     if (first[1] > kPruneFactor * first[0]) {
-      return ClassDecision{.choice = RouteChoice::Mpi,
-                           .source = DecisionSource::Pruned,
-                           .mpi_s = first[0],
-                           .multilane_s = first[1]};
+      pruned_[static_cast<std::size_t>(block_)] = true;
+      kept[1] = kept[0];  // its one kept call is its mean
+      block_done = true;
     }
   }
-  if (call != kExplorationCalls - 1) return std::nullopt;
-  double means[2] = {mean(mpi_s_), mean(multilane_s_)};
-  agree(means, 2);
-  const bool gains = means[1] <= kSwitchGain * means[0];
+  if (!block_done) return std::nullopt;
+  ++block_;
+  in_block_ = 0;
+  if (block_ < static_cast<int>(kept_.size())) return std::nullopt;
+  return decide(agree);
+}
+
+std::optional<ClassDecision> Exploration::decide(const Agreement& agree) {
+  std::vector<double> means;
+  for (const auto& block : kept_) means.push_back(mean(block));
+  agree(means.data(), static_cast<int>(means.size()));
+  int best = -1;
+  for (std::size_t c = 1; c < means.size(); ++c) {
+    if (pruned_[c]) continue;
+    if (best < 0 || means[c] < means[static_cast<std::size_t>(best) + 1]) {
+      best = static_cast<int>(c) - 1;
+    }
+  }
+  const bool all_pruned = best < 0;
+  const std::size_t shown = all_pruned ? 1 : static_cast<std::size_t>(best) + 1;
+  const bool gains = !all_pruned && means[shown] <= kSwitchGain * means[0];
   return ClassDecision{.choice = gains ? RouteChoice::Multilane : RouteChoice::Mpi,
-                       .source = DecisionSource::Measured,
+                       .source = all_pruned ? DecisionSource::Pruned : DecisionSource::Measured,
+                       .candidate = std::max(best, 0),
                        .mpi_s = means[0],
-                       .multilane_s = means[1]};
+                       .multilane_s = means[shown]};
 }
 
 const ClassDecision* MeasuredRoutes::decided(std::uint64_t key) const {
@@ -86,15 +109,28 @@ bool MeasuredRoutes::Entry::explores_next_call() {
   if (++decided_calls < next_recheck) return false;
   next_recheck *= kRecheckGrowth;
   rechecking = true;
-  exploration = Exploration{};
+  explore({decision->algorithm});
   return true;
+}
+
+void MeasuredRoutes::Entry::explore(std::vector<std::string> algorithms) {
+  candidates = std::move(algorithms);
+  exploration = Exploration(static_cast<int>(candidates.size()));
+}
+
+std::string_view MeasuredRoutes::Entry::next_algorithm() const {
+  const int c = exploration.next();
+  if (c == Exploration::kMpi || c >= static_cast<int>(candidates.size())) return {};
+  return candidates[static_cast<std::size_t>(c)];
 }
 
 void MeasuredRoutes::Entry::settle(const ClassDecision& decided) {
   decision = decided;
-  if (rechecking && decided.source == DecisionSource::Measured) {
-    decision->source = DecisionSource::Remeasured;
+  if (decided.choice == RouteChoice::Multilane &&
+      decided.candidate < static_cast<int>(candidates.size())) {
+    decision->algorithm = candidates[static_cast<std::size_t>(decided.candidate)];
   }
+  if (rechecking) decision->source = DecisionSource::Remeasured;  // pruned or not
   rechecking = false;
 }
 

@@ -2,20 +2,25 @@
 //
 // The rule to keep: never slower than the MPI library underneath. After STAR-MPI (Faraj, Yuan
 // and Lowenthal, ICS 2006), each candidate is timed on the application's own first calls and
-// the faster is kept. Two candidates: the MPI library (PMPI_*) and multilane's own best
-// algorithm ("auto", or the one MULTILANE_ALGORITHM_<COLL> names).
+// the fastest is kept. The candidates: the MPI library (PMPI_*) and k of multilane's algorithms
+// (route_policy.hpp: the one MULTILANE_ALGORITHM_<COLL> names, hier-shm within a node, else
+// the model's fastest kMostMultilaneCandidates: the model ranks well but does not always pick
+// the best of two close algorithms).
 //
 // Every rank must take the same route at every call, or two ranks deadlock. So:
 //   * exploration happens only in blocking calls, and a class's blocking calls are counted
 //     alike on every rank (call_class.hpp: a class is the same everywhere);
-//   * the first kExplorationCalls blocking calls of a class run each candidate in a block of
-//     its own, the MPI library first:
+//   * the first kBlockCalls x (1 + k) blocking calls of a class run each candidate in a block
+//     of its own, the MPI library first (k = 2 here):
 //
-//        call   0     1     2     3     4     5
-//               MPI   MPI   MPI   ml    ml    ml        (ml: multilane)
-//               drop  keep  keep  drop  keep  keep
-//                                       │     └─ decide: agree(mean MPI, mean ml)
-//                                       └─ prune: agree(MPI, ml); ml > 2x MPI decides MPI now
+//        call   0     1     2     3     4     5     6     7     8
+//               MPI   MPI   MPI   ml1   ml1   ml1   ml2   ml2   ml2     (ml: multilane)
+//               drop  keep  keep  drop  keep  keep  drop  keep  keep
+//                                       │                 │     └─ decide: agree(every mean)
+//                                       │                 └─ prune: agree(MPI, ml2)
+//                                       └─ prune: agree(MPI, ml1); ml1 > 2x MPI ends its block
+//
+//     (a pruned candidate's block ends at once; after the last block the class is decided)
 //
 //     the first call of each block is dropped (it pays for connections, schedules and caches,
 //     and for what the other candidate left behind); the kept calls follow a call of their own
@@ -27,11 +32,13 @@
 //     application's ranks lose in it; the slowest rank's time would rate a collective that
 //     frees most ranks early like one that holds them all). The decision is a pure function of
 //     equal inputs, so every rank decides alike;
-//   * multilane is kept only for a gain of kSwitchGain (10%) or more over the MPI library;
+//   * multilane's fastest unpruned candidate is kept only for a gain of kSwitchGain (10%) or more
+//     over the MPI library; the decision names the algorithm;
 //   * a class decided for multilane is measured again, the same way, at its kFirstRecheck-th
 //     blocking call after the decision and then at every kRecheckGrowth-fold count (64, 512,
 //     4096, ...; the counts grow by the MPI library's known time over multilane's when that
-//     is above 1, so that its calls cost the same share): a decision from a few early calls (cold
+//     is above 1, so that its calls cost the same share), against the decided algorithm alone
+//     (k = 1): a decision from a few early calls (cold
 //     caches, the MPI library's lazy set-up, a tuning file from another run) may be wrong for the
 //     job's steady state, and the MPI library is the route that is never slower than itself. The
 //     cost vanishes geometrically. A class decided for the MPI library is not measured again;
@@ -46,15 +53,16 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace multilane::mpi {
 
 enum class RouteChoice : std::uint8_t { Mpi, Multilane };
 
-inline constexpr int kExplorationCalls = 6;                // 2k + 2 for k = 2 candidates
-inline constexpr int kBlockCalls = kExplorationCalls / 2;  // one candidate's block
-inline constexpr int kPruneAfterCall = kBlockCalls + 1;    // the first kept call of each done
+inline constexpr int kBlockCalls = 3;  // one candidate's block: one dropped call, two kept
+inline constexpr int kMostMultilaneCandidates = 2;
 inline constexpr double kSwitchGain = 0.9;   // multilane at 0.9x the MPI library's time
 inline constexpr double kPruneFactor = 2.0;  // a candidate at 2x the MPI library's is out
 inline constexpr std::size_t kMostExploredClasses = 64;
@@ -78,6 +86,10 @@ const char* to_string(DecisionSource source);
 struct ClassDecision {
   RouteChoice choice = RouteChoice::Mpi;
   DecisionSource source = DecisionSource::Measured;
+  // Multilane's algorithm when `choice` is Multilane; empty: the call's candidate (its forced
+  // algorithm, hier-shm or "auto").
+  std::string algorithm{};
+  int candidate = 0;  // Exploration::record(): which of the explored candidates won
   // The agreed mean time of each candidate (mean over calls and ranks); 0 where not measured.
   double mpi_s = 0;
   double multilane_s = 0;
@@ -93,22 +105,32 @@ struct Agreement {
   void operator()(double* values, int count) const { function(context, values, count); }
 };
 
-// The exploration of one class: what its next blocking call runs, and its times so far.
+// The exploration of one class against `candidates` of multilane's algorithms: what its next
+// blocking call runs, and its times so far.
 class Exploration {
  public:
-  RouteChoice next() const {
-    return calls_ < kBlockCalls ? RouteChoice::Mpi : RouteChoice::Multilane;
+  static constexpr int kMpi = -1;
+  explicit Exploration(int candidates = 1);
+  // Whose turn it is: kMpi, or the index of multilane's candidate.
+  int next() const { return block_ - 1; }
+  RouteChoice next_route() const {
+    return next() == kMpi ? RouteChoice::Mpi : RouteChoice::Multilane;
   }
   // Records this rank's time of the call next() named; at the fixed indices, agrees with the
-  // other ranks (collective) and returns the decision once there is one.
+  // other ranks (collective) and returns the decision once there is one (`candidate` set).
   std::optional<ClassDecision> record(double seconds, const Agreement& agree);
   int calls() const { return calls_; }
+  // The calls the exploration takes when no candidate is pruned.
+  int most_calls() const { return kBlockCalls * static_cast<int>(kept_.size()); }
 
  private:
   static constexpr int kKept = kBlockCalls - 1;
+  std::optional<ClassDecision> decide(const Agreement& agree);
   int calls_ = 0;
-  std::array<double, kKept> mpi_s_{};
-  std::array<double, kKept> multilane_s_{};
+  int block_ = 0;     // 0: the MPI library's; c + 1: multilane's candidate c
+  int in_block_ = 0;  // calls of the current block so far
+  std::vector<std::array<double, kKept>> kept_;  // the kept times of each block
+  std::vector<bool> pruned_;
 };
 
 // The routes of one communicator's classes, by CallClass::key().
@@ -117,14 +139,19 @@ class MeasuredRoutes {
   struct Entry {
     std::optional<ClassDecision> decision;
     Exploration exploration;
-    bool rechecking = false;  // a decided multilane route is measured again
+    std::vector<std::string> candidates;  // multilane's algorithms the exploration times
+    bool rechecking = false;              // a decided multilane route is measured again
     std::uint64_t decided_calls = 0;
     std::uint64_t next_recheck = 0;  // 0: not yet set from the decision
 
     // Whether the class's next blocking call runs the exploration (rather than its decision):
     // undecided, re-checked, or a multilane decision whose re-check falls on this call.
     bool explores_next_call();
-    // Takes the exploration's decision and ends a re-check.
+    // Starts the exploration of `algorithms` (an undecided class's first blocking call).
+    void explore(std::vector<std::string> algorithms);
+    // The algorithm of the exploration's next call ("" for the MPI library's).
+    std::string_view next_algorithm() const;
+    // Takes the exploration's decision (naming its algorithm) and ends a re-check.
     void settle(const ClassDecision& decided);
   };
   // The class's decision, or null while it has none.

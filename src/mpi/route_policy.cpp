@@ -7,8 +7,10 @@
 #include <set>
 #include <utility>
 
+#include "mpi/measured_route.hpp"
 #include "mpi/mpi_library_model.hpp"
 #include "multilane/algorithms.hpp"
+#include "multilane/collective.hpp"
 #include "multilane/communicator.hpp"
 #include "multilane/units.hpp"
 #include "runtime/api/algorithm_choice.hpp"
@@ -58,6 +60,28 @@ const std::string* RoutePolicy::forced(WrappedCall call) const {
 
 std::string_view RoutePolicy::candidate(WrappedCall call) const {
   return candidates_[static_cast<std::size_t>(call)];
+}
+
+std::vector<std::string> RoutePolicy::candidates(const RouteQuery& query,
+                                                 std::span<const std::uint64_t> counts) const {
+  const std::string_view named = candidate(query.call);
+  if (named != "auto") return {std::string(named)};
+  // A v-form's size is its largest block (its class may not know it: sizes per rank).
+  const std::uint64_t size = !counts.empty()                      ? largest_count(counts)
+                             : query.call == WrappedCall::Barrier ? 1
+                                                                  : query.bytes;
+  const BuildParams params{.root = 0,
+                           .size = size,
+                           .element_size = query.element_size,
+                           .counts = {counts.begin(), counts.end()}};
+  std::vector<std::string> fastest;
+  for (const runtime::Candidate& c :
+       runtime::choose_algorithm(platform_, carrier(query.call), params).candidates) {
+    if (fastest.size() == kMostMultilaneCandidates) break;
+    fastest.push_back(c.algorithm);
+  }
+  if (fastest.empty()) fastest.emplace_back("auto");
+  return fastest;
 }
 
 Route RoutePolicy::choose(const RouteQuery& query) const {

@@ -27,7 +27,9 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "mpi/settings.hpp"
 #include "mpi/wrapped_call.hpp"
@@ -71,6 +73,11 @@ class RoutePolicy {
   // communicator within one node, hier-shm where the collective has it (the model does not see
   // what TCP loopback and its engine cost against shared memory); else "auto", the model's best.
   std::string_view candidate(WrappedCall call) const;
+  // The multilane algorithms a measured class times against the MPI library: candidate() when
+  // it names one; for "auto", the model's kMostMultilaneCandidates fastest for this call
+  // (`counts`: a v-form's, else empty). The same on every rank for the same class and counts.
+  std::vector<std::string> candidates(const RouteQuery& query,
+                                      std::span<const std::uint64_t> counts) const;
 
   int ranks() const { return platform_.num_ranks(); }
   int nodes() const { return spread_.nodes; }

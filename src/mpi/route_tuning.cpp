@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "mpi/call_class.hpp"
+#include "multilane/algorithms.hpp"
 #include "multilane/errors.hpp"
 
 namespace multilane::mpi {
@@ -71,6 +72,13 @@ std::pair<std::uint64_t, ClassDecision> class_of(const std::string& path, const 
     fail(path, t.get("route"), "route",
          fmt::format("{:?}: must be \"mpi\" or \"multilane\"", route));
   }
+  if (const toml::node* a = t.get("algorithm")) {
+    const auto named = a->value<std::string>();
+    if (!named || find_algorithm(carrier(*call), *named) == nullptr) {
+      fail(path, a, "algorithm", fmt::format("must be one of {}", algorithm_names(carrier(*call))));
+    }
+    decision.algorithm = *named;
+  }
   decision.source = DecisionSource::TuningFile;
   decision.from_tuning_file = true;
   if (const toml::node* s = t.get("source")) {
@@ -121,8 +129,11 @@ std::string format_class(std::uint64_t key, const ClassDecision& d) {
   if (is_reduction(carrier(c.call))) {
     text += fmt::format("  type = \"{}\"\n  op = \"{}\"\n", to_string(c.type), to_string(c.op));
   }
-  text += fmt::format("  route = \"{}\"\n  source = \"{}\"\n",
-                      d.choice == RouteChoice::Mpi ? "mpi" : "multilane", to_string(d.source));
+  text += fmt::format("  route = \"{}\"\n", d.choice == RouteChoice::Mpi ? "mpi" : "multilane");
+  if (d.choice == RouteChoice::Multilane && !d.algorithm.empty()) {
+    text += fmt::format("  algorithm = \"{}\"\n", d.algorithm);  // a name: no escapes
+  }
+  text += fmt::format("  source = \"{}\"\n", to_string(d.source));
   if (d.mpi_s > 0) text += fmt::format("  mpi_us = {:.2f}\n", d.mpi_s * 1e6);
   if (d.multilane_s > 0) text += fmt::format("  multilane_us = {:.2f}\n", d.multilane_s * 1e6);
   return text;

@@ -118,6 +118,12 @@ void CollectiveCall::exchange_counts() {
   }
 }
 
+std::span<const std::uint64_t> CollectiveCall::known_counts() {
+  counts_.clear();
+  if (is_v_form(call)) exchange_counts();
+  return counts_;
+}
+
 void CollectiveCall::prepare_v_form() {
   exchange_counts();
   const bool root = rooted(call) && args.root == rank;

@@ -111,26 +111,56 @@ struct Ranks {
   }
 };
 
-// Times per call for the order MPI, MPI, MPI, ml, ml, ml; `first` is each block's first call.
-std::vector<double> in_blocks(double mpi, double multilane, double first = 1.0) {
+// The calls of an exploration of one multilane candidate.
+constexpr int kOneCandidateCalls = 2 * kBlockCalls;
+
+// Times per call for the order MPI, MPI, MPI, ml, ml, ml (then ml2...); `first` is each
+// block's first call.
+std::vector<double> in_blocks(double mpi, double multilane, double first = 1.0,
+                              std::vector<double> more = {}) {
   std::vector<double> t;
-  for (int call = 0; call < kExplorationCalls; ++call) {
-    const bool mpi_block = call < kBlockCalls;
-    t.push_back(call % kBlockCalls == 0 ? first : (mpi_block ? mpi : multilane));
+  const std::size_t blocks = 2 + more.size();
+  for (std::size_t call = 0; call < blocks * kBlockCalls; ++call) {
+    const std::size_t block = call / kBlockCalls;
+    const double kept = block == 0 ? mpi : block == 1 ? multilane : more[block - 2];
+    t.push_back(call % kBlockCalls == 0 ? first : kept);
   }
   return t;
 }
 
 TEST(MeasuredRoute, EachCandidateRunsInABlockOfItsOwnTheMpiLibraryFirst) {
-  Exploration e;
-  std::vector<RouteChoice> order;
-  for (int call = 0; call < kExplorationCalls; ++call) {
+  Exploration e(2);
+  EXPECT_EQ(e.most_calls(), 9);
+  std::vector<int> order;
+  for (int call = 0; call < e.most_calls(); ++call) {
     order.push_back(e.next());
     e.record(1.0, {.function = [](void*, double*, int) {}, .context = nullptr});
   }
-  EXPECT_EQ(order, (std::vector<RouteChoice>{RouteChoice::Mpi, RouteChoice::Mpi, RouteChoice::Mpi,
-                                             RouteChoice::Multilane, RouteChoice::Multilane,
-                                             RouteChoice::Multilane}));
+  const int mpi = Exploration::kMpi;
+  EXPECT_EQ(order, (std::vector<int>{mpi, mpi, mpi, 0, 0, 0, 1, 1, 1}));
+}
+
+TEST(MeasuredRoute, TheFastestOfMultilanesCandidatesIsKept) {
+  // The model's second choice is the faster: it is the one kept, and the decision says so.
+  Ranks second{.explorations = std::vector<Exploration>(1, Exploration(2)),
+               .times = {in_blocks(10, 8, 1000, {5})}};
+  ClassDecision d = second.run()[0];
+  EXPECT_EQ(d.choice, RouteChoice::Multilane);
+  EXPECT_EQ(d.candidate, 1);
+  EXPECT_DOUBLE_EQ(d.multilane_s, 5);
+  // The first is pruned (above twice the MPI library's time) and the second is kept.
+  Ranks pruned{.explorations = std::vector<Exploration>(1, Exploration(2)),
+               .times = {{1000, 10, 10, /* pruned: */ 1000, 25, /* kept: */ 1000, 7, 7}}};
+  d = pruned.run()[0];
+  EXPECT_EQ(d.choice, RouteChoice::Multilane);
+  EXPECT_EQ(d.candidate, 1);
+  EXPECT_EQ(pruned.explorations[0].calls(), 3 + 2 + 3);  // the pruned block ends at its 2nd call
+  // Neither gains 10%: the MPI library keeps the class.
+  Ranks neither{.explorations = std::vector<Exploration>(1, Exploration(2)),
+                .times = {in_blocks(10, 9.5, 1000, {9.2})}};
+  d = neither.run()[0];
+  EXPECT_EQ(d.choice, RouteChoice::Mpi);
+  EXPECT_DOUBLE_EQ(d.multilane_s, 9.2);  // the better of the two is shown
 }
 
 TEST(MeasuredRoute, MultilaneIsKeptForAGainOfTenPercentAndTheFirstCallsAreDropped) {
@@ -173,8 +203,8 @@ TEST(MeasuredRoute, ACandidateAtTwiceTheMpiLibrarysTimeIsPrunedEarly) {
   const auto decisions = ranks.run();
   EXPECT_EQ(decisions[0].choice, RouteChoice::Mpi);
   EXPECT_EQ(decisions[0].source, DecisionSource::Pruned);
-  EXPECT_EQ(ranks.explorations[0].calls(), kPruneAfterCall + 1);
-  EXPECT_EQ(ranks.explorations[1].calls(), kPruneAfterCall + 1);
+  EXPECT_EQ(ranks.explorations[0].calls(), kBlockCalls + 2);
+  EXPECT_EQ(ranks.explorations[1].calls(), kBlockCalls + 2);
 }
 
 TEST(MeasuredRoute, ExplorationIsBoundedPerCommunicator) {
@@ -203,7 +233,7 @@ std::vector<RouteChoice> run_calls(MeasuredRoutes::Entry& entry, std::uint64_t c
       routes.push_back(entry.decision->choice);
       continue;
     }
-    const RouteChoice run = entry.exploration.next();
+    const RouteChoice run = entry.exploration.next_route();
     routes.push_back(run);
     if (auto d = entry.exploration.record(run == RouteChoice::Mpi ? mpi_s : multilane_s, alone)) {
       entry.settle(*d);
@@ -219,8 +249,8 @@ TEST(MeasuredRoute, AMultilaneDecisionIsMeasuredAgainAtCall64And512) {
                                  .from_tuning_file = true};
   // Multilane still wins: the route stays, with the MPI library's block at calls 64-66
   // (counted from 1) and multilane's at 67-69.
-  auto routes = run_calls(entry, kFirstRecheck - 1 + kExplorationCalls, 10, 5);
-  const std::vector<RouteChoice> tail(routes.end() - kExplorationCalls, routes.end());
+  auto routes = run_calls(entry, kFirstRecheck - 1 + kOneCandidateCalls, 10, 5);
+  const std::vector<RouteChoice> tail(routes.end() - kOneCandidateCalls, routes.end());
   EXPECT_EQ(tail, (std::vector<RouteChoice>{RouteChoice::Mpi, RouteChoice::Mpi, RouteChoice::Mpi,
                                             RouteChoice::Multilane, RouteChoice::Multilane,
                                             RouteChoice::Multilane}));
@@ -246,7 +276,7 @@ TEST(MeasuredRoute, AModelledGainOfSevenTimesIsMeasuredAgainSevenTimesLater) {
                                  .source = DecisionSource::Model,
                                  .mpi_s = 7,
                                  .multilane_s = 1};
-  const auto routes = run_calls(entry, 7 * kFirstRecheck - 1 + kExplorationCalls, 7, 1);
+  const auto routes = run_calls(entry, 7 * kFirstRecheck - 1 + kOneCandidateCalls, 7, 1);
   EXPECT_EQ(std::count(routes.begin(), routes.end(), RouteChoice::Mpi), kBlockCalls);
   EXPECT_EQ(routes[7 * kFirstRecheck - 1], RouteChoice::Mpi);
   EXPECT_EQ(routes[7 * kFirstRecheck - 2], RouteChoice::Multilane);
@@ -285,6 +315,7 @@ TEST(RouteTuning, WrittenAndReadBackWithTheShmTablesKept) {
   p.classes[classify(WrappedCall::Allreduce, 4096, sum).key()] = {
       .choice = RouteChoice::Multilane,
       .source = DecisionSource::Measured,
+      .algorithm = "ring",
       .mpi_s = 41.25e-6,
       .multilane_s = 18e-6};
   p.classes[classify(WrappedCall::Barrier, 1, {}).key()] = {.choice = RouteChoice::Mpi,
@@ -292,7 +323,8 @@ TEST(RouteTuning, WrittenAndReadBackWithTheShmTablesKept) {
   tuning.placements.push_back(p);
   const std::string text = format_route_tuning(tuning);
   EXPECT_NE(text.find("call = \"MPI_Allreduce\"\n  bytes = 4096\n  type = \"float\"\n  op = "
-                      "\"sum\"\n  route = \"multilane\"\n  source = \"measured\"\n  mpi_us = "
+                      "\"sum\"\n  route = \"multilane\"\n  algorithm = \"ring\"\n  source = "
+                      "\"measured\"\n  mpi_us = "
                       "41.25\n  multilane_us = 18.00\n"),
             std::string::npos)
       << text;
@@ -305,6 +337,7 @@ TEST(RouteTuning, WrittenAndReadBackWithTheShmTablesKept) {
       back.placements[0].classes.at(classify(WrappedCall::Allreduce, 4096, sum).key());
   EXPECT_EQ(d.choice, RouteChoice::Multilane);
   EXPECT_EQ(d.source, DecisionSource::Measured);
+  EXPECT_EQ(d.algorithm, "ring");
   EXPECT_TRUE(d.from_tuning_file);
   EXPECT_NEAR(d.mpi_s, 41.25e-6, 1e-12);
   EXPECT_NE(back.others.find("[[shm]]"), std::string::npos) << back.others;
@@ -328,6 +361,10 @@ TEST(RouteTuning, ErrorsNameTheFileTheLineAndTheKey) {
                           "[[placement.class]]\ncall = \"MPI_Bcast\"\nbytes = 8\nroute = "
                           "\"fast\"\n",
                       "routes.toml:9: route: \"fast\": must be \"mpi\" or \"multilane\"");
+  expect_tuning_error(head +
+                          "[[placement.class]]\ncall = \"MPI_Alltoallv\"\nbytes = 0\nroute = "
+                          "\"multilane\"\nalgorithm = \"ring\"\n",
+                      "routes.toml:10: algorithm: must be one of pairwise, linear");
   expect_tuning_error(head + "[[placement.class]]\ncall = \"MPI_Bcastt\"\nbytes = 8\n",
                       "routes.toml:7: call: unknown call \"MPI_Bcastt\"");
   expect_tuning_error(head +
