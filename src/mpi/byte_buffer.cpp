@@ -83,10 +83,20 @@ TypeLayout layout_of(MPI_Datatype type) {
 
 namespace {
 
-// Elements per PMPI_Pack call: its count and byte size are ints.
-std::uint64_t pack_step(const TypeLayout& layout) {
-  return std::max<std::uint64_t>(
+// Calls `piece(first, n)` for runs of `count` elements whose counts and byte sizes fit the int
+// arguments of PMPI_Pack and PMPI_Unpack.
+template <typename Piece>
+void in_pieces(const TypeLayout& layout, std::uint64_t count, Piece piece) {
+  const std::uint64_t step = std::max<std::uint64_t>(
       1, (std::uint64_t{1} << 30) / std::max<std::uint64_t>(1, layout.size));
+  for (std::uint64_t first = 0; first < count; first += step) {
+    piece(first, std::min(step, count - first));
+  }
+}
+
+char* element_at(const TypeLayout& layout, const void* base, std::uint64_t index) {
+  return static_cast<char*>(const_cast<void*>(base)) +
+         static_cast<std::int64_t>(index) * layout.extent;
 }
 
 }  // namespace
@@ -98,19 +108,16 @@ void pack_elements(const TypeLayout& layout, const void* base, std::uint64_t cou
     std::memcpy(out, base, count * layout.size);
     return;
   }
-  const std::uint64_t step = pack_step(layout);
-  for (std::uint64_t first = 0; first < count; first += step) {
-    const std::uint64_t n = std::min(step, count - first);
+  in_pieces(layout, count, [&](std::uint64_t first, std::uint64_t n) {
     int position = 0;
-    pmpi_check(
-        PMPI_Pack(static_cast<const char*>(base) + static_cast<std::int64_t>(first) * layout.extent,
-                  static_cast<int>(n), layout.type, out + first * layout.size,
-                  static_cast<int>(n * layout.size), &position, MPI_COMM_SELF),
-        "PMPI_Pack");
+    pmpi_check(PMPI_Pack(element_at(layout, base, first), static_cast<int>(n), layout.type,
+                         out + first * layout.size, static_cast<int>(n * layout.size), &position,
+                         MPI_COMM_SELF),
+               "PMPI_Pack");
     if (static_cast<std::uint64_t>(position) != n * layout.size) {
       throw CommunicationError("PMPI_Pack wrote another size than the datatype's");
     }
-  }
+  });
 }
 
 void unpack_elements(const TypeLayout& layout, const std::byte* in, std::uint64_t count,
@@ -120,16 +127,13 @@ void unpack_elements(const TypeLayout& layout, const std::byte* in, std::uint64_
     std::memcpy(base, in, count * layout.size);
     return;
   }
-  const std::uint64_t step = pack_step(layout);
-  for (std::uint64_t first = 0; first < count; first += step) {
-    const std::uint64_t n = std::min(step, count - first);
+  in_pieces(layout, count, [&](std::uint64_t first, std::uint64_t n) {
     int position = 0;
-    pmpi_check(
-        PMPI_Unpack(in + first * layout.size, static_cast<int>(n * layout.size), &position,
-                    static_cast<char*>(base) + static_cast<std::int64_t>(first) * layout.extent,
-                    static_cast<int>(n), layout.type, MPI_COMM_SELF),
-        "PMPI_Unpack");
-  }
+    pmpi_check(PMPI_Unpack(in + first * layout.size, static_cast<int>(n * layout.size), &position,
+                           element_at(layout, base, first), static_cast<int>(n), layout.type,
+                           MPI_COMM_SELF),
+               "PMPI_Unpack");
+  });
 }
 
 void ByteBuffer::assign(void* base, std::uint64_t count, MPI_Datatype type, Use use,
