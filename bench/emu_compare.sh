@@ -257,7 +257,7 @@ def library_routes(collective):
                 "allreduce": "MPI_Allreduce", "allgatherv": "MPI_Allgatherv blocks up to",
                 "alltoallv": "MPI_Alltoallv"}[collective]
     # An alltoallv's line has no size (its sizes are per rank): it is the one size measured.
-    size = r"()," if collective == "alltoallv" else r" (\d+) B"
+    size = r"()" if collective == "alltoallv" else r" (\d+) B"
     line = re.compile(rf"multilane-mpi: {function}{size}.* ranks on .*?: "
                       r"(MPI library|multilane (\S+)) \(")
     routes = {}

@@ -13,6 +13,7 @@
 #include "mpi/library.hpp"
 #include "mpi/mpi_errors.hpp"
 #include "mpi/pending_requests.hpp"
+#include "multilane/collective.hpp"
 #include "multilane/units.hpp"
 
 namespace multilane::mpi {
@@ -52,17 +53,15 @@ void explain(const CollectiveCall& c, const CommState& state, const Pick& pick,
              std::string_view why, bool nonblocking) {
   if (!library().settings.explain || c.rank != 0) return;
   std::string choice = "MPI library";
-  if (pick.run == RouteChoice::Multilane && c.call == WrappedCall::Allgatherv && state.multilane) {
-    std::vector<std::uint64_t> counts(static_cast<std::size_t>(c.size));
-    for (std::size_t i = 0; i < counts.size(); ++i) {
-      counts[i] = data_bytes(static_cast<std::uint64_t>(c.args.recvcounts[i]), c.args.recvtype);
-    }
-    choice = fmt::format(
-        "multilane {}",
-        state.multilane->resolve_algorithm(carrier(c.call), c.block, 0,
-                                           {.algorithm = std::string(pick.algorithm)}, 1, counts));
+  if (pick.run == RouteChoice::Multilane && is_v_form(c.call) && !c.counts().empty() &&
+      state.multilane) {
+    // Explained after the call (explains_after_the_call): its counts are known.
+    choice =
+        fmt::format("multilane {}", state.multilane->resolve_algorithm(
+                                        carrier(c.call), largest_count(c.counts()), root_of(c),
+                                        {.algorithm = std::string(pick.algorithm)}, 1, c.counts()));
   } else if (pick.run == RouteChoice::Multilane && is_v_form(c.call)) {
-    choice = fmt::format("multilane {}", pick.algorithm);  // its counts are exchanged first
+    choice = fmt::format("multilane {}", pick.algorithm);
   } else if (pick.run == RouteChoice::Multilane && state.multilane) {
     choice = fmt::format("multilane {}",
                          state.multilane->resolve_algorithm(
@@ -79,6 +78,12 @@ void explain(const CollectiveCall& c, const CommState& state, const Pick& pick,
   std::fprintf(stderr, "multilane-mpi: %s%s%s, %d ranks on %d node(s): %s (%.*s)\n",
                call_function(c.call, nonblocking).c_str(), size.c_str(), where.c_str(), c.size,
                state.layout.nodes, choice.c_str(), static_cast<int>(why.size()), why.data());
+}
+
+// A v-form that multilane serves with "auto" is explained after it ran: what "auto" picks
+// depends on counts that a gatherv, scatterv or alltoallv exchanges first.
+bool explains_after_the_call(const CollectiveCall& c, const Pick& pick) {
+  return pick.run == RouteChoice::Multilane && is_v_form(c.call) && pick.algorithm == "auto";
 }
 
 // A call that stays with the MPI library before it is described, explained on rank 0 (of the
@@ -226,7 +231,8 @@ int run_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall m
     }
     const std::uint64_t key = classify(call, c.block, c.reduction).key();
     const Pick pick = pick_blocking(*state, c, key, !lib.settings.frozen);
-    if (lib.settings.explain) {
+    const bool explain_after = lib.settings.explain && explains_after_the_call(c, pick);
+    if (lib.settings.explain && !explain_after) {
       explain(c, *state, pick, explain_blocking(pick, state->routes, key, c, *state), false);
     } else if (rememberable && pick.run == RouteChoice::Mpi && !pick.exploring) {
       state->to_mpi_again.remember(call, args);  // a decided route: it does not change
@@ -241,6 +247,9 @@ int run_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall m
     } else {
       ++counters.blocking_multilane;
       run_multilane(*state, c, pick.algorithm);
+      if (explain_after) {
+        explain(c, *state, pick, explain_blocking(pick, state->routes, key, c, *state), false);
+      }
     }
     if (pick.exploring) {
       const double seconds =
@@ -300,16 +309,18 @@ int start_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
       pick.run = RouteChoice::Mpi;
       why = "multilane is not set up on this communicator yet: a nonblocking call never sets it up";
     }
-    if (library().settings.explain) {
-      if (why.empty()) why = explain_blocking({.run = pick.run}, state->routes, key, c, *state);
-      explain(c, *state, pick, why, true);
+    if (library().settings.explain && why.empty()) {
+      why = explain_blocking({.run = pick.run}, state->routes, key, c, *state);
     }
+    const bool explain_after = explains_after_the_call(c, pick);
+    if (!explain_after) explain(c, *state, pick, why, true);
     if (pick.run == RouteChoice::Mpi) {
       ++counters.nonblocking_mpi;
       return mpi(args, comm, request);
     }
     ++counters.nonblocking_multilane;
     c.prepare();
+    if (explain_after) explain(c, *state, pick, why, true);  // its counts are known now
     pending->function = call_function(call, true);
     pending->owner = state->multilane;
     const CollectiveOptions options{.algorithm = std::string(pick.algorithm)};

@@ -1,13 +1,14 @@
 /* tests/mpi/coll_v.c — MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv and MPI_Alltoallv with uneven
- * counts (a ramp, every other rank empty, one huge block, all empty), displacements in rank
+ * counts (a ramp, every other rank empty, one block of 1 MiB, all empty), displacements in rank
  * order and in reverse order with gaps, a datatype with holes (an int resized to 8 bytes) on
  * one side and plain ints on the other (matching signatures), roots 0 and last, and
  * MPI_IN_PLACE where MPI allows it; MPI_Iallgatherv whose datatype is freed before the wait.
  * Every int of every receive buffer is checked: the data where the displacements say, and
- * the gaps and holes untouched. Prints "No Errors". */
+ * the gaps and holes untouched. All of it on MPI_COMM_WORLD, then on a communicator that
+ * MPI_Comm_split made with the ranks in reverse order. Prints "No Errors". */
 #include "mltest.h"
 
-enum { kSentinel = -7, kHuge = 100003 };
+enum { kSentinel = -7, kHuge = 262147 }; /* one block of a little over 1 MiB */
 
 typedef struct {
   MPI_Datatype type;
@@ -207,17 +208,13 @@ static void alltoallv(MPI_Comm comm, int pattern, int reversed, const VType* rt,
   free(scounts), free(rcounts), free(sdispls), free(rdispls), free(send), free(recv), free(want);
 }
 
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank, p;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  MPI_Datatype spaced;
-  MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint)sizeof(int), &spaced);
-  MPI_Type_commit(&spaced);
+/* Every v-form with every count pattern, layout, side of the datatype with holes, root and
+ * MPI_IN_PLACE choice, on `comm`. */
+static void all_v_forms(MPI_Comm comm, MPI_Datatype spaced, int* round) {
+  int p;
+  MPI_Comm_size(comm, &p);
   const VType ints = {MPI_INT, 1}, holes = {spaced, 2};
   int* counts = malloc((size_t)p * sizeof(int));
-  int round = 0;
   for (int pattern = 0; pattern < 4; ++pattern) {
     for (int i = 0; i < p; ++i) counts[i] = count_of(pattern, i, p);
     for (int reversed = 0; reversed < 2; ++reversed) {
@@ -227,18 +224,35 @@ int main(int argc, char** argv) {
           const VType* blocks = typed ? &holes : &ints;
           const VType* single = typed ? &ints : &holes;
           for (int root = 0; root < p; root += (p > 1 ? p - 1 : 1)) {
-            gatherv(MPI_COMM_WORLD, root, counts, reversed, blocks, single, in_place, ++round);
-            scatterv(MPI_COMM_WORLD, root, counts, reversed, single, blocks, in_place, ++round);
+            gatherv(comm, root, counts, reversed, blocks, single, in_place, ++*round);
+            scatterv(comm, root, counts, reversed, single, blocks, in_place, ++*round);
           }
-          allgatherv(MPI_COMM_WORLD, counts, reversed, blocks, single, in_place, ++round);
-          alltoallv(MPI_COMM_WORLD, pattern, reversed, blocks, single, in_place, ++round);
-          alltoallv(MPI_COMM_WORLD, pattern, reversed, single, blocks, in_place, ++round);
+          allgatherv(comm, counts, reversed, blocks, single, in_place, ++*round);
+          alltoallv(comm, pattern, reversed, blocks, single, in_place, ++*round);
+          alltoallv(comm, pattern, reversed, single, blocks, in_place, ++*round);
         }
-        if (!in_place) iallgatherv(MPI_COMM_WORLD, counts, reversed, spaced, ++round);
+        if (!in_place) iallgatherv(comm, counts, reversed, spaced, ++*round);
       }
     }
   }
   free(counts);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, p;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  MPI_Datatype spaced;
+  MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint)sizeof(int), &spaced);
+  MPI_Type_commit(&spaced);
+  int round = 0;
+  all_v_forms(MPI_COMM_WORLD, spaced, &round);
+  /* The ranks in reverse order: rank r of the new communicator is world rank p - 1 - r. */
+  MPI_Comm reversed;
+  MPI_Comm_split(MPI_COMM_WORLD, 0, p - rank, &reversed);
+  all_v_forms(reversed, spaced, &round);
+  MPI_Comm_free(&reversed);
   MPI_Type_free(&spaced);
   return mltest_finish();
 }
