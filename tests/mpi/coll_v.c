@@ -64,6 +64,17 @@ static void expect_equal(const int* got, const int* want, long ints, const char*
   }
 }
 
+/* What a gathering rank must hold: block i of rank i's values for `dest` where the
+ * displacements say, sentinels elsewhere. */
+static int* gathered(const VType* t, const int* counts, const int* displs, int p, long span,
+                     int dest, int round) {
+  int* want = filled(span);
+  for (int i = 0; i < p; ++i) {
+    for (int k = 0; k < counts[i]; ++k) put(want, t, displs[i], k, value(i, dest, k, round));
+  }
+  return want;
+}
+
 static void gatherv(MPI_Comm comm, int root, const int* counts, int reversed, const VType* rt,
                     const VType* st, int in_place, int round) {
   int rank, p;
@@ -74,10 +85,7 @@ static void gatherv(MPI_Comm comm, int root, const int* counts, int reversed, co
   int* send = filled((long)counts[rank] * st->stride);
   for (int k = 0; k < counts[rank]; ++k) put(send, st, 0, k, value(rank, root, k, round));
   int* recv = filled(span);
-  int* want = filled(span);
-  for (int i = 0; i < p; ++i) {
-    for (int k = 0; k < counts[i]; ++k) put(want, rt, displs[i], k, value(i, root, k, round));
-  }
+  int* want = gathered(rt, counts, displs, p, span, root, round);
   const int here = in_place && rank == root;
   if (here) {
     for (int k = 0; k < counts[rank]; ++k)
@@ -124,10 +132,7 @@ static void allgatherv(MPI_Comm comm, const int* counts, int reversed, const VTy
   int* send = filled((long)counts[rank] * st->stride);
   for (int k = 0; k < counts[rank]; ++k) put(send, st, 0, k, value(rank, 0, k, round));
   int* recv = filled(span);
-  int* want = filled(span);
-  for (int i = 0; i < p; ++i) {
-    for (int k = 0; k < counts[i]; ++k) put(want, rt, displs[i], k, value(i, 0, k, round));
-  }
+  int* want = gathered(rt, counts, displs, p, span, 0, round);
   if (in_place) {
     for (int k = 0; k < counts[rank]; ++k) put(recv, rt, displs[rank], k, value(rank, 0, k, round));
   }
@@ -152,10 +157,7 @@ static void iallgatherv(MPI_Comm comm, const int* counts, int reversed, MPI_Data
   int* send = filled(counts[rank]);
   for (int k = 0; k < counts[rank]; ++k) send[k] = value(rank, 1, k, round);
   int* recv = filled(span);
-  int* want = filled(span);
-  for (int i = 0; i < p; ++i) {
-    for (int k = 0; k < counts[i]; ++k) put(want, &rt, displs[i], k, value(i, 1, k, round));
-  }
+  int* want = gathered(&rt, counts, displs, p, span, 1, round);
   MPI_Request request;
   MLTEST_CHECK_MPI(
       MPI_Iallgatherv(send, counts[rank], MPI_INT, recv, counts, displs, freed, comm, &request));
