@@ -4,8 +4,8 @@
 // and Lowenthal, ICS 2006), each candidate is timed on the application's own first calls and
 // the fastest is kept. The candidates: the MPI library (PMPI_*) and k of multilane's algorithms
 // (route_policy.hpp: the one MULTILANE_ALGORITHM_<COLL> names, hier-shm within a node, else
-// the model's fastest kMostMultilaneCandidates: the model ranks well but does not always pick
-// the best of two close algorithms).
+// the model's fastest kMostMultilaneCandidates: the model ranks well but does not always put
+// the grid's fastest first, nor second: the ring allgatherv on the emulated grid is its third).
 //
 // Every rank must take the same route at every call, or two ranks deadlock. So:
 //   * exploration happens only in blocking calls, and a class's blocking calls are counted
@@ -62,7 +62,7 @@ namespace multilane::mpi {
 enum class RouteChoice : std::uint8_t { Mpi, Multilane };
 
 inline constexpr int kBlockCalls = 3;  // one candidate's block: one dropped call, two kept
-inline constexpr int kMostMultilaneCandidates = 2;
+inline constexpr int kMostMultilaneCandidates = 3;
 inline constexpr double kSwitchGain = 0.9;   // multilane at 0.9x the MPI library's time
 inline constexpr double kPruneFactor = 2.0;  // a candidate at 2x the MPI library's is out
 inline constexpr std::size_t kMostExploredClasses = 64;

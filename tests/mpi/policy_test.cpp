@@ -13,6 +13,7 @@
 #include "multilane/count_patterns.hpp"
 #include "multilane/errors.hpp"
 #include "multilane/platform_file.hpp"
+#include "runtime/api/algorithm_choice.hpp"
 
 namespace multilane::mpi {
 namespace {
@@ -126,6 +127,26 @@ TEST(RoutePolicy, TheVFormsAreMeasuredWithinASiteAndAcrossSites) {
   }
   RoutePolicy across(settings, two_sites());
   EXPECT_EQ(route(across, WrappedCall::Alltoallv, 64).reason, "a v-form: measured, not modelled");
+}
+
+TEST(RoutePolicy, AcrossNodesTheModelsThreeFastestAreTheCandidates) {
+  Settings settings;
+  RoutePolicy across(settings, two_sites());
+  const auto names = across.candidates({.call = WrappedCall::Allgather, .bytes = 1u << 20}, {});
+  ASSERT_EQ(names.size(), 3u);
+  EXPECT_EQ(names[0],
+            runtime::choose_algorithm(two_sites(), Collective::Allgather, {.size = 1u << 20})
+                .best.algorithm);
+  EXPECT_NE(names[0], names[1]);
+  EXPECT_NE(names[1], names[2]);
+  // Within one node the candidate is hier-shm alone; a forced algorithm is the only one.
+  RoutePolicy node(settings, one_node(4));
+  EXPECT_EQ(node.candidates({.call = WrappedCall::Allgather, .bytes = 64}, {}),
+            std::vector<std::string>{"hier-shm"});
+  settings.forced[static_cast<std::size_t>(WrappedCall::Alltoallv)] = "pairwise";
+  RoutePolicy forced(settings, two_sites());
+  EXPECT_EQ(forced.candidates({.call = WrappedCall::Alltoallv}, std::vector<std::uint64_t>(64, 8)),
+            std::vector<std::string>{"pairwise"});
 }
 
 TEST(RoutePolicy, LoneRanksStayWithTheMpiLibrary) {
