@@ -1,8 +1,10 @@
 // mpi/library.cpp — start and stop of the PMPI library (library.hpp).
 #include "mpi/library.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <exception>
+#include <thread>
 
 #include "mpi/comm_state.hpp"
 #include "mpi/decision_store.hpp"
@@ -20,6 +22,22 @@ bool forces_multilane(const Settings& settings) {
   return false;
 }
 
+// A rank that cannot set up publishes why in the address exchange, and the others fail with
+// "rank R could not set up: ...". The first abort kills every rank, so each waits (at most
+// kReportWait) until all have come here and printed their reason. A rank that set up and does
+// not come makes it wait the bound.
+void wait_for_the_others_to_fail() {
+  constexpr auto kReportWait = std::chrono::seconds(5);
+  MPI_Request all_failed = MPI_REQUEST_NULL;
+  if (PMPI_Ibarrier(MPI_COMM_WORLD, &all_failed) != MPI_SUCCESS) return;
+  const auto deadline = std::chrono::steady_clock::now() + kReportWait;
+  int done = 0;
+  while (PMPI_Test(&all_failed, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 // With a route forced to multilane, MPI_COMM_WORLD's state and job are made in MPI_Init, so
 // that its nonblocking calls (which never set up) run with multilane from the first.
 void set_up_world() {
@@ -31,6 +49,8 @@ void set_up_world() {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "multilane: rank %d in MPI_Init, setting up MPI_COMM_WORLD: %s\n", rank,
                  e.what());
+    std::fflush(stderr);
+    wait_for_the_others_to_fail();
     PMPI_Abort(MPI_COMM_WORLD, 2);
   }
 }
