@@ -49,13 +49,18 @@ std::string decision_words(const ClassDecision& d) {
                      times_of(d));
 }
 
+// A v-form that multilane serves with "auto" is explained after it ran: what "auto" picks
+// depends on counts that a gatherv, scatterv or alltoallv exchanges first.
+bool explains_after_the_call(const CollectiveCall& c, const Pick& pick) {
+  return pick.run == RouteChoice::Multilane && is_v_form(c.call) && pick.algorithm == "auto";
+}
+
 void explain(const CollectiveCall& c, const CommState& state, const Pick& pick,
              std::string_view why, bool nonblocking) {
   if (!library().settings.explain || c.rank != 0) return;
   std::string choice = "MPI library";
-  if (pick.run == RouteChoice::Multilane && is_v_form(c.call) && !c.counts().empty() &&
-      state.multilane) {
-    // Explained after the call (explains_after_the_call): its counts are known.
+  if (explains_after_the_call(c, pick) && state.multilane) {
+    // After the call: the counts "auto" chose by are this call's.
     choice =
         fmt::format("multilane {}", state.multilane->resolve_algorithm(
                                         carrier(c.call), largest_count(c.counts()), root_of(c),
@@ -78,12 +83,6 @@ void explain(const CollectiveCall& c, const CommState& state, const Pick& pick,
   std::fprintf(stderr, "multilane-mpi: %s%s%s, %d ranks on %d node(s): %s (%.*s)\n",
                call_function(c.call, nonblocking).c_str(), size.c_str(), where.c_str(), c.size,
                state.layout.nodes, choice.c_str(), static_cast<int>(why.size()), why.data());
-}
-
-// A v-form that multilane serves with "auto" is explained after it ran: what "auto" picks
-// depends on counts that a gatherv, scatterv or alltoallv exchanges first.
-bool explains_after_the_call(const CollectiveCall& c, const Pick& pick) {
-  return pick.run == RouteChoice::Multilane && is_v_form(c.call) && pick.algorithm == "auto";
 }
 
 // A call that stays with the MPI library before it is described, explained on rank 0 (of the
