@@ -118,6 +118,11 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
   # Served calls allocate nothing and stay on the caller's thread; nonblocking calls keep their
   # datatypes and never wait to set up (tests/mpi/served_path.c).
   mpi_family_test(mpi-ompi-served-forced-4 mpi 4 served_path forced)
+  # The same across nodes and sites (two sites of two nodes of two ranks): TCP between the
+  # nodes, shared memory within them, and still nothing allocated or handed off.
+  mpi_family_test(mpi-ompi-served-sites-8 mpi 8 served_path forced
+                  MULTILANE_PLATFORM=${CMAKE_SOURCE_DIR}/tests/mpi/two-sites-2x2.toml
+                  WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 2)
   mpi_family_test(mpi-ompi-served-retyped-2 mpi 2 served_path policy ARGS retyped)
   # The measured route: a first run explores and writes the tuning file, a frozen run starts
   # from it and measures nothing.
@@ -337,6 +342,8 @@ if(TARGET multilane_mpich AND MULTILANE_MPIEXEC_MPICH)
                   ARGS free-before-wait)
   mpi_family_test(mpi-mpich-fallback-forced-4 mpich 4 fallback forced)
   mpi_family_test(mpi-mpich-served-forced-3 mpich 3 served_path forced)
+  mpi_family_test(mpi-mpich-served-nodes-6 mpich 6 served_path forced
+                  WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 3)
   mpi_family_test(mpi-mpich-served-retyped-2 mpich 2 served_path policy ARGS retyped)
   mpi_family_test(mpi-mpich-errors-return mpich 3 errors plain
                   LD_PRELOAD=$<TARGET_FILE:multilane_mpich> MULTILANE_ALGORITHM_BCAST=auto

@@ -1,7 +1,8 @@
 /* tests/mpi/served_path.c — a call the library serves costs no allocation and no thread
  * hand-off, and a nonblocking call keeps what it needs.
  *
- * Run with the library preloaded and every collective forced to multilane:
+ * Run with the library preloaded and every collective forced to multilane, on one node or as
+ * several (tests/mpi/as_nodes.sh: TCP between the nodes, shared memory within them):
  *   1. after a warm-up, 200 blocking calls of each of MPI_Bcast (1 B), MPI_Allreduce (4
  *      floats) and MPI_Barrier are served by multilane (the library's counters,
  *      multilane_mpi_counters()), each on the caller's thread (no operation handed to another

@@ -1,6 +1,7 @@
 // GroupRunner (runtime/shm/group_runner.hpp): group ops run in (call, k) order whatever the
 // order they become ready in, a cancelled call's queued ops report the reason and do not hold
-// up later calls, and a job's error reaches its completion.
+// up later calls, a job's error reaches its completion, and a caller runs an op on its own
+// thread only when it is the next one in order.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -91,6 +92,32 @@ TEST(GroupRunner, AJobsErrorReachesItsCompletion) {
   auto error = done.get_future();
   ASSERT_EQ(error.wait_for(10s), std::future_status::ready);
   EXPECT_NE(error.get().find("bcast: root 3 is outside 0..0"), std::string::npos);
+}
+
+TEST(GroupRunner, ACallerRunsAnOpHereOnlyWhenItIsTheNextInOrder) {
+  Log log;
+  GroupRunner runner(lone_rank());
+  runner.expect(1, 2);
+  runner.expect(2, 1);
+  const GroupRunner::Job job = [&log](ShmGroup& group) {
+    group.barrier();
+    log.add("here");
+  };
+  EXPECT_EQ(runner.run_here(2, 0, job), std::nullopt);  // call 1 comes first
+  EXPECT_EQ(runner.run_here(1, 1, job), std::nullopt);  // op 0 of call 1 comes first
+  EXPECT_EQ(runner.run_here(job), std::nullopt);        // a local call waits for both calls
+  EXPECT_EQ(runner.run_here(1, 0, job), "");
+  EXPECT_EQ(runner.run_here(1, 1, job), "");
+  std::promise<std::string> submitted;
+  runner.submit(
+      2, 0, [&log](ShmGroup&) { log.add("runner"); },
+      [&](const std::string& error) { submitted.set_value(error); });
+  auto error = submitted.get_future();
+  ASSERT_EQ(error.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(error.get(), "");
+  EXPECT_EQ(log.entries, (std::vector<std::string>{"here", "here", "runner"}));
+  EXPECT_EQ(runner.submitted(), 1U);
+  EXPECT_EQ(runner.run_here(job), "");  // every expected op has run
 }
 
 }  // namespace

@@ -353,7 +353,7 @@ CommunicatorImpl::Resolved CommunicatorImpl::resolve(Collective collective,
   return resolved;
 }
 
-auto CommunicatorImpl::call_operation(PreparedCall call) {
+auto CommunicatorImpl::call_operation(PreparedCall call, std::vector<std::byte>* scratch) {
   // Group ops (hier-shm) run on this node's shared-memory group, announced in call order.
   runtime::shm::GroupRunner* groups = nullptr;
   if (const std::size_t count = call.plan->group_order.size(); count > 0) {
@@ -361,10 +361,11 @@ auto CommunicatorImpl::call_operation(PreparedCall call) {
     groups->expect(call.identity.sequence, count);
   }
   calls_in_flight_.fetch_add(1);
-  return [this, call = std::move(call), groups](runtime::Completion done) mutable {
-    runtime::start_schedule_run(
-        *engine_, std::move(call.schedule), std::move(call.plan), setup_.platform, setup_.rank,
-        call.buffers, std::move(call.identity), std::move(done), groups, &calls_in_flight_);
+  return [this, call = std::move(call), groups, scratch](runtime::Completion done) mutable {
+    runtime::start_schedule_run(*engine_, std::move(call.schedule), std::move(call.plan),
+                                setup_.platform, setup_.rank, call.buffers,
+                                std::move(call.identity), std::move(done), groups,
+                                &calls_in_flight_, scratch);
   };
 }
 
@@ -372,8 +373,8 @@ std::shared_ptr<RequestState> CommunicatorImpl::start(
     Collective collective, std::span<const std::byte> send, std::span<std::byte> recv, int root,
     std::uint64_t size, const CollectiveOptions& options, const Reduction& reduction,
     std::span<const std::uint64_t> counts) {
-  return start_in_background(
-      call_operation(prepare(collective, send, recv, root, size, options, reduction, counts)));
+  return start_in_background(call_operation(
+      prepare(collective, send, recv, root, size, options, reduction, counts), nullptr));
 }
 
 std::optional<std::string> CommunicatorImpl::run_here(const PreparedCall& call) {
@@ -382,7 +383,7 @@ std::optional<std::string> CommunicatorImpl::run_here(const PreparedCall& call) 
   // either way (call_operation() would make it).
   runtime::shm::GroupRunner* groups = call.plan->group_order.empty() ? nullptr : group_runner();
   auto result = runtime::run_local_call(*call.schedule, *call.plan, setup_.rank, call.buffers,
-                                        call.identity, groups, local_scratch_);
+                                        call.identity, groups, blocking_scratch_);
   if (result) engine_->note_local_call(call.identity.sequence);
   return result;
 }
@@ -422,14 +423,14 @@ void CommunicatorImpl::run(Collective collective, std::span<const std::byte> sen
     mark_broken(*error);
     throw CommunicationError(*error);
   }
-  run_blocking(call_operation(std::move(call)));
+  run_blocking(call_operation(std::move(call), &blocking_scratch_));
 }
 
 void CommunicatorImpl::barrier() {
   // A 1-byte allgather: nobody leaves before everybody arrived.
   std::byte token{1};
-  std::vector<std::byte> all(setup_.size);
-  run(Collective::Allgather, {&token, 1}, all, 0, 1, {"recursive-doubling", 0, 0});
+  barrier_tokens_.resize(static_cast<std::size_t>(setup_.size));
+  run(Collective::Allgather, {&token, 1}, barrier_tokens_, 0, 1, {"recursive-doubling", 0, 0});
 }
 
 // --- Communicator: thin forwarding to the implementation ---------------------------------

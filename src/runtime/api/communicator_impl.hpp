@@ -112,7 +112,8 @@ class CommunicatorImpl {
                        std::span<const std::uint64_t> counts);
   // The call as an engine operation (its group ops announced, counted in flight).
   // (A callable an Operation can hold; called once.)
-  auto call_operation(PreparedCall call);
+  // `scratch`: where a blocking call works (start_schedule_run()); null for a nonblocking one.
+  auto call_operation(PreparedCall call, std::vector<std::byte>* scratch);
   // A point-to-point message to or from `peer`, checked and numbered.
   runtime::SendRequest send_request(std::span<const std::byte> data, int peer);
   runtime::RecvRequest recv_request(std::span<std::byte> data, int peer);
@@ -135,10 +136,13 @@ class CommunicatorImpl {
   mutable std::mutex broken_mutex_;           // failures complete on the engine's thread
   std::string broken_;                        // the first failure, "" while usable
   std::atomic<bool> broken_flag_{false};      // broken_ is set: a usable call takes no lock
-  std::unique_ptr<runtime::Engine> engine_;   // after the three above: its callbacks use them
-  std::vector<std::uint64_t> sent_;           // point-to-point messages sent to each peer
-  std::vector<std::uint64_t> received_;       // ... and receives posted from each peer
-  std::uint64_t sequence_ = 0;                // collective calls so far
+  // The blocking calls' scratch space (one blocking call at a time), kept from call to call.
+  std::vector<std::byte> blocking_scratch_;
+  std::vector<std::byte> barrier_tokens_;  // a barrier's receive buffer, kept from call to call
+  std::unique_ptr<runtime::Engine> engine_;  // after the four above: its callbacks use them
+  std::vector<std::uint64_t> sent_;          // point-to-point messages sent to each peer
+  std::vector<std::uint64_t> received_;      // ... and receives posted from each peer
+  std::uint64_t sequence_ = 0;               // collective calls so far
   using ScheduleKey = std::tuple<Collective, std::string, int, std::uint64_t, std::uint64_t, int,
                                  std::uint32_t, std::vector<std::uint64_t>>;
   std::map<ScheduleKey, CachedSchedule> schedules_;  // never erased: Resolved points into it
@@ -160,7 +164,6 @@ class CommunicatorImpl {
   mutable std::mutex choices_mutex_;
   mutable std::map<ChoiceKey, runtime::AlgorithmChoice> choices_;
   std::unique_ptr<runtime::shm::GroupRunner> groups_;  // after engine_: destroyed before it
-  std::vector<std::byte> local_scratch_;               // run_here()'s calls' scratch space
 };
 
 }  // namespace multilane

@@ -5,14 +5,16 @@
 namespace multilane::runtime {
 
 ChunkCombiner::ChunkCombiner(std::span<std::byte> destination, const Reduction& reduction)
-    : destination_(destination),
-      reduction_(reduction),
-      element_(element_size(reduction.type)),
-      staging_(std::make_unique_for_overwrite<std::byte[]>(destination.size())) {}
+    : destination_(destination), reduction_(reduction), element_(element_size(reduction.type)) {
+  if (destination.size() > kInlineBytes) {
+    heap_staging_ = std::make_unique_for_overwrite<std::byte[]>(destination.size());
+  }
+  staging_ = heap_staging_ ? heap_staging_.get() : inline_staging_.data();
+}
 
 void ChunkCombiner::combine(std::uint64_t first_element, std::uint64_t count) {
   const std::uint64_t at = first_element * element_;
-  reduce_elements(reduction_, destination_.data() + at, staging_.get() + at, count);
+  reduce_elements(reduction_, destination_.data() + at, staging_ + at, count);
 }
 
 void ChunkCombiner::add_split(std::uint64_t index, std::uint64_t bytes) {

@@ -112,13 +112,66 @@ class Dataflow {
   std::size_t ready_ = 0;
 };
 
+// One flag per group op, in the run itself for up to 64 (no allocation), else in a vector.
+class ReadyFlags {
+ public:
+  void set(std::size_t k) {
+    if (k < 64) {
+      inline_ |= std::uint64_t{1} << k;
+      return;
+    }
+    if (more_.size() <= k - 64) more_.resize(k - 63, false);
+    more_[k - 64] = true;
+  }
+  bool test(std::size_t k) const {
+    if (k < 64) return ((inline_ >> k) & 1U) != 0;
+    return k - 64 < more_.size() && more_[k - 64];
+  }
+
+ private:
+  std::uint64_t inline_ = 0;
+  std::vector<bool> more_;
+};
+
+// The combiners of a run's RecvReduce ops in flight, by op: the first kInline in the run itself
+// (a small reduction then allocates nothing), more on the heap.
+class Combiners {
+ public:
+  ChunkCombiner& make(std::uint32_t op, std::span<std::byte> destination,
+                      const Reduction& reduction) {
+    for (Slot& slot : inline_) {
+      if (slot.combiner) continue;
+      slot.op = op;
+      return slot.combiner.emplace(destination, reduction);
+    }
+    more_.emplace_back(op, std::make_unique<ChunkCombiner>(destination, reduction));
+    return *more_.back().second;
+  }
+  // Frees op's combiner, if it has one (its staging memory).
+  void drop(std::uint32_t op) {
+    for (Slot& slot : inline_) {
+      if (slot.combiner && slot.op == op) return slot.combiner.reset();
+    }
+    std::erase_if(more_, [op](const auto& entry) { return entry.first == op; });
+  }
+
+ private:
+  static constexpr std::size_t kInline = 4;
+  struct Slot {
+    std::uint32_t op = 0;
+    std::optional<ChunkCombiner> combiner;
+  };
+  std::array<Slot, kInline> inline_;
+  std::vector<std::pair<std::uint32_t, std::unique_ptr<ChunkCombiner>>> more_;
+};
+
 class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
  public:
   ScheduleRun(Engine& engine, std::shared_ptr<const Schedule> schedule,
               std::shared_ptr<const RankPlan> plan, const Platform& platform, int rank,
               CallBuffers buffers, CallIdentity identity,
               std::function<void(const std::string&)> done, shm::GroupRunner* groups,
-              std::atomic<int>* in_flight)
+              std::atomic<int>* in_flight, std::vector<std::byte>* scratch)
       : engine_(engine),
         schedule_(std::move(schedule)),
         plan_(std::move(plan)),
@@ -127,7 +180,8 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
         identity_(std::move(identity)),
         done_(std::move(done)),
         program_(schedule_->program(rank)),
-        memory_(*schedule_, rank, buffers),
+        memory_(scratch ? CallMemory(*schedule_, rank, buffers, *scratch)
+                        : CallMemory(*schedule_, rank, buffers)),
         dataflow_(plan_->waits_for),
         groups_(groups),
         in_flight_(in_flight) {}
@@ -146,7 +200,6 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
         shared_from_this());
     // Before any operation starts: a receive would take the mismatched frame's bytes at once.
     if (!mismatch.empty()) return finish(mismatch);
-    group_ready_.assign(plan_->group_order.size(), false);
     if (!plan_->group_order.empty() && !groups_) {
       return finish(kNoGroupError);
     }
@@ -158,7 +211,9 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   void drain() {
     if (draining_) return;  // an operation that completed at once: the outer loop goes on
     draining_ = true;
-    while (dataflow_.has_ready() && !over_) launch(dataflow_.pop_ready());
+    do {
+      while (dataflow_.has_ready() && !over_) launch(dataflow_.pop_ready());
+    } while (!over_ && start_ready_group_ops());
     draining_ = false;
   }
 
@@ -174,6 +229,8 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
       op_done(i, error);
     };
     const MessageKey key{identity_.sequence, plan_->message[i]};
+    if (op.kind == OpKind::Send) ++sends_in_flight_;
+    if (is_receive(op.kind)) receiving_ += op.range.length;
     switch (op.kind) {
       case OpKind::Send: {
         const LinkClass link = platform_.site_of(rank_) == platform_.site_of(op.peer)
@@ -193,10 +250,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
                      on_done);
         break;
       case OpKind::RecvReduce: {
-        combiners_.resize(program_.size());
-        combiners_[i] =
-            std::make_unique<ChunkCombiner>(memory_.bytes(op.range), identity_.reduction);
-        ChunkCombiner* combiner = combiners_[i].get();
+        ChunkCombiner* combiner = &combiners_.make(i, memory_.bytes(op.range), identity_.reduction);
         engine_.recv(RecvRequest{op.peer, key, identity_.signature, combiner->staging(),
                                  [combiner](std::uint64_t offset, std::uint64_t length) {
                                    combiner->landed(offset, length);
@@ -220,26 +274,51 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
         break;
       }
       default:
-        group_ready_[plan_->message[i]] = true;
-        submit_ready_group_ops();
+        group_ready_.set(plan_->message[i]);
         break;
     }
   }
 
-  // Hands the ready group ops to the runner in program order (every rank of the node must run
-  // its k-th group call as the node's k-th).
-  void submit_ready_group_ops() {
-    while (next_group_ < plan_->group_order.size() && group_ready_[next_group_]) {
-      const std::uint32_t i = plan_->group_order[next_group_++];
+  // Starts the ready group ops in program order (every rank of the node must run its k-th
+  // group call as the node's k-th). When this rank has nothing else to do but wait for small
+  // receives and a blocking caller drives the engine alone, the next one runs here, on the
+  // caller's thread: nothing can then be held up by it, so it may block the engine. Otherwise
+  // the ops go to the runner's thread, and the engine keeps moving the call's messages
+  // meanwhile. Returns true when it ran one here (its dependents may be ready now).
+  bool start_ready_group_ops() {
+    while (next_group_ < plan_->group_order.size() && group_ready_.test(next_group_)) {
+      const std::size_t k = next_group_++;
+      const std::uint32_t i = plan_->group_order[k];
+      if (run_group_op_here(k, i)) return true;
       ++groups_in_flight_;
       auto self = shared_from_this();
-      groups_->submit(identity_.sequence, next_group_ - 1,
+      groups_->submit(identity_.sequence, k,
                       make_group_job(program_[i], rank_, plan_->node_members, memory_,
                                      groups_->config().tuning),
                       [self, i](const std::string& error) {
                         self->engine_.post([self, i, error] { self->group_done(i, error); });
                       });
     }
+    return false;
+  }
+
+  // A receive in flight may wait meanwhile if it is small: its sender's bytes go to this
+  // rank's socket buffers whether or not anybody reads them, so nobody waits on this rank.
+  static constexpr std::uint64_t kReceivableWhileBlocked = 16 * 1024;
+
+  bool run_group_op_here(std::size_t k, std::uint32_t i) {
+    if (sends_in_flight_ > 0 || receiving_ > kReceivableWhileBlocked || groups_in_flight_ > 0 ||
+        dataflow_.has_ready() || !engine_.blocking_call_drives_alone()) {
+      return false;
+    }
+    const shm::GroupRunner::Job job = [this, i](shm::ShmGroup& group) {
+      run_group_op(program_[i], rank_, plan_->node_members, memory_, groups_->config().tuning,
+                   group);
+    };
+    const std::optional<std::string> error = groups_->run_here(identity_.sequence, k, job);
+    if (!error) return false;
+    op_done(i, error->empty() ? *error : "shared memory: " + *error);
+    return true;
   }
 
   void group_done(std::uint32_t i, const std::string& error) {
@@ -252,9 +331,12 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   }
 
   void op_done(std::uint32_t i, const std::string& error) {
+    const Op& op = program_[i];
+    if (op.kind == OpKind::Send) --sends_in_flight_;
+    if (is_receive(op.kind)) receiving_ -= op.range.length;
     if (over_) return;
     if (!error.empty()) return fail(error);
-    if (i < combiners_.size()) combiners_[i].reset();  // its staging memory
+    if (op.kind == OpKind::RecvReduce) combiners_.drop(i);
     ++completed_;
     for (std::uint32_t next : plan_->dependents[i]) dataflow_.dependency_done(next);
     if (completed_ == program_.size()) return finish(kSucceeded);
@@ -298,13 +380,15 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   std::span<const Op> program_;
   CallMemory memory_;
   Dataflow dataflow_;
-  std::vector<std::unique_ptr<ChunkCombiner>> combiners_;  // per RecvReduce in flight
+  Combiners combiners_;  // of the RecvReduce ops in flight
   std::size_t completed_ = 0;
   bool draining_ = false;
   bool over_ = false;
   shm::GroupRunner* groups_;
-  std::vector<bool> group_ready_;  // per group op: its dependencies are done
-  std::size_t next_group_ = 0;     // the next group op to hand to the runner
+  ReadyFlags group_ready_;       // per group op: its dependencies are done
+  int sends_in_flight_ = 0;      // launched and not completed
+  std::uint64_t receiving_ = 0;  // bytes of the receives launched and not completed
+  std::size_t next_group_ = 0;   // the next group op to hand to the runner
   int groups_in_flight_ = 0;
   std::optional<std::string> deferred_;  // the error to report once no group op is in flight
   std::atomic<int>* in_flight_;
@@ -326,10 +410,10 @@ void start_schedule_run(Engine& engine, std::shared_ptr<const Schedule> schedule
                         std::shared_ptr<const RankPlan> plan, const Platform& platform, int rank,
                         CallBuffers buffers, CallIdentity identity,
                         std::function<void(const std::string&)> done, shm::GroupRunner* groups,
-                        std::atomic<int>* in_flight) {
+                        std::atomic<int>* in_flight, std::vector<std::byte>* scratch) {
   std::allocate_shared<ScheduleRun>(RecyclingAllocator<ScheduleRun>(), engine, std::move(schedule),
                                     std::move(plan), platform, rank, buffers, std::move(identity),
-                                    std::move(done), groups, in_flight)
+                                    std::move(done), groups, in_flight, scratch)
       ->start();
 }
 

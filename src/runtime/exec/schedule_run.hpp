@@ -14,10 +14,12 @@
 // the call's description ("bcast #3 (binomial, root 0, 1048576 bytes): timed out ...").
 // Group operations (the ranks of this node through shared memory) run on `groups`, a thread of
 // their own, in program order (the caller announces them with GroupRunner::expect() in call
-// order); a failed call cancels its remaining ones; a failure interrupts the one in flight and
-// `done` waits for it to return. Everything else runs on the engine's driving thread; `done` is
-// called exactly once, unless the engine ends first: it owns the run while the call runs (see
-// Engine::begin_call) and then drops it with `done` uncalled.
+// order), or on the caller's thread when a blocking call drives the engine alone and has
+// nothing else in flight (then nothing can wait on the engine meanwhile); a failed call cancels
+// its remaining ones; a failure interrupts the one in flight and `done` waits for it to return.
+// Everything else runs on the engine's driving thread; `done` is called exactly once, unless the
+// engine ends first: it owns the run while the call runs (see Engine::begin_call) and then drops it
+// with `done` uncalled.
 #pragma once
 
 #include <atomic>
@@ -65,11 +67,14 @@ std::shared_ptr<const RankPlan> plan_rank(const Schedule& schedule, const Platfo
 // schedule for `rank`. `groups` may be null when the schedule has no group ops. `in_flight`, if
 // given, is the caller's count of its calls not reported yet: the run decrements it just before
 // it calls `done` (so `done`, a caller's completion, needs no wrapper of its own for that).
+// `scratch`, if given, is where the call works (grown as needed; nobody else may use it until
+// `done`), instead of scratch space of its own: a blocking caller's, reused call after call.
 void start_schedule_run(Engine& engine, std::shared_ptr<const Schedule> schedule,
                         std::shared_ptr<const RankPlan> plan, const Platform& platform, int rank,
                         CallBuffers buffers, CallIdentity identity,
                         std::function<void(const std::string&)> done,
-                        shm::GroupRunner* groups = nullptr, std::atomic<int>* in_flight = nullptr);
+                        shm::GroupRunner* groups = nullptr, std::atomic<int>* in_flight = nullptr,
+                        std::vector<std::byte>* scratch = nullptr);
 
 // How many group ops `rank` runs (a GroupRunner must expect() them before the call starts).
 std::size_t group_op_count(const Schedule& schedule, int rank);

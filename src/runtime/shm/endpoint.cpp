@@ -119,7 +119,7 @@ void ShmEndpoint::wait(const Step& step) {
 void ShmEndpoint::wait_on_word(const Step& step) {
   const auto check = [&] {
     check_not_broken();
-    check_ranks_alive(describe_wait(step));
+    if (const auto dead = dead_rank()) fail_dead(dead->rank, dead->pid, describe_wait(step));
   };
   if (wait_until_reached(word_waited_on(step), target_of(step), policy_, check)) return;
   check_not_broken();
@@ -352,15 +352,20 @@ void ShmEndpoint::fail_dead(int rank, pid_t pid, const std::string& waiting_for)
 }
 
 void ShmEndpoint::check_ranks_alive(const std::string& waiting_for, bool now) {
+  if (const auto dead = dead_rank(now)) fail_dead(dead->rank, dead->pid, waiting_for);
+}
+
+std::optional<ShmEndpoint::DeadRank> ShmEndpoint::dead_rank(bool now) {
   const auto time = Clock::now();
-  if (!now && time < next_liveness_check_) return;
+  if (!now && time < next_liveness_check_) return std::nullopt;
   next_liveness_check_ = time + policy_.check_interval;
   for (int r = 0; r < local_size(); ++r) {
     if (r == rank_) continue;
     RankRecord& record = view_.ranks[static_cast<std::size_t>(r)];
     const pid_t pid = pid_of(record);
-    if (pid != 0 && !has_left(record) && !process_alive(pid)) fail_dead(r, pid, waiting_for);
+    if (pid != 0 && !has_left(record) && !process_alive(pid)) return DeadRank{r, pid};
   }
+  return std::nullopt;
 }
 
 }  // namespace multilane::runtime::shm

@@ -27,6 +27,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "runtime/shm/call_record.hpp"
@@ -100,6 +101,13 @@ class ShmEndpoint {
   // `waiting_for` says what this rank was doing. Rate-limited to one look per check interval
   // unless `now` is set.
   void check_ranks_alive(const std::string& waiting_for, bool now = false);
+  // The look itself: the first such rank and its process, if any (rate-limited likewise). A
+  // caller whose description costs an allocation makes it only for a dead rank.
+  struct DeadRank {
+    int rank = 0;
+    pid_t pid = 0;
+  };
+  std::optional<DeadRank> dead_rank(bool now = false);
   // Fails naming local rank `rank` (process `pid`) as dead, unless the group broke already
   // (then its reason): check_ranks_alive(), and a single copy the kernel found no process for.
   [[noreturn]] void fail_dead(int rank, pid_t pid, const std::string& waiting_for);

@@ -36,7 +36,7 @@ void GroupRunner::cancel(std::uint64_t sequence, const std::string& reason) {
   std::vector<Done> dropped;
   {
     std::lock_guard lock(mutex_);
-    for (Expected& e : expected_) {
+    for (Expected& e : expected_.entries()) {
       if (e.sequence == sequence) e.cancelled = true;
     }
     const auto first = submitted_.lower_bound(Key{sequence, 0});
@@ -52,11 +52,12 @@ void GroupRunner::interrupt(const std::string& reason) {
   if (ShmGroup* group = group_seen_.load()) group->interrupt(reason);
 }
 
-std::optional<std::string> GroupRunner::run_here(const Job& job) {
+template <typename Mine>
+std::optional<std::string> GroupRunner::run_in_turn(Mine&& mine, const Job& job) {
   {
     std::lock_guard lock(mutex_);
     drop_finished_calls();
-    if (busy_ || stopping_ || !expected_.empty()) return std::nullopt;
+    if (busy_ || stopping_ || !mine()) return std::nullopt;
     busy_ = true;
   }
   std::string error = run_one(job);
@@ -68,6 +69,23 @@ std::optional<std::string> GroupRunner::run_here(const Job& job) {
   }
   if (waiting) wake_.notify_one();  // a job submitted meanwhile waits for the turn
   return error;
+}
+
+std::optional<std::string> GroupRunner::run_here(const Job& job) {
+  return run_in_turn([this] { return expected_.empty(); }, job);
+}
+
+std::optional<std::string> GroupRunner::run_here(std::uint64_t sequence, std::size_t k,
+                                                 const Job& job) {
+  return run_in_turn(
+      [&] {
+        if (expected_.empty()) return false;
+        Expected& head = expected_.front();
+        if (head.sequence != sequence || head.next != k) return false;
+        ++head.next;
+        return true;
+      },
+      job);
 }
 
 void GroupRunner::drop_finished_calls() {

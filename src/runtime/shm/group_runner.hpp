@@ -21,7 +21,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -34,6 +33,7 @@
 
 #include "runtime/shm/shm_group.hpp"
 #include "runtime/shm/tuning_file.hpp"
+#include "support/reused_queue.hpp"
 
 namespace multilane::runtime::shm {
 
@@ -74,6 +74,11 @@ class GroupRunner {
   // This spares a call that is local to the node (a blocking call whose ops on this rank are
   // all group ops and copies) two thread hand-overs each way.
   std::optional<std::string> run_here(const Job& job);
+  // Runs op `k` of call `sequence` (expected, not submitted) on the calling thread when it is
+  // the next op in order and nothing runs: "" or the error it threw; nullopt, having done
+  // nothing, otherwise (then submit() it). A blocking call whose only remaining work here is
+  // its group ops runs them so, without handing each to the runner's thread and back.
+  std::optional<std::string> run_here(std::uint64_t sequence, std::size_t k, const Job& job);
 
  private:
   struct Expected {
@@ -85,6 +90,10 @@ class GroupRunner {
   using Key = std::pair<std::uint64_t, std::size_t>;
 
   void loop();
+  // Takes the turn for a job on the caller's thread when `mine` says it is this caller's
+  // (mutex held inside), runs it and gives the turn back.
+  template <typename Mine>
+  std::optional<std::string> run_in_turn(Mine&& mine, const Job& job);
   // Forgets the calls at the head whose ops have all been run or were cancelled (mutex held).
   void drop_finished_calls();
   // The next job to run, or false when stopping (mutex held).
@@ -97,7 +106,7 @@ class GroupRunner {
   std::mutex mutex_;
   std::atomic<std::uint64_t> submitted_count_{0};
   std::condition_variable wake_;
-  std::deque<Expected> expected_;
+  ReusedQueue<Expected> expected_;
   std::map<Key, std::pair<Job, Done>> submitted_;
   bool stopping_ = false;
   bool busy_ = false;  // a job is running (on the runner's thread or in run_here())

@@ -36,17 +36,7 @@ std::vector<ByteRange> ByteRanges::ranges() const {
 
 std::vector<ByteRange> ByteRanges::missing(std::uint64_t offset, std::uint64_t length) const {
   std::vector<ByteRange> out;
-  std::uint64_t at = offset;
-  const std::uint64_t end = offset + length;
-  // From the first range that ends after `at`.
-  auto it = std::partition_point(ranges_.begin(), ranges_.end(),
-                                 [&](const Run& run) { return run.end <= at; });
-  for (; it != ranges_.end() && at < end; ++it) {
-    if (it->begin >= end) break;
-    if (it->begin > at) out.push_back({at, it->begin - at});
-    at = std::max(at, it->end);
-  }
-  if (at < end) out.push_back({at, end - at});
+  for_each_missing(offset, length, [&](const ByteRange& range) { out.push_back(range); });
   return out;
 }
 

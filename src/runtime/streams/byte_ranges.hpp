@@ -8,6 +8,7 @@
 // merged, so a message received in order is one range.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -29,6 +30,21 @@ class ByteRanges {
   std::vector<ByteRange> ranges() const;  // disjoint, in offset order
   // The parts of [offset, offset + length) not covered, disjoint, in offset order.
   std::vector<ByteRange> missing(std::uint64_t offset, std::uint64_t length) const;
+  // Calls visit(ByteRange) for each of those, in order, without collecting them.
+  template <typename Visit>
+  void for_each_missing(std::uint64_t offset, std::uint64_t length, Visit&& visit) const {
+    std::uint64_t at = offset;
+    const std::uint64_t end = offset + length;
+    // From the first range that ends after `at`.
+    auto it = std::partition_point(ranges_.begin(), ranges_.end(),
+                                   [&](const Run& run) { return run.end <= at; });
+    for (; it != ranges_.end() && at < end; ++it) {
+      if (it->begin >= end) break;
+      if (it->begin > at) visit(ByteRange{at, it->begin - at});
+      at = std::max(at, it->end);
+    }
+    if (at < end) visit(ByteRange{at, end - at});
+  }
   void clear();
 
  private:

@@ -77,13 +77,14 @@ template <typename Step>
 void FrameReader::continue_with(Step step) {
   if (in_handler_) return step();
   reading_ = true;
-  asio::post(socket_.get_executor(), [this, step, keep = sink_.keep_alive()] {
-    reading_ = false;
-    if (!socket_.is_open()) return;
-    in_handler_ = true;
-    step();
-    in_handler_ = false;
-  });
+  asio::post(socket_.get_executor(), asio::bind_allocator(handler_memory_.allocator(),
+                                                          [this, step, keep = sink_.keep_alive()] {
+                                                            reading_ = false;
+                                                            if (!socket_.is_open()) return;
+                                                            in_handler_ = true;
+                                                            step();
+                                                            in_handler_ = false;
+                                                          }));
 }
 
 void FrameReader::read_header() {
@@ -111,11 +112,13 @@ void FrameReader::read_stage_through_reactor() {
   const std::span<std::byte> room = stage_room();
   socket_.async_read_some(
       asio::buffer(room.data(), room.size()),
-      [this, room, keep = sink_.keep_alive()](const asio::error_code& error, std::size_t bytes) {
-        in_handler_ = true;
-        on_staged(error, bytes, emptied({error, bytes}, room));
-        in_handler_ = false;
-      });
+      asio::bind_allocator(handler_memory_.allocator(),
+                           [this, room, keep = sink_.keep_alive()](const asio::error_code& error,
+                                                                   std::size_t bytes) {
+                             in_handler_ = true;
+                             on_staged(error, bytes, emptied({error, bytes}, room));
+                             in_handler_ = false;
+                           }));
 }
 
 std::span<std::byte> FrameReader::polled_stage_room() {
@@ -131,15 +134,16 @@ std::span<std::byte> FrameReader::polled_stage_room() {
 // handler, and an empty socket is left to a spinning caller or waited on through the reactor.
 void FrameReader::read_header_later() {
   drained_ = false;
-  asio::post(socket_.get_executor(), [this, keep = sink_.keep_alive()] {
-    if (!socket_.is_open()) {
-      reading_ = false;
-      return;
-    }
-    in_handler_ = true;
-    stage_now();
-    in_handler_ = false;
-  });
+  asio::post(socket_.get_executor(),
+             asio::bind_allocator(handler_memory_.allocator(), [this, keep = sink_.keep_alive()] {
+               if (!socket_.is_open()) {
+                 reading_ = false;
+                 return;
+               }
+               in_handler_ = true;
+               stage_now();
+               in_handler_ = false;
+             }));
 }
 
 void FrameReader::stage_now() {
@@ -170,19 +174,21 @@ void FrameReader::wait_readable() {
   if (!socket_.is_open()) return;
   signal_arrivals();
   reading_ = true;
-  socket_.async_wait(asio::socket_base::wait_read,
-                     [this, keep = sink_.keep_alive()](const asio::error_code& error) {
-                       in_handler_ = true;
-                       if (phase_ == Phase::Payload) {
-                         reading_ = false;
-                         error ? on_payload(error, 0, false) : read_payload();
-                       } else if (error) {
-                         on_staged(error, 0, false);
-                       } else {
-                         stage_now();
-                       }
-                       in_handler_ = false;
-                     });
+  socket_.async_wait(
+      asio::socket_base::wait_read,
+      asio::bind_allocator(handler_memory_.allocator(),
+                           [this, keep = sink_.keep_alive()](const asio::error_code& error) {
+                             in_handler_ = true;
+                             if (phase_ == Phase::Payload) {
+                               reading_ = false;
+                               error ? on_payload(error, 0, false) : read_payload();
+                             } else if (error) {
+                               on_staged(error, 0, false);
+                             } else {
+                               stage_now();
+                             }
+                             in_handler_ = false;
+                           }));
 }
 
 bool FrameReader::read_polled() {
@@ -312,12 +318,14 @@ void FrameReader::read_payload() {
   socket_.async_read_some(
       asio::buffer(asked.data(), asked.size()),
       asio::bind_cancellation_slot(
-          stop_read_.slot(), [this, asked, keep = sink_.keep_alive()](const asio::error_code& error,
-                                                                      std::size_t bytes) {
-            in_handler_ = true;
-            on_payload(error, bytes, emptied({error, bytes}, asked));
-            in_handler_ = false;
-          }));
+          stop_read_.slot(),
+          asio::bind_allocator(handler_memory_.allocator(),
+                               [this, asked, keep = sink_.keep_alive()](
+                                   const asio::error_code& error, std::size_t bytes) {
+                                 in_handler_ = true;
+                                 on_payload(error, bytes, emptied({error, bytes}, asked));
+                                 in_handler_ = false;
+                               })));
 }
 
 void FrameReader::on_payload(const asio::error_code& error, std::size_t bytes,

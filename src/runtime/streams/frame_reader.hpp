@@ -71,6 +71,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/streams/handler_memory.hpp"
 #include "runtime/streams/polled_readers.hpp"
 #include "runtime/transport/wire.hpp"
 
@@ -225,7 +226,8 @@ class FrameReader {
   std::size_t done_ = 0;          // payload bytes in `into_`
   bool payload_drained_ = false;  // the last payload read took all the kernel had
   asio::cancellation_signal stop_read_;
-  bool in_handler_ = false;  // one of this reader's handlers is running
+  HandlerMemory handler_memory_;  // for the reads, waits and posts this reader has in flight
+  bool in_handler_ = false;       // one of this reader's handlers is running
   std::array<std::byte, kStageBytes> stage_{};
   std::size_t stage_begin_ = 0;
   std::size_t stage_end_ = 0;

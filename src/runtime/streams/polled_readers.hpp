@@ -48,7 +48,7 @@ class PolledReaders {
   // Readers that nobody waits for are read in every this many rounds.
   static constexpr unsigned kEveryReaderRound = 16;
 
-  PolledReaders() = default;
+  PolledReaders() { readers_.reserve(kMostPolled); }
   PolledReaders(const PolledReaders&) = delete;
   PolledReaders& operator=(const PolledReaders&) = delete;
 

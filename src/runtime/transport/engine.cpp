@@ -56,10 +56,11 @@ std::string mismatch_text(int peer, std::uint64_t sequence) {
 
 struct Engine::State {
   explicit State(EngineConfig config)
-      : context(std::move(config)),
-        receive(context),
-        send(context, receive),
-        watchdog(context.io) {}
+      : context(std::move(config)), receive(context), send(context, receive), watchdog(context.io) {
+    const auto key_of = [](std::size_t i) { return std::uint64_t{i}; };
+    call_nodes.prefill(calls, key_of, [](RunningCall&) {});
+    early_signature_nodes.prefill(early_signatures, key_of, [](EarlySignature&) {});
+  }
 
   // Members in construction order; the io_context (in context) outlives everything using it.
   EngineContext context;
@@ -81,7 +82,8 @@ struct Engine::State {
   // The io_context never runs out of work, so that run_one() waits instead of returning.
   asio::executor_work_guard<asio::io_context::executor_type> keep_running{
       asio::make_work_guard(context.io)};
-  std::mutex driver;  // held by the thread that runs the io_context
+  std::mutex driver;            // held by the thread that runs the io_context
+  bool blocking_drive = false;  // the driver is a blocking call (driving thread only)
   std::mutex demand_mutex;
   std::condition_variable demand_changed;
   // Changed under demand_mutex (for the condition variables); read without it by
@@ -219,6 +221,14 @@ std::unique_lock<std::mutex> Engine::try_to_drive() {
   std::unique_lock drive(s.driver, std::try_to_lock);
   if (drive.owns_lock() && s.background_pending()) drive.unlock();
   return drive;
+}
+
+void Engine::set_blocking_drive(bool on) {
+  state_->blocking_drive = on;
+}
+
+bool Engine::blocking_call_drives_alone() const {
+  return state_->blocking_drive && !state_->background_pending();
 }
 
 std::string Engine::drive_until_finished(BlockingOutcome& outcome) {

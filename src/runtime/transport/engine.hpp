@@ -187,6 +187,7 @@ class Engine {
   std::optional<std::string> run_blocking(Start&& start) {
     std::unique_lock<std::mutex> drive = try_to_drive();
     if (!drive.owns_lock()) return std::nullopt;
+    const BlockingDrive blocking(*this);
     BlockingOutcome outcome;
     start(Completion([&outcome](const std::string& error) {
       outcome.finished = true;
@@ -214,6 +215,10 @@ class Engine {
   // after every earlier call had ended: frames of it that come later are refused as for
   // calls that ended here. Thread-safe, and does not wake the progress thread.
   void note_local_call(std::uint64_t sequence);
+  // Driving thread only: the driver is a blocking call (run_blocking) and no background
+  // operation is in flight, so the driver may block in that call's own work (its group ops)
+  // without holding up anybody else's.
+  bool blocking_call_drives_alone() const;
   // Thread-safe.
   EngineSendCounters send_counters() const;
 
@@ -224,6 +229,18 @@ class Engine {
     bool finished = false;
     std::string error;
   };
+  // Marks the driver as a blocking call while it lives.
+  class BlockingDrive {
+   public:
+    explicit BlockingDrive(Engine& engine) : engine_(engine) { engine_.set_blocking_drive(true); }
+    ~BlockingDrive() { engine_.set_blocking_drive(false); }
+    BlockingDrive(const BlockingDrive&) = delete;
+    BlockingDrive& operator=(const BlockingDrive&) = delete;
+
+   private:
+    Engine& engine_;
+  };
+  void set_blocking_drive(bool on);
   // Holds the right to drive; not owned when another thread drives or background operations
   // are in flight.
   std::unique_lock<std::mutex> try_to_drive();

@@ -33,7 +33,17 @@ ReceiveSide::ReceiveSide(EngineContext& context)
       open_streams_(context.config.size, 0),
       ever_connected_(context.config.size, 0),
       gone_(context.config.size),
-      closed_while_handshaking_(context.config.size) {}
+      closed_while_handshaking_(context.config.size) {
+  // The records of small messages, made up front: a loop of small calls then allocates none
+  // even at a late peak of early arrivals (the keys only need to differ).
+  const auto key_of = [](std::size_t i) { return Key{.peer = -1, .sequence = 0, .message_id = i}; };
+  posted_nodes_.prefill(posted_, key_of, [](Posted& posted) { posted.readers.reserve(4); });
+  early_nodes_.prefill(early_, key_of, [](Early& early) { early.chunks.reserve(4); });
+  small_chunks_.reserve(kReusedSmallChunks);
+  for (std::size_t i = 0; i < kReusedSmallChunks; ++i) {
+    small_chunks_.push_back(std::make_shared<EarlyChunk>(0, 0));
+  }
+}
 
 ReceiveSide::~ReceiveSide() = default;
 
@@ -194,9 +204,11 @@ void ReceiveSide::chunk_done(const Key& key, const FrameHeader& header, Incoming
 void ReceiveSide::land(Posted& posted, std::uint64_t offset, std::uint64_t length) {
   posted.any_chunk = true;
   if (!posted.request.landed) return posted.arrived.add(offset, length);
-  const std::vector<ByteRange> fresh = posted.arrived.missing(offset, length);
+  // Reported before they are added (add() would cover them); landed() only reads the buffer.
+  posted.arrived.for_each_missing(offset, length, [&](const ByteRange& range) {
+    posted.request.landed(range.offset, range.length);
+  });
   posted.arrived.add(offset, length);
-  for (const ByteRange& range : fresh) posted.request.landed(range.offset, range.length);
 }
 
 // Streams still reading into the buffer then carry copies of bytes that are in: they drop the

@@ -16,6 +16,21 @@ template <typename Map>
 class ReusedNodes {
  public:
   static constexpr std::size_t kKept = 64;
+  // Nodes made up front (prefill()): as many entries as a busy engine holds at once for small
+  // calls, so that a late peak of them (a scheduling hiccup) allocates nothing either.
+  static constexpr std::size_t kPrefilled = 16;
+
+  ReusedNodes() { spare_.reserve(kKept); }
+
+  // Makes kPrefilled spare nodes in `map` (empty; keys from key_of(i), all different), each
+  // value readied by prepare(value) (reserve what an entry's members will need), and reserves
+  // the map's room for them where it has any (an unordered map's buckets).
+  template <typename KeyOf, typename Prepare>
+  void prefill(Map& map, KeyOf key_of, Prepare prepare) {
+    if constexpr (requires { map.reserve(kPrefilled); }) map.reserve(kPrefilled);
+    for (std::size_t i = 0; i < kPrefilled; ++i) prepare(map[key_of(i)]);
+    while (!map.empty()) spare_.push_back(map.extract(map.begin()));
+  }
 
   // The entry of `key`: the existing one, or a new one in a kept node (reset), or a new node.
   typename Map::mapped_type& at(Map& map, const typename Map::key_type& key) {
