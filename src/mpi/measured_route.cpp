@@ -7,13 +7,7 @@
 
 namespace multilane::mpi {
 
-namespace {
-
-double mean(const auto& values) {
-  return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
-}
-
-}  // namespace
+namespace {}  // namespace
 
 const char* to_string(DecisionSource source) {
   switch (source) {
@@ -33,23 +27,37 @@ const char* to_string(DecisionSource source) {
   return "?";
 }
 
-Exploration::Exploration(int candidates)
-    : kept_(static_cast<std::size_t>(1 + std::max(candidates, 1))),
+double Exploration::Kept::median() const {
+  if (count == 0) return 0;
+  std::array<double, kShortBlockCalls - 1> sorted = times;
+  for (int i = 1; i < count; ++i) {  // insertion sort of at most four
+    for (int j = i;
+         j > 0 && sorted[static_cast<std::size_t>(j)] < sorted[static_cast<std::size_t>(j - 1)];
+         --j) {
+      std::swap(sorted[static_cast<std::size_t>(j)], sorted[static_cast<std::size_t>(j - 1)]);
+    }
+  }
+  const auto middle = static_cast<std::size_t>(count / 2);
+  return count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+Exploration::Exploration(int candidates, int block)
+    : block_calls_(std::clamp(block, 2, kShortBlockCalls)),
+      kept_(static_cast<std::size_t>(1 + std::max(candidates, 1))),
       pruned_(static_cast<std::size_t>(1 + std::max(candidates, 1)), false) {}
 
 std::optional<ClassDecision> Exploration::record(double seconds, const Agreement& agree) {
   ++calls_;
   const int in_block = in_block_++;
-  auto& kept = kept_[static_cast<std::size_t>(block_)];
-  if (in_block > 0) kept[static_cast<std::size_t>(in_block - 1)] = seconds;
-  bool block_done = in_block_ == kBlockCalls;
+  Kept& kept = kept_[static_cast<std::size_t>(block_)];
+  if (in_block > 0) kept.times[static_cast<std::size_t>(kept.count++)] = seconds;
+  bool block_done = in_block_ == block_calls_;
   if (block_ > 0 && in_block == 1) {
     // The first kept call of a multilane candidate: out at twice the MPI library's time.
-    double first[2] = {kept_[0][0], kept[0]};
+    double first[2] = {kept_[0].median(), kept.median()};
     agree(first, 2);
     if (first[1] > kPruneFactor * first[0]) {
-      pruned_[static_cast<std::size_t>(block_)] = true;
-      kept[1] = kept[0];  // its one kept call is its mean
+      pruned_[static_cast<std::size_t>(block_)] = true;  // rated by its one kept call
       block_done = true;
     }
   }
@@ -61,8 +69,8 @@ std::optional<ClassDecision> Exploration::record(double seconds, const Agreement
 }
 
 std::optional<ClassDecision> Exploration::decide(const Agreement& agree) {
-  std::vector<double> means;
-  for (const auto& block : kept_) means.push_back(mean(block));
+  std::vector<double> means;  // over the ranks, of each rank's median
+  for (const Kept& block : kept_) means.push_back(block.median());
   agree(means.data(), static_cast<int>(means.size()));
   int best = -1;
   for (std::size_t c = 1; c < means.size(); ++c) {
@@ -109,13 +117,14 @@ bool MeasuredRoutes::Entry::explores_next_call() {
   if (++decided_calls < next_recheck) return false;
   next_recheck *= kRecheckGrowth;
   rechecking = true;
-  explore({decision->algorithm});
+  explore({decision->algorithm}, block);
   return true;
 }
 
-void MeasuredRoutes::Entry::explore(std::vector<std::string> algorithms) {
+void MeasuredRoutes::Entry::explore(std::vector<std::string> algorithms, int block_calls) {
   candidates = std::move(algorithms);
-  exploration = Exploration(static_cast<int>(candidates.size()));
+  block = block_calls;
+  exploration = Exploration(static_cast<int>(candidates.size()), block);
 }
 
 std::string_view MeasuredRoutes::Entry::next_algorithm() const {

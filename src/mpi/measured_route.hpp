@@ -11,7 +11,8 @@
 //   * exploration happens only in blocking calls, and a class's blocking calls are counted
 //     alike on every rank (call_class.hpp: a class is the same everywhere);
 //   * the first kBlockCalls x (1 + k) blocking calls of a class run each candidate in a block
-//     of its own, the MPI library first (k = 2 here):
+//     of its own, the MPI library first (k = 2 here; a class under kShortCallBytes takes
+//     kShortBlockCalls calls per block, see below):
 //
 //        call   0     1     2     3     4     5     6     7     8
 //               MPI   MPI   MPI   ml1   ml1   ml1   ml2   ml2   ml2     (ml: multilane)
@@ -27,7 +28,11 @@
 //     candidate, as they will once the class is decided. A collective that lets some ranks
 //     leave early (Open MPI's reduce: the non-roots) overlaps its calls in a loop of its own,
 //     and call-by-call alternation would hide that;
-//   * at the two fixed indices `agree` makes the times common: each becomes its mean over the
+//   * each rank rates a block by the median of its kept calls: a call of a few microseconds
+//     that the scheduler delays (two ranks sharing a core, an interrupt) costs tens, so one
+//     such call would outweigh the block; so a short class keeps four calls a block, and
+//     their median ignores one delayed call in either direction;
+//   * at the two fixed indices `agree` makes the ratings common: each becomes its mean over the
 //     ranks, the time the average rank spends in the call (what OSU reports, and what an
 //     application's ranks lose in it; the slowest rank's time would rate a collective that
 //     frees most ranks early like one that holds them all). The decision is a pure function of
@@ -61,7 +66,13 @@ namespace multilane::mpi {
 
 enum class RouteChoice : std::uint8_t { Mpi, Multilane };
 
-inline constexpr int kBlockCalls = 3;  // one candidate's block: one dropped call, two kept
+inline constexpr int kBlockCalls = 3;       // one candidate's block: one dropped call, two kept
+inline constexpr int kShortBlockCalls = 5;  // a short class's: one dropped, four
+inline constexpr std::uint64_t kShortCallBytes = 64 << 10;  // a class below this is short
+// The block of a class of `bytes` (CallClass: the same on every rank).
+inline int block_calls(std::uint64_t bytes) {
+  return bytes < kShortCallBytes ? kShortBlockCalls : kBlockCalls;
+}
 inline constexpr int kMostMultilaneCandidates = 3;
 inline constexpr double kSwitchGain = 0.9;   // multilane at 0.9x the MPI library's time
 inline constexpr double kPruneFactor = 2.0;  // a candidate at 2x the MPI library's is out
@@ -110,7 +121,8 @@ struct Agreement {
 class Exploration {
  public:
   static constexpr int kMpi = -1;
-  explicit Exploration(int candidates = 1);
+  // `block`: calls per candidate, the first dropped (kBlockCalls or kShortBlockCalls).
+  explicit Exploration(int candidates = 1, int block = kBlockCalls);
   // Whose turn it is: kMpi, or the index of multilane's candidate.
   int next() const { return block_ - 1; }
   RouteChoice next_route() const {
@@ -121,15 +133,20 @@ class Exploration {
   std::optional<ClassDecision> record(double seconds, const Agreement& agree);
   int calls() const { return calls_; }
   // The calls the exploration takes when no candidate is pruned.
-  int most_calls() const { return kBlockCalls * static_cast<int>(kept_.size()); }
+  int most_calls() const { return block_calls_ * static_cast<int>(kept_.size()); }
 
  private:
-  static constexpr int kKept = kBlockCalls - 1;
+  struct Kept {
+    std::array<double, kShortBlockCalls - 1> times{};
+    int count = 0;
+    double median() const;
+  };
   std::optional<ClassDecision> decide(const Agreement& agree);
+  int block_calls_;
   int calls_ = 0;
-  int block_ = 0;     // 0: the MPI library's; c + 1: multilane's candidate c
-  int in_block_ = 0;  // calls of the current block so far
-  std::vector<std::array<double, kKept>> kept_;  // the kept times of each block
+  int block_ = 0;           // 0: the MPI library's; c + 1: multilane's candidate c
+  int in_block_ = 0;        // calls of the current block so far
+  std::vector<Kept> kept_;  // the kept times of each block
   std::vector<bool> pruned_;
 };
 
@@ -140,6 +157,7 @@ class MeasuredRoutes {
     std::optional<ClassDecision> decision;
     Exploration exploration;
     std::vector<std::string> candidates;  // multilane's algorithms the exploration times
+    int block = kBlockCalls;              // calls per candidate (block_calls() of the class)
     bool rechecking = false;              // a decided multilane route is measured again
     std::uint64_t decided_calls = 0;
     std::uint64_t next_recheck = 0;  // 0: not yet set from the decision
@@ -147,8 +165,9 @@ class MeasuredRoutes {
     // Whether the class's next blocking call runs the exploration (rather than its decision):
     // undecided, re-checked, or a multilane decision whose re-check falls on this call.
     bool explores_next_call();
-    // Starts the exploration of `algorithms` (an undecided class's first blocking call).
-    void explore(std::vector<std::string> algorithms);
+    // Starts the exploration of `algorithms` in blocks of `block_calls` (an undecided class's
+    // first blocking call); a re-check keeps the block length.
+    void explore(std::vector<std::string> algorithms, int block_calls);
     // The algorithm of the exploration's next call ("" for the MPI library's).
     std::string_view next_algorithm() const;
     // Takes the exploration's decision (naming its algorithm) and ends a re-check.

@@ -175,6 +175,25 @@ TEST(MeasuredRoute, MultilaneIsKeptForAGainOfTenPercentAndTheFirstCallsAreDroppe
   EXPECT_EQ(marginal.run()[0].choice, RouteChoice::Mpi);
 }
 
+TEST(MeasuredRoute, AShortClassKeepsFourCallsABlockAndOneDelayedCallDoesNotDecide) {
+  EXPECT_EQ(block_calls(64 * 1024 - 1), kShortBlockCalls);
+  EXPECT_EQ(block_calls(64 * 1024), kBlockCalls);
+  // Blocks of five: the MPI library's third call was delayed (40 for 5); multilane's 5.2 is
+  // no gain over the MPI library's median of 5, whatever that one call cost.
+  const std::vector<double> times = {1, 5, 5, 40, 5, 1, 5.2, 5.2, 5.2, 5.2};
+  Ranks ranks{.explorations = {Exploration(1, kShortBlockCalls)}, .times = {times}};
+  const ClassDecision d = ranks.run()[0];
+  EXPECT_EQ(ranks.explorations[0].most_calls(), 2 * kShortBlockCalls);
+  EXPECT_EQ(ranks.explorations[0].calls(), 2 * kShortBlockCalls);
+  EXPECT_EQ(d.choice, RouteChoice::Mpi);
+  EXPECT_DOUBLE_EQ(d.mpi_s, 5);
+  EXPECT_DOUBLE_EQ(d.multilane_s, 5.2);
+  // A delayed multilane call does not rule multilane out either.
+  const std::vector<double> slow_call = {1, 5, 5, 5, 5, 1, 4, 40, 4, 4};
+  Ranks again{.explorations = {Exploration(1, kShortBlockCalls)}, .times = {slow_call}};
+  EXPECT_EQ(again.run()[0].choice, RouteChoice::Multilane);
+}
+
 TEST(MeasuredRoute, TheMeanOverTheRanksDecidesForEveryRank) {
   // Rank 0 alone sees multilane faster; rank 1 sees it slower. Both must decide alike.
   Ranks ranks{.explorations = std::vector<Exploration>(2),
