@@ -119,8 +119,8 @@ fi
     printf "%s%dKiB", (i + j ? "," : ""), ((i + 2 * j) % p + 1) * 32 }')
 limit=900
 # Part 3: a measured class of 64 KiB or more (every call here) explores for up to 12 calls
-# (docs/mpi.md). With fewer calls per run
-# no run decides, nothing reaches the tuning file, and every run times the exploration.
+# (docs/mpi.md). With fewer calls per run no run decides, nothing reaches the tuning file, and
+# every run times the exploration.
 if [ -f "$build/libmultilane_mpi.so" ] && [ $((iterations * repetitions + 1)) -lt 12 ]; then
   echo "# note: $((iterations * repetitions + 1)) calls per run, fewer than the library's" \
     "exploration of 12: part 3 times the exploration, not the route (use --iterations 4)" >&2
