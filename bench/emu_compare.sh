@@ -118,7 +118,7 @@ fi
   alltoallv_counts=$(awk -v p="$ranks" 'BEGIN { for (i = 0; i < p; i++) for (j = 0; j < p; j++)
     printf "%s%dKiB", (i + j ? "," : ""), ((i + 2 * j) % p + 1) * 32 }')
 limit=900
-# Part 3: a measured class of 64 KiB or more (every call here) explores for up to 12 calls
+# Part 3: a measured class of 1 MiB or more (every call here) explores for up to 12 calls
 # (docs/mpi.md). With fewer calls per run no run decides, nothing reaches the tuning file, and
 # every run times the exploration.
 if [ -f "$build/libmultilane_mpi.so" ] && [ $((iterations * repetitions + 1)) -lt 12 ]; then

@@ -68,7 +68,7 @@ enum class RouteChoice : std::uint8_t { Mpi, Multilane };
 
 inline constexpr int kBlockCalls = 3;       // one candidate's block: one dropped call, two kept
 inline constexpr int kShortBlockCalls = 5;  // a short class's: one dropped, four
-inline constexpr std::uint64_t kShortCallBytes = 64 << 10;  // a class below this is short
+inline constexpr std::uint64_t kShortCallBytes = 1 << 20;  // a class below this is short
 // The block of a class of `bytes` (CallClass: the same on every rank).
 inline int block_calls(std::uint64_t bytes) {
   return bytes < kShortCallBytes ? kShortBlockCalls : kBlockCalls;
