@@ -4,9 +4,11 @@
 JOBS ?= $(shell nproc)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-asan test test-plain test-asan demo format clean
+.PHONY: all deps build build-asan test test-plain test-asan demo fuzz fuzz-run format clean
 
 all: build
 
@@ -41,8 +43,22 @@ test: test-plain test-asan
 demo: build
 	@scripts/demo.sh $(BUILD)
 
+# The fuzz targets of tests/fuzz (tests/fuzz.cmake), built with clang's libFuzzer, and each
+# fuzzed for FUZZ_SECONDS from its corpus (`make test` only replays the corpus).
+$(FUZZ_BUILD)/CMakeCache.txt:
+	cmake -G Ninja -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DMULTILANE_FUZZ=ON $(CMAKE_FLAGS)
+
+fuzz:
+	@scripts/install-deps.sh fuzz
+	$(MAKE) $(FUZZ_BUILD)/CMakeCache.txt
+	cmake --build $(FUZZ_BUILD) --target fuzz -j $(JOBS)
+
+fuzz-run: fuzz
+	scripts/fuzz-run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
 format:
 	clang-format -i $$(git ls-files '*.hpp' '*.cpp' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -2,6 +2,9 @@
 # Installs every build, test and demo dependency of multilane from Debian's packages.
 # Idempotent: packages already present are not downloaded again, and apt is skipped
 # entirely when nothing is missing (so it also works offline once installed).
+#
+#   scripts/install-deps.sh          what `make test` and `make demo` need
+#   scripts/install-deps.sh fuzz     that, and clang (its libFuzzer) for `make fuzz`
 set -euo pipefail
 
 packages=(
@@ -12,6 +15,9 @@ packages=(
   libhwloc-dev libopenmpi-dev openmpi-bin libmpich-dev mpich
   python3-matplotlib libsimgrid-dev iperf3 iproute2
 )
+if [ "${1:-}" = fuzz ]; then
+  packages+=(clang)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -26,7 +26,7 @@ std::string quoted(std::string_view text) {
     if (c == '"' || c == '\\') {
       out += '\\';
       out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {  // TOML's control characters
       out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
     } else {
       out += c;
@@ -151,8 +151,9 @@ std::string placement_section(const Platform& platform) {
 }  // namespace
 
 std::string platform_to_toml(const Platform& platform) {
-  std::string out = fmt::format("# Platform \"{}\", written by multilane.\nname = {}\n\n",
-                                platform.name, quoted(platform.name));
+  // The comment holds the name as quoted too: a name with a line break would end it.
+  const std::string name = quoted(platform.name);
+  std::string out = fmt::format("# Platform {}, written by multilane.\nname = {}\n\n", name, name);
   for (const auto& site : platform.sites) out += site_section(platform, site);
   for (const auto& link : platform.wan_links) out += wan_section(platform, link);
   return out + placement_section(platform);

@@ -28,7 +28,7 @@
 
 namespace multilane::wan {
 
-class ChunkLink : public std::enable_shared_from_this<ChunkLink>, private runtime::FrameSink {
+class ChunkLink final : public std::enable_shared_from_this<ChunkLink>, private runtime::FrameSink {
  public:
   struct Handlers {
     std::function<std::span<std::byte>(const RoutedChunk&)> place;
