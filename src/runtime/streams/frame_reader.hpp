@@ -17,10 +17,8 @@
 // acknowledge at once (TCP_QUICKACK) before it reads the payload. A rank that both receives and
 // sends on a connection (a ping-pong, a gather's root answering) puts it in TCP's interactive
 // mode, where acknowledgements wait for data to ride on, and a large payload's sender then idles
-// waiting for them. On loopback a ping-pong of 4 MiB takes 1.12-1.18 ms a round trip with the
-// quick acknowledgement and 1.44 ms without, of 1 MiB 217-221 us and 224-228 us (multilane
-// bench -n 2 --pingpong; the simplest program, bench/tcp_floor raw-quick-ack against raw-poll:
-// 207 against 341 us at 1 MiB). Below that size the extra system call costs more than it saves.
+// waiting for them. Below that size the extra system call costs more than it saves
+// (docs/runtime.md, "Receiving", has the figures).
 //
 // Small frames: the reader reads headers through a small staging buffer, taking whatever the
 // kernel has up to its size, so a small frame (header and payload) costs one system call
@@ -49,10 +47,8 @@
 // reader is listed, the spinning caller reads its socket anyway, so the reader raises the
 // socket's low-water mark (kQuietLowWater, set_receive_low_water()) and the kernel skips that
 // callback for small arrivals; it lowers the mark again before any wait through the reactor
-// (and when destroyed), not each time it is read, since each change is a system call. On
-// loopback a one-way stream of 72-byte frames to a polling receiver takes 4.39 us a frame with
-// the mark raised and 4.55 us without (bench/tcp_floor --pattern one-way --messages 200000:
-// raw-quiet against raw-poll; the sender is the bottleneck).
+// (and when destroyed), not each time it is read, since each change is a system call
+// (docs/runtime.md has the figures).
 //
 // Threading: the reader runs on the thread running the socket's io_context; the owner calls it
 // on that thread only, and its sink is called from there. The owner owns the socket, the

@@ -6,11 +6,12 @@
 // ordered pair of ranks within the call); it is matched by key, not by arrival order, so chunks
 // of several messages may interleave on the streams.
 //
-// Streams. Rank a sends to rank b only on connections a opened ("outgoing"); b accepts them
-// ("incoming") and learns from the handshake (auth.hpp) which rank, lane and stream spoke.
-// Connections are opened on the first send to a peer on a lane, K of them per (peer, lane), K
-// by the link class (LAN or WAN). Each connection is used in one direction, so two ranks never
-// race to open the same connection.
+// Streams. Connections are opened on the first send to a peer on a lane, K of them per (peer,
+// lane), K by the link class (LAN or WAN); the accepting side learns from the handshake
+// (auth.hpp) which rank, lane and stream spoke. A connection carries both directions: a rank
+// answers over the connections its peer opened to it, so that answers carry the TCP
+// acknowledgements of what they answer (send_side.hpp says how two ranks that open at once
+// come to share one again).
 //
 // Sending. A message is cut into chunks (stripe.hpp) over the streams of the lanes it names and
 // each chunk is written as header + bytes; the send completes when every chunk was handed to

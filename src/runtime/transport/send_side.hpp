@@ -5,7 +5,7 @@
 // connections the peer opened to it on that lane, if the peer sent first, and otherwise opens
 // K of its own, which the peer then sends back over. So answers carry the TCP acknowledgements
 // of the messages they answer, instead of each message costing an acknowledgement packet of its
-// own (2.7 us a small round trip on loopback, bench/tcp_floor). Two ranks that start at once
+// own. Two ranks that start at once
 // each open their own; on a LAN link the higher rank then moves each stream to the lower
 // rank's connection once the stream has nothing in flight, so that the two directions share
 // one again. A connection is one socket (connection.hpp) that the ReceiveSide reads and this
