@@ -153,6 +153,21 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
                        FIXTURES_SETUP mpi_tuning_multilane)
   set_tests_properties(mpi-ompi-tuning-remeasured PROPERTIES
                        FIXTURES_REQUIRED mpi_tuning_multilane)
+  # The calls made on multilane's routes are counted in the file, for the re-measurement of a
+  # later run: every class to multilane again, 30 rounds (short of the 64th call), 30 each.
+  add_test(NAME mpi-ompi-tuning-multilane-again
+           COMMAND sed -i -e "s/route = \"mpi\"/route = \"multilane\"/" -e "/_us = /d"
+                   -e "/calls = /d" ${mpi_tuning})
+  mpi_family_test(mpi-ompi-tuning-counted mpi 3 served_path policy MULTILANE_TUNING=${mpi_tuning}
+                  ARGS routes 30)
+  add_test(NAME mpi-ompi-tuning-calls-written COMMAND grep -c "calls = 30$" ${mpi_tuning})
+  set_tests_properties(mpi-ompi-tuning-multilane-again PROPERTIES
+                       FIXTURES_REQUIRED mpi_tuning_multilane DEPENDS mpi-ompi-tuning-remeasured
+                       FIXTURES_SETUP mpi_tuning_counted)
+  set_tests_properties(mpi-ompi-tuning-counted PROPERTIES FIXTURES_REQUIRED mpi_tuning_counted)
+  set_tests_properties(mpi-ompi-tuning-calls-written PROPERTIES
+                       FIXTURES_REQUIRED mpi_tuning_counted DEPENDS mpi-ompi-tuning-counted
+                       PASS_REGULAR_EXPRESSION "^[1-9][0-9]*")
   # Two ranks per "node" (tests/mpi/as_nodes.sh): the route policy sends every call with data
   # to multilane, which joins the nodes over TCP and the ranks of a node by shared memory.
   # The v-forms: uneven counts, displacements out of order, datatypes with holes, in place.

@@ -37,6 +37,7 @@ int delete_state(MPI_Comm, int, void* attribute, void*) {
     std::lock_guard lock(live_mutex);
     live.erase(state);
   }
+  count_route_calls(state->placement, state->routes);
   delete state;
   return MPI_SUCCESS;
 }

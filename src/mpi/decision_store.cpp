@@ -117,6 +117,23 @@ void publish_decision(const PlacementKey& placement, std::uint64_t key,
   s.changed = true;
 }
 
+void count_route_calls(const PlacementKey& placement, const MeasuredRoutes& routes) {
+  Store& s = store();
+  std::lock_guard lock(s.mutex);
+  PlacementRoutes* p = find(s, placement);
+  if (!p) return;
+  for (const auto& [key, entry] : routes.entries()) {
+    if (!entry.decision || entry.decision->choice != RouteChoice::Multilane) continue;
+    const std::uint64_t made = entry.decided_calls - entry.calls_before;
+    const auto known = p->classes.find(key);
+    if (made == 0 || known == p->classes.end() || known->second.choice != RouteChoice::Multilane) {
+      continue;
+    }
+    known->second.calls += made;
+    s.changed = true;
+  }
+}
+
 void save_decisions(const std::string& path) {
   Store& s = store();
   std::lock_guard lock(s.mutex);

@@ -9,7 +9,8 @@
 // its text, so every rank starts from the same routes (the placements whose MPI library,
 // multilane version, fingerprint and size match this run: route_tuning.hpp). At MPI_Finalize,
 // if this run decided anything the file did not hold, rank 0 writes the file once, atomically
-// (a temporary file renamed over it), with its own placements' decisions merged in. A
+// (a temporary file renamed over it), with its own placements' decisions merged in, and the
+// calls made on multilane's routes counted for their re-measurement (measured_route.hpp). A
 // placement rank 0 is not part of is not written.
 #pragma once
 
@@ -24,6 +25,9 @@ namespace multilane::mpi {
 // Collective over MPI_COMM_WORLD (at start_library()); throws UsageError for a bad file.
 void load_decisions(const std::string& path);
 // Copies the placement's decisions into `routes`.
+// Adds what `routes` counted on multilane's decided routes in this run to the calls of those
+// decisions (at a communicator's end), for the file's count.
+void count_route_calls(const PlacementKey& placement, const MeasuredRoutes& routes);
 void inherit_decisions(const PlacementKey& placement, MeasuredRoutes& routes);
 void publish_decision(const PlacementKey& placement, std::uint64_t key,
                       const ClassDecision& decision);

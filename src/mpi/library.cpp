@@ -92,8 +92,8 @@ void stop_library() {
   Library& lib = library();
   if (!lib.active) return;
   finish_all_pending();
+  free_all_comm_states();  // counts each communicator's calls for the file
   save_decisions(lib.settings.tuning_file);
-  free_all_comm_states();
   lib.active = false;
 }
 

@@ -113,7 +113,10 @@ std::uint64_t first_recheck(const ClassDecision& d) {
 bool MeasuredRoutes::Entry::explores_next_call() {
   if (!decision || rechecking) return true;
   if (decision->choice != RouteChoice::Multilane) return false;
-  if (next_recheck == 0) next_recheck = first_recheck(*decision);
+  if (next_recheck == 0) {
+    next_recheck = first_recheck(*decision);
+    while (next_recheck <= decided_calls) next_recheck *= kRecheckGrowth;
+  }
   if (++decided_calls < next_recheck) return false;
   next_recheck *= kRecheckGrowth;
   rechecking = true;
@@ -144,7 +147,10 @@ void MeasuredRoutes::Entry::settle(const ClassDecision& decided) {
 }
 
 void MeasuredRoutes::adopt(std::uint64_t key, const ClassDecision& decision) {
-  entries_[key].decision = decision;
+  Entry& entry = entries_[key];
+  entry.decision = decision;
+  entry.decided_calls = entry.calls_before = decision.calls;
+  entry.next_recheck = 0;
 }
 
 }  // namespace multilane::mpi

@@ -40,13 +40,13 @@
 //   * multilane's fastest unpruned candidate is kept only for a gain of kSwitchGain (10%) or more
 //     over the MPI library; the decision names the algorithm;
 //   * a class decided for multilane is measured again, the same way, at its kFirstRecheck-th
-//     blocking call after the decision and then at every kRecheckGrowth-fold count (64, 512,
-//     4096, ...; the counts grow by the MPI library's known time over multilane's when that
-//     is above 1, so that its calls cost the same share), against the decided algorithm alone
-//     (k = 1): a decision from a few early calls (cold
-//     caches, the MPI library's lazy set-up, a tuning file from another run) may be wrong for the
-//     job's steady state, and the MPI library is the route that is never slower than itself. The
-//     cost vanishes geometrically. A class decided for the MPI library is not measured again;
+//     blocking call after the decision (counted over the runs that share a tuning file) and then at
+//     every kRecheckGrowth-fold count (64, 512, 4096, ...; the counts grow by the MPI library's
+//     known time over multilane's when that is above 1, so that its calls cost the same share),
+//     against the decided algorithm alone (k = 1): a decision from a few early calls (cold caches,
+//     the MPI library's lazy set-up, a tuning file from another run) may be wrong for the job's
+//     steady state, and the MPI library is the route that is never slower than itself. The cost
+//     vanishes geometrically. A class decided for the MPI library is not measured again;
 //   * at most kMostExploredClasses classes per communicator are explored; beyond that, and in
 //     the frozen mode, an undecided class takes the default route (dispatch.cpp).
 // Decisions made elsewhere (a communicator of the same placement, the tuning file, the model
@@ -105,6 +105,10 @@ struct ClassDecision {
   double mpi_s = 0;
   double multilane_s = 0;
   bool from_tuning_file = false;  // read from MULTILANE_TUNING rather than decided in this run
+  // Blocking calls made on a multilane route by earlier runs (the tuning file's count): its
+  // re-measurements come at the 64th, 512th... call counted over the runs, so that a class a
+  // run calls a few times is measured again in a later run.
+  std::uint64_t calls = 0;
 };
 
 // Makes `values` common to every rank of the communicator: each becomes its mean over the
@@ -159,8 +163,9 @@ class MeasuredRoutes {
     std::vector<std::string> candidates;  // multilane's algorithms the exploration times
     int block = kBlockCalls;              // calls per candidate (block_calls() of the class)
     bool rechecking = false;              // a decided multilane route is measured again
-    std::uint64_t decided_calls = 0;
-    std::uint64_t next_recheck = 0;  // 0: not yet set from the decision
+    std::uint64_t decided_calls = 0;      // blocking calls on the decided route, earlier runs' too
+    std::uint64_t calls_before = 0;       // of those, the earlier runs' (the decision's `calls`)
+    std::uint64_t next_recheck = 0;       // 0: not yet set from the decision
 
     // Whether the class's next blocking call runs the exploration (rather than its decision):
     // undecided, re-checked, or a multilane decision whose re-check falls on this call.
@@ -178,6 +183,7 @@ class MeasuredRoutes {
   // The entry of a class to run a blocking call of: its decision or its exploration; null when
   // the class is undecided and may not be explored (the cap, or `explore` false).
   Entry* for_blocking_call(std::uint64_t key, bool explore);
+  // Takes a decision made elsewhere; its `calls` count as made on the route already.
   void adopt(std::uint64_t key, const ClassDecision& decision);
   const std::unordered_map<std::uint64_t, Entry>& entries() const { return entries_; }
 

@@ -91,6 +91,11 @@ std::pair<std::uint64_t, ClassDecision> class_of(const std::string& path, const 
   }
   decision.mpi_s = t["mpi_us"].value_or(0.0) * 1e-6;
   decision.multilane_s = t["multilane_us"].value_or(0.0) * 1e-6;
+  if (const toml::node* n = t.get("calls")) {
+    const auto calls = n->value<std::int64_t>();
+    if (!calls || *calls < 0) fail(path, n, "calls", "must be a whole number, 0 or more");
+    decision.calls = static_cast<std::uint64_t>(*calls);
+  }
   return {c.key(), decision};
 }
 
@@ -136,6 +141,9 @@ std::string format_class(std::uint64_t key, const ClassDecision& d) {
   text += fmt::format("  source = \"{}\"\n", to_string(d.source));
   if (d.mpi_s > 0) text += fmt::format("  mpi_us = {:.2f}\n", d.mpi_s * 1e6);
   if (d.multilane_s > 0) text += fmt::format("  multilane_us = {:.2f}\n", d.multilane_s * 1e6);
+  if (d.choice == RouteChoice::Multilane && d.calls > 0) {
+    text += fmt::format("  calls = {}\n", d.calls);
+  }
   return text;
 }
 

@@ -302,6 +302,26 @@ TEST(MeasuredRoute, AModelledGainOfSevenTimesIsMeasuredAgainSevenTimesLater) {
   EXPECT_EQ(entry.decision->source, DecisionSource::Remeasured);
 }
 
+TEST(MeasuredRoute, CallsOfEarlierRunsCountTowardsTheReMeasurement) {
+  // The tuning file says 60 calls were made on the route: the 4th call of this run is the
+  // 64th, and starts the MPI library's block; a count past 64 waits for the 512th.
+  MeasuredRoutes routes;
+  routes.adopt(1, ClassDecision{.choice = RouteChoice::Multilane,
+                                .source = DecisionSource::TuningFile,
+                                .from_tuning_file = true,
+                                .calls = 60});
+  MeasuredRoutes::Entry& entry = *routes.for_blocking_call(1, true);
+  const auto first = run_calls(entry, 4, 10, 5);
+  EXPECT_EQ(first, (std::vector<RouteChoice>{RouteChoice::Multilane, RouteChoice::Multilane,
+                                             RouteChoice::Multilane, RouteChoice::Mpi}));
+  routes.adopt(2, ClassDecision{.choice = RouteChoice::Multilane, .calls = 70});
+  MeasuredRoutes::Entry& later = *routes.for_blocking_call(2, true);
+  const auto up_to_511 = run_calls(later, 441, 10, 5);
+  EXPECT_EQ(std::count(up_to_511.begin(), up_to_511.end(), RouteChoice::Mpi), 0);
+  EXPECT_EQ(later.decided_calls - later.calls_before, 441u);  // this run's, for the file
+  EXPECT_EQ(run_calls(later, 1, 10, 5), std::vector<RouteChoice>{RouteChoice::Mpi});  // 512th
+}
+
 TEST(MeasuredRoute, AnMpiDecisionIsNotMeasuredAgain) {
   MeasuredRoutes::Entry entry;
   entry.decision = ClassDecision{.choice = RouteChoice::Mpi};
@@ -336,7 +356,8 @@ TEST(RouteTuning, WrittenAndReadBackWithTheShmTablesKept) {
       .source = DecisionSource::Measured,
       .algorithm = "ring",
       .mpi_s = 41.25e-6,
-      .multilane_s = 18e-6};
+      .multilane_s = 18e-6,
+      .calls = 140};
   p.classes[classify(WrappedCall::Barrier, 1, {}).key()] = {.choice = RouteChoice::Mpi,
                                                             .source = DecisionSource::Pruned};
   tuning.placements.push_back(p);
@@ -344,7 +365,7 @@ TEST(RouteTuning, WrittenAndReadBackWithTheShmTablesKept) {
   EXPECT_NE(text.find("call = \"MPI_Allreduce\"\n  bytes = 4096\n  type = \"float\"\n  op = "
                       "\"sum\"\n  route = \"multilane\"\n  algorithm = \"ring\"\n  source = "
                       "\"measured\"\n  mpi_us = "
-                      "41.25\n  multilane_us = 18.00\n"),
+                      "41.25\n  multilane_us = 18.00\n  calls = 140\n"),
             std::string::npos)
       << text;
   const RouteTuning back = parse_route_tuning(text, "routes.toml");
@@ -359,6 +380,7 @@ TEST(RouteTuning, WrittenAndReadBackWithTheShmTablesKept) {
   EXPECT_EQ(d.algorithm, "ring");
   EXPECT_TRUE(d.from_tuning_file);
   EXPECT_NEAR(d.mpi_s, 41.25e-6, 1e-12);
+  EXPECT_EQ(d.calls, 140u);
   EXPECT_NE(back.others.find("[[shm]]"), std::string::npos) << back.others;
   EXPECT_NE(back.others.find("max_size = 65536"), std::string::npos) << back.others;
 }
@@ -384,6 +406,10 @@ TEST(RouteTuning, ErrorsNameTheFileTheLineAndTheKey) {
                           "[[placement.class]]\ncall = \"MPI_Alltoallv\"\nbytes = 0\nroute = "
                           "\"multilane\"\nalgorithm = \"ring\"\n",
                       "routes.toml:10: algorithm: must be one of pairwise, linear");
+  expect_tuning_error(head +
+                          "[[placement.class]]\ncall = \"MPI_Bcast\"\nbytes = 8\nroute = "
+                          "\"multilane\"\ncalls = -3\n",
+                      "routes.toml:10: calls: must be a whole number, 0 or more");
   expect_tuning_error(head + "[[placement.class]]\ncall = \"MPI_Bcastt\"\nbytes = 8\n",
                       "routes.toml:7: call: unknown call \"MPI_Bcastt\"");
   expect_tuning_error(head +
