@@ -70,6 +70,25 @@ inline void wait_until_listening(std::initializer_list<int> ports) {
   }
 }
 
+// Whether each of `ports` listens (true), or `serving`, the call that binds them, ended first
+// (false): it failed, say because another program of this host took a port between its pick
+// and the bind (ctest -j). Nothing within 10 s fails the test.
+template <typename T>
+bool listening_unless_ended(std::initializer_list<int> ports, std::future<T>& serving) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  for (const int port : ports) {
+    while (multilane::testing::can_bind_loopback(static_cast<std::uint16_t>(port))) {
+      if (serving.wait_for(0s) == std::future_status::ready) return false;
+      if (std::chrono::steady_clock::now() >= deadline) {
+        ADD_FAILURE() << "nothing listens on " << port;
+        return false;
+      }
+      std::this_thread::sleep_for(5ms);
+    }
+  }
+  return true;
+}
+
 // Two connected paths of `streams` streams in this process: {listening end, connecting end}.
 inline std::pair<int, int> connected_pair(int streams, int port) {
   const int server = MPW_CreatePathWithoutConnect("0", port, streams);
