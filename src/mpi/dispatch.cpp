@@ -132,13 +132,6 @@ std::string_view decided_algorithm(const ClassDecision& d, std::string_view cand
 }
 
 // The blocking call's pick; a class met for the first time is entered in the table.
-// The exploration's block length for class `key`: short blocks for short calls; a class of any
-// size (gatherv, scatterv, alltoallv) is taken as long.
-int block_of(std::uint64_t key) {
-  const CallClass c = CallClass::from_key(key);
-  return sizes_per_rank(c.call) ? kBlockCalls : block_calls(lowest_bytes(c));
-}
-
 Pick pick_blocking(CommState& state, CollectiveCall& c, std::uint64_t key, bool explore) {
   if (auto pick = settled(state, c)) return *pick;
   MeasuredRoutes::Entry* entry = state.routes.for_blocking_call(key, explore);
@@ -162,7 +155,7 @@ Pick pick_blocking(CommState& state, CollectiveCall& c, std::uint64_t key, bool 
     }
     // Every rank ranks the same algorithms: a v-form whose sizes are per rank learns every
     // rank's counts first (collective, as is every explored call).
-    entry->explore(state.policy->candidates(query_of(c), c.known_counts()), block_of(key));
+    entry->explore(state.policy->candidates(query_of(c), c.known_counts()));
   }
   // A decision without an algorithm (a tuning file's) is measured again with the candidate.
   const std::string_view algorithm = entry->next_algorithm();

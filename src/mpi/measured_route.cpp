@@ -3,11 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
+
+#include "mpi/call_class.hpp"
 
 namespace multilane::mpi {
-
-namespace {}  // namespace
 
 const char* to_string(DecisionSource source) {
   switch (source) {
@@ -99,7 +98,7 @@ MeasuredRoutes::Entry* MeasuredRoutes::for_blocking_call(std::uint64_t key, bool
   if (const auto it = entries_.find(key); it != entries_.end()) return &it->second;
   if (!explore || explored_ >= kMostExploredClasses) return nullptr;
   ++explored_;
-  return &entries_[key];
+  return &entry_of(key);
 }
 
 // The first re-check of a multilane decision: at call kFirstRecheck, later where the MPI
@@ -120,13 +119,12 @@ bool MeasuredRoutes::Entry::explores_next_call() {
   if (++decided_calls < next_recheck) return false;
   next_recheck *= kRecheckGrowth;
   rechecking = true;
-  explore({decision->algorithm}, block);
+  explore({decision->algorithm});
   return true;
 }
 
-void MeasuredRoutes::Entry::explore(std::vector<std::string> algorithms, int block_calls) {
+void MeasuredRoutes::Entry::explore(std::vector<std::string> algorithms) {
   candidates = std::move(algorithms);
-  block = block_calls;
   exploration = Exploration(static_cast<int>(candidates.size()), block);
 }
 
@@ -146,8 +144,20 @@ void MeasuredRoutes::Entry::settle(const ClassDecision& decided) {
   rechecking = false;
 }
 
+// A class of any size (gatherv, scatterv, alltoallv) is taken as long.
+int block_of_class(std::uint64_t key) {
+  const CallClass c = CallClass::from_key(key);
+  return sizes_per_rank(c.call) ? kBlockCalls : block_calls(lowest_bytes(c));
+}
+
+MeasuredRoutes::Entry& MeasuredRoutes::entry_of(std::uint64_t key) {
+  const auto [it, made] = entries_.try_emplace(key);
+  if (made) it->second.block = block_of_class(key);
+  return it->second;
+}
+
 void MeasuredRoutes::adopt(std::uint64_t key, const ClassDecision& decision) {
-  Entry& entry = entries_[key];
+  Entry& entry = entry_of(key);
   entry.decision = decision;
   entry.decided_calls = entry.calls_before = decision.calls;
   entry.next_recheck = 0;

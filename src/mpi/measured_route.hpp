@@ -161,18 +161,18 @@ class MeasuredRoutes {
     std::optional<ClassDecision> decision;
     Exploration exploration;
     std::vector<std::string> candidates;  // multilane's algorithms the exploration times
-    int block = kBlockCalls;              // calls per candidate (block_calls() of the class)
-    bool rechecking = false;              // a decided multilane route is measured again
-    std::uint64_t decided_calls = 0;      // blocking calls on the decided route, earlier runs' too
-    std::uint64_t calls_before = 0;       // of those, the earlier runs' (the decision's `calls`)
-    std::uint64_t next_recheck = 0;       // 0: not yet set from the decision
+    int block = kBlockCalls;  // calls per candidate (block_calls() of the class), re-checks too
+    bool rechecking = false;  // a decided multilane route is measured again
+    std::uint64_t decided_calls = 0;  // blocking calls on the decided route, earlier runs' too
+    std::uint64_t calls_before = 0;   // of those, the earlier runs' (the decision's `calls`)
+    std::uint64_t next_recheck = 0;   // 0: not yet set from the decision
 
     // Whether the class's next blocking call runs the exploration (rather than its decision):
     // undecided, re-checked, or a multilane decision whose re-check falls on this call.
     bool explores_next_call();
-    // Starts the exploration of `algorithms` in blocks of `block_calls` (an undecided class's
-    // first blocking call); a re-check keeps the block length.
-    void explore(std::vector<std::string> algorithms, int block_calls);
+    // Starts the exploration of `algorithms` in blocks of `block` calls (an undecided class's
+    // first blocking call, or a re-check).
+    void explore(std::vector<std::string> algorithms);
     // The algorithm of the exploration's next call ("" for the MPI library's).
     std::string_view next_algorithm() const;
     // Takes the exploration's decision (naming its algorithm) and ends a re-check.
@@ -188,6 +188,8 @@ class MeasuredRoutes {
   const std::unordered_map<std::uint64_t, Entry>& entries() const { return entries_; }
 
  private:
+  // The class's entry, made with its block length when new.
+  Entry& entry_of(std::uint64_t key);
   std::unordered_map<std::uint64_t, Entry> entries_;
   std::size_t explored_ = 0;
 };

@@ -60,25 +60,14 @@ T within(std::future<T>& f, std::chrono::seconds limit = 30s) {
 // Returns once something listens on each of `ports` of 127.0.0.1 (at most 10 s). A fixed
 // sleep is not enough on a loaded machine: a connecting end that finds nothing listening
 // listens itself, as MPWide's ends do, and the two ends then wait for each other.
-inline void wait_until_listening(std::initializer_list<int> ports) {
+// True once each of `ports` listens; false as soon as ended() says the listening end gave up,
+// or after 10 s (a failure).
+template <typename Ended>
+bool listening_unless(std::initializer_list<int> ports, Ended ended) {
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   for (const int port : ports) {
     while (multilane::testing::can_bind_loopback(static_cast<std::uint16_t>(port))) {
-      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "nothing listens on " << port;
-      std::this_thread::sleep_for(5ms);
-    }
-  }
-}
-
-// Whether each of `ports` listens (true), or `serving`, the call that binds them, ended first
-// (false): it failed, say because another program of this host took a port between its pick
-// and the bind (ctest -j). Nothing within 10 s fails the test.
-template <typename T>
-bool listening_unless_ended(std::initializer_list<int> ports, std::future<T>& serving) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  for (const int port : ports) {
-    while (multilane::testing::can_bind_loopback(static_cast<std::uint16_t>(port))) {
-      if (serving.wait_for(0s) == std::future_status::ready) return false;
+      if (ended()) return false;
       if (std::chrono::steady_clock::now() >= deadline) {
         ADD_FAILURE() << "nothing listens on " << port;
         return false;
@@ -87,6 +76,18 @@ bool listening_unless_ended(std::initializer_list<int> ports, std::future<T>& se
     }
   }
   return true;
+}
+
+inline void wait_until_listening(std::initializer_list<int> ports) {
+  listening_unless(ports, [] { return false; });
+}
+
+// Whether each of `ports` listens (true), or `serving`, the call that binds them, ended first
+// (false): it failed, say because another program of this host took a port between its pick
+// and the bind (ctest -j). Nothing within 10 s fails the test.
+template <typename T>
+bool listening_unless_ended(std::initializer_list<int> ports, std::future<T>& serving) {
+  return listening_unless(ports, [&] { return serving.wait_for(0s) == std::future_status::ready; });
 }
 
 // Two connected paths of `streams` streams in this process: {listening end, connecting end}.

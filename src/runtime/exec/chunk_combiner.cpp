@@ -9,12 +9,11 @@ ChunkCombiner::ChunkCombiner(std::span<std::byte> destination, const Reduction& 
   if (destination.size() > kInlineBytes) {
     heap_staging_ = std::make_unique_for_overwrite<std::byte[]>(destination.size());
   }
-  staging_ = heap_staging_ ? heap_staging_.get() : inline_staging_.data();
 }
 
 void ChunkCombiner::combine(std::uint64_t first_element, std::uint64_t count) {
   const std::uint64_t at = first_element * element_;
-  reduce_elements(reduction_, destination_.data() + at, staging_ + at, count);
+  reduce_elements(reduction_, destination_.data() + at, staging_bytes() + at, count);
 }
 
 void ChunkCombiner::add_split(std::uint64_t index, std::uint64_t bytes) {

@@ -29,11 +29,14 @@ class ChunkCombiner {
   ChunkCombiner& operator=(const ChunkCombiner&) = delete;
 
   // Where the message is received.
-  std::span<std::byte> staging() { return {staging_, destination_.size()}; }
+  std::span<std::byte> staging() { return {staging_bytes(), destination_.size()}; }
   // Bytes [offset, offset+length) of staging() hold the message's data now.
   void landed(std::uint64_t offset, std::uint64_t length);
 
  private:
+  std::byte* staging_bytes() {
+    return heap_staging_ ? heap_staging_.get() : inline_staging_.data();
+  }
   void combine(std::uint64_t first_element, std::uint64_t count);
   // Counts `bytes` more of the split element `index`; combines it once complete.
   void add_split(std::uint64_t index, std::uint64_t bytes);
@@ -43,7 +46,6 @@ class ChunkCombiner {
   std::uint64_t element_;
   std::unique_ptr<std::byte[]> heap_staging_;           // a message over kInlineBytes
   std::array<std::byte, kInlineBytes> inline_staging_;  // not zero-filled: received before read
-  std::byte* staging_;
   std::unordered_map<std::uint64_t, std::uint64_t> split_bytes_;  // element -> bytes landed
 };
 
