@@ -13,6 +13,11 @@
 //   reduce-scatter (MPI_Reduce_scatter_block)
 //             every Send: num_ranks*size; every Recv: size. Rank i gets the reduction of block
 //             i of every Send.
+//   scan      every Send and Recv: size. Rank i gets the reduction of the Sends of ranks 0..i
+//             (MPI_Scan).
+//   exscan    every Send: size; every Recv but rank 0's: size. Rank i > 0 gets the reduction of
+//             the Sends of ranks 0..i-1 (MPI_Exscan); rank 0's Recv is empty, so no
+//             schedule writes it (MPI leaves it undefined, multilane leaves it untouched).
 //
 // The v-forms have a block size per rank, `counts` (p = num_ranks), packed in rank order
 // (block i starts at counts[0] + ... + counts[i-1]); MPI's displacements are the caller's to
@@ -57,14 +62,15 @@ bool has_input(Collective collective, int rank, int root);
 
 // A run of bytes of a rank's Recv buffer and the input bytes it must hold after the call:
 // Recv[offset, offset+length) == input of `origin_rank` at [origin_offset, origin_offset+length),
-// or, when `reduced`, the reduction over every rank of the inputs at those offsets
-// (origin_rank is then unused).
+// or, when `reduced`, the reduction over ranks 0..reduced_ranks-1 (every rank but for the
+// scans) of the inputs at those offsets (origin_rank is then unused).
 struct ExpectedPiece {
   std::uint64_t offset = 0;
   std::uint64_t length = 0;
   int origin_rank = 0;
   std::uint64_t origin_offset = 0;
   bool reduced = false;
+  int reduced_ranks = 0;
 };
 // Every byte of `rank`'s Recv buffer is covered by exactly one piece, in increasing offset.
 std::vector<ExpectedPiece> expected_result(Collective collective, int rank, int num_ranks, int root,

@@ -158,6 +158,13 @@ class Communicator {
   // bytes; rank i's `recv` gets block i combined over every rank.
   void reduce_scatter(std::span<const std::byte> send, std::span<std::byte> recv,
                       const Reduction& reduction, const CollectiveOptions& options = {});
+  // scan (MPI_Scan): rank i's `recv` (as long as `send`) gets the combination of the `send`s of
+  // ranks 0..i, in rank order. exscan (MPI_Exscan): of ranks 0..i-1; rank 0's `recv` is left
+  // untouched (it may be empty).
+  void scan(std::span<const std::byte> send, std::span<std::byte> recv, const Reduction& reduction,
+            const CollectiveOptions& options = {});
+  void exscan(std::span<const std::byte> send, std::span<std::byte> recv,
+              const Reduction& reduction, const CollectiveOptions& options = {});
   // The same with typed spans: comm.allreduce<float>(mine, sums, ReduceOp::Sum).
   template <typename T>
   void reduce(std::span<const T> send, std::span<T> recv, ReduceOp op, int root,
@@ -176,6 +183,16 @@ class Communicator {
                       const CollectiveOptions& options = {}) {
     reduce_scatter(std::as_bytes(send), std::as_writable_bytes(recv), {element_type_of<T>(), op},
                    options);
+  }
+  template <typename T>
+  void scan(std::span<const T> send, std::span<T> recv, ReduceOp op,
+            const CollectiveOptions& options = {}) {
+    scan(std::as_bytes(send), std::as_writable_bytes(recv), {element_type_of<T>(), op}, options);
+  }
+  template <typename T>
+  void exscan(std::span<const T> send, std::span<T> recv, ReduceOp op,
+              const CollectiveOptions& options = {}) {
+    exscan(std::as_bytes(send), std::as_writable_bytes(recv), {element_type_of<T>(), op}, options);
   }
   // Any collective by value; `size` as in collective.hpp (bytes per rank, or the whole
   // message for bcast, which works in `recv`, and reduce and allreduce); `reduction` is read
@@ -209,6 +226,10 @@ class Communicator {
                      const Reduction& reduction, const CollectiveOptions& options = {});
   Request ireduce_scatter(std::span<const std::byte> send, std::span<std::byte> recv,
                           const Reduction& reduction, const CollectiveOptions& options = {});
+  Request iscan(std::span<const std::byte> send, std::span<std::byte> recv,
+                const Reduction& reduction, const CollectiveOptions& options = {});
+  Request iexscan(std::span<const std::byte> send, std::span<std::byte> recv,
+                  const Reduction& reduction, const CollectiveOptions& options = {});
   Request irun(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
                int root, std::uint64_t size, const CollectiveOptions& options = {},
                const Reduction& reduction = {});

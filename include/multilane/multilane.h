@@ -136,12 +136,22 @@ int ml_allreduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_t
  * MPI_Reduce_scatter_block). */
 int ml_reduce_scatter_block(ml_comm* comm, const void* send, void* recv, size_t recv_count,
                             ml_type type, ml_op op, const char* algorithm);
+/* Rank i's recv gets the combination of the sends of ranks 0..i, in rank order (like MPI_Scan);
+ * ml_exscan: of ranks 0..i-1, rank 0's recv untouched (like MPI_Exscan). */
+int ml_scan(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,
+            const char* algorithm);
+int ml_exscan(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,
+              const char* algorithm);
 int ml_ireduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,
                int root, const char* algorithm, ml_request** request);
 int ml_iallreduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,
                   const char* algorithm, ml_request** request);
 int ml_ireduce_scatter_block(ml_comm* comm, const void* send, void* recv, size_t recv_count,
                              ml_type type, ml_op op, const char* algorithm, ml_request** request);
+int ml_iscan(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,
+             const char* algorithm, ml_request** request);
+int ml_iexscan(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,
+               const char* algorithm, ml_request** request);
 
 /* Memory the other ranks of this node copy from and to directly (multilane/shared_buffer.hpp),
  * like MPI_Alloc_mem: any call takes it, and the shared-memory layer's single copies from or to

@@ -31,8 +31,8 @@
 // Matching rule: the k-th group op of every rank of a node form the node's k-th group call;
 // they must agree on kind, root and s, and the call completes when all of them have started.
 //
-// Reductions (reduce, allreduce, reduce-scatter) combine elements instead of moving them. The
-// schedule knows only the element size (Schedule::element_size); the element type and the
+// Reductions (reduce, allreduce, reduce-scatter, scan, exscan) combine elements instead of moving
+// them. The schedule knows only the element size (Schedule::element_size); the element type and the
 // operation (reduction.hpp) are the call's, so one schedule serves every type of that size.
 //   RecvReduce  receives range.length bytes from `peer` and combines them into `range`:
 //               range = range (+) incoming, element by element. It matches a Send exactly as a
@@ -73,21 +73,28 @@ enum class Collective : std::uint8_t {
   Reduce,
   Allreduce,
   ReduceScatter,
+  Scan,
+  Exscan,
   Gatherv,
   Scatterv,
   Allgatherv,
   Alltoallv,
 };
 inline constexpr Collective kAllCollectives[] = {
-    Collective::Bcast,    Collective::Scatter,  Collective::Gather,     Collective::Allgather,
-    Collective::Alltoall, Collective::Reduce,   Collective::Allreduce,  Collective::ReduceScatter,
-    Collective::Gatherv,  Collective::Scatterv, Collective::Allgatherv, Collective::Alltoallv};
+    Collective::Bcast,      Collective::Scatter,  Collective::Gather,    Collective::Allgather,
+    Collective::Alltoall,   Collective::Reduce,   Collective::Allreduce, Collective::ReduceScatter,
+    Collective::Scan,       Collective::Exscan,   Collective::Gatherv,   Collective::Scatterv,
+    Collective::Allgatherv, Collective::Alltoallv};
 // The collectives that move bytes without combining them; each has a group op kind.
 inline constexpr Collective kGroupCollectives[] = {Collective::Bcast, Collective::Scatter,
                                                    Collective::Gather, Collective::Allgather,
                                                    Collective::Alltoall};
 inline bool is_reduction(Collective c) {
-  return c == Collective::Reduce || c == Collective::Allreduce || c == Collective::ReduceScatter;
+  return c >= Collective::Reduce && c <= Collective::Exscan;
+}
+// The prefix reductions: rank i gets the reduction over ranks 0..i (scan) or 0..i-1 (exscan).
+inline bool is_scan(Collective c) {
+  return c == Collective::Scan || c == Collective::Exscan;
 }
 // Whether the collective has a block size per rank (Schedule::counts).
 inline bool is_uneven(Collective c) {

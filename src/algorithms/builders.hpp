@@ -58,6 +58,16 @@ Schedule reduce_scatter_pairwise(const Platform&, const BuildParams&);
 Schedule reduce_scatter_recursive_halving(const Platform&, const BuildParams&);
 Schedule reduce_scatter_multilane_sites(const Platform&, const BuildParams&);
 
+// The prefix reductions (scan.cpp).
+Schedule scan_chain(const Platform&, const BuildParams&);
+Schedule scan_recursive_doubling(const Platform&, const BuildParams&);
+Schedule scan_multilane_sites(const Platform&, const BuildParams&);
+// k, the lanes into each later site of the multilane-sites scans (the fewest of any site).
+int scan_multilane_sites_wan_pairs(const Platform&, const BuildParams&);
+Schedule exscan_chain(const Platform&, const BuildParams&);
+Schedule exscan_recursive_doubling(const Platform&, const BuildParams&);
+Schedule exscan_multilane_sites(const Platform&, const BuildParams&);
+
 Schedule alltoall_pairwise(const Platform&, const BuildParams&);
 Schedule alltoall_linear(const Platform&, const BuildParams&);
 

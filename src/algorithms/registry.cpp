@@ -24,6 +24,8 @@ constexpr auto AA = Collective::Alltoall;
 constexpr auto R = Collective::Reduce;
 constexpr auto AR = Collective::Allreduce;
 constexpr auto RS = Collective::ReduceScatter;
+constexpr auto SC = Collective::Scan;
+constexpr auto EX = Collective::Exscan;
 
 constexpr std::array kAlgorithms = {
     AlgorithmInfo{.collective = B,
@@ -328,6 +330,46 @@ constexpr std::array kAlgorithms = {
                   .origin = "Traff-Hunold lanes; scatter/gather paper's pairs",
                   .wan_pairs = algo::multilane_sites_wan_pairs,
                   .build = algo::reduce_scatter_multilane_sites},
+    AlgorithmInfo{.collective = SC,
+                  .name = "chain",
+                  .summary = "pipelined chain in rank order: each rank puts its predecessor's "
+                             "prefix in front of its input and passes the new prefix on",
+                  .origin = "Open MPI linear scan, pipelined",
+                  .pipelined = true,
+                  .build = algo::scan_chain},
+    AlgorithmInfo{.collective = SC,
+                  .name = "recursive-doubling",
+                  .summary = "step k: each rank sends its partial to rank+2^k and puts the one "
+                             "from rank-2^k in front of its own",
+                  .origin = "Hillis and Steele, CACM 1986; MPICH",
+                  .build = algo::scan_recursive_doubling},
+    AlgorithmInfo{.collective = SC,
+                  .name = "multilane-sites",
+                  .summary = "recursive doubling within each site's run of consecutive ranks, each "
+                             "run's total across the WAN once to every later run, k lanes",
+                  .origin = "MagPIe's one WAN crossing; scatter/gather paper's pairs",
+                  .wan_pairs = algo::scan_multilane_sites_wan_pairs,
+                  .build = algo::scan_multilane_sites},
+    AlgorithmInfo{.collective = EX,
+                  .name = "chain",
+                  .summary = "pipelined chain in rank order: each rank puts its predecessor's "
+                             "prefix in front of its input and passes the new prefix on",
+                  .origin = "Open MPI linear scan, pipelined",
+                  .pipelined = true,
+                  .build = algo::exscan_chain},
+    AlgorithmInfo{.collective = EX,
+                  .name = "recursive-doubling",
+                  .summary = "step k: each rank sends its partial to rank+2^k and puts the one "
+                             "from rank-2^k in front of its own (inputs first shifted one rank up)",
+                  .origin = "Hillis and Steele, CACM 1986; MPICH",
+                  .build = algo::exscan_recursive_doubling},
+    AlgorithmInfo{.collective = EX,
+                  .name = "multilane-sites",
+                  .summary = "recursive doubling within each site's run of consecutive ranks, each "
+                             "run's total across the WAN once to every later run, k lanes",
+                  .origin = "MagPIe's one WAN crossing; scatter/gather paper's pairs",
+                  .wan_pairs = algo::scan_multilane_sites_wan_pairs,
+                  .build = algo::exscan_multilane_sites},
 };
 
 // Every `base:X` entry: base takes a leaders' algorithm, X is a one-level algorithm of the same

@@ -19,6 +19,12 @@
 //   reduce-scatter  ring, pairwise  (p-1)·(alpha + size·beta + size·gamma)
 //              recursive-halving    lg p·alpha + (p-1)/p·M·beta + (p-1)/p·M·gamma
 //              multilane-sites reduce-scatter in the site, k lanes exchange across the WAN
+//   scan       chain           the broadcast's chain pipeline, each hop combining once
+//              recursive-doubling  ceil(lg p)·(alpha + M·beta + M·gamma)
+//              multilane-sites recursive doubling in the largest site, one WAN hop of k
+//                              pieces at once and (sites-1) combines, a ring allgather in the
+//                              site, one combine
+//   exscan     as scan, recursive doubling one step (alpha + M·beta) more for the shift
 //
 // Non-powers of two cost the folding of the extras: one more step each way. The lower bound of
 // any allreduce is 2(p-1)/p·M/b (allreduce_bound()).
@@ -222,6 +228,52 @@ double reduce_scatter_multilane_sites(const Figures& f, const Platform&, const B
   return lanes(f, whole, f.sites() > 1 ? 1 : 0, mine, 1);
 }
 
+double scan_chain(const Figures& f, const Platform& platform, const BuildParams& p) {
+  return bcast_form("chain", combining(f, 1), platform, p);
+}
+
+// The shift of an exscan's inputs: one step without a combine.
+double shift_step(const Figures& f, const BuildParams& p, Collective c) {
+  return c == Collective::Exscan ? alpha(f) + m_of(p) * beta(f) : 0;
+}
+
+double doubling_prefix(const Figures& f, const BuildParams& p, int n, Collective c) {
+  const int n_scanned = c == Collective::Exscan ? n - 1 : n;
+  return (n > 1 ? shift_step(f, p, c) : 0) +
+         ceil_log2(n_scanned) * (alpha(f) + m_of(p) * (beta(f) + gamma(f)));
+}
+
+double scan_recursive_doubling(const Figures& f, const Platform&, const BuildParams& p) {
+  require_one_site(f, Collective::Scan, "recursive-doubling");
+  return doubling_prefix(f, p, f.p, Collective::Scan);
+}
+
+double exscan_recursive_doubling(const Figures& f, const Platform&, const BuildParams& p) {
+  require_one_site(f, Collective::Exscan, "recursive-doubling");
+  return doubling_prefix(f, p, f.p, Collective::Exscan);
+}
+
+// Priced for sites that hold consecutive ranks (one run per site).
+double sites_prefix(const Figures& f, const BuildParams& p, Collective c) {
+  const int n = *std::max_element(f.site_ranks.begin(), f.site_ranks.end());
+  double t = doubling_prefix(f, p, n, c);
+  if (f.sites() > 1) {
+    const int k = lane_count(f, p);
+    const double piece = m_of(p) / k;
+    t += f.wan_s + f.overhead_s + piece / f.wan_rate(1, k) + (f.sites() - 1) * piece * gamma(f) +
+         (k - 1) * alpha(f) + (k - 1.0) / k * m_of(p) * beta(f) + m_of(p) * gamma(f);
+  }
+  return t;
+}
+
+double scan_multilane_sites(const Figures& f, const Platform&, const BuildParams& p) {
+  return sites_prefix(f, p, Collective::Scan);
+}
+
+double exscan_multilane_sites(const Figures& f, const Platform&, const BuildParams& p) {
+  return sites_prefix(f, p, Collective::Exscan);
+}
+
 constexpr auto R = Collective::Reduce;
 constexpr auto AR = Collective::Allreduce;
 constexpr auto RS = Collective::ReduceScatter;
@@ -243,6 +295,12 @@ constexpr std::array kForms = {
     FormEntry{RS, "pairwise", reduce_scatter_steps},
     FormEntry{RS, "recursive-halving", reduce_scatter_halving},
     FormEntry{RS, "multilane-sites", reduce_scatter_multilane_sites},
+    FormEntry{Collective::Scan, "chain", scan_chain},
+    FormEntry{Collective::Scan, "recursive-doubling", scan_recursive_doubling},
+    FormEntry{Collective::Scan, "multilane-sites", scan_multilane_sites},
+    FormEntry{Collective::Exscan, "chain", scan_chain},
+    FormEntry{Collective::Exscan, "recursive-doubling", exscan_recursive_doubling},
+    FormEntry{Collective::Exscan, "multilane-sites", exscan_multilane_sites},
 };
 
 }  // namespace

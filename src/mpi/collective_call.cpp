@@ -67,6 +67,8 @@ bool describe_call(WrappedCall call, MPI_Comm comm, const MpiArgs& args, int ran
       break;
     case WrappedCall::Allreduce:
     case WrappedCall::ReduceScatterBlock:
+    case WrappedCall::Scan:
+    case WrappedCall::Exscan:
       if (recv_in_place) return false;
       break;
     default:
@@ -97,7 +99,9 @@ bool describe_call(WrappedCall call, MPI_Comm comm, const MpiArgs& args, int ran
       break;
     case WrappedCall::Reduce:
     case WrappedCall::Allreduce:
-    case WrappedCall::ReduceScatterBlock: {
+    case WrappedCall::ReduceScatterBlock:
+    case WrappedCall::Scan:
+    case WrappedCall::Exscan: {
       const auto reduction = reduction_of(args.recvtype, args.op);
       ok = reduction && from_recv();
       if (reduction) c.reduction = *reduction;
@@ -191,6 +195,8 @@ void CollectiveCall::prepare() {
     case WrappedCall::Reduce:
     case WrappedCall::Allreduce:
     case WrappedCall::ReduceScatterBlock:
+    case WrappedCall::Scan:
+    case WrappedCall::Exscan:
       prepare_reduction();
       break;
     default:
@@ -200,7 +206,11 @@ void CollectiveCall::prepare() {
 
 void CollectiveCall::prepare_reduction() {
   const bool in_place = args.sendbuf == MPI_IN_PLACE;
-  const bool gets_result = call != WrappedCall::Reduce || args.root == rank;
+  // A reduce's non-roots and an exscan's rank 0 get nothing (multilane leaves rank 0's
+  // receive buffer untouched, where MPI leaves it undefined).
+  const bool gets_result = call == WrappedCall::Reduce   ? args.root == rank
+                           : call == WrappedCall::Exscan ? rank > 0
+                                                         : true;
   // Every rank's input is `count` elements; reduce_scatter_block's is size() blocks of them.
   const std::uint64_t count = static_cast<std::uint64_t>(args.recvcount);
   const std::uint64_t input =
@@ -210,7 +220,7 @@ void CollectiveCall::prepare_reduction() {
     const std::span<std::byte> whole = recv_buffer_.bytes();
     scratch_.assign(whole.begin(), whole.end());
     send_ = scratch_;
-    recv_ = whole.first(block);
+    recv_ = whole.first(gets_result ? block : 0);
     return;
   }
   send_buffer_.assign(const_cast<void*>(args.sendbuf), input, args.recvtype, Use::Input,

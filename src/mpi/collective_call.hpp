@@ -11,6 +11,8 @@
 //   alltoall    sendbuf = MPI_IN_PLACE: recvbuf is the input (copied whole first)
 //   reduce      root's sendbuf = MPI_IN_PLACE: recvbuf is its input (copied first)
 //   allreduce   sendbuf = MPI_IN_PLACE: recvbuf is the input (copied first)
+//   scan, exscan  sendbuf = MPI_IN_PLACE: recvbuf is the input (copied first); an exscan's
+//               rank 0 receives nothing
 //   reduce_scatter_block  sendbuf = MPI_IN_PLACE: recvbuf holds the size() blocks of input
 //               (copied first) and gets the result in its first block
 //   gatherv, scatterv, allgatherv  as gather, scatter, allgather, the blocks where the

@@ -128,6 +128,24 @@ int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                       });
 }
 
+int MPI_Scan(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm) {
+  return run_blocking(WrappedCall::Scan, comm, reduction_args(sendbuf, recvbuf, n, datatype, op, 0),
+                      [](const MpiArgs& a, MPI_Comm c) {
+                        return PMPI_Scan(a.sendbuf, a.recvbuf, count(a.recvcount), a.recvtype, a.op,
+                                         c);
+                      });
+}
+
+int MPI_Exscan(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm) {
+  return run_blocking(
+      WrappedCall::Exscan, comm, reduction_args(sendbuf, recvbuf, n, datatype, op, 0),
+      [](const MpiArgs& a, MPI_Comm c) {
+        return PMPI_Exscan(a.sendbuf, a.recvbuf, count(a.recvcount), a.recvtype, a.op, c);
+      });
+}
+
 int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                 MPI_Comm comm) {
@@ -283,6 +301,24 @@ int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                              return PMPI_Ireduce_scatter_block(
                                  a.sendbuf, a.recvbuf, count(a.recvcount), a.recvtype, a.op, c, r);
                            });
+}
+
+int MPI_Iscan(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype, MPI_Op op,
+              MPI_Comm comm, MPI_Request* request) {
+  return start_nonblocking(
+      WrappedCall::Scan, comm, reduction_args(sendbuf, recvbuf, n, datatype, op, 0), request,
+      [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
+        return PMPI_Iscan(a.sendbuf, a.recvbuf, count(a.recvcount), a.recvtype, a.op, c, r);
+      });
+}
+
+int MPI_Iexscan(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm, MPI_Request* request) {
+  return start_nonblocking(
+      WrappedCall::Exscan, comm, reduction_args(sendbuf, recvbuf, n, datatype, op, 0), request,
+      [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
+        return PMPI_Iexscan(a.sendbuf, a.recvbuf, count(a.recvcount), a.recvtype, a.op, c, r);
+      });
 }
 
 }  // extern "C"

@@ -20,6 +20,8 @@ constexpr std::array<std::string_view, 2> kAlltoall{"pairwise", "linear"};
 constexpr std::array<std::string_view, 3> kReduce{"binomial", "chain", "rabenseifner"};
 constexpr std::array<std::string_view, 3> kAllreduce{"recursive-doubling", "ring", "rabenseifner"};
 constexpr std::array<std::string_view, 3> kReduceScatter{"ring", "recursive-halving", "pairwise"};
+// MPICH's scans double recursively; Open MPI's basic ones pass the prefix along the ranks.
+constexpr std::array<std::string_view, 2> kScan{"recursive-doubling", "chain"};
 
 }  // namespace
 
@@ -40,6 +42,9 @@ std::span<const std::string_view> mpi_library_family(Collective collective) {
       return kAllreduce;
     case Collective::ReduceScatter:
       return kReduceScatter;
+    case Collective::Scan:
+    case Collective::Exscan:
+      return kScan;
     case Collective::Gatherv:
     case Collective::Scatterv:
       return kRootedUneven;

@@ -8,17 +8,17 @@ namespace multilane::mpi {
 
 namespace {
 constexpr std::array<std::string_view, kWrappedCalls> kNames = {
-    "bcast",     "scatter",   "gather",
-    "allgather", "alltoall",  "barrier",
-    "reduce",    "allreduce", "reduce_scatter_block",
-    "gatherv",   "scatterv",  "allgatherv",
-    "alltoallv"};
+    "bcast",     "scatter",    "gather",
+    "allgather", "alltoall",   "barrier",
+    "reduce",    "allreduce",  "reduce_scatter_block",
+    "scan",      "exscan",     "gatherv",
+    "scatterv",  "allgatherv", "alltoallv"};
 constexpr std::array<std::string_view, kWrappedCalls> kFunctions = {
-    "Bcast",     "Scatter",   "Gather",
-    "Allgather", "Alltoall",  "Barrier",
-    "Reduce",    "Allreduce", "Reduce_scatter_block",
-    "Gatherv",   "Scatterv",  "Allgatherv",
-    "Alltoallv"};
+    "Bcast",     "Scatter",    "Gather",
+    "Allgather", "Alltoall",   "Barrier",
+    "Reduce",    "Allreduce",  "Reduce_scatter_block",
+    "Scan",      "Exscan",     "Gatherv",
+    "Scatterv",  "Allgatherv", "Alltoallv"};
 }  // namespace
 
 std::string_view call_name(WrappedCall call) {
@@ -56,6 +56,10 @@ Collective carrier(WrappedCall call) {
       return Collective::Allreduce;
     case WrappedCall::ReduceScatterBlock:
       return Collective::ReduceScatter;
+    case WrappedCall::Scan:
+      return Collective::Scan;
+    case WrappedCall::Exscan:
+      return Collective::Exscan;
     case WrappedCall::Gatherv:
       return Collective::Gatherv;
     case WrappedCall::Scatterv:

@@ -20,12 +20,14 @@ enum class WrappedCall : std::size_t {
   Reduce,
   Allreduce,
   ReduceScatterBlock,
+  Scan,
+  Exscan,
   Gatherv,
   Scatterv,
   Allgatherv,
   Alltoallv,
 };
-inline constexpr std::size_t kWrappedCalls = 13;
+inline constexpr std::size_t kWrappedCalls = 15;
 
 // "bcast", ..., "reduce_scatter_block": the suffix of MULTILANE_ALGORITHM_<COLL> in lower case.
 std::string_view call_name(WrappedCall call);

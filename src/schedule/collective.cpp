@@ -118,6 +118,10 @@ std::uint64_t buffer_size(Collective collective, Buffer buffer, int rank, int nu
       return size;
     case Collective::ReduceScatter:
       return send ? all : size;
+    case Collective::Scan:
+      return size;
+    case Collective::Exscan:
+      return send || rank > 0 ? size : 0;
     default:
       return 0;
   }
@@ -141,6 +145,13 @@ std::vector<ExpectedPiece> expected_result(Collective collective, int rank, int 
   std::vector<ExpectedPiece> out;
   if (size == 0) return out;
   const auto block = [&](int i) { return static_cast<std::uint64_t>(i) * size; };
+  const auto reduced = [&](std::uint64_t origin_offset, int ranks) {
+    return ExpectedPiece{.offset = 0,
+                         .length = size,
+                         .origin_offset = origin_offset,
+                         .reduced = true,
+                         .reduced_ranks = ranks};
+  };
   switch (collective) {
     case Collective::Bcast:
       out.push_back({0, size, root, 0});
@@ -160,13 +171,19 @@ std::vector<ExpectedPiece> expected_result(Collective collective, int rank, int 
       for (int i = 0; i < num_ranks; ++i) out.push_back({block(i), size, i, block(rank)});
       break;
     case Collective::Reduce:
-      if (rank == root) out.push_back({.offset = 0, .length = size, .reduced = true});
+      if (rank == root) out.push_back(reduced(0, num_ranks));
       break;
     case Collective::Allreduce:
-      out.push_back({.offset = 0, .length = size, .reduced = true});
+      out.push_back(reduced(0, num_ranks));
       break;
     case Collective::ReduceScatter:
-      out.push_back({.offset = 0, .length = size, .origin_offset = block(rank), .reduced = true});
+      out.push_back(reduced(block(rank), num_ranks));
+      break;
+    case Collective::Scan:
+      out.push_back(reduced(0, rank + 1));
+      break;
+    case Collective::Exscan:
+      if (rank > 0) out.push_back(reduced(0, rank));
       break;
     default:
       break;

@@ -11,9 +11,9 @@
 namespace multilane {
 
 namespace {
-constexpr std::array<std::string_view, 12> kCollectiveNames = {
-    "bcast",     "scatter",        "gather",  "allgather", "alltoall",   "reduce",
-    "allreduce", "reduce-scatter", "gatherv", "scatterv",  "allgatherv", "alltoallv"};
+constexpr std::array<std::string_view, 14> kCollectiveNames = {
+    "bcast",          "scatter", "gather", "allgather", "alltoall", "reduce",     "allreduce",
+    "reduce-scatter", "scan",    "exscan", "gatherv",   "scatterv", "allgatherv", "alltoallv"};
 
 // Each v-form and its even collective.
 constexpr std::array<std::pair<Collective, Collective>, 4> kUnevenForms = {{

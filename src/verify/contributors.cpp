@@ -69,9 +69,9 @@ ContributorSets::Joined ContributorSets::join(std::int32_t left, std::int32_t ri
   return j;
 }
 
-std::int32_t ContributorSets::everyone() {
+std::int32_t ContributorSets::first_ranks(int n) {
   Words w(words_per_set_, 0);
-  for (int r = 0; r < num_ranks_; ++r) w[r / 64] |= std::uint64_t{1} << (r % 64);
+  for (int r = 0; r < n; ++r) w[r / 64] |= std::uint64_t{1} << (r % 64);
   return intern(std::move(w));
 }
 
@@ -95,12 +95,20 @@ std::string ContributorSets::describe(std::int32_t id) const {
   return list(ranks);
 }
 
-std::string ContributorSets::missing(std::int32_t id) const {
+std::string ContributorSets::missing(std::int32_t id, int n) const {
   std::vector<int> ranks;
-  for (int r = 0; r < num_ranks_; ++r) {
+  for (int r = 0; r < n; ++r) {
     if (!contains(id, r)) ranks.push_back(r);
   }
-  return list(ranks);
+  return ranks.empty() ? std::string() : list(ranks);
+}
+
+std::string ContributorSets::beyond(std::int32_t id, int n) const {
+  std::vector<int> ranks;
+  for (int r = n; r < num_ranks_; ++r) {
+    if (contains(id, r)) ranks.push_back(r);
+  }
+  return ranks.empty() ? std::string() : list(ranks);
 }
 
 }  // namespace multilane::verify

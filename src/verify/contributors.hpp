@@ -30,12 +30,14 @@ class ContributorSets {
   // left (+) right, with left the left operand.
   Joined join(std::int32_t left, std::int32_t right);
 
-  // The set of every rank.
-  std::int32_t everyone();
+  // The set of ranks 0..n-1 (every rank for n = num_ranks).
+  std::int32_t first_ranks(int n);
   // "rank 3", "ranks 0-2,5".
   std::string describe(std::int32_t id) const;
-  // The ranks of everyone() not in the set, as describe() would name them.
-  std::string missing(std::int32_t id) const;
+  // The ranks of first_ranks(n) not in the set, and the ranks from n on in it, as describe()
+  // would name them ("" for none).
+  std::string missing(std::int32_t id, int n) const;
+  std::string beyond(std::int32_t id, int n) const;
 
  private:
   using Words = std::vector<std::uint64_t>;

@@ -142,7 +142,6 @@ void DataFlow::check_results() {
 
 void DataFlow::check_rank_result(int rank) {
   const ContentMap& recv = map(rank, Buffer::Recv);
-  const std::int32_t everyone = contributors_.everyone();
   const auto expected =
       expected_result(s_.collective, rank, s_.num_ranks(), s_.root, s_.size, s_.counts);
   for (const ExpectedPiece& want : expected) {
@@ -159,8 +158,10 @@ void DataFlow::check_rank_result(int rank) {
           } else if (o.rank == Origin::kStale) {
             problem = fmt::format("{} holds bytes that were read before being written", where);
           } else if (want.reduced) {
-            if (o.rank != everyone || o.offset != want_offset) {
-              problem = fmt::format("{} holds {}", where, wrong_reduction(o, want_offset, length));
+            const std::int32_t wanted = contributors_.first_ranks(want.reduced_ranks);
+            if (o.rank != wanted || o.offset != want_offset) {
+              problem = fmt::format("{} holds {}", where,
+                                    wrong_reduction(o, want_offset, length, want.reduced_ranks));
             }
           } else if (o.rank != want.origin_rank || o.offset != want_offset) {
             problem =
@@ -181,15 +182,20 @@ void DataFlow::check_rank_result(int rank) {
 namespace multilane::verify {
 
 std::string DataFlow::wrong_reduction(const Origin& found, std::uint64_t want_offset,
-                                      std::uint64_t length) {
+                                      std::uint64_t length, int ranks) {
   const std::string what = fmt::format("{} input[{},{})", contributors_.describe(found.rank),
                                        found.offset, found.offset + length);
+  const std::string whose = ranks == s_.num_ranks()
+                                ? std::string("every rank")
+                                : contributors_.describe(contributors_.first_ranks(ranks));
   if (found.offset != want_offset) {
-    return fmt::format("{} but should hold the reduction of input[{},{}) of every rank", what,
-                       want_offset, want_offset + length);
+    return fmt::format("{} but should hold the reduction of input[{},{}) of {}", what, want_offset,
+                       want_offset + length, whose);
   }
-  return fmt::format("the reduction of {} but should hold that of every rank ({} missing)", what,
-                     contributors_.missing(found.rank));
+  const std::string missing = contributors_.missing(found.rank, ranks);
+  return fmt::format("the reduction of {} but should hold that of {} ({})", what, whose,
+                     missing.empty() ? contributors_.beyond(found.rank, ranks) + " too many"
+                                     : missing + " missing");
 }
 
 }  // namespace multilane::verify

@@ -76,7 +76,8 @@ class DataFlow : public ExecutionObserver {
   Origin joined(std::uint32_t g, const Range& range, std::uint64_t begin, std::uint64_t end,
                 const Origin& into, const Origin& from);
   void check_rank_result(int rank);
-  std::string wrong_reduction(const Origin& found, std::uint64_t want_offset, std::uint64_t length);
+  std::string wrong_reduction(const Origin& found, std::uint64_t want_offset, std::uint64_t length,
+                              int ranks);
 
   const Schedule& s_;
   ErrorSink& sink_;

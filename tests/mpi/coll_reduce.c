@@ -1,9 +1,10 @@
-/* tests/mpi/coll_reduce.c — MPI_Reduce, MPI_Allreduce and MPI_Reduce_scatter_block (and their
- * non-blocking forms) with every predefined datatype and operation MPI allows on it, roots 0,
- * last and middle, plain and MPI_IN_PLACE, counts 0, 1, 7 and 1000, then 1 Mi + 3 floats and
- * 1 Mi ints, on MPI_COMM_WORLD and on a split communicator. Inputs are small integers (and for
- * minloc/maxloc ties are frequent), so every result is exact whatever the order of combining;
- * each element is compared with a sum, product, ... computed here. Prints "No Errors". */
+/* tests/mpi/coll_reduce.c — MPI_Reduce, MPI_Allreduce, MPI_Reduce_scatter_block, MPI_Scan and
+ * MPI_Exscan (and their non-blocking forms) with every predefined datatype and operation MPI allows
+ * on it, roots 0, last and middle, plain and MPI_IN_PLACE, counts 0, 1, 7 and 1000, then 1 Mi + 3
+ * floats and 1 Mi ints, on MPI_COMM_WORLD and on a split communicator. Inputs are small integers
+ * (and for minloc/maxloc ties are frequent), so every result is exact whatever the order of
+ * combining; each element is compared with a sum, product, ... computed here. Prints "No Errors".
+ */
 #include <stdint.h>
 
 #include "mltest.h"
@@ -105,7 +106,8 @@ static void expected(const RType* t, MPI_Op op, long i, int ranks, unsigned char
     return;
   }
   long acc = value_of(op, 0, i);
-  if (op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR) acc = acc != 0;
+  /* One operand (a scan's rank 0) is the result as it is; combining makes logicals 0 or 1. */
+  if (ranks > 1 && (op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR)) acc = acc != 0;
   for (int r = 1; r < ranks; ++r) {
     const long v = value_of(op, r, i);
     if (op == MPI_SUM) acc += v;
@@ -220,6 +222,23 @@ static void run_case(MPI_Comm comm, const RType* t, const ROp* o, long count, in
       MLTEST_CHECK_MPI(MPI_Reduce_scatter_block(s, recv, (int)count, t->type, o->op, comm));
     }
     check("MPI_Reduce_scatter_block", t, o->op, o->name, recv, (long)rank * count, count, ranks);
+    /* scan and exscan: rank r gets ranks 0..r (0..r-1; rank 0's result is undefined) */
+    fill(t, o->op, in_place ? recv : send, 0, count, rank);
+    if (nonblocking) {
+      MLTEST_CHECK_MPI(MPI_Iscan(s, recv, (int)count, t->type, o->op, comm, &request));
+      MLTEST_CHECK_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    } else {
+      MLTEST_CHECK_MPI(MPI_Scan(s, recv, (int)count, t->type, o->op, comm));
+    }
+    check("MPI_Scan", t, o->op, o->name, recv, 0, count, rank + 1);
+    fill(t, o->op, in_place ? recv : send, 0, count, rank);
+    if (nonblocking) {
+      MLTEST_CHECK_MPI(MPI_Iexscan(s, recv, (int)count, t->type, o->op, comm, &request));
+      MLTEST_CHECK_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    } else {
+      MLTEST_CHECK_MPI(MPI_Exscan(s, recv, (int)count, t->type, o->op, comm));
+    }
+    if (rank > 0) check("MPI_Exscan", t, o->op, o->name, recv, 0, count, rank);
   }
   free(send);
   free(recv);

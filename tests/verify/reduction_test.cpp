@@ -160,5 +160,67 @@ TEST(ReductionVerify, BinomialReduceToRankZeroKeepsRankOrderAndTheRingDoesNot) {
       << ring.errors.front();
 }
 
+// A scan's rank i must hold x_0 (+) ... (+) x_i: a rank that adds a later rank's input, or
+// misses an earlier one, is named with the ranks it should hold.
+TEST(ReductionVerify, AScanHoldingTooManyOrTooFewRanksIsNamed) {
+  ScheduleBuilder b(Collective::Scan, "test", 3, 0, kSize, 0);
+  b.set_element_size(4);
+  b.start_rank(0);
+  const OpIndex own = b.copy(recv_all(), send_all());
+  b.recv_reduce(1, recv_all(), kAnyLane, {own});  // rank 0 takes rank 1's input too
+  b.start_rank(1);
+  b.send(0, send_all());
+  b.copy(recv_all(), send_all());  // rank 1 never gets rank 0's
+  b.start_rank(2);
+  b.copy(recv_all(), send_all());
+  const VerifyReport report = verify_schedule(b.finish(), ranks(3), {.max_errors = 3});
+  ASSERT_EQ(report.errors.size(), 3u);
+  EXPECT_EQ(report.errors[0],
+            "rank 0 ends with wrong bytes: recv[0,8) holds the reduction of ranks 0-1 "
+            "input[0,8) but should hold that of rank 0 (rank 1 too many)");
+  EXPECT_EQ(report.errors[1],
+            "rank 1 ends with wrong bytes: recv[0,8) holds the reduction of rank 1 input[0,8) "
+            "but should hold that of ranks 0-1 (rank 0 missing)");
+  EXPECT_EQ(report.errors[2],
+            "rank 2 ends with wrong bytes: recv[0,8) holds the reduction of rank 2 input[0,8) "
+            "but should hold that of every rank (ranks 0-1 missing)");
+}
+
+// Rank 0's receive buffer of an exscan is empty: a schedule that writes it is caught.
+TEST(ReductionVerify, AnExscanThatWritesRankZerosResultIsCaught) {
+  ScheduleBuilder b(Collective::Exscan, "test", 2, 0, kSize, 0);
+  b.set_element_size(4);
+  b.start_rank(0);
+  b.copy(recv_all(), send_all());
+  b.send(1, send_all());
+  b.start_rank(1);
+  b.recv(0, recv_all());
+  const std::string error = first_error(b.finish(), 2);
+  EXPECT_NE(error.find("rank 0 op #0 (copy"), std::string::npos) << error;
+  EXPECT_NE(error.find("recv[0,8)"), std::string::npos) << error;
+}
+
+// Every scan algorithm keeps rank order, so it serves operations that are not commutative.
+TEST(ReductionVerify, EveryScanAlgorithmKeepsRankOrder) {
+  const Platform two_sites = make_uniform_platform(2, 3, 1, 1, 125e6, 50e-6, 1e9, 5e-3, 0);
+  for (const Collective c : {Collective::Scan, Collective::Exscan}) {
+    for (const std::string_view name : {"chain", "recursive-doubling", "multilane-sites"}) {
+      for (int p : {1, 2, 3, 5, 8, 13}) {
+        const Platform platform = ranks(p);
+        const BuildParams params{.size = 64, .segment = 16, .element_size = 4};
+        const VerifyReport report = verify_schedule(build_schedule(platform, c, name, params),
+                                                    platform, {.commutative = false});
+        EXPECT_TRUE(report.ok()) << to_string(c) << "/" << name << " p=" << p << ": "
+                                 << report.errors.front();
+      }
+      const BuildParams params{.size = 64, .segment = 16, .element_size = 4};
+      const VerifyReport report = verify_schedule(build_schedule(two_sites, c, name, params),
+                                                  two_sites, {.commutative = false});
+      EXPECT_TRUE(report.ok()) << to_string(c) << "/" << name
+                               << " on two sites: " << (report.ok() ? "" : report.errors.front());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace multilane

@@ -168,7 +168,7 @@ bool on_every_platform(int p) {
 bool has_root(Collective collective) {
   const Collective c = even_form(collective);
   return c != Collective::Allgather && c != Collective::Alltoall && c != Collective::Allreduce &&
-         c != Collective::ReduceScatter;
+         c != Collective::ReduceScatter && !is_scan(c);
 }
 
 // Reductions see every element size in turn: a plan's size becomes a whole number of elements

@@ -331,6 +331,18 @@ int ml_reduce_scatter_block(ml_comm* comm, const void* send, void* recv, size_t 
                    algorithm, nullptr);
 }
 
+int ml_scan(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,
+            const char* algorithm) {
+  return reduction(comm, multilane::Collective::Scan, send, recv, count, type, op, 0, algorithm,
+                   nullptr);
+}
+
+int ml_exscan(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,
+              const char* algorithm) {
+  return reduction(comm, multilane::Collective::Exscan, send, recv, count, type, op, 0, algorithm,
+                   nullptr);
+}
+
 int ml_ireduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,
                int root, const char* algorithm, ml_request** request) {
   if (!request) return null_argument("request");
@@ -350,6 +362,20 @@ int ml_ireduce_scatter_block(ml_comm* comm, const void* send, void* recv, size_t
   if (!request) return null_argument("request");
   return reduction(comm, multilane::Collective::ReduceScatter, send, recv, recv_count, type, op, 0,
                    algorithm, request);
+}
+
+int ml_iscan(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,
+             const char* algorithm, ml_request** request) {
+  if (!request) return null_argument("request");
+  return reduction(comm, multilane::Collective::Scan, send, recv, count, type, op, 0, algorithm,
+                   request);
+}
+
+int ml_iexscan(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,
+               const char* algorithm, ml_request** request) {
+  if (!request) return null_argument("request");
+  return reduction(comm, multilane::Collective::Exscan, send, recv, count, type, op, 0, algorithm,
+                   request);
 }
 
 int ml_alloc_shared(size_t bytes, void** memory) {

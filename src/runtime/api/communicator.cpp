@@ -521,6 +521,16 @@ void Communicator::reduce_scatter(std::span<const std::byte> send, std::span<std
   impl_->run(Collective::ReduceScatter, send, recv, 0, recv.size(), options, reduction);
 }
 
+void Communicator::scan(std::span<const std::byte> send, std::span<std::byte> recv,
+                        const Reduction& reduction, const CollectiveOptions& options) {
+  impl_->run(Collective::Scan, send, recv, 0, send.size(), options, reduction);
+}
+
+void Communicator::exscan(std::span<const std::byte> send, std::span<std::byte> recv,
+                          const Reduction& reduction, const CollectiveOptions& options) {
+  impl_->run(Collective::Exscan, send, recv, 0, send.size(), options, reduction);
+}
+
 Request Communicator::ireduce(std::span<const std::byte> send, std::span<std::byte> recv,
                               const Reduction& reduction, int root,
                               const CollectiveOptions& options) {
@@ -536,6 +546,16 @@ Request Communicator::ireduce_scatter(std::span<const std::byte> send, std::span
                                       const Reduction& reduction,
                                       const CollectiveOptions& options) {
   return irun(Collective::ReduceScatter, send, recv, 0, recv.size(), options, reduction);
+}
+
+Request Communicator::iscan(std::span<const std::byte> send, std::span<std::byte> recv,
+                            const Reduction& reduction, const CollectiveOptions& options) {
+  return irun(Collective::Scan, send, recv, 0, send.size(), options, reduction);
+}
+
+Request Communicator::iexscan(std::span<const std::byte> send, std::span<std::byte> recv,
+                              const Reduction& reduction, const CollectiveOptions& options) {
+  return irun(Collective::Exscan, send, recv, 0, send.size(), options, reduction);
 }
 
 void Communicator::run(Collective collective, std::span<const std::byte> send,

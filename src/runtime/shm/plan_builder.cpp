@@ -335,6 +335,8 @@ void build_plan(const CallShape& call, int local_rank, const Geometry& geometry,
     case Collective::Reduce:
     case Collective::Allreduce:
     case Collective::ReduceScatter:
+    case Collective::Scan:
+    case Collective::Exscan:
     case Collective::Gatherv:
     case Collective::Scatterv:
     case Collective::Allgatherv:

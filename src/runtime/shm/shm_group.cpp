@@ -213,6 +213,8 @@ std::uint64_t ShmGroup::State::block_size(const CallArguments& call) {
     case Collective::Reduce:
     case Collective::Allreduce:
     case Collective::ReduceScatter:
+    case Collective::Scan:
+    case Collective::Exscan:
     case Collective::Gatherv:
     case Collective::Scatterv:
     case Collective::Allgatherv:
