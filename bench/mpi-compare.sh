@@ -12,7 +12,7 @@
 #                  size; policy: the library decides as it does by default (docs/mpi.md), which
 #                  is what a user gets.
 #     --collectives LIST   default bcast,scatter,gather,allgather,alltoall (also reduce,
-#                          allreduce, reduce-scatter: floats, sum); NAME=SIZE measures that
+#                          allreduce, reduce-scatter, scan, exscan: floats, sum); NAME=SIZE measures that
 #                          collective at SIZE only (bcast=16MiB,scatter=1MiB)
 #     --emu PLATFORM       run on an emulated grid of PLATFORM (multilane emu up; as root),
 #                          through `multilane emu mpirun`: ranks one per core across its nodes,
@@ -52,7 +52,7 @@ done
 forced=()
 case $route in
   forced)
-    for coll in BCAST SCATTER GATHER ALLGATHER ALLTOALL REDUCE ALLREDUCE REDUCE_SCATTER_BLOCK; do
+    for coll in BCAST SCATTER GATHER ALLGATHER ALLTOALL REDUCE ALLREDUCE REDUCE_SCATTER_BLOCK SCAN EXSCAN; do
       forced+=(-x "MULTILANE_ALGORITHM_$coll=auto")
     done ;;
   policy) ;;

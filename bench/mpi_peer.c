@@ -41,6 +41,8 @@ typedef enum {
   kReduce,
   kAllreduce,
   kReduceScatter,
+  kScan,
+  kExscan,
   kAllgatherv,
   kAlltoallv,
   kPingpong, /* not a collective: ranks 0 and 1 send and receive, the time is one round trip */
@@ -49,12 +51,13 @@ typedef enum {
 
 static const char* const kCollectiveNames[] = {
     "bcast",     "scatter",        "gather",     "allgather", "alltoall", "reduce",
-    "allreduce", "reduce-scatter", "allgatherv", "alltoallv", "pingpong"};
+    "allreduce", "reduce-scatter", "scan",      "exscan",    "allgatherv", "alltoallv",
+    "pingpong"};
 
 /* Reductions combine floats with MPI_SUM (as `multilane bench --type float --op sum`, and the
  * OSU micro-benchmarks); sizes in bytes are cut to whole floats. */
 static int is_reduction(Collective c) {
-  return c == kReduce || c == kAllreduce || c == kReduceScatter;
+  return c == kReduce || c == kAllreduce || c == kReduceScatter || c == kScan || c == kExscan;
 }
 
 typedef struct {
@@ -206,7 +209,7 @@ static int parse_int(const char* option, const char* text, int low, int high, in
 static void print_usage(void) {
   fprintf(stderr,
           "usage: mpi_peer --collective bcast|scatter|gather|allgather|alltoall|reduce|allreduce|\n"
-          "                             reduce-scatter|pingpong --sizes LIST\n"
+          "                             reduce-scatter|scan|exscan|pingpong --sizes LIST\n"
           "                [--iterations K] [--repetitions R] [--root R] [--check]\n"
           "       mpi_peer --collective allgatherv|alltoallv --counts LIST [...]\n");
 }
@@ -245,8 +248,8 @@ static int parse_arguments(int argc, char** argv, int ranks, int print, Options*
         if (print) {
           fprintf(stderr,
                   "mpi_peer: --collective \"%s\": choose one of bcast, scatter, gather, "
-                  "allgather, alltoall, reduce, allreduce, reduce-scatter, allgatherv, "
-                  "alltoallv, pingpong\n",
+                  "allgather, alltoall, reduce, allreduce, reduce-scatter, scan, exscan, "
+                  "allgatherv, alltoallv, pingpong\n",
                   value);
         }
         status = -1;
@@ -363,6 +366,8 @@ static Buffers allocate_buffers(const Options* o, int rank, int ranks, uint64_t 
       b.recv_bytes = rank == root ? block : 0;
       break;
     case kAllreduce:
+    case kScan:
+    case kExscan:
       b.send_bytes = block;
       b.recv_bytes = block;
       break;
@@ -459,9 +464,12 @@ static void origin_of(Collective c, int rank, int root, uint64_t size, uint64_t 
 /* Returns 1 when every received float is the sum over the ranks of their inputs. */
 static int check_reduction(Collective c, int rank, int ranks, uint64_t size, const Buffers* b) {
   const uint64_t first = c == kReduceScatter ? (uint64_t)rank * (size / sizeof(float)) : 0;
+  /* Scans combine ranks 0..rank (exscan: 0..rank-1; rank 0's result is undefined). */
+  const int contributors = c == kScan ? rank + 1 : c == kExscan ? rank : ranks;
+  if (contributors == 0) return 1;
   for (size_t i = 0; i < b->recv_bytes / sizeof(float); ++i) {
     float expected = 0;
-    for (int r = 0; r < ranks; ++r) expected += reduction_input(r, first + i);
+    for (int r = 0; r < contributors; ++r) expected += reduction_input(r, first + i);
     float got;
     memcpy(&got, b->recv + i * sizeof(float), sizeof got);
     if (got != expected) {
@@ -539,6 +547,12 @@ static void run_collective(Collective c, int root, uint64_t size, Buffers* b) {
       return;
     case kReduceScatter:
       MPI_Reduce_scatter_block(b->send, b->recv, floats, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      return;
+    case kScan:
+      MPI_Scan(b->send, b->recv, floats, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      return;
+    case kExscan:
+      MPI_Exscan(b->send, b->recv, floats, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
       return;
     case kBcast:
       MPI_Bcast(b->recv, n, MPI_BYTE, root, MPI_COMM_WORLD);
