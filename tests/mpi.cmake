@@ -41,7 +41,8 @@ set(mpi_test_programs coll_types coll_comms coll_nonblocking coll_reduce coll_v 
                       thread_multiple served_path)
 set(mpi_forced_env "")
 foreach(coll IN ITEMS BCAST SCATTER GATHER ALLGATHER ALLTOALL BARRIER REDUCE ALLREDUCE
-                     REDUCE_SCATTER_BLOCK SCAN EXSCAN GATHERV SCATTERV ALLGATHERV ALLTOALLV)
+                     REDUCE_SCATTER_BLOCK REDUCE_SCATTER SCAN EXSCAN GATHERV SCATTERV ALLGATHERV
+                     ALLTOALLV)
   list(APPEND mpi_forced_env MULTILANE_ALGORITHM_${coll}=auto)
 endforeach()
 

@@ -232,8 +232,8 @@ int run_sweep(const VerifyArgs& args) {
             Case c{a, {.root = root, .size = size, .segment = segment}, ""};
             if (is_reduction(a->collective)) c.params.element_size = element;
             if (is_uneven(a->collective)) {
-              c.params.counts =
-                  pattern_counts(patterns[pass], a->collective, platform.num_ranks(), size);
+              c.params.counts = pattern_counts(patterns[pass], a->collective, platform.num_ranks(),
+                                               size, c.params.element_size);
               c.counts = to_string(patterns[pass]);
             }
             run_case(platform, c, "", args.verbose, tally);
@@ -293,7 +293,10 @@ class RandomCases {
     if (is_uneven(c.algorithm->collective)) {
       const auto p = static_cast<std::size_t>(num_ranks);
       const std::size_t n = c.algorithm->collective == Collective::Alltoallv ? p * p : p;
-      for (std::size_t i = 0; i < n; ++i) c.params.counts.push_back(random_count(bits));
+      for (std::size_t i = 0; i < n; ++i) {
+        c.params.counts.push_back(
+            round_up<std::uint64_t>(random_count(bits), c.params.element_size));
+      }
       c.params.size = largest_count(c.params.counts);
       c.counts = "random";
     }

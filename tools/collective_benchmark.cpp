@@ -77,12 +77,12 @@ BenchPoint measure_collective(Communicator& comm, Collective collective, std::ui
                               const BenchSettings& settings) {
   const int p = comm.size();
   const int rank = comm.rank();
-  const std::vector<std::uint64_t> counts = settings.counts.counts(collective, p, size);
+  const auto element = static_cast<std::uint32_t>(
+      is_reduction(collective) ? element_size(settings.reduction.type) : 1);
+  const std::vector<std::uint64_t> counts = settings.counts.counts(collective, p, size, element);
   if (!counts.empty()) size = largest_count(counts);
   BenchPoint point;
   point.size = size;
-  const auto element = static_cast<std::uint32_t>(
-      is_reduction(collective) ? element_size(settings.reduction.type) : 1);
   point.algorithm =
       comm.resolve_algorithm(collective, size, settings.root, settings.options, element, counts);
   CollectiveOptions options = settings.options;
@@ -96,7 +96,7 @@ BenchPoint measure_collective(Communicator& comm, Collective collective, std::ui
   const std::span<std::byte> recv = recv_buffer.bytes();
   auto call = [&] {
     if (is_uneven(collective)) {
-      comm.runv(collective, send, recv, settings.root, counts, options);
+      comm.runv(collective, send, recv, settings.root, counts, options, settings.reduction);
     } else {
       comm.run(collective, send, recv, settings.root, size, options, settings.reduction);
     }

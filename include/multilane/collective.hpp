@@ -27,6 +27,9 @@
 //   allgatherv counts[i]: rank i's block. Every Send: counts[rank]; every Recv: their sum.
 //   alltoallv  counts[i*p + j]: the bytes rank i sends rank j (p² entries). Rank i's Send holds
 //              its row (block j for rank j), its Recv its column (block j from rank j).
+//   reduce-scatterv (MPI_Reduce_scatter)
+//              counts[i]: rank i's block. Every Send: their sum; every Recv: counts[rank]. Rank
+//              i gets block i combined over every rank; counts are whole elements.
 #pragma once
 
 #include <cstdint>

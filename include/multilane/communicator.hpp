@@ -201,12 +201,19 @@ class Communicator {
            int root, std::uint64_t size, const CollectiveOptions& options = {},
            const Reduction& reduction = {});
 
-  // The v-forms (gatherv, scatterv, allgatherv, alltoallv) by value: `counts` are the bytes of
-  // each block, the same on every rank (p of them, p² for alltoallv: row = sender), the blocks
-  // packed in rank order (collective.hpp). Throws UsageError for an even collective or counts
-  // of the wrong number.
+  // The v-forms (gatherv, scatterv, allgatherv, alltoallv, reduce-scatterv) by value: `counts`
+  // are the bytes of each block, the same on every rank (p of them, p² for alltoallv: row =
+  // sender), the blocks packed in rank order (collective.hpp). Throws UsageError for an even
+  // collective or counts of the wrong number. `reduction` is read by reduce-scatterv only.
   void runv(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
-            int root, std::span<const std::uint64_t> counts, const CollectiveOptions& options = {});
+            int root, std::span<const std::uint64_t> counts, const CollectiveOptions& options = {},
+            const Reduction& reduction = {});
+  // reduce_scatter with a block per rank (MPI_Reduce_scatter): `counts[i]` bytes of `send`
+  // (packed in rank order, whole elements) go to rank i, combined over every rank; `recv` holds
+  // counts[rank()] bytes.
+  void reduce_scatter(std::span<const std::byte> send, std::span<std::byte> recv,
+                      std::span<const std::uint64_t> counts, const Reduction& reduction,
+                      const CollectiveOptions& options = {});
 
   // Non-blocking collectives: start the call and return at once; the buffers must stay valid
   // until the Request completed. Every rank starts its collectives in the same order (that order
@@ -235,7 +242,7 @@ class Communicator {
                const Reduction& reduction = {});
   Request irunv(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
                 int root, std::span<const std::uint64_t> counts,
-                const CollectiveOptions& options = {});
+                const CollectiveOptions& options = {}, const Reduction& reduction = {});
 
   // Work handed to another thread so far: operations started on the engine's progress thread
   // (non-blocking ones, and blocking ones that found another thread driving) and shared-memory

@@ -29,9 +29,12 @@ std::optional<CountsPattern> parse_counts_pattern(std::string_view name);
 // "ramp, zeros or one-huge".
 std::string counts_pattern_names();
 
-// The counts of `pattern` for a v-form (an even collective takes none: empty).
+// The counts of `pattern` for a v-form (an even collective takes none: empty), in whole
+// elements of `element_size` bytes (reduce-scatterv's: the pattern over size/element_size
+// elements, each count then times element_size).
 std::vector<std::uint64_t> pattern_counts(CountsPattern pattern, Collective collective,
-                                          int num_ranks, std::uint64_t size);
+                                          int num_ranks, std::uint64_t size,
+                                          std::uint64_t element_size = 1);
 
 // What a tool's --counts gives: a pattern, or the counts themselves ("1MiB,0,4MiB,...", the
 // size being their largest).
@@ -40,7 +43,8 @@ struct CountsSpec {
   std::vector<std::uint64_t> given;  // empty: the pattern
   // The counts of a call of `collective` on `num_ranks` ranks whose largest block is `size`
   // (given counts: as given; an even collective: none).
-  std::vector<std::uint64_t> counts(Collective collective, int num_ranks, std::uint64_t size) const;
+  std::vector<std::uint64_t> counts(Collective collective, int num_ranks, std::uint64_t size,
+                                    std::uint64_t element_size = 1) const;
 };
 // A pattern name or a comma-separated list of sizes (units.hpp); throws UsageError naming
 // what is wrong ("unknown pattern \"x\": choose ramp, zeros or one-huge, or give the counts").

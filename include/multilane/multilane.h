@@ -136,6 +136,13 @@ int ml_allreduce(ml_comm* comm, const void* send, void* recv, size_t count, ml_t
  * MPI_Reduce_scatter_block). */
 int ml_reduce_scatter_block(ml_comm* comm, const void* send, void* recv, size_t recv_count,
                             ml_type type, ml_op op, const char* algorithm);
+/* send: the blocks of every rank packed in rank order, recv_counts[i] elements each (size()
+ * counts, the same on every rank); rank i's recv gets block i combined (like
+ * MPI_Reduce_scatter). */
+int ml_reduce_scatter(ml_comm* comm, const void* send, void* recv, const size_t* recv_counts,
+                      ml_type type, ml_op op, const char* algorithm);
+int ml_ireduce_scatter(ml_comm* comm, const void* send, void* recv, const size_t* recv_counts,
+                       ml_type type, ml_op op, const char* algorithm, ml_request** request);
 /* Rank i's recv gets the combination of the sends of ranks 0..i, in rank order (like MPI_Scan);
  * ml_exscan: of ranks 0..i-1, rank 0's recv untouched (like MPI_Exscan). */
 int ml_scan(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,

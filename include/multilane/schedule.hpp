@@ -62,8 +62,9 @@
 
 namespace multilane {
 
-// The v-forms (MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv, MPI_Alltoallv) are their plain
-// collective with a block size per rank (per pair of ranks for alltoallv): Schedule::counts.
+// The v-forms (MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv, MPI_Alltoallv, and MPI_Reduce_scatter
+// as reduce-scatterv) are their plain collective with a block size per rank (per pair of ranks
+// for alltoallv): Schedule::counts.
 enum class Collective : std::uint8_t {
   Bcast,
   Scatter,
@@ -79,18 +80,20 @@ enum class Collective : std::uint8_t {
   Scatterv,
   Allgatherv,
   Alltoallv,
+  ReduceScatterv,
 };
 inline constexpr Collective kAllCollectives[] = {
-    Collective::Bcast,      Collective::Scatter,  Collective::Gather,    Collective::Allgather,
-    Collective::Alltoall,   Collective::Reduce,   Collective::Allreduce, Collective::ReduceScatter,
-    Collective::Scan,       Collective::Exscan,   Collective::Gatherv,   Collective::Scatterv,
-    Collective::Allgatherv, Collective::Alltoallv};
+    Collective::Bcast,      Collective::Scatter,       Collective::Gather,
+    Collective::Allgather,  Collective::Alltoall,      Collective::Reduce,
+    Collective::Allreduce,  Collective::ReduceScatter, Collective::Scan,
+    Collective::Exscan,     Collective::Gatherv,       Collective::Scatterv,
+    Collective::Allgatherv, Collective::Alltoallv,     Collective::ReduceScatterv};
 // The collectives that move bytes without combining them; each has a group op kind.
 inline constexpr Collective kGroupCollectives[] = {Collective::Bcast, Collective::Scatter,
                                                    Collective::Gather, Collective::Allgather,
                                                    Collective::Alltoall};
 inline bool is_reduction(Collective c) {
-  return c >= Collective::Reduce && c <= Collective::Exscan;
+  return (c >= Collective::Reduce && c <= Collective::Exscan) || c == Collective::ReduceScatterv;
 }
 // The prefix reductions: rank i gets the reduction over ranks 0..i (scan) or 0..i-1 (exscan).
 inline bool is_scan(Collective c) {

@@ -1,7 +1,8 @@
-// reduce_scatter.cpp — reduce-scatter with equal blocks (MPI_Reduce_scatter_block), algorithms
-// side by side: the ring (p-1 steps, two blocks of room), pairwise (p-1 steps, each rank
-// sending block r+k straight from its input to rank r+k), and recursive halving (log p steps
-// over the whole vector, then every block to its owner).
+// reduce_scatter.cpp — reduce-scatter, algorithms side by side: the ring (p-1 steps, two blocks
+// of room), pairwise (p-1 steps, each rank sending block r+k straight from its input to rank
+// r+k), and recursive halving (log p steps over the whole vector, then every block to its
+// owner). Blocks are equal (MPI_Reduce_scatter_block) or one size per rank (reduce-scatterv,
+// MPI_Reduce_scatter: BuildParams::counts); every algorithm takes both.
 #include <vector>
 
 #include "builders.hpp"
@@ -15,28 +16,26 @@ ScheduleBuilder reduce_scatter_builder(std::string name, int p, const BuildParam
   return reduction_builder(Collective::ReduceScatter, std::move(name), p, params);
 }
 
-Range block_of(Buffer buffer, int block, std::uint64_t size) {
-  return {buffer, static_cast<std::uint64_t>(block) * size, size};
-}
-
 }  // namespace
 
 Schedule reduce_scatter_ring(const Platform& platform, const BuildParams& params) {
   const int p = platform.num_ranks();
-  const std::uint64_t size = params.size;
+  const Pieces blocks = reduce_scatter_blocks(params, p);
+  const std::uint64_t largest = params.size;
   std::vector<int> ring(p);
   for (int r = 0; r < p; ++r) ring[r] = r;
   ScheduleBuilder b = reduce_scatter_builder("ring", p, params);
   for (int r = 0; r < p; ++r) {
     b.start_rank(r);
-    if (p > 2) b.need_scratch(2 * size);
-    const auto input = [&](int j) { return block_of(Buffer::Send, j, size); };
+    if (p > 2) b.need_scratch(2 * largest);
+    const auto input = [&](int j) { return blocks.range(Buffer::Send, j, j + 1); };
     // Piece j arrives in step (r-2-j) mod p; steps alternate between two slots of Scratch, and
     // the rank's own block (the last step's) lands in Recv.
     const auto place = [&](int j) {
-      if (j == r) return Range{Buffer::Recv, 0, size};
+      if (j == r) return Range{Buffer::Recv, 0, blocks.length(r)};
       const int step = ((r - 2 - j) % p + p) % p;
-      return block_of(Buffer::Scratch, step % 2, size);
+      return Range{Buffer::Scratch, static_cast<std::uint64_t>(step % 2) * largest,
+                   blocks.length(j)};
     };
     ring_reduce_scatter(b, ring, r, input, place, {});
   }
@@ -45,16 +44,16 @@ Schedule reduce_scatter_ring(const Platform& platform, const BuildParams& params
 
 Schedule reduce_scatter_pairwise(const Platform& platform, const BuildParams& params) {
   const int p = platform.num_ranks();
-  const std::uint64_t size = params.size;
+  const Pieces blocks = reduce_scatter_blocks(params, p);
   ScheduleBuilder b = reduce_scatter_builder("pairwise", p, params);
   for (int r = 0; r < p; ++r) {
     b.start_rank(r);
-    const Range result{Buffer::Recv, 0, size};
-    OpIndex combined = b.copy(result, block_of(Buffer::Send, r, size), {});
+    const Range result{Buffer::Recv, 0, blocks.length(r)};
+    OpIndex combined = b.copy(result, blocks.range(Buffer::Send, r, r + 1), {});
     for (int k = 1; k < p; ++k) {
       const int to = (r + k) % p;
       const int from = (r - k + p) % p;
-      b.send(to, block_of(Buffer::Send, to, size), kAnyLane, {});
+      b.send(to, blocks.range(Buffer::Send, to, to + 1), kAnyLane, {});
       combined = b.recv_reduce(from, result, kAnyLane, {combined});
     }
   }
@@ -67,16 +66,16 @@ Schedule reduce_scatter_pairwise(const Platform& platform, const BuildParams& pa
 Schedule reduce_scatter_recursive_halving(const Platform& platform, const BuildParams& params) {
   const int p = platform.num_ranks();
   const int q = largest_power_of_two(p);
-  const std::uint64_t size = params.size;
-  const std::uint64_t all = size * static_cast<std::uint64_t>(p);
+  const Pieces blocks = reduce_scatter_blocks(params, p);
+  const std::uint64_t all = blocks.bounds.back();
   const auto first_block = [&](int v) { return v * p / q; };
   Pieces pieces;
-  for (int v = 0; v <= q; ++v) pieces.bounds.push_back(first_block(v) * size);
+  for (int v = 0; v <= q; ++v) pieces.bounds.push_back(blocks.offset(first_block(v)));
   const auto same = [](int v) { return v; };
   ScheduleBuilder b = reduce_scatter_builder("recursive-halving", p, params);
   for (int r = 0; r < p; ++r) {
     b.start_rank(r);
-    const Range result{Buffer::Recv, 0, size};
+    const Range result{Buffer::Recv, 0, blocks.length(r)};
     const int owner_of_mine = [&] {
       int v = 0;
       while (first_block(v + 1) <= r) ++v;
@@ -94,7 +93,7 @@ Schedule reduce_scatter_recursive_halving(const Platform& platform, const BuildP
     }
     ready = recursive_halving(b, q, r, same, pieces, Buffer::Scratch, ready);
     for (int block = first_block(r); block < first_block(r + 1); ++block) {
-      const Range reduced = block_of(Buffer::Scratch, block, size);
+      const Range reduced = blocks.range(Buffer::Scratch, block, block + 1);
       if (block == r) {
         b.copy(result, reduced, ready);
       } else {

@@ -1,5 +1,7 @@
 #include "reduce_steps.hpp"
 
+#include "multilane/collective.hpp"
+
 namespace multilane::algo {
 
 ScheduleBuilder reduction_builder(Collective collective, std::string algorithm, int num_ranks,
@@ -25,6 +27,11 @@ Pieces equal_pieces(std::uint64_t block, int n) {
   Pieces p;
   for (int i = 0; i <= n; ++i) p.bounds.push_back(static_cast<std::uint64_t>(i) * block);
   return p;
+}
+
+Pieces reduce_scatter_blocks(const BuildParams& params, int p) {
+  if (params.counts.empty()) return equal_pieces(params.size, p);
+  return {.bounds = block_offsets(params.counts, p)};
 }
 
 namespace {
@@ -53,10 +60,14 @@ std::vector<OpIndex> ring_reduce_scatter(ScheduleBuilder& b, std::span<const int
     deps.push_back(combined);
     // The room for piece `in` may be the one the previous step's piece was sent from.
     deps.push_back(sent);
-    sent = b.send(right, s == 0 ? input(out) : place(out), kAnyLane, deps);
+    // An empty piece (reduce-scatterv's zero counts) emits nothing: the next step then orders
+    // itself after the last operations that did happen.
+    const OpIndex send = b.send(right, s == 0 ? input(out) : place(out), kAnyLane, deps);
+    if (send != kNoOp) sent = send;
     const OpIndex own = b.copy(place(in), input(in), deps);
-    combined = b.recv_reduce(left, place(in), kAnyLane, {own});
-    emitted.insert(emitted.end(), {sent, own});
+    const OpIndex combine = b.recv_reduce(left, place(in), kAnyLane, {own});
+    if (combine != kNoOp) combined = combine;
+    emitted.insert(emitted.end(), {send, own});
     emitted.push_back(combined);
   }
   return emitted;

@@ -34,6 +34,9 @@ struct Pieces {
 Pieces even_pieces(std::uint64_t size, int n, std::uint64_t element_size);
 // `n` pieces of `block` bytes each (reduce-scatter's blocks).
 Pieces equal_pieces(std::uint64_t block, int n);
+// A reduce-scatter's p blocks in rank order: BuildParams::counts (reduce-scatterv,
+// MPI_Reduce_scatter) or `size` bytes each (MPI_Reduce_scatter_block).
+Pieces reduce_scatter_blocks(const BuildParams& params, int p);
 
 using PieceRange = std::function<Range(int piece)>;
 

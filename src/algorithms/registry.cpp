@@ -312,24 +312,28 @@ constexpr std::array kAlgorithms = {
                   .name = "ring",
                   .summary = "p-1 steps around a ring, two blocks of room",
                   .origin = "MPICH, Open MPI",
-                  .build = algo::reduce_scatter_ring},
+                  .build = algo::reduce_scatter_ring,
+                  .uneven = true},
     AlgorithmInfo{.collective = RS,
                   .name = "recursive-halving",
                   .summary = "log p halving steps over the whole vector, then blocks to owners",
                   .origin = "MPICH; Thakur, Rabenseifner, Gropp 2005",
-                  .build = algo::reduce_scatter_recursive_halving},
+                  .build = algo::reduce_scatter_recursive_halving,
+                  .uneven = true},
     AlgorithmInfo{.collective = RS,
                   .name = "pairwise",
                   .summary = "p-1 steps; in step k send block r+k to r+k, combine from r-k",
                   .origin = "MPICH",
-                  .build = algo::reduce_scatter_pairwise},
+                  .build = algo::reduce_scatter_pairwise,
+                  .uneven = true},
     AlgorithmInfo{.collective = RS,
                   .name = "multilane-sites",
                   .summary = "reduce-scatter in every site, k lanes exchange across the WAN, "
                              "blocks to owners in every site",
                   .origin = "Traff-Hunold lanes; scatter/gather paper's pairs",
                   .wan_pairs = algo::multilane_sites_wan_pairs,
-                  .build = algo::reduce_scatter_multilane_sites},
+                  .build = algo::reduce_scatter_multilane_sites,
+                  .uneven = true},
     AlgorithmInfo{.collective = SC,
                   .name = "chain",
                   .summary = "pipelined chain in rank order: each rank puts its predecessor's "
@@ -557,6 +561,13 @@ Schedule build_schedule(const Platform& platform, Collective collective, std::st
                                  params.wan_pairs));
   }
   if (const auto error = counts_error(collective, p, params.counts)) throw UsageError(*error);
+  if (is_reduction(collective)) {
+    for (std::size_t i = 0; i < params.counts.size(); ++i) {
+      if (params.counts[i] % params.element_size == 0) continue;
+      throw UsageError(fmt::format("count {} ({} bytes) is not a whole number of {}-byte elements",
+                                   i, params.counts[i], params.element_size));
+    }
+  }
   if (is_uneven(collective) && params.size != largest_count(params.counts)) {
     throw UsageError(fmt::format("size {} of a {} is not its largest count, {}", params.size,
                                  to_string(collective), largest_count(params.counts)));

@@ -203,15 +203,13 @@ Schedule reduce_multilane_sites(const Platform& platform, const BuildParams& par
 Schedule reduce_scatter_multilane_sites(const Platform& platform, const BuildParams& params) {
   const Lanes lanes = plan_lanes(platform, params);
   const int p = platform.num_ranks();
-  const std::uint64_t size = params.size;
-  const std::uint64_t all = size * static_cast<std::uint64_t>(p);
+  const Pieces blocks = reduce_scatter_blocks(params, p);
+  const std::uint64_t all = blocks.bounds.back();
   // Chunk i: blocks [first_block(i), first_block(i+1)), whole blocks only.
   const auto first_block = [&](int i) { return i * p / lanes.k; };
   Pieces chunks;
-  for (int i = 0; i <= lanes.k; ++i) chunks.bounds.push_back(first_block(i) * size);
-  const auto block = [&](Buffer buffer, int j) {
-    return Range{buffer, static_cast<std::uint64_t>(j) * size, size};
-  };
+  for (int i = 0; i <= lanes.k; ++i) chunks.bounds.push_back(blocks.offset(first_block(i)));
+  const auto block = [&](Buffer buffer, int j) { return blocks.range(buffer, j, j + 1); };
   ScheduleBuilder b = lanes_builder(Collective::ReduceScatter, platform, params);
   std::vector<int> site_of(p);
   for (int r = 0; r < p; ++r) site_of[r] = lanes.site_of_rank(r);
@@ -222,7 +220,7 @@ Schedule reduce_scatter_multilane_sites(const Platform& platform, const BuildPar
     const Position at = step.at;
     const auto& ring = *step.ring;
     const std::vector<OpIndex>& ready = step.ready;
-    const Range result{Buffer::Recv, 0, size};
+    const Range result{Buffer::Recv, 0, blocks.length(r)};
     // My block's chunk, and the lane leader of this site that hands it to me.
     const int my_chunk = [&] {
       int i = 0;

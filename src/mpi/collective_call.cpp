@@ -211,16 +211,25 @@ void CollectiveCall::prepare_reduction() {
   const bool gets_result = call == WrappedCall::Reduce   ? args.root == rank
                            : call == WrappedCall::Exscan ? rank > 0
                                                          : true;
-  // Every rank's input is `count` elements; reduce_scatter_block's is size() blocks of them.
-  const std::uint64_t count = static_cast<std::uint64_t>(args.recvcount);
-  const std::uint64_t input =
-      count * (call == WrappedCall::ReduceScatterBlock ? static_cast<std::uint64_t>(size) : 1);
+  // Every rank's result is `count` elements; its input is as many, or every rank's block of
+  // a reduce-scatter.
+  const auto own = static_cast<std::size_t>(rank);
+  const std::uint64_t count = call == WrappedCall::ReduceScatter
+                                  ? static_cast<std::uint64_t>(args.recvcounts[own])
+                                  : static_cast<std::uint64_t>(args.recvcount);
+  std::uint64_t input = count;
+  if (call == WrappedCall::ReduceScatterBlock) input = count * static_cast<std::uint64_t>(size);
+  if (call == WrappedCall::ReduceScatter) {
+    input = 0;
+    for (int i = 0; i < size; ++i) input += static_cast<std::uint64_t>(args.recvcounts[i]);
+  }
+  const std::uint64_t result_bytes = gets_result ? data_bytes(count, args.recvtype) : 0;
   if (in_place) {
     recv_buffer_.assign(args.recvbuf, input, args.recvtype, Use::Both, keeps_types);
     const std::span<std::byte> whole = recv_buffer_.bytes();
     scratch_.assign(whole.begin(), whole.end());
     send_ = scratch_;
-    recv_ = whole.first(gets_result ? block : 0);
+    recv_ = whole.first(result_bytes);
     return;
   }
   send_buffer_.assign(const_cast<void*>(args.sendbuf), input, args.recvtype, Use::Input,

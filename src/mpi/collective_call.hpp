@@ -19,6 +19,8 @@
 //               displacements say
 //   alltoallv   sendbuf = MPI_IN_PLACE: recvbuf with the receive counts and displacements is
 //               the input (copied whole first)
+//   reduce_scatter  sendbuf = MPI_IN_PLACE: recvbuf holds every rank's block of input
+//               (copied first) and gets the result in its first block
 // The v-forms run as multilane's v-collectives, whose schedule needs every rank's counts in
 // bytes (counts()). Allgatherv's are the same everywhere; gatherv's and scatterv's are the
 // root's, which prepare() broadcasts (PMPI_Bcast), and alltoallv's rows are each rank's own,

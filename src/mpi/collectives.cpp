@@ -128,6 +128,15 @@ int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                       });
 }
 
+int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+  MpiArgs args = reduction_args(sendbuf, recvbuf, 0, datatype, op, 0);
+  args.recvcounts = recvcounts;
+  return run_blocking(WrappedCall::ReduceScatter, comm, args, [](const MpiArgs& a, MPI_Comm c) {
+    return PMPI_Reduce_scatter(a.sendbuf, a.recvbuf, a.recvcounts, a.recvtype, a.op, c);
+  });
+}
+
 int MPI_Scan(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype, MPI_Op op,
              MPI_Comm comm) {
   return run_blocking(WrappedCall::Scan, comm, reduction_args(sendbuf, recvbuf, n, datatype, op, 0),
@@ -300,6 +309,17 @@ int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                            [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
                              return PMPI_Ireduce_scatter_block(
                                  a.sendbuf, a.recvbuf, count(a.recvcount), a.recvtype, a.op, c, r);
+                           });
+}
+
+int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  MpiArgs args = reduction_args(sendbuf, recvbuf, 0, datatype, op, 0);
+  args.recvcounts = recvcounts;
+  return start_nonblocking(WrappedCall::ReduceScatter, comm, args, request,
+                           [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
+                             return PMPI_Ireduce_scatter(a.sendbuf, a.recvbuf, a.recvcounts,
+                                                         a.recvtype, a.op, c, r);
                            });
 }
 

@@ -61,10 +61,10 @@ void explain(const CollectiveCall& c, const CommState& state, const Pick& pick,
   std::string choice = "MPI library";
   if (explains_after_the_call(c, pick) && state.multilane) {
     // After the call: the counts "auto" chose by are this call's.
-    choice =
-        fmt::format("multilane {}", state.multilane->resolve_algorithm(
-                                        carrier(c.call), largest_count(c.counts()), root_of(c),
-                                        {.algorithm = std::string(pick.algorithm)}, 1, c.counts()));
+    choice = fmt::format("multilane {}", state.multilane->resolve_algorithm(
+                                             carrier(c.call), largest_count(c.counts()), root_of(c),
+                                             {.algorithm = std::string(pick.algorithm)},
+                                             element_bytes(c), c.counts()));
   } else if (pick.run == RouteChoice::Multilane && is_v_form(c.call)) {
     choice = fmt::format("multilane {}", pick.algorithm);
   } else if (pick.run == RouteChoice::Multilane && state.multilane) {
@@ -177,7 +177,7 @@ void run_multilane(CommState& state, CollectiveCall& c, std::string_view algorit
   c.prepare();
   if (is_v_form(c.call)) {
     multilane.runv(carrier(c.call), c.send(), c.recv(), root_of(c), c.counts(),
-                   {.algorithm = std::string(algorithm)});
+                   {.algorithm = std::string(algorithm)}, c.reduction);
   } else {
     multilane.run(carrier(c.call), c.send(), c.recv(), root_of(c), c.block,
                   {.algorithm = std::string(algorithm)}, c.reduction);
@@ -325,7 +325,7 @@ int start_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
     const CollectiveOptions options{.algorithm = std::string(pick.algorithm)};
     pending->request = is_v_form(c.call)
                            ? state->multilane->irunv(carrier(c.call), c.send(), c.recv(),
-                                                     root_of(c), c.counts(), options)
+                                                     root_of(c), c.counts(), options, c.reduction)
                            : state->multilane->irun(carrier(c.call), c.send(), c.recv(), root_of(c),
                                                     c.block, options, c.reduction);
     *request = start_pending(std::move(pending));

@@ -41,6 +41,7 @@ std::span<const std::string_view> mpi_library_family(Collective collective) {
     case Collective::Allreduce:
       return kAllreduce;
     case Collective::ReduceScatter:
+    case Collective::ReduceScatterv:
       return kReduceScatter;
     case Collective::Scan:
     case Collective::Exscan:

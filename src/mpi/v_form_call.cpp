@@ -1,11 +1,12 @@
-// mpi/v_form_call.cpp — MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv and MPI_Alltoallv in
-// multilane's terms (collective_call.hpp): which arguments are significant on which rank, the
-// counts every rank's schedule needs, and the packed blocks.
+// mpi/v_form_call.cpp — MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv, MPI_Alltoallv and
+// MPI_Reduce_scatter in multilane's terms (collective_call.hpp): which arguments are significant on
+// which rank, the counts every rank's schedule needs, and the packed blocks.
 #include <algorithm>
 #include <span>
 
 #include "mpi/collective_call.hpp"
 #include "mpi/pmpi_check.hpp"
+#include "mpi/reduction_types.hpp"
 
 namespace multilane::mpi {
 
@@ -67,6 +68,20 @@ bool describe_v_form(const MpiArgs& a, CollectiveCall& c) {
         return false;
       }
       return send_in_place || usable_blocks(a.sendcounts, a.sdispls, a.sendtype, c.size);
+    case WrappedCall::ReduceScatter: {
+      // One datatype and operation (the receive side's), a count per rank, no displacements:
+      // the blocks lie in rank order.
+      if (recv_in_place || a.recvcounts == nullptr ||
+          std::any_of(a.recvcounts, a.recvcounts + c.size, [](int n) { return n < 0; })) {
+        return false;
+      }
+      const auto reduction = reduction_of(a.recvtype, a.op);
+      if (!reduction) return false;
+      c.reduction = *reduction;
+      const int largest = *std::max_element(a.recvcounts, a.recvcounts + c.size);
+      c.block = data_bytes(static_cast<std::uint64_t>(largest), a.recvtype);
+      return true;
+    }
     default:
       return false;
   }
@@ -90,7 +105,8 @@ void CollectiveCall::exchange_counts() {
                  "PMPI_Bcast of the v-form's counts");
       break;
     }
-    case WrappedCall::Allgatherv: {
+    case WrappedCall::Allgatherv:
+    case WrappedCall::ReduceScatter: {
       counts_.resize(n);
       const std::uint64_t element = data_bytes(1, args.recvtype);
       for (std::size_t i = 0; i < n; ++i) {
@@ -143,6 +159,9 @@ void CollectiveCall::prepare_v_form() {
     send_ = scratch_;
   };
   switch (call) {
+    case WrappedCall::ReduceScatter:
+      prepare_reduction();
+      break;
     case WrappedCall::Gatherv:
       if (root) {
         recv_blocks_.assign(args.recvbuf, per_rank(args.recvcounts, size),

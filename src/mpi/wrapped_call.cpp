@@ -8,17 +8,19 @@ namespace multilane::mpi {
 
 namespace {
 constexpr std::array<std::string_view, kWrappedCalls> kNames = {
-    "bcast",     "scatter",    "gather",
-    "allgather", "alltoall",   "barrier",
-    "reduce",    "allreduce",  "reduce_scatter_block",
-    "scan",      "exscan",     "gatherv",
-    "scatterv",  "allgatherv", "alltoallv"};
+    "bcast",         "scatter",    "gather",
+    "allgather",     "alltoall",   "barrier",
+    "reduce",        "allreduce",  "reduce_scatter_block",
+    "scan",          "exscan",     "gatherv",
+    "scatterv",      "allgatherv", "alltoallv",
+    "reduce_scatter"};
 constexpr std::array<std::string_view, kWrappedCalls> kFunctions = {
-    "Bcast",     "Scatter",    "Gather",
-    "Allgather", "Alltoall",   "Barrier",
-    "Reduce",    "Allreduce",  "Reduce_scatter_block",
-    "Scan",      "Exscan",     "Gatherv",
-    "Scatterv",  "Allgatherv", "Alltoallv"};
+    "Bcast",         "Scatter",    "Gather",
+    "Allgather",     "Alltoall",   "Barrier",
+    "Reduce",        "Allreduce",  "Reduce_scatter_block",
+    "Scan",          "Exscan",     "Gatherv",
+    "Scatterv",      "Allgatherv", "Alltoallv",
+    "Reduce_scatter"};
 }  // namespace
 
 std::string_view call_name(WrappedCall call) {
@@ -68,6 +70,8 @@ Collective carrier(WrappedCall call) {
       return Collective::Allgatherv;
     case WrappedCall::Alltoallv:
       return Collective::Alltoallv;
+    case WrappedCall::ReduceScatter:
+      return Collective::ReduceScatterv;
   }
   return Collective::Bcast;
 }

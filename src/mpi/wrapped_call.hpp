@@ -26,8 +26,9 @@ enum class WrappedCall : std::size_t {
   Scatterv,
   Allgatherv,
   Alltoallv,
+  ReduceScatter,  // MPI_Reduce_scatter: a block size per rank
 };
-inline constexpr std::size_t kWrappedCalls = 15;
+inline constexpr std::size_t kWrappedCalls = 16;
 
 // "bcast", ..., "reduce_scatter_block": the suffix of MULTILANE_ALGORITHM_<COLL> in lower case.
 std::string_view call_name(WrappedCall call);

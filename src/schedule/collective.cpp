@@ -53,6 +53,8 @@ std::uint64_t uneven_buffer_size(Collective collective, bool send, int rank, int
     case Collective::Alltoallv:
       return send ? block_offsets(counts, num_ranks, rank * p, 1).back()
                   : block_offsets(counts, num_ranks, rank, p).back();
+    case Collective::ReduceScatterv:
+      return send ? sum(counts) : counts[rank];
     default:
       return 0;
   }
@@ -75,6 +77,15 @@ std::vector<ExpectedPiece> uneven_expected_result(Collective collective, int ran
     }
     case Collective::Scatterv:
       add({0, counts[rank], root, block_offsets(counts, rank).back()});
+      break;
+    case Collective::ReduceScatterv:
+      if (counts[rank] > 0) {
+        out.push_back({.offset = 0,
+                       .length = counts[rank],
+                       .origin_offset = block_offsets(counts, rank).back(),
+                       .reduced = true,
+                       .reduced_ranks = num_ranks});
+      }
       break;
     case Collective::Alltoallv: {
       const auto column = block_offsets(counts, num_ranks, rank, p);

@@ -65,27 +65,30 @@ std::string counts_pattern_names() {
 }
 
 std::vector<std::uint64_t> pattern_counts(CountsPattern pattern, Collective collective,
-                                          int num_ranks, std::uint64_t size) {
+                                          int num_ranks, std::uint64_t size,
+                                          std::uint64_t element_size) {
   std::vector<std::uint64_t> counts;
   if (!is_uneven(collective)) return counts;
   const bool pair = collective == Collective::Alltoallv;
+  const std::uint64_t elements = size / element_size;
   for (int i = 0; i < num_ranks; ++i) {
     if (!pair) {
-      counts.push_back(count_of(pattern, i, 0, false, num_ranks, size));
+      counts.push_back(count_of(pattern, i, 0, false, num_ranks, elements) * element_size);
       continue;
     }
     for (int j = 0; j < num_ranks; ++j) {
-      counts.push_back(count_of(pattern, i, j, true, num_ranks, size));
+      counts.push_back(count_of(pattern, i, j, true, num_ranks, elements) * element_size);
     }
   }
   return counts;
 }
 
 std::vector<std::uint64_t> CountsSpec::counts(Collective collective, int num_ranks,
-                                              std::uint64_t size) const {
+                                              std::uint64_t size,
+                                              std::uint64_t element_size) const {
   if (!is_uneven(collective)) return {};
   if (!given.empty()) return given;
-  return pattern_counts(pattern, collective, num_ranks, size);
+  return pattern_counts(pattern, collective, num_ranks, size, element_size);
 }
 
 CountsSpec parse_counts_spec(std::string_view text) {

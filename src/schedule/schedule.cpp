@@ -11,16 +11,18 @@
 namespace multilane {
 
 namespace {
-constexpr std::array<std::string_view, 14> kCollectiveNames = {
-    "bcast",          "scatter", "gather", "allgather", "alltoall", "reduce",     "allreduce",
-    "reduce-scatter", "scan",    "exscan", "gatherv",   "scatterv", "allgatherv", "alltoallv"};
+constexpr std::array<std::string_view, 15> kCollectiveNames = {
+    "bcast",   "scatter",   "gather",         "allgather", "alltoall",
+    "reduce",  "allreduce", "reduce-scatter", "scan",      "exscan",
+    "gatherv", "scatterv",  "allgatherv",     "alltoallv", "reduce-scatterv"};
 
 // Each v-form and its even collective.
-constexpr std::array<std::pair<Collective, Collective>, 4> kUnevenForms = {{
+constexpr std::array<std::pair<Collective, Collective>, 5> kUnevenForms = {{
     {Collective::Gatherv, Collective::Gather},
     {Collective::Scatterv, Collective::Scatter},
     {Collective::Allgatherv, Collective::Allgather},
     {Collective::Alltoallv, Collective::Alltoall},
+    {Collective::ReduceScatterv, Collective::ReduceScatter},
 }};
 }  // namespace
 

@@ -25,7 +25,7 @@ BuildParams params_for(const Platform& platform, const SweepRequest& req, std::u
   p.segment = segment;
   p.wan_pairs = req.wan_pairs;
   p.element_size = req.element_size;
-  p.counts = req.counts.counts(req.collective, platform.num_ranks(), size);
+  p.counts = req.counts.counts(req.collective, platform.num_ranks(), size, req.element_size);
   if (!p.counts.empty()) p.size = largest_count(p.counts);
   return p;
 }

@@ -1,4 +1,5 @@
-/* tests/mpi/coll_reduce.c — MPI_Reduce, MPI_Allreduce, MPI_Reduce_scatter_block, MPI_Scan and
+/* tests/mpi/coll_reduce.c — MPI_Reduce, MPI_Allreduce, MPI_Reduce_scatter_block,
+ * MPI_Reduce_scatter (uneven blocks: rank 1's empty, rank 0's twice the count), MPI_Scan and
  * MPI_Exscan (and their non-blocking forms) with every predefined datatype and operation MPI allows
  * on it, roots 0, last and middle, plain and MPI_IN_PLACE, counts 0, 1, 7 and 1000, then 1 Mi + 3
  * floats and 1 Mi ints, on MPI_COMM_WORLD and on a split communicator. Inputs are small integers
@@ -175,8 +176,9 @@ static void run_case(MPI_Comm comm, const RType* t, const ROp* o, long count, in
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
   const size_t bytes = (size_t)count * t->extent;
-  unsigned char* send = mltest_alloc(bytes * (size_t)ranks + 1);
-  unsigned char* recv = mltest_alloc(bytes * (size_t)ranks + 1);
+  /* Room for reduce_scatter's uneven blocks too: at most ranks + 1 blocks of `count`. */
+  unsigned char* send = mltest_alloc(bytes * (size_t)(ranks + 1) + 1);
+  unsigned char* recv = mltest_alloc(bytes * (size_t)(ranks + 1) + 1);
   MPI_Request request = MPI_REQUEST_NULL;
   const int roots[] = {0, ranks - 1, ranks / 2};
   for (int k = 0; k < 3; ++k) {
@@ -222,6 +224,24 @@ static void run_case(MPI_Comm comm, const RType* t, const ROp* o, long count, in
       MLTEST_CHECK_MPI(MPI_Reduce_scatter_block(s, recv, (int)count, t->type, o->op, comm));
     }
     check("MPI_Reduce_scatter_block", t, o->op, o->name, recv, (long)rank * count, count, ranks);
+    /* reduce_scatter with a count per rank: block r starts at element first[r] */
+    int* counts = malloc((size_t)ranks * sizeof *counts);
+    long total = 0, mine = 0;
+    for (int r = 0; r < ranks; ++r) {
+      counts[r] = r == 1 ? 0 : (r == 0 ? 2 * (int)count : (int)count - r % 2);
+      if (counts[r] < 0) counts[r] = 0;
+      if (r < rank) mine += counts[r];
+      total += counts[r];
+    }
+    fill(t, o->op, input, 0, total, rank);
+    if (nonblocking) {
+      MLTEST_CHECK_MPI(MPI_Ireduce_scatter(s, recv, counts, t->type, o->op, comm, &request));
+      MLTEST_CHECK_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    } else {
+      MLTEST_CHECK_MPI(MPI_Reduce_scatter(s, recv, counts, t->type, o->op, comm));
+    }
+    check("MPI_Reduce_scatter", t, o->op, o->name, recv, mine, counts[rank], ranks);
+    free(counts);
     /* scan and exscan: rank r gets ranks 0..r (0..r-1; rank 0's result is undefined) */
     fill(t, o->op, in_place ? recv : send, 0, count, rank);
     if (nonblocking) {

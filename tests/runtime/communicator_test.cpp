@@ -81,7 +81,8 @@ void check_every_algorithm(LocalJob job, std::uint64_t size) {
             is_reduction(c) ? size / element_size(reduction.type) * element_size(reduction.type)
                             : size;
         const CountsPattern pattern = kAllCountsPatterns[turn % std::size(kAllCountsPatterns)];
-        const std::vector<std::uint64_t> counts = pattern_counts(pattern, c, ranks, n);
+        const std::vector<std::uint64_t> counts = pattern_counts(
+            pattern, c, ranks, n, is_reduction(c) ? element_size(reduction.type) : 1);
         std::vector<std::byte> send(
             buffer_size(c, Buffer::Send, comm.rank(), ranks, root, n, counts));
         std::vector<std::byte> recv(
@@ -91,7 +92,7 @@ void check_every_algorithm(LocalJob job, std::uint64_t size) {
         options.algorithm = std::string(info.name);
         options.segment = 1000;  // several segments even for small sizes
         if (is_uneven(c)) {
-          comm.runv(c, send, recv, root, counts, options);
+          comm.runv(c, send, recv, root, counts, options, reduction);
         } else {
           comm.run(c, send, recv, root, n, options, reduction);
         }

@@ -186,7 +186,10 @@ BuildParams case_params(Collective c, int p, int root, std::uint64_t size, std::
     params.element_size = e;
     params.size = (size + e - 1) / e * e;
   }
-  if (is_uneven(c)) params.counts = pattern_counts(counts_pattern(p, root, size), c, p, size);
+  if (is_uneven(c)) {
+    params.counts =
+        pattern_counts(counts_pattern(p, root, size), c, p, params.size, params.element_size);
+  }
   return params;
 }
 

@@ -80,9 +80,11 @@ int collective(ml_comm* comm, multilane::Collective c, const void* send, void* r
   });
 }
 
-// A v-form: the counts (p or p*p of them, NULL refused) are read at the call.
+// A v-form: the counts (p or p*p of them, NULL refused) are read at the call, in bytes or, for
+// reduce-scatterv, in elements of `reduction.type`.
 int uneven(ml_comm* comm, multilane::Collective c, const void* send, void* recv,
-           const size_t* counts, int root, const char* algorithm, ml_request** request) {
+           const size_t* counts, int root, const char* algorithm, ml_request** request,
+           const multilane::Reduction& reduction = {}) {
   if (!comm) return null_argument("comm");
   if (!counts) return null_argument("counts");
   return guarded([&] {
@@ -90,7 +92,10 @@ int uneven(ml_comm* comm, multilane::Collective c, const void* send, void* recv,
     const int p = comm->comm.size();
     const int r = comm->comm.rank();
     const auto n = static_cast<std::size_t>(p) * (c == multilane::Collective::Alltoallv ? p : 1);
-    const std::vector<std::uint64_t> bytes(counts, counts + n);
+    const std::uint64_t unit =
+        multilane::is_reduction(c) ? multilane::element_size(reduction.type) : 1;
+    std::vector<std::uint64_t> bytes(counts, counts + n);
+    for (std::uint64_t& count : bytes) count *= unit;
     const std::uint64_t largest = multilane::largest_count(bytes);
     const auto send_data =
         in(send, multilane::buffer_size(c, Buffer::Send, r, p, root, largest, bytes));
@@ -98,9 +103,9 @@ int uneven(ml_comm* comm, multilane::Collective c, const void* send, void* recv,
         out(recv, multilane::buffer_size(c, Buffer::Recv, r, p, root, largest, bytes));
     if (request) {
       *request = new ml_request{
-          comm->comm.irunv(c, send_data, recv_data, root, bytes, options(algorithm))};
+          comm->comm.irunv(c, send_data, recv_data, root, bytes, options(algorithm), reduction)};
     } else {
-      comm->comm.runv(c, send_data, recv_data, root, bytes, options(algorithm));
+      comm->comm.runv(c, send_data, recv_data, root, bytes, options(algorithm), reduction);
     }
   });
 }
@@ -109,21 +114,37 @@ static_assert(ML_SHORT_INT + 1 == multilane::kNumElementTypes &&
                   ML_MAXLOC + 1 == multilane::kNumReduceOps,
               "ml_type and ml_op follow ElementType and ReduceOp");
 
-// A reduction of `count` elements; out-of-range enum values are refused with their name.
-int reduction(ml_comm* comm, multilane::Collective c, const void* send, void* recv, size_t count,
-              ml_type type, ml_op op, int root, const char* algorithm, ml_request** request) {
+// The Reduction of a C type and operation; false, with last_error naming the argument, when
+// either is out of range.
+bool to_reduction(ml_type type, ml_op op, multilane::Reduction& reduction) {
   if (type < 0 || type >= multilane::kNumElementTypes) {
     last_error = "type is not an ml_type (ML_INT8 .. ML_SHORT_INT)";
-    return ML_ERR_USAGE;
+    return false;
   }
   if (op < 0 || op >= multilane::kNumReduceOps) {
     last_error = "op is not an ml_op (ML_SUM .. ML_MAXLOC)";
-    return ML_ERR_USAGE;
+    return false;
   }
-  const multilane::Reduction r{static_cast<multilane::ElementType>(type),
-                               static_cast<multilane::ReduceOp>(op)};
+  reduction = {static_cast<multilane::ElementType>(type), static_cast<multilane::ReduceOp>(op)};
+  return true;
+}
+
+// A reduction of `count` elements.
+int reduction(ml_comm* comm, multilane::Collective c, const void* send, void* recv, size_t count,
+              ml_type type, ml_op op, int root, const char* algorithm, ml_request** request) {
+  multilane::Reduction r;
+  if (!to_reduction(type, op, r)) return ML_ERR_USAGE;
   return collective(comm, c, send, recv, count * multilane::element_size(r.type), root, algorithm,
                     request, r);
+}
+
+// MPI_Reduce_scatter's form: a count of elements per rank.
+int reduction_v(ml_comm* comm, const void* send, void* recv, const size_t* counts, ml_type type,
+                ml_op op, const char* algorithm, ml_request** request) {
+  multilane::Reduction r;
+  if (!to_reduction(type, op, r)) return ML_ERR_USAGE;
+  return uneven(comm, multilane::Collective::ReduceScatterv, send, recv, counts, 0, algorithm,
+                request, r);
 }
 
 // ml_alloc_shared's buffers, by address, until ml_free_shared.
@@ -329,6 +350,17 @@ int ml_reduce_scatter_block(ml_comm* comm, const void* send, void* recv, size_t 
                             ml_type type, ml_op op, const char* algorithm) {
   return reduction(comm, multilane::Collective::ReduceScatter, send, recv, recv_count, type, op, 0,
                    algorithm, nullptr);
+}
+
+int ml_reduce_scatter(ml_comm* comm, const void* send, void* recv, const size_t* recv_counts,
+                      ml_type type, ml_op op, const char* algorithm) {
+  return reduction_v(comm, send, recv, recv_counts, type, op, algorithm, nullptr);
+}
+
+int ml_ireduce_scatter(ml_comm* comm, const void* send, void* recv, const size_t* recv_counts,
+                       ml_type type, ml_op op, const char* algorithm, ml_request** request) {
+  if (!request) return null_argument("request");
+  return reduction_v(comm, send, recv, recv_counts, type, op, algorithm, request);
 }
 
 int ml_scan(ml_comm* comm, const void* send, void* recv, size_t count, ml_type type, ml_op op,

@@ -572,16 +572,22 @@ Request Communicator::irun(Collective collective, std::span<const std::byte> sen
 
 void Communicator::runv(Collective collective, std::span<const std::byte> send,
                         std::span<std::byte> recv, int root, std::span<const std::uint64_t> counts,
-                        const CollectiveOptions& options) {
-  impl_->run(collective, send, recv, root, largest_count(counts), options, {}, counts);
+                        const CollectiveOptions& options, const Reduction& reduction) {
+  impl_->run(collective, send, recv, root, largest_count(counts), options, reduction, counts);
+}
+
+void Communicator::reduce_scatter(std::span<const std::byte> send, std::span<std::byte> recv,
+                                  std::span<const std::uint64_t> counts, const Reduction& reduction,
+                                  const CollectiveOptions& options) {
+  runv(Collective::ReduceScatterv, send, recv, 0, counts, options, reduction);
 }
 
 Request Communicator::irunv(Collective collective, std::span<const std::byte> send,
                             std::span<std::byte> recv, int root,
-                            std::span<const std::uint64_t> counts,
-                            const CollectiveOptions& options) {
-  return Request(
-      impl_->start(collective, send, recv, root, largest_count(counts), options, {}, counts));
+                            std::span<const std::uint64_t> counts, const CollectiveOptions& options,
+                            const Reduction& reduction) {
+  return Request(impl_->start(collective, send, recv, root, largest_count(counts), options,
+                              reduction, counts));
 }
 
 Request Communicator::ibcast(std::span<std::byte> buffer, int root,

@@ -341,6 +341,7 @@ void build_plan(const CallShape& call, int local_rank, const Geometry& geometry,
     case Collective::Scatterv:
     case Collective::Allgatherv:
     case Collective::Alltoallv:
+    case Collective::ReduceScatterv:
       break;  // no group call combines or has uneven blocks (ShmGroup::run refuses them)
   }
 }

@@ -219,6 +219,7 @@ std::uint64_t ShmGroup::State::block_size(const CallArguments& call) {
     case Collective::Scatterv:
     case Collective::Allgatherv:
     case Collective::Alltoallv:
+    case Collective::ReduceScatterv:
       usage_error(fmt::format("{} has no shared-memory group call", name));
   }
   const auto check = [&](Buffer buffer, std::size_t actual) {
