@@ -84,12 +84,28 @@ struct CollectiveCall {
   // The v-forms' counts before prepare(): exchanged now where their sizes are per rank
   // (collective: every rank of the call calls it); empty for the other calls.
   std::span<const std::uint64_t> known_counts();
+  // A nonblocking v-form whose sizes are per rank: starts their exchange without waiting
+  // (*exchange: its PMPI_Ibcast or PMPI_Iallgather), and prepare(), called once it completed,
+  // uses what it brought. Takes duplicates of the datatypes first, since prepare() runs later
+  // and MPI lets the program free them meanwhile.
+  void start_counts_exchange(MPI_Request* exchange);
   void finish();
+
+  CollectiveCall() = default;
+  CollectiveCall(const CollectiveCall&) = delete;
+  CollectiveCall& operator=(const CollectiveCall&) = delete;
+  ~CollectiveCall();
 
  private:
   void prepare_reduction();
   void prepare_v_form();
   void exchange_counts();
+  // The counts' exchange, blocking or not (*exchange then set; MPI_REQUEST_NULL when nothing
+  // travels), and what it leaves to do once it completed.
+  void begin_counts_exchange(MPI_Request* exchange);
+  void end_counts_exchange();
+  bool counts_exchanged_ = false;         // start_counts_exchange() ran: prepare() uses it
+  std::vector<MPI_Datatype> held_types_;  // start_counts_exchange()'s duplicates
   ByteBuffer send_buffer_;
   ByteBuffer recv_buffer_;
   DisplacedBuffer send_blocks_;

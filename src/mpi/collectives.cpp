@@ -276,6 +276,49 @@ int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
                            });
 }
 
+int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm, MPI_Request* request) {
+  MpiArgs args = data_args(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype, root);
+  args.recvcounts = recvcounts;
+  args.rdispls = displs;
+  return start_nonblocking(
+      WrappedCall::Gatherv, comm, args, request, [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
+        return PMPI_Igatherv(a.sendbuf, count(a.sendcount), a.sendtype, a.recvbuf, a.recvcounts,
+                             a.rdispls, a.recvtype, a.root, c, r);
+      });
+}
+
+int MPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm, MPI_Request* request) {
+  MpiArgs args = data_args(sendbuf, 0, sendtype, recvbuf, recvcount, recvtype, root);
+  args.sendcounts = sendcounts;
+  args.sdispls = displs;
+  return start_nonblocking(
+      WrappedCall::Scatterv, comm, args, request, [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
+        return PMPI_Iscatterv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype, a.recvbuf,
+                              count(a.recvcount), a.recvtype, a.root, c, r);
+      });
+}
+
+int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                   MPI_Request* request) {
+  MpiArgs args = data_args(sendbuf, 0, sendtype, recvbuf, 0, recvtype, 0);
+  args.sendcounts = sendcounts;
+  args.sdispls = sdispls;
+  args.recvcounts = recvcounts;
+  args.rdispls = rdispls;
+  return start_nonblocking(WrappedCall::Alltoallv, comm, args, request,
+                           [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
+                             return PMPI_Ialltoallv(a.sendbuf, a.sendcounts, a.sdispls, a.sendtype,
+                                                    a.recvbuf, a.recvcounts, a.rdispls, a.recvtype,
+                                                    c, r);
+                           });
+}
+
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
   return start_nonblocking(
       WrappedCall::Barrier, comm, MpiArgs{}, request,

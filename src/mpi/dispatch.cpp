@@ -55,34 +55,52 @@ bool explains_after_the_call(const CollectiveCall& c, const Pick& pick) {
   return pick.run == RouteChoice::Multilane && is_v_form(c.call) && pick.algorithm == "auto";
 }
 
-void explain(const CollectiveCall& c, const CommState& state, const Pick& pick,
-             std::string_view why, bool nonblocking) {
+// What MULTILANE_EXPLAIN says of the communicator a call ran on: copied, so that a call whose
+// multilane part starts later (a v-form after its counts' exchange) can still explain itself.
+struct ExplainPlace {
+  int nodes = 1;
+  int sites = 1;
+  Communicator* multilane = nullptr;
+};
+
+ExplainPlace place_of(const CommState& state) {
+  return {
+      .nodes = state.layout.nodes, .sites = state.layout.sites, .multilane = state.multilane.get()};
+}
+
+void explain_at(const CollectiveCall& c, const ExplainPlace& place, const Pick& pick,
+                std::string_view why, bool nonblocking) {
   if (!library().settings.explain || c.rank != 0) return;
   std::string choice = "MPI library";
-  if (explains_after_the_call(c, pick) && state.multilane) {
+  if (explains_after_the_call(c, pick) && place.multilane) {
     // After the call: the counts "auto" chose by are this call's.
-    choice = fmt::format("multilane {}", state.multilane->resolve_algorithm(
+    choice = fmt::format("multilane {}", place.multilane->resolve_algorithm(
                                              carrier(c.call), largest_count(c.counts()), root_of(c),
                                              {.algorithm = std::string(pick.algorithm)},
                                              element_bytes(c), c.counts()));
   } else if (pick.run == RouteChoice::Multilane && is_v_form(c.call)) {
     choice = fmt::format("multilane {}", pick.algorithm);
-  } else if (pick.run == RouteChoice::Multilane && state.multilane) {
+  } else if (pick.run == RouteChoice::Multilane && place.multilane) {
     choice = fmt::format("multilane {}",
-                         state.multilane->resolve_algorithm(
+                         place.multilane->resolve_algorithm(
                              carrier(c.call), c.block, root_of(c),
                              {.algorithm = std::string(pick.algorithm)}, element_bytes(c)));
   } else if (pick.run == RouteChoice::Multilane) {
     choice = "multilane";
   }
   std::string where = rooted(c.call) ? fmt::format(" root {}", c.args.root) : std::string();
-  if (state.layout.sites > 1) where += fmt::format(" ({} sites)", state.layout.sites);
+  if (place.sites > 1) where += fmt::format(" ({} sites)", place.sites);
   std::string size = fmt::format(" {} B", c.block);
   if (c.call == WrappedCall::Barrier || sizes_per_rank(c.call)) size.clear();
   if (c.call == WrappedCall::Allgatherv) size = fmt::format(" blocks up to {} B", c.block);
   std::fprintf(stderr, "multilane-mpi: %s%s%s, %d ranks on %d node(s): %s (%.*s)\n",
                call_function(c.call, nonblocking).c_str(), size.c_str(), where.c_str(), c.size,
-               state.layout.nodes, choice.c_str(), static_cast<int>(why.size()), why.data());
+               place.nodes, choice.c_str(), static_cast<int>(why.size()), why.data());
+}
+
+void explain(const CollectiveCall& c, const CommState& state, const Pick& pick,
+             std::string_view why, bool nonblocking) {
+  explain_at(c, place_of(state), pick, why, nonblocking);
 }
 
 // A call that stays with the MPI library before it is described, explained on rank 0 (of the
@@ -173,6 +191,7 @@ void agree_mean(void* context, double* values, int count) {
 
 void run_multilane(CommState& state, CollectiveCall& c, std::string_view algorithm) {
   Communicator& multilane = state.multilane ? *state.multilane : *multilane_of(state);
+  start_deferred(&multilane);  // the communicator's calls start in program order
   const std::uint64_t handed_off = multilane.handed_off();
   c.prepare();
   if (is_v_form(c.call)) {
@@ -318,11 +337,27 @@ int start_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
       return mpi(args, comm, request);
     }
     ++counters.nonblocking_multilane;
-    c.prepare();
-    if (explain_after) explain(c, *state, pick, why, true);  // its counts are known now
     pending->function = call_function(call, true);
     pending->owner = state->multilane;
+    start_deferred(state->multilane.get());  // the communicator's calls start in program order
     const CollectiveOptions options{.algorithm = std::string(pick.algorithm)};
+    if (sizes_per_rank(call)) {
+      // The counts only some ranks know travel first, without waiting; the multilane call
+      // starts once they are here (pending_requests.hpp).
+      c.start_counts_exchange(&pending->counts_exchange);
+      pending->start = [&c, owner = state->multilane, place = place_of(*state),
+                        why = std::string(why), options] {
+        c.prepare();
+        const Pick pick{.run = RouteChoice::Multilane, .algorithm = options.algorithm};
+        if (explains_after_the_call(c, pick)) explain_at(c, place, pick, why, true);
+        return owner->irunv(carrier(c.call), c.send(), c.recv(), root_of(c), c.counts(), options,
+                            c.reduction);
+      };
+      *request = start_pending(std::move(pending));
+      return MPI_SUCCESS;
+    }
+    c.prepare();
+    if (explain_after) explain(c, *state, pick, why, true);  // its counts are known now
     pending->request = is_v_form(c.call)
                            ? state->multilane->irunv(carrier(c.call), c.send(), c.recv(),
                                                      root_of(c), c.counts(), options, c.reduction)

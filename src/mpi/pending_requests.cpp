@@ -1,6 +1,8 @@
 // mpi/pending_requests.cpp — generalized requests for multilane's calls (pending_requests.hpp).
 #include "mpi/pending_requests.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -16,6 +18,7 @@ namespace {
 // The library's incomplete requests, by handle.
 std::mutex pending_mutex;
 std::map<MPI_Request, PendingCall*> pending;
+std::uint64_t next_sequence = 0;
 
 int query(void* extra_state, MPI_Status* status) {
   const auto* call = static_cast<PendingCall*>(extra_state);
@@ -54,9 +57,68 @@ void complete(PendingCall& call, const std::string& failure) {
   PMPI_Grequest_complete(call.handle);
 }
 
+// Starts a deferred call whose counts' exchange has completed (or waits for it with `wait`).
+// Returns false while the exchange runs. A failure is kept for outcome() to report.
+bool begin(PendingCall& call, bool wait) {
+  if (!call.start) return true;
+  int done = 1;
+  const int code = wait ? PMPI_Wait(&call.counts_exchange, MPI_STATUS_IGNORE)
+                        : PMPI_Test(&call.counts_exchange, &done, MPI_STATUS_IGNORE);
+  if (code != MPI_SUCCESS) {
+    call.start_failure = "the exchange of the counts (PMPI_Ibcast or PMPI_Iallgather) failed";
+  } else if (!done) {
+    return false;
+  } else {
+    try {
+      call.request = call.start();
+    } catch (const std::exception& e) {
+      call.start_failure = e.what();
+    }
+  }
+  call.start = nullptr;
+  return true;
+}
+
+// Every pending call, in the order they were made.
+std::vector<PendingCall*> in_start_order() {
+  std::vector<PendingCall*> calls;
+  {
+    std::lock_guard lock(pending_mutex);
+    for (auto& [handle, call] : pending) calls.push_back(call);
+  }
+  std::sort(calls.begin(), calls.end(),
+            [](const PendingCall* a, const PendingCall* b) { return a->sequence < b->sequence; });
+  return calls;
+}
+
+// Starts the deferred calls of `owner` made up to `last` (sequence), in order, waiting.
+void start_deferred_through(const Communicator* owner, std::uint64_t last) {
+  for (PendingCall* call : in_start_order()) {
+    if (call->sequence > last) break;
+    if (call->owner.get() == owner) begin(*call, true);
+  }
+}
+
+// Starts, without waiting, the deferred calls whose exchange is done and which no earlier
+// deferred call of their communicator still holds back.
+void advance_deferred() {
+  std::vector<const Communicator*> held_back;
+  for (PendingCall* call : in_start_order()) {
+    if (!call->start) continue;
+    const Communicator* owner = call->owner.get();
+    if (std::find(held_back.begin(), held_back.end(), owner) != held_back.end()) continue;
+    if (!begin(*call, false)) held_back.push_back(owner);
+  }
+}
+
 // Tests (or waits for) one multilane call: "" when it succeeded, the error when it failed,
 // nullopt while running.
 std::optional<std::string> outcome(PendingCall& call, bool wait) {
+  if (call.start) {
+    if (!wait) return std::nullopt;
+    start_deferred_through(call.owner.get(), call.sequence);
+  }
+  if (!call.start_failure.empty()) return call.start_failure;
   try {
     if (wait) {
       wait_with_progress(call.request);
@@ -86,18 +148,22 @@ MPI_Request start_pending(std::unique_ptr<PendingCall> call) {
   call.release();  // owned by the request now: free_call() deletes it
   raw->handle = handle;
   std::lock_guard lock(pending_mutex);
+  raw->sequence = next_sequence++;
   pending.emplace(handle, raw);
   return handle;
 }
 
+void start_deferred(const Communicator* owner) {
+  start_deferred_through(owner, UINT64_MAX);
+}
+
 void progress_pending() {
-  std::vector<PendingCall*> calls;
   {
     std::lock_guard lock(pending_mutex);
     if (pending.empty()) return;
-    for (auto& [handle, call] : pending) calls.push_back(call);
   }
-  for (PendingCall* call : calls) {
+  advance_deferred();
+  for (PendingCall* call : in_start_order()) {
     if (auto result = outcome(*call, false)) complete(*call, *result);
   }
 }
@@ -117,12 +183,7 @@ int count_pending(int count, const MPI_Request* requests) {
 }
 
 void finish_all_pending() {
-  std::vector<PendingCall*> calls;
-  {
-    std::lock_guard lock(pending_mutex);
-    for (auto& [handle, call] : pending) calls.push_back(call);
-  }
-  for (PendingCall* call : calls) complete(*call, *outcome(*call, true));
+  for (PendingCall* call : in_start_order()) complete(*call, *outcome(*call, true));
 }
 
 }  // namespace multilane::mpi

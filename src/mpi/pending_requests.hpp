@@ -12,6 +12,13 @@
 //     (multilane progresses on its own thread; the wait is bounded by the engine's timeout);
 //   * otherwise polls: completes what is done and tries PMPI_Test*, so MPI's own requests keep
 //     progressing too (a peer may need them to reach the collective this rank waits for).
+// A v-form whose counts only some ranks know (MPI_Igatherv, MPI_Iscatterv, MPI_Ialltoallv)
+// first exchanges them without waiting (PMPI_Ibcast or PMPI_Iallgather); its multilane call
+// starts once they are here, when a completion call finds the exchange done. Multilane numbers a
+// communicator's calls in the order they start, the same on every rank, so such a deferred
+// call starts before any later call of its communicator: a later call first waits for the
+// earlier exchanges (start_deferred()), which every rank has already begun, so the wait ends
+// as soon as MPI progresses them.
 // The query callback reports the call's error code (mpi_errors.hpp) in the status; elements
 // are 0 bytes, source and tag MPI_UNDEFINED, as for any collective's request.
 // MPI_Cancel is not wrapped: it has no effect on such a request.
@@ -19,6 +26,8 @@
 
 #include <mpi.h>
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -34,6 +43,12 @@ struct PendingCall {
   std::string function;                 // "MPI_Ibcast", for error messages
   MPI_Request handle = MPI_REQUEST_NULL;
   int error = MPI_SUCCESS;
+  // A deferred call: the counts' exchange, and what starts the multilane call after it (empty
+  // once started); why the start failed, if it did.
+  MPI_Request counts_exchange = MPI_REQUEST_NULL;
+  std::function<Request()> start;
+  std::string start_failure;
+  std::uint64_t sequence = 0;  // start_pending()'s order
 };
 
 // Returns the generalized request that completes with `pending`.
@@ -46,5 +61,8 @@ void finish_pending(int count, const MPI_Request* requests);
 int count_pending(int count, const MPI_Request* requests);
 // Waits for every pending call (at stop_library()).
 void finish_all_pending();
+// Starts every deferred call of `owner`, in the order they were made, waiting for their
+// counts' exchanges: before any later call of that communicator starts.
+void start_deferred(const Communicator* owner);
 
 }  // namespace multilane::mpi

@@ -87,9 +87,10 @@ bool describe_v_form(const MpiArgs& a, CollectiveCall& c) {
   }
 }
 
-void CollectiveCall::exchange_counts() {
+void CollectiveCall::begin_counts_exchange(MPI_Request* exchange) {
   const auto n = static_cast<std::size_t>(size);
   const bool root = rooted(call) && args.root == rank;
+  if (exchange) *exchange = MPI_REQUEST_NULL;
   switch (call) {
     case WrappedCall::Gatherv:
     case WrappedCall::Scatterv: {
@@ -101,8 +102,13 @@ void CollectiveCall::exchange_counts() {
         for (std::size_t i = 0; i < n; ++i)
           counts_[i] = static_cast<std::uint64_t>(counts[i]) * element;
       }
-      pmpi_check(PMPI_Bcast(counts_.data(), size, MPI_UINT64_T, args.root, comm),
-                 "PMPI_Bcast of the v-form's counts");
+      if (exchange) {
+        pmpi_check(PMPI_Ibcast(counts_.data(), size, MPI_UINT64_T, args.root, comm, exchange),
+                   "PMPI_Ibcast of the v-form's counts");
+      } else {
+        pmpi_check(PMPI_Bcast(counts_.data(), size, MPI_UINT64_T, args.root, comm),
+                   "PMPI_Bcast of the v-form's counts");
+      }
       break;
     }
     case WrappedCall::Allgatherv:
@@ -123,15 +129,51 @@ void CollectiveCall::exchange_counts() {
       for (std::size_t j = 0; j < n; ++j) {
         counts_[n * n + j] = static_cast<std::uint64_t>(counts[j]) * element;
       }
-      pmpi_check(PMPI_Allgather(counts_.data() + n * n, size, MPI_UINT64_T, counts_.data(), size,
-                                MPI_UINT64_T, comm),
-                 "PMPI_Allgather of the alltoallv's counts");
-      counts_.resize(n * n);
+      if (exchange) {
+        pmpi_check(PMPI_Iallgather(counts_.data() + n * n, size, MPI_UINT64_T, counts_.data(), size,
+                                   MPI_UINT64_T, comm, exchange),
+                   "PMPI_Iallgather of the alltoallv's counts");
+      } else {
+        pmpi_check(PMPI_Allgather(counts_.data() + n * n, size, MPI_UINT64_T, counts_.data(), size,
+                                  MPI_UINT64_T, comm),
+                   "PMPI_Allgather of the alltoallv's counts");
+      }
       break;
     }
     default:
       break;
   }
+}
+
+void CollectiveCall::end_counts_exchange() {
+  const auto n = static_cast<std::size_t>(size);
+  if (call == WrappedCall::Alltoallv) counts_.resize(n * n);  // drop this rank's row's copy
+}
+
+void CollectiveCall::exchange_counts() {
+  begin_counts_exchange(nullptr);
+  end_counts_exchange();
+}
+
+void CollectiveCall::start_counts_exchange(MPI_Request* exchange) {
+  // Only the significant ones: a gatherv's non-root may pass any receive type.
+  const bool root = rooted(call) && args.root == rank;
+  const bool send_used = args.sendbuf != MPI_IN_PLACE && (call != WrappedCall::Scatterv || root);
+  const bool recv_used = args.recvbuf != MPI_IN_PLACE && (call != WrappedCall::Gatherv || root);
+  for (MPI_Datatype* type :
+       {send_used ? &args.sendtype : nullptr, recv_used ? &args.recvtype : nullptr}) {
+    if (type == nullptr || *type == MPI_DATATYPE_NULL) continue;
+    MPI_Datatype held = MPI_DATATYPE_NULL;
+    pmpi_check(PMPI_Type_dup(*type, &held), "PMPI_Type_dup");
+    held_types_.push_back(held);
+    *type = held;
+  }
+  begin_counts_exchange(exchange);
+  counts_exchanged_ = true;
+}
+
+CollectiveCall::~CollectiveCall() {
+  for (MPI_Datatype& type : held_types_) PMPI_Type_free(&type);
 }
 
 std::span<const std::uint64_t> CollectiveCall::known_counts() {
@@ -141,7 +183,12 @@ std::span<const std::uint64_t> CollectiveCall::known_counts() {
 }
 
 void CollectiveCall::prepare_v_form() {
-  exchange_counts();
+  if (counts_exchanged_) {
+    end_counts_exchange();
+    counts_exchanged_ = false;
+  } else {
+    exchange_counts();
+  }
   const bool root = rooted(call) && args.root == rank;
   auto* sendbuf = const_cast<void*>(args.sendbuf);
   const bool send_in_place = args.sendbuf == MPI_IN_PLACE,

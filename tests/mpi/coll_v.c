@@ -2,7 +2,9 @@
  * counts (a ramp, every other rank empty, one block of 1 MiB, all empty), displacements in rank
  * order and in reverse order with gaps, a datatype with holes (an int resized to 8 bytes) on
  * one side and plain ints on the other (matching signatures), roots 0 and last, and
- * MPI_IN_PLACE where MPI allows it; MPI_Iallgatherv whose datatype is freed before the wait.
+ * MPI_IN_PLACE where MPI allows it; MPI_Iallgatherv whose datatype is freed before the wait;
+ * MPI_Igatherv, MPI_Iscatterv and MPI_Ialltoallv in flight together with an MPI_Ibcast started
+ * after them and a blocking MPI_Allreduce, their datatypes freed before the wait.
  * Every int of every receive buffer is checked: the data where the displacements say, and
  * the gaps and holes untouched. All of it on MPI_COMM_WORLD, then on a communicator that
  * MPI_Comm_split made with the ranks in reverse order. Prints "No Errors". */
@@ -210,6 +212,88 @@ static void alltoallv(MPI_Comm comm, int pattern, int reversed, const VType* rt,
   free(scounts), free(rcounts), free(sdispls), free(rdispls), free(send), free(recv), free(want);
 }
 
+/* MPI_Igatherv (root 0), MPI_Iscatterv (root p-1) and MPI_Ialltoallv in flight at once, then
+ * an MPI_Ibcast and a blocking MPI_Allreduce on the same communicator (multilane numbers a
+ * communicator's calls in the order they start, and these v-forms start only once their counts
+ * arrived), completed by one MPI_Waitall in reverse order. The datatype with holes each uses is
+ * a duplicate the program frees before the wait. */
+static void nonblocking_v_forms(MPI_Comm comm, int pattern, int reversed, MPI_Datatype holes,
+                                int round) {
+  int rank, p;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &p);
+  MPI_Datatype freed;
+  MPI_Type_dup(holes, &freed);
+  const VType rt = {freed, 2}, ints = {MPI_INT, 1};
+  int* counts = malloc((size_t)p * sizeof(int));
+  for (int i = 0; i < p; ++i) counts[i] = count_of(pattern, i, p);
+  int* displs = malloc((size_t)p * sizeof(int));
+  const long span = (long)lay_out(counts, p, reversed, displs) * rt.stride;
+  MPI_Request requests[4];
+  /* igatherv to root 0 into blocks of the freed type */
+  int* gsend = filled(counts[rank]);
+  for (int k = 0; k < counts[rank]; ++k) gsend[k] = value(rank, 0, k, round);
+  int* grecv = filled(span);
+  int* gwant = gathered(&rt, counts, displs, p, span, 0, round);
+  MLTEST_CHECK_MPI(MPI_Igatherv(gsend, counts[rank], MPI_INT, grecv, counts, displs, freed, 0, comm,
+                                &requests[0]));
+  /* iscatterv from root p-1 into the freed type */
+  const int sroot = p - 1;
+  const long sspan = (long)lay_out(counts, p, reversed, displs);
+  int* ssend = filled(sspan);
+  for (int i = 0; i < p; ++i) {
+    for (int k = 0; k < counts[i]; ++k) put(ssend, &ints, displs[i], k, value(sroot, i, k, round));
+  }
+  const long mine = (long)counts[rank] * rt.stride;
+  int* srecv = filled(mine);
+  int* swant = filled(mine);
+  for (int k = 0; k < counts[rank]; ++k) put(swant, &rt, 0, k, value(sroot, rank, k, round));
+  MLTEST_CHECK_MPI(MPI_Iscatterv(ssend, counts, displs, MPI_INT, srecv, counts[rank], freed, sroot,
+                                 comm, &requests[1]));
+  /* ialltoallv from plain ints into the freed type */
+  int* scounts = malloc((size_t)p * sizeof(int));
+  int* rcounts = malloc((size_t)p * sizeof(int));
+  int* sdispls = malloc((size_t)p * sizeof(int));
+  int* rdispls = malloc((size_t)p * sizeof(int));
+  for (int j = 0; j < p; ++j) {
+    scounts[j] = pair_count(rank, j, p, pattern, 0);
+    rcounts[j] = pair_count(j, rank, p, pattern, 0);
+  }
+  const long aspan = lay_out(scounts, p, reversed, sdispls);
+  const long rspan = (long)lay_out(rcounts, p, !reversed, rdispls) * rt.stride;
+  int* asend = filled(aspan);
+  for (int j = 0; j < p; ++j) {
+    for (int k = 0; k < scounts[j]; ++k) put(asend, &ints, sdispls[j], k, value(rank, j, k, round));
+  }
+  int* arecv = filled(rspan);
+  int* awant = filled(rspan);
+  for (int j = 0; j < p; ++j) {
+    for (int k = 0; k < rcounts[j]; ++k) put(awant, &rt, rdispls[j], k, value(j, rank, k, round));
+  }
+  MLTEST_CHECK_MPI(MPI_Ialltoallv(asend, scounts, sdispls, MPI_INT, arecv, rcounts, rdispls, freed,
+                                  comm, &requests[2]));
+  MPI_Type_free(&freed);
+  /* a later nonblocking and a blocking call on the same communicator */
+  int word[4] = {0, 0, 0, 0};
+  if (rank == 0) word[0] = round, word[3] = -round;
+  MLTEST_CHECK_MPI(MPI_Ibcast(word, 4, MPI_INT, 0, comm, &requests[3]));
+  int one = 1, ranks = 0;
+  MLTEST_CHECK_MPI(MPI_Allreduce(&one, &ranks, 1, MPI_INT, MPI_SUM, comm));
+  if (ranks != p)
+    MLTEST_FAIL("MPI_Allreduce beside the v-forms (round %d): %d, not %d", round, ranks, p);
+  MPI_Request backwards[4] = {requests[3], requests[2], requests[1], requests[0]};
+  MPI_Status statuses[4];
+  MLTEST_CHECK_MPI(MPI_Waitall(4, backwards, statuses));
+  if (rank == 0) expect_equal(grecv, gwant, span, "MPI_Igatherv", round);
+  expect_equal(srecv, swant, mine, "MPI_Iscatterv", round);
+  expect_equal(arecv, awant, rspan, "MPI_Ialltoallv", round);
+  if (word[0] != round || word[3] != -round)
+    MLTEST_FAIL("MPI_Ibcast beside the v-forms (round %d)", round);
+  free(counts), free(displs), free(gsend), free(grecv), free(gwant), free(ssend), free(srecv);
+  free(swant), free(scounts), free(rcounts), free(sdispls), free(rdispls), free(asend);
+  free(arecv), free(awant);
+}
+
 /* Every v-form with every count pattern, layout, side of the datatype with holes, root and
  * MPI_IN_PLACE choice, on `comm`. */
 static void all_v_forms(MPI_Comm comm, MPI_Datatype spaced, int* round) {
@@ -234,6 +318,7 @@ static void all_v_forms(MPI_Comm comm, MPI_Datatype spaced, int* round) {
           alltoallv(comm, pattern, reversed, single, blocks, in_place, ++*round);
         }
         if (!in_place) iallgatherv(comm, counts, reversed, spaced, ++*round);
+        if (!in_place) nonblocking_v_forms(comm, pattern, reversed, spaced, ++*round);
       }
     }
   }
