@@ -180,6 +180,9 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
                   WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 2)
   mpi_family_test(mpi-ompi-v-explain-3 mpi 3 coll_v forced MULTILANE_EXPLAIN=1
                   EXPECT "multilane-mpi: MPI_Alltoallv, 3 ranks on 1 node\\(s\\): multilane [a-z-]+ \\(MULTILANE_ALGORITHM_ALLTOALLV=auto\\)")
+  # MULTILANE_PROFILE: the time in collectives, per kind of call, at MPI_Finalize.
+  mpi_family_test(mpi-ompi-profile-3 mpi 3 coll_reduce forced MULTILANE_PROFILE=1
+                  EXPECT "multilane-mpi: profile over 3 ranks, per rank: .*MPI_Scan [0-9]+ calls [0-9.e-]+ s; .*collectives [0-9.e-]+ s of [0-9.e-]+ s since MPI_Init \\([0-9.]+%\\)")
   mpi_family_test(mpi-ompi-types-nodes-4 mpi 4 coll_types policy
                   WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 2)
 

@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "mpi/call_class.hpp"
+#include "mpi/call_profile.hpp"
 #include "mpi/comm_state.hpp"
 #include "mpi/decision_store.hpp"
 #include "mpi/library.hpp"
@@ -221,7 +222,9 @@ std::string explain_blocking(const Pick& pick, const MeasuredRoutes& routes, std
 
 }  // namespace
 
-int run_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall mpi) {
+namespace {
+
+int serve_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall mpi) {
   const Library& lib = library();
   if (!lib.active || comm == MPI_COMM_NULL) return mpi(args, comm);
   try {
@@ -291,7 +294,7 @@ int run_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall m
   }
 }
 
-int start_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_Request* request,
+int serve_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_Request* request,
                       MpiStart mpi) {
   if (!library().active || comm == MPI_COMM_NULL) return mpi(args, comm, request);
   try {
@@ -368,6 +371,21 @@ int start_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
   } catch (const std::exception& e) {
     return report_failure(comm, call_function(call, true), e.what());
   }
+}
+
+}  // namespace
+
+int run_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall mpi) {
+  if (!library().settings.profile) return serve_blocking(call, comm, args, mpi);
+  const ProfiledCall profiled(call, false);
+  return serve_blocking(call, comm, args, mpi);
+}
+
+int start_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_Request* request,
+                      MpiStart mpi) {
+  if (!library().settings.profile) return serve_nonblocking(call, comm, args, request, mpi);
+  const ProfiledCall profiled(call, true);
+  return serve_nonblocking(call, comm, args, request, mpi);
 }
 
 }  // namespace multilane::mpi

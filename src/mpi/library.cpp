@@ -1,6 +1,8 @@
 // mpi/library.cpp — start and stop of the PMPI library (library.hpp).
 #include "mpi/library.hpp"
 
+#include "mpi/call_profile.hpp"
+
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -76,6 +78,7 @@ void start_library(int thread_level) {
     std::fprintf(stderr, "multilane: %s\n", e.what());
     PMPI_Abort(MPI_COMM_WORLD, 2);
   }
+  if (lib.settings.profile) start_profile();
   if (!lib.settings.enabled || thread_level == MPI_THREAD_MULTIPLE) return;
   if (PMPI_Add_error_class(&lib.error_class) != MPI_SUCCESS) lib.error_class = MPI_ERR_OTHER;
   try {
@@ -90,6 +93,7 @@ void start_library(int thread_level) {
 
 void stop_library() {
   Library& lib = library();
+  if (lib.settings.profile) report_profile();
   if (!lib.active) return;
   finish_all_pending();
   free_all_comm_states();  // counts each communicator's calls for the file

@@ -51,6 +51,12 @@ Settings Settings::from_environment() {
   } else if (!explain.empty() && explain != "0") {
     throw UsageError(fmt::format("MULTILANE_EXPLAIN={}: must be 0 or 1", explain));
   }
+  const std::string profile = variable("MULTILANE_PROFILE");
+  if (profile == "1") {
+    settings.profile = true;
+  } else if (!profile.empty() && profile != "0") {
+    throw UsageError(fmt::format("MULTILANE_PROFILE={}: must be 0 or 1", profile));
+  }
   settings.tuning_file = variable("MULTILANE_TUNING");
   const std::string mode = variable("MULTILANE_TUNING_MODE");
   if (mode == "frozen") {

@@ -28,6 +28,7 @@ namespace multilane::mpi {
 struct Settings {
   bool enabled = true;
   bool explain = false;
+  bool profile = false;                           // MULTILANE_PROFILE=1 (call_profile.hpp)
   std::string tuning_file;                        // "" without MULTILANE_TUNING
   bool frozen = false;                            // MULTILANE_TUNING_MODE=frozen
   std::array<std::string, kWrappedCalls> forced;  // "" when the policy decides

@@ -233,6 +233,7 @@ void expect_error(const char* name, const char* value, const std::string& messag
 TEST(Settings, BadValuesAreErrorsNamingTheVariable) {
   expect_error("MULTILANE_MPI", "maybe", "MULTILANE_MPI=maybe: must be on or off");
   expect_error("MULTILANE_EXPLAIN", "yes", "MULTILANE_EXPLAIN=yes: must be 0 or 1");
+  expect_error("MULTILANE_PROFILE", "on", "MULTILANE_PROFILE=on: must be 0 or 1");
   expect_error(
       "MULTILANE_ALGORITHM_SCATTER", "tree",
       "MULTILANE_ALGORITHM_SCATTER=tree: unknown scatter algorithm \"tree\": choose mpi, auto or "
