@@ -5,6 +5,7 @@
 #
 #   scripts/install-deps.sh          what `make test` and `make demo` need
 #   scripts/install-deps.sh fuzz     that, and clang (its libFuzzer) for `make fuzz`
+#   scripts/install-deps.sh apps     that, and LAMMPS and HPCC for bench/apps-on-grid.sh
 set -euo pipefail
 
 packages=(
@@ -15,9 +16,10 @@ packages=(
   libhwloc-dev libopenmpi-dev openmpi-bin libmpich-dev mpich
   python3-matplotlib libsimgrid-dev iperf3 iproute2
 )
-if [ "${1:-}" = fuzz ]; then
-  packages+=(clang)
-fi
+case "${1:-}" in
+  fuzz) packages+=(clang) ;;
+  apps) packages+=(lammps hpcc bc) ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

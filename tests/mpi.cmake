@@ -124,6 +124,10 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
   mpi_family_test(mpi-ompi-served-sites-8 mpi 8 served_path forced
                   MULTILANE_PLATFORM=${CMAKE_SOURCE_DIR}/tests/mpi/two-sites-2x2.toml
                   WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 2)
+  # A decided algorithm whose name is longer than a string's inline room: still no allocation.
+  mpi_family_test(mpi-ompi-served-named-4 mpi 4 served_path policy MULTILANE_ALGORITHM_BCAST=auto
+                  MULTILANE_ALGORITHM_ALLREDUCE=recursive-doubling MULTILANE_ALGORITHM_BARRIER=auto
+                  MULTILANE_ALGORITHM_GATHER=auto)
   mpi_family_test(mpi-ompi-served-retyped-2 mpi 2 served_path policy ARGS retyped)
   # The measured route: a first run explores and writes the tuning file, a frozen run starts
   # from it and measures nothing.

@@ -34,8 +34,10 @@ struct CommState {
   // Null until the first blocking call that runs multilane. Shared with the non-blocking calls
   // in flight: MPI lets a program free a communicator before waiting for them.
   std::shared_ptr<Communicator> multilane;
-  // The blocking calls' call: reused, so that its buffers keep their memory from call to call.
+  // The blocking calls' call and options: reused, so that its buffers and the algorithm's name
+  // keep their memory from call to call.
   CollectiveCall blocking;
+  CollectiveOptions blocking_options;
   // The last blocking calls the route gave to the MPI library: the same again goes there at once.
   RepeatedCalls to_mpi_again;
 };

@@ -195,12 +195,13 @@ void run_multilane(CommState& state, CollectiveCall& c, std::string_view algorit
   start_deferred(&multilane);  // the communicator's calls start in program order
   const std::uint64_t handed_off = multilane.handed_off();
   c.prepare();
+  CollectiveOptions& options = state.blocking_options;
+  options.algorithm.assign(algorithm);  // no allocation once the longest name was met
   if (is_v_form(c.call)) {
-    multilane.runv(carrier(c.call), c.send(), c.recv(), root_of(c), c.counts(),
-                   {.algorithm = std::string(algorithm)}, c.reduction);
+    multilane.runv(carrier(c.call), c.send(), c.recv(), root_of(c), c.counts(), options,
+                   c.reduction);
   } else {
-    multilane.run(carrier(c.call), c.send(), c.recv(), root_of(c), c.block,
-                  {.algorithm = std::string(algorithm)}, c.reduction);
+    multilane.run(carrier(c.call), c.send(), c.recv(), root_of(c), c.block, options, c.reduction);
   }
   c.finish();
   if (multilane.handed_off() != handed_off) ++counters.blocking_handed_off;
