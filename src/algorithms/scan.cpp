@@ -37,7 +37,6 @@
 
 #include "builders.hpp"
 #include "reduce_steps.hpp"
-#include "support/power_of_two.hpp"
 #include "tree_reduce.hpp"
 
 namespace multilane::algo {
@@ -50,11 +49,10 @@ Range slot(int index, std::uint64_t size) {
   return {Buffer::Scratch, static_cast<std::uint64_t>(index) * size, size};
 }
 
-// Which scratch slots a rank's scan steps use (index into slot()); -1 for none.
+// The scratch slots (index into slot()) between which a rank's partials alternate; -1: none.
 struct Slots {
-  int a = -1;  // the partials alternate between a and b
+  int a = -1;
   int b = -1;
-  int shifted = -1;  // an exscan's shifted input
 };
 
 // Hillis–Steele inclusive scan over positions 0..n-1: `input` holds the position's own
@@ -128,8 +126,7 @@ OpIndex exclusive_scan(ScheduleBuilder& b, int n, int position, const RankAt& ra
   // Positions 1..n-1 scan the shifted inputs; position 1's is already its result.
   Slots slots;
   const int shifted = position - 1;
-  const bool direct = shifted == 0;
-  if (!direct) slots.shifted = first_slot;
+  const bool direct = shifted == 0;  // held in `result`, else in slot `first_slot`
   const Range held = direct ? result : slot(first_slot, m);
   const OpIndex got = b.recv(rank_at(position - 1), held);
   slots_used = (direct ? 0 : 1) + scan_slots(shifted, first_slot + (direct ? 0 : 1), slots);
@@ -153,11 +150,6 @@ OpIndex prefix(ScheduleBuilder& b, Collective collective, int n, int position,
   Slots slots;
   slots_used += scan_slots(position, first_slot, slots);
   return inclusive_scan(b, n, position, rank_at, input, {}, result, slots);
-}
-
-ScheduleBuilder scan_builder(Collective collective, std::string name, int p,
-                             const BuildParams& params, std::uint64_t segment = 0) {
-  return reduction_builder(collective, std::move(name), p, params, segment);
 }
 
 // The ranks cut into runs of consecutive ranks on one site: runs[j] = {first, end}.
@@ -193,7 +185,7 @@ Schedule chain_prefix(Collective collective, const Platform& platform, const Bui
   const int p = platform.num_ranks();
   const std::uint64_t m = params.size;
   const std::uint64_t segment = element_segment(params.segment, params.element_size);
-  ScheduleBuilder b = scan_builder(collective, "chain", p, params, segment);
+  ScheduleBuilder b = reduction_builder(collective, "chain", p, params, segment);
   const bool exclusive = collective == Collective::Exscan;
   for (int r = 0; r < p; ++r) {
     b.start_rank(r);
@@ -226,7 +218,7 @@ Schedule recursive_doubling_prefix(Collective collective, const Platform& platfo
                                    const BuildParams& params) {
   const int p = platform.num_ranks();
   const std::uint64_t m = params.size;
-  ScheduleBuilder b = scan_builder(collective, "recursive-doubling", p, params);
+  ScheduleBuilder b = reduction_builder(collective, "recursive-doubling", p, params);
   const RankAt same = [](int v) { return v; };
   for (int r = 0; r < p; ++r) {
     b.start_rank(r);
@@ -242,7 +234,7 @@ Schedule sites_prefix(Collective collective, const Platform& platform, const Bui
   const std::uint64_t m = params.size;
   const bool exclusive = collective == Collective::Exscan;
   const std::vector<SiteRun> runs = site_runs(platform);
-  ScheduleBuilder b = scan_builder(collective, "multilane-sites", p, params);
+  ScheduleBuilder b = reduction_builder(collective, "multilane-sites", p, params);
   const Range own{Buffer::Send, 0, m};
   const Range recv{Buffer::Recv, 0, m};
   for (std::size_t j = 0; j < runs.size(); ++j) {
