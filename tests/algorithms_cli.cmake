@@ -18,7 +18,7 @@ multilane_cli_test(cli-schedule-bad-size 2 "size \"12XB\" does not parse" schedu
 multilane_cli_test(cli-schedule-bad-root 2 "root 99 is out of range: the platform has 32 ranks \\(0\\.\\.31\\)"
   schedule --root 99)
 multilane_cli_test(cli-schedule-unknown-collective 2
-  "--collective \"reduction\" is unknown: choose bcast, scatter, gather, allgather, alltoall, reduce, allreduce, reduce-scatter, gatherv, scatterv, allgatherv or alltoallv"
+  "--collective \"reduction\" is unknown: choose bcast, scatter, gather, allgather, alltoall, reduce, allreduce, reduce-scatter, scan, exscan, gatherv, scatterv, allgatherv, alltoallv or reduce-scatterv"
   schedule -c reduction)
 
 # Two-level names `hier-shm:X` (X between the node leaders) flow wherever a name does: the

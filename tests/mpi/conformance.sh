@@ -11,7 +11,8 @@ Runs MPICH's collective conformance tests (test/mpi/coll, MPICH tag v4.3.2) twic
 program, MPI family and rank count: natively, then with the family's multilane library
 preloaded and every collective forced to multilane
 (MULTILANE_ALGORITHM_<COLL>=auto for BCAST SCATTER GATHER ALLGATHER ALLTOALL BARRIER
-REDUCE ALLREDUCE REDUCE_SCATTER_BLOCK). The script downloads nothing: get the tests with
+REDUCE ALLREDUCE REDUCE_SCATTER_BLOCK REDUCE_SCATTER SCAN EXSCAN GATHERV SCATTERV ALLGATHERV
+ALLTOALLV). The script downloads nothing: get the tests with
   git --git-dir=<mpich.git> archive v4.3.2 test/mpi/coll test/mpi/util test/mpi/include \
       test/mpi/dtpools/include | tar -x -C /tmp/mpich-tests
 and pass --mpich-src /tmp/mpich-tests (the MPICH tree, or its test/mpi folder).
@@ -52,8 +53,8 @@ family (the MPI library's own failures, not counted). Last line:
 Exit status 0 only when nothing failed (1 when something did, 2 on a usage or setup
 error). Logs: WORK/logs/FAMILY/NAME.native.log and .forced.log.
 
-Not run: the persistent (p_*), neighbourhood, scan/exscan, alltoallv/w, reduce_local and
-GPU programs (nothing multilane intercepts), bcast.c (needs MPICH's dtpools library),
+Not run: the persistent (p_*), neighbourhood, alltoallw, reduce_local and GPU programs
+(nothing multilane intercepts), bcast.c (needs MPICH's dtpools library),
 testlist entries with env= (MPICH-internal algorithm selection at 16-32 ranks).
 Open MPI 4.1.4 lacks MPI-4's large-count calls, so coll_large does not build there (skip).
 Known native failures on Debian 12: Open MPI's allred -count=100, MPICH's reduce on 3 and
@@ -76,14 +77,16 @@ ALL_PROGRAMS=(
   # bcast
   bcasttest bcastzerotype icbcast nbicbcast
   # scatter
-  scattern scatter2 scatter3 coll4 coll5 scatterv icscatter nbicscatter
+  scattern scatter2 scatter3 coll4 coll5 scatterv icscatter nbicscatter icscatterv
   # gather
-  gather gather2 coll2 nbcoll2 gatherv icgather nbicgather
+  gather gather2 coll2 nbcoll2 gatherv icgather nbicgather icgatherv nbicgatherv
   # allgather
   allgather2 allgather3 allgather_struct coll7 coll6 allgatherv2 allgatherv3 allgatherv4
-  icallgather nbicallgather
+  icallgather nbicallgather icallgatherv nbicallgatherv
   # alltoall
-  alltoall1 nballtoall1 coll13 icalltoall nbicalltoall
+  alltoall1 nballtoall1 coll13 icalltoall nbicalltoall alltoallv alltoallv0 icalltoallv
+  # scan, exscan
+  scantst exscan exscan2
   # barrier
   ibarrier icbarrier nbicbarrier
   # reduce
@@ -106,7 +109,8 @@ SUBSET_NONBLOCKING=(nonblocking nonblocking2 iallred ibarrier nballtoall1 nbcoll
                     nbredscat nbicbcast nbicallreduce)
 SUBSET_DATATYPE=(allgather_struct allred_derived allred3 bcastzerotype gather2 scatter2
                  scattern red4 coll13)
-COLLS=(BCAST SCATTER GATHER ALLGATHER ALLTOALL BARRIER REDUCE ALLREDUCE REDUCE_SCATTER_BLOCK)
+COLLS=(BCAST SCATTER GATHER ALLGATHER ALLTOALL BARRIER REDUCE ALLREDUCE REDUCE_SCATTER_BLOCK
+       REDUCE_SCATTER SCAN EXSCAN GATHERV SCATTERV ALLGATHERV ALLTOALLV)
 
 # ---- options ---------------------------------------------------------------------------
 MPICH_SRC=${MPICH_SRC:-}
