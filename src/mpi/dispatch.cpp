@@ -331,6 +331,13 @@ int serve_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
       pick.run = RouteChoice::Mpi;
       why = "multilane is not set up on this communicator yet: a nonblocking call never sets it up";
     }
+    if (pick.run == RouteChoice::Multilane && sizes_per_rank(call) &&
+        !state->policy->forced(call)) {
+      // Its multilane part starts only at a later call the library wraps (pending_requests.hpp):
+      // a rank blocked in MPI_Recv meanwhile would hold back the ranks that wait for it.
+      pick.run = RouteChoice::Mpi;
+      why = "a nonblocking v-form whose counts only some ranks know: multilane's only if forced";
+    }
     if (library().settings.explain && why.empty()) {
       why = explain_blocking({.run = pick.run}, state->routes, key, c, *state);
     }

@@ -18,7 +18,10 @@
 // communicator's calls in the order they start, the same on every rank, so such a deferred
 // call starts before any later call of its communicator: a later call first waits for the
 // earlier exchanges (start_deferred()), which every rank has already begun, so the wait ends
-// as soon as MPI progresses them.
+// as soon as MPI progresses them. Until then the call moves no data: a rank that blocks in a
+// call the library does not wrap (MPI_Recv) holds back the ranks waiting for it, which MPI's
+// own progress would not. So the library defers only calls the program forces to multilane
+// (MULTILANE_ALGORITHM_<COLL>); by default such a call is the MPI library's.
 // The query callback reports the call's error code (mpi_errors.hpp) in the status; elements
 // are 0 bytes, source and tag MPI_UNDEFINED, as for any collective's request.
 // MPI_Cancel is not wrapped: it has no effect on such a request.
