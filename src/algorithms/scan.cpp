@@ -19,7 +19,7 @@
 // doubling over the LAN). The last rank of each run sends the run's total T across the WAN to
 // every later run in k pieces, piece i to the run's i-th rank (k lanes, k the receiving run's
 // size or BuildParams::wan_pairs), all at once; position i combines its pieces in run order, a
-// ring allgather in the run gives every rank the whole prefix E of the earlier runs, and every
+// ring allgather in the run gives every rank the whole prefix E of the runs before it, and every
 // rank ends with E (+) its run's partial.
 //
 //   site 0: r0 r1 r2 r3          site 1: r4 r5 r6 r7
@@ -103,52 +103,42 @@ OpIndex inclusive_scan(ScheduleBuilder& b, int n, int position, const RankAt& ra
   return b.copy(result, input, after);
 }
 
-// The slots an inclusive scan at `position` of n uses: one per receive but the last, two at
-// most. Returns how many slots it needs from `first` on.
-int scan_slots(int position, int first, Slots& slots) {
+// The slots an inclusive scan at `position` uses: one per receive but the last, two at most,
+// taken from `next_slot` on (which moves past them).
+void take_scan_slots(int position, int& next_slot, Slots& slots) {
   const int receives = position > 0 ? std::bit_width(static_cast<unsigned>(position)) : 0;
-  const int used = std::min(2, std::max(0, receives - 1));
-  if (used >= 1) slots.a = first;
-  if (used >= 2) slots.b = first + 1;
-  return used;
+  if (receives >= 2) slots.a = next_slot++;
+  if (receives >= 3) slots.b = next_slot++;
 }
 
 // Exclusive scan over positions 0..n-1: position i gets x_0 (+) ... (+) x_{i-1} in `result`
-// (position 0 gets nothing). Slots from `first_slot` on; returns the operation that completes
-// `result` (kNoOp at position 0) and sets `slots_used`.
+// (position 0 gets nothing). Takes its slots from `next_slot` on; returns the operation that
+// completes `result` (kNoOp at position 0).
 OpIndex exclusive_scan(ScheduleBuilder& b, int n, int position, const RankAt& rank_at,
-                       const Range& input, std::span<const OpIndex> after, const Range& result,
-                       int first_slot, int& slots_used) {
+                       const Range& input, const Range& result, int& next_slot) {
   const std::uint64_t m = input.length;
-  if (position + 1 < n) b.send(rank_at(position + 1), input, kAnyLane, after);
-  slots_used = 0;
+  if (position + 1 < n) b.send(rank_at(position + 1), input);
   if (position == 0) return kNoOp;
   // Positions 1..n-1 scan the shifted inputs; position 1's is already its result.
-  Slots slots;
   const int shifted = position - 1;
-  const bool direct = shifted == 0;  // held in `result`, else in slot `first_slot`
-  const Range held = direct ? result : slot(first_slot, m);
+  const Range held = shifted == 0 ? result : slot(next_slot++, m);
   const OpIndex got = b.recv(rank_at(position - 1), held);
-  slots_used = (direct ? 0 : 1) + scan_slots(shifted, first_slot + (direct ? 0 : 1), slots);
+  Slots slots;
+  take_scan_slots(shifted, next_slot, slots);
   const RankAt shifted_rank = [&](int v) { return rank_at(v + 1); };
   return inclusive_scan(b, n - 1, shifted, shifted_rank, held, std::span<const OpIndex>(&got, 1),
                         result, slots);
 }
 
-// Either scan of whole vectors over positions 0..n-1; slots from `first_slot` on. Returns the
-// operation that completes `result` and adds the slots it used to `slots_used`.
+// Either scan of whole vectors over positions 0..n-1, its slots taken from `next_slot` on.
+// Returns the operation that completes `result`.
 OpIndex prefix(ScheduleBuilder& b, Collective collective, int n, int position,
-               const RankAt& rank_at, const Range& input, const Range& result, int first_slot,
-               int& slots_used) {
+               const RankAt& rank_at, const Range& input, const Range& result, int& next_slot) {
   if (collective == Collective::Exscan) {
-    int used = 0;
-    const OpIndex done =
-        exclusive_scan(b, n, position, rank_at, input, {}, result, first_slot, used);
-    slots_used += used;
-    return done;
+    return exclusive_scan(b, n, position, rank_at, input, result, next_slot);
   }
   Slots slots;
-  slots_used += scan_slots(position, first_slot, slots);
+  take_scan_slots(position, next_slot, slots);
   return inclusive_scan(b, n, position, rank_at, input, {}, result, slots);
 }
 
@@ -169,7 +159,7 @@ std::vector<SiteRun> site_runs(const Platform& platform) {
   return runs;
 }
 
-// The lanes into a run: its first k ranks each get 1/k of every earlier run's total, k the
+// The lanes into a run: its first k ranks each get 1/k of the total of every run before it, k the
 // run's size, or BuildParams::wan_pairs when smaller.
 int lanes_into(const SiteRun& run, const BuildParams& params) {
   return params.wan_pairs > 0 ? std::min(params.wan_pairs, run.size()) : run.size();
@@ -223,7 +213,7 @@ Schedule recursive_doubling_prefix(Collective collective, const Platform& platfo
   for (int r = 0; r < p; ++r) {
     b.start_rank(r);
     int slots = 0;
-    prefix(b, collective, p, r, same, {Buffer::Send, 0, m}, {Buffer::Recv, 0, m}, 0, slots);
+    prefix(b, collective, p, r, same, {Buffer::Send, 0, m}, {Buffer::Recv, 0, m}, slots);
     b.need_scratch(static_cast<std::uint64_t>(slots) * m);
   }
   return b.finish();
@@ -249,7 +239,7 @@ Schedule sites_prefix(Collective collective, const Platform& platform, const Bui
       Range local = recv;
       if (j > 0) local = position == 0 ? own : slot(slots++, m);
       const OpIndex local_done =
-          prefix(b, collective, run.size(), position, in_run, own, local, slots, slots);
+          prefix(b, collective, run.size(), position, in_run, own, local, slots);
       // The run's total, from its last rank to the first rank of every later run.
       if (position == run.size() - 1 && j + 1 < runs.size()) {
         Range total = local;
@@ -272,8 +262,9 @@ Schedule sites_prefix(Collective collective, const Platform& platform, const Bui
         }
       }
       if (j > 0) {
-        // E, the earlier runs' totals in run order: piece i lands at position i over the WAN,
-        // a ring allgather gives every position all of E, and E goes in front of the partial.
+        // E, the totals of the runs before this one, in run order: piece i lands at position i over
+        // the WAN, a ring allgather gives every position all of E, and E goes in front of the
+        // partial.
         const Pieces pieces = lane_pieces(run, params);
         const auto place = [&](int i) {
           return i < pieces.count() ? pieces.range(Buffer::Recv, i, i + 1) : Range{};
