@@ -1,14 +1,17 @@
 # multilane — the two commands a newcomer needs:
 #   make demo   install dependencies, build, and compare the papers' algorithms on a two-site grid
-#   make test   install dependencies, build, and run the whole suite twice (plain and ASan+UBSan)
+#   make test   install dependencies, build, and run the whole suite twice (plain and ASan+UBSan),
+#               and the threaded MPI programs under ThreadSanitizer
 JOBS ?= $(shell nproc)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-asan test test-plain test-asan demo fuzz fuzz-run format clean
+.PHONY: all deps build build-asan build-tsan test test-plain test-asan test-tsan demo fuzz fuzz-run \
+	format clean
 
 all: build
 
@@ -38,7 +41,18 @@ test-plain: build
 test-asan: build-asan
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
 
-test: test-plain test-asan
+# ThreadSanitizer: only what the threaded MPI programs need (tests/mpi.cmake) is built and run.
+$(TSAN_BUILD)/CMakeCache.txt:
+	cmake -G Ninja -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DMULTILANE_SANITIZE_THREADS=ON \
+	  $(CMAKE_FLAGS)
+
+build-tsan: deps $(TSAN_BUILD)/CMakeCache.txt
+	cmake --build $(TSAN_BUILD) --target mpi_sanitized_programs -j $(JOBS)
+
+test-tsan: build-tsan
+	cd $(TSAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L threads
+
+test: test-plain test-asan test-tsan
 
 demo: build
 	@scripts/demo.sh $(BUILD)
@@ -61,4 +75,4 @@ format:
 	clang-format -i $$(git ls-files '*.hpp' '*.cpp' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

@@ -45,6 +45,13 @@ add_test(NAME mpi-peer-json
                  ${mpi_peer_launch} -n 2 $<TARGET_FILE:mpi_peer> --collective alltoall --sizes
                  0,1,4097,1KiB --iterations 3 --repetitions 3 --check)
 set_tests_properties(mpi-peer-json PROPERTIES TIMEOUT 60 PASS_REGULAR_EXPRESSION "mpi_peer JSON ok")
+# --threads: two threads of each rank, each on its own communicator, every element checked.
+add_test(NAME mpi-peer-threads
+         COMMAND ${mpi_peer_launch} -n 2 $<TARGET_FILE:mpi_peer> --collective allreduce --sizes
+                 4KiB,64KiB --iterations 3 --repetitions 2 --threads 2 --check)
+set_tests_properties(mpi-peer-threads PROPERTIES TIMEOUT 60
+                     PASS_REGULAR_EXPRESSION "\"threads\": 2.*\"size\": 65536.*\"check_ok\": true"
+                     FAIL_REGULAR_EXPRESSION "\"check_ok\": false")
 add_test(NAME mpi-peer-bad-size
          COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=2 "-DEXPECT_OUTPUT=size \"12XB\" does not parse"
                  -P ${MULTILANE_EXPECT} -- ${mpi_peer_launch} -n 2 $<TARGET_FILE:mpi_peer>
@@ -54,6 +61,6 @@ if(MULTILANE_SANITIZE)
   # Open MPI never frees what MPI_Init allocates, and unloads its plugins before LeakSanitizer
   # runs, so those leaks cannot even be suppressed by library name. AddressSanitizer and
   # UndefinedBehaviorSanitizer still check every access of mpi_peer.
-  set_tests_properties(mpi-peer-json mpi-peer-bad-size PROPERTIES ENVIRONMENT
+  set_tests_properties(mpi-peer-json mpi-peer-bad-size mpi-peer-threads PROPERTIES ENVIRONMENT
                                                                   ASAN_OPTIONS=detect_leaks=0)
 endif()

@@ -4,6 +4,7 @@
  *   mpirun -n 8 --mca btl tcp,self build/bench/mpi_peer --collective bcast --sizes 1MiB,64MiB
  *          [--iterations K] [--repetitions R] [--root R] [--check]
  *   mpirun -n 8 ... mpi_peer --collective allgatherv|alltoallv --counts LIST [...]
+ *   mpirun -n 8 ... mpi_peer --collective allreduce --sizes 16MiB --threads 2
  *
  * Method (tools/collective_benchmark.hpp): one warm-up call (with --check, that call runs
  * on patterned buffers and every rank verifies every byte it received); then per repetition an
@@ -17,6 +18,12 @@
  * for allgatherv; p² for alltoallv, row = sender), blocks packed in rank order; their `size`
  * is the largest block.
  *
+ * With --threads N (MPI_THREAD_MULTIPLE), N threads of every rank each call the collective on a
+ * communicator of their own (duplicates of MPI_COMM_WORLD, own buffers) at the same time: a
+ * repetition's time runs from the barrier until every thread made its K calls, divided by K, so
+ * it is the time of N calls at once. Against --threads 1 it shows whether calls on different
+ * communicators overlap (N x the time: they are serialised).
+ *
  * Rank 0 prints the JSON of `multilane bench --json` with algorithm "openmpi":
  *   {"kind":"collective","collective":..,"ranks":..,"platform":"mpi","library":..,
  *    "results":[{"algorithm":"openmpi","size":..,"iterations":..,"times_s":[..],"median_s":..,
@@ -25,12 +32,13 @@
 #include <errno.h>
 #include <limits.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { kMaxSizes = 64, kMaxRepetitions = 1000, kMaxIterations = 1000000 };
+enum { kMaxSizes = 64, kMaxRepetitions = 1000, kMaxIterations = 1000000, kMaxThreads = 16 };
 
 typedef enum {
   kBcast,
@@ -50,9 +58,8 @@ typedef enum {
 } Collective;
 
 static const char* const kCollectiveNames[] = {
-    "bcast",     "scatter",        "gather",     "allgather", "alltoall", "reduce",
-    "allreduce", "reduce-scatter", "scan",      "exscan",    "allgatherv", "alltoallv",
-    "pingpong"};
+    "bcast",          "scatter", "gather", "allgather",  "alltoall",  "reduce",  "allreduce",
+    "reduce-scatter", "scan",    "exscan", "allgatherv", "alltoallv", "pingpong"};
 
 /* Reductions combine floats with MPI_SUM (as `multilane bench --type float --op sum`, and the
  * OSU micro-benchmarks); sizes in bytes are cut to whole floats. */
@@ -70,6 +77,7 @@ typedef struct {
   int check;
   uint64_t* counts; /* the v-forms: bytes per block (p, or p² for alltoallv) */
   int num_counts;
+  int threads; /* calls at once, each on its own communicator; 0: MPI_COMM_WORLD, this thread */
 } Options;
 
 typedef struct {
@@ -210,7 +218,7 @@ static void print_usage(void) {
   fprintf(stderr,
           "usage: mpi_peer --collective bcast|scatter|gather|allgather|alltoall|reduce|allreduce|\n"
           "                             reduce-scatter|scan|exscan|pingpong --sizes LIST\n"
-          "                [--iterations K] [--repetitions R] [--root R] [--check]\n"
+          "                [--iterations K] [--repetitions R] [--root R] [--threads N] [--check]\n"
           "       mpi_peer --collective allgatherv|alltoallv --counts LIST [...]\n");
 }
 
@@ -264,6 +272,8 @@ static int parse_arguments(int argc, char** argv, int ranks, int print, Options*
       status = parse_int(arg, value, 1, kMaxRepetitions, &o->repetitions, print);
     } else if (strcmp(arg, "--root") == 0) {
       status = parse_int(arg, value, 0, ranks - 1, &o->root, print);
+    } else if (strcmp(arg, "--threads") == 0) {
+      status = parse_int(arg, value, 1, kMaxThreads, &o->threads, print);
     } else {
       if (print) {
         fprintf(stderr, "mpi_peer: unknown option: %s\n", arg);
@@ -272,6 +282,10 @@ static int parse_arguments(int argc, char** argv, int ranks, int print, Options*
       status = -1;
     }
     if (status != 0) return -1;
+  }
+  if (o->collective == kPingpong && o->threads > 0) {
+    if (print) fprintf(stderr, "mpi_peer: --threads works with collectives, not pingpong\n");
+    return -1;
   }
   if (o->collective == kPingpong && ranks < 2) {
     if (print) fprintf(stderr, "mpi_peer: --collective pingpong needs 2 ranks or more\n");
@@ -535,48 +549,48 @@ static void ping_pong(int n, Buffers* b) {
   }
 }
 
-static void run_collective(Collective c, int root, uint64_t size, Buffers* b) {
+static void run_collective(Collective c, int root, uint64_t size, Buffers* b, MPI_Comm comm) {
   const int n = (int)size;
   const int floats = (int)(size / sizeof(float));
   switch (c) {
     case kReduce:
-      MPI_Reduce(b->send, b->recv, floats, MPI_FLOAT, MPI_SUM, root, MPI_COMM_WORLD);
+      MPI_Reduce(b->send, b->recv, floats, MPI_FLOAT, MPI_SUM, root, comm);
       return;
     case kAllreduce:
-      MPI_Allreduce(b->send, b->recv, floats, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      MPI_Allreduce(b->send, b->recv, floats, MPI_FLOAT, MPI_SUM, comm);
       return;
     case kReduceScatter:
-      MPI_Reduce_scatter_block(b->send, b->recv, floats, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      MPI_Reduce_scatter_block(b->send, b->recv, floats, MPI_FLOAT, MPI_SUM, comm);
       return;
     case kScan:
-      MPI_Scan(b->send, b->recv, floats, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      MPI_Scan(b->send, b->recv, floats, MPI_FLOAT, MPI_SUM, comm);
       return;
     case kExscan:
-      MPI_Exscan(b->send, b->recv, floats, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      MPI_Exscan(b->send, b->recv, floats, MPI_FLOAT, MPI_SUM, comm);
       return;
     case kBcast:
-      MPI_Bcast(b->recv, n, MPI_BYTE, root, MPI_COMM_WORLD);
+      MPI_Bcast(b->recv, n, MPI_BYTE, root, comm);
       return;
     case kScatter:
-      MPI_Scatter(b->send, n, MPI_BYTE, b->recv, n, MPI_BYTE, root, MPI_COMM_WORLD);
+      MPI_Scatter(b->send, n, MPI_BYTE, b->recv, n, MPI_BYTE, root, comm);
       return;
     case kGather:
-      MPI_Gather(b->send, n, MPI_BYTE, b->recv, n, MPI_BYTE, root, MPI_COMM_WORLD);
+      MPI_Gather(b->send, n, MPI_BYTE, b->recv, n, MPI_BYTE, root, comm);
       return;
     case kAllgather:
-      MPI_Allgather(b->send, n, MPI_BYTE, b->recv, n, MPI_BYTE, MPI_COMM_WORLD);
+      MPI_Allgather(b->send, n, MPI_BYTE, b->recv, n, MPI_BYTE, comm);
       return;
     case kAlltoall:
     case kNoCollective:
-      MPI_Alltoall(b->send, n, MPI_BYTE, b->recv, n, MPI_BYTE, MPI_COMM_WORLD);
+      MPI_Alltoall(b->send, n, MPI_BYTE, b->recv, n, MPI_BYTE, comm);
       return;
     case kAllgatherv:
       MPI_Allgatherv(b->send, (int)b->send_bytes, MPI_BYTE, b->recv, b->recvcounts, b->rdispls,
-                     MPI_BYTE, MPI_COMM_WORLD);
+                     MPI_BYTE, comm);
       return;
     case kAlltoallv:
       MPI_Alltoallv(b->send, b->sendcounts, b->sdispls, MPI_BYTE, b->recv, b->recvcounts,
-                    b->rdispls, MPI_BYTE, MPI_COMM_WORLD);
+                    b->rdispls, MPI_BYTE, comm);
       return;
     case kPingpong:
       ping_pong(n, b);
@@ -611,30 +625,106 @@ typedef struct {
   int check_ok; /* on every rank */
 } Point;
 
+/* The warm-up call (with --check, on patterned buffers, checked): 1 when every element is right. */
+static int warm_up(const Options* o, uint64_t size, int rank, int ranks, Buffers* b,
+                   MPI_Comm comm) {
+  if (o->check) fill_for_check(o->collective, rank, o->root, b);
+  run_collective(o->collective, o->root, size, b, comm);
+  if (!o->check) return 1;
+  return is_reduction(o->collective) ? check_reduction(o->collective, rank, ranks, size, b)
+                                     : check_result(o, rank, ranks, size, b);
+}
+
+/* One thread's part of a measurement: its communicator and buffers, and what they share. */
+typedef struct {
+  const Options* o;
+  uint64_t size;
+  int rank;
+  int ranks;
+  MPI_Comm comm;
+  int iterations;
+  int ok;
+  pthread_barrier_t* start; /* per repetition: after the ranks' barrier */
+  pthread_barrier_t* end;   /* per repetition: every thread made its calls */
+} Worker;
+
+/* Warm-up (and the checked call), then per repetition K calls between the two barriers. */
+static void* work(void* argument) {
+  Worker* w = argument;
+  const Options* o = w->o;
+  Buffers b = allocate_buffers(o, w->rank, w->ranks, w->size);
+  w->ok = warm_up(o, w->size, w->rank, w->ranks, &b, w->comm);
+  for (int r = 0; r < o->repetitions; ++r) {
+    pthread_barrier_wait(w->start);
+    for (int i = 0; i < w->iterations; ++i) {
+      run_collective(o->collective, o->root, w->size, &b, w->comm);
+    }
+    pthread_barrier_wait(w->end);
+  }
+  free_buffers(&b);
+  return NULL;
+}
+
 static Point measure(const Options* o, uint64_t size, int rank, int ranks) {
   Point p;
   memset(&p, 0, sizeof p);
-  Buffers b = allocate_buffers(o, rank, ranks, size);
-  int ok = 1;
-  if (o->check) fill_for_check(o->collective, rank, o->root, &b);
-  run_collective(o->collective, o->root, size, &b); /* warm-up (and the checked call) */
-  if (o->check) {
-    ok = is_reduction(o->collective) ? check_reduction(o->collective, rank, ranks, size, &b)
-                                     : check_result(o, rank, ranks, size, &b);
-  }
-  MPI_Allreduce(&ok, &p.check_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-
   p.iterations = o->iterations > 0 ? o->iterations : default_iterations(size);
+  if (o->threads == 0) {
+    /* The program's own thread on MPI_COMM_WORLD. */
+    Buffers b = allocate_buffers(o, rank, ranks, size);
+    const int ok = warm_up(o, size, rank, ranks, &b, MPI_COMM_WORLD);
+    MPI_Allreduce(&ok, &p.check_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    double mine[kMaxRepetitions];
+    for (int r = 0; r < o->repetitions; ++r) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double start = MPI_Wtime();
+      for (int i = 0; i < p.iterations; ++i) {
+        run_collective(o->collective, o->root, size, &b, MPI_COMM_WORLD);
+      }
+      mine[r] = (MPI_Wtime() - start) / p.iterations;
+    }
+    MPI_Reduce(mine, p.times_s, o->repetitions, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank == 0) p.median_s = median(p.times_s, o->repetitions);
+    free_buffers(&b);
+    return p;
+  }
+  const int n = o->threads;
+  pthread_barrier_t start, end;
+  pthread_barrier_init(&start, NULL, (unsigned)n + 1);
+  pthread_barrier_init(&end, NULL, (unsigned)n + 1);
+  Worker workers[kMaxThreads];
+  pthread_t threads[kMaxThreads];
+  for (int t = 0; t < n; ++t) {
+    workers[t] = (Worker){.o = o,
+                          .size = size,
+                          .rank = rank,
+                          .ranks = ranks,
+                          .comm = MPI_COMM_NULL,
+                          .iterations = p.iterations,
+                          .start = &start,
+                          .end = &end};
+    MPI_Comm_dup(MPI_COMM_WORLD, &workers[t].comm);
+  }
+  for (int t = 0; t < n; ++t) pthread_create(&threads[t], NULL, work, &workers[t]);
   double mine[kMaxRepetitions];
   for (int r = 0; r < o->repetitions; ++r) {
     MPI_Barrier(MPI_COMM_WORLD);
-    const double start = MPI_Wtime();
-    for (int i = 0; i < p.iterations; ++i) run_collective(o->collective, o->root, size, &b);
-    mine[r] = (MPI_Wtime() - start) / p.iterations;
+    const double started = MPI_Wtime();
+    pthread_barrier_wait(&start);
+    pthread_barrier_wait(&end);
+    mine[r] = (MPI_Wtime() - started) / p.iterations;
   }
+  int ok = 1;
+  for (int t = 0; t < n; ++t) {
+    pthread_join(threads[t], NULL);
+    ok = ok && workers[t].ok;
+    MPI_Comm_free(&workers[t].comm);
+  }
+  pthread_barrier_destroy(&start);
+  pthread_barrier_destroy(&end);
+  MPI_Allreduce(&ok, &p.check_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
   MPI_Reduce(mine, p.times_s, o->repetitions, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   if (rank == 0) p.median_s = median(p.times_s, o->repetitions);
-  free_buffers(&b);
   return p;
 }
 
@@ -664,7 +754,16 @@ static void print_point(const Options* o, uint64_t size, const Point* p, int fir
 }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  /* --threads N: threads call MPI at once (for N = 1 too, so that the comparison with N > 1 starts
+   * MPI alike). */
+  int threaded = 0;
+  for (int i = 1; i < argc; ++i) threaded = threaded || strcmp(argv[i], "--threads") == 0;
+  int provided = MPI_THREAD_SINGLE;
+  if (threaded) {
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  } else {
+    MPI_Init(&argc, &argv);
+  }
   int rank = 0;
   int ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -674,13 +773,18 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 2;
   }
+  if (o.threads > 0 && provided != MPI_THREAD_MULTIPLE) {
+    if (rank == 0) fprintf(stderr, "mpi_peer: --threads needs MPI_THREAD_MULTIPLE\n");
+    MPI_Finalize();
+    return 2;
+  }
   char library[256];
   library_name(library, sizeof library);
   if (rank == 0) {
     printf(
         "{\"kind\": \"collective\", \"collective\": \"%s\", \"ranks\": %d, \"platform\": "
-        "\"mpi\", \"library\": \"%s\", \"results\": [",
-        kCollectiveNames[o.collective], ranks, library);
+        "\"mpi\", \"library\": \"%s\", \"threads\": %d, \"results\": [",
+        kCollectiveNames[o.collective], ranks, library, o.threads);
   }
   int all_ok = 1;
   for (int s = 0; s < o.num_sizes; ++s) {

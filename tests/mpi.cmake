@@ -11,9 +11,13 @@
 # on a few rank counts in 1..9 (oversubscribed: CI has 2 cores). Each program checks every
 # element and prints "No Errors". Open MPI as root needs --allow-run-as-root.
 #
-# Not in the ASan build: preloading ASan-built libraries into programs that are not
-# (mpirun's) needs the ASan runtime first in the initial library list; the plain build runs
-# the suite.
+#   linked    with the library linked into the program (its static library before the MPI
+#             library) and every call forced, as `forced`.
+# The sanitizer builds (ASan+UBSan, and ThreadSanitizer: `make test-tsan`) run the threaded
+# program only, linked: preloading sanitizer-built libraries into programs that are not (mpirun's)
+# needs the sanitizer's runtime first in the initial library list. The MPI libraries are not
+# instrumented: their own frames are suppressed (tests/mpi/tsan.supp), and a report with a
+# multilane frame fails the test. The plain build runs the whole suite.
 #
 # tests/mpi/*.cpp is the GoogleTest binary test_mpi (made by the top CMakeLists.txt like every
 # layer's): the library's and the platform probe's parts that need no MPI, compiled into it
@@ -28,10 +32,6 @@ if(TARGET test_mpi)
                                   src/mpi/site_clustering.cpp src/mpi/lane_discovery.cpp
                                   tools/probe/link_tests.cpp)
   target_include_directories(test_mpi PRIVATE tools)
-endif()
-if(MULTILANE_SANITIZE)
-  message(STATUS "MPI library tests skipped in the sanitizer build (tests/mpi.cmake says why)")
-  return()
 endif()
 enable_language(C)
 
@@ -54,10 +54,10 @@ endforeach()
 function(mpi_family_test name family ranks program mode)
   cmake_parse_arguments(PARSE_ARGV 5 test "" "EXPECT" "ARGS;WRAP")
   set(env ${test_UNPARSED_ARGUMENTS})
-  if(NOT mode STREQUAL "plain")
+  if(mode STREQUAL "forced" OR mode STREQUAL "policy")
     list(APPEND env "LD_PRELOAD=$<TARGET_FILE:multilane_${family}>")
   endif()
-  if(mode STREQUAL "forced")
+  if(mode STREQUAL "forced" OR mode STREQUAL "linked")
     list(APPEND env ${mpi_forced_env})
   endif()
   if(family STREQUAL "mpi")
@@ -70,8 +70,10 @@ function(mpi_family_test name family ranks program mode)
   else()
     set(command ${MULTILANE_MPIEXEC_MPICH} -n ${ranks})
     foreach(assignment IN LISTS env)
-      string(REGEX REPLACE "=.*" "" variable "${assignment}")
-      string(REGEX REPLACE "^[^=]*=" "" value "${assignment}")
+      string(FIND "${assignment}" "=" equals)
+      string(SUBSTRING "${assignment}" 0 ${equals} variable)
+      math(EXPR value_start "${equals} + 1")
+      string(SUBSTRING "${assignment}" ${value_start} -1 value)
       list(APPEND command -genv ${variable} ${value})
     endforeach()
     set(binary mpi_test_${program}_mpich)
@@ -88,6 +90,48 @@ function(mpi_family_test name family ranks program mode)
   set_tests_properties(${name} PROPERTIES TIMEOUT 120 LABELS mpi PASS_REGULAR_EXPRESSION
                                           "No Errors" FAIL_REGULAR_EXPRESSION "Found [0-9]+ errors")
 endfunction()
+
+# ---- The sanitizer builds: the threaded program, linked ----
+if(MULTILANE_SANITIZE OR MULTILANE_SANITIZE_THREADS)
+  set(sanitizer_env
+      # Open MPI unloads its plugins before LeakSanitizer runs, so their leaks cannot be
+      # suppressed by library name (bench/mpi.cmake): the plain suite's ASan runs check leaks.
+      "ASAN_OPTIONS=detect_leaks=0"
+      "UBSAN_OPTIONS=print_stacktrace=1"
+      # UCX (MPICH's transport) hooks the allocator and mmap, which the sanitizers own.
+      "UCX_MEM_EVENTS=no" "UCX_MEM_MALLOC_HOOKS=no"
+      "TSAN_OPTIONS=suppressions=${CMAKE_SOURCE_DIR}/tests/mpi/tsan.supp:halt_on_error=1:exitcode=66:report_signal_unsafe=0")
+  add_custom_target(mpi_sanitized_programs)
+  foreach(family IN ITEMS mpi mpich)
+    set(suffix ompi)
+    set(mpi_target PkgConfig::MULTILANE_OMPI)
+    set(launcher ${MULTILANE_MPIRUN_OPENMPI})
+    if(family STREQUAL "mpich")
+      set(suffix mpich)
+      set(mpi_target PkgConfig::MULTILANE_MPICH)
+      set(launcher ${MULTILANE_MPIEXEC_MPICH})
+    endif()
+    if(NOT TARGET multilane_${family}_static OR NOT launcher)
+      continue()
+    endif()
+    set(binary mpi_test_thread_multiple_${suffix})
+    add_executable(${binary} tests/mpi/thread_multiple.c)
+    # The library first, so that its MPI_* take the program's calls; exported, so that dlsym finds
+    # multilane_mpi_counters in the program.
+    target_link_libraries(${binary} PRIVATE multilane_${family}_static ${mpi_target})
+    set_target_properties(${binary} PROPERTIES RUNTIME_OUTPUT_DIRECTORY
+                                               ${CMAKE_BINARY_DIR}/tests/mpi ENABLE_EXPORTS ON
+                                               LINKER_LANGUAGE CXX)
+    add_dependencies(mpi_sanitized_programs ${binary})
+    mpi_family_test(mpi-${suffix}-threads-sanitized-3 ${family} 3 thread_multiple linked
+                    ${sanitizer_env}
+                    EXPECT "served by multilane: [1-9][0-9]* blocking, [1-9][0-9]* nonblocking")
+    set_tests_properties(mpi-${suffix}-threads-sanitized-3 PROPERTIES
+                         LABELS "mpi;threads" TIMEOUT 300
+                         FAIL_REGULAR_EXPRESSION "Sanitizer|runtime error")
+  endforeach()
+  return()
+endif()
 
 # ---- Open MPI ----
 if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
@@ -193,11 +237,18 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
   # The library was used: every call of a forced run is explained as multilane's on rank 0.
   mpi_family_test(mpi-ompi-explain mpi 2 fallback forced MULTILANE_EXPLAIN=1 EXPECT
     "multilane-mpi: MPI_Bcast 4000 B root 1, 2 ranks on 1 node\\(s\\): multilane [a-z-]+ \\(MULTILANE_ALGORITHM_BCAST=auto\\)")
-  # With MPI_THREAD_MULTIPLE every call is the MPI library's: nothing is explained.
-  mpi_family_test(mpi-ompi-thread-multiple mpi 3 thread_multiple forced MULTILANE_EXPLAIN=1)
-  set_tests_properties(mpi-ompi-thread-multiple PROPERTIES
-                       PASS_REGULAR_EXPRESSION "provided MPI_THREAD_MULTIPLE"
-                       FAIL_REGULAR_EXPRESSION "multilane-mpi:|Found [0-9]+ errors")
+  # MPI_THREAD_MULTIPLE: four threads, each on its own communicator, at once (thread_multiple.c);
+  # forced, multilane serves them; with MULTILANE_MAX_JOBS=2 (MPI_COMM_WORLD holds one slot),
+  # the communicators beyond the cap stay with the MPI library and say why.
+  mpi_family_test(mpi-ompi-threads-plain-3 mpi 3 thread_multiple plain)
+  mpi_family_test(mpi-ompi-threads-forced-3 mpi 3 thread_multiple forced
+                  EXPECT "served by multilane: [1-9][0-9]* blocking, [1-9][0-9]* nonblocking")
+  mpi_family_test(mpi-ompi-threads-policy-4 mpi 4 thread_multiple policy)
+  mpi_family_test(mpi-ompi-threads-capped-3 mpi 3 thread_multiple forced MULTILANE_MAX_JOBS=2
+                  MULTILANE_EXPLAIN=1
+                  EXPECT "MPI library \\(a rank of this communicator has 2 communicators with multilane jobs already \\(MULTILANE_MAX_JOBS\\)\\)")
+  set_tests_properties(mpi-ompi-threads-plain-3 mpi-ompi-threads-forced-3 mpi-ompi-threads-policy-4
+                       mpi-ompi-threads-capped-3 PROPERTIES LABELS "mpi;threads")
   # ... an intercommunicator's calls are explained as the MPI library's ...
   mpi_family_test(mpi-ompi-explain-inter mpi 2 fallback forced MULTILANE_EXPLAIN=1 EXPECT
     "multilane-mpi: MPI_Allgather: MPI library \\(intercommunicator\\)")
@@ -365,6 +416,9 @@ if(TARGET multilane_mpich AND MULTILANE_MPIEXEC_MPICH)
                   ARGS free-before-wait)
   mpi_family_test(mpi-mpich-fallback-forced-4 mpich 4 fallback forced)
   mpi_family_test(mpi-mpich-served-forced-3 mpich 3 served_path forced)
+  mpi_family_test(mpi-mpich-threads-forced-3 mpich 3 thread_multiple forced
+                  EXPECT "served by multilane: [1-9][0-9]* blocking, [1-9][0-9]* nonblocking")
+  set_tests_properties(mpi-mpich-threads-forced-3 PROPERTIES LABELS "mpi;threads")
   mpi_family_test(mpi-mpich-served-nodes-6 mpich 6 served_path forced
                   WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 3)
   mpi_family_test(mpi-mpich-served-retyped-2 mpich 2 served_path policy ARGS retyped)

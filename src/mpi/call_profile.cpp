@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdio>
+#include <mutex>
 #include <string>
 
 namespace multilane::mpi {
@@ -13,6 +14,8 @@ namespace {
 
 // Per kind of call, blocking then nonblocking: [calls, seconds].
 constexpr std::size_t kKinds = 2 * kWrappedCalls;
+// Threads of an MPI_THREAD_MULTIPLE program add to them at once.
+std::mutex sums_mutex;
 std::array<double, 2 * kKinds> sums{};
 std::chrono::steady_clock::time_point program_start;
 
@@ -28,6 +31,7 @@ void start_profile() {
 
 void add_to_profile(WrappedCall call, bool nonblocking, std::chrono::steady_clock::duration time) {
   const std::size_t kind = kind_of(call, nonblocking);
+  const std::lock_guard lock(sums_mutex);
   sums[2 * kind] += 1;
   sums[2 * kind + 1] += std::chrono::duration<double>(time).count();
 }
@@ -36,7 +40,10 @@ void report_profile() {
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - program_start).count();
   std::array<double, 2 * kKinds + 1> mine{};
-  std::copy(sums.begin(), sums.end(), mine.begin());
+  {
+    const std::lock_guard lock(sums_mutex);
+    std::copy(sums.begin(), sums.end(), mine.begin());
+  }
   mine.back() = elapsed;
   std::array<double, 2 * kKinds + 1> total{};
   int rank = 0;

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include <atomic>
 #include <mutex>
 #include <set>
 
@@ -15,31 +16,55 @@ namespace multilane::mpi {
 
 namespace {
 
-// Every live state, so that stop_library() can free those of communicators never freed.
+// Every live state, so that stop_library() can free those of communicators never freed, and
+// the job slots they hold.
 std::mutex live_mutex;
 std::set<CommState*> live;
+int job_slots_taken = 0;
+// States deleted so far: a thread's cached look-up below is valid only while none was deleted
+// since (another thread may have freed the communicator, and MPI may give its handle to a new
+// one).
+std::atomic<std::uint64_t> states_deleted{0};
 
 // The last communicator looked up and its state: an application's loop calls on one
 // communicator, and its state is then found without the MPI library's attribute look-up.
-// delete_state() forgets it, so a freed handle that MPI reuses never finds it.
+// Any delete_state(), on any thread, makes it stale, so a freed handle that MPI reuses never
+// finds it.
 // initial-exec: the library is loaded with the program (LD_PRELOAD or linked), and this model
 // reads the variable without a call to __tls_get_addr on every collective.
 [[gnu::tls_model("initial-exec")]] thread_local MPI_Comm last_comm = MPI_COMM_NULL;
 [[gnu::tls_model("initial-exec")]] thread_local CommState* last_state = nullptr;
+[[gnu::tls_model("initial-exec")]] thread_local std::uint64_t last_deleted = 0;
 
 int delete_state(MPI_Comm, int, void* attribute, void*) {
   auto* state = static_cast<CommState*>(attribute);
-  if (last_state == state) {
-    last_comm = MPI_COMM_NULL;
-    last_state = nullptr;
-  }
+  states_deleted.fetch_add(1, std::memory_order_relaxed);
   {
     std::lock_guard lock(live_mutex);
     live.erase(state);
+    if (state->job_slot) --job_slots_taken;
   }
   count_route_calls(state->placement, state->routes);
   delete state;
   return MPI_SUCCESS;
+}
+
+// Takes a job slot on this rank if one is free, and keeps it if every rank of `comm` took one
+// (collective).
+bool take_job_slot(MPI_Comm comm) {
+  int full = 0;
+  {
+    std::lock_guard lock(live_mutex);
+    full = job_slots_taken >= library().settings.max_jobs ? 1 : 0;
+    if (!full) ++job_slots_taken;
+  }
+  int any_full = full;
+  pmpi_check(PMPI_Allreduce(&full, &any_full, 1, MPI_INT, MPI_MAX, comm), "PMPI_Allreduce");
+  if (any_full && !full) {
+    std::lock_guard lock(live_mutex);
+    --job_slots_taken;
+  }
+  return any_full == 0;
 }
 
 }  // namespace
@@ -51,13 +76,15 @@ void create_comm_keyval() {
 }
 
 CommState* find_state(MPI_Comm comm) {
-  if (comm == last_comm && last_state != nullptr) return last_state;
+  const std::uint64_t deleted = states_deleted.load(std::memory_order_relaxed);
+  if (comm == last_comm && last_state != nullptr && last_deleted == deleted) return last_state;
   void* attribute = nullptr;
   int found = 0;
   pmpi_check(PMPI_Comm_get_attr(comm, library().keyval, &attribute, &found), "PMPI_Comm_get_attr");
   if (!found) return nullptr;
   last_comm = comm;
   last_state = static_cast<CommState*>(attribute);
+  last_deleted = deleted;
   return last_state;
 }
 
@@ -70,6 +97,7 @@ CommState& state_of(MPI_Comm comm) {
   state->placement = placement_key(state->layout.platform);
   state->policy = std::make_unique<RoutePolicy>(library().settings, state->layout.platform);
   inherit_decisions(state->placement, state->routes);
+  state->job_slot = take_job_slot(comm);
   if (library().settings.explain && state->layout.rank == 0) {
     std::fprintf(stderr, "multilane-mpi: communicator of %s; found in %.1f ms\n",
                  summarize_platform(state->layout.platform).c_str(),

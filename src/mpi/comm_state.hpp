@@ -9,6 +9,14 @@
 // a job of its own) whose delete callback frees it, at MPI_Comm_free, or at stop_library()
 // for the communicators still alive, before PMPI_Finalize. Caching by attribute, not by
 // handle, is what keeps a freed handle that MPI reuses from finding a stale job.
+//
+// Threads (MPI_THREAD_MULTIPLE): each communicator has its own state and job, so calls on
+// different communicators from different threads run at once; MPI makes concurrent collectives
+// on one communicator erroneous, so a state is used by one thread at a time. A job costs two
+// engine threads, a listener, sockets to its peers and shared memory: at most
+// MULTILANE_MAX_JOBS communicators of a process hold a job slot, agreed by every rank of the
+// communicator when its state is made (one PMPI_Allreduce); a communicator without one stays
+// with the MPI library. Its slot is free again at MPI_Comm_free.
 #pragma once
 
 #include <mpi.h>
@@ -40,6 +48,8 @@ struct CommState {
   CollectiveOptions blocking_options;
   // The last blocking calls the route gave to the MPI library: the same again goes there at once.
   RepeatedCalls to_mpi_again;
+  // Every rank holds a job slot for this communicator: it may run multilane.
+  bool job_slot = false;
 };
 
 // Creates the keyval (at start_library()).
@@ -49,7 +59,8 @@ void create_comm_keyval();
 CommState& state_of(MPI_Comm comm);
 // The state of `comm` if it has one (not collective).
 CommState* find_state(MPI_Comm comm);
-// The state's multilane job, joined now if it has none (collective, like state_of).
+// The state's multilane job, joined now if it has none (collective, like state_of); only for a
+// state with a job slot.
 std::shared_ptr<Communicator> multilane_of(CommState& state);
 // Frees the state of every communicator still alive, then the keyval (at stop_library()).
 void free_all_comm_states();

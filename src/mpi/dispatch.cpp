@@ -5,12 +5,12 @@
 
 #include <chrono>
 #include <cstdio>
-#include <iterator>
 
 #include "mpi/call_class.hpp"
 #include "mpi/call_profile.hpp"
 #include "mpi/comm_state.hpp"
 #include "mpi/decision_store.hpp"
+#include "mpi/dispatch_counters.hpp"
 #include "mpi/library.hpp"
 #include "mpi/mpi_errors.hpp"
 #include "mpi/pending_requests.hpp"
@@ -20,8 +20,6 @@
 namespace multilane::mpi {
 
 namespace {
-
-DispatchCounters counters;
 
 std::uint32_t element_bytes(const CollectiveCall& c) {
   return is_reduction(carrier(c.call)) ? static_cast<std::uint32_t>(element_size(c.reduction.type))
@@ -119,8 +117,9 @@ const char* fallback_reason(WrappedCall call) {
                                      : "arguments for the MPI library to check";
 }
 
-// The route rules that need no table: a forced route, one rank, no data.
+// The route rules that need no table: no job slot, a forced route, one rank, no data.
 std::optional<Pick> settled(const CommState& state, const CollectiveCall& c) {
+  if (!state.job_slot) return Pick{.run = RouteChoice::Mpi};
   if (const std::string* forced = state.policy->forced(c.call)) {
     if (*forced == "mpi" || c.size == 1) return Pick{.run = RouteChoice::Mpi};
     return Pick{.run = RouteChoice::Multilane, .algorithm = state.policy->candidate(c.call)};
@@ -204,11 +203,17 @@ void run_multilane(CommState& state, CollectiveCall& c, std::string_view algorit
     multilane.run(carrier(c.call), c.send(), c.recv(), root_of(c), c.block, options, c.reduction);
   }
   c.finish();
-  if (multilane.handed_off() != handed_off) ++counters.blocking_handed_off;
+  if (multilane.handed_off() != handed_off) count(Counted::BlockingHandedOff);
 }
 
 std::string explain_blocking(const Pick& pick, const MeasuredRoutes& routes, std::uint64_t key,
                              const CollectiveCall& c, const CommState& state) {
+  if (!state.job_slot) {
+    return fmt::format(
+        "a rank of this communicator has {} communicators with multilane jobs already "
+        "(MULTILANE_MAX_JOBS)",
+        library().settings.max_jobs);
+  }
   if (pick.exploring) {
     return fmt::format("{} {}: call {} of {}",
                        pick.exploring->rechecking ? "measuring again" : "measuring",
@@ -231,7 +236,7 @@ int serve_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall
   try {
     CommState* state = find_state(comm);
     if (state && state->to_mpi_again.match(call, args)) {
-      ++counters.blocking_mpi;
+      count(Counted::BlockingMpi);
       return mpi(args, comm);
     }
     if (!state) {
@@ -264,10 +269,10 @@ int serve_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall
         pick.exploring ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     int code = MPI_SUCCESS;
     if (pick.run == RouteChoice::Mpi) {
-      ++counters.blocking_mpi;
+      count(Counted::BlockingMpi);
       code = mpi(args, comm);
     } else {
-      ++counters.blocking_multilane;
+      count(Counted::BlockingMultilane);
       run_multilane(*state, c, pick.algorithm);
       if (explain_after) {
         explain(c, *state, pick, explain_blocking(pick, state->routes, key, c, *state), false);
@@ -303,7 +308,7 @@ int serve_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
     if (!state) {
       explain_fallback(call, comm, true,
                        "the communicator is not set up: a nonblocking call never sets it up");
-      ++counters.nonblocking_mpi;
+      count(Counted::NonblockingMpi);
       return mpi(args, comm, request);
     }
     auto pending = std::make_unique<PendingCall>();
@@ -312,7 +317,7 @@ int serve_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
     c.keeps_types = true;
     if (!describe_call(call, comm, args, state->layout.rank, state->layout.size, c)) {
       explain_fallback(call, comm, true, fallback_reason(call));
-      ++counters.nonblocking_mpi;
+      count(Counted::NonblockingMpi);
       return mpi(args, comm, request);
     }
     const std::uint64_t key = classify(call, c.block, c.reduction).key();
@@ -344,10 +349,10 @@ int serve_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
     const bool explain_after = explains_after_the_call(c, pick);
     if (!explain_after) explain(c, *state, pick, why, true);
     if (pick.run == RouteChoice::Mpi) {
-      ++counters.nonblocking_mpi;
+      count(Counted::NonblockingMpi);
       return mpi(args, comm, request);
     }
-    ++counters.nonblocking_multilane;
+    count(Counted::NonblockingMultilane);
     pending->function = call_function(call, true);
     pending->owner = state->multilane;
     start_deferred(state->multilane.get());  // the communicator's calls start in program order
@@ -397,12 +402,3 @@ int start_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
 }
 
 }  // namespace multilane::mpi
-
-extern "C" int multilane_mpi_counters(unsigned long long* values, int count) {
-  const multilane::mpi::DispatchCounters& c = multilane::mpi::counters;
-  const unsigned long long all[] = {c.blocking_multilane, c.blocking_mpi, c.nonblocking_multilane,
-                                    c.nonblocking_mpi, c.blocking_handed_off};
-  const int total = static_cast<int>(std::size(all));
-  for (int i = 0; i < count && i < total; ++i) values[i] = all[i];
-  return total;
-}

@@ -26,17 +26,4 @@ int run_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall m
 int start_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_Request* request,
                       MpiStart mpi);
 
-// The calls of each route so far, for tests: exported to C programs as
-//   int multilane_mpi_counters(unsigned long long* values, int count)
-// which fills up to `count` values in this order and returns how many it has (5).
-// `blocking_handed_off` counts blocking calls served by multilane that handed work to another
-// thread (the engine's progress thread): 0 when every one ran on the caller's thread.
-struct DispatchCounters {
-  unsigned long long blocking_multilane = 0;
-  unsigned long long blocking_mpi = 0;
-  unsigned long long nonblocking_multilane = 0;
-  unsigned long long nonblocking_mpi = 0;
-  unsigned long long blocking_handed_off = 0;
-};
-
 }  // namespace multilane::mpi

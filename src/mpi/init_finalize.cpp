@@ -8,13 +8,13 @@ extern "C" {
 
 int MPI_Init(int* argc, char*** argv) {
   const int code = PMPI_Init(argc, argv);
-  if (code == MPI_SUCCESS) multilane::mpi::start_library(MPI_THREAD_SINGLE);
+  if (code == MPI_SUCCESS) multilane::mpi::start_library();
   return code;
 }
 
 int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   const int code = PMPI_Init_thread(argc, argv, required, provided);
-  if (code == MPI_SUCCESS) multilane::mpi::start_library(*provided);
+  if (code == MPI_SUCCESS) multilane::mpi::start_library();
   return code;
 }
 

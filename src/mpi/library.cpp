@@ -47,7 +47,9 @@ void set_up_world() {
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
   try {
-    if (size > 1) multilane_of(state_of(MPI_COMM_WORLD));
+    if (size == 1) return;
+    CommState& world = state_of(MPI_COMM_WORLD);
+    if (world.job_slot) multilane_of(world);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "multilane: rank %d in MPI_Init, setting up MPI_COMM_WORLD: %s\n", rank,
                  e.what());
@@ -64,22 +66,20 @@ Library& library() {
   return instance;
 }
 
-void start_library(int thread_level) {
+void start_library() {
   Library& lib = library();
   try {
     lib.settings = Settings::from_environment();
     if (!lib.settings.platform_file.empty()) {
       lib.platform = load_platform_file(lib.settings.platform_file);
     }
-    if (lib.settings.enabled && thread_level != MPI_THREAD_MULTIPLE) {
-      load_decisions(lib.settings.tuning_file);
-    }
+    if (lib.settings.enabled) load_decisions(lib.settings.tuning_file);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "multilane: %s\n", e.what());
     PMPI_Abort(MPI_COMM_WORLD, 2);
   }
   if (lib.settings.profile) start_profile();
-  if (!lib.settings.enabled || thread_level == MPI_THREAD_MULTIPLE) return;
+  if (!lib.settings.enabled) return;
   if (PMPI_Add_error_class(&lib.error_class) != MPI_SUCCESS) lib.error_class = MPI_ERR_OTHER;
   try {
     create_comm_keyval();

@@ -6,9 +6,9 @@
 // collective forced to multilane, it sets up MPI_COMM_WORLD's job. stop() runs before
 // PMPI_Finalize: it completes what is in flight, writes the tuning file (decision_store.hpp)
 // and frees every communicator's multilane job while MPI still works. Between the two, active()
-// says whether calls may take multilane's route: not with MULTILANE_MPI=off, not when MPI runs with
-// MPI_THREAD_MULTIPLE (a Communicator is used from one thread at a time), not before MPI_Init or
-// after MPI_Finalize.
+// says whether calls may take multilane's route: not with MULTILANE_MPI=off, not before MPI_Init
+// or after MPI_Finalize. Whatever the thread level: with MPI_THREAD_MULTIPLE, calls on different
+// communicators are served at once (comm_state.hpp, pending_requests.hpp).
 #pragma once
 
 #include <mpi.h>
@@ -29,8 +29,7 @@ struct Library {
 };
 
 Library& library();
-// `thread_level`: what PMPI_Init_thread provided (MPI_THREAD_SINGLE for MPI_Init).
-void start_library(int thread_level);
+void start_library();
 void stop_library();
 
 }  // namespace multilane::mpi

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "mpi/mpi_errors.hpp"
@@ -42,7 +44,48 @@ int cancel(void*, int) {
   return MPI_SUCCESS;  // a collective cannot be cancelled
 }
 
-// `call` is done (or failed): unpack, report, complete the MPI request.
+// Threads (MPI_THREAD_MULTIPLE): a thread works on a pending call only while it holds the
+// call's claim (PendingCall::claimed, under pending_mutex): it starts it, tests it, completes
+// it. progress_pending() claims only what is free and never waits for a claim; a thread that
+// must wait for a claim holds none of an earlier call of the same communicator, and the calls
+// of a communicator are claimed in start order, so no two threads wait for each other. Once
+// completed, a call is off the table and its owner's MPI_Wait may free it at once: the completer
+// touches it no more.
+
+enum class Claim { Taken, Busy, Gone };
+
+Claim try_claim(MPI_Request handle, PendingCall*& call) {
+  std::lock_guard lock(pending_mutex);
+  const auto it = pending.find(handle);
+  if (it == pending.end()) return Claim::Gone;
+  if (it->second->claimed) return Claim::Busy;
+  it->second->claimed = true;
+  call = it->second;
+  return Claim::Taken;
+}
+
+// Waits (yielding) until this thread holds `handle`'s claim; nullptr once the call is gone
+// (another thread completed it).
+PendingCall* claim(MPI_Request handle) {
+  for (;;) {
+    PendingCall* call = nullptr;
+    switch (try_claim(handle, call)) {
+      case Claim::Taken:
+        return call;
+      case Claim::Gone:
+        return nullptr;
+      case Claim::Busy:
+        std::this_thread::yield();
+    }
+  }
+}
+
+void release(PendingCall& call) {
+  std::lock_guard lock(pending_mutex);
+  call.claimed = false;
+}
+
+// `call` (claimed) is done, or failed: unpack, report, complete the MPI request.
 void complete(PendingCall& call, const std::string& failure) {
   if (failure.empty()) {
     try {
@@ -53,15 +96,16 @@ void complete(PendingCall& call, const std::string& failure) {
   } else {
     call.error = report_failure(call.call->comm, call.function, failure);
   }
+  const MPI_Request handle = call.handle;
   {
     std::lock_guard lock(pending_mutex);
-    pending.erase(call.handle);
+    pending.erase(handle);
   }
-  PMPI_Grequest_complete(call.handle);
+  PMPI_Grequest_complete(handle);
 }
 
-// Starts a deferred call whose counts' exchange has completed (or waits for it with `wait`).
-// Returns false while the exchange runs. A failure is kept for outcome() to report.
+// Starts a claimed deferred call whose counts' exchange has completed (or waits for it with
+// `wait`). Returns false while the exchange runs. A failure is kept for outcome() to report.
 bool begin(PendingCall& call, bool wait) {
   if (!call.start) return true;
   int done = 1;
@@ -79,35 +123,63 @@ bool begin(PendingCall& call, bool wait) {
     }
   }
   call.start = nullptr;
-  deferred_calls.fetch_sub(1, std::memory_order_relaxed);
+  // Release: a thread that reads no deferred call left also sees this one's start done.
+  deferred_calls.fetch_sub(1, std::memory_order_release);
   return true;
 }
 
-// Every pending call, in the order they were made.
-std::vector<PendingCall*> in_start_order() {
-  std::vector<PendingCall*> calls;
+// The handles of the pending calls of `owner` (every one's with null) made up to `last`, in
+// the order they were made.
+std::vector<MPI_Request> handles_in_start_order(const Communicator* owner, std::uint64_t last) {
+  std::vector<std::pair<std::uint64_t, MPI_Request>> ordered;
   {
     std::lock_guard lock(pending_mutex);
-    for (auto& [handle, call] : pending) calls.push_back(call);
+    for (const auto& [handle, call] : pending) {
+      if ((owner == nullptr || call->owner.get() == owner) && call->sequence <= last) {
+        ordered.emplace_back(call->sequence, handle);
+      }
+    }
+  }
+  std::sort(ordered.begin(), ordered.end());
+  std::vector<MPI_Request> handles;
+  for (const auto& [sequence, handle] : ordered) handles.push_back(handle);
+  return handles;
+}
+
+// Starts the deferred calls of `owner` made up to `last` (sequence), in order, waiting for
+// their exchanges and for other threads' claims.
+void start_deferred_through(const Communicator* owner, std::uint64_t last) {
+  for (MPI_Request handle : handles_in_start_order(owner, last)) {
+    if (PendingCall* call = claim(handle)) {
+      begin(*call, true);
+      release(*call);
+    }
+  }
+}
+
+// Claims every free pending call, in the order they were made (progress_pending()).
+std::vector<PendingCall*> claim_free_calls(std::vector<const Communicator*>& busy_owners) {
+  std::vector<PendingCall*> calls;
+  std::lock_guard lock(pending_mutex);
+  for (auto& [handle, call] : pending) {
+    if (call->claimed) {
+      busy_owners.push_back(call->owner.get());
+    } else {
+      call->claimed = true;
+      calls.push_back(call);
+    }
   }
   std::sort(calls.begin(), calls.end(),
             [](const PendingCall* a, const PendingCall* b) { return a->sequence < b->sequence; });
   return calls;
 }
 
-// Starts the deferred calls of `owner` made up to `last` (sequence), in order, waiting.
-void start_deferred_through(const Communicator* owner, std::uint64_t last) {
-  for (PendingCall* call : in_start_order()) {
-    if (call->sequence > last) break;
-    if (call->owner.get() == owner) begin(*call, true);
-  }
-}
-
-// Starts, without waiting, the deferred calls whose exchange is done and which no earlier
-// deferred call of their communicator still holds back.
-void advance_deferred() {
-  std::vector<const Communicator*> held_back;
-  for (PendingCall* call : in_start_order()) {
+// Starts, without waiting, the claimed deferred calls whose exchange is done and which no
+// earlier deferred call of their communicator still holds back (one not started yet, or one
+// another thread holds: `held_back` starts with those owners).
+void advance_deferred(const std::vector<PendingCall*>& calls,
+                      std::vector<const Communicator*> held_back) {
+  for (PendingCall* call : calls) {
     if (!call->start) continue;
     const Communicator* owner = call->owner.get();
     if (std::find(held_back.begin(), held_back.end(), owner) != held_back.end()) continue;
@@ -115,12 +187,14 @@ void advance_deferred() {
   }
 }
 
-// Tests (or waits for) one multilane call: "" when it succeeded, the error when it failed,
-// nullopt while running.
+// Tests (or waits for) one claimed multilane call: "" when it succeeded, the error when it
+// failed, nullopt while running. A deferred call waited for starts after its communicator's
+// earlier ones.
 std::optional<std::string> outcome(PendingCall& call, bool wait) {
   if (call.start) {
     if (!wait) return std::nullopt;
-    start_deferred_through(call.owner.get(), call.sequence);
+    if (call.sequence > 0) start_deferred_through(call.owner.get(), call.sequence - 1);
+    begin(call, true);
   }
   if (!call.start_failure.empty()) return call.start_failure;
   try {
@@ -133,12 +207,6 @@ std::optional<std::string> outcome(PendingCall& call, bool wait) {
   } catch (const std::exception& e) {
     return std::string(e.what());
   }
-}
-
-PendingCall* find(MPI_Request handle) {
-  std::lock_guard lock(pending_mutex);
-  const auto it = pending.find(handle);
-  return it == pending.end() ? nullptr : it->second;
 }
 
 }  // namespace
@@ -159,7 +227,7 @@ MPI_Request start_pending(std::unique_ptr<PendingCall> call) {
 }
 
 void start_deferred(const Communicator* owner) {
-  if (deferred_calls.load(std::memory_order_relaxed) == 0) return;
+  if (deferred_calls.load(std::memory_order_acquire) == 0) return;
   start_deferred_through(owner, UINT64_MAX);
 }
 
@@ -168,15 +236,21 @@ void progress_pending() {
     std::lock_guard lock(pending_mutex);
     if (pending.empty()) return;
   }
-  advance_deferred();
-  for (PendingCall* call : in_start_order()) {
-    if (auto result = outcome(*call, false)) complete(*call, *result);
+  std::vector<const Communicator*> busy_owners;
+  const std::vector<PendingCall*> calls = claim_free_calls(busy_owners);
+  advance_deferred(calls, std::move(busy_owners));
+  for (PendingCall* call : calls) {
+    if (auto result = outcome(*call, false)) {
+      complete(*call, *result);
+    } else {
+      release(*call);
+    }
   }
 }
 
 void finish_pending(int count, const MPI_Request* requests) {
   for (int i = 0; i < count; ++i) {
-    if (PendingCall* call = find(requests[i])) complete(*call, *outcome(*call, true));
+    if (PendingCall* call = claim(requests[i])) complete(*call, *outcome(*call, true));
   }
 }
 
@@ -189,7 +263,9 @@ int count_pending(int count, const MPI_Request* requests) {
 }
 
 void finish_all_pending() {
-  for (PendingCall* call : in_start_order()) complete(*call, *outcome(*call, true));
+  for (MPI_Request handle : handles_in_start_order(nullptr, UINT64_MAX)) {
+    if (PendingCall* call = claim(handle)) complete(*call, *outcome(*call, true));
+  }
 }
 
 }  // namespace multilane::mpi

@@ -52,6 +52,7 @@ struct PendingCall {
   std::function<Request()> start;
   std::string start_failure;
   std::uint64_t sequence = 0;  // start_pending()'s order
+  bool claimed = false;        // a thread works on it (pending_requests.cpp); under its mutex
 };
 
 // Returns the generalized request that completes with `pending`.

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
 
 #include "multilane/algorithms.hpp"
@@ -35,6 +36,18 @@ void check_forced(WrappedCall call, const std::string& name, const std::string& 
   }
 }
 
+// A whole number in 0..most.
+int parse_count(const std::string& name, const std::string& value, int most) {
+  int parsed = -1;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+  if (error != std::errc() || end != value.data() + value.size() || parsed < 0 || parsed > most) {
+    throw UsageError(fmt::format("{}={}: must be a whole number from 0 to {}", name, value, most));
+  }
+  return parsed;
+}
+
+constexpr int kMostJobs = 1024;
+
 }  // namespace
 
 Settings Settings::from_environment() {
@@ -65,6 +78,9 @@ Settings Settings::from_environment() {
     throw UsageError(fmt::format("MULTILANE_TUNING_MODE={}: must be explore or frozen", mode));
   }
   settings.platform_file = variable("MULTILANE_PLATFORM");
+  if (const std::string jobs = variable("MULTILANE_MAX_JOBS"); !jobs.empty()) {
+    settings.max_jobs = parse_count("MULTILANE_MAX_JOBS", jobs, kMostJobs);
+  }
   for (std::size_t i = 0; i < kWrappedCalls; ++i) {
     const auto call = static_cast<WrappedCall>(i);
     const std::string name = "MULTILANE_ALGORITHM_" + upper(call_name(call));

@@ -14,6 +14,8 @@
 //                                  same routes (those of the file, else the default route)
 //   MULTILANE_PLATFORM=FILE        the platform's sites, nodes and lanes; ranks are matched to
 //                                  its nodes by name (platform_match.hpp)
+//   MULTILANE_MAX_JOBS=N           at most N communicators of a process have a multilane job
+//                                  (0-1024, 16 by default; comm_state.hpp)
 // The variables must be the same on every rank (each rank decides alone, and all must agree).
 // A bad value is an error at MPI_Init naming the variable and what is allowed.
 #pragma once
@@ -33,6 +35,7 @@ struct Settings {
   bool frozen = false;                            // MULTILANE_TUNING_MODE=frozen
   std::array<std::string, kWrappedCalls> forced;  // "" when the policy decides
   std::string platform_file;                      // "" without MULTILANE_PLATFORM
+  int max_jobs = 16;                              // MULTILANE_MAX_JOBS
 
   // Reads the process environment; throws UsageError on a bad value.
   static Settings from_environment();

@@ -23,7 +23,8 @@ typedef struct {
   unsigned char mask[32]; /* 1 where a byte of an element is data (all ones when dense) */
 } MlType;
 
-static long mltest_errors = 0;
+/* Atomic: the threads of tests/mpi/thread_multiple.c count into it at once. */
+static _Atomic long mltest_errors = 0;
 
 #define MLTEST_FAIL(...)                  \
   do {                                    \
@@ -166,9 +167,10 @@ static inline void* mltest_alloc(size_t bytes) {
 /* Collects every rank's error count; rank 0 prints the verdict. Finalizes MPI. */
 static inline int mltest_finish(void) {
   long total = 0;
+  long mine = mltest_errors;
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Allreduce(&mltest_errors, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&mine, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) {
     if (total == 0) {
       printf("No Errors\n");

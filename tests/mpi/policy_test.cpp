@@ -209,7 +209,9 @@ TEST(Settings, ReadsTheVariables) {
   ScopedVariable alltoallv("MULTILANE_ALGORITHM_ALLTOALLV", "pairwise");
   ScopedVariable tuning("MULTILANE_TUNING", "/tmp/routes.toml");
   ScopedVariable mode("MULTILANE_TUNING_MODE", "frozen");
+  ScopedVariable jobs("MULTILANE_MAX_JOBS", "3");
   const Settings settings = Settings::from_environment();
+  EXPECT_EQ(settings.max_jobs, 3);
   EXPECT_EQ(settings.tuning_file, "/tmp/routes.toml");
   EXPECT_TRUE(settings.frozen);
   EXPECT_FALSE(settings.enabled);
@@ -244,6 +246,10 @@ TEST(Settings, BadValuesAreErrorsNamingTheVariable) {
                "MULTILANE_ALGORITHM_BARRIER=linear: must be mpi or auto");
   expect_error("MULTILANE_TUNING_MODE", "thawed",
                "MULTILANE_TUNING_MODE=thawed: must be explore or frozen");
+  expect_error("MULTILANE_MAX_JOBS", "1025",
+               "MULTILANE_MAX_JOBS=1025: must be a whole number from 0 to 1024");
+  expect_error("MULTILANE_MAX_JOBS", "4x",
+               "MULTILANE_MAX_JOBS=4x: must be a whole number from 0 to 1024");
 }
 
 const char* kTwoNodes = R"(
