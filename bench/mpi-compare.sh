@@ -59,16 +59,8 @@ case $route in
   *) echo "mpi-compare: ROUTE must be forced or policy, not $route" >&2; exit 2 ;;
 esac
 
-if [ -n "$emu_platform" ]; then
-  [ "$(id -u)" = 0 ] || { echo "mpi-compare: --emu needs root (network namespaces)" >&2; exit 2; }
-  multilane=$(cd "$build" && pwd)/multilane
-  grid=mlcmp$$
-  "$multilane" emu up "$emu_platform" --name "$grid" >/dev/null
-  trap '"$multilane" emu down --name "$grid" >/dev/null 2>&1 || true' EXIT INT TERM
-  launch=("$multilane" emu mpirun --name "$grid" -n "$ranks" --)
-else
-  launch=(mpirun.openmpi --allow-run-as-root --oversubscribe --bind-to none -n "$ranks")
-fi
+. "$here/lib/mpi_launch.sh"
+mpi_launch_setup "$build" "$ranks" "$emu_platform"
 
 run() {  # run COLLECTIVE SIZES [mpirun options...] -> "size median_s" lines
   local collective=$1 list=$2
