@@ -10,8 +10,8 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-asan build-tsan test test-plain test-asan test-tsan demo fuzz fuzz-run \
-	format clean
+.PHONY: all deps build build-asan build-tsan test test-plain test-asan test-tsan test-perf demo fuzz \
+	fuzz-run format clean
 
 all: build
 
@@ -35,11 +35,15 @@ $(ASAN_BUILD)/CMakeCache.txt:
 build-asan: deps $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
+# The `perf` label (rates and times that need the CPU to themselves) is left out: `make test-perf`.
 test-plain: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE perf
 
 test-asan: build-asan
-	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -LE perf
+
+test-perf: build
+	cd $(BUILD) && ctest --output-on-failure -L perf
 
 # ThreadSanitizer: only what the threaded MPI programs need (tests/mpi.cmake) is built and run.
 $(TSAN_BUILD)/CMakeCache.txt:

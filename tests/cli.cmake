@@ -66,3 +66,14 @@ multilane_cli_test(cli-platform-generate-bad-sites 2 "--sites: Value 0 not in ra
 multilane_cli_test(cli-platform-generate-bad-bandwidth 2
                    "--lane-bandwidth: bandwidth \"1Gbit\" does not parse" platform generate
                    --lane-bandwidth 1Gbit)
+
+# The docs agree: every measured figure of a doc stands in docs/performance.md, and no doc
+# tells history (tests/docs/check_figures.py).
+find_program(MULTILANE_DOCS_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(MULTILANE_DOCS_PYTHON3)
+  add_test(NAME docs-figures-stand-in-performance
+           COMMAND ${MULTILANE_DOCS_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/docs/check_figures.py
+                   ${CMAKE_SOURCE_DIR})
+  set_tests_properties(docs-figures-stand-in-performance PROPERTIES TIMEOUT 60
+                       PASS_REGULAR_EXPRESSION "every figure stands in docs/performance.md")
+endif()

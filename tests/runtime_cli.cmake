@@ -72,16 +72,28 @@ add_test(NAME cli-runtime-example-c_bcast-shared-memory
                  --platform ${CMAKE_SOURCE_DIR}/examples/platforms/smp-1x4.toml --
                  $<TARGET_FILE:example_c_bcast> 100003 hier-shm)
 
-# A rank killed with SIGKILL in the middle of a long broadcast loop: the launcher names it and
-# exits non-zero; the ranks that were talking to it fail at once naming it, the others within
-# the 5 s timeout. (The launcher exits with the status of the first rank it saw fail: 137 for
-# the killed one, or 1 for a rank that noticed first.)
+# A rank that dies by SIGKILL at a named point (tests/runtime/programs/dying_rank.cpp, no
+# timer): the launcher names it and exits non-zero, and the ranks that were waiting for it fail
+# naming it. (The launcher exits with the status of the first rank it saw fail: 137 for the
+# killed one, or 1 for a rank that noticed first.)
+#   - after its 3rd completed broadcast of 4 MiB: the ones talking to it at once, the others
+#     within the 5 s timeout;
+#   - before it joins, while the others set up: they fail waiting for its addresses, naming it.
+add_executable(dying_rank ${CMAKE_SOURCE_DIR}/tests/runtime/programs/dying_rank.cpp)
+target_link_libraries(dying_rank PRIVATE multilane::runtime)
 add_test(NAME cli-runtime-rank-killed-mid-broadcast
          COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=nonzero
                  "-DEXPECT_OUTPUT=(rank 2 \\(pid [0-9]+\\) was killed by signal 9.*(rank 2 closed its connections|to rank 2 failed))|((rank 2 closed its connections|to rank 2 failed).*rank 2 \\(pid [0-9]+\\) was killed by signal 9)"
+                 "-DREJECT_OUTPUT=ok\n"
                  -P ${MULTILANE_EXPECT} --
                  $<TARGET_FILE:multilane> launch -n 4 --timeout 5 --
-                 ${CMAKE_SOURCE_DIR}/tests/kill_rank_after.sh 2 1
-                 $<TARGET_FILE:multilane> bench-rank --collective bcast --algorithm binomial
-                 --sizes 4MiB --iterations 100000 --repetitions 1)
-set_tests_properties(cli-runtime-rank-killed-mid-broadcast PROPERTIES TIMEOUT 120)
+                 $<TARGET_FILE:dying_rank> 2 calls 3)
+add_test(NAME cli-runtime-rank-killed-in-set-up
+         COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=nonzero
+                 "-DEXPECT_OUTPUT=(rank 2 \\(pid [0-9]+\\) was killed by signal 9.*rank 2 has not published its addresses)|(rank 2 has not published its addresses.*rank 2 \\(pid [0-9]+\\) was killed by signal 9)"
+                 "-DREJECT_OUTPUT=ok\n"
+                 -P ${MULTILANE_EXPECT} --
+                 $<TARGET_FILE:multilane> launch -n 4 --timeout 5 --
+                 $<TARGET_FILE:dying_rank> 2 setup)
+set_tests_properties(cli-runtime-rank-killed-mid-broadcast cli-runtime-rank-killed-in-set-up
+                     PROPERTIES TIMEOUT 120)

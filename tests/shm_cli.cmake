@@ -34,9 +34,8 @@ multilane_cli_test(cli-shm-bench-smp-1x4 0 "\n +1 MiB +hier-shm .* ok\n"
                    bench -n 4 --platform ${shm_platforms}/smp-1x4.toml --collective bcast
                    --algorithm hier-shm --check)
 
-# A rank killed with SIGKILL (after 3 s: started, attached and looping, also under ASan on a
-# loaded machine) while it holds the node's segment, in the middle of a long loop of
-# hier-shm broadcasts: the others fail within the 5 s timeout naming it ("local rank 2 (pid N)
+# A rank that kills itself with SIGKILL after its 3rd hier-shm broadcast of 4 MiB
+# (tests/runtime/programs/dying_rank.cpp), while it holds the node's segment: the others fail within the 5 s timeout naming it ("local rank 2 (pid N)
 # died"), the launcher names it, and no segment is left in /dev/shm (no_stale_segments.sh).
 # On 2 x 3 the killed rank (4) is local rank 1 of the second node: its node fails through
 # shared memory, the first node through TCP when that node's leader is gone.
@@ -54,9 +53,7 @@ foreach(shape IN ITEMS 1x4:4:2:2 2x3:6:4:1)
                    ${CMAKE_SOURCE_DIR}/tests/shm/no_stale_segments.sh
                    $<TARGET_FILE:multilane> launch -n ${ranks}
                    --platform ${shm_platforms}/smp-${name}.toml --timeout 5 --
-                   ${CMAKE_SOURCE_DIR}/tests/kill_rank_after.sh ${victim} 3
-                   $<TARGET_FILE:multilane> bench-rank --collective bcast --algorithm hier-shm
-                   --sizes 4MiB --iterations 100000 --repetitions 1)
+                   $<TARGET_FILE:dying_rank> ${victim} calls 3 hier-shm)
   set_tests_properties(cli-shm-rank-killed-${name} PROPERTIES TIMEOUT 60)
 endforeach()
 

@@ -142,7 +142,9 @@ TEST(DelayLine, HoldsEveryFrameForTheLatencyInOrder) {
   EXPECT_EQ(line.counters(0).bytes_out.load(), 2000u);
 }
 
-TEST(DelayLine, DeliversAtTheLineRate) {
+// Sends 200 frames of 5000 B through a 5 MB/s line: the time from the first frame's arrival to
+// the last one's, over what the rate allows.
+double time_over_line_rate() {
   constexpr double kRate = 5e6;  // bytes per second
   constexpr int kFrames = 200;
   constexpr std::size_t kSize = 5000;
@@ -162,11 +164,19 @@ TEST(DelayLine, DeliversAtTheLineRate) {
   }
   const double elapsed = seconds(Clock::now() - *first);
   sender.join();
-  ASSERT_EQ(received, kFrames);
-  const double expected = (kFrames - 1) * kSize / kRate;  // after the first frame is out
-  EXPECT_GE(elapsed, 0.95 * expected) << "faster than the line rate";
-  EXPECT_LE(elapsed, 2.0 * expected) << "far slower than the line rate";
+  EXPECT_EQ(received, kFrames);
   EXPECT_EQ(line.counters(0).drops_queue.load(), 0u);
+  return elapsed / ((kFrames - 1) * kSize / kRate);  // after the first frame is out
+}
+
+// The shaper holds frames back: never faster than the rate, however idle the machine.
+TEST(DelayLine, DeliversNoFasterThanTheLineRate) {
+  EXPECT_GE(time_over_line_rate(), 0.95) << "faster than the line rate";
+}
+
+// ... and, on a machine with the CPU to spare, not much slower (`perf` label).
+TEST(DelayLineSpeed, DeliversAtTheLineRate) {
+  EXPECT_LE(time_over_line_rate(), 2.0) << "far slower than the line rate";
 }
 
 TEST(DelayLine, DropsAtTheTailWhenTheQueueIsFull) {
