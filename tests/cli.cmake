@@ -69,11 +69,18 @@ multilane_cli_test(cli-platform-generate-bad-bandwidth 2
 
 # The docs agree: every measured figure of a doc stands in docs/performance.md, and no doc
 # tells history (tests/docs/check_figures.py).
-find_program(MULTILANE_DOCS_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
-if(MULTILANE_DOCS_PYTHON3)
+find_program(MULTILANE_CHECK_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(MULTILANE_CHECK_PYTHON3)
   add_test(NAME docs-figures-stand-in-performance
-           COMMAND ${MULTILANE_DOCS_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/docs/check_figures.py
+           COMMAND ${MULTILANE_CHECK_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/docs/check_figures.py
                    ${CMAKE_SOURCE_DIR})
   set_tests_properties(docs-figures-stand-in-performance PROPERTIES TIMEOUT 60
                        PASS_REGULAR_EXPRESSION "every figure stands in docs/performance.md")
+  # The folders of src/ include each other in one direction, the runtime's in its layer order
+  # (tests/layers/check_includes.py).
+  add_test(NAME layers-includes-follow-the-layers
+           COMMAND ${MULTILANE_CHECK_PYTHON3} ${CMAKE_SOURCE_DIR}/tests/layers/check_includes.py
+                   ${CMAKE_SOURCE_DIR})
+  set_tests_properties(layers-includes-follow-the-layers PROPERTIES TIMEOUT 60
+                       PASS_REGULAR_EXPRESSION "the folders' includes follow the layers")
 endif()

@@ -97,3 +97,21 @@ add_test(NAME cli-runtime-rank-killed-in-set-up
                  $<TARGET_FILE:dying_rank> 2 setup)
 set_tests_properties(cli-runtime-rank-killed-mid-broadcast cli-runtime-rank-killed-in-set-up
                      PROPERTIES TIMEOUT 120)
+
+# MULTILANE_PORTS: a job runs with its ranks listening in the range, and a malformed range is
+# refused naming the variable.
+multilane_cli_test(cli-runtime-ports-in-range 0 "bcast on 2 ranks .* ok\n"
+                   bench -n 2 --collective bcast --algorithm binomial --sizes 1MiB --check
+                   --repetitions 1 --iterations 1)
+set_tests_properties(cli-runtime-ports-in-range PROPERTIES ENVIRONMENT "MULTILANE_PORTS=42100-42199")
+multilane_cli_test(cli-runtime-ports-malformed nonzero
+                   "MULTILANE_PORTS=9-3: must be LOW-HIGH, two port numbers with 1 <= LOW <= HIGH <= 65535"
+                   bench -n 2 --collective bcast --algorithm binomial --sizes 1KiB
+                   --repetitions 1 --iterations 1)
+set_tests_properties(cli-runtime-ports-malformed PROPERTIES ENVIRONMENT "MULTILANE_PORTS=9-3")
+# Two ranks of one host cannot both listen on a range of one port: the range is honoured.
+multilane_cli_test(cli-runtime-ports-too-few nonzero
+                   "cannot listen on lane 0 address 127\\.0\\.0\\.1: no free port in 42150-42150 \\(MULTILANE_PORTS\\)"
+                   bench -n 2 --collective bcast --algorithm binomial --sizes 1KiB
+                   --repetitions 1 --iterations 1)
+set_tests_properties(cli-runtime-ports-too-few PROPERTIES ENVIRONMENT "MULTILANE_PORTS=42150-42150")

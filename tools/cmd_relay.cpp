@@ -26,7 +26,7 @@
 #include "cli_options.hpp"
 #include "command.hpp"
 #include "multilane/errors.hpp"
-#include "runtime/transport/auth.hpp"
+#include "runtime/tcp/auth.hpp"
 #include "wan/daemon_signals.hpp"
 #include "wan/path_connect.hpp"
 #include "wan/relay_server.hpp"

@@ -34,7 +34,7 @@
 #include "command.hpp"
 #include "multilane/errors.hpp"
 #include "multilane/units.hpp"
-#include "runtime/transport/auth.hpp"
+#include "runtime/tcp/auth.hpp"
 #include "wan/daemon_signals.hpp"
 #include "wan/path_connect.hpp"
 #include "wan/progress.hpp"

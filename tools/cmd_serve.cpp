@@ -17,7 +17,7 @@
 
 #include "cli_options.hpp"
 #include "command.hpp"
-#include "runtime/transport/auth.hpp"
+#include "runtime/tcp/auth.hpp"
 #include "wan/daemon_signals.hpp"
 #include "wan/file_server.hpp"
 #include "wan/path_connect.hpp"

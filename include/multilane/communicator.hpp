@@ -65,6 +65,11 @@ struct CommunicatorOptions {
   // every piece is handed out, instead of waiting for its retransmission (docs/runtime.md).
   bool resend_stalled = true;
   bool explain = false;  // rank 0 prints each algorithm choice and why
+  // The ports this rank listens on, one per lane: each lane's listener takes the first free
+  // port of [listen_port_low, listen_port_high], for a firewall that opens a range between
+  // sites (MULTILANE_PORTS=LOW-HIGH). Both 0: a port the system picks.
+  std::uint16_t listen_port_low = 0;
+  std::uint16_t listen_port_high = 0;
   // Called about every millisecond while a blocking call waits on this thread with nothing
   // arriving: a host library's progress (the MPI library's own requests, which a peer may need
   // to reach this collective). Empty: none.

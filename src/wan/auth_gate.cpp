@@ -5,8 +5,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "runtime/transport/io_wait.hpp"
-#include "runtime/transport/transport_error.hpp"
+#include "runtime/tcp/io_wait.hpp"
+#include "runtime/tcp/transport_error.hpp"
 
 namespace multilane::wan {
 

@@ -1,7 +1,7 @@
 // wan/auth_gate.hpp — accepting connections for a daemon and authenticating each on its own
 // short-lived thread.
 //
-// The daemons (relay, router, serve) run one event loop. The handshake (runtime/transport/auth.hpp)
+// The daemons (relay, router, serve) run one event loop. The handshake (runtime/tcp/auth.hpp)
 // is blocking and bounded by a deadline; running it on the loop would let one silent stranger stall
 // everyone for that long. So the gate accepts on the loop and hands each new connection to a
 // worker thread with a private io_context, which authenticates it (job secret; a failure is
@@ -28,8 +28,8 @@
 #include <string>
 #include <thread>
 
-#include "runtime/transport/auth.hpp"
-#include "runtime/transport/io_wait.hpp"
+#include "runtime/tcp/auth.hpp"
+#include "runtime/tcp/io_wait.hpp"
 #include "wan/worker_threads.hpp"
 
 namespace multilane::wan {

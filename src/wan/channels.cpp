@@ -15,7 +15,7 @@
 #include "multilane/channels.hpp"
 #include "multilane/errors.hpp"
 #include "runtime/streams/stream_set.hpp"
-#include "runtime/transport/transport_error.hpp"
+#include "runtime/tcp/transport_error.hpp"
 #include "wan/exchange.hpp"
 #include "wan/message_relay.hpp"
 #include "wan/path_connect.hpp"

@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "runtime/streams/frame_writer.hpp"
-#include "runtime/transport/io_wait.hpp"
+#include "runtime/tcp/frame_writer.hpp"
+#include "runtime/tcp/io_wait.hpp"
 
 namespace multilane::wan {
 

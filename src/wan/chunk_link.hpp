@@ -1,7 +1,7 @@
 // wan/chunk_link.hpp — one connection of the aggregate-router network, read and written
 // asynchronously on an event loop.
 //
-// Reading: the stream core's frame reader (runtime/streams/frame_reader.hpp) takes a routed
+// Reading: the stream core's frame reader (runtime/tcp/frame_reader.hpp) takes a routed
 // header (route_header.hpp: the route, then the frame header), asks `place` where the chunk's
 // bytes go (a span of exactly `frame.length` bytes: a posted receive buffer, a buffer for an
 // early message, a router's forwarding buffer), reads them there and calls `arrived`; when
@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/streams/frame_reader.hpp"
+#include "runtime/tcp/frame_reader.hpp"
 #include "wan/route_header.hpp"
 
 namespace multilane::wan {

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/transport/transport_error.hpp"
+#include "runtime/tcp/transport_error.hpp"
 
 namespace multilane::wan {
 

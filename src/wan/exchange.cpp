@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "multilane/errors.hpp"
-#include "runtime/transport/transport_error.hpp"
+#include "runtime/tcp/transport_error.hpp"
 
 namespace multilane::wan {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <array>
 
-#include "runtime/transport/le_bytes.hpp"
+#include "runtime/tcp/le_bytes.hpp"
 
 namespace multilane::wan {
 

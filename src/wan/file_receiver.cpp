@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "multilane/units.hpp"
-#include "runtime/transport/transport_error.hpp"
+#include "runtime/tcp/transport_error.hpp"
 #include "wan/file_destination.hpp"
 #include "wan/file_hash.hpp"
 #include "wan/file_protocol.hpp"

@@ -8,7 +8,7 @@
 #include "multilane/errors.hpp"
 #include "multilane/units.hpp"
 #include "runtime/streams/stream_set.hpp"
-#include "runtime/transport/transport_error.hpp"
+#include "runtime/tcp/transport_error.hpp"
 #include "wan/file_protocol.hpp"
 #include "wan/path_connect.hpp"
 

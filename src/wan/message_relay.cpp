@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "multilane/errors.hpp"
-#include "runtime/transport/transport_error.hpp"
+#include "runtime/tcp/transport_error.hpp"
 #include "wan/exchange.hpp"
 
 namespace multilane::wan {

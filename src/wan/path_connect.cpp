@@ -6,7 +6,7 @@
 #include <charconv>
 
 #include "multilane/errors.hpp"
-#include "runtime/transport/transport_error.hpp"
+#include "runtime/tcp/transport_error.hpp"
 #include "wan/relay_protocol.hpp"
 #include "wan/stream_tag.hpp"
 

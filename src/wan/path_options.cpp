@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "multilane/errors.hpp"
-#include "runtime/streams/chunk_feed.hpp"
+#include "runtime/tcp/chunk_feed.hpp"
 
 namespace multilane::wan {
 

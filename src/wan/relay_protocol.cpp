@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "runtime/transport/le_bytes.hpp"
+#include "runtime/tcp/le_bytes.hpp"
 
 namespace multilane::wan {
 

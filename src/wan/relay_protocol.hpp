@@ -1,7 +1,7 @@
 // wan/relay_protocol.hpp — what a client says to a `multilane relay` after authenticating.
 //
 // A relay forwards a connection only for a member of its job: the client first completes the
-// ordinary handshake with the relay (runtime/transport/auth.hpp, job secret), then sends a request
+// ordinary handshake with the relay (runtime/tcp/auth.hpp, job secret), then sends a request
 // naming the target; the relay connects to the target, authenticates to it with the same secret
 // (passing on the client's identity) and answers. On success both connections are joined and
 // every later byte is forwarded unchanged in both directions.

@@ -5,7 +5,7 @@
 // (relay_protocol.hpp); the relay checks the target against its allow list, connects to it and
 // authenticates to it with the same job secret, passing on the client's identity, answers, and
 // from then on forwards bytes both ways (splice.hpp). Both handshakes say that the relay is one
-// (runtime/transport/auth.hpp), so that neither end adapts its streams in use to what its hop
+// (runtime/tcp/auth.hpp), so that neither end adapts its streams in use to what its hop
 // to the relay shows (runtime::StreamOptions::relayed). So the relay is never an open proxy: a
 // client without the job's secret gets nothing forwarded, and the target must be a member of
 // the job too (anything else fails the handshake and the client is told why).

@@ -1,13 +1,13 @@
 // wan/route_header.hpp — what travels on the links of the aggregate-router network.
 //
 // Every chunk on a rank-router or router-router link is a 16-byte route header, the runtime's
-// 64-byte frame header (runtime/transport/wire.hpp: message id, offset, length, total) and the
+// 64-byte frame header (runtime/tcp/wire.hpp: message id, offset, length, total) and the
 // chunk's bytes. Route header, little-endian: u32 magic "1MLX", u16 source site, u16 destination
 // site, u32 source rank, u32 destination rank (ranks are numbered within their site). A router
 // forwards by the destination alone; the receiver writes the bytes at `offset` of message
 // `message_id` from the source and counts them (aggregate-router paper, 3.2).
 //
-// Connections of this network carry a NodeIdentity in their handshake (runtime/transport/auth.hpp):
+// Connections of this network carry a NodeIdentity in their handshake (runtime/tcp/auth.hpp):
 // a rank (its site and rank) or a router (its site and index).
 #pragma once
 
@@ -19,7 +19,7 @@
 #include <string_view>
 #include <variant>
 
-#include "runtime/transport/wire.hpp"
+#include "runtime/tcp/wire.hpp"
 
 namespace multilane::wan {
 
@@ -42,7 +42,7 @@ using RoutedHeaderBytes = std::array<std::byte, kRoutedHeaderSize>;
 
 RoutedHeaderBytes encode_routed(const RoutedChunk& chunk);
 // The route header's addresses, or what is wrong with its bytes (naming `peer`); the frame
-// header after it is the frame reader's (runtime/streams/frame_reader.hpp).
+// header after it is the frame reader's (runtime/tcp/frame_reader.hpp).
 struct Route {
   RankAddress from;
   RankAddress to;

@@ -11,9 +11,9 @@
 
 #include "multilane/errors.hpp"
 #include "runtime/streams/stream_set.hpp"
-#include "runtime/transport/io_wait.hpp"
-#include "runtime/transport/stripe.hpp"
-#include "runtime/transport/transport_error.hpp"
+#include "runtime/tcp/io_wait.hpp"
+#include "runtime/tcp/stripe.hpp"
+#include "runtime/tcp/transport_error.hpp"
 #include "wan/chunk_link.hpp"
 #include "wan/path_connect.hpp"
 

@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/transport/auth.hpp"
+#include "runtime/tcp/auth.hpp"
 #include "wan/route_header.hpp"
 
 namespace multilane::wan {

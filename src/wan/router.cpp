@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "runtime/streams/stream_set.hpp"
-#include "runtime/transport/transport_error.hpp"
+#include "runtime/tcp/transport_error.hpp"
 #include "wan/path_connect.hpp"
 #include "wan/progress.hpp"
 

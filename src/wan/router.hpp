@@ -31,7 +31,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/transport/auth.hpp"
+#include "runtime/tcp/auth.hpp"
 #include "wan/auth_gate.hpp"
 #include "wan/chunk_link.hpp"
 

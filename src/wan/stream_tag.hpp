@@ -1,6 +1,6 @@
 // wan/stream_tag.hpp — the identity a WAN stream announces in its handshake.
 //
-// The handshake's 64-bit identity field (runtime/transport/auth.hpp, covered by the proof) tells
+// The handshake's 64-bit identity field (runtime/tcp/auth.hpp, covered by the proof) tells
 // the accepting end which connection a stream belongs to: a random session number drawn by the
 // connecting end for one path, the path's stream count and the stream's index. An acceptor
 // groups streams by session (several clients of `multilane serve` may connect at once) and

@@ -11,9 +11,9 @@
 
 #include "multilane/errors.hpp"
 #include "runtime/launch/launch_store_protocol.hpp"
-#include "runtime/transport/io_wait.hpp"
-#include "runtime/transport/le_bytes.hpp"
-#include "runtime/transport/transport_error.hpp"
+#include "runtime/tcp/io_wait.hpp"
+#include "runtime/tcp/le_bytes.hpp"
+#include "runtime/tcp/transport_error.hpp"
 #include "support/loopback_port.hpp"
 
 namespace multilane::runtime {

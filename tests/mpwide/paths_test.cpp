@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "mpwide_testing.hpp"
-#include "runtime/transport/auth.hpp"
+#include "runtime/tcp/auth.hpp"
 #include "wan/relay_server.hpp"
 
 namespace multilane::mpwide_testing {

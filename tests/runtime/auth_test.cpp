@@ -5,8 +5,8 @@
 #include <future>
 
 #include "loopback.hpp"
-#include "runtime/transport/auth.hpp"
-#include "runtime/transport/transport_error.hpp"
+#include "runtime/tcp/auth.hpp"
+#include "runtime/tcp/transport_error.hpp"
 
 namespace multilane::runtime {
 namespace {

@@ -1,5 +1,5 @@
 // tests/runtime/byte_ranges_test.cpp — merged byte ranges.
-#include "runtime/streams/byte_ranges.hpp"
+#include "runtime/tcp/byte_ranges.hpp"
 
 #include <gtest/gtest.h>
 

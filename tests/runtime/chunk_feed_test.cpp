@@ -1,6 +1,6 @@
 // tests/runtime/chunk_feed_test.cpp — guided pieces cover the message exactly, shrink towards
 // its end, and bytes given back go out first.
-#include "runtime/streams/chunk_feed.hpp"
+#include "runtime/tcp/chunk_feed.hpp"
 
 #include <gtest/gtest.h>
 

@@ -13,9 +13,9 @@
 #include "multilane/collective.hpp"
 #include "multilane/count_patterns.hpp"
 #include "runtime/check/data_check.hpp"
-#include "runtime/transport/auth.hpp"
-#include "runtime/transport/tcp_connect.hpp"
-#include "runtime/transport/transport_error.hpp"
+#include "runtime/tcp/auth.hpp"
+#include "runtime/tcp/tcp_connect.hpp"
+#include "runtime/tcp/transport_error.hpp"
 
 namespace multilane::testing {
 namespace {

@@ -20,10 +20,10 @@
 #include "loopback.hpp"
 #include "multilane/reduction.hpp"
 #include "runtime/exec/chunk_combiner.hpp"
-#include "runtime/transport/auth.hpp"
+#include "runtime/tcp/auth.hpp"
 #include "runtime/transport/engine.hpp"
-#include "runtime/transport/stream_identity.hpp"
-#include "runtime/transport/wire.hpp"
+#include "runtime/tcp/stream_identity.hpp"
+#include "runtime/tcp/wire.hpp"
 
 namespace multilane::runtime {
 namespace {

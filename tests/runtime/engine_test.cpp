@@ -7,6 +7,7 @@
 // close before we do. A proxy holds the second stream's bytes after its Hello, so the sender
 // finishes both handshakes, sends over both streams and closes, while this side has adopted
 // only the first stream and sees it close.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -22,6 +23,7 @@
 #include "driving.hpp"
 #include "loopback.hpp"
 #include "pausing_proxy.hpp"
+#include "runtime/tcp/transport_error.hpp"
 #include "runtime/transport/engine.hpp"
 
 namespace multilane::runtime {
@@ -372,6 +374,48 @@ TEST(Engine, HoldsACallsOwnerUntilTheCallOrTheEngineEnds) {
   EXPECT_EQ(owner.use_count(), 2);
   engine.reset();
   EXPECT_EQ(owner.use_count(), 1);
+}
+
+}  // namespace
+}  // namespace multilane::runtime
+
+namespace multilane::runtime {
+namespace {
+
+// MULTILANE_PORTS: each lane's listener takes the first free port of the range; with every
+// port of it taken, the engine fails naming the range.
+TEST(EngineListenPorts, EachLaneTakesTheFirstFreePortOfTheRange) {
+  // A range the system is unlikely to hand out to others meanwhile: a port it gave us, and
+  // the next three.
+  asio::io_context io;
+  asio::ip::tcp::acceptor probe(io,
+                                asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  const auto first = static_cast<std::uint16_t>(probe.local_endpoint().port());
+  probe.close();
+  EngineConfig config = config_of(0);
+  config.lane_addresses = {"127.0.0.1", "127.0.0.1"};
+  config.listen_port_low = first;
+  config.listen_port_high = static_cast<std::uint16_t>(first + 3);
+  Engine engine(config);
+  const std::vector<std::string> addresses = engine.listening_addresses();
+  ASSERT_EQ(addresses.size(), 2u);
+  EXPECT_EQ(port_of(addresses[0]), std::to_string(first));
+  EXPECT_EQ(port_of(addresses[1]), std::to_string(first + 1));
+
+  // The same range again: two ports are taken, the other two are enough for two lanes, but
+  // not for three.
+  config.lane_addresses = {"127.0.0.1", "127.0.0.1", "127.0.0.1"};
+  try {
+    Engine crowded(config);
+    ADD_FAILURE() << "a third lane found a port although the range has four and four are used";
+  } catch (const TransportError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  fmt::format("cannot listen on lane 2 address 127.0.0.1: no free port in {}-{} "
+                              "(MULTILANE_PORTS)",
+                              first, first + 3)),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

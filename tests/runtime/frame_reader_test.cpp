@@ -1,7 +1,7 @@
 // tests/runtime/frame_reader_test.cpp — the per-stream frame reader shared by the Engine and
 // StreamSet, over a loopback connection: placement, dropping, parking, bad headers, the peer's
 // close between and inside frames, and stopping a payload half way.
-#include "runtime/streams/frame_reader.hpp"
+#include "runtime/tcp/frame_reader.hpp"
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "runtime/loopback.hpp"
-#include "runtime/transport/wire.hpp"
+#include "runtime/tcp/wire.hpp"
 
 namespace multilane::runtime {
 namespace {

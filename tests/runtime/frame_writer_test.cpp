@@ -1,7 +1,7 @@
 // tests/runtime/frame_writer_test.cpp — the frame writer shared by the Engine, StreamSet and the
 // routers' links, over a loopback connection: large frames arrive byte-exact, and a write
 // stopped through its cancellation slot reports exactly the bytes the peer then reads.
-#include "runtime/streams/frame_writer.hpp"
+#include "runtime/tcp/frame_writer.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // tests/runtime/kept_bytes_test.cpp — the kept tail of a split send: what a re-send may take.
-#include "runtime/streams/kept_bytes.hpp"
+#include "runtime/tcp/kept_bytes.hpp"
 
 #include <gtest/gtest.h>
 

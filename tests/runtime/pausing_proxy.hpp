@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "loopback.hpp"
-#include "runtime/streams/stream_progress.hpp"
+#include "runtime/tcp/stream_progress.hpp"
 
 namespace multilane::runtime::testing {
 

@@ -17,7 +17,7 @@
 #include "runtime/transport/connection.hpp"
 #include "runtime/transport/engine_context.hpp"
 #include "runtime/transport/receive_side.hpp"
-#include "runtime/transport/wire.hpp"
+#include "runtime/tcp/wire.hpp"
 
 namespace multilane::runtime {
 namespace {

@@ -1,6 +1,6 @@
 // tests/runtime/stall_watch_test.cpp — a stream is stalled when its acknowledgements stop for
 // longer than the patience's floor and round trips, and only while it has bytes in flight.
-#include "runtime/streams/stall_watch.hpp"
+#include "runtime/tcp/stall_watch.hpp"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 
 #include "loopback.hpp"
 #include "runtime/streams/stream_set.hpp"
-#include "runtime/transport/transport_error.hpp"
+#include "runtime/tcp/transport_error.hpp"
 
 namespace multilane::runtime {
 namespace {

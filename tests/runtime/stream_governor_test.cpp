@@ -1,4 +1,4 @@
-#include "runtime/streams/stream_governor.hpp"
+#include "runtime/tcp/stream_governor.hpp"
 
 #include <gtest/gtest.h>
 

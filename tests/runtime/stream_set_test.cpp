@@ -10,8 +10,8 @@
 
 #include "loopback.hpp"
 #include "pausing_proxy.hpp"
-#include "runtime/transport/transport_error.hpp"
-#include "runtime/transport/wire.hpp"
+#include "runtime/tcp/transport_error.hpp"
+#include "runtime/tcp/wire.hpp"
 
 namespace multilane::runtime {
 namespace {

@@ -1,7 +1,7 @@
 // tests/runtime/stripe_test.cpp — the chunk plan covers the message exactly, evenly.
 #include <gtest/gtest.h>
 
-#include "runtime/transport/stripe.hpp"
+#include "runtime/tcp/stripe.hpp"
 
 namespace multilane::runtime {
 namespace {

@@ -1,5 +1,5 @@
 // tests/runtime/tcp_connect_test.cpp — the socket settings a connection gets.
-#include "runtime/transport/tcp_connect.hpp"
+#include "runtime/tcp/tcp_connect.hpp"
 
 #include <gtest/gtest.h>
 

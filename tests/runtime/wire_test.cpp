@@ -1,7 +1,7 @@
 // tests/runtime/wire_test.cpp — frame header round trip and every validation error's text.
 #include <gtest/gtest.h>
 
-#include "runtime/transport/wire.hpp"
+#include "runtime/tcp/wire.hpp"
 
 namespace multilane::runtime {
 namespace {

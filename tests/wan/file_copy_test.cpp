@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "multilane/errors.hpp"
-#include "runtime/transport/auth.hpp"
+#include "runtime/tcp/auth.hpp"
 #include "wan/file_client.hpp"
 #include "wan/file_destination.hpp"
 #include "wan/file_protocol.hpp"

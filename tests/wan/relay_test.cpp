@@ -11,9 +11,9 @@
 #include <thread>
 
 #include "multilane/errors.hpp"
-#include "runtime/streams/stream_governor.hpp"
-#include "runtime/transport/auth.hpp"
-#include "runtime/transport/io_wait.hpp"
+#include "runtime/tcp/stream_governor.hpp"
+#include "runtime/tcp/auth.hpp"
+#include "runtime/tcp/io_wait.hpp"
 #include "wan/relay_server.hpp"
 #include "wan_testing.hpp"
 

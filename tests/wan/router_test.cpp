@@ -10,7 +10,7 @@
 #include <csignal>
 #include <thread>
 
-#include "runtime/transport/transport_error.hpp"
+#include "runtime/tcp/transport_error.hpp"
 #include "wan/routed_endpoint.hpp"
 #include "wan/router_grid.hpp"
 #include "wan_testing.hpp"

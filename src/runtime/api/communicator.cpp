@@ -10,7 +10,7 @@
 #include "runtime/api/local_call.hpp"
 #include "runtime/exec/schedule_run.hpp"
 #include "runtime/launch/launch_platform.hpp"
-#include "runtime/transport/tcp_connect.hpp"
+#include "runtime/tcp/tcp_connect.hpp"
 
 namespace multilane {
 
@@ -56,6 +56,8 @@ EngineConfig engine_config(const CommunicatorSetup& setup) {
   config.unexpected_budget = o.unexpected_budget;
   config.resend_stalled = o.resend_stalled;
   config.while_waiting = o.while_waiting;
+  config.listen_port_low = o.listen_port_low;
+  config.listen_port_high = o.listen_port_high;
   return config;
 }
 
@@ -72,6 +74,11 @@ void check_options(const CommunicatorOptions& o) {
   range("wan_socket_buffer", o.wan_socket_buffer, 0, 1 << 30);
   range("timeout (ms)", o.timeout.count(), 1, 86'400'000);
   if (o.max_chunk == 0) throw UsageError("max_chunk must be at least 1 byte");
+  const bool any_port = o.listen_port_low == 0 && o.listen_port_high == 0;
+  if (!any_port && (o.listen_port_low == 0 || o.listen_port_low > o.listen_port_high)) {
+    throw UsageError(fmt::format("listen ports {}-{}: must be LOW-HIGH with 1 <= LOW <= HIGH",
+                                 o.listen_port_low, o.listen_port_high));
+  }
 }
 
 }  // namespace

@@ -10,6 +10,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <charconv>
+#include <utility>
+
 #include "multilane/units.hpp"
 #include "runtime/api/communicator_impl.hpp"
 #include "runtime/api/exchange_join.hpp"
@@ -75,6 +78,28 @@ std::uint64_t parse_rate(std::string_view text) {
   return static_cast<std::uint64_t>(parse_bandwidth(text));
 }
 
+// "LOW-HIGH", 1 <= LOW <= HIGH <= 65535 (MULTILANE_PORTS).
+std::pair<std::uint16_t, std::uint16_t> parse_port_range(const std::string& text) {
+  const auto fail = [&text] {
+    return UsageError(fmt::format(
+        "MULTILANE_PORTS={}: must be LOW-HIGH, two port numbers with 1 <= LOW <= HIGH <= 65535",
+        text));
+  };
+  const auto dash = text.find('-');
+  if (dash == std::string::npos) throw fail();
+  unsigned low = 0, high = 0;
+  const char* begin = text.data();
+  const char* middle = begin + dash;
+  const char* end = begin + text.size();
+  const auto first = std::from_chars(begin, middle, low);
+  const auto second = std::from_chars(middle + 1, end, high);
+  if (first.ec != std::errc() || first.ptr != middle || second.ec != std::errc() ||
+      second.ptr != end || low < 1 || low > high || high > 65535) {
+    throw fail();
+  }
+  return {static_cast<std::uint16_t>(low), static_cast<std::uint16_t>(high)};
+}
+
 CommunicatorOptions options_from(const JobEnvironment& env, CommunicatorOptions options) {
   options.timeout = env.timeout;
   options.explain = options.explain || env.explain;
@@ -96,6 +121,11 @@ CommunicatorOptions options_from(const JobEnvironment& env, CommunicatorOptions 
                 parse_bytes);
   override_from(env, "UNEXPECTED_BUDGET", options.unexpected_budget, std::uint64_t{0},
                 std::uint64_t{1} << 40, parse_bytes);
+  if (auto it = env.settings.find("PORTS"); it != env.settings.end()) {
+    const auto [low, high] = parse_port_range(it->second);
+    options.listen_port_low = low;
+    options.listen_port_high = high;
+  }
   return options;
 }
 

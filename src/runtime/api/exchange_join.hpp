@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "multilane/communicator.hpp"
-#include "runtime/transport/auth.hpp"
+#include "runtime/tcp/auth.hpp"
 
 namespace multilane::runtime {
 

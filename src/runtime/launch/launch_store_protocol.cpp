@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "multilane/errors.hpp"
-#include "runtime/transport/le_bytes.hpp"
+#include "runtime/tcp/le_bytes.hpp"
 
 namespace multilane::runtime {
 

@@ -21,8 +21,8 @@
 #include "multilane/errors.hpp"
 #include "runtime/launch/launch_store_protocol.hpp"
 #include "runtime/launch/rendezvous.hpp"
-#include "runtime/transport/io_wait.hpp"
-#include "runtime/transport/transport_error.hpp"
+#include "runtime/tcp/io_wait.hpp"
+#include "runtime/tcp/transport_error.hpp"
 
 namespace multilane::runtime {
 

@@ -29,7 +29,7 @@
 #include "runtime/launch/launch_process.hpp"
 #include "runtime/launch/launch_signals.hpp"
 #include "runtime/launch/rendezvous.hpp"
-#include "runtime/transport/io_wait.hpp"
+#include "runtime/tcp/io_wait.hpp"
 
 extern char** environ;
 

@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "runtime/launch/job_env.hpp"
-#include "runtime/transport/auth.hpp"
+#include "runtime/tcp/auth.hpp"
 
 namespace multilane::runtime {
 

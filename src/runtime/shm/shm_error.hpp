@@ -1,6 +1,6 @@
 // runtime/shm/shm_error.hpp — the exception the shared-memory layer throws.
 //
-// ShmError is a TransportError (runtime/transport/transport_error.hpp), so an executor that handles
+// ShmError is a TransportError (runtime/tcp/transport_error.hpp), so an executor that handles
 // the TCP transport's failures handles these too. The message starts with the group and the rank
 // that saw the failure and names the cause, e.g.
 //   "shm group job 2a node 0, local rank 1: local rank 2 (pid 4711) died while this rank
@@ -9,7 +9,7 @@
 // the ShmGroup throw again.
 #pragma once
 
-#include "runtime/transport/transport_error.hpp"
+#include "runtime/tcp/transport_error.hpp"
 
 namespace multilane::runtime::shm {
 

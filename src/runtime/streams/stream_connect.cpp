@@ -14,9 +14,9 @@
 
 #include "multilane/errors.hpp"
 #include "runtime/streams/stream_set.hpp"
-#include "runtime/transport/io_wait.hpp"
-#include "runtime/transport/tcp_connect.hpp"
-#include "runtime/transport/transport_error.hpp"
+#include "runtime/tcp/io_wait.hpp"
+#include "runtime/tcp/tcp_connect.hpp"
+#include "runtime/tcp/transport_error.hpp"
 
 namespace multilane::runtime {
 

@@ -56,13 +56,13 @@
 #include <string>
 #include <vector>
 
-#include "runtime/streams/stall_watch.hpp"
-#include "runtime/streams/stream_governor.hpp"
-#include "runtime/streams/stream_progress.hpp"
-#include "runtime/transport/auth.hpp"
-#include "runtime/transport/io_wait.hpp"
-#include "runtime/transport/stripe.hpp"
-#include "runtime/transport/transport_error.hpp"
+#include "runtime/tcp/stall_watch.hpp"
+#include "runtime/tcp/stream_governor.hpp"
+#include "runtime/tcp/stream_progress.hpp"
+#include "runtime/tcp/auth.hpp"
+#include "runtime/tcp/io_wait.hpp"
+#include "runtime/tcp/stripe.hpp"
+#include "runtime/tcp/transport_error.hpp"
 
 namespace multilane::runtime {
 

@@ -15,16 +15,16 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/streams/byte_ranges.hpp"
-#include "runtime/streams/chunk_feed.hpp"
-#include "runtime/streams/early_budget.hpp"
-#include "runtime/streams/frame_reader.hpp"
-#include "runtime/streams/kept_bytes.hpp"
-#include "runtime/streams/stall_watch.hpp"
-#include "runtime/streams/stream_governor.hpp"
-#include "runtime/streams/stream_progress.hpp"
+#include "runtime/tcp/byte_ranges.hpp"
+#include "runtime/tcp/chunk_feed.hpp"
+#include "runtime/tcp/early_budget.hpp"
+#include "runtime/tcp/frame_reader.hpp"
+#include "runtime/tcp/kept_bytes.hpp"
+#include "runtime/tcp/stall_watch.hpp"
+#include "runtime/tcp/stream_governor.hpp"
+#include "runtime/tcp/stream_progress.hpp"
 #include "runtime/streams/stream_set.hpp"
-#include "runtime/transport/wire.hpp"
+#include "runtime/tcp/wire.hpp"
 
 namespace multilane::runtime {
 

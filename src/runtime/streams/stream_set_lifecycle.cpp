@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "multilane/errors.hpp"
-#include "runtime/transport/io_wait.hpp"
-#include "runtime/transport/transport_error.hpp"
+#include "runtime/tcp/io_wait.hpp"
+#include "runtime/tcp/transport_error.hpp"
 
 namespace multilane::runtime {
 

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "multilane/errors.hpp"
-#include "runtime/streams/frame_writer.hpp"
+#include "runtime/tcp/frame_writer.hpp"
 
 namespace multilane::runtime {
 

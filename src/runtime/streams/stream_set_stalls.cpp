@@ -1,7 +1,7 @@
 // runtime/streams/stream_set_stalls.cpp — StreamSet: stall recovery: the streams' acknowledgements,
 // stalled streams (stall_watch.hpp), and their doubtful share sent again on other streams.
 #include "runtime/streams/stream_set_impl.hpp"
-#include "runtime/streams/written_frame.hpp"
+#include "runtime/tcp/written_frame.hpp"
 
 #include <algorithm>
 #include <vector>

@@ -12,12 +12,12 @@
 #include <thread>
 
 #include "multilane/errors.hpp"
+#include "runtime/tcp/stream_identity.hpp"
+#include "runtime/tcp/transport_error.hpp"
 #include "runtime/transport/engine_context.hpp"
 #include "runtime/transport/receive_side.hpp"
 #include "runtime/transport/reused_nodes.hpp"
 #include "runtime/transport/send_side.hpp"
-#include "runtime/transport/stream_identity.hpp"
-#include "runtime/transport/transport_error.hpp"
 
 namespace multilane::runtime {
 
@@ -104,6 +104,8 @@ struct Engine::State {
   void wait_for_own_work();
 
   void listen();
+  void bind_in_range(asio::ip::tcp::acceptor& acceptor, const asio::ip::address& address,
+                     std::size_t lane, const std::string& text) const;
   void accept(int lane);
   void handshake(asio::ip::tcp::socket socket, int lane);
   bool check_signature(int peer, std::uint64_t sequence, std::uint64_t signature);
@@ -349,6 +351,31 @@ bool Engine::State::check_signature(int peer, std::uint64_t sequence, std::uint6
   return true;
 }
 
+// Binds to the first free port of the configured range (any port when there is none).
+void Engine::State::bind_in_range(asio::ip::tcp::acceptor& acceptor,
+                                  const asio::ip::address& address, std::size_t lane,
+                                  const std::string& text) const {
+  const std::uint16_t low = context.config.listen_port_low;
+  const std::uint16_t high = context.config.listen_port_high;
+  asio::error_code error;
+  if (low == 0) {
+    acceptor.bind(asio::ip::tcp::endpoint(address, 0), error);
+    if (error) {
+      throw TransportError(
+          fmt::format("cannot listen on lane {} address {}: {}", lane, text, error.message()));
+    }
+    return;
+  }
+  for (unsigned port = low; port <= high; ++port) {
+    acceptor.bind(asio::ip::tcp::endpoint(address, static_cast<std::uint16_t>(port)), error);
+    if (!error) return;
+    if (error != asio::error::address_in_use) break;
+  }
+  throw TransportError(fmt::format(
+      "cannot listen on lane {} address {}: no free port in {}-{} (MULTILANE_PORTS){}", lane, text,
+      low, high, error && error != asio::error::address_in_use ? ": " + error.message() : ""));
+}
+
 void Engine::State::listen() {
   for (std::size_t lane = 0; lane < context.config.lane_addresses.size(); ++lane) {
     const std::string& text = context.config.lane_addresses[lane];
@@ -358,14 +385,9 @@ void Engine::State::listen() {
       throw UsageError(fmt::format("lane {} address '{}' is not an IP address", lane, text));
     }
     auto acceptor = std::make_unique<asio::ip::tcp::acceptor>(listen_io);
-    const asio::ip::tcp::endpoint endpoint(address, 0);
-    acceptor->open(endpoint.protocol());
+    acceptor->open(asio::ip::tcp::endpoint(address, 0).protocol());
     apply_buffer_sizes(*acceptor, context.config.lan.socket);  // accepted sockets inherit them
-    acceptor->bind(endpoint, error);
-    if (error) {
-      throw TransportError(
-          fmt::format("cannot listen on lane {} address {}: {}", lane, text, error.message()));
-    }
+    bind_in_range(*acceptor, address, lane, text);
     acceptor->listen();
     acceptors.push_back(std::move(acceptor));
     accept(static_cast<int>(lane));

@@ -56,11 +56,11 @@
 #include <string>
 #include <vector>
 
-#include "runtime/streams/stall_watch.hpp"
-#include "runtime/streams/stream_progress.hpp"
-#include "runtime/transport/auth.hpp"
-#include "runtime/transport/stripe.hpp"
-#include "runtime/transport/tcp_connect.hpp"
+#include "runtime/tcp/stall_watch.hpp"
+#include "runtime/tcp/stream_progress.hpp"
+#include "runtime/tcp/auth.hpp"
+#include "runtime/tcp/stripe.hpp"
+#include "runtime/tcp/tcp_connect.hpp"
 
 namespace multilane::runtime {
 
@@ -80,6 +80,9 @@ struct EngineConfig {
   // One local address per lane of this rank's node: listeners bind there, and connections
   // on that lane leave from there (when it is not the unspecified address).
   std::vector<std::string> lane_addresses{"127.0.0.1"};
+  // Listening ports: the first free one of [low, high] per lane; both 0: the system's choice.
+  std::uint16_t listen_port_low = 0;
+  std::uint16_t listen_port_high = 0;
   LinkSettings lan;
   LinkSettings wan{4, {}};
   StripeOptions stripe;

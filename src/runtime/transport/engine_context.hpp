@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/streams/polled_readers.hpp"
+#include "runtime/tcp/polled_readers.hpp"
 #include "runtime/transport/engine.hpp"
 #include "runtime/transport/handshake_threads.hpp"
 

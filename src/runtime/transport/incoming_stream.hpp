@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "runtime/streams/frame_reader.hpp"
+#include "runtime/tcp/frame_reader.hpp"
 #include "runtime/transport/connection.hpp"
 #include "runtime/transport/receive_side.hpp"
-#include "runtime/transport/wire.hpp"
+#include "runtime/tcp/wire.hpp"
 
 namespace multilane::runtime {
 

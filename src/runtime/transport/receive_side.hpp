@@ -22,13 +22,13 @@
 #include <unordered_set>
 #include <vector>
 
-#include "runtime/streams/byte_ranges.hpp"
-#include "runtime/streams/early_budget.hpp"
-#include "runtime/streams/polled_readers.hpp"
+#include "runtime/tcp/byte_ranges.hpp"
+#include "runtime/tcp/early_budget.hpp"
+#include "runtime/tcp/polled_readers.hpp"
 #include "runtime/transport/connection.hpp"
 #include "runtime/transport/engine_context.hpp"
 #include "runtime/transport/reused_nodes.hpp"
-#include "runtime/transport/wire.hpp"
+#include "runtime/tcp/wire.hpp"
 
 namespace multilane::runtime {
 

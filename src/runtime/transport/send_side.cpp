@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <system_error>
 
-#include "runtime/streams/frame_writer.hpp"
-#include "runtime/transport/stream_identity.hpp"
-#include "runtime/transport/transport_error.hpp"
+#include "runtime/tcp/frame_writer.hpp"
+#include "runtime/tcp/stream_identity.hpp"
+#include "runtime/tcp/transport_error.hpp"
 
 namespace multilane::runtime {
 

@@ -36,15 +36,15 @@
 #include <optional>
 #include <vector>
 
-#include "runtime/streams/byte_ranges.hpp"
-#include "runtime/streams/chunk_feed.hpp"
-#include "runtime/streams/kept_bytes.hpp"
-#include "runtime/streams/stall_watch.hpp"
-#include "runtime/streams/stream_governor.hpp"
+#include "runtime/tcp/byte_ranges.hpp"
+#include "runtime/tcp/chunk_feed.hpp"
+#include "runtime/tcp/kept_bytes.hpp"
+#include "runtime/tcp/stall_watch.hpp"
+#include "runtime/tcp/stream_governor.hpp"
 #include "runtime/transport/connection.hpp"
 #include "runtime/transport/engine_context.hpp"
 #include "runtime/transport/receive_side.hpp"
-#include "runtime/transport/wire.hpp"
+#include "runtime/tcp/wire.hpp"
 
 namespace multilane::runtime {
 

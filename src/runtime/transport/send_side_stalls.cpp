@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "runtime/streams/written_frame.hpp"
+#include "runtime/tcp/written_frame.hpp"
 #include "runtime/transport/send_side.hpp"
 
 namespace multilane::runtime {

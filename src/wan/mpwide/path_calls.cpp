@@ -8,7 +8,7 @@
 
 #include "multilane/errors.hpp"
 #include "multilane/mpwide/MPWide.h"
-#include "runtime/transport/transport_error.hpp"
+#include "runtime/tcp/transport_error.hpp"
 #include "wan/mpwide/paths.hpp"
 #include "wan/mpwide/reach.hpp"
 #include "wan/mpwide/registry.hpp"

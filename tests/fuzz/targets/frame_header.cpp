@@ -1,4 +1,4 @@
-// tests/fuzz/targets/frame_header.cpp — decode_frame_header() (runtime/transport/wire.hpp) on any
+// tests/fuzz/targets/frame_header.cpp — decode_frame_header() (runtime/tcp/wire.hpp) on any
 // 64 bytes: it never fails but with a sentence, and a header it accepts is within the check's
 // limits and encodes back to the same header.
 //
@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "fuzz/fuzz_check.hpp"
-#include "runtime/transport/wire.hpp"
+#include "runtime/tcp/wire.hpp"
 
 using namespace multilane::runtime;
 

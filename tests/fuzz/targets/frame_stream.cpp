@@ -1,4 +1,4 @@
-// tests/fuzz/targets/frame_stream.cpp — the frame reader (runtime/streams/frame_reader.hpp) on a
+// tests/fuzz/targets/frame_stream.cpp — the frame reader (runtime/tcp/frame_reader.hpp) on a
 // real loopback TCP stream carrying any bytes: it hands on exactly the frames that a plain walk
 // over the bytes finds (each header as decoded, each read payload byte for byte), in order; it
 // stops at the first header that does not decode (saying so once) or at the end of the stream
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "fuzz/fuzz_check.hpp"
-#include "runtime/streams/frame_reader.hpp"
+#include "runtime/tcp/frame_reader.hpp"
 
 using namespace multilane::runtime;
 

@@ -1,5 +1,5 @@
 // tests/fuzz/targets/handshake.cpp — the connection handshake's checks
-// (runtime/transport/handshake_messages.hpp) on any peer Hello and proof, as a listener of job 7
+// (runtime/tcp/handshake_messages.hpp) on any peer Hello and proof, as a listener of job 7
 // whose own Hello has a fixed nonce and whose secret is fixed (so a seed can carry a proof that
 // passes, and the fuzzer mutates from there): a Hello is refused in a sentence or taken, a
 // proof passes only when it is the one the secret gives, and what passes says who the peer is.
@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "fuzz/fuzz_check.hpp"
-#include "runtime/transport/handshake_messages.hpp"
+#include "runtime/tcp/handshake_messages.hpp"
 
 using namespace multilane::runtime;
 
