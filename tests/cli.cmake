@@ -84,3 +84,14 @@ if(MULTILANE_CHECK_PYTHON3)
   set_tests_properties(layers-includes-follow-the-layers PROPERTIES TIMEOUT 60
                        PASS_REGULAR_EXPRESSION "the folders' includes follow the layers")
 endif()
+
+# docs/mpi.md's "Across two sites, step by step" runs as written on an emulated grid (root
+# only: it brings up network namespaces; the libraries must be the plain build's).
+if(TARGET multilane_mpi AND NOT MULTILANE_SANITIZE)
+  add_test(NAME docs-two-sites-guide
+           COMMAND ${CMAKE_SOURCE_DIR}/tests/docs/two_sites_guide.sh ${CMAKE_SOURCE_DIR}
+                   ${CMAKE_BINARY_DIR})
+  set_tests_properties(docs-two-sites-guide PROPERTIES TIMEOUT 900 RUN_SERIAL TRUE
+                       PASS_REGULAR_EXPRESSION "the guide ran as written"
+                       SKIP_REGULAR_EXPRESSION "skipped: ")
+endif()

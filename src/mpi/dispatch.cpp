@@ -259,6 +259,9 @@ int serve_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall
     const std::uint64_t key = classify(call, c.block, c.reduction).key();
     const Pick pick = pick_blocking(*state, c, key, !lib.settings.frozen);
     const bool explain_after = lib.settings.explain && explains_after_the_call(c, pick);
+    if (lib.settings.explain && pick.run == RouteChoice::Multilane && !state->multilane) {
+      multilane_of(*state);  // set up now, as the call would, so the line names the algorithm
+    }
     if (lib.settings.explain && !explain_after) {
       explain(c, *state, pick, explain_blocking(pick, state->routes, key, c, *state), false);
     } else if (rememberable && pick.run == RouteChoice::Mpi && !pick.exploring) {
