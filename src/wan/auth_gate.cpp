@@ -116,7 +116,7 @@ void AuthGate::stop() {
     }
     for (int fd : watched_) ::shutdown(fd, SHUT_RDWR);
   }
-  workers_.join_all();
+  workers_.stop();
 }
 
 }  // namespace multilane::wan

@@ -30,7 +30,7 @@
 
 #include "runtime/tcp/auth.hpp"
 #include "runtime/tcp/io_wait.hpp"
-#include "wan/worker_threads.hpp"
+#include "runtime/tcp/worker_threads.hpp"
 
 namespace multilane::wan {
 
@@ -82,7 +82,7 @@ class AuthGate {
   std::mutex mutex_;
   std::set<int> watched_;
   bool stopping_ = false;
-  WorkerThreads workers_;  // last: joined before the rest goes
+  runtime::WorkerThreads workers_;  // last: joined before the rest goes
 };
 
 }  // namespace multilane::wan

@@ -58,7 +58,7 @@ FileServer::~FileServer() {
     std::lock_guard lock(mutex_);
     for (int fd : session_fds_) ::shutdown(fd, SHUT_RDWR);
   }
-  workers_.join_all();
+  workers_.stop();
   for (auto& [session, pending] : pending_) {
     for (int fd : pending.fds) {
       if (fd >= 0) ::close(fd);
@@ -90,7 +90,7 @@ void FileServer::stop() {
       stopping_ = true;
       for (int fd : session_fds_) ::shutdown(fd, SHUT_RDWR);
     }
-    workers_.join_all();
+    workers_.stop();
     for (auto& [session, pending] : pending_) {
       for (int fd : pending.fds) {
         if (fd >= 0) ::close(fd);

@@ -25,7 +25,7 @@
 #include "wan/auth_gate.hpp"
 #include "wan/file_receiver.hpp"
 #include "wan/stream_tag.hpp"
-#include "wan/worker_threads.hpp"
+#include "runtime/tcp/worker_threads.hpp"
 
 namespace multilane::wan {
 
@@ -71,7 +71,7 @@ class FileServer {
   CopyRegistry registry_;
   std::mutex mutex_;  // sessions' sockets
   std::set<int> session_fds_;
-  WorkerThreads workers_;  // one per copy session
+  runtime::WorkerThreads workers_;  // one per copy session
   bool stopping_ = false;
 };
 

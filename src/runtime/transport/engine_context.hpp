@@ -9,7 +9,7 @@
 
 #include "runtime/tcp/polled_readers.hpp"
 #include "runtime/transport/engine.hpp"
-#include "runtime/transport/handshake_threads.hpp"
+#include "runtime/tcp/worker_threads.hpp"
 
 namespace multilane::runtime {
 
@@ -18,7 +18,7 @@ struct EngineContext {
       : config(std::move(engine_config)), demand(static_cast<std::size_t>(config.size)) {}
   EngineConfig config;
   asio::io_context io;
-  HandshakeThreads handshakes;
+  WorkerThreads handshakes;
   // The incoming streams' readers that a spinning blocking caller reads itself.
   PolledReaders polled_readers;
   // Per peer: the receives that wait for its frames (ReceiveSide) and the sends to it
