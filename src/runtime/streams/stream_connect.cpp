@@ -101,12 +101,10 @@ StreamSet StreamListener::accept() {
   return set_of(std::move(set_io), std::move(accepted), options_);
 }
 
-// One accepted connection's handshake, on a thread and an io_context of its own.
+// One accepted connection's handshake, on a worker thread and an io_context of its own.
 struct StreamListener::Handshake {
   std::uint64_t call = 0;  // the accept_streams() call that started it
   std::unique_ptr<asio::io_context> io = std::make_unique<asio::io_context>();
-  std::thread thread;
-  int fd = -1;                                // the connection's, open while `done` is false
   std::optional<AuthenticatedStream> passed;  // these three under handshakes_mutex_
   std::optional<TransportError> failed;
   bool done = false;
@@ -114,19 +112,27 @@ struct StreamListener::Handshake {
 
 void StreamListener::start_handshake(Handshake& h, asio::ip::tcp::socket socket,
                                      Clock::time_point deadline) {
-  h.fd = socket.native_handle();
-  h.thread = std::thread([this, &h, deadline, socket = std::move(socket)]() mutable {
+  const int fd = socket.native_handle();
+  // Shared, since a worker's function is copyable; emptied by the worker before `done`, so that
+  // nothing of it touches `h.io` once collect() may drop the handshake.
+  auto slot = std::make_shared<std::optional<asio::ip::tcp::socket>>(std::move(socket));
+  // Watched until it ends: join_all() then shuts it, so a silent peer's handshake ends at once.
+  workers_.watch(fd);
+  workers_.start([this, &h, deadline, fd, slot] {
+    asio::ip::tcp::socket& connection = **slot;
     std::optional<AuthenticatedStream> passed;
     std::optional<TransportError> failed;
     try {
-      const PeerHello peer =
-          authenticate_peer(*h.io, socket, Role::Listener, handshake_config(options_, deadline));
-      passed = AuthenticatedStream{std::move(socket), peer.identity, peer.relay};
+      const PeerHello peer = authenticate_peer(*h.io, connection, Role::Listener,
+                                               handshake_config(options_, deadline));
+      passed = AuthenticatedStream{std::move(connection), peer.identity, peer.relay};
     } catch (const TransportError& e) {
       failed = e;
     } catch (const std::exception& e) {
       failed = TransportError(e.what());
     }
+    workers_.unwatch(fd);  // before a failed socket closes and frees the descriptor for reuse
+    slot->reset();
     {
       std::lock_guard lock(handshakes_mutex_);
       h.passed = std::move(passed);
@@ -144,7 +150,6 @@ void StreamListener::collect(std::uint64_t call, asio::io_context& io, int count
       ++it;
       continue;
     }
-    it->thread.join();
     std::optional<TransportError> failure = std::move(it->failed);
     std::optional<Accepted> passed = std::move(it->passed);
     const bool this_call = it->call == call;
@@ -169,19 +174,9 @@ std::size_t StreamListener::handshakes_under_way() {
                                                 [](const Handshake& h) { return !h.done; }));
 }
 
-// Under the mutex, so that no thread closes its socket (and frees the descriptor for reuse)
-// while it is shut; a shut connection's handshake ends at once, where a silent peer's would
-// wait for the deadline.
+// A shut connection's handshake ends at once, where a silent peer's would wait for the deadline.
 void StreamListener::stop_handshakes() {
-  {
-    std::lock_guard lock(handshakes_mutex_);
-    for (Handshake& h : handshakes_) {
-      if (h.thread.joinable() && !h.done) ::shutdown(h.fd, SHUT_RDWR);
-    }
-  }
-  for (Handshake& h : handshakes_) {
-    if (h.thread.joinable()) h.thread.join();
-  }
+  workers_.join_all();
   handshakes_.clear();
 }
 
@@ -275,10 +270,10 @@ std::vector<AuthenticatedStream> connect_at_once(
       }
     }
   };
-  std::vector<std::thread> threads;
-  for (int t = 1; t < std::min(count, kHandshakeThreads); ++t) threads.emplace_back(work);
+  WorkerThreads helpers;
+  for (int t = 1; t < std::min(count, kHandshakeThreads); ++t) helpers.start(work);
   work();
-  for (auto& t : threads) t.join();
+  helpers.join_all();
   for (const auto& error : errors) {
     if (error) std::rethrow_exception(error);
   }

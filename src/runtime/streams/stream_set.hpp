@@ -56,13 +56,14 @@
 #include <string>
 #include <vector>
 
+#include "runtime/tcp/auth.hpp"
+#include "runtime/tcp/io_wait.hpp"
 #include "runtime/tcp/stall_watch.hpp"
 #include "runtime/tcp/stream_governor.hpp"
 #include "runtime/tcp/stream_progress.hpp"
-#include "runtime/tcp/auth.hpp"
-#include "runtime/tcp/io_wait.hpp"
 #include "runtime/tcp/stripe.hpp"
 #include "runtime/tcp/transport_error.hpp"
+#include "runtime/tcp/worker_threads.hpp"
 
 namespace multilane::runtime {
 
@@ -234,6 +235,7 @@ class StreamListener {
   std::list<Handshake> handshakes_;
   std::uint64_t calls_ = 0;     // accept_streams() calls so far
   std::deque<Accepted> spare_;  // passed after their call had its streams; sockets on `io_`
+  WorkerThreads workers_;       // the handshakes' (last: joined before the rest goes)
 };
 
 // Opens and authenticates `options.streams` connections to a listener; retries refused

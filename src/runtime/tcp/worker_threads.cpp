@@ -61,15 +61,22 @@ void WorkerThreads::unwatch(int fd) {
   watched_.erase(fd);
 }
 
-void WorkerThreads::stop() {
+void WorkerThreads::join_all() {
   std::list<Worker> workers;
   {
     std::lock_guard lock(mutex_);
-    stopping_ = true;
     for (int fd : watched_) ::shutdown(fd, SHUT_RDWR);
     workers.swap(workers_);
   }
   for (Worker& worker : workers) worker.thread.join();
+}
+
+void WorkerThreads::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  join_all();
 }
 
 }  // namespace multilane::runtime

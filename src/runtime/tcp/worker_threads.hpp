@@ -7,7 +7,7 @@
 // and never speaks delays nobody. start() joins the workers that finished; stop() shuts down
 // every socket a worker registered with watch() (so its blocking reads and writes return at
 // once) and joins them all: a bounded stop even while a peer hangs in the middle of a
-// handshake. Thread-safe.
+// handshake. Thread-safe. A fork-join loop uses one as well: start helpers, work, join_all().
 #pragma once
 
 #include <cstddef>
@@ -34,7 +34,9 @@ class WorkerThreads {
   // A worker's socket, shut down by stop(); unwatch it before handing it over (or closing it).
   void watch(int fd);
   void unwatch(int fd);
-  // Shuts down the watched sockets and joins every thread; later start()s are ignored.
+  // Shuts down the watched sockets and joins every thread; the pool takes new work after.
+  void join_all();
+  // The same, and later start()s are ignored.
   void stop();
 
  private:
