@@ -133,6 +133,9 @@ void run_mpi(Collective collective, std::uint64_t size, std::span<const std::byt
     case Collective::Scatterv:
     case Collective::Allgatherv:
     case Collective::Alltoallv:
+    case Collective::Scan:
+    case Collective::Exscan:
+    case Collective::ReduceScatterv:
       break;
   }
   throw std::invalid_argument(

@@ -201,6 +201,9 @@ void CacheLineFloor::run(Collective collective, std::uint64_t size, std::span<co
     case Collective::Scatterv:
     case Collective::Allgatherv:
     case Collective::Alltoallv:
+    case Collective::Scan:
+    case Collective::Exscan:
+    case Collective::ReduceScatterv:
       throw std::invalid_argument(
           fmt::format("{} has no shared-memory group call to compare", to_string(collective)));
   }
