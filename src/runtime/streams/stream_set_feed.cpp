@@ -13,7 +13,7 @@ namespace multilane::runtime {
 StreamSet::Impl::Stream& StreamSet::Impl::stream_for_whole_message() {
   std::vector<Stream*> usable;
   for (Stream& s : streams) {
-    if (s.idle_sender() && !s.stuck) usable.push_back(&s);
+    if (s.idle_sender() && !s.stalled) usable.push_back(&s);
   }
   if (usable.empty()) {
     for (Stream& s : streams) usable.push_back(&s);
@@ -36,7 +36,7 @@ void StreamSet::Impl::feed_streams() {
   bool others_will_take = false;
   int in_use = governor.in_use();
   for (Stream& s : streams) {
-    if (s.stuck) continue;
+    if (s.stalled) continue;
     if (in_use-- == 0) break;
     if (s.idle_sender()) feed(s);
     others_will_take = others_will_take || !s.idle_sender();

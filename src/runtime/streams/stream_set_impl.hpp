@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/streams/stream_set.hpp"
 #include "runtime/tcp/byte_ranges.hpp"
 #include "runtime/tcp/chunk_feed.hpp"
 #include "runtime/tcp/early_budget.hpp"
@@ -23,7 +24,6 @@
 #include "runtime/tcp/stall_watch.hpp"
 #include "runtime/tcp/stream_governor.hpp"
 #include "runtime/tcp/stream_progress.hpp"
-#include "runtime/streams/stream_set.hpp"
 #include "runtime/tcp/wire.hpp"
 
 namespace multilane::runtime {
@@ -75,7 +75,7 @@ struct StreamSet::Impl {
     std::deque<Outgoing> outbox;
     bool writing = false;          // the outbox's front is being written
     bool interrupting = false;     // its write was cancelled to re-send this stream's share
-    bool stuck = false;            // stalled at the last look (stall_watch.hpp)
+    bool stalled = false;          // stalled at the last look (stall_watch.hpp)
     std::uint64_t handed = 0;      // bytes ever handed to the kernel
     std::vector<Written> written;  // a kept send's frames not known to be acknowledged
     std::unique_ptr<asio::cancellation_signal> stop_write =
@@ -232,7 +232,7 @@ struct StreamSet::Impl {
   void arm_probe();
   bool watching() const;
   void look_at_streams();
-  void refresh_stuck();
+  void refresh_stalled();
   bool endgame() const;
   bool carries_send(const Stream& s) const;
   void forget_acknowledged(Stream& s, const StreamProgress& progress);

@@ -16,7 +16,7 @@ namespace multilane::runtime {
 void StreamSet::Impl::start_send(std::span<const std::byte> message, std::uint64_t sequence) {
   if (send.active) throw UsageError(fmt::format("a send to {} is already posted", peer));
   send = Send{.active = true, .id = next_send_id, .sequence = sequence, .message = message};
-  if (stall_watch) refresh_stuck();
+  if (stall_watch) refresh_stalled();
   const int k = static_cast<int>(streams.size());
   if (is_striped(message.size(), k, options.stripe)) {
     send.feed = options.equal_shares

@@ -63,14 +63,14 @@ void StreamSet::Impl::look_at_streams() {
     const StreamProgress progress = probe(s);
     forget_acknowledged(s, progress);
     const bool holds_tail = tail.active && holds(s, tail.id);
-    const bool was_stuck = s.stuck;
-    s.stuck = stall_watch->stalled(static_cast<int>(i), progress, now,
-                                   ending ? options.endgame_patience : options.stall_patience);
-    const bool stuck_with_send = s.stuck && carries_send(s);  // scans the written frames once
-    if (s.stuck && holds_tail) stalled_on_tail.push_back(&s);
-    if (stuck_with_send && !s.interrupting) stalled.push_back(&s);
-    newly_stalled = newly_stalled || (stuck_with_send && !was_stuck);
-    someone_idle = someone_idle || (s.idle_sender() && !s.stuck);
+    const bool was_stalled = s.stalled;
+    s.stalled = stall_watch->stalled(static_cast<int>(i), progress, now,
+                                     ending ? options.endgame_patience : options.stall_patience);
+    const bool stalled_with_send = s.stalled && carries_send(s);  // scans the written frames once
+    if (s.stalled && holds_tail) stalled_on_tail.push_back(&s);
+    if (stalled_with_send && !s.interrupting) stalled.push_back(&s);
+    newly_stalled = newly_stalled || (stalled_with_send && !was_stalled);
+    someone_idle = someone_idle || (s.idle_sender() && !s.stalled);
     acknowledged += progress.acknowledged;
     smoothed_round_trip = std::max(smoothed_round_trip, progress.round_trip);
     path.include(progress);
@@ -99,12 +99,12 @@ void StreamSet::Impl::look_at_streams() {
 
 // Looks again at the streams found stalled last time (the others are not asked: a send of
 // a small message should not cost a system call per stream).
-void StreamSet::Impl::refresh_stuck() {
+void StreamSet::Impl::refresh_stalled() {
   const auto now = Clock::now();
   for (std::size_t i = 0; i < streams.size(); ++i) {
     Stream& s = streams[i];
-    if (s.stuck) {
-      s.stuck = stall_watch->stalled(static_cast<int>(i), probe(s), now, options.stall_patience);
+    if (s.stalled) {
+      s.stalled = stall_watch->stalled(static_cast<int>(i), probe(s), now, options.stall_patience);
     }
   }
 }
@@ -113,7 +113,7 @@ void StreamSet::Impl::refresh_stuck() {
 // streams still carrying it.
 bool StreamSet::Impl::endgame() const {
   return send.feed.empty() && std::any_of(streams.begin(), streams.end(), [](const Stream& s) {
-           return s.idle_sender() && !s.stuck;
+           return s.idle_sender() && !s.stalled;
          });
 }
 

@@ -427,7 +427,7 @@ void Engine::State::handshake(asio::ip::tcp::socket socket, int lane) {
         connection->socket.assign(protocol, adopted);
         connection->socket.set_option(asio::ip::tcp::no_delay(true));
         receive.adopt(connection, id.rank, id.lane, id.stream, /*opened_by_peer=*/true);
-        send.peer_connected(id.rank, id.lane, id.stream, connection);
+        send.peer_opened_connection(id.rank, id.lane, id.stream, connection);
         receive.handshake_ended();
       });
     } catch (const std::exception& e) {

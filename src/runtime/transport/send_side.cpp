@@ -90,7 +90,8 @@ void SendSide::send(SendRequest request, Completion done) {
   }
   if (is_striped(request.bytes.size(), streams, context_.config.stripe)) {
     for (int lane : request.lanes) {  // before the send is in flight on them
-      for (auto& stream : link(request.peer, lane, request.link).streams) move_to_peers(*stream);
+      for (auto& stream : link(request.peer, lane, request.link).streams)
+        switch_to_lower_ranks_connection(*stream);
     }
     return start_split(add_op(std::move(request), std::move(done)));
   }
@@ -109,7 +110,7 @@ void SendSide::send_whole(SendRequest request, Completion done, int streams) {
     }
     index -= static_cast<int>(l.streams.size());
   }
-  move_to_peers(*stream);
+  switch_to_lower_ranks_connection(*stream);
   const std::uint64_t size = request.bytes.size();
   const FrameHeader header{
       0,    context_.config.job_id, request.key.sequence, request.key.message_id, 0, size,
@@ -177,7 +178,7 @@ void SendSide::start_split(const std::shared_ptr<Op>& op) {
 }
 
 void SendSide::connect(Link& link) {
-  if (use_peer_connections(link)) return;
+  if (answer_on_peer_connections(link)) return;
   link.connecting = true;
   const int peer = link.peer;
   const int lane = link.lane;
@@ -231,7 +232,7 @@ void SendSide::connect(Link& link) {
 }
 
 // The peer sent first: its connections of this link carry this rank's messages too.
-bool SendSide::use_peer_connections(Link& link) {
+bool SendSide::answer_on_peer_connections(Link& link) {
   std::vector<std::shared_ptr<Connection>> connections =
       receive_.peer_connections(link.peer, link.lane, static_cast<int>(link.streams.size()));
   if (connections.empty()) return false;
@@ -275,7 +276,7 @@ void SendSide::connected(Link& link, std::vector<int> fds, asio::ip::tcp protoco
     receive_.adopt(stream.connection, link.peer, link.lane, static_cast<int>(i),
                    /*opened_by_peer=*/false);
   }
-  share_peer_connections(link);  // if the peer opened its own meanwhile
+  note_lower_ranks_connections(link);  // if the peer opened its own meanwhile
   for (auto& stream : link.streams) pump(*stream);
 }
 
@@ -285,37 +286,38 @@ void SendSide::connected(Link& link, std::vector<int> fds, asio::ip::tcp protoco
 // lower rank's connection instead, once its stream has nothing in flight, so each direction
 // carries the other's acknowledgements. (WAN streams stay: their stall watch counts the bytes
 // of one socket.)
-bool SendSide::moves_to_peer(const Link& link) const {
+bool SendSide::shares_lower_ranks_connections(const Link& link) const {
   return link.link == LinkClass::Lan && link.peer < context_.config.rank;
 }
 
-void SendSide::peer_connected(int peer, int lane, int stream,
-                              const std::shared_ptr<Connection>& connection) {
+void SendSide::peer_opened_connection(int peer, int lane, int stream,
+                                      const std::shared_ptr<Connection>& connection) {
   auto& lanes = links_.at(peer);
   if (lane >= static_cast<int>(lanes.size()) || !lanes[lane]) return;
   Link& link = *lanes[lane];
-  if (!moves_to_peer(link) || stream >= static_cast<int>(link.streams.size())) return;
+  if (!shares_lower_ranks_connections(link) || stream >= static_cast<int>(link.streams.size()))
+    return;
   Stream& s = *link.streams[stream];
   if (!s.connection || s.connection == connection) return;  // not connected yet: connected()
-  s.peers = connection;
-  move_to_peers(s);
+  s.lower_ranks = connection;
+  switch_to_lower_ranks_connection(s);
 }
 
-void SendSide::share_peer_connections(Link& link) {
-  if (!moves_to_peer(link)) return;
+void SendSide::note_lower_ranks_connections(Link& link) {
+  if (!shares_lower_ranks_connections(link)) return;
   for (auto& stream : link.streams) {
-    stream->peers = receive_.peer_connection(link.peer, link.lane, stream->index);
+    stream->lower_ranks = receive_.peer_connection(link.peer, link.lane, stream->index);
   }
 }
 
-void SendSide::move_to_peers(Stream& stream) {
-  if (!stream.peers || !stream.idle() || sends_to(stream.link->peer)) return;
-  std::shared_ptr<Connection> theirs = std::move(stream.peers);
+void SendSide::switch_to_lower_ranks_connection(Stream& stream) {
+  if (!stream.lower_ranks || !stream.idle() || sends_to(stream.link->peer)) return;
+  std::shared_ptr<Connection> theirs = std::move(stream.lower_ranks);
   if (!theirs->socket.is_open()) return;
   // Where it cannot be tuned, the stream stays on its own connection.
   if (!tune_as_own(theirs->socket, LinkClass::Lan).empty()) return;
   stream.connection = std::move(theirs);
-  moved_to_peer_.fetch_add(1, std::memory_order_relaxed);
+  switched_to_lower_ranks_.fetch_add(1, std::memory_order_relaxed);
 }
 
 bool SendSide::sends_to(int peer) const {
@@ -339,7 +341,7 @@ void SendSide::link_failed(Link& link, const std::string& reason) {
 
 void SendSide::pump(Stream& stream) {
   if (stream.writing || stream.closed || !stream.connection) return;
-  move_to_peers(stream);
+  switch_to_lower_ranks_connection(stream);
   if (stream.queue.empty() && !take_piece(stream)) return;
   stream.writing = true;
   const Job& job = stream.queue.front();
@@ -399,11 +401,11 @@ bool SendSide::take_piece(Stream& stream) {
 // Whether `stream` takes pieces: not while stalled, and only among the first in_use() streams
 // of its link that are not stalled.
 bool SendSide::takes_pieces(const Stream& stream) const {
-  if (stream.stuck) return false;
+  if (stream.stalled) return false;
   int position = 0;
   for (const auto& other : stream.link->streams) {
     if (other.get() == &stream) break;
-    if (!other->stuck) ++position;
+    if (!other->stalled) ++position;
   }
   return position < stream.link->governor.in_use();
 }
@@ -423,7 +425,7 @@ void SendSide::written(Stream& stream, std::size_t bytes) {
   --op->frames_left;
   if (too_late) resend_share(stream, op, {});
   const bool pieces_left = op->split && !op->feed.empty();
-  if (op->frames_left == 0 && !pieces_left && !resend_stuck_shares(op)) sent_whole(op);
+  if (op->frames_left == 0 && !pieces_left && !resend_stalled_shares(op)) sent_whole(op);
   pump(stream);
 }
 

@@ -41,10 +41,10 @@
 #include "runtime/tcp/kept_bytes.hpp"
 #include "runtime/tcp/stall_watch.hpp"
 #include "runtime/tcp/stream_governor.hpp"
+#include "runtime/tcp/wire.hpp"
 #include "runtime/transport/connection.hpp"
 #include "runtime/transport/engine_context.hpp"
 #include "runtime/transport/receive_side.hpp"
-#include "runtime/tcp/wire.hpp"
 
 namespace multilane::runtime {
 
@@ -61,8 +61,8 @@ class SendSide {
   void abandon_call(std::uint64_t sequence);
   // The peer opened `connection` as stream `stream` of its link to this rank on `lane` (the
   // ReceiveSide reads it already).
-  void peer_connected(int peer, int lane, int stream,
-                      const std::shared_ptr<Connection>& connection);
+  void peer_opened_connection(int peer, int lane, int stream,
+                              const std::shared_ptr<Connection>& connection);
   EngineSendCounters counters() const;  // thread-safe
 
  private:
@@ -93,12 +93,13 @@ class SendSide {
     // connection, and the connection is closed in ~SendSide, so it outlives the pending write.
     asio::cancellation_signal stop_write;
     std::shared_ptr<Connection> connection;  // set once connected; a reader shares it
-    std::shared_ptr<Connection> peers;       // the peer's, to write on once nothing is in flight
+    // The lower rank's connection of this stream, to write on once nothing is in flight.
+    std::shared_ptr<Connection> lower_ranks;
     asio::ip::tcp::socket& socket() const { return connection->socket; }
     std::deque<Job> queue;
     bool writing = false;
     bool closed = false;
-    bool stuck = false;            // stalled at the last look of the link's watch
+    bool stalled = false;          // stalled at the last look of the link's watch
     bool interrupting = false;     // its write was cancelled to re-send its share
     std::uint64_t handed = 0;      // bytes ever handed to the kernel
     std::vector<Written> written;  // frames of split sends that re-send stalled shares
@@ -155,12 +156,14 @@ class SendSide {
 
   Link& link(int peer, int lane, LinkClass link_class);
   void connect(Link& link);
-  bool use_peer_connections(Link& link);
+  // The peer sent first: its connections of the link carry this rank's messages too.
+  bool answer_on_peer_connections(Link& link);
   std::string tune_as_own(asio::ip::tcp::socket& socket, LinkClass link_class) const;
-  // Whether this side moves the link's streams to the peer's connections (send_side.cpp).
-  bool moves_to_peer(const Link& link) const;
-  void share_peer_connections(Link& link);
-  void move_to_peers(Stream& stream);
+  // Whether this side writes on the lower rank's connections of the link (send_side.cpp);
+  // noting them per stream, and switching a stream onto its own once nothing is in flight.
+  bool shares_lower_ranks_connections(const Link& link) const;
+  void note_lower_ranks_connections(Link& link);
+  void switch_to_lower_ranks_connection(Stream& stream);
   bool sends_to(int peer) const;
   void connected(Link& link, std::vector<int> fds, asio::ip::tcp protocol);
   void link_failed(Link& link, const std::string& reason);
@@ -193,7 +196,7 @@ class SendSide {
   void resend_stalled_share(Stream& stream);
   void interrupted(Stream& stream, std::size_t bytes);
   void resend_share(Stream& stream, const std::shared_ptr<Op>& op, const ByteRange& unwritten);
-  bool resend_stuck_shares(const std::shared_ptr<Op>& op);
+  bool resend_stalled_shares(const std::shared_ptr<Op>& op);
   ByteRanges take_doubt(Stream& stream, const Op& op);
   // The kept tail (send_side_stalls.cpp).
   bool keep_tail(Op& op);
@@ -217,9 +220,9 @@ class SendSide {
   std::list<std::shared_ptr<Op>> feeding_;  // split sends with pieces left, oldest first
   asio::steady_timer watch_timer_;
   bool watching_ = false;
-  std::atomic<std::uint64_t> stalls_{0};         // shares of stalled streams sent again
-  std::atomic<std::uint64_t> resent_bytes_{0};   // ... their bytes
-  std::atomic<std::uint64_t> moved_to_peer_{0};  // streams moved to the peer's connection
+  std::atomic<std::uint64_t> stalls_{0};                   // shares of stalled streams sent again
+  std::atomic<std::uint64_t> resent_bytes_{0};             // ... their bytes
+  std::atomic<std::uint64_t> switched_to_lower_ranks_{0};  // streams moved to the peer's connection
 };
 
 }  // namespace multilane::runtime

@@ -29,7 +29,7 @@ constexpr auto kWatchInterval = std::chrono::milliseconds(10);
 EngineSendCounters SendSide::counters() const {
   return {.stalls = stalls_.load(std::memory_order_relaxed),
           .resent_bytes = resent_bytes_.load(std::memory_order_relaxed),
-          .moved_to_peer = moved_to_peer_.load(std::memory_order_relaxed)};
+          .moved_to_peer = switched_to_lower_ranks_.load(std::memory_order_relaxed)};
 }
 
 StreamProgress SendSide::probe(Stream& stream) const {
@@ -55,7 +55,7 @@ void SendSide::arm_watch() {
         look_at(l, now);
         busy = true;
       } else {
-        for (auto& stream : l.streams) stream->stuck = false;  // the next send looks afresh
+        for (auto& stream : l.streams) stream->stalled = false;  // the next send looks afresh
       }
     });
     settle_tails();
@@ -75,11 +75,11 @@ void SendSide::look_at(Link& link, Clock::time_point now) {
     if (!stream->connection || stream->closed) continue;
     const StreamProgress progress = probe(*stream);
     forget_acknowledged(*stream, progress);
-    const bool was_stuck = stream->stuck;
-    stream->stuck = link.watch.stalled(stream->index, progress, now, patience);
-    if (was_stuck && !stream->stuck) recovered.push_back(stream.get());
-    if (stream->stuck && !was_stuck) newly_stalled.push_back(stream.get());
-    if (stream->stuck) stalled.push_back(stream.get());
+    const bool was_stalled = stream->stalled;
+    stream->stalled = link.watch.stalled(stream->index, progress, now, patience);
+    if (was_stalled && !stream->stalled) recovered.push_back(stream.get());
+    if (stream->stalled && !was_stalled) newly_stalled.push_back(stream.get());
+    if (stream->stalled) stalled.push_back(stream.get());
     path.include(progress);
     acknowledged += progress.acknowledged;
     smoothed_round_trip = std::max(smoothed_round_trip, progress.round_trip);
@@ -115,7 +115,7 @@ void SendSide::report_stalls(Link& link, const std::vector<Stream*>& newly_stall
 bool SendSide::in_endgame(const Op& op) const {
   return op.resends && !op.finished && op.feed.empty() &&
          std::any_of(op.streams.begin(), op.streams.end(),
-                     [](const Stream* s) { return s->idle() && !s->stuck; });
+                     [](const Stream* s) { return s->idle() && !s->stalled; });
 }
 
 // (A kept tail is no end game here: a receiver that is slow to read it is no stall.)
@@ -183,10 +183,10 @@ void SendSide::interrupted(Stream& stream, std::size_t bytes) {
 // still owe bytes of it (it took no more pieces, and all it took fitted in the buffers): those
 // go again before the send is done, since the watch may not look between the last piece
 // handed out and the last frame written. True if any went.
-bool SendSide::resend_stuck_shares(const std::shared_ptr<Op>& op) {
+bool SendSide::resend_stalled_shares(const std::shared_ptr<Op>& op) {
   if (!op->resends) return false;
   for (Stream* stream : op->streams) {
-    if (stream->stuck) resend_share(*stream, op, {});
+    if (stream->stalled) resend_share(*stream, op, {});
   }
   return !op->feed.empty();
 }
