@@ -25,6 +25,7 @@
 #include "runtime/tcp/stream_governor.hpp"
 #include "runtime/tcp/stream_progress.hpp"
 #include "runtime/tcp/wire.hpp"
+#include "runtime/tcp/written_frame.hpp"
 
 namespace multilane::runtime {
 
@@ -47,13 +48,9 @@ struct StreamSet::Impl {
     bool borrows() const { return owned.empty(); }
   };
 
-  // A frame that went to the kernel and may not be acknowledged yet: its payload ends at
-  // `stream_end` of the stream's byte count.
-  struct Written {
-    std::uint64_t stream_end = 0;
-    ByteRange range;
-    std::uint64_t message_id = 0;  // the posted send's, or the kept tail's
-  };
+  // A frame that may not be acknowledged yet (written_frame.hpp), by message id: the posted
+  // send's, or the kept tail's.
+  using Written = WrittenFrame<std::uint64_t>;
 
   // Where the frame a stream's reader is placing or reading goes.
   enum class Into { Nothing, Buffer, Ahead };

@@ -128,7 +128,7 @@ void StreamSet::Impl::forget_acknowledged(Stream& s, const StreamProgress& progr
   const std::uint64_t acknowledged_end = delivered_end(s.handed, progress.unacknowledged);
   std::erase_if(s.written, [&](const Written& w) {
     if (w.stream_end > acknowledged_end) return false;
-    if (tail.active && w.message_id == tail.id) tail.delivered.add(w.range);
+    if (tail.active && w.message == tail.id) tail.delivered.add(w.range);
     return true;
   });
 }
@@ -141,7 +141,7 @@ void StreamSet::Impl::forget_all_acknowledged() {
 
 bool StreamSet::Impl::holds(const Stream& s, std::uint64_t message_id) {
   return std::any_of(s.written.begin(), s.written.end(),
-                     [&](const Written& w) { return w.message_id == message_id; });
+                     [&](const Written& w) { return w.message == message_id; });
 }
 
 // The front frame's write stopped after `bytes` bytes: its rest is copied out of the message
@@ -184,12 +184,12 @@ ByteRanges StreamSet::Impl::take_doubt(Stream& s, std::uint64_t message_id) {
   const std::uint64_t delivered = delivered_end(s.handed, probe(s).unacknowledged);
   const bool of_tail = tail.active && message_id == tail.id;
   for (const Written& w : s.written) {
-    if (w.message_id != message_id) continue;
+    if (w.message != message_id) continue;
     const ByteRange doubtful = doubtful_part(w.stream_end, w.range, delivered);
     if (of_tail) tail.delivered.add(w.range.offset, doubtful.offset - w.range.offset);
     doubt.add(doubtful);
   }
-  std::erase_if(s.written, [&](const Written& w) { return w.message_id == message_id; });
+  std::erase_if(s.written, [&](const Written& w) { return w.message == message_id; });
   return doubt;
 }
 

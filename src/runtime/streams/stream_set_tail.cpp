@@ -41,7 +41,7 @@ void StreamSet::Impl::keep_tail() {
 void StreamSet::Impl::settle_tail() {
   if (!tail.active || tail.delivered.bytes() < tail.kept.bytes()) return;
   for (Stream& s : streams) {
-    std::erase_if(s.written, [&](const Written& w) { return w.message_id == tail.id; });
+    std::erase_if(s.written, [&](const Written& w) { return w.message == tail.id; });
   }
   tail = KeptTail{};
 }

@@ -18,6 +18,16 @@
 
 namespace multilane::runtime {
 
+// A frame that went to the kernel and may not be acknowledged yet: its payload, `range` of
+// the message, ends at `stream_end` of the stream's byte count. `Message` says whose it is:
+// the engine's send operation, a StreamSet's message id.
+template <typename Message>
+struct WrittenFrame {
+  std::uint64_t stream_end = 0;
+  ByteRange range;
+  Message message{};
+};
+
 // The end of the bytes the peer acknowledged, in the stream's byte count.
 inline std::uint64_t delivered_end(std::uint64_t handed, std::uint64_t unacknowledged) {
   return handed - std::min(unacknowledged, handed);

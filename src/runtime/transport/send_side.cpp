@@ -464,7 +464,7 @@ void SendSide::finish(const std::shared_ptr<Op>& op, const std::string& error) {
   if (op->split) {
     feeding_.remove(op);
     for (Stream* stream : op->streams) {
-      std::erase_if(stream->written, [&](const Written& w) { return w.op.lock() == op; });
+      std::erase_if(stream->written, [&](const Written& w) { return w.message.lock() == op; });
     }
     for (Link* l : op->links) --l->split_sends;
     if (!op->tail && error.empty()) report_message_done(*op);

@@ -42,6 +42,7 @@
 #include "runtime/tcp/stall_watch.hpp"
 #include "runtime/tcp/stream_governor.hpp"
 #include "runtime/tcp/wire.hpp"
+#include "runtime/tcp/written_frame.hpp"
 #include "runtime/transport/connection.hpp"
 #include "runtime/transport/engine_context.hpp"
 #include "runtime/transport/receive_side.hpp"
@@ -78,13 +79,8 @@ class SendSide {
     std::vector<std::byte> owned = {};
     bool borrows() const { return owned.empty(); }
   };
-  // A frame of a split send that went to the kernel and may not be acknowledged yet: its
-  // payload ends at `stream_end` of the stream's byte count.
-  struct Written {
-    std::uint64_t stream_end = 0;
-    ByteRange range;
-    std::weak_ptr<Op> op;
-  };
+  // A frame of a split send that may not be acknowledged yet (written_frame.hpp).
+  using Written = WrittenFrame<std::weak_ptr<Op>>;
   struct Link;
   struct Stream {
     Link* link = nullptr;

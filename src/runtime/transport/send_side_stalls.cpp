@@ -130,7 +130,7 @@ bool SendSide::link_in_endgame(const Link& link) const {
 void SendSide::forget_acknowledged(Stream& stream, const StreamProgress& progress) {
   const std::uint64_t acknowledged_end = delivered_end(stream.handed, progress.unacknowledged);
   std::erase_if(stream.written, [&](const Written& w) {
-    const std::shared_ptr<Op> op = w.op.lock();
+    const std::shared_ptr<Op> op = w.message.lock();
     return w.stream_end <= acknowledged_end || !op || op->finished;
   });
 }
@@ -215,9 +215,9 @@ ByteRanges SendSide::take_doubt(Stream& stream, const Op& op) {
   if (!holds_unacknowledged(stream, op)) return doubt;
   const std::uint64_t delivered = delivered_end(stream.handed, probe(stream).unacknowledged);
   for (const Written& w : stream.written) {
-    if (w.op.lock().get() == &op) doubt.add(doubtful_part(w.stream_end, w.range, delivered));
+    if (w.message.lock().get() == &op) doubt.add(doubtful_part(w.stream_end, w.range, delivered));
   }
-  std::erase_if(stream.written, [&](const Written& w) { return w.op.lock().get() == &op; });
+  std::erase_if(stream.written, [&](const Written& w) { return w.message.lock().get() == &op; });
   return doubt;
 }
 
@@ -232,7 +232,7 @@ bool SendSide::keep_tail(Op& op) {
     if (!holds_unacknowledged(*stream, op)) continue;
     forget_acknowledged(*stream, probe(*stream));
     for (const Written& w : stream->written) {
-      if (w.op.lock().get() == &op) unacknowledged.add(w.range);
+      if (w.message.lock().get() == &op) unacknowledged.add(w.range);
     }
   }
   if (unacknowledged.empty()) return false;
@@ -259,7 +259,7 @@ void SendSide::settle_tails() {
 
 bool SendSide::holds_unacknowledged(const Stream& stream, const Op& op) {
   return std::any_of(stream.written.begin(), stream.written.end(),
-                     [&](const Written& w) { return w.op.lock().get() == &op; });
+                     [&](const Written& w) { return w.message.lock().get() == &op; });
 }
 
 }  // namespace multilane::runtime
