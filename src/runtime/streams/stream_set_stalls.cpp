@@ -125,12 +125,12 @@ bool StreamSet::Impl::carries_send(const Stream& s) const {
 // Forgets the frames of `s` that the peer acknowledged (they are at the peer, to be read
 // without the network's help).
 void StreamSet::Impl::forget_acknowledged(Stream& s, const StreamProgress& progress) {
-  const std::uint64_t acknowledged_end = delivered_end(s.handed, progress.unacknowledged);
-  std::erase_if(s.written, [&](const Written& w) {
-    if (w.stream_end > acknowledged_end) return false;
-    if (tail.active && w.message == tail.id) tail.delivered.add(w.range);
-    return true;
-  });
+  runtime::forget_acknowledged(
+      s.written, delivered_end(s.handed, progress.unacknowledged),
+      [](const Written&) { return false; },
+      [&](const Written& w) {
+        if (tail.active && w.message == tail.id) tail.delivered.add(w.range);
+      });
 }
 
 void StreamSet::Impl::forget_all_acknowledged() {
@@ -180,17 +180,13 @@ void StreamSet::Impl::resend_share(Stream& s, const ByteRange& unwritten) {
 // What `s` wrote of message `message_id` and the peer has not acknowledged; forgotten here
 // (it is to go out again). What it has acknowledged of the kept tail counts as delivered.
 ByteRanges StreamSet::Impl::take_doubt(Stream& s, std::uint64_t message_id) {
-  ByteRanges doubt;
-  const std::uint64_t delivered = delivered_end(s.handed, probe(s).unacknowledged);
   const bool of_tail = tail.active && message_id == tail.id;
-  for (const Written& w : s.written) {
-    if (w.message != message_id) continue;
-    const ByteRange doubtful = doubtful_part(w.stream_end, w.range, delivered);
-    if (of_tail) tail.delivered.add(w.range.offset, doubtful.offset - w.range.offset);
-    doubt.add(doubtful);
-  }
-  std::erase_if(s.written, [&](const Written& w) { return w.message == message_id; });
-  return doubt;
+  return runtime::take_doubt(
+      s.written, delivered_end(s.handed, probe(s).unacknowledged),
+      [&](const Written& w) { return w.message == message_id; },
+      [&](const ByteRange& has) {
+        if (of_tail) tail.delivered.add(has);
+      });
 }
 
 void StreamSet::Impl::count_stall(const ByteRanges& doubt) {

@@ -42,6 +42,38 @@ inline ByteRange doubtful_part(std::uint64_t stream_end, const ByteRange& range,
   return {range.offset + (first - begin), stream_end - first};
 }
 
+// Takes the frames of `written` that `mine` selects (they are to go out again) and returns the
+// part of their payloads the peer may not have: what lies after `delivered` in the stream's
+// byte count. `has(range)` hears of the part of each the peer has.
+template <typename Message, typename Mine, typename Has>
+ByteRanges take_doubt(std::vector<WrittenFrame<Message>>& written, std::uint64_t delivered,
+                      Mine mine, Has has) {
+  ByteRanges doubt;
+  std::erase_if(written, [&](const WrittenFrame<Message>& w) {
+    if (!mine(w)) return false;
+    const ByteRange doubtful = doubtful_part(w.stream_end, w.range, delivered);
+    has(ByteRange{w.range.offset, doubtful.offset - w.range.offset});
+    doubt.add(doubtful);
+    return true;
+  });
+  return doubt;
+}
+
+// Forgets the frames of `written` the peer acknowledged (their payload ends at or before
+// `acknowledged` in the stream's byte count), calling `has(frame)` for each, and those `stale`
+// selects (their message ended).
+template <typename Message, typename Stale, typename Has>
+void forget_acknowledged(std::vector<WrittenFrame<Message>>& written, std::uint64_t acknowledged,
+                         Stale stale, Has has) {
+  std::erase_if(written, [&](const WrittenFrame<Message>& w) {
+    if (w.stream_end <= acknowledged) {
+      has(w);
+      return true;
+    }
+    return stale(w);
+  });
+}
+
 // What is left of a frame whose write stopped after `written` bytes: the rest of its header,
 // then the rest of its payload, copied, since the peer's reader expects the whole frame and the
 // caller's buffer goes back to the caller.

@@ -128,11 +128,13 @@ bool SendSide::link_in_endgame(const Link& link) const {
 
 // Forgets the frames of `stream` that the peer acknowledged, and those of finished sends.
 void SendSide::forget_acknowledged(Stream& stream, const StreamProgress& progress) {
-  const std::uint64_t acknowledged_end = delivered_end(stream.handed, progress.unacknowledged);
-  std::erase_if(stream.written, [&](const Written& w) {
-    const std::shared_ptr<Op> op = w.message.lock();
-    return w.stream_end <= acknowledged_end || !op || op->finished;
-  });
+  runtime::forget_acknowledged(
+      stream.written, delivered_end(stream.handed, progress.unacknowledged),
+      [](const Written& w) {
+        const std::shared_ptr<Op> op = w.message.lock();
+        return !op || op->finished;
+      },
+      [](const Written&) {});
 }
 
 // `stream` stalled: its share of every split send in its end game goes out again. A frame of
@@ -211,14 +213,10 @@ void SendSide::resend_share(Stream& stream, const std::shared_ptr<Op>& op,
 // What `stream` wrote of `op` and the peer has not acknowledged; forgotten here (it goes out
 // again).
 ByteRanges SendSide::take_doubt(Stream& stream, const Op& op) {
-  ByteRanges doubt;
-  if (!holds_unacknowledged(stream, op)) return doubt;
-  const std::uint64_t delivered = delivered_end(stream.handed, probe(stream).unacknowledged);
-  for (const Written& w : stream.written) {
-    if (w.message.lock().get() == &op) doubt.add(doubtful_part(w.stream_end, w.range, delivered));
-  }
-  std::erase_if(stream.written, [&](const Written& w) { return w.message.lock().get() == &op; });
-  return doubt;
+  if (!holds_unacknowledged(stream, op)) return {};
+  return runtime::take_doubt(
+      stream.written, delivered_end(stream.handed, probe(stream).unacknowledged),
+      [&](const Written& w) { return w.message.lock().get() == &op; }, [](const ByteRange&) {});
 }
 
 // The caller of `op` gets its message back now: what TCP has not acknowledged of it (the frames
