@@ -103,7 +103,7 @@ set_tests_properties(cli-runtime-rank-killed-mid-broadcast cli-runtime-rank-kill
 multilane_cli_test(cli-runtime-ports-in-range 0 "bcast on 2 ranks .* ok\n"
                    bench -n 2 --collective bcast --algorithm binomial --sizes 1MiB --check
                    --repetitions 1 --iterations 1)
-set_tests_properties(cli-runtime-ports-in-range PROPERTIES ENVIRONMENT "MULTILANE_PORTS=42100-42199")
+set_tests_properties(cli-runtime-ports-in-range PROPERTIES ENVIRONMENT "MULTILANE_PORTS=24100-24199")
 multilane_cli_test(cli-runtime-ports-malformed nonzero
                    "MULTILANE_PORTS=9-3: must be LOW-HIGH, two port numbers with 1 <= LOW <= HIGH <= 65535"
                    bench -n 2 --collective bcast --algorithm binomial --sizes 1KiB
@@ -111,7 +111,7 @@ multilane_cli_test(cli-runtime-ports-malformed nonzero
 set_tests_properties(cli-runtime-ports-malformed PROPERTIES ENVIRONMENT "MULTILANE_PORTS=9-3")
 # Two ranks of one host cannot both listen on a range of one port: the range is honoured.
 multilane_cli_test(cli-runtime-ports-too-few nonzero
-                   "cannot listen on lane 0 address 127\\.0\\.0\\.1: no free port in 42150-42150 \\(MULTILANE_PORTS\\)"
+                   "cannot listen on lane 0 address 127\\.0\\.0\\.1: no free port in 24250-24250 \\(MULTILANE_PORTS\\)"
                    bench -n 2 --collective bcast --algorithm binomial --sizes 1KiB
                    --repetitions 1 --iterations 1)
-set_tests_properties(cli-runtime-ports-too-few PROPERTIES ENVIRONMENT "MULTILANE_PORTS=42150-42150")
+set_tests_properties(cli-runtime-ports-too-few PROPERTIES ENVIRONMENT "MULTILANE_PORTS=24250-24250")

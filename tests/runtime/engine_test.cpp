@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include "driving.hpp"
 #include "loopback.hpp"
 #include "pausing_proxy.hpp"
@@ -384,14 +386,29 @@ namespace {
 
 // MULTILANE_PORTS: each lane's listener takes the first free port of the range; with every
 // port of it taken, the engine fails naming the range.
-TEST(EngineListenPorts, EachLaneTakesTheFirstFreePortOfTheRange) {
-  // A range the system is unlikely to hand out to others meanwhile: a port it gave us, and
-  // the next three.
+// Four consecutive free ports below the system's ephemeral range (which starts at 32768 by
+// default), where no other test and no outgoing connection takes one meanwhile.
+std::uint16_t free_port_block() {
   asio::io_context io;
-  asio::ip::tcp::acceptor probe(io,
-                                asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-  const auto first = static_cast<std::uint16_t>(probe.local_endpoint().port());
-  probe.close();
+  const auto loopback = asio::ip::make_address("127.0.0.1");
+  for (unsigned first = 21000 + static_cast<unsigned>(::getpid() % 500) * 8; first < 32000;
+       first += 8) {
+    bool all_free = true;
+    for (unsigned port = first; port < first + 4 && all_free; ++port) {
+      asio::ip::tcp::acceptor probe(io);
+      probe.open(asio::ip::tcp::v4());
+      asio::error_code error;
+      probe.bind({loopback, static_cast<std::uint16_t>(port)}, error);
+      all_free = !error;
+    }
+    if (all_free) return static_cast<std::uint16_t>(first);
+  }
+  return 0;
+}
+
+TEST(EngineListenPorts, EachLaneTakesTheFirstFreePortOfTheRange) {
+  const std::uint16_t first = free_port_block();
+  ASSERT_NE(first, 0) << "no four free ports in 21000-32000";
   EngineConfig config = config_of(0);
   config.lane_addresses = {"127.0.0.1", "127.0.0.1"};
   config.listen_port_low = first;
