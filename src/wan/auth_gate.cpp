@@ -54,11 +54,11 @@ void AuthGate::accept_next() {
         refused_(peer, fmt::format("{} handshakes are already in progress", options_.max_pending));
       } else {
         const int fd = socket.release();
-        {
-          std::lock_guard lock(mutex_);
-          watched_.insert(fd);
+        workers_.watch(fd);
+        if (!workers_.start([this, fd, peer] { work(fd, peer); })) {  // stopping
+          workers_.unwatch(fd);
+          ::close(fd);
         }
-        workers_.start([this, fd, peer] { work(fd, peer); });
       }
     }
     accept_next();
@@ -91,13 +91,11 @@ void AuthGate::work(int fd, std::string peer) {
 }
 
 void AuthGate::watch(int fd) {
-  std::lock_guard lock(mutex_);
-  watched_.insert(fd);
+  workers_.watch(fd);
 }
 
 void AuthGate::unwatch(int fd) {
-  std::lock_guard lock(mutex_);
-  watched_.erase(fd);
+  workers_.unwatch(fd);
 }
 
 asio::ip::tcp::socket AuthGate::hand_over(int fd) {
@@ -114,9 +112,8 @@ void AuthGate::stop() {
       asio::error_code ignored;
       acceptor_.close(ignored);
     }
-    for (int fd : watched_) ::shutdown(fd, SHUT_RDWR);
   }
-  workers_.stop();
+  workers_.stop();  // shuts the watched sockets, joins
 }
 
 }  // namespace multilane::wan

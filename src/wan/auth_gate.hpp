@@ -24,7 +24,6 @@
 #include <list>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 
@@ -80,9 +79,8 @@ class AuthGate {
   Refused refused_;
   asio::ip::tcp::acceptor acceptor_;
   std::mutex mutex_;
-  std::set<int> watched_;
-  bool stopping_ = false;
-  runtime::WorkerThreads workers_;  // last: joined before the rest goes
+  bool stopping_ = false;           // under mutex_
+  runtime::WorkerThreads workers_;  // shuts the watched sockets; last: joined before the rest
 };
 
 }  // namespace multilane::wan

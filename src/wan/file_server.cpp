@@ -54,11 +54,7 @@ FileServer::FileServer(const FileServerOptions& options, Log log)
 
 FileServer::~FileServer() {
   gate_->stop();
-  {
-    std::lock_guard lock(mutex_);
-    for (int fd : session_fds_) ::shutdown(fd, SHUT_RDWR);
-  }
-  workers_.stop();
+  workers_.stop();  // shuts the sessions' sockets, joins
   for (auto& [session, pending] : pending_) {
     for (int fd : pending.fds) {
       if (fd >= 0) ::close(fd);
@@ -88,9 +84,8 @@ void FileServer::stop() {
     {
       std::lock_guard lock(mutex_);
       stopping_ = true;
-      for (int fd : session_fds_) ::shutdown(fd, SHUT_RDWR);
     }
-    workers_.stop();
+    workers_.stop();  // shuts the sessions' sockets, joins
     for (auto& [session, pending] : pending_) {
       for (int fd : pending.fds) {
         if (fd >= 0) ::close(fd);
@@ -132,11 +127,12 @@ void FileServer::gather(int fd, StreamTag tag, const std::string& peer) {
 }
 
 void FileServer::start_session(std::vector<int> fds, const std::string& peer) {
-  {
-    std::lock_guard lock(mutex_);
-    session_fds_.insert(fds.begin(), fds.end());
+  for (int fd : fds) workers_.watch(fd);
+  if (workers_.start([this, fds, peer] { session(fds, peer); })) return;
+  for (int fd : fds) {  // stopped meanwhile
+    workers_.unwatch(fd);
+    ::close(fd);
   }
-  workers_.start([this, fds, peer] { session(fds, peer); });
 }
 
 void FileServer::session(std::vector<int> fds, const std::string& peer) {
@@ -156,8 +152,7 @@ void FileServer::session(std::vector<int> fds, const std::string& peer) {
     runtime::StreamSet set(std::move(io), std::move(sockets), o);
     say(fmt::format("copy from {} over {} stream{}", peer, fds.size(), fds.size() == 1 ? "" : "s"));
     say(receive_copy(set, options_.root, registry_).text);
-    std::lock_guard lock(mutex_);
-    for (int fd : fds) session_fds_.erase(fd);  // before the set closes them
+    for (int fd : fds) workers_.unwatch(fd);  // before the set closes them
   }
 }
 

@@ -17,15 +17,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "runtime/tcp/worker_threads.hpp"
 #include "wan/auth_gate.hpp"
 #include "wan/file_receiver.hpp"
 #include "wan/stream_tag.hpp"
-#include "runtime/tcp/worker_threads.hpp"
 
 namespace multilane::wan {
 
@@ -69,9 +68,8 @@ class FileServer {
   std::unique_ptr<AuthGate> gate_;
   std::map<std::uint32_t, Pending> pending_;  // on the loop
   CopyRegistry registry_;
-  std::mutex mutex_;  // sessions' sockets
-  std::set<int> session_fds_;
-  runtime::WorkerThreads workers_;  // one per copy session
+  std::mutex mutex_;                // stopping_
+  runtime::WorkerThreads workers_;  // one per copy session; shuts their sockets at stop
   bool stopping_ = false;
 };
 

@@ -21,11 +21,11 @@ std::list<WorkerThreads::Worker> WorkerThreads::take_finished() {
   return finished;
 }
 
-void WorkerThreads::start(std::function<void()> work) {
+bool WorkerThreads::start(std::function<void()> work) {
   std::list<Worker> finished;
   {
     std::lock_guard lock(mutex_);
-    if (stopping_) return;
+    if (stopping_) return false;
     finished = take_finished();
     auto done = std::make_shared<bool>(false);
     workers_.push_back(Worker{std::thread([this, done, work = std::move(work)] {
@@ -36,6 +36,7 @@ void WorkerThreads::start(std::function<void()> work) {
                               done});
   }
   for (Worker& worker : finished) worker.thread.join();
+  return true;
 }
 
 std::size_t WorkerThreads::reap() {

@@ -27,8 +27,9 @@ class WorkerThreads {
   WorkerThreads(const WorkerThreads&) = delete;
   WorkerThreads& operator=(const WorkerThreads&) = delete;
 
-  // Runs `work` on a thread of its own, after joining the finished ones. Ignored after stop().
-  void start(std::function<void()> work);
+  // Runs `work` on a thread of its own, after joining the finished ones. After stop() it does
+  // not, and returns false (the caller then releases what the work would have).
+  bool start(std::function<void()> work);
   // Joins the threads whose work returned; returns how many are still running.
   std::size_t reap();
   // A worker's socket, shut down by stop(); unwatch it before handing it over (or closing it).

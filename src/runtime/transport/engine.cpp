@@ -408,7 +408,7 @@ void Engine::State::handshake(asio::ip::tcp::socket socket, int lane) {
   const std::string peer = endpoint_text(socket.remote_endpoint());
   const int fd = socket.release();
   receive.handshake_started();
-  context.handshakes.start([this, protocol, peer, fd, lane] {
+  const bool started = context.handshakes.start([this, protocol, peer, fd, lane] {
     asio::io_context io;
     asio::ip::tcp::socket socket(io);
     socket.assign(protocol, fd);
@@ -441,6 +441,10 @@ void Engine::State::handshake(asio::ip::tcp::socket socket, int lane) {
       asio::post(context.io, [this] { receive.handshake_ended(); });
     }
   });
+  if (!started) {  // the engine is stopping
+    ::close(fd);
+    asio::post(context.io, [this] { receive.handshake_ended(); });
+  }
 }
 
 void Engine::State::arm_watchdog() {
