@@ -6,8 +6,8 @@
 // never speaks therefore holds only its own thread, for at most the handshake timeout. The
 // authenticated socket then moves (by its descriptor) onto the serving io_context.
 //
-// Shutting down must not wait for handshakes to time out: each handshake thread's socket has a
-// duplicate descriptor kept here, and shutdown(2) on it ends the handshake's reads at once.
+// Shutting down must not wait for handshakes to time out: the handshakes run on the worker
+// pool (worker_threads.hpp), which shuts down their sockets and so ends their reads at once.
 #include <fmt/format.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -23,6 +23,7 @@
 #include "runtime/launch/rendezvous.hpp"
 #include "runtime/tcp/io_wait.hpp"
 #include "runtime/tcp/transport_error.hpp"
+#include "runtime/tcp/worker_threads.hpp"
 
 namespace multilane::runtime {
 
@@ -65,17 +66,6 @@ class OwnedFd {
   int fd_;
 };
 
-// One connection being authenticated: its thread and the duplicate descriptor that lets the
-// server end the handshake early.
-struct HandshakeSlot {
-  int watch_fd = -1;  // guarded by Impl::handshake_mutex
-  bool done = false;  // likewise
-};
-struct Handshake {
-  std::thread thread;
-  std::shared_ptr<HandshakeSlot> slot;
-};
-
 class Connection;
 
 }  // namespace
@@ -97,11 +87,8 @@ struct RendezvousServer::Impl {
            std::string_view value);
   void drop(const std::shared_ptr<Connection>& connection, const std::string& reason);
   void close_all();
-  // handshake threads:
-  void run_handshake(int fd, asio::ip::tcp::socket::protocol_type protocol,
-                     std::shared_ptr<HandshakeSlot> slot);
-  void finish_handshake(HandshakeSlot& slot);
-  void reap_finished_handshakes();
+  // handshake workers:
+  void run_handshake(int fd, asio::ip::tcp::socket::protocol_type protocol);
 
   asio::io_context io;
   asio::ip::tcp::acceptor acceptor{io};
@@ -120,8 +107,8 @@ struct RendezvousServer::Impl {
   std::set<std::shared_ptr<Connection>> connections;
 
   std::mutex handshake_mutex;
-  bool stopping = false;            // guarded by handshake_mutex
-  std::list<Handshake> handshakes;  // likewise
+  bool stopping = false;  // guarded by handshake_mutex
+  WorkerThreads handshakes;
 
   std::thread thread;
 };
@@ -240,16 +227,11 @@ RendezvousServer::Impl::Impl(const std::string& bind_address, std::uint64_t job_
 }
 
 RendezvousServer::Impl::~Impl() {
-  std::list<Handshake> pending;
   {
     std::lock_guard lock(handshake_mutex);
     stopping = true;
-    for (Handshake& h : handshakes) {
-      if (h.slot->watch_fd >= 0) ::shutdown(h.slot->watch_fd, SHUT_RDWR);
-    }
-    pending.splice(pending.end(), handshakes);
   }
-  for (Handshake& h : pending) h.thread.join();
+  handshakes.stop();  // shuts the handshakes' sockets, joins
   asio::post(io, [this] { close_all(); });
   thread.join();
 }
@@ -270,7 +252,6 @@ void RendezvousServer::Impl::log(const std::string& line) {
 void RendezvousServer::Impl::accept_next() {
   acceptor.async_accept([this](const asio::error_code& error, asio::ip::tcp::socket socket) {
     if (closing || error == asio::error::operation_aborted) return;
-    reap_finished_handshakes();
     if (error) {
       // Typically out of descriptors: try again a little later instead of spinning.
       log(fmt::format("accepting a connection failed: {}; retrying", error.message()));
@@ -287,35 +268,29 @@ void RendezvousServer::Impl::accept_next() {
 
 void RendezvousServer::Impl::start_handshake(asio::ip::tcp::socket socket) {
   const std::string peer = peer_name(socket);
-  std::lock_guard lock(handshake_mutex);
-  if (stopping) return;
-  if (static_cast<int>(handshakes.size()) >= options.max_handshakes) {
+  if (const std::size_t running = handshakes.reap();
+      static_cast<int>(running) >= options.max_handshakes) {
     log(fmt::format("dropped a connection from {}: {} connections are already authenticating", peer,
-                    handshakes.size()));
+                    running));
     return;
   }
   const auto protocol = socket.local_endpoint().protocol();
   const int fd = socket.release();
-  auto slot = std::make_shared<HandshakeSlot>();
-  slot->watch_fd = ::dup(fd);
-  if (slot->watch_fd < 0) {
+  handshakes.watch(fd);
+  if (!handshakes.start([this, fd, protocol] { run_handshake(fd, protocol); })) {  // stopping
+    handshakes.unwatch(fd);
     ::close(fd);
-    log(fmt::format("dropped a connection from {}: out of descriptors", peer));
-    return;
   }
-  handshakes.push_back(
-      {std::thread([this, fd, protocol, slot] { run_handshake(fd, protocol, slot); }), slot});
 }
 
-void RendezvousServer::Impl::run_handshake(int fd, asio::ip::tcp::socket::protocol_type protocol,
-                                           std::shared_ptr<HandshakeSlot> slot) {
+void RendezvousServer::Impl::run_handshake(int fd, asio::ip::tcp::socket::protocol_type protocol) {
   asio::io_context handshake_io;
   asio::ip::tcp::socket socket(handshake_io);
   asio::error_code error;
   socket.assign(protocol, fd, error);
   if (error) {
+    handshakes.unwatch(fd);
     ::close(fd);
-    finish_handshake(*slot);
     return;
   }
   const std::string peer = peer_name(socket);
@@ -323,6 +298,7 @@ void RendezvousServer::Impl::run_handshake(int fd, asio::ip::tcp::socket::protoc
     const std::uint64_t identity =
         authenticate(handshake_io, socket, Role::Listener,
                      {job_id, secret, options.handshake_timeout, kServerIdentity});
+    handshakes.unwatch(fd);  // before the descriptor changes hands
     OwnedFd authenticated(socket.release());
     std::lock_guard lock(handshake_mutex);
     if (!stopping) {
@@ -331,6 +307,7 @@ void RendezvousServer::Impl::run_handshake(int fd, asio::ip::tcp::socket::protoc
       });
     }
   } catch (const std::exception& e) {
+    handshakes.unwatch(fd);  // before the socket closes and frees the descriptor for reuse
     bool quiet = false;
     {
       std::lock_guard lock(handshake_mutex);
@@ -338,27 +315,6 @@ void RendezvousServer::Impl::run_handshake(int fd, asio::ip::tcp::socket::protoc
     }
     if (!quiet) log(fmt::format("dropped a connection from {}: {}", peer, e.what()));
   }
-  finish_handshake(*slot);
-}
-
-void RendezvousServer::Impl::finish_handshake(HandshakeSlot& slot) {
-  std::lock_guard lock(handshake_mutex);
-  if (slot.watch_fd >= 0) ::close(slot.watch_fd);
-  slot.watch_fd = -1;
-  slot.done = true;
-}
-
-void RendezvousServer::Impl::reap_finished_handshakes() {
-  std::list<Handshake> finished;
-  {
-    std::lock_guard lock(handshake_mutex);
-    for (auto it = handshakes.begin(); it != handshakes.end();) {
-      const auto next = std::next(it);
-      if (it->slot->done) finished.splice(finished.end(), handshakes, it);
-      it = next;
-    }
-  }
-  for (Handshake& h : finished) h.thread.join();  // each has finished or is about to return
 }
 
 void RendezvousServer::Impl::adopt(OwnedFd fd, asio::ip::tcp::socket::protocol_type protocol,
