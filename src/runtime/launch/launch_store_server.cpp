@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <list>
 #include <map>
 #include <set>
 #include <thread>
