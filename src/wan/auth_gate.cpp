@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "runtime/tcp/accepted_handshake.hpp"
 #include "runtime/tcp/io_wait.hpp"
 #include "runtime/tcp/transport_error.hpp"
 
@@ -53,41 +54,38 @@ void AuthGate::accept_next() {
       if (static_cast<int>(workers_.reap()) >= options_.max_pending) {
         refused_(peer, fmt::format("{} handshakes are already in progress", options_.max_pending));
       } else {
-        const int fd = socket.release();
-        workers_.watch(fd);
-        if (!workers_.start([this, fd, peer] { work(fd, peer); })) {  // stopping
-          workers_.unwatch(fd);
-          ::close(fd);
-        }
+        admit(std::move(socket), peer);
       }
     }
     accept_next();
   });
 }
 
-void AuthGate::work(int fd, std::string peer) {
-  try {
-    asio::io_context io;
-    asio::ip::tcp::socket socket(io);
-    asio::error_code ec;
-    socket.assign(options_.listen.protocol(), fd, ec);
-    if (ec) {
-      ::close(fd);
-      throw runtime::TransportError("taking over a connection failed: " + ec.message());
-    }
-    socket.set_option(asio::ip::tcp::no_delay(true));
-    const auto deadline = runtime::Clock::now() + options_.handshake_timeout;
-    const std::uint64_t identity = runtime::authenticate(io, socket, runtime::Role::Listener,
-                                                         {.job_id = options_.job_id,
-                                                          .secret = options_.secret,
-                                                          .timeout = options_.handshake_timeout,
-                                                          .relay = options_.relay});
-    unwatch(fd);  // `admitted` watches what it blocks on from here
-    admitted_(io, std::move(socket), identity, deadline);
-  } catch (const std::exception& e) {
-    unwatch(fd);
-    asio::post(loop_, [this, peer, reason = std::string(e.what())] { refused_(peer, reason); });
-  }
+void AuthGate::admit(asio::ip::tcp::socket socket, const std::string& peer) {
+  asio::error_code ignored;  // a connection already gone fails its handshake instead
+  socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+  const auto deadline = std::make_shared<runtime::Clock::time_point>();
+  runtime::authenticate_accepted(
+      workers_, std::move(socket),
+      {.config =
+           [this, deadline] {
+             *deadline = runtime::Clock::now() + options_.handshake_timeout;
+             return runtime::HandshakeConfig{.job_id = options_.job_id,
+                                             .secret = options_.secret,
+                                             .timeout = options_.handshake_timeout,
+                                             .relay = options_.relay};
+           },
+       .passed =
+           [this, deadline](asio::io_context& io, asio::ip::tcp::socket connection,
+                            const runtime::PeerHello& hello) {
+             // `admitted` watches what it blocks on from here.
+             admitted_(io, std::move(connection), hello.identity, *deadline);
+           },
+       .refused =
+           [this, peer](const std::exception& e) {
+             asio::post(loop_,
+                        [this, peer, reason = std::string(e.what())] { refused_(peer, reason); });
+           }});
 }
 
 void AuthGate::watch(int fd) {

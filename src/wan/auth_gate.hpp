@@ -71,7 +71,8 @@ class AuthGate {
 
  private:
   void accept_next();
-  void work(int fd, std::string peer);
+  // Authenticates `socket` on a worker, then hands it to `admitted` there (or `refused`).
+  void admit(asio::ip::tcp::socket socket, const std::string& peer);
 
   asio::io_context& loop_;
   GateOptions options_;

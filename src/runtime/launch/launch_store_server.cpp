@@ -20,9 +20,9 @@
 #include "multilane/errors.hpp"
 #include "runtime/launch/launch_store_protocol.hpp"
 #include "runtime/launch/rendezvous.hpp"
+#include "runtime/tcp/accepted_handshake.hpp"
 #include "runtime/tcp/io_wait.hpp"
 #include "runtime/tcp/transport_error.hpp"
-#include "runtime/tcp/worker_threads.hpp"
 
 namespace multilane::runtime {
 
@@ -86,8 +86,6 @@ struct RendezvousServer::Impl {
            std::string_view value);
   void drop(const std::shared_ptr<Connection>& connection, const std::string& reason);
   void close_all();
-  // handshake workers:
-  void run_handshake(int fd, asio::ip::tcp::socket::protocol_type protocol);
 
   asio::io_context io;
   asio::ip::tcp::acceptor acceptor{io};
@@ -273,47 +271,35 @@ void RendezvousServer::Impl::start_handshake(asio::ip::tcp::socket socket) {
                     running));
     return;
   }
-  const auto protocol = socket.local_endpoint().protocol();
-  const int fd = socket.release();
-  handshakes.watch(fd);
-  if (!handshakes.start([this, fd, protocol] { run_handshake(fd, protocol); })) {  // stopping
-    handshakes.unwatch(fd);
-    ::close(fd);
-  }
-}
-
-void RendezvousServer::Impl::run_handshake(int fd, asio::ip::tcp::socket::protocol_type protocol) {
-  asio::io_context handshake_io;
-  asio::ip::tcp::socket socket(handshake_io);
-  asio::error_code error;
-  socket.assign(protocol, fd, error);
-  if (error) {
-    handshakes.unwatch(fd);
-    ::close(fd);
-    return;
-  }
-  const std::string peer = peer_name(socket);
-  try {
-    const std::uint64_t identity =
-        authenticate(handshake_io, socket, Role::Listener,
-                     {job_id, secret, options.handshake_timeout, kServerIdentity});
-    handshakes.unwatch(fd);  // before the descriptor changes hands
-    OwnedFd authenticated(socket.release());
-    std::lock_guard lock(handshake_mutex);
-    if (!stopping) {
-      asio::post(io, [this, fd = std::move(authenticated), protocol, identity, peer]() mutable {
-        adopt(std::move(fd), protocol, identity, peer);
-      });
-    }
-  } catch (const std::exception& e) {
-    handshakes.unwatch(fd);  // before the socket closes and frees the descriptor for reuse
-    bool quiet = false;
-    {
-      std::lock_guard lock(handshake_mutex);
-      quiet = stopping;
-    }
-    if (!quiet) log(fmt::format("dropped a connection from {}: {}", peer, e.what()));
-  }
+  authenticate_accepted(
+      handshakes, std::move(socket),
+      {.config =
+           [this] {
+             return HandshakeConfig{.job_id = job_id,
+                                    .secret = secret,
+                                    .timeout = options.handshake_timeout,
+                                    .identity = kServerIdentity};
+           },
+       .passed =
+           [this, peer](asio::io_context&, asio::ip::tcp::socket connection,
+                        const PeerHello& hello) {
+             const auto protocol = connection.local_endpoint().protocol();
+             OwnedFd authenticated(connection.release());
+             std::lock_guard lock(handshake_mutex);
+             if (stopping) return;
+             asio::post(io,
+                        [this, fd = std::move(authenticated), protocol, identity = hello.identity,
+                         peer]() mutable { adopt(std::move(fd), protocol, identity, peer); });
+           },
+       .refused =
+           [this, peer](const std::exception& e) {
+             bool quiet = false;
+             {
+               std::lock_guard lock(handshake_mutex);
+               quiet = stopping;
+             }
+             if (!quiet) log(fmt::format("dropped a connection from {}: {}", peer, e.what()));
+           }});
 }
 
 void RendezvousServer::Impl::adopt(OwnedFd fd, asio::ip::tcp::socket::protocol_type protocol,

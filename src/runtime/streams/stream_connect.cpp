@@ -14,6 +14,7 @@
 
 #include "multilane/errors.hpp"
 #include "runtime/streams/stream_set.hpp"
+#include "runtime/tcp/accepted_handshake.hpp"
 #include "runtime/tcp/io_wait.hpp"
 #include "runtime/tcp/tcp_connect.hpp"
 #include "runtime/tcp/transport_error.hpp"
@@ -101,10 +102,9 @@ StreamSet StreamListener::accept() {
   return set_of(std::move(set_io), std::move(accepted), options_);
 }
 
-// One accepted connection's handshake, on a worker thread and an io_context of its own.
+// One accepted connection's handshake, on a worker of the pool (accepted_handshake.hpp).
 struct StreamListener::Handshake {
-  std::uint64_t call = 0;  // the accept_streams() call that started it
-  std::unique_ptr<asio::io_context> io = std::make_unique<asio::io_context>();
+  std::uint64_t call = 0;                     // the accept_streams() call that started it
   std::optional<AuthenticatedStream> passed;  // these three under handshakes_mutex_
   std::optional<TransportError> failed;
   bool done = false;
@@ -112,35 +112,33 @@ struct StreamListener::Handshake {
 
 void StreamListener::start_handshake(Handshake& h, asio::ip::tcp::socket socket,
                                      Clock::time_point deadline) {
-  const int fd = socket.native_handle();
-  // Shared, since a worker's function is copyable; emptied by the worker before `done`, so that
-  // nothing of it touches `h.io` once collect() may drop the handshake.
-  auto slot = std::make_shared<std::optional<asio::ip::tcp::socket>>(std::move(socket));
-  // Watched until it ends: join_all() then shuts it, so a silent peer's handshake ends at once.
-  workers_.watch(fd);
-  workers_.start([this, &h, deadline, fd, slot] {
-    asio::ip::tcp::socket& connection = **slot;
-    std::optional<AuthenticatedStream> passed;
-    std::optional<TransportError> failed;
-    try {
-      const PeerHello peer = authenticate_peer(*h.io, connection, Role::Listener,
-                                               handshake_config(options_, deadline));
-      passed = AuthenticatedStream{std::move(connection), peer.identity, peer.relay};
-    } catch (const TransportError& e) {
-      failed = e;
-    } catch (const std::exception& e) {
-      failed = TransportError(e.what());
-    }
-    workers_.unwatch(fd);  // before a failed socket closes and frees the descriptor for reuse
-    slot->reset();
+  // Each outcome goes into `h` under the mutex and wakes the accepting thread.
+  auto finish = [this, &h](std::optional<AuthenticatedStream> passed,
+                           std::optional<TransportError> failed) {
     {
       std::lock_guard lock(handshakes_mutex_);
       h.passed = std::move(passed);
       h.failed = std::move(failed);
       h.done = true;
     }
-    asio::post(io_, [] {});  // wakes the accepting thread
-  });
+    asio::post(io_, [] {});
+  };
+  authenticate_accepted(
+      workers_, std::move(socket),
+      {.config = [this, deadline] { return handshake_config(options_, deadline); },
+       .passed =
+           [this, finish](asio::io_context&, asio::ip::tcp::socket connection,
+                          const PeerHello& peer) {
+             // Off the worker's context, which ends with the worker.
+             finish(
+                 AuthenticatedStream{rehome(std::move(connection), io_), peer.identity, peer.relay},
+                 std::nullopt);
+           },
+       .refused =
+           [finish](const std::exception& e) {
+             const auto* transport = dynamic_cast<const TransportError*>(&e);
+             finish(std::nullopt, transport ? *transport : TransportError(e.what()));
+           }});
 }
 
 void StreamListener::collect(std::uint64_t call, asio::io_context& io, int count,
@@ -154,8 +152,8 @@ void StreamListener::collect(std::uint64_t call, asio::io_context& io, int count
     std::optional<Accepted> passed = std::move(it->passed);
     const bool this_call = it->call == call;
     const bool wanted = static_cast<int>(streams.size()) < count;
-    // Off the handshake's own context, which the socket is registered with, while it lives.
-    if (passed) passed->socket = rehome(std::move(passed->socket), wanted ? io : io_);
+    // Onto the caller's context (a spare one stays on the listener's).
+    if (passed && wanted) passed->socket = rehome(std::move(passed->socket), io);
     it = handshakes_.erase(it);
     if (failure && this_call) watch.refused(*failure);
     if (!passed) continue;
@@ -209,7 +207,7 @@ void StreamListener::accept_streams(asio::io_context& io, int count, Clock::time
       acceptor_.cancel();
       drain(io_, [&] { return accepted; });
     }
-    incoming.reset();  // before the context it is registered with
+    incoming.reset();
     handshakes_.erase(accepting);
     accepting = handshakes_.end();
   };
@@ -222,7 +220,7 @@ void StreamListener::accept_streams(asio::io_context& io, int count, Clock::time
       if (accepting == handshakes_.end() && handshakes_under_way() < most) {
         accepting = handshakes_.emplace(handshakes_.end());
         accepting->call = call;
-        incoming.emplace(*accepting->io);
+        incoming.emplace(io_);
         accepted = false;
         acceptor_.async_accept(*incoming, [&](const asio::error_code& ec) {
           accept_error = ec;

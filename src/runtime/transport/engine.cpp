@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "multilane/errors.hpp"
+#include "runtime/tcp/accepted_handshake.hpp"
 #include "runtime/tcp/stream_identity.hpp"
 #include "runtime/tcp/transport_error.hpp"
 #include "runtime/transport/engine_context.hpp"
@@ -404,47 +405,43 @@ void Engine::State::accept(int lane) {
 }
 
 void Engine::State::handshake(asio::ip::tcp::socket socket, int lane) {
-  const auto protocol = socket.local_endpoint().protocol();
   const std::string peer = endpoint_text(socket.remote_endpoint());
-  const int fd = socket.release();
   receive.handshake_started();
-  const bool started = context.handshakes.start([this, protocol, peer, fd, lane] {
-    asio::io_context io;
-    asio::ip::tcp::socket socket(io);
-    socket.assign(protocol, fd);
-    context.handshakes.watch(fd);
-    try {
-      const StreamIdentity id = unpack_identity(
-          authenticate(io, socket, Role::Listener,
-                       context.handshake(pack_identity({context.config.rank, lane, 0}))));
-      context.handshakes.unwatch(fd);
-      if (id.rank < 0 || id.rank >= context.config.size || id.lane != lane) {
-        throw TransportError(fmt::format("peer claims to be rank {} on lane {}", id.rank, id.lane));
-      }
-      const int adopted = socket.release();
-      asio::post(context.io, [this, protocol, adopted, id] {
-        auto connection = std::make_shared<Connection>(context.io);
-        connection->socket.assign(protocol, adopted);
-        connection->socket.set_option(asio::ip::tcp::no_delay(true));
-        receive.adopt(connection, id.rank, id.lane, id.stream, /*opened_by_peer=*/true);
-        send.peer_opened_connection(id.rank, id.lane, id.stream, connection);
-        receive.handshake_ended();
-      });
-    } catch (const std::exception& e) {
-      context.handshakes.unwatch(fd);
-      // A peer that closes between two messages of the handshake is a process that exited
-      // during it (a rank whose last call ended while it still connected another lane, for
-      // instance), not a stranger turned away: nothing to report.
-      if (dynamic_cast<const HandshakeAbandoned*>(&e) == nullptr) {
-        context.log(fmt::format("rejected a connection from {}: {}", peer, e.what()));
-      }
-      asio::post(context.io, [this] { receive.handshake_ended(); });
-    }
-  });
-  if (!started) {  // the engine is stopping
-    ::close(fd);
-    asio::post(context.io, [this] { receive.handshake_ended(); });
-  }
+  const bool started = authenticate_accepted(
+      context.handshakes, std::move(socket),
+      {.config =
+           [this, lane] {
+             return context.handshake(pack_identity({context.config.rank, lane, 0}));
+           },
+       .passed =
+           [this, lane](asio::io_context&, asio::ip::tcp::socket socket, const PeerHello& hello) {
+             const StreamIdentity id = unpack_identity(hello.identity);
+             if (id.rank < 0 || id.rank >= context.config.size || id.lane != lane) {
+               throw TransportError(
+                   fmt::format("peer claims to be rank {} on lane {}", id.rank, id.lane));
+             }
+             const auto protocol = socket.local_endpoint().protocol();
+             const int adopted = socket.release();
+             asio::post(context.io, [this, protocol, adopted, id] {
+               auto connection = std::make_shared<Connection>(context.io);
+               connection->socket.assign(protocol, adopted);
+               connection->socket.set_option(asio::ip::tcp::no_delay(true));
+               receive.adopt(connection, id.rank, id.lane, id.stream, /*opened_by_peer=*/true);
+               send.peer_opened_connection(id.rank, id.lane, id.stream, connection);
+               receive.handshake_ended();
+             });
+           },
+       .refused =
+           [this, peer](const std::exception& e) {
+             // A peer that closes between two messages of the handshake is a process that
+             // exited during it (a rank whose last call ended while it still connected another
+             // lane, for instance), not a stranger turned away: nothing to report.
+             if (dynamic_cast<const HandshakeAbandoned*>(&e) == nullptr) {
+               context.log(fmt::format("rejected a connection from {}: {}", peer, e.what()));
+             }
+             asio::post(context.io, [this] { receive.handshake_ended(); });
+           }});
+  if (!started) asio::post(context.io, [this] { receive.handshake_ended(); });  // stopping
 }
 
 void Engine::State::arm_watchdog() {
