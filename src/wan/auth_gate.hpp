@@ -21,11 +21,9 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
 #include "runtime/tcp/auth.hpp"
 #include "runtime/tcp/io_wait.hpp"

@@ -10,7 +10,6 @@
 #include <list>
 #include <mutex>
 #include <optional>
-#include <thread>
 
 #include "multilane/errors.hpp"
 #include "runtime/streams/stream_set.hpp"
