@@ -74,7 +74,9 @@ void KernelCopyFloor::run(std::span<const std::byte> send, std::span<std::byte> 
                                           sender.address + static_cast<std::uint64_t>(mine) * size_,
                                           into.data(), size_)
             .error;
-    if (!error.empty()) throw CommunicationError("shm_bench: kernel-copy floor: " + error);
+    if (!error.empty()) {
+      throw CommunicationError(ErrorKind::resource, "shm_bench: kernel-copy floor: " + error);
+    }
   }
 }
 
@@ -101,7 +103,8 @@ CacheLineFloor::CacheLineFloor() {
   void* mine = nullptr;
   if (MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mine, &window_) !=
       MPI_SUCCESS) {
-    throw CommunicationError("shm_bench: cache-line floor: MPI_Win_allocate_shared failed");
+    throw CommunicationError(ErrorKind::resource,
+                             "shm_bench: cache-line floor: MPI_Win_allocate_shared failed");
   }
   MPI_Aint size = 0;
   int unit = 0;
@@ -146,8 +149,9 @@ void CacheLineFloor::read(int from, int to, std::span<std::byte> block) const {
       deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     sched_yield();
     if (polls % 1024 == 0 && std::chrono::steady_clock::now() > deadline) {
-      throw CommunicationError("shm_bench: cache-line floor: rank " + std::to_string(from) +
-                               " wrote nothing within 10 s");
+      throw CommunicationError(ErrorKind::timeout, "shm_bench: cache-line floor: rank " +
+                                                       std::to_string(from) +
+                                                       " wrote nothing within 10 s");
     }
   }
   std::memcpy(block.data(), from_mailbox.block, block.size());

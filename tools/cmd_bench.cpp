@@ -62,7 +62,8 @@ struct ResultFile {
     try {
       in >> doc;
     } catch (const nlohmann::json::exception&) {
-      throw CommunicationError("the benchmark job ended without results from rank 0");
+      throw CommunicationError(ErrorKind::internal,
+                               "the benchmark job ended without results from rank 0");
     }
     return doc;
   }
@@ -125,7 +126,8 @@ nlohmann::json run_job(const BenchCli& o,
   if (result.exit_code != 0) {
     std::string text = "the benchmark job failed";
     for (const auto& failure : result.failures) text += "\n  " + failure;
-    throw CommunicationError(text);
+    // A rank that failed exited with its error's status (multilane/errors.hpp).
+    throw CommunicationError(kind_of_exit_status(result.exit_code), text);
   }
   return results.read();
 }

@@ -1,32 +1,93 @@
-// multilane/errors.hpp — the exceptions multilane throws.
+// multilane/errors.hpp — the errors multilane reports: one Error with a kind and the text.
 //
-// UsageError: the caller asked for something that cannot be (unknown algorithm, a size that
-// does not parse, an argument out of range). Its message names the argument and what is
-// allowed. The command-line tool exits with status 2 on it.
-// PlatformError: a platform file is malformed; the message reads `FILE:LINE: key: reason`.
-// CommunicationError: a running job could not complete an operation: a peer died or hung
-// (timeout), sent garbage, failed authentication, or ranks called different collectives.
-// The message names the peer rank and what was awaited.
+// Every failure has a kind, so a caller can tell a bad argument from a timeout from a dead
+// peer without reading the message:
+//
+//   kind             meaning                                              CLI exit  C API
+//   usage            the caller asked for something that cannot be        2         ML_ERR_USAGE
+//                    (unknown algorithm, size out of range): the text
+//                    names the argument and what is allowed
+//   platform         a platform file is malformed: `FILE:LINE: key: why`  2         ML_ERR_PLATFORM
+//   timeout          no progress for the configured time (a peer hung)    3         ML_ERR_TIMEOUT
+//   peer_gone        a peer closed, reset or never accepted its           4 ML_ERR_PEER_GONE
+//                    connection (end of file, reset, broken pipe)
+//   authentication   a peer failed the handshake (wrong job secret,       5 ML_ERR_AUTHENTICATION
+//                    another protocol version)
+//   mismatch         ranks called different collectives, sizes or roots   6         ML_ERR_MISMATCH
+//   protocol         a peer sent bytes that are not multilane's protocol  7         ML_ERR_PROTOCOL
+//   resource         the system refused memory, a port, a segment or a    8         ML_ERR_RESOURCE
+//                    process
+//   internal         a failure multilane did not expect (a bug: report    9         ML_ERR_INTERNAL
+//                    it)
+//
+// The C++ API throws: UsageError (kind usage), PlatformError (kind platform) and
+// CommunicationError (every other kind) are the Errors a caller may catch one by one, or
+// catch Error and switch on kind(). what() is the text alone; describe() puts the kind in front
+// ("peer gone: rank 2 closed the connection ..."), as the CLI, the C API and the MPI library
+// print it.
 #pragma once
 
+#include <cstdint>
+#include <exception>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace multilane {
 
-class UsageError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
+enum class ErrorKind : std::uint8_t {
+  usage,
+  platform,
+  timeout,
+  peer_gone,
+  authentication,
+  mismatch,
+  protocol,
+  resource,
+  internal,
 };
 
-class PlatformError : public std::runtime_error {
+// "usage", "platform file", "timeout", "peer gone", "authentication", "mismatch",
+// "protocol", "resource", "internal".
+std::string_view kind_name(ErrorKind kind);
+// The command-line tool's exit status for an error of this kind (the table above), and back:
+// the kind a process that exited with `status` reported (internal for a status not in the
+// table).
+int exit_status(ErrorKind kind);
+ErrorKind kind_of_exit_status(int status);
+
+class Error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  Error(ErrorKind kind, const std::string& text) : std::runtime_error(text), kind_(kind) {}
+  ErrorKind kind() const noexcept { return kind_; }
+  // "<kind>: <text>".
+  std::string describe() const;
+
+ private:
+  ErrorKind kind_;
 };
 
-class CommunicationError : public std::runtime_error {
+class UsageError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit UsageError(const std::string& text) : Error(ErrorKind::usage, text) {}
 };
+
+class PlatformError : public Error {
+ public:
+  explicit PlatformError(const std::string& text) : Error(ErrorKind::platform, text) {}
+};
+
+// A running job could not complete an operation; kind() says why (timeout, peer_gone,
+// authentication, mismatch, protocol, resource or internal).
+class CommunicationError : public Error {
+ public:
+  CommunicationError(ErrorKind kind, const std::string& text) : Error(kind, text) {}
+};
+
+// Throws the Error class that matches `kind` (UsageError, PlatformError, CommunicationError).
+[[noreturn]] void throw_error(ErrorKind kind, const std::string& text);
+
+// The kind of any exception: an Error's own, resource for std::bad_alloc, internal otherwise.
+ErrorKind kind_of(const std::exception& e);
 
 }  // namespace multilane

@@ -13,7 +13,8 @@ namespace multilane::mpi {
 
 std::vector<std::string> all_gather_text(MPI_Comm comm, int size, const std::string& mine,
                                          const char* what) {
-  if (mine.size() > INT_MAX / 2) throw CommunicationError(fmt::format("{}: text too long", what));
+  if (mine.size() > INT_MAX / 2)
+    throw CommunicationError(ErrorKind::resource, fmt::format("{}: text too long", what));
   const int length = static_cast<int>(mine.size());
   std::vector<int> lengths(static_cast<std::size_t>(size));
   pmpi_check(PMPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm),
@@ -22,7 +23,8 @@ std::vector<std::string> all_gather_text(MPI_Comm comm, int size, const std::str
   long long total = 0;
   for (std::size_t r = 0; r < lengths.size(); ++r) {
     if (total + lengths[r] > INT_MAX) {
-      throw CommunicationError(fmt::format("{}: texts too long to gather", what));
+      throw CommunicationError(ErrorKind::resource,
+                               fmt::format("{}: texts too long to gather", what));
     }
     offsets[r] = static_cast<int>(total);
     total += lengths[r];

@@ -115,7 +115,8 @@ void pack_elements(const TypeLayout& layout, const void* base, std::uint64_t cou
                          MPI_COMM_SELF),
                "PMPI_Pack");
     if (static_cast<std::uint64_t>(position) != n * layout.size) {
-      throw CommunicationError("PMPI_Pack wrote another size than the datatype's");
+      throw CommunicationError(ErrorKind::internal,
+                               "PMPI_Pack wrote another size than the datatype's");
     }
   });
 }

@@ -43,7 +43,9 @@ Communicator join(MPI_Comm comm, const CommLayout& layout) {
   // two programs on one host) accept each other's connections or share memory segments.
   std::array<unsigned char, runtime::kJobSecretBytes + sizeof(std::uint64_t)> fresh{};
   if (layout.rank == 0) {
-    if (sodium_init() < 0) throw CommunicationError("libsodium failed to initialise");
+    if (sodium_init() < 0) {
+      throw CommunicationError(ErrorKind::resource, "libsodium failed to initialise");
+    }
     randombytes_buf(fresh.data(), fresh.size());
   }
   pmpi_check(PMPI_Bcast(fresh.data(), static_cast<int>(fresh.size()), MPI_BYTE, 0, comm),

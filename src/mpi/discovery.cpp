@@ -163,14 +163,16 @@ Facts parse_facts(const std::string& text, std::size_t rank) {
   for (int line = 0; line < 3; ++line) {
     const std::size_t end = text.find('\n', start);
     if (end == std::string::npos) {
-      throw CommunicationError(fmt::format("rank {} sent malformed host facts", rank));
+      throw CommunicationError(ErrorKind::protocol,
+                               fmt::format("rank {} sent malformed host facts", rank));
     }
     lines.push_back(text.substr(start, end - start));
     start = end + 1;
   }
   if (lines[0].size() != 16 ||
       lines[0].find_first_not_of("0123456789abcdef") != std::string::npos) {
-    throw CommunicationError(fmt::format("rank {} sent malformed host facts", rank));
+    throw CommunicationError(ErrorKind::protocol,
+                             fmt::format("rank {} sent malformed host facts", rank));
   }
   return {.hash = std::stoull(lines[0], nullptr, 16),
           .endpoint = lines[1],

@@ -185,7 +185,9 @@ Pick pick_blocking(CommState& state, CollectiveCall& c, std::uint64_t key, bool 
 void agree_mean(void* context, double* values, int count) {
   const auto* c = static_cast<const CollectiveCall*>(context);
   const int code = PMPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, MPI_SUM, c->comm);
-  if (code != MPI_SUCCESS) throw CommunicationError("PMPI_Allreduce of the measured times failed");
+  if (code != MPI_SUCCESS) {
+    throw CommunicationError(ErrorKind::internal, "PMPI_Allreduce of the measured times failed");
+  }
   for (int i = 0; i < count; ++i) values[i] /= c->size;
 }
 

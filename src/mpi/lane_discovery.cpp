@@ -65,7 +65,9 @@ std::string describe(const std::vector<LocalLane>& up) {
 
 std::vector<LocalLane> interfaces_up() {
   ifaddrs* list = nullptr;
-  if (getifaddrs(&list) != 0) throw CommunicationError("getifaddrs failed: set MULTILANE_HOST");
+  if (getifaddrs(&list) != 0) {
+    throw CommunicationError(ErrorKind::resource, "getifaddrs failed: set MULTILANE_HOST");
+  }
   std::vector<LocalLane> out;
   for (const ifaddrs* entry = list; entry != nullptr; entry = entry->ifa_next) {
     if (entry->ifa_addr == nullptr || entry->ifa_addr->sa_family != AF_INET) continue;
@@ -132,7 +134,8 @@ std::vector<LocalLane> parse_lanes_text(std::string_view text) {
     const auto parsed = std::from_chars(speed.data(), speed.data() + speed.size(), lane.bps);
     if (at == 0 || speed.empty() || parsed.ec != std::errc() ||
         parsed.ptr != speed.data() + speed.size() || !(lane.bps > 0)) {
-      throw CommunicationError(fmt::format("malformed lane \"{}\" from a peer", item));
+      throw CommunicationError(ErrorKind::protocol,
+                               fmt::format("malformed lane \"{}\" from a peer", item));
     }
     lane.address = std::string(item.substr(0, at));
     out.push_back(std::move(lane));

@@ -16,6 +16,7 @@ std::string listen_address(bool spans_hosts) {
   const std::vector<LocalLane> up = interfaces_up();
   if (up.empty()) {
     throw CommunicationError(
+        ErrorKind::usage,
         "the communicator spans hosts but this host has no IPv4 interface up: set MULTILANE_HOST");
   }
   return up.front().address;

@@ -215,7 +215,7 @@ MPI_Request start_pending(std::unique_ptr<PendingCall> call) {
   MPI_Request handle = MPI_REQUEST_NULL;
   PendingCall* raw = call.get();
   if (PMPI_Grequest_start(query, free_call, cancel, raw, &handle) != MPI_SUCCESS) {
-    throw CommunicationError("PMPI_Grequest_start failed");
+    throw CommunicationError(ErrorKind::internal, "PMPI_Grequest_start failed");
   }
   call.release();  // owned by the request now: free_call() deletes it
   raw->handle = handle;

@@ -33,7 +33,9 @@ std::string rank_host_text(const RankHost& host) {
 
 RankHost parse_rank_host(const std::string& text) {
   const std::size_t newline = text.find('\n');
-  if (newline == std::string::npos) throw CommunicationError("malformed host name from a peer");
+  if (newline == std::string::npos) {
+    throw CommunicationError(ErrorKind::protocol, "malformed host name from a peer");
+  }
   return {.name = text.substr(0, newline),
           .addresses = runtime::split_addresses(text.substr(newline + 1))};
 }

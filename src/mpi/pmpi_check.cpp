@@ -14,8 +14,8 @@ void pmpi_check(int code, const char* call) {
   std::array<char, MPI_MAX_ERROR_STRING> text{};
   int length = 0;
   PMPI_Error_string(code, text.data(), &length);
-  throw CommunicationError(
-      fmt::format("{} failed: {}", call, std::string_view(text.data(), length)));
+  throw CommunicationError(ErrorKind::internal, fmt::format("{} failed: {}", call,
+                                                            std::string_view(text.data(), length)));
 }
 
 }  // namespace multilane::mpi

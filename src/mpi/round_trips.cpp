@@ -46,13 +46,14 @@ sockaddr_in parse_endpoint(const std::string& text) {
   try {
     where = runtime::parse_host_port(text);
   } catch (const UsageError& e) {
-    throw CommunicationError(fmt::format("measuring round trips: {}", e.what()));
+    throw CommunicationError(ErrorKind::usage, fmt::format("measuring round trips: {}", e.what()));
   }
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(where.port);
   if (inet_pton(AF_INET, where.host.c_str(), &address.sin_addr) != 1) {
     throw CommunicationError(
+        ErrorKind::usage,
         fmt::format("measuring round trips: \"{}\" is not an IPv4 address", where.host));
   }
   return address;
@@ -68,7 +69,8 @@ void drain(int listener) {
 }
 
 [[noreturn]] void cannot_connect(int node, const std::string& endpoint, int error) {
-  throw CommunicationError(fmt::format("measuring round trips: cannot connect to node {} at {}: {}",
+  throw CommunicationError(ErrorKind::peer_gone,
+                           fmt::format("measuring round trips: cannot connect to node {} at {}: {}",
                                        node, endpoint, std::strerror(error)));
 }
 
@@ -111,12 +113,13 @@ void connect_all(int listener, const std::vector<std::string>& endpoints, int me
         silent += fmt::format("{}{}", silent.empty() ? "" : ", ", node_of[i]);
       }
       throw CommunicationError(
+          ErrorKind::timeout,
           fmt::format("measuring round trips: no answer within {} s from node(s) {}",
                       kRoundTripTimeout, silent));
     }
     if (::poll(waiting.data(), waiting.size(), static_cast<int>(left)) < 0 && errno != EINTR) {
-      throw CommunicationError(
-          fmt::format("measuring round trips: poll: {}", std::strerror(errno)));
+      throw CommunicationError(ErrorKind::internal, fmt::format("measuring round trips: poll: {}",
+                                                                std::strerror(errno)));
     }
     const auto now = Clock::now();
     if (waiting[0].revents != 0) drain(listener);
@@ -147,7 +150,8 @@ RoundTripListener::RoundTripListener(const std::string& address) {
       ::getsockname(fd_, reinterpret_cast<sockaddr*>(&bound), &length) != 0) {
     const int error = errno;
     if (fd_ >= 0) ::close(fd_);
-    throw CommunicationError(fmt::format("measuring round trips: cannot listen on {}: {}", address,
+    throw CommunicationError(ErrorKind::resource,
+                             fmt::format("measuring round trips: cannot listen on {}: {}", address,
                                          std::strerror(error)));
   }
   endpoint_ = runtime::host_port_text(address, ntohs(bound.sin_port));

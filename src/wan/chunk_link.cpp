@@ -33,7 +33,7 @@ std::shared_ptr<void> ChunkLink::keep_alive() {
 bool ChunkLink::admit(runtime::FrameReader& reader, const runtime::FrameHeader& header) {
   const auto route = decode_route(reader.prefix().first<kRouteHeaderSize>(), name_);
   if (const auto* error = std::get_if<std::string>(&route)) {
-    fail(*error);
+    fail({ErrorKind::protocol, *error});
     return false;
   }
   chunk_ = {.from = std::get<Route>(route).from, .to = std::get<Route>(route).to, .frame = header};
@@ -45,7 +45,8 @@ runtime::FramePlacement ChunkLink::place(runtime::FrameReader&, const runtime::F
   const std::span<std::byte> target = handlers_.place(chunk_);
   if (closed_) return runtime::FramePlacement::stop();  // `place` refused it and closed the link
   if (target.size() != chunk_.frame.length) {
-    fail(fmt::format("no place for a chunk of {} bytes from {}", chunk_.frame.length, name_));
+    fail({ErrorKind::mismatch,
+          fmt::format("no place for a chunk of {} bytes from {}", chunk_.frame.length, name_)});
     return runtime::FramePlacement::stop();
   }
   return runtime::FramePlacement::read(target);
@@ -56,17 +57,19 @@ void ChunkLink::frame_done(runtime::FrameReader&, const runtime::FrameHeader&) {
 }
 
 void ChunkLink::bad_header(runtime::FrameReader&, const std::string& error) {
-  fail(error);
+  fail({ErrorKind::protocol, error});
 }
 
 void ChunkLink::ended(runtime::FrameReader&, const asio::error_code& error, bool between_frames) {
   if (!between_frames) {
     return fail(
-        fmt::format("{} closed the connection inside a chunk ({})", name_, error.message()));
+        {runtime::kind_of(error),
+         fmt::format("{} closed the connection inside a chunk ({})", name_, error.message())});
   }
-  fail(runtime::is_peer_gone(error)
-           ? fmt::format("{} closed the connection", name_)
-           : fmt::format("reading from {} failed: {}", name_, error.message()));
+  fail({runtime::kind_of(error),
+        runtime::is_peer_gone(error)
+            ? fmt::format("{} closed the connection", name_)
+            : fmt::format("reading from {} failed: {}", name_, error.message())});
 }
 
 void ChunkLink::write(const RoutedChunk& chunk, std::span<const std::byte> payload,
@@ -92,7 +95,8 @@ void ChunkLink::write_next() {
         // chunk in it, so there is no front to pop (popping an empty deque corrupted it).
         if (self->closed_) return;
         if (ec)
-          return self->fail(fmt::format("sending to {} failed: {}", self->name_, ec.message()));
+          return self->fail({runtime::kind_of(ec),
+                             fmt::format("sending to {} failed: {}", self->name_, ec.message())});
         Outgoing done = std::move(self->queue_.front());
         self->queue_.pop_front();
         self->queued_bytes_ -= done.payload.size();
@@ -114,7 +118,7 @@ void ChunkLink::close() {
   }
 }
 
-void ChunkLink::fail(const std::string& why) {
+void ChunkLink::fail(const runtime::Failure& why) {
   if (closed_) return;
   close();
   if (handlers_.failed) handlers_.failed(why);

@@ -33,7 +33,7 @@ class ChunkLink final : public std::enable_shared_from_this<ChunkLink>, private 
   struct Handlers {
     std::function<std::span<std::byte>(const RoutedChunk&)> place;
     std::function<bool(const RoutedChunk&)> arrived;
-    std::function<void(const std::string&)> failed;
+    std::function<void(const runtime::Failure&)> failed;
   };
 
   ChunkLink(asio::ip::tcp::socket socket, const runtime::FrameCheck& check, Handlers handlers);
@@ -63,7 +63,7 @@ class ChunkLink final : public std::enable_shared_from_this<ChunkLink>, private 
              bool between_frames) override;
   std::shared_ptr<void> keep_alive() override;
   void write_next();
-  void fail(const std::string& why);
+  void fail(const runtime::Failure& why);
 
   asio::ip::tcp::socket socket_;
   runtime::FrameCheck check_;

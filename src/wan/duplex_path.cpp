@@ -132,11 +132,14 @@ struct DuplexPath::Impl {
     const auto limit = timeout + std::chrono::seconds{30};
     if (!changed.wait_for(lock, limit, [&] { return op.done || stopping; })) {
       throw runtime::TransportError(
+          ErrorKind::timeout,
           fmt::format("{}: no answer from the path's driver for {} s", peer,
                       std::chrono::duration_cast<std::chrono::seconds>(limit).count()));
     }
     op.waiting = false;
-    if (!op.done) throw runtime::TransportError(fmt::format("{}: the path was closed", peer));
+    if (!op.done) {
+      throw runtime::TransportError(ErrorKind::usage, fmt::format("{}: the path was closed", peer));
+    }
     if (op.error) std::rethrow_exception(op.error);
   }
 };
@@ -202,7 +205,9 @@ std::uint64_t DuplexPath::exchange(std::optional<std::span<const std::byte>> dat
     return 0;
   }
   std::unique_lock lock(m.mutex);
-  if (m.stopping) throw runtime::TransportError(fmt::format("{}: the path was closed", m.peer));
+  if (m.stopping) {
+    throw runtime::TransportError(ErrorKind::usage, fmt::format("{}: the path was closed", m.peer));
+  }
   if (buffer) {
     m.post(m.recv_op, [&m, b = *buffer, size] { m.set->start_recv(b, 0, size); });
   }

@@ -47,8 +47,9 @@ FileServer::FileServer(const FileServerOptions& options, Log log)
           say(fmt::format("refused {}: {}", peer, reason));
         });
   } catch (const std::system_error& e) {
-    throw runtime::TransportError(fmt::format(
-        "cannot listen on {}: {}", endpoint_text(options.gate.listen), e.code().message()));
+    throw runtime::TransportError(
+        ErrorKind::resource, fmt::format("cannot listen on {}: {}",
+                                         endpoint_text(options.gate.listen), e.code().message()));
   }
 }
 

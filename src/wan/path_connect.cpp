@@ -30,13 +30,16 @@ void check_io(const runtime::IoResult& result, const asio::ip::tcp::endpoint& re
     case runtime::IoOutcome::Done:
       return;
     case runtime::IoOutcome::Timeout:
-      throw TransportError(fmt::format("relay {}: timed out after {} {}", endpoint_text(relay),
+      throw TransportError(ErrorKind::timeout,
+                           fmt::format("relay {}: timed out after {} {}", endpoint_text(relay),
                                        runtime::seconds_text(options.timeout), what));
     case runtime::IoOutcome::Closed:
       throw TransportError(
+          ErrorKind::peer_gone,
           fmt::format("relay {} closed the connection while {}", endpoint_text(relay), what));
     case runtime::IoOutcome::Failed:
-      throw TransportError(fmt::format("relay {}: {} failed: {}", endpoint_text(relay), what,
+      throw TransportError(runtime::kind_of(result.error),
+                           fmt::format("relay {}: {} failed: {}", endpoint_text(relay), what,
                                        result.error.message()));
   }
 }
@@ -58,13 +61,15 @@ asio::ip::tcp::socket connect_through_relay(asio::io_context& io,
            fmt::format("waiting for its answer about {}", endpoint_text(target)), options);
   const RelayReplyStart reply = decode_relay_reply(header);
   if (!reply.valid) {
-    throw TransportError(fmt::format("relay {} sent a malformed answer", endpoint_text(relay)));
+    throw TransportError(ErrorKind::protocol,
+                         fmt::format("relay {} sent a malformed answer", endpoint_text(relay)));
   }
   if (reply.connected) return socket;
   std::string text(reply.text_length, '\0');
   check_io(runtime::read_exact(io, socket, std::as_writable_bytes(std::span(text)), deadline),
            relay, "reading its answer", options);
-  throw TransportError(fmt::format("relay {} cannot reach {}: {}", endpoint_text(relay),
+  throw TransportError(ErrorKind::peer_gone,
+                       fmt::format("relay {} cannot reach {}: {}", endpoint_text(relay),
                                    endpoint_text(target), text));
 }
 
@@ -118,18 +123,23 @@ PathStreams accept_path(asio::io_context& io, runtime::StreamListener& listener,
     const StreamTag tag = unpack_tag(stream.identity);
     const std::string peer = runtime::peer_name(stream.socket);
     if (tag.count != count) {
-      throw TransportError(fmt::format(
-          "peer {} opened a path of {} streams, this end expects {} (both ends must use the "
-          "same number of streams)",
-          peer, tag.count, count));
+      throw TransportError(
+          ErrorKind::mismatch,
+          fmt::format(
+              "peer {} opened a path of {} streams, this end expects {} (both ends must use the "
+              "same number of streams)",
+              peer, tag.count, count));
     }
     if (first && tag.session != first->session) {
-      throw TransportError(fmt::format(
-          "peer {} opened a second path on port {} while the streams of the first were awaited",
-          peer, listener.port()));
+      throw TransportError(
+          ErrorKind::protocol,
+          fmt::format(
+              "peer {} opened a second path on port {} while the streams of the first were awaited",
+              peer, listener.port()));
     }
     if (tag.index >= count || seen[tag.index]) {
-      throw TransportError(fmt::format("peer {} sent stream {} of {} twice or out of range", peer,
+      throw TransportError(ErrorKind::protocol,
+                           fmt::format("peer {} sent stream {} of {} twice or out of range", peer,
                                        tag.index, count));
     }
     first = tag;
@@ -143,8 +153,9 @@ PathStreams accept_path(asio::io_context& io, runtime::StreamListener& listener,
   try {
     listener.accept_streams(io, options.streams, deadline, watch, accepted);
   } catch (const TransportError& e) {
-    if (!std::string_view(e.what()).starts_with("timed out")) throw;
-    throw TransportError(fmt::format("{} (stream {} of {} on port {}){}", e.what(),
+    if (e.kind() != ErrorKind::timeout) throw;
+    throw TransportError(ErrorKind::timeout,
+                         fmt::format("{} (stream {} of {} on port {}){}", e.what(),
                                      accepted.size() + 1, count, listener.port(), refusals.text()));
   }
   PathStreams path{std::vector<asio::ip::tcp::socket>(), options};

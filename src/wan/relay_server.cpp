@@ -117,8 +117,9 @@ RelayServer::RelayServer(const RelayServerOptions& options, Log log)
           note(RelayEvent::Refused, fmt::format("refused {}: {}", peer, reason));
         });
   } catch (const std::system_error& e) {
-    throw runtime::TransportError(fmt::format(
-        "cannot listen on {}: {}", endpoint_text(options.gate.listen), e.code().message()));
+    throw runtime::TransportError(
+        ErrorKind::resource, fmt::format("cannot listen on {}: {}",
+                                         endpoint_text(options.gate.listen), e.code().message()));
   }
 }
 

@@ -82,7 +82,7 @@ struct RankEndpoint::Impl {
   std::map<Key, Early> early;
   std::vector<std::uint64_t> last_arrivals;
   std::uint64_t moved = 0;  // progress: bytes sent and received
-  std::string failure;
+  runtime::Outcome failure;
 
   runtime::StreamOptions stream_options() const {
     runtime::StreamOptions o;
@@ -92,23 +92,25 @@ struct RankEndpoint::Impl {
     return o;
   }
 
-  void fail(std::string why) {
-    if (failure.empty()) failure = std::move(why);
+  void fail(runtime::Failure why) {
+    if (!failure) failure = std::move(why);
   }
 
   // --- receiving ---
 
   std::span<std::byte> place(const RoutedChunk& c) {
     if (c.to != options.self) {
-      fail(fmt::format("a chunk for {} reached {}", to_string(c.to), to_string(options.self)));
+      fail({ErrorKind::protocol,
+            fmt::format("a chunk for {} reached {}", to_string(c.to), to_string(options.self))});
       return {};
     }
     const Key key{c.from, c.frame.message_id};
     if (auto it = posted.find(key); it != posted.end()) {
       Expect& e = *it->second;
       if (c.frame.total != e.buffer.size()) {
-        fail(fmt::format("message {} from {} has {} bytes, the receive buffer {}",
-                         c.frame.message_id, to_string(c.from), c.frame.total, e.buffer.size()));
+        fail({ErrorKind::mismatch,
+              fmt::format("message {} from {} has {} bytes, the receive buffer {}",
+                          c.frame.message_id, to_string(c.from), c.frame.total, e.buffer.size())});
         return {};
       }
       return e.buffer.subspan(c.frame.offset, c.frame.length);
@@ -118,8 +120,8 @@ struct RankEndpoint::Impl {
       early_message.bytes = std::make_unique_for_overwrite<std::byte[]>(c.frame.total);
       early_message.total = c.frame.total;
     } else if (early_message.total != c.frame.total) {
-      fail(fmt::format("chunks of message {} from {} disagree on its length", c.frame.message_id,
-                       to_string(c.from)));
+      fail({ErrorKind::protocol, fmt::format("chunks of message {} from {} disagree on its length",
+                                             c.frame.message_id, to_string(c.from))});
       return {};
     }
     early_message.in_flight.insert(c.frame.offset);
@@ -156,9 +158,10 @@ struct RankEndpoint::Impl {
     if (auto it = early.find(key); it != early.end()) {
       Early& e = it->second;
       if (e.total != expect.buffer.size()) {
-        throw TransportError(fmt::format("message {} from {} has {} bytes, the receive buffer {}",
-                                         key.second, to_string(from), e.total,
-                                         expect.buffer.size()));
+        throw TransportError(
+            ErrorKind::mismatch,
+            fmt::format("message {} from {} has {} bytes, the receive buffer {}", key.second,
+                        to_string(from), e.total, expect.buffer.size()));
       }
       if (e.total > 0) std::memcpy(expect.buffer.data(), e.bytes.get(), e.total);
       expect.received = e.received;
@@ -216,7 +219,7 @@ struct RankEndpoint::Impl {
       link_for(s.to, c.stream)
           ->write(header, s.data.subspan(c.offset, c.length),
                   [this, &op, length = c.length](bool ok) {
-                    if (!ok) return fail("a link closed while sending");
+                    if (!ok) return fail({ErrorKind::peer_gone, "a link closed while sending"});
                     ++op.written;
                     moved += length;
                   });
@@ -229,7 +232,7 @@ struct RankEndpoint::Impl {
     ChunkLink::Handlers handlers;
     handlers.place = [this](const RoutedChunk& c) { return place(c); };
     handlers.arrived = [this](const RoutedChunk& c) { return arrived(c); };
-    handlers.failed = [this](const std::string& why) { fail(why); };
+    handlers.failed = [this](const runtime::Failure& why) { fail(why); };
     auto link = std::make_shared<ChunkLink>(
         std::move(socket), runtime::FrameCheck{options.job_id, options.max_message},
         std::move(handlers));
@@ -262,19 +265,20 @@ struct RankEndpoint::Impl {
   void wait(const std::function<bool()>& done) {
     std::uint64_t seen = moved;
     auto deadline = Clock::now() + options.timeout;
-    auto finished = [&] { return !failure.empty() || done(); };
+    auto finished = [&] { return failure || done(); };
     while (!runtime::run_until(io, deadline, finished)) {
       if (moved == seen) {
-        fail(fmt::format("timed out after {}: nothing moved",
-                         runtime::seconds_text(options.timeout)));
+        fail({ErrorKind::timeout, fmt::format("timed out after {}: nothing moved",
+                                              runtime::seconds_text(options.timeout))});
         break;
       }
       seen = moved;
       deadline = Clock::now() + options.timeout;
     }
-    if (!failure.empty()) {
+    if (failure) {
       close_all();
-      throw TransportError(fmt::format("{}: {}", to_string(options.self), failure));
+      throw TransportError(failure->kind,
+                           fmt::format("{}: {}", to_string(options.self), failure->text));
     }
   }
 };
@@ -376,8 +380,10 @@ void RankEndpoint::recv(const RankAddress& from, std::span<std::byte> buffer) {
 
 void RankEndpoint::exchange(std::span<const RankSend> sends, std::span<const RankRecv> receives) {
   Impl& m = *impl_;
-  if (!m.failure.empty())
-    throw TransportError("the endpoint is closed after an error: " + m.failure);
+  if (m.failure) {
+    throw TransportError(m.failure->kind,
+                         "the endpoint is closed after an error: " + m.failure->text);
+  }
   std::vector<Expect> expects(receives.size());
   std::vector<Key> keys;
   for (std::size_t i = 0; i < receives.size(); ++i) {

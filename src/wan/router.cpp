@@ -52,6 +52,7 @@ Router::Router(const RouterOptions& options, Log log)
         });
   } catch (const std::system_error& e) {
     throw runtime::TransportError(
+        ErrorKind::resource,
         fmt::format("cannot listen on {}: {}", endpoint_text(options.listen), e.code().message()));
   }
 }
@@ -193,7 +194,7 @@ void Router::add_link(asio::ip::tcp::socket socket, const NodeIdentity& node) {
   const std::string who = node.kind == NodeKind::Rank
                               ? fmt::format("rank {}", node.id)
                               : fmt::format("router {} of site {}", node.id, node.site);
-  handlers.failed = [this, self_link, node, who](const std::string& why) {
+  handlers.failed = [this, self_link, node, who](const runtime::Failure& why) {
     auto link = self_link->lock();
     if (node.kind == NodeKind::Rank && ranks_.contains(node.id) && ranks_[node.id] == link) {
       ranks_.erase(node.id);
@@ -208,7 +209,7 @@ void Router::add_link(asio::ip::tcp::socket socket, const NodeIdentity& node) {
       paused_.erase(link.get());
       for (auto& input : waiting) input->resume();
     }
-    if (!stopping_) say(fmt::format("{} left: {}", who, why));
+    if (!stopping_) say(fmt::format("{} left: {}", who, why.text));
   };
   runtime::FrameCheck check{options_.job_id, std::uint64_t{1} << 40};
   auto link = std::make_shared<ChunkLink>(std::move(socket), check, std::move(handlers));

@@ -7,6 +7,7 @@
 #include <functional>
 #include <thread>
 
+#include "runtime/outcome_text.hpp"
 #include "runtime/transport/engine.hpp"
 
 namespace multilane::runtime::testing {
@@ -15,10 +16,13 @@ namespace multilane::runtime::testing {
 // its progress thread lets go of it, for at most 5 s.
 inline void on_driving_thread(Engine& engine, const std::function<void()>& work) {
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!engine.run_blocking([&](Completion done) {
-    work();
-    done("");
-  })) {
+  Outcome outcome;
+  while (!engine.run_blocking(
+      [&](Completion done) {
+        work();
+        done(kSucceeded);
+      },
+      outcome)) {
     ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "the engine stayed busy";
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }

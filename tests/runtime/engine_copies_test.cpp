@@ -21,9 +21,9 @@
 #include "multilane/reduction.hpp"
 #include "runtime/exec/chunk_combiner.hpp"
 #include "runtime/tcp/auth.hpp"
-#include "runtime/transport/engine.hpp"
 #include "runtime/tcp/stream_identity.hpp"
 #include "runtime/tcp/wire.hpp"
+#include "runtime/transport/engine.hpp"
 
 namespace multilane::runtime {
 namespace {
@@ -86,7 +86,7 @@ std::future<std::string> receive(Engine& engine, std::span<std::byte> bytes, Mes
                      .landed = landed},
                     std::move(completion));
       },
-      [done](const std::string& error) { done->set_value(error); });
+      [done](const Outcome& error) { done->set_value(testing::text_of(error)); });
   return result;
 }
 
@@ -94,8 +94,8 @@ TEST(EngineCopies, OverlappingPiecesAreCombinedOnceAndALateCopyIsDropped) {
   Engine receiver(receiver_config());
   RawRank0 sender(receiver.listening_addresses().at(0), 2);
   testing::on_driving_thread(receiver, [&] {
-    EXPECT_EQ(receiver.begin_call(1, kCopiesSignature, {}), "");
-    EXPECT_EQ(receiver.begin_call(2, kCopiesSignature, {}), "");
+    EXPECT_FALSE(receiver.begin_call(1, kCopiesSignature, {}).has_value());
+    EXPECT_FALSE(receiver.begin_call(2, kCopiesSignature, {}).has_value());
   });
 
   // Rank 1 adds rank 0's 1000 integers to its own as pieces land.

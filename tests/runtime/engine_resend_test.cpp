@@ -86,7 +86,7 @@ struct HeldLink {
               {.peer = 0, .key = key, .signature = signature, .bytes = bytes, .landed = landed},
               std::move(completion));
         },
-        [done](const std::string& error) { done->set_value(error); });
+        [done](const Outcome& error) { done->set_value(testing::text_of(error)); });
     return result;
   }
   std::future<std::string> send(std::span<const std::byte> bytes, MessageKey key) {
@@ -98,7 +98,7 @@ struct HeldLink {
           const std::uint64_t signature = key.sequence == 0 ? 0 : kResendSignature;
           engine.send({1, {0}, LinkClass::Wan, key, signature, bytes}, std::move(completion));
         },
-        [done](const std::string& error) { done->set_value(error); });
+        [done](const Outcome& error) { done->set_value(testing::text_of(error)); });
     return result;
   }
   // A split message from rank 0 to rank 1 that connects every stream of the link.
@@ -284,8 +284,9 @@ TEST(EngineResend, ALateCopyAfterItsCallEndedIsDroppedAndTheNextCallArrivesIntac
   link.warm_up(0);
   Engine& receiver = *link.receiver;
   const auto begin_call = [&](std::uint64_t sequence) {
-    testing::on_driving_thread(
-        receiver, [&] { EXPECT_EQ(receiver.begin_call(sequence, kResendSignature, {}), ""); });
+    testing::on_driving_thread(receiver, [&] {
+      EXPECT_FALSE(receiver.begin_call(sequence, kResendSignature, {}).has_value());
+    });
   };
   // Call 1's message completes while stream 0 is held, then the call ends on both ranks.
   begin_call(1);

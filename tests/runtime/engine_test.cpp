@@ -62,7 +62,7 @@ void receive_in_background(Engine& receiver, std::span<std::byte> bytes, std::ui
         receiver.recv({.peer = 0, .key = {0, id}, .signature = 0, .bytes = bytes, .landed = {}},
                       std::move(completion));
       },
-      [&done](const std::string& error) { done.set_value(error); });
+      [&done](const Outcome& error) { done.set_value(testing::text_of(error)); });
 }
 
 // The same message sent from rank 0 to rank 1 over lane 0.
@@ -72,7 +72,7 @@ void send_in_background(Engine& sender, std::span<const std::byte> bytes, std::u
       [&sender, bytes, id](Completion completion) {
         sender.send({1, {0}, LinkClass::Lan, {0, id}, 0, bytes}, std::move(completion));
       },
-      [&done](const std::string& error) { done.set_value(error); });
+      [&done](const Outcome& error) { done.set_value(testing::text_of(error)); });
 }
 
 // Runs `start` as a blocking operation on this thread. The progress thread may still be
@@ -80,10 +80,11 @@ void send_in_background(Engine& sender, std::span<const std::byte> bytes, std::u
 // refuses (and runs nothing), so this tries again for up to 5 s.
 template <typename Start>
 std::optional<std::string> run_here(Engine& engine, const Start& start) {
-  std::optional<std::string> result;
   const auto give_up = std::chrono::steady_clock::now() + 5s;
-  while (!result && std::chrono::steady_clock::now() < give_up) result = engine.run_blocking(start);
-  return result;
+  while (std::chrono::steady_clock::now() < give_up) {
+    if (Outcome outcome; engine.run_blocking(start, outcome)) return testing::text_of(outcome);
+  }
+  return std::nullopt;
 }
 
 TEST(Engine, AReceiveOutlivesThePeersLastStreamWhileAnotherIsInItsHandshake) {
@@ -132,19 +133,25 @@ TEST(Engine, ABlockingOperationRunsOnTheCallersThreadOnlyWhenNothingIsInTheBackg
   std::promise<std::string> background_done;
   receive_in_background(*receiver, first_in, 1, background_done);
   bool ran = false;
-  EXPECT_FALSE(receiver->run_blocking([&](Completion done) {
-    ran = true;
-    done("");
-  }));
+  Outcome outcome;
+  EXPECT_FALSE(receiver->run_blocking(
+      [&](Completion done) {
+        ran = true;
+        done(kSucceeded);
+      },
+      outcome));
   EXPECT_FALSE(ran);
 
   std::thread::id sent_on;
-  const auto sent = sender->run_blocking([&](Completion done) {
-    sent_on = std::this_thread::get_id();
-    sender->send({1, {0}, LinkClass::Lan, {0, 1}, 0, first}, std::move(done));
-  });
-  ASSERT_TRUE(sent.has_value());
-  EXPECT_EQ(*sent, "");
+  Outcome sent = Failure{};
+  ASSERT_TRUE(sender->run_blocking(
+      [&](Completion done) {
+        sent_on = std::this_thread::get_id();
+        sender->send({1, {0}, LinkClass::Lan, {0, 1}, 0, first}, std::move(done));
+      },
+      sent));
+  EXPECT_EQ(testing::text_of(sent), "");
+  EXPECT_FALSE(sent.has_value());
   EXPECT_EQ(sent_on, std::this_thread::get_id());
   auto done = background_done.get_future();
   ASSERT_EQ(done.wait_for(5s), std::future_status::ready);
@@ -262,11 +269,15 @@ TEST(Engine, ASplitMessageToAnUnreachableRankFailsNamingTheConnection) {
   auto sender = std::make_unique<Engine>(config_of(0));
   sender->set_peer_addresses(1, {"nowhere:1"});  // fails at once, before any stream exists
   const std::vector<std::byte> message = testing::pattern(64 * 1024);
-  const auto sent = sender->run_blocking([&](Completion done) {
-    sender->send({1, {0}, LinkClass::Lan, {0, 1}, 0, message}, std::move(done));
-  });
+  Outcome sent;
+  ASSERT_TRUE(sender->run_blocking(
+      [&](Completion done) {
+        sender->send({1, {0}, LinkClass::Lan, {0, 1}, 0, message}, std::move(done));
+      },
+      sent));
   ASSERT_TRUE(sent.has_value());
-  EXPECT_EQ(sent->rfind("could not connect to rank 1 at nowhere:1: ", 0), 0u) << *sent;
+  EXPECT_EQ(sent->text.rfind("could not connect to rank 1 at nowhere:1: ", 0), 0u) << sent->text;
+  EXPECT_EQ(sent->kind, ErrorKind::usage) << sent->text;  // not an address: the caller's mistake
 }
 
 // Rank 1 answers over the connections rank 0 opened: it never dials rank 0 (whose address it is
@@ -303,7 +314,7 @@ TEST(Engine, AnAnswerTravelsOverTheConnectionsThePeerOpened) {
               {.peer = 1, .key = {0, id}, .signature = 0, .bytes = answer_in, .landed = {}},
               std::move(completion));
         },
-        [&answered](const std::string& error) { answered.set_value(error); });
+        [&answered](const Outcome& error) { answered.set_value(testing::text_of(error)); });
     const auto back = run_here(*answering, [&](Completion done) {
       answering->send({0, {0}, LinkClass::Lan, {0, id}, 0, answer}, std::move(done));
     });
@@ -330,8 +341,9 @@ TEST(Engine, TwoRanksThatSentAtOnceShareTheLowerRanksConnections) {
     std::vector<std::byte> up_in(size), down_in(size);
     std::promise<std::string> sent_up, sent_down, got_up, got_down;
     const auto background = [](Engine& engine, std::promise<std::string>& done, auto operation) {
-      engine.start_background(std::move(operation),
-                              [&done](const std::string& error) { done.set_value(error); });
+      engine.start_background(std::move(operation), [&done](const Outcome& error) {
+        done.set_value(testing::text_of(error));
+      });
     };
     background(*high, got_up, [&](Completion c) {
       high->recv({.peer = 0, .key = {0, id}, .signature = 0, .bytes = up_in, .landed = {}},
@@ -366,13 +378,13 @@ TEST(Engine, TwoRanksThatSentAtOnceShareTheLowerRanksConnections) {
 TEST(Engine, HoldsACallsOwnerUntilTheCallOrTheEngineEnds) {
   auto engine = std::make_unique<Engine>(config_of(1));
   auto owner = std::make_shared<int>(0);
-  testing::on_driving_thread(*engine,
-                             [&] { EXPECT_EQ(engine->begin_call(1, 0x5ca1, {}, owner), ""); });
+  testing::on_driving_thread(
+      *engine, [&] { EXPECT_FALSE(engine->begin_call(1, 0x5ca1, {}, owner).has_value()); });
   EXPECT_EQ(owner.use_count(), 2);
   testing::on_driving_thread(*engine, [&] { engine->end_call(1); });
   EXPECT_EQ(owner.use_count(), 1);
-  testing::on_driving_thread(*engine,
-                             [&] { EXPECT_EQ(engine->begin_call(2, 0x5ca1, {}, owner), ""); });
+  testing::on_driving_thread(
+      *engine, [&] { EXPECT_FALSE(engine->begin_call(2, 0x5ca1, {}, owner).has_value()); });
   EXPECT_EQ(owner.use_count(), 2);
   engine.reset();
   EXPECT_EQ(owner.use_count(), 1);

@@ -33,7 +33,7 @@ class MemoryAddressBook : public runtime::AddressBook {
     }
     changed_.notify_all();
   }
-  void publish_failure(int rank, const std::string& why) override {
+  void publish_failure(int rank, const runtime::Failure& why) override {
     {
       std::lock_guard lock(mutex_);
       failures_[rank] = why;
@@ -44,7 +44,8 @@ class MemoryAddressBook : public runtime::AddressBook {
     std::unique_lock lock(mutex_);
     if (!changed_.wait_for(lock, std::chrono::seconds(20),
                            [&] { return book_.contains(rank) || failures_.contains(rank); })) {
-      throw CommunicationError("rank " + std::to_string(rank) + " never published its address");
+      throw CommunicationError(ErrorKind::timeout,
+                               "rank " + std::to_string(rank) + " never published its address");
     }
     if (failures_.contains(rank))
       runtime::check_not_failure(rank, runtime::failure_value(failures_[rank]));
@@ -55,7 +56,7 @@ class MemoryAddressBook : public runtime::AddressBook {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::map<int, std::vector<std::string>> book_;
-  std::map<int, std::string> failures_;
+  std::map<int, runtime::Failure> failures_;
 };
 
 struct LocalJob {

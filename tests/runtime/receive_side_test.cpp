@@ -14,10 +14,11 @@
 #include <vector>
 
 #include "runtime/loopback.hpp"
+#include "runtime/outcome_text.hpp"
+#include "runtime/tcp/wire.hpp"
 #include "runtime/transport/connection.hpp"
 #include "runtime/transport/engine_context.hpp"
 #include "runtime/transport/receive_side.hpp"
-#include "runtime/tcp/wire.hpp"
 
 namespace multilane::runtime {
 namespace {
@@ -46,7 +47,8 @@ class ReceiveSideTest : public ::testing::Test {
     request.peer = peer;
     request.key = {.sequence = 0, .message_id = id};
     request.bytes = bytes;
-    side.recv(std::move(request), [this](const std::string& error) { outcomes.push_back(error); });
+    side.recv(std::move(request),
+              [this](const Outcome& error) { outcomes.push_back(testing::text_of(error)); });
   }
 
   // Peer 1's connection, adopted as its stream 0; `writer` is the peer's end.
@@ -85,7 +87,7 @@ class ReceiveSideTest : public ::testing::Test {
     return true;
   }
   void TearDown() override {
-    if (connection) connection->close("the test ended");
+    if (connection) connection->close({ErrorKind::internal, "the test ended"});
     context.io.restart();
     context.io.poll();
   }

@@ -32,7 +32,7 @@ TEST(ScheduleRun, ACallStillWaitingEndsWithItsEngine) {
     start_schedule_run(
         *engine, schedule, plan, platform, 1, {.send = message, .recv = message},
         {.sequence = 1, .signature = call_signature(*schedule, params), .reduction = {}},
-        [token, &reported](const std::string&) { reported = true; });
+        [token, &reported](const Outcome&) { reported = true; });
   });
   EXPECT_EQ(token.use_count(), 2) << "the running call holds its completion";
   engine.reset();

@@ -53,7 +53,9 @@ TEST(ConnectAtOnce, TheLowestFailingIndexIsThrownOnceEveryCallReturned) {
         connect_at_once(io, 4, [&](int index, asio::io_context& own) {
           auto stream = slow_connection(own, acceptor, index, 50ms * (4 - index));
           ++returned;
-          if (index >= 1) throw TransportError("stream " + std::to_string(index) + " failed");
+          if (index >= 1)
+            throw TransportError(ErrorKind::peer_gone,
+                                 "stream " + std::to_string(index) + " failed");
           return stream;
         });
       },

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/outcome_text.hpp"
 #include "runtime/shm/group_runner.hpp"
 #include "shm/fork_ranks.hpp"
 
@@ -47,9 +48,9 @@ TEST(GroupRunner, RunsOpsInCallOrderWhateverOrderTheyAreSubmittedIn) {
         log.add(name);
       };
     };
-    auto ok = [](const std::string& error) { EXPECT_EQ(error, ""); };
-    runner.submit(2, 0, job("2.0"), [&](const std::string& error) {
-      EXPECT_EQ(error, "");
+    auto ok = [](const Outcome& error) { EXPECT_EQ(runtime::testing::text_of(error), ""); };
+    runner.submit(2, 0, job("2.0"), [&](const Outcome& error) {
+      EXPECT_EQ(runtime::testing::text_of(error), "");
       finished.set_value();
     });
     runner.submit(1, 1, job("1.1"), ok);
@@ -68,11 +69,11 @@ TEST(GroupRunner, CancelledCallReportsItsQueuedOpsAndLetsLaterCallsRun) {
   runner.expect(2, 1);
   runner.submit(
       1, 1, [&log](ShmGroup&) { log.add("1.1"); },
-      [&](const std::string& error) { cancelled.set_value(error); });
+      [&](const Outcome& error) { cancelled.set_value(runtime::testing::text_of(error)); });
   runner.submit(
       2, 0, [&log](ShmGroup&) { log.add("2.0"); },
-      [&](const std::string& error) { later.set_value(error); });
-  runner.cancel(1, "cancelled: peer gone");
+      [&](const Outcome& error) { later.set_value(runtime::testing::text_of(error)); });
+  runner.cancel(1, {ErrorKind::peer_gone, "cancelled: peer gone"});
   auto cancelled_error = cancelled.get_future();
   auto later_error = later.get_future();
   ASSERT_EQ(cancelled_error.wait_for(10s), std::future_status::ready);
@@ -88,7 +89,7 @@ TEST(GroupRunner, AJobsErrorReachesItsCompletion) {
   runner.expect(1, 1);
   runner.submit(
       1, 0, [](ShmGroup& group) { group.bcast({}, 3); },
-      [&](const std::string& error) { done.set_value(error); });
+      [&](const Outcome& error) { done.set_value(runtime::testing::text_of(error)); });
   auto error = done.get_future();
   ASSERT_EQ(error.wait_for(10s), std::future_status::ready);
   EXPECT_NE(error.get().find("bcast: root 3 is outside 0..0"), std::string::npos);
@@ -103,21 +104,27 @@ TEST(GroupRunner, ACallerRunsAnOpHereOnlyWhenItIsTheNextInOrder) {
     group.barrier();
     log.add("here");
   };
-  EXPECT_EQ(runner.run_here(2, 0, job), std::nullopt);  // call 1 comes first
-  EXPECT_EQ(runner.run_here(1, 1, job), std::nullopt);  // op 0 of call 1 comes first
-  EXPECT_EQ(runner.run_here(job), std::nullopt);        // a local call waits for both calls
-  EXPECT_EQ(runner.run_here(1, 0, job), "");
-  EXPECT_EQ(runner.run_here(1, 1, job), "");
+  Outcome outcome;
+  EXPECT_FALSE(runner.run_here(2, 0, job, outcome));  // call 1 comes first
+  EXPECT_FALSE(runner.run_here(1, 1, job, outcome));  // op 0 of call 1 comes first
+  EXPECT_FALSE(runner.run_here(job, outcome));        // a local call waits for both calls
+  outcome = Failure{};
+  EXPECT_TRUE(runner.run_here(1, 0, job, outcome));
+  EXPECT_EQ(runtime::testing::text_of(outcome), "");
+  EXPECT_TRUE(runner.run_here(1, 1, job, outcome));
+  EXPECT_FALSE(outcome.has_value());
   std::promise<std::string> submitted;
   runner.submit(
       2, 0, [&log](ShmGroup&) { log.add("runner"); },
-      [&](const std::string& error) { submitted.set_value(error); });
+      [&](const Outcome& error) { submitted.set_value(runtime::testing::text_of(error)); });
   auto error = submitted.get_future();
   ASSERT_EQ(error.wait_for(10s), std::future_status::ready);
   EXPECT_EQ(error.get(), "");
   EXPECT_EQ(log.entries, (std::vector<std::string>{"here", "here", "runner"}));
   EXPECT_EQ(runner.submitted(), 1U);
-  EXPECT_EQ(runner.run_here(job), "");  // every expected op has run
+  outcome = Failure{};
+  EXPECT_TRUE(runner.run_here(job, outcome));  // every expected op has run
+  EXPECT_FALSE(outcome.has_value());
 }
 
 }  // namespace

@@ -43,7 +43,9 @@ channels::Credentials shared_credentials(int rank) {
   std::array<unsigned char, 32> key{};
   std::uint64_t job_id = 0;
   if (rank == 0) {
-    if (sodium_init() < 0) throw CommunicationError("libsodium failed to initialise");
+    if (sodium_init() < 0) {
+      throw CommunicationError(ErrorKind::resource, "libsodium failed to initialise");
+    }
     randombytes_buf(key.data(), key.size());
     randombytes_buf(&job_id, sizeof(job_id));
   }

@@ -94,7 +94,7 @@ CommunicatorImpl::CommunicatorImpl(CommunicatorSetup setup, runtime::AddressBook
     engine_ = std::make_unique<Engine>(engine_config(setup_));
   } catch (const std::exception& e) {
     // The others are about to wait for this rank's addresses: tell them why there are none.
-    book.publish_failure(setup_.rank, e.what());
+    book.publish_failure(setup_.rank, runtime::Failure::of(e));
     throw;
   }
   book.publish(setup_.rank, engine_->listening_addresses());
@@ -109,23 +109,30 @@ CommunicatorImpl::~CommunicatorImpl() = default;
 void CommunicatorImpl::check_usable() const {
   if (!broken_flag_.load(std::memory_order_acquire)) return;
   std::lock_guard lock(broken_mutex_);
-  if (!broken_.empty()) {
-    throw CommunicationError("this communicator is unusable after an earlier failure: " + broken_);
+  if (broken_) {
+    throw CommunicationError(broken_->kind,
+                             "this communicator is unusable after an earlier "
+                             "failure: " +
+                                 broken_->text);
   }
 }
 
-void CommunicatorImpl::mark_broken(const std::string& error) {
+void CommunicatorImpl::mark_broken(const runtime::Failure& failure) {
   std::lock_guard lock(broken_mutex_);
-  if (broken_.empty()) broken_ = error;
+  if (!broken_) broken_ = failure;
   broken_flag_.store(true, std::memory_order_release);
 }
 
+void CommunicatorImpl::fail(const runtime::Failure& failure) {
+  mark_broken(failure);
+  failure.raise();
+}
+
 // Completes `state`; a failure breaks the communicator whether or not anybody waits for it.
-std::function<void(const std::string&)> CommunicatorImpl::completion(
-    std::shared_ptr<RequestState> state) {
-  return [this, state = std::move(state)](const std::string& error) {
-    if (!error.empty()) mark_broken(error);
-    state->complete(error);
+runtime::Completion CommunicatorImpl::completion(std::shared_ptr<RequestState> state) {
+  return [this, state = std::move(state)](const runtime::Outcome& outcome) {
+    if (outcome) mark_broken(*outcome);
+    state->complete(outcome);
   };
 }
 
@@ -138,7 +145,7 @@ void CommunicatorImpl::check_peer(int peer, const char* what) const {
 
 void CommunicatorImpl::wait(RequestState& state) {
   // A failure has broken the communicator already, as it completed (completion()).
-  if (const std::string error = state.wait(); !error.empty()) throw CommunicationError(error);
+  if (const runtime::Outcome outcome = state.wait()) outcome->raise();
 }
 
 namespace {
@@ -179,10 +186,9 @@ std::shared_ptr<RequestState> CommunicatorImpl::start_in_background(runtime::Ope
 
 template <typename Start>
 void CommunicatorImpl::run_blocking(Start&& start) {
-  if (const std::optional<std::string> error = engine_->run_blocking(start)) {
-    if (error->empty()) return;
-    mark_broken(*error);
-    throw CommunicationError(*error);
+  if (runtime::Outcome outcome; engine_->run_blocking(start, outcome)) {
+    if (outcome) fail(*outcome);
+    return;
   }
   wait(*start_in_background(runtime::Operation(std::forward<Start>(start))));
 }
@@ -384,15 +390,15 @@ std::shared_ptr<RequestState> CommunicatorImpl::start(
       prepare(collective, send, recv, root, size, options, reduction, counts), nullptr));
 }
 
-std::optional<std::string> CommunicatorImpl::run_here(const PreparedCall& call) {
-  if (calls_in_flight_.load() > 0) return std::nullopt;
+bool CommunicatorImpl::run_here(const PreparedCall& call, runtime::Outcome& outcome) {
+  if (calls_in_flight_.load() > 0) return false;
   // run_local_call() decides whether the call is local; a rank with group ops needs the runner
   // either way (call_operation() would make it).
   runtime::shm::GroupRunner* groups = call.plan->group_order.empty() ? nullptr : group_runner();
-  auto result = runtime::run_local_call(*call.schedule, *call.plan, setup_.rank, call.buffers,
-                                        call.identity, groups, blocking_scratch_);
-  if (result) engine_->note_local_call(call.identity.sequence);
-  return result;
+  const bool ran = runtime::run_local_call(*call.schedule, *call.plan, setup_.rank, call.buffers,
+                                           call.identity, groups, blocking_scratch_, outcome);
+  if (ran) engine_->note_local_call(call.identity.sequence);
+  return ran;
 }
 
 runtime::shm::GroupRunner* CommunicatorImpl::group_runner() {
@@ -425,10 +431,9 @@ void CommunicatorImpl::run(Collective collective, std::span<const std::byte> sen
                            const CollectiveOptions& options, const Reduction& reduction,
                            std::span<const std::uint64_t> counts) {
   PreparedCall call = prepare(collective, send, recv, root, size, options, reduction, counts);
-  if (const auto error = run_here(call)) {
-    if (error->empty()) return;
-    mark_broken(*error);
-    throw CommunicationError(*error);
+  if (runtime::Outcome outcome; run_here(call, outcome)) {
+    if (outcome) fail(*outcome);
+    return;
   }
   run_blocking(call_operation(std::move(call), &blocking_scratch_));
 }

@@ -32,7 +32,7 @@ class RendezvousBook : public runtime::AddressBook {
   void publish(int rank, const std::vector<std::string>& addresses) override {
     store_.put(fmt::format("lanes/{}", rank), runtime::join_addresses(addresses));
   }
-  void publish_failure(int rank, const std::string& why) override {
+  void publish_failure(int rank, const runtime::Failure& why) override {
     store_.put(fmt::format("lanes/{}", rank), runtime::failure_value(why));
   }
   std::vector<std::string> lookup(int rank) override {
@@ -183,7 +183,7 @@ class ExchangeBook : public AddressBook {
   void publish(int rank, const std::vector<std::string>& addresses) override {
     exchange(rank, join_addresses(addresses));
   }
-  void publish_failure(int rank, const std::string& why) override {
+  void publish_failure(int rank, const Failure& why) override {
     exchange(rank, failure_value(why));
   }
   std::vector<std::string> lookup(int rank) override {
@@ -197,7 +197,8 @@ class ExchangeBook : public AddressBook {
     if (rank != job_.rank) throw UsageError("an exchange book publishes its own rank only");
     gathered_ = job_.all_gather(mine);
     if (gathered_.size() != static_cast<std::size_t>(job_.size)) {
-      throw CommunicationError(fmt::format("the address exchange returned {} entries for {} ranks",
+      throw CommunicationError(ErrorKind::protocol,
+                               fmt::format("the address exchange returned {} entries for {} ranks",
                                            gathered_.size(), job_.size));
     }
   }
@@ -240,7 +241,7 @@ Communicator join_by_exchange(ExchangeJob job, CommunicatorOptions options) {
     if (!job.host.empty()) setup.host = job.host;
   } catch (const std::exception& e) {
     // A setting only this rank has wrong: the others learn it from the exchange.
-    book.publish_failure(job.rank, e.what());
+    book.publish_failure(job.rank, runtime::Failure::of(e));
     throw;
   }
   return Communicator(std::make_unique<CommunicatorImpl>(std::move(setup), book));

@@ -80,8 +80,10 @@ class CommunicatorImpl {
 
  private:
   void check_usable() const;
-  void mark_broken(const std::string& error);
-  std::function<void(const std::string&)> completion(std::shared_ptr<RequestState> state);
+  void mark_broken(const runtime::Failure& failure);
+  // Breaks the communicator with `failure` and throws it.
+  [[noreturn]] void fail(const runtime::Failure& failure);
+  runtime::Completion completion(std::shared_ptr<RequestState> state);
   void check_peer(int peer, const char* what) const;
   // A call's schedule, made once per distinct call.
   struct CachedSchedule {
@@ -125,8 +127,8 @@ class CommunicatorImpl {
   template <typename Start>
   void run_blocking(Start&& start);
   // Runs a blocking call on this thread when its part here is local to the node and nothing
-  // else is in flight (local_call.hpp): "" or the error; nullopt when it must be launched.
-  std::optional<std::string> run_here(const PreparedCall& call);
+  // else is in flight (local_call.hpp): true with its outcome; false when it must be launched.
+  bool run_here(const PreparedCall& call, runtime::Outcome& outcome);
   // The runner of this rank's shared-memory group, made at the first schedule with group ops.
   runtime::shm::GroupRunner* group_runner();
 
@@ -134,11 +136,11 @@ class CommunicatorImpl {
   std::atomic<int> calls_in_flight_{0};       // launched collective calls not yet complete
   std::atomic<std::uint64_t> handed_off_{0};  // operations started in the background
   mutable std::mutex broken_mutex_;           // failures complete on the engine's thread
-  std::string broken_;                        // the first failure, "" while usable
+  runtime::Outcome broken_;                   // the first failure, nullopt while usable
   std::atomic<bool> broken_flag_{false};      // broken_ is set: a usable call takes no lock
   // The blocking calls' scratch space (one blocking call at a time), kept from call to call.
   std::vector<std::byte> blocking_scratch_;
-  std::vector<std::byte> barrier_tokens_;  // a barrier's receive buffer, kept from call to call
+  std::vector<std::byte> barrier_tokens_;    // a barrier's receive buffer, kept from call to call
   std::unique_ptr<runtime::Engine> engine_;  // after the four above: its callbacks use them
   std::vector<std::uint64_t> sent_;          // point-to-point messages sent to each peer
   std::vector<std::uint64_t> received_;      // ... and receives posted from each peer

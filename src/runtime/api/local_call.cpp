@@ -43,17 +43,21 @@ bool is_local_program(const Schedule& schedule, int rank) {
 
 }  // namespace
 
-std::optional<std::string> run_local_call(const Schedule& schedule, const RankPlan& plan, int rank,
-                                          CallBuffers buffers, const CallIdentity& identity,
-                                          shm::GroupRunner* groups,
-                                          std::vector<std::byte>& scratch) {
-  if (!is_local_program(schedule, rank)) return std::nullopt;
+bool run_local_call(const Schedule& schedule, const RankPlan& plan, int rank, CallBuffers buffers,
+                    const CallIdentity& identity, shm::GroupRunner* groups,
+                    std::vector<std::byte>& scratch, Outcome& outcome) {
+  if (!is_local_program(schedule, rank)) return false;
   CallMemory memory(schedule, rank, buffers, scratch);
   if (group_op_count(schedule, rank) == 0) {
     run_program(schedule, plan.node_members, rank, memory, identity.reduction, nullptr, nullptr);
-    return "";
+    outcome.reset();
+    return true;
   }
-  if (!groups) return describe_call(schedule, identity.sequence) + ": " + kNoGroupError;
+  if (!groups) {
+    outcome = Failure{ErrorKind::usage,
+                      describe_call(schedule, identity.sequence) + ": " + kNoGroupError};
+    return true;
+  }
   // One pointer captured: the job fits std::function's own storage (no allocation).
   struct Run {
     const Schedule& schedule;
@@ -63,12 +67,17 @@ std::optional<std::string> run_local_call(const Schedule& schedule, const RankPl
     const CallIdentity& identity;
     shm::GroupRunner& groups;
   } run{schedule, plan, rank, memory, identity, *groups};
-  const auto error = groups->run_here([&run](shm::ShmGroup& group) {
-    run_program(run.schedule, run.plan.node_members, run.rank, run.memory, run.identity.reduction,
-                &group, &run.groups.config().tuning);
-  });
-  if (!error || error->empty()) return error;
-  return describe_call(schedule, identity.sequence) + ": shared memory: " + *error;
+  const bool ran = groups->run_here(
+      [&run](shm::ShmGroup& group) {
+        run_program(run.schedule, run.plan.node_members, run.rank, run.memory,
+                    run.identity.reduction, &group, &run.groups.config().tuning);
+      },
+      outcome);
+  if (ran && outcome) {
+    outcome->text =
+        describe_call(schedule, identity.sequence) + ": shared memory: " + outcome->text;
+  }
+  return ran;
 }
 
 }  // namespace multilane::runtime

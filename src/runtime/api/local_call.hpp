@@ -9,8 +9,7 @@
 // rank's program; a program where one does not is not run here).
 #pragma once
 
-#include <optional>
-#include <string>
+#include <vector>
 
 #include "multilane/platform.hpp"
 #include "multilane/schedule.hpp"
@@ -22,13 +21,13 @@ namespace multilane::runtime {
 
 // Runs `rank`'s part of the call to its end when it is local and `groups` (which may be null
 // when the program has no group op) is idle, in the caller's `scratch` (kept from call to call,
-// so that a repeated call allocates nothing). Returns "" or the error, prefixed with the call's
-// description as start_schedule_run() reports it; nullopt when the call must go through
-// start_schedule_run() instead (nothing was done). The caller must have no other collective
-// call in flight, and must not have announced this one with GroupRunner::expect().
-std::optional<std::string> run_local_call(const Schedule& schedule, const RankPlan& plan, int rank,
-                                          CallBuffers buffers, const CallIdentity& identity,
-                                          shm::GroupRunner* groups,
-                                          std::vector<std::byte>& scratch);
+// so that a repeated call allocates nothing). Returns true with the outcome in `outcome` (a
+// failure's text prefixed with the call's description as start_schedule_run() reports it);
+// false when the call must go through start_schedule_run() instead (nothing was done). The
+// caller must have no other collective call in flight, and must not have announced this one
+// with GroupRunner::expect().
+bool run_local_call(const Schedule& schedule, const RankPlan& plan, int rank, CallBuffers buffers,
+                    const CallIdentity& identity, shm::GroupRunner* groups,
+                    std::vector<std::byte>& scratch, Outcome& outcome);
 
 }  // namespace multilane::runtime

@@ -5,20 +5,20 @@
 
 namespace multilane {
 
-void RequestState::complete(const std::string& error) {
+void RequestState::complete(const runtime::Outcome& outcome) {
   {
     std::lock_guard lock(mutex_);
     if (done_) return;
     done_ = true;
-    error_ = error;
+    outcome_ = outcome;
   }
   changed_.notify_all();
 }
 
-std::string RequestState::wait() {
+runtime::Outcome RequestState::wait() {
   std::unique_lock lock(mutex_);
   changed_.wait(lock, [this] { return done_; });
-  return error_;
+  return outcome_;
 }
 
 bool RequestState::done() const {
@@ -26,9 +26,9 @@ bool RequestState::done() const {
   return done_;
 }
 
-std::string RequestState::error() const {
+runtime::Outcome RequestState::outcome() const {
   std::lock_guard lock(mutex_);
-  return error_;
+  return outcome_;
 }
 
 Request::Request(std::shared_ptr<RequestState> state) : state_(std::move(state)) {}
@@ -36,13 +36,13 @@ Request::Request(std::shared_ptr<RequestState> state) : state_(std::move(state))
 bool Request::test() {
   if (!state_) throw UsageError("test() on an empty Request");
   if (!state_->done()) return false;
-  if (auto error = state_->error(); !error.empty()) throw CommunicationError(error);
+  if (const runtime::Outcome outcome = state_->outcome()) outcome->raise();
   return true;
 }
 
 void Request::wait() {
   if (!state_) throw UsageError("wait() on an empty Request");
-  if (auto error = state_->wait(); !error.empty()) throw CommunicationError(error);
+  if (const runtime::Outcome outcome = state_->wait()) outcome->raise();
 }
 
 }  // namespace multilane

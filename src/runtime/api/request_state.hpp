@@ -4,25 +4,26 @@
 
 #include <condition_variable>
 #include <mutex>
-#include <string>
+
+#include "runtime/tcp/transport_error.hpp"
 
 namespace multilane {
 
 class RequestState {
  public:
-  // Progress thread: the operation ended ("" on success).
-  void complete(const std::string& error);
-  // User thread. wait() returns the error ("" on success) once complete; the engine's
-  // inactivity timeouts guarantee that every operation completes.
-  std::string wait();
+  // Progress thread: the operation ended.
+  void complete(const runtime::Outcome& outcome);
+  // User thread. wait() returns the outcome once complete; the engine's inactivity timeouts
+  // guarantee that every operation completes.
+  runtime::Outcome wait();
   bool done() const;
-  std::string error() const;
+  runtime::Outcome outcome() const;
 
  private:
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   bool done_ = false;
-  std::string error_;
+  runtime::Outcome outcome_;
 };
 
 }  // namespace multilane

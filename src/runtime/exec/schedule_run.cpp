@@ -169,8 +169,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
  public:
   ScheduleRun(Engine& engine, std::shared_ptr<const Schedule> schedule,
               std::shared_ptr<const RankPlan> plan, const Platform& platform, int rank,
-              CallBuffers buffers, CallIdentity identity,
-              std::function<void(const std::string&)> done, shm::GroupRunner* groups,
+              CallBuffers buffers, CallIdentity identity, Completion done, shm::GroupRunner* groups,
               std::atomic<int>* in_flight, std::vector<std::byte>* scratch)
       : engine_(engine),
         schedule_(std::move(schedule)),
@@ -191,17 +190,17 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
     // enough for std::function to keep without allocating); it drops or calls them by then,
     // and finish() calls end_call() before the run reports. Each callback that can end the
     // call holds the run alive until it returns.
-    const std::string mismatch = engine_.begin_call(
+    const Outcome mismatch = engine_.begin_call(
         identity_.sequence, identity_.signature,
-        [this](const std::string& error) {
+        [this](const Outcome& error) {
           const auto keep = shared_from_this();
-          fail(error);
+          finish(error);
         },
         shared_from_this());
     // Before any operation starts: a receive would take the mismatched frame's bytes at once.
-    if (!mismatch.empty()) return finish(mismatch);
+    if (mismatch) return finish(mismatch);
     if (!plan_->group_order.empty() && !groups_) {
-      return finish(kNoGroupError);
+      return finish(Failure{ErrorKind::usage, kNoGroupError});
     }
     if (program_.empty()) return finish(kSucceeded);
     drain();
@@ -224,7 +223,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
 
   void launch(std::uint32_t i) {
     const Op& op = program_[i];
-    auto on_done = [this, i](const std::string& error) {
+    auto on_done = [this, i](const Outcome& error) {
       const auto keep = shared_from_this();
       op_done(i, error);
     };
@@ -295,7 +294,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
       groups_->submit(identity_.sequence, k,
                       make_group_job(program_[i], rank_, plan_->node_members, memory_,
                                      groups_->config().tuning),
-                      [self, i](const std::string& error) {
+                      [self, i](const Outcome& error) {
                         self->engine_.post([self, i, error] { self->group_done(i, error); });
                       });
     }
@@ -315,27 +314,32 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
       run_group_op(program_[i], rank_, plan_->node_members, memory_, groups_->config().tuning,
                    group);
     };
-    const std::optional<std::string> error = groups_->run_here(identity_.sequence, k, job);
-    if (!error) return false;
-    op_done(i, error->empty() ? *error : "shared memory: " + *error);
+    Outcome outcome;
+    if (!groups_->run_here(identity_.sequence, k, job, outcome)) return false;
+    op_done(i, in_shared_memory(outcome));
     return true;
   }
 
-  void group_done(std::uint32_t i, const std::string& error) {
+  void group_done(std::uint32_t i, const Outcome& outcome) {
     --groups_in_flight_;
     if (over_) {
       if (groups_in_flight_ == 0 && deferred_) report(*deferred_);
       return;
     }
-    op_done(i, error.empty() ? error : "shared memory: " + error);
+    op_done(i, in_shared_memory(outcome));
   }
 
-  void op_done(std::uint32_t i, const std::string& error) {
+  static Outcome in_shared_memory(const Outcome& outcome) {
+    if (!outcome) return outcome;
+    return Failure{outcome->kind, "shared memory: " + outcome->text};
+  }
+
+  void op_done(std::uint32_t i, const Outcome& error) {
     const Op& op = program_[i];
     if (op.kind == OpKind::Send) --sends_in_flight_;
     if (is_receive(op.kind)) receiving_ -= op.range.length;
     if (over_) return;
-    if (!error.empty()) return fail(error);
+    if (error) return finish(error);
     if (op.kind == OpKind::RecvReduce) combiners_.drop(i);
     ++completed_;
     for (std::uint32_t next : plan_->dependents[i]) dataflow_.dependency_done(next);
@@ -343,28 +347,29 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
     drain();
   }
 
-  void fail(const std::string& error) { finish(error); }
-
-  void finish(const std::string& error) {
+  void finish(const Outcome& error) {
     if (over_) return;
     over_ = true;
     engine_.end_call(identity_.sequence);  // abandons whatever is still pending
-    const std::string message =
-        error.empty() ? error : describe_call(*schedule_, identity_.sequence) + ": " + error;
-    if (!error.empty() && groups_ && !plan_->group_order.empty()) {
-      groups_->cancel(identity_.sequence, "cancelled: " + error);
+    Outcome message;
+    if (error) {
+      message =
+          Failure{error->kind, describe_call(*schedule_, identity_.sequence) + ": " + error->text};
+      if (groups_ && !plan_->group_order.empty()) {
+        groups_->cancel(identity_.sequence, {error->kind, "cancelled: " + error->text});
+      }
     }
     if (groups_in_flight_ > 0) {
       // The group op in flight may still touch the user's buffers: stop it and report once it
       // has returned.
-      groups_->interrupt(message);
+      if (message) groups_->interrupt(*message);
       deferred_ = message;
       return;
     }
     report(message);
   }
 
-  void report(const std::string& message) {
+  void report(const Outcome& message) {
     deferred_.reset();
     if (in_flight_) in_flight_->fetch_sub(1);
     done_(message);
@@ -376,7 +381,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   const Platform& platform_;
   int rank_;
   CallIdentity identity_;
-  std::function<void(const std::string&)> done_;
+  Completion done_;
   std::span<const Op> program_;
   CallMemory memory_;
   Dataflow dataflow_;
@@ -390,7 +395,7 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
   std::uint64_t receiving_ = 0;  // bytes of the receives launched and not completed
   std::size_t next_group_ = 0;   // the next group op to hand to the runner
   int groups_in_flight_ = 0;
-  std::optional<std::string> deferred_;  // the error to report once no group op is in flight
+  std::optional<Outcome> deferred_;  // the outcome to report once no group op is in flight
   std::atomic<int>* in_flight_;
 };
 
@@ -408,9 +413,9 @@ std::string describe_call(const Schedule& schedule, std::uint64_t sequence) {
 
 void start_schedule_run(Engine& engine, std::shared_ptr<const Schedule> schedule,
                         std::shared_ptr<const RankPlan> plan, const Platform& platform, int rank,
-                        CallBuffers buffers, CallIdentity identity,
-                        std::function<void(const std::string&)> done, shm::GroupRunner* groups,
-                        std::atomic<int>* in_flight, std::vector<std::byte>* scratch) {
+                        CallBuffers buffers, CallIdentity identity, Completion done,
+                        shm::GroupRunner* groups, std::atomic<int>* in_flight,
+                        std::vector<std::byte>* scratch) {
   std::allocate_shared<ScheduleRun>(RecyclingAllocator<ScheduleRun>(), engine, std::move(schedule),
                                     std::move(plan), platform, rank, buffers, std::move(identity),
                                     std::move(done), groups, in_flight, scratch)

@@ -71,8 +71,7 @@ std::shared_ptr<const RankPlan> plan_rank(const Schedule& schedule, const Platfo
 // `done`), instead of scratch space of its own: a blocking caller's, reused call after call.
 void start_schedule_run(Engine& engine, std::shared_ptr<const Schedule> schedule,
                         std::shared_ptr<const RankPlan> plan, const Platform& platform, int rank,
-                        CallBuffers buffers, CallIdentity identity,
-                        std::function<void(const std::string&)> done,
+                        CallBuffers buffers, CallIdentity identity, Completion done,
                         shm::GroupRunner* groups = nullptr, std::atomic<int>* in_flight = nullptr,
                         std::vector<std::byte>* scratch = nullptr);
 

@@ -7,14 +7,21 @@
 
 namespace multilane::runtime {
 
-std::string failure_value(const std::string& why) {
-  return "!" + why;
+std::string failure_value(const Failure& why) {
+  return fmt::format("!{}:{}", static_cast<int>(why.kind), why.text);
 }
 
 void check_not_failure(int rank, const std::string& value) {
-  if (!value.empty() && value.front() == '!') {
-    throw CommunicationError(fmt::format("rank {} could not set up: {}", rank, value.substr(1)));
+  if (value.empty() || value.front() != '!') return;
+  // "!<kind>:<why>"; a value that does not parse is still this rank's failure, of unknown kind.
+  ErrorKind kind = ErrorKind::internal;
+  std::string why = value.substr(1);
+  if (const auto colon = why.find(':');
+      colon == 1 && why[0] >= '0' && why[0] <= '0' + static_cast<int>(ErrorKind::internal)) {
+    kind = static_cast<ErrorKind>(why[0] - '0');
+    why = why.substr(2);
   }
+  throw_error(kind, fmt::format("rank {} could not set up: {}", rank, why));
 }
 
 std::string join_addresses(const std::vector<std::string>& addresses) {

@@ -44,7 +44,8 @@ asio::ip::tcp::endpoint resolve_bind_address(const std::string& text) {
   const auto results = resolver.resolve(where.host, std::to_string(where.port),
                                         asio::ip::resolver_base::numeric_service, error);
   if (error || results.empty()) {
-    throw TransportError(fmt::format("cannot serve the rendezvous at {}: cannot resolve '{}': {}",
+    throw TransportError(ErrorKind::usage,
+                         fmt::format("cannot serve the rendezvous at {}: cannot resolve '{}': {}",
                                      text, where.host, error ? error.message() : "no address"));
   }
   return results.begin()->endpoint();
@@ -215,8 +216,8 @@ RendezvousServer::Impl::Impl(const std::string& bind_address, std::uint64_t job_
   if (!error) acceptor.bind(endpoint, error);
   if (!error) acceptor.listen(asio::socket_base::max_listen_connections, error);
   if (error) {
-    throw TransportError(
-        fmt::format("cannot serve the rendezvous at {}: {}", bind_address, error.message()));
+    throw TransportError(ErrorKind::resource, fmt::format("cannot serve the rendezvous at {}: {}",
+                                                          bind_address, error.message()));
   }
   address = endpoint_text(acceptor.local_endpoint());
   accept_next();

@@ -69,7 +69,8 @@ std::vector<asio::ip::tcp::endpoint> resolve_rendezvous(const std::string& addre
   const auto results = resolver.resolve(where.host, std::to_string(where.port),
                                         asio::ip::resolver_base::numeric_service, error);
   if (error || results.empty()) {
-    throw TransportError(fmt::format("cannot resolve the rendezvous host '{}' of {}: {}",
+    throw TransportError(ErrorKind::usage,
+                         fmt::format("cannot resolve the rendezvous host '{}' of {}: {}",
                                      where.host, address, error ? error.message() : "no address"));
   }
   std::vector<asio::ip::tcp::endpoint> endpoints;
@@ -131,11 +132,13 @@ std::unique_ptr<RendezvousClient::Connection> RendezvousClient::take_connection(
     }
     if (!error) break;
     if (Clock::now() >= deadline) {
-      throw TransportError(fmt::format(
-          "cannot reach the rendezvous {} within {}: {} (is it served? multilane launch serves "
-          "it, or rank 0 with MULTILANE_RENDEZVOUS_SERVER=rank0)",
-          address_, seconds_text(timeout_),
-          last_refusal ? last_refusal.message() : "connecting timed out"));
+      throw TransportError(
+          ErrorKind::timeout,
+          fmt::format(
+              "cannot reach the rendezvous {} within {}: {} (is it served? multilane launch serves "
+              "it, or rank 0 with MULTILANE_RENDEZVOUS_SERVER=rank0)",
+              address_, seconds_text(timeout_),
+              last_refusal ? last_refusal.message() : "connecting timed out"));
     }
     std::this_thread::sleep_for(
         std::min<Clock::duration>(kReconnectPause, deadline - Clock::now()));
@@ -144,7 +147,8 @@ std::unique_ptr<RendezvousClient::Connection> RendezvousClient::take_connection(
     authenticate(c->io, c->socket, Role::Connector,
                  {job_id_, secret_, left_until(deadline), static_cast<std::uint64_t>(rank_)});
   } catch (const TransportError& e) {
-    throw TransportError(fmt::format("joining the rendezvous {}: {}", address_, e.what()));
+    throw TransportError(e.kind(),
+                         fmt::format("joining the rendezvous {}: {}", address_, e.what()));
   }
   return c;
 }
@@ -165,14 +169,16 @@ std::string RendezvousClient::request(const std::string& what, const std::string
       case IoOutcome::Done:
         return;
       case IoOutcome::Timeout:
-        throw TransportError(timeout_text);
+        throw TransportError(ErrorKind::timeout, timeout_text);
       case IoOutcome::Closed:
-        throw TransportError(fmt::format(
-            "the rendezvous {} closed the connection while we were {} (has the launcher, or rank "
-            "0 that serves it, exited?)",
-            address_, what));
+        throw TransportError(ErrorKind::peer_gone,
+                             fmt::format("the rendezvous {} closed the connection while we were {} "
+                                         "(has the launcher, or rank "
+                                         "0 that serves it, exited?)",
+                                         address_, what));
       case IoOutcome::Failed:
-        throw TransportError(fmt::format("{} at the rendezvous {} failed: {}", what, address_,
+        throw TransportError(kind_of(result.error),
+                             fmt::format("{} at the rendezvous {} failed: {}", what, address_,
                                          result.error.message()));
     }
   };
@@ -184,17 +190,18 @@ std::string RendezvousClient::request(const std::string& what, const std::string
   if (header.length > kMaxValueBytes ||
       (header.status != static_cast<std::uint32_t>(StoreStatus::Ok) &&
        header.status != static_cast<std::uint32_t>(StoreStatus::Refused))) {
-    throw TransportError(
-        fmt::format("the rendezvous {} answered {} with an impossible header "
-                    "(status {}, length {})",
-                    address_, what, header.status, header.length));
+    throw TransportError(ErrorKind::protocol,
+                         fmt::format("the rendezvous {} answered {} with an impossible header "
+                                     "(status {}, length {})",
+                                     address_, what, header.status, header.length));
   }
   std::string body(header.length, '\0');
   check(read_exact(c->io, c->socket, std::as_writable_bytes(std::span(body.data(), body.size())),
                    deadline));
   give_back(std::move(c));
   if (header.status == static_cast<std::uint32_t>(StoreStatus::Refused)) {
-    throw TransportError(fmt::format("the rendezvous {} refused {}: {}", address_, what, body));
+    throw TransportError(ErrorKind::usage,
+                         fmt::format("the rendezvous {} refused {}: {}", address_, what, body));
   }
   return body;
 }
@@ -238,7 +245,8 @@ class InProcessRendezvous final : public Rendezvous {
     std::unique_lock lock(mutex_);
     const auto found = [&] { return values_.find(key) != values_.end(); };
     if (!changed_.wait_for(lock, timeout_, found)) {
-      throw TransportError(get_timeout_text(timeout_, key, "the in-process rendezvous"));
+      throw TransportError(ErrorKind::timeout,
+                           get_timeout_text(timeout_, key, "the in-process rendezvous"));
     }
     return values_.find(key)->second;
   }
@@ -289,10 +297,9 @@ std::unique_ptr<Rendezvous> join_rendezvous(const JobEnvironment& env) {
       server = std::make_unique<RendezvousServer>(env.rendezvous, env.job_id,
                                                   JobSecret::from_text(env.secret));
     } catch (const TransportError& e) {
-      throw TransportError(
-          fmt::format("rank 0 serves the rendezvous "
-                      "(MULTILANE_RENDEZVOUS_SERVER=rank0) but {}",
-                      e.what()));
+      throw TransportError(e.kind(), fmt::format("rank 0 serves the rendezvous "
+                                                 "(MULTILANE_RENDEZVOUS_SERVER=rank0) but {}",
+                                                 e.what()));
     }
   }
   return std::make_unique<RemoteRendezvous>(std::move(server), env);

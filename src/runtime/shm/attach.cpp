@@ -66,7 +66,8 @@ std::optional<ShmSegment> find(const GroupIdentity& group) {
     }
   }
   if (live.size() > 1) {
-    throw ShmError(fmt::format("{}: two live segments claim this group: {} and {} (job id reused?)",
+    throw ShmError(ErrorKind::resource,
+                   fmt::format("{}: two live segments claim this group: {} and {} (job id reused?)",
                                group_label(group), live[0].text(), live[1].text()));
   }
   if (live.empty()) return std::nullopt;
@@ -80,11 +81,13 @@ std::optional<ShmSegment> find(const GroupIdentity& group) {
   if (header.version != kLayoutVersion ||
       header.local_size != static_cast<std::uint32_t>(group.local_size) ||
       header.capacity != group.capacity) {
-    throw ShmError(fmt::format(
-        "{}: segment {} was made for {} local ranks and a data area of {} bytes (layout {}); "
-        "this rank expects {} ranks and {} bytes (layout {}): the ranks' options differ",
-        group_label(group), live[0].text(), header.local_size, header.capacity, header.version,
-        group.local_size, group.capacity, kLayoutVersion));
+    throw ShmError(
+        ErrorKind::mismatch,
+        fmt::format(
+            "{}: segment {} was made for {} local ranks and a data area of {} bytes (layout {}); "
+            "this rank expects {} ranks and {} bytes (layout {}): the ranks' options differ",
+            group_label(group), live[0].text(), header.local_size, header.capacity, header.version,
+            group.local_size, group.capacity, kLayoutVersion));
   }
   return segment;
 }
@@ -95,6 +98,7 @@ ShmSegment join(const GroupIdentity& group, const WaitPolicy& policy) {
     if (auto segment = find(group)) return std::move(*segment);
     if (Clock::now() >= deadline) {
       throw ShmError(
+          ErrorKind::timeout,
           fmt::format("{}: timed out after {} waiting for local rank 0 to create the segment "
                       "/multilane-{:016x}-"
                       "{}-{}-<pid>",
@@ -121,8 +125,8 @@ void check_single_copy(const SegmentView& view) {
 void register_pid(ShmEndpoint& endpoint, RankRecord& record) {
   std::int32_t none = 0;
   if (!std::atomic_ref<std::int32_t>(record.pid).compare_exchange_strong(none, getpid())) {
-    endpoint.fail(
-        fmt::format("local rank {} is attached already (pid {})", endpoint.local_rank(), none));
+    endpoint.fail(ErrorKind::mismatch, fmt::format("local rank {} is attached already (pid {})",
+                                                   endpoint.local_rank(), none));
   }
 }
 
@@ -159,9 +163,10 @@ void await_everyone(ShmEndpoint& endpoint, const ShmSegment& segment, const Segm
   if (wait_until_reached(attached, 1, endpoint.policy(), check)) return;
   endpoint.check_not_broken();
   endpoint.check_ranks_alive(what, true);
-  endpoint.fail(fmt::format("timed out after {} waiting for local ranks {} to attach to {}",
-                            seconds(endpoint.policy().timeout), missing_ranks(view),
-                            segment.name().text()));
+  endpoint.fail(
+      ErrorKind::timeout,
+      fmt::format("timed out after {} waiting for local ranks {} to attach to {}",
+                  seconds(endpoint.policy().timeout), missing_ranks(view), segment.name().text()));
 }
 
 }  // namespace

@@ -124,8 +124,8 @@ void ShmEndpoint::wait_on_word(const Step& step) {
   if (wait_until_reached(word_waited_on(step), target_of(step), policy_, check)) return;
   check_not_broken();
   check_ranks_alive(describe_wait(step), true);
-  fail(fmt::format("timed out after {} waiting for {}{}", seconds(policy_.timeout),
-                   describe_wait(step), laggards()));
+  fail(ErrorKind::timeout, fmt::format("timed out after {} waiting for {}{}",
+                                       seconds(policy_.timeout), describe_wait(step), laggards()));
 }
 
 std::uint64_t ShmEndpoint::contribution() const {
@@ -162,8 +162,8 @@ void ShmEndpoint::check_writers_call(const Step& step) {
                           record ? describe(unpack(*record)) : std::string("another call"));
   }
   if (others.empty()) others = "; a writer of the stage was in another call";
-  fail(fmt::format("collective calls differ at stage {}: this rank is in {}{}", step.stage.index,
-                   describe(call_), others));
+  fail(ErrorKind::mismatch, fmt::format("collective calls differ at stage {}: this rank is in {}{}",
+                                        step.stage.index, describe(call_), others));
 }
 
 std::byte* ShmEndpoint::shared_bytes_of(const Step& step) const {
@@ -186,7 +186,8 @@ void ShmEndpoint::perform(const Step& step, const ShmBuffers& buffers) {
   if (const std::uint64_t extent = shared_extent(step); extent > 0) {
     if (const PlaceBytes place = bytes_in(step.place, view_.capacity);
         step.slot_offset + extent > place.room) {
-      fail(fmt::format("{} of {} bytes at {} exceeds the {} of {} bytes", to_string(step.primitive),
+      fail(ErrorKind::mismatch,
+           fmt::format("{} of {} bytes at {} exceeds the {} of {} bytes", to_string(step.primitive),
                        extent, step.slot_offset, place.name, place.room));
     }
   }
@@ -266,8 +267,8 @@ void ShmEndpoint::copy_direct(const Step& step, const ShmBuffers& buffers,
       // A dead peer is the better explanation, also when /proc does not show it dead yet.
       check_ranks_alive("a single copy", true);
       if (copied.process_gone) fail_dead(step.peer, entry.pid, "a single copy");
-      fail(fmt::format("single copy with local rank {} in {}: {}", step.peer, describe(call_),
-                       copied.error));
+      fail(ErrorKind::resource, fmt::format("single copy with local rank {} in {}: {}", step.peer,
+                                            describe(call_), copied.error));
     }
     ++direct_copies_.kernel;
   }
@@ -294,18 +295,19 @@ void ShmEndpoint::release(const Step& step) {
   publish(slot.drained, stage_value(step.stage.index));
 }
 
-void ShmEndpoint::break_group(const std::string& reason) {
+void ShmEndpoint::break_group(const Failure& reason) {
   interrupt(reason);
   broken_ = true;
 }
 
-void ShmEndpoint::interrupt(const std::string& reason) {
+void ShmEndpoint::interrupt(const Failure& reason) {
   SyncWord& broken = view_.header->broken;
   std::uint32_t unclaimed = 0;
   if (std::atomic_ref<std::uint32_t>(broken.arrivals).compare_exchange_strong(unclaimed, 1)) {
-    const std::size_t length = std::min(reason.size(), kReasonBytes - 1);
-    std::memcpy(view_.header->reason, reason.data(), length);
+    const std::size_t length = std::min(reason.text.size(), kReasonBytes - 1);
+    std::memcpy(view_.header->reason, reason.text.data(), length);
     view_.header->reason[length] = '\0';
+    view_.header->reason_kind = static_cast<std::uint8_t>(reason.kind);
     publish(broken, static_cast<std::uint32_t>(rank_ + 1));
   }
   wake_everyone(view_.header->attached);
@@ -315,30 +317,37 @@ void ShmEndpoint::interrupt(const std::string& reason) {
   }
 }
 
-void ShmEndpoint::fail(const std::string& reason) {
-  break_group(reason);
-  throw ShmError(label_ + ": " + reason);
+void ShmEndpoint::fail(ErrorKind kind, const std::string& reason) {
+  break_group({kind, reason});
+  throw ShmError(kind, label_ + ": " + reason);
 }
 
 void ShmEndpoint::check_not_broken() {
   const std::uint32_t broken = load_value(view_.header->broken);
   if (broken == 0) {
-    if (broken_) throw ShmError(label_ + ": this rank failed earlier; the group is unusable");
+    if (broken_) {
+      throw ShmError(ErrorKind::internal,
+                     label_ + ": this rank failed earlier; the group is unusable");
+    }
     return;
   }
   broken_ = true;
   const int by = static_cast<int>(broken) - 1;
   const std::string reason(view_.header->reason, strnlen(view_.header->reason, kReasonBytes));
-  if (by == rank_) throw ShmError(label_ + ": this rank failed earlier: " + reason);
-  throw ShmError(fmt::format("{}: local rank {} failed: {}", label_, by, reason));
+  const std::uint8_t kind = view_.header->reason_kind;
+  const ErrorKind reason_kind = kind <= static_cast<std::uint8_t>(ErrorKind::internal)
+                                    ? static_cast<ErrorKind>(kind)
+                                    : ErrorKind::internal;
+  if (by == rank_) throw ShmError(reason_kind, label_ + ": this rank failed earlier: " + reason);
+  throw ShmError(reason_kind, fmt::format("{}: local rank {} failed: {}", label_, by, reason));
 }
 
 void ShmEndpoint::leave() {
   if (std::uncaught_exceptions() > 0 && !broken_) {
-    break_group(
-        fmt::format("local rank {} left the group while an exception was propagating "
-                    "(in {})",
-                    rank_, describe(call_)));
+    break_group({ErrorKind::internal,
+                 fmt::format("local rank {} left the group while an exception was propagating "
+                             "(in {})",
+                             rank_, describe(call_))});
     return;
   }
   std::atomic_ref<std::uint32_t>(view_.ranks[static_cast<std::size_t>(rank_)].left)
@@ -347,7 +356,8 @@ void ShmEndpoint::leave() {
 
 void ShmEndpoint::fail_dead(int rank, pid_t pid, const std::string& waiting_for) {
   check_not_broken();  // a rank that failed, said why, and exited is not news
-  fail(fmt::format("local rank {} (pid {}) died while this rank waited for {}", rank, pid,
+  fail(ErrorKind::peer_gone,
+       fmt::format("local rank {} (pid {}) died while this rank waited for {}", rank, pid,
                    waiting_for));
 }
 

@@ -36,6 +36,7 @@
 #include "runtime/shm/peer_regions.hpp"
 #include "runtime/shm/step.hpp"
 #include "runtime/shm/sync_word.hpp"
+#include "runtime/tcp/transport_error.hpp"
 
 namespace multilane::runtime::shm {
 
@@ -88,13 +89,13 @@ class ShmEndpoint {
 
   // Marks the group broken with `reason` (the first reason any rank gives wins) and wakes every
   // rank that sleeps on the segment.
-  void break_group(const std::string& reason);
+  void break_group(const Failure& reason);
   // What break_group() does to the segment, without touching this endpoint's own state:
   // thread-safe, for another thread to stop the one running this endpoint (its next wait
   // throws ShmError).
-  void interrupt(const std::string& reason);
-  // break_group(), then throws ShmError.
-  [[noreturn]] void fail(const std::string& reason);
+  void interrupt(const Failure& reason);
+  // break_group(), then throws ShmError of that kind.
+  [[noreturn]] void fail(ErrorKind kind, const std::string& reason);
   // Throws ShmError if the group is broken (by any rank).
   void check_not_broken();
   // Throws ShmError naming the first rank whose process is gone without having left the group;

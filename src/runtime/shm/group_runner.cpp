@@ -32,7 +32,7 @@ void GroupRunner::submit(std::uint64_t sequence, std::size_t k, Job job, Done do
   wake_.notify_one();
 }
 
-void GroupRunner::cancel(std::uint64_t sequence, const std::string& reason) {
+void GroupRunner::cancel(std::uint64_t sequence, const Failure& reason) {
   std::vector<Done> dropped;
   {
     std::lock_guard lock(mutex_);
@@ -48,19 +48,19 @@ void GroupRunner::cancel(std::uint64_t sequence, const std::string& reason) {
   for (const Done& done : dropped) done(reason);
 }
 
-void GroupRunner::interrupt(const std::string& reason) {
+void GroupRunner::interrupt(const Failure& reason) {
   if (ShmGroup* group = group_seen_.load()) group->interrupt(reason);
 }
 
 template <typename Mine>
-std::optional<std::string> GroupRunner::run_in_turn(Mine&& mine, const Job& job) {
+bool GroupRunner::run_in_turn(Mine&& mine, const Job& job, Outcome& outcome) {
   {
     std::lock_guard lock(mutex_);
     drop_finished_calls();
-    if (busy_ || stopping_ || !mine()) return std::nullopt;
+    if (busy_ || stopping_ || !mine()) return false;
     busy_ = true;
   }
-  std::string error = run_one(job);
+  outcome = run_one(job);
   bool waiting = false;
   {
     std::lock_guard lock(mutex_);
@@ -68,15 +68,15 @@ std::optional<std::string> GroupRunner::run_in_turn(Mine&& mine, const Job& job)
     waiting = !submitted_.empty();
   }
   if (waiting) wake_.notify_one();  // a job submitted meanwhile waits for the turn
-  return error;
+  return true;
 }
 
-std::optional<std::string> GroupRunner::run_here(const Job& job) {
-  return run_in_turn([this] { return expected_.empty(); }, job);
+bool GroupRunner::run_here(const Job& job, Outcome& outcome) {
+  return run_in_turn([this] { return expected_.empty(); }, job, outcome);
 }
 
-std::optional<std::string> GroupRunner::run_here(std::uint64_t sequence, std::size_t k,
-                                                 const Job& job) {
+bool GroupRunner::run_here(std::uint64_t sequence, std::size_t k, const Job& job,
+                           Outcome& outcome) {
   return run_in_turn(
       [&] {
         if (expected_.empty()) return false;
@@ -85,7 +85,7 @@ std::optional<std::string> GroupRunner::run_here(std::uint64_t sequence, std::si
         ++head.next;
         return true;
       },
-      job);
+      job, outcome);
 }
 
 void GroupRunner::drop_finished_calls() {
@@ -113,7 +113,7 @@ bool GroupRunner::next_job(std::unique_lock<std::mutex>& lock, std::pair<Job, Do
   }
 }
 
-std::string GroupRunner::run_one(const Job& job) {
+Outcome GroupRunner::run_one(const Job& job) {
   try {
     if (!group_) {
       group_ = std::make_unique<ShmGroup>(config_.job_id, config_.node_id, config_.local_rank,
@@ -121,9 +121,9 @@ std::string GroupRunner::run_one(const Job& job) {
       group_seen_.store(group_.get());
     }
     job(*group_);
-    return {};
+    return std::nullopt;
   } catch (const std::exception& e) {
-    return e.what();
+    return Failure::of(e);
   }
 }
 
@@ -134,12 +134,12 @@ void GroupRunner::loop() {
       std::unique_lock lock(mutex_);
       if (!next_job(lock, job)) break;
     }
-    const std::string error = run_one(job.first);
+    const Outcome outcome = run_one(job.first);
     {
       std::lock_guard lock(mutex_);
       busy_ = false;
     }
-    job.second(error);
+    job.second(outcome);
   }
   group_seen_.store(nullptr);
   group_.reset();  // leaves the group (on this thread, where it was made)

@@ -33,6 +33,7 @@
 
 #include "runtime/shm/shm_group.hpp"
 #include "runtime/shm/tuning_file.hpp"
+#include "runtime/tcp/transport_error.hpp"
 #include "support/reused_queue.hpp"
 
 namespace multilane::runtime::shm {
@@ -49,7 +50,7 @@ struct GroupRunnerConfig {
 class GroupRunner {
  public:
   using Job = std::function<void(ShmGroup&)>;
-  using Done = std::function<void(const std::string& error)>;
+  using Done = std::function<void(const Outcome& outcome)>;
 
   explicit GroupRunner(GroupRunnerConfig config);
   ~GroupRunner();
@@ -60,25 +61,25 @@ class GroupRunner {
 
   // Call `sequence` will submit `count` group ops (calls announced in increasing order).
   void expect(std::uint64_t sequence, std::size_t count);
-  // Op `k` of call `sequence`; `done` gets "" or the error it threw, on the runner's thread.
+  // Op `k` of call `sequence`; `done` gets its outcome, on the runner's thread.
   void submit(std::uint64_t sequence, std::size_t k, Job job, Done done);
   // Jobs submitted to the runner's thread so far (run_here() adds none). Thread-safe.
   std::uint64_t submitted() const { return submitted_count_.load(std::memory_order_relaxed); }
   // The call's ops not yet run are dropped: their `done` gets `reason` at once (on the calling
   // thread); ops not submitted yet will not be run.
-  void cancel(std::uint64_t sequence, const std::string& reason);
+  void cancel(std::uint64_t sequence, const Failure& reason);
   // Breaks the group with `reason` (thread-safe; nothing happens before the group exists).
-  void interrupt(const std::string& reason);
-  // Runs `job` on the calling thread when no group op is queued or running, and returns ""
-  // or the error it threw; returns nullopt, having done nothing, when the runner is busy.
+  void interrupt(const Failure& reason);
+  // Runs `job` on the calling thread when no group op is queued or running: returns true with
+  // its outcome in `outcome`; false, having done nothing, when the runner is busy.
   // This spares a call that is local to the node (a blocking call whose ops on this rank are
   // all group ops and copies) two thread hand-overs each way.
-  std::optional<std::string> run_here(const Job& job);
+  bool run_here(const Job& job, Outcome& outcome);
   // Runs op `k` of call `sequence` (expected, not submitted) on the calling thread when it is
-  // the next op in order and nothing runs: "" or the error it threw; nullopt, having done
-  // nothing, otherwise (then submit() it). A blocking call whose only remaining work here is
-  // its group ops runs them so, without handing each to the runner's thread and back.
-  std::optional<std::string> run_here(std::uint64_t sequence, std::size_t k, const Job& job);
+  // the next op in order and nothing runs: true with its outcome; false, having done nothing,
+  // otherwise (then submit() it). A blocking call whose only remaining work here is its group
+  // ops runs them so, without handing each to the runner's thread and back.
+  bool run_here(std::uint64_t sequence, std::size_t k, const Job& job, Outcome& outcome);
 
  private:
   struct Expected {
@@ -93,12 +94,12 @@ class GroupRunner {
   // Takes the turn for a job on the caller's thread when `mine` says it is this caller's
   // (mutex held inside), runs it and gives the turn back.
   template <typename Mine>
-  std::optional<std::string> run_in_turn(Mine&& mine, const Job& job);
+  bool run_in_turn(Mine&& mine, const Job& job, Outcome& outcome);
   // Forgets the calls at the head whose ops have all been run or were cancelled (mutex held).
   void drop_finished_calls();
   // The next job to run, or false when stopping (mutex held).
   bool next_job(std::unique_lock<std::mutex>& lock, std::pair<Job, Done>& job);
-  std::string run_one(const Job& job);
+  Outcome run_one(const Job& job);
 
   GroupRunnerConfig config_;
   std::unique_ptr<ShmGroup> group_;             // only by whoever holds the turn (busy_)

@@ -27,7 +27,7 @@
 namespace multilane::runtime::shm {
 
 inline constexpr std::uint64_t kSegmentMagic = 0x314d48534c4d4c4dULL;  // "MLMLSHM1"
-inline constexpr std::uint32_t kLayoutVersion = 8;
+inline constexpr std::uint32_t kLayoutVersion = 9;
 inline constexpr int kMaxPipelineBuffers = 64;
 inline constexpr int kMaxLocalSize = 4096;
 inline constexpr std::size_t kReasonBytes = 256;
@@ -51,6 +51,7 @@ struct alignas(64) SegmentHeader {
   alignas(64) SyncWord attached;   // arrivals: ranks that mapped the segment; value: 1 once all did
   alignas(64) SyncWord broken;     // value: 0, or 1 + the local rank that broke the group
   char reason[kReasonBytes] = {};  // why, written by that rank before it publishes `broken`
+  std::uint8_t reason_kind = 0;    // the ErrorKind of `reason`, written with it
   // Single copy (Expose/DirectGet/DirectPut) needs every rank to be allowed to read and write
   // the others' memory. The creator publishes where this header is in its own address space;
   // every other rank reads the magic there before it attaches and counts a refusal here.

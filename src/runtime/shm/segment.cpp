@@ -16,8 +16,8 @@ namespace multilane::runtime::shm {
 namespace {
 
 [[noreturn]] void fail(const SegmentName& name, const char* call, int error) {
-  throw ShmError(fmt::format("shared-memory segment {}: {} failed: {}", name.text(), call,
-                             std::strerror(error)));
+  throw ShmError(ErrorKind::resource, fmt::format("shared-memory segment {}: {} failed: {}",
+                                                  name.text(), call, std::strerror(error)));
 }
 
 // Closes a file descriptor at scope exit; a mapping does not need the descriptor.

@@ -22,6 +22,7 @@ namespace {
   const int error = errno;
   if (fd >= 0) close(fd);
   throw CommunicationError(
+      ErrorKind::resource,
       fmt::format("shared buffer of {} bytes: {} failed: {}", size, call, std::strerror(error)));
 }
 

@@ -151,7 +151,7 @@ struct ShmGroup::State {
   ~State() { endpoint.leave(); }
 
   [[noreturn]] void usage_error(const std::string& what) {
-    endpoint.break_group(what);
+    endpoint.break_group({ErrorKind::usage, what});
     throw UsageError(endpoint.label() + ": " + what);
   }
 
@@ -311,7 +311,7 @@ ShmEndpoint& ShmGroup::endpoint() {
   return state_->endpoint;
 }
 
-void ShmGroup::interrupt(const std::string& reason) {
+void ShmGroup::interrupt(const Failure& reason) {
   state_->endpoint.interrupt(reason);
 }
 

@@ -35,6 +35,7 @@
 #include "runtime/shm/plan.hpp"
 #include "runtime/shm/plan_learner.hpp"
 #include "runtime/shm/segment_name.hpp"
+#include "runtime/tcp/transport_error.hpp"
 
 namespace multilane::runtime::shm {
 
@@ -157,7 +158,7 @@ class ShmGroup {
            int root, std::optional<ShmTuning> tuning = {});
 
   // Makes this rank's waits end with ShmError(`reason`) (any thread; the group is broken).
-  void interrupt(const std::string& reason);
+  void interrupt(const Failure& reason);
   // What the single-copy paths of this rank's calls copied (tests, tuning).
   const DirectCopies& direct_copies() const;
 

@@ -146,7 +146,8 @@ std::vector<TuneResult> tune_shm(const TuneRequest& request) {
     const pid_t pid = fork();
     if (pid < 0) {
       stop_children(children, true);
-      throw CommunicationError(fmt::format("tune shm: fork failed: {}", std::strerror(errno)));
+      throw CommunicationError(ErrorKind::resource,
+                               fmt::format("tune shm: fork failed: {}", std::strerror(errno)));
     }
     if (pid == 0) {
       int status = 0;

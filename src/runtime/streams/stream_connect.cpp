@@ -94,8 +94,9 @@ StreamSet StreamListener::accept() {
   try {
     accept_streams(*set_io, options_.streams, deadline, {}, accepted);
   } catch (const TransportError& e) {
-    if (!std::string_view(e.what()).starts_with("timed out")) throw;
-    throw TransportError(fmt::format("{} {} of {} on {}", e.what(), accepted.size() + 1,
+    if (e.kind() != ErrorKind::timeout) throw;
+    throw TransportError(ErrorKind::timeout,
+                         fmt::format("{} {} of {} on {}", e.what(), accepted.size() + 1,
                                      options_.streams, endpoint_text(acceptor_.local_endpoint())));
   }
   return set_of(std::move(set_io), std::move(accepted), options_);
@@ -136,7 +137,7 @@ void StreamListener::start_handshake(Handshake& h, asio::ip::tcp::socket socket,
        .refused =
            [finish](const std::exception& e) {
              const auto* transport = dynamic_cast<const TransportError*>(&e);
-             finish(std::nullopt, transport ? *transport : TransportError(e.what()));
+             finish(std::nullopt, transport ? *transport : TransportError(kind_of(e), e.what()));
            }});
 }
 
@@ -228,12 +229,14 @@ void StreamListener::accept_streams(asio::io_context& io, int count, Clock::time
       }
       const bool accepting_now = accepting != handshakes_.end();
       if (!run_until(io_, deadline, [&] { return (accepting_now && accepted) || any_done(); })) {
-        throw TransportError(fmt::format("timed out after {} waiting for connection",
+        throw TransportError(ErrorKind::timeout,
+                             fmt::format("timed out after {} waiting for connection",
                                          seconds_text(options_.timeout)));
       }
       if (accepting_now && accepted) {
         if (accept_error) {
-          throw TransportError("accepting a connection failed: " + accept_error.message());
+          throw TransportError(kind_of(accept_error),
+                               "accepting a connection failed: " + accept_error.message());
         }
         tune_connected_stream(*incoming, options_);
         start_handshake(*accepting, std::move(*incoming), deadline);

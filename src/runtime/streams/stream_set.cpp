@@ -78,12 +78,13 @@ std::uint64_t StreamSet::progress() const {
 }
 
 void StreamSet::expire() {
-  if (!impl_->send_done() || !impl_->recv_done()) impl_->fail(impl_->timeout_text());
+  if (!impl_->send_done() || !impl_->recv_done()) impl_->fail(impl_->timed_out());
 }
 
 void StreamSet::close() {
   impl_->settle_before_closing();
-  impl_->fail(fmt::format("streams to {} were closed by this end", impl_->peer));
+  impl_->fail(
+      {ErrorKind::usage, fmt::format("streams to {} were closed by this end", impl_->peer)});
   impl_->abandon();
 }
 

@@ -32,7 +32,7 @@ ChunkFeed StreamSet::Impl::equal_shares(std::uint64_t size, int streams) {
 // and is not stalled: the first governor.in_use() streams that are not stalled. Stalled
 // streams get pieces only when no other stream is there to take them.
 void StreamSet::Impl::feed_streams() {
-  if (!failure.empty() || (!send.active && tail.resend.empty())) return;
+  if (failure || (!send.active && tail.resend.empty())) return;
   bool others_will_take = false;
   int in_use = governor.in_use();
   for (Stream& s : streams) {

@@ -90,7 +90,9 @@ struct StreamSet::Impl {
       set->landed(*this, h, offset, bytes);
     }
     void frame_done(FrameReader&, const FrameHeader& h) override { set->frame_done(*this, h); }
-    void bad_header(FrameReader&, const std::string& error) override { set->fail(error); }
+    void bad_header(FrameReader&, const std::string& error) override {
+      set->fail({ErrorKind::protocol, error});
+    }
     void ended(FrameReader&, const asio::error_code& ec, bool between_frames) override {
       set->read_failed(*this, ec, between_frames);
     }
@@ -165,7 +167,7 @@ struct StreamSet::Impl {
   SendCounters counters;
   std::uint64_t next_send_id = 0;
   std::uint64_t next_recv_id = 0;
-  std::string failure;             // set once broken
+  Outcome failure;                 // set once broken
   bool ended_by_peer = false;      // broken because the peer closed every stream between messages
   bool peer_gone = false;          // broken because the peer closed or reset a stream
   std::vector<std::byte> scratch;  // where late copies are dropped (FrameReader)
@@ -248,14 +250,14 @@ struct StreamSet::Impl {
   void resend_tail_share(Stream& s);
 
   // --- lifecycle: failing, waiting, timeouts, closing (stream_set_lifecycle.cpp) ---
-  void fail(std::string message);
+  void fail(Failure reason);
   bool idle() const;
   void await();
   void throw_failure();
   void abandon();
   void linger();
   void settle_before_closing();
-  std::string timeout_text() const;
+  Failure timed_out() const;
   void check_usable() const;
 };
 

@@ -35,13 +35,13 @@ StreamSet::Impl::Impl(std::shared_ptr<asio::io_context> context,
 StreamSet::Impl::~Impl() {
   if (!io) return;
   settle_before_closing();
-  if (failure.empty() && peer_resends) linger();
+  if (!failure && peer_resends) linger();
   abandon();
 }
 
-void StreamSet::Impl::fail(std::string message) {
-  if (!failure.empty()) return;
-  failure = std::move(message);
+void StreamSet::Impl::fail(Failure reason) {
+  if (failure) return;
+  failure = std::move(reason);
   for (Stream& s : streams) {
     asio::error_code ignored;
     s.socket.close(ignored);
@@ -61,7 +61,7 @@ bool StreamSet::Impl::idle() const {
 void StreamSet::Impl::await() {
   if (!run_until(*io, Clock::now() + options.timeout,
                  [this] { return send_done() && recv_done(); })) {
-    fail(timeout_text());
+    fail(timed_out());
   }
 }
 
@@ -71,7 +71,7 @@ void StreamSet::Impl::throw_failure() {
   drain(*io, [this] { return idle(); });
   send.active = false;
   receive.active = false;
-  throw TransportError(failure);
+  failure->raise();
 }
 
 // Closes the streams and waits for every handler, so that neither the caller's buffers nor
@@ -106,7 +106,7 @@ void StreamSet::Impl::linger() {
   }
   const auto until = Clock::now() + std::min<Clock::duration>(options.timeout, kLinger);
   run_until(*io, until, [this] {
-    return !failure.empty() ||
+    return failure ||
            std::all_of(streams.begin(), streams.end(), [](const Stream& s) { return s.closed; });
   });
 }
@@ -114,15 +114,15 @@ void StreamSet::Impl::linger() {
 // Waits (bounded by the timeout) until the kept tail is acknowledged, so that closing the
 // streams loses none of it.
 void StreamSet::Impl::settle_before_closing() {
-  if (!failure.empty() || !tail.active) return;
-  if (!run_until(*io, Clock::now() + options.timeout,
-                 [this] { return !failure.empty() || !tail.active; })) {
-    fail(fmt::format("timed out after {} waiting for the acknowledgement of message {} to {}",
-                     seconds_text(options.timeout), tail.id, peer));
+  if (failure || !tail.active) return;
+  if (!run_until(*io, Clock::now() + options.timeout, [this] { return failure || !tail.active; })) {
+    fail({ErrorKind::timeout,
+          fmt::format("timed out after {} waiting for the acknowledgement of message {} to {}",
+                      seconds_text(options.timeout), tail.id, peer)});
   }
 }
 
-std::string StreamSet::Impl::timeout_text() const {
+Failure StreamSet::Impl::timed_out() const {
   std::string what;
   if (receive.active && !receive.complete) {
     what = fmt::format("waiting for message {} from {}: {}", receive.id, peer, received_text());
@@ -132,12 +132,14 @@ std::string StreamSet::Impl::timeout_text() const {
         "{}sending message {} to {}: {}{}", what.empty() ? "" : "; ", send.id, peer, sent_text(),
         send.all_handed_out() ? fmt::format(", message {} not all acknowledged", tail.id) : "");
   }
-  return fmt::format("timed out after {} {}", seconds_text(options.timeout), what);
+  return {ErrorKind::timeout,
+          fmt::format("timed out after {} {}", seconds_text(options.timeout), what)};
 }
 
 void StreamSet::Impl::check_usable() const {
-  if (!failure.empty()) {
-    throw TransportError(fmt::format("streams to {} are closed after an error: {}", peer, failure));
+  if (failure) {
+    throw TransportError(failure->kind, fmt::format("streams to {} are closed after an error: {}",
+                                                    peer, failure->text));
   }
 }
 

@@ -23,7 +23,7 @@ void StreamSet::Impl::start_receive(std::span<std::byte> buffer, std::uint64_t s
       take_early(frame);
     else
       early_bytes.release(frame.header.length);
-    if (!failure.empty()) return;
+    if (failure) return;
   }
   for (Stream& s : streams) {
     if (s.reader->parked() && s.reader->header().message_id == receive.id) {
@@ -31,17 +31,17 @@ void StreamSet::Impl::start_receive(std::span<std::byte> buffer, std::uint64_t s
     } else if (!s.closed) {
       s.reader->start();  // unless it is busy or parked
     }
-    if (!failure.empty()) return;
+    if (failure) return;
   }
   check_all_closed();
 }
 
 bool StreamSet::Impl::recv_done() const {
-  return !failure.empty() || !receive.active || receive.complete;
+  return failure || !receive.active || receive.complete;
 }
 
 std::uint64_t StreamSet::Impl::finish_recv() {
-  if (!failure.empty()) throw_failure();
+  if (failure) throw_failure();
   if (!receive.active) return 0;
   ++next_recv_id;
   receive.active = false;
@@ -114,12 +114,13 @@ bool StreamSet::Impl::already_complete(std::uint64_t message_id) const {
 // records what it says about the message.
 bool StreamSet::Impl::accept_header(const std::string& from, const FrameHeader& h) {
   if (h.sequence != receive.sequence) {
-    fail(fmt::format("message {} from {} belongs to collective call {}, expected {}", h.message_id,
-                     from, h.sequence, receive.sequence));
+    fail({ErrorKind::mismatch,
+          fmt::format("message {} from {} belongs to collective call {}, expected {}", h.message_id,
+                      from, h.sequence, receive.sequence)});
     return false;
   }
   if (auto problem = length_problem(h); !problem.empty()) {
-    fail(std::move(problem));
+    fail({ErrorKind::mismatch, std::move(problem)});
     return false;
   }
   receive.total = h.total;
@@ -168,14 +169,15 @@ void StreamSet::Impl::complete_receive() {
 
 // `between_frames`: the stream ended cleanly before a header, not inside a frame.
 void StreamSet::Impl::read_failed(Stream& s, const asio::error_code& ec, bool between_frames) {
-  if (!failure.empty() || ec == asio::error::operation_aborted) return;
+  if (failure || ec == asio::error::operation_aborted) return;
   if (!is_peer_gone(ec)) {
-    return fail(fmt::format("receiving from {} failed: {}", s.name, ec.message()));
+    return fail({kind_of(ec), fmt::format("receiving from {} failed: {}", s.name, ec.message())});
   }
   if (!between_frames) {
     peer_gone = true;
-    return fail(fmt::format("peer {} closed the connection during message {} ({})", s.name,
-                            receive.id, received_text()));
+    return fail(
+        {ErrorKind::peer_gone, fmt::format("peer {} closed the connection during message {} ({})",
+                                           s.name, receive.id, received_text())});
   }
   s.closed = true;
   check_all_closed();
@@ -188,11 +190,12 @@ void StreamSet::Impl::check_all_closed() {
   for (const Stream& s : streams) {
     if (!s.closed) return;
   }
-  if (!failure.empty()) return;
+  if (failure) return;
   peer_gone = true;
   ended_by_peer = receive.arrived.bytes() == 0 && !receive.any_frame;
-  fail(fmt::format("peer {} closed the connection before message {} was complete ({})", peer,
-                   receive.id, received_text()));
+  fail({ErrorKind::peer_gone,
+        fmt::format("peer {} closed the connection before message {} was complete ({})", peer,
+                    receive.id, received_text())});
 }
 
 }  // namespace multilane::runtime

@@ -39,7 +39,7 @@ void StreamSet::Impl::start_send(std::span<const std::byte> message, std::uint64
 // A split send that keeps its tail is done once the previous one's tail is settled (at most
 // one message's tail is kept); one that does not, once the peer acknowledged all of it.
 bool StreamSet::Impl::send_done() const {
-  if (!failure.empty() || !send.active) return true;
+  if (failure || !send.active) return true;
   if (!send.all_handed_out()) return false;
   if (!send.keeps_until_acknowledged) return true;
   if (tail.active) return false;
@@ -49,7 +49,7 @@ bool StreamSet::Impl::send_done() const {
 }
 
 void StreamSet::Impl::finish_send() {
-  if (!failure.empty()) throw_failure();
+  if (failure) throw_failure();
   if (!send.active) return;
   if (send.keeps_tail) keep_tail();
   if (send.striped && governor.adapts()) governor.message_done(send.stalled, message_path());
@@ -75,7 +75,7 @@ void StreamSet::Impl::queue_frame(Stream& s, const ByteRange& range, std::uint16
 }
 
 void StreamSet::Impl::write_next(Stream& s) {
-  if (s.writing || s.outbox.empty() || !failure.empty()) return;
+  if (s.writing || s.outbox.empty() || failure) return;
   const Outgoing& frame = s.outbox.front();
   std::span<const std::byte> head = frame.header;
   std::span<const std::byte> body = frame.borrowed;
@@ -88,7 +88,7 @@ void StreamSet::Impl::write_next(Stream& s) {
               asio::bind_cancellation_slot(
                   s.stop_write->slot(), [this, &s](const asio::error_code& ec, std::size_t n) {
                     s.writing = false;
-                    if (ec == asio::error::operation_aborted && s.interrupting && failure.empty()) {
+                    if (ec == asio::error::operation_aborted && s.interrupting && !failure) {
                       return interrupted(s, n);
                     }
                     if (ec) return write_failed(s, ec);
@@ -119,13 +119,15 @@ void StreamSet::Impl::frame_written(Stream& s, std::size_t bytes) {
 }
 
 void StreamSet::Impl::write_failed(Stream& s, const asio::error_code& ec) {
-  if (!failure.empty() || ec == asio::error::operation_aborted) return;
+  if (failure || ec == asio::error::operation_aborted) return;
   if (is_peer_gone(ec)) {
     peer_gone = true;
-    return fail(fmt::format("peer {} closed the connection while message {} was sent ({})", s.name,
-                            send.id, sent_text()));
+    return fail({ErrorKind::peer_gone,
+                 fmt::format("peer {} closed the connection while message {} was sent ({})", s.name,
+                             send.id, sent_text())});
   }
-  fail(fmt::format("sending message {} to {} failed: {}", send.id, s.name, ec.message()));
+  fail({kind_of(ec),
+        fmt::format("sending message {} to {} failed: {}", send.id, s.name, ec.message())});
 }
 
 }  // namespace multilane::runtime

@@ -30,7 +30,7 @@ void StreamSet::Impl::arm_probe() {
   probe_timer->expires_after(kProbeInterval);
   probe_timer->async_wait([this](const asio::error_code& ec) {
     probing = false;
-    if (ec || !failure.empty() || !watching()) return;
+    if (ec || failure || !watching()) return;
     look_at_streams();
     if (watching()) arm_probe();
   });

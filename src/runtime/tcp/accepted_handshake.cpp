@@ -23,7 +23,8 @@ bool authenticate_accepted(WorkerThreads& workers, asio::ip::tcp::socket socket,
     if (error) {
       workers.unwatch(fd);
       ::close(fd);
-      shared->refused(TransportError("taking over a connection failed: " + error.message()));
+      shared->refused(
+          TransportError(kind_of(error), "taking over a connection failed: " + error.message()));
       return;
     }
     try {

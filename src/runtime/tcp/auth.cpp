@@ -17,7 +17,8 @@ static_assert(kJobSecretBytes == crypto_auth_KEYBYTES);
 namespace {
 
 void ensure_sodium() {
-  if (sodium_init() < 0) throw TransportError("libsodium failed to initialise");
+  if (sodium_init() < 0)
+    throw TransportError(ErrorKind::resource, "libsodium failed to initialise");
 }
 
 // One step of the handshake on the wire; throws with `what` named on failure.
@@ -36,9 +37,9 @@ class Exchange {
   void receive(std::span<std::byte> bytes, std::string_view what) {
     check(read_exact(io_, socket_, bytes, deadline_), "waiting for", what);
   }
-  [[noreturn]] void fail(std::string_view problem) {
+  [[noreturn]] void fail(ErrorKind kind, std::string_view problem) {
     close();
-    throw TransportError(described(problem));
+    throw TransportError(kind, described(problem));
   }
 
  private:
@@ -47,17 +48,19 @@ class Exchange {
       case IoOutcome::Done:
         return;
       case IoOutcome::Timeout:
-        fail(fmt::format("timed out after {} {} {}", seconds_text(timeout_), doing, what));
+        fail(ErrorKind::timeout,
+             fmt::format("timed out after {} {} {}", seconds_text(timeout_), doing, what));
       case IoOutcome::Closed: {
         const std::string problem =
             fmt::format("peer closed the connection while we were {} {} ({} bytes done)", doing,
                         what, result.bytes);
-        if (result.bytes > 0) fail(problem);
+        if (result.bytes > 0) fail(ErrorKind::peer_gone, problem);
         close();
-        throw HandshakeAbandoned(described(problem));
+        throw HandshakeAbandoned(ErrorKind::peer_gone, described(problem));
       }
       case IoOutcome::Failed:
-        fail(fmt::format("{} {} failed: {}", doing, what, result.error.message()));
+        fail(kind_of(result.error),
+             fmt::format("{} {} failed: {}", doing, what, result.error.message()));
     }
   }
 
@@ -108,8 +111,8 @@ PeerHello authenticate_peer(asio::io_context& io, asio::ip::tcp::socket& socket,
   Hello peer{};
   exchange.send(own, "our hello");
   exchange.receive(peer, "the peer's hello");
-  if (auto problem = hello_problem(peer, role, config.job_id); !problem.empty()) {
-    exchange.fail(problem);
+  if (const Outcome problem = hello_problem(peer, role, config.job_id)) {
+    exchange.fail(problem->kind, problem->text);
   }
   Proof own_proof = make_proof(config.secret, own, peer);
   Proof peer_proof{};
@@ -117,7 +120,7 @@ PeerHello authenticate_peer(asio::io_context& io, asio::ip::tcp::socket& socket,
   exchange.receive(bytes_of(peer_proof), "the peer's proof");
   const Proof expected = make_proof(config.secret, peer, own);
   if (!proof_matches(peer_proof, expected)) {
-    exchange.fail("peer failed authentication (wrong job secret?)");
+    exchange.fail(ErrorKind::authentication, "peer failed authentication (wrong job secret?)");
   }
   return peer_of(peer);
 }

@@ -37,22 +37,29 @@ Hello make_hello(Role role, const HandshakeConfig& config, const Nonce& nonce) {
   return hello;
 }
 
-std::string hello_problem(const Hello& hello, Role own_role, std::uint64_t job_id) {
+Outcome hello_problem(const Hello& hello, Role own_role, std::uint64_t job_id) {
   std::size_t pos = 0;
   const auto magic = get_le<std::uint32_t>(hello, pos);
   const auto version = get_le<std::uint16_t>(hello, pos);
   const auto role = get_le<std::uint16_t>(hello, pos);
   const auto peer_job = get_le<std::uint64_t>(hello, pos);
-  if (magic != kHelloMagic) return fmt::format("not a multilane peer (bad magic 0x{:08x})", magic);
+  if (magic != kHelloMagic) {
+    return Failure{ErrorKind::protocol,
+                   fmt::format("not a multilane peer (bad magic 0x{:08x})", magic)};
+  }
   if (version != kProtocolVersion) {
-    return fmt::format("peer speaks protocol version {}, expected {}", version, kProtocolVersion);
+    return Failure{
+        ErrorKind::authentication,
+        fmt::format("peer speaks protocol version {}, expected {}", version, kProtocolVersion)};
   }
   if ((role & ~kRelayBit) == static_cast<std::uint16_t>(own_role)) {
-    return "peer claims our own role";
+    return Failure{ErrorKind::protocol, "peer claims our own role"};
   }
-  if (peer_job != job_id)
-    return fmt::format("peer is in job {}, expected job {}", peer_job, job_id);
-  return {};
+  if (peer_job != job_id) {
+    return Failure{ErrorKind::authentication,
+                   fmt::format("peer is in job {}, expected job {}", peer_job, job_id)};
+  }
+  return std::nullopt;
 }
 
 Proof make_proof(const JobSecret& secret, const Hello& first, const Hello& second) {

@@ -30,8 +30,9 @@ using Nonce = std::array<std::byte, kNonceBytes>;
 // Our Hello, with `nonce` (fresh per connection: randombytes_buf, in auth.cpp).
 Hello make_hello(Role role, const HandshakeConfig& config, const Nonce& nonce);
 // What is wrong with the peer's Hello for a connection of ours in `own_role` and job `job_id`
-// ("peer is in job 5, expected job 7"), or "".
-std::string hello_problem(const Hello& hello, Role own_role, std::uint64_t job_id);
+// ("peer is in job 5, expected job 7"), or nullopt: bytes that are no Hello are a protocol
+// failure; another version or job fails authentication.
+Outcome hello_problem(const Hello& hello, Role own_role, std::uint64_t job_id);
 // The proof the side that sent `first` owes.
 Proof make_proof(const JobSecret& secret, const Hello& first, const Hello& second);
 // Whether `got` is `expected`, in constant time.

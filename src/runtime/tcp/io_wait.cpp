@@ -1,6 +1,8 @@
 // runtime/tcp/io_wait.cpp — deadline-bounded waits (see io_wait.hpp).
 #include "runtime/tcp/io_wait.hpp"
 
+#include "runtime/tcp/transport_error.hpp"
+
 #include <fmt/format.h>
 
 namespace multilane::runtime {
@@ -69,8 +71,7 @@ IoResult write_all(asio::io_context& io, asio::ip::tcp::socket& socket,
 }
 
 bool is_peer_gone(const asio::error_code& error) {
-  return error == asio::error::eof || error == asio::error::connection_reset ||
-         error == asio::error::broken_pipe || error == asio::error::connection_aborted;
+  return kind_of(error) == ErrorKind::peer_gone;
 }
 
 std::string peer_name(const asio::ip::tcp::socket& socket) {

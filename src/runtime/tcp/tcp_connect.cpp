@@ -45,7 +45,8 @@ void apply_connected_options(asio::ip::tcp::socket& socket, const SocketTuning& 
     const std::uint64_t rate = tuning.pacing_bps;
     if (::setsockopt(socket.native_handle(), SOL_SOCKET, SO_MAX_PACING_RATE, &rate, sizeof rate) !=
         0) {
-      throw TransportError(fmt::format("setting a pacing rate of {} bytes/s failed: {}",
+      throw TransportError(ErrorKind::resource,
+                           fmt::format("setting a pacing rate of {} bytes/s failed: {}",
                                        tuning.pacing_bps, std::strerror(errno)));
     }
   }
@@ -54,7 +55,8 @@ void apply_connected_options(asio::ip::tcp::socket& socket, const SocketTuning& 
     const int limit = tuning.unsent_limit;
     if (::setsockopt(socket.native_handle(), IPPROTO_TCP, TCP_NOTSENT_LOWAT, &limit,
                      sizeof limit) != 0) {
-      throw TransportError(fmt::format("setting an unsent limit of {} bytes failed: {}", limit,
+      throw TransportError(ErrorKind::resource,
+                           fmt::format("setting an unsent limit of {} bytes failed: {}", limit,
                                        std::strerror(errno)));
     }
   }
@@ -88,8 +90,8 @@ Attempt try_connect(asio::io_context& io, asio::ip::tcp::socket& socket,
   socket.close(ignored);
   if (error == asio::error::connection_refused && Clock::now() < deadline) return Attempt::Refused;
   throw TransportError(
-      fmt::format("connecting to {} failed: {}", endpoint_text(remote),
-                  error == asio::error::timed_out ? "timed out" : error.message()));
+      kind_of(error), fmt::format("connecting to {} failed: {}", endpoint_text(remote),
+                                  error == asio::error::timed_out ? "timed out" : error.message()));
 }
 
 }  // namespace

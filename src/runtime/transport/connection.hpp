@@ -9,22 +9,23 @@
 #pragma once
 
 #include <asio.hpp>
-#include <string>
+
+#include "runtime/tcp/transport_error.hpp"
 
 namespace multilane::runtime {
 
 struct Connection {
   explicit Connection(asio::io_context& io) : socket(io) {}
   // Shuts the connection down and closes it, once; `reason` is kept for the other side.
-  void close(const std::string& reason) {
-    if (closed_because.empty()) closed_because = reason;
+  void close(const Failure& reason) {
+    if (!closed_because) closed_because = reason;
     asio::error_code ignored;
     socket.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
     socket.close(ignored);
   }
 
   asio::ip::tcp::socket socket;
-  std::string closed_because;  // "" while open
+  Outcome closed_because;  // nullopt while open
 };
 
 }  // namespace multilane::runtime

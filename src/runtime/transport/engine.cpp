@@ -38,7 +38,7 @@ struct EarlySignature {
 // A call running here: its signature, and who hears of a peer's frame that disagrees.
 struct RunningCall {
   std::uint64_t signature = 0;
-  std::function<void(const std::string&)> on_mismatch;
+  std::function<void(const Outcome&)> on_mismatch;
   std::shared_ptr<void> owner;
   void reset() {
     on_mismatch = nullptr;
@@ -46,11 +46,15 @@ struct RunningCall {
   }
 };
 
-std::string mismatch_text(int peer, std::uint64_t sequence) {
-  return fmt::format(
-      "rank {} runs a different call as call #{} (its collective, algorithm, root, "
-      "size or segment differ from this rank's)",
-      peer, sequence);
+Failure mismatch(int peer, std::uint64_t sequence) {
+  return {ErrorKind::mismatch,
+          fmt::format("rank {} runs a different call as call #{} (its collective, algorithm, root, "
+                      "size or segment differ from this rank's)",
+                      peer, sequence)};
+}
+
+Failure engine_stopped() {
+  return {ErrorKind::internal, "the engine stopped before the operation completed"};
 }
 
 }  // namespace
@@ -212,9 +216,9 @@ void Engine::start_background(Operation operation, Completion done) {
   State& s = *state_;
   s.background_began();
   asio::post(s.context.io, [&s, operation = std::move(operation), done = std::move(done)] {
-    operation([&s, done](const std::string& error) {
+    operation([&s, done](const Outcome& outcome) {
       s.background_ended();  // over before anyone learns it is: a caller may then drive at once
-      done(error);
+      done(outcome);
     });
   });
 }
@@ -234,7 +238,7 @@ bool Engine::blocking_call_drives_alone() const {
   return state_->blocking_drive && !state_->background_pending();
 }
 
-std::string Engine::drive_until_finished(BlockingOutcome& outcome) {
+Outcome Engine::drive_until_finished(BlockingOutcome& outcome) {
   State& s = *state_;
   // Poll before sleeping: waking a thread that sleeps in epoll_wait costs tens of microseconds
   // on a virtual machine, longer than a small message's round trip. The incoming streams'
@@ -259,15 +263,15 @@ std::string Engine::drive_until_finished(BlockingOutcome& outcome) {
     polled.stop_polling();
     if (const auto& host = s.context.config.while_waiting) {
       host();
-      if (s.context.io.stopped()) return "the engine stopped before the operation completed";
+      if (s.context.io.stopped()) return engine_stopped();
       s.context.io.run_one_for(kWhileWaitingEvery);
     } else if (s.context.io.run_one() == 0) {
-      return "the engine stopped before the operation completed";
+      return engine_stopped();
     }
     polled.start_polling();
     last_event = Clock::now();
   }
-  return outcome.error;
+  return outcome.outcome;
 }
 
 const EngineConfig& Engine::config() const {
@@ -298,16 +302,17 @@ void Engine::recv(RecvRequest request, Completion done) {
   state_->receive.recv(std::move(request), std::move(done));
 }
 
-std::string Engine::begin_call(std::uint64_t sequence, std::uint64_t signature,
-                               std::function<void(const std::string&)> on_mismatch,
-                               std::shared_ptr<void> owner) {
+Outcome Engine::begin_call(std::uint64_t sequence, std::uint64_t signature,
+                           std::function<void(const Outcome&)> on_mismatch,
+                           std::shared_ptr<void> owner) {
   State& s = *state_;
   s.call_nodes.at(s.calls, sequence) = {signature, std::move(on_mismatch), std::move(owner)};
   auto early = s.early_signatures.find(sequence);
   if (early == s.early_signatures.end()) return {};
   const EarlySignature seen = early->second;
   s.early_signature_nodes.erase(s.early_signatures, early);
-  return seen.signature == signature ? "" : mismatch_text(seen.peer, sequence);
+  if (seen.signature == signature) return std::nullopt;
+  return mismatch(seen.peer, sequence);
 }
 
 void Engine::end_call(std::uint64_t sequence) {
@@ -336,7 +341,7 @@ bool Engine::State::check_signature(int peer, std::uint64_t sequence, std::uint6
   if (auto call = calls.find(sequence); call != calls.end()) {
     if (call->second.signature == signature) return true;
     auto on_mismatch = call->second.on_mismatch;
-    on_mismatch(mismatch_text(peer, sequence));
+    on_mismatch(mismatch(peer, sequence));
     return false;
   }
   if (sequence <= std::max(highest_ended, highest_local.load(std::memory_order_acquire))) {
@@ -363,6 +368,7 @@ void Engine::State::bind_in_range(asio::ip::tcp::acceptor& acceptor,
     acceptor.bind(asio::ip::tcp::endpoint(address, 0), error);
     if (error) {
       throw TransportError(
+          ErrorKind::resource,
           fmt::format("cannot listen on lane {} address {}: {}", lane, text, error.message()));
     }
     return;
@@ -372,9 +378,11 @@ void Engine::State::bind_in_range(asio::ip::tcp::acceptor& acceptor,
     if (!error) return;
     if (error != asio::error::address_in_use) break;
   }
-  throw TransportError(fmt::format(
-      "cannot listen on lane {} address {}: no free port in {}-{} (MULTILANE_PORTS){}", lane, text,
-      low, high, error && error != asio::error::address_in_use ? ": " + error.message() : ""));
+  throw TransportError(
+      ErrorKind::resource,
+      fmt::format("cannot listen on lane {} address {}: no free port in {}-{} (MULTILANE_PORTS){}",
+                  lane, text, low, high,
+                  error && error != asio::error::address_in_use ? ": " + error.message() : ""));
 }
 
 void Engine::State::listen() {
@@ -418,6 +426,7 @@ void Engine::State::handshake(asio::ip::tcp::socket socket, int lane) {
              const StreamIdentity id = unpack_identity(hello.identity);
              if (id.rank < 0 || id.rank >= context.config.size || id.lane != lane) {
                throw TransportError(
+                   ErrorKind::protocol,
                    fmt::format("peer claims to be rank {} on lane {}", id.rank, id.lane));
              }
              const auto protocol = socket.local_endpoint().protocol();

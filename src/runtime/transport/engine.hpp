@@ -56,11 +56,12 @@
 #include <string>
 #include <vector>
 
+#include "runtime/tcp/auth.hpp"
 #include "runtime/tcp/stall_watch.hpp"
 #include "runtime/tcp/stream_progress.hpp"
-#include "runtime/tcp/auth.hpp"
 #include "runtime/tcp/stripe.hpp"
 #include "runtime/tcp/tcp_connect.hpp"
+#include "runtime/tcp/transport_error.hpp"
 
 namespace multilane::runtime {
 
@@ -155,10 +156,10 @@ struct RecvRequest {
   std::function<void(std::uint64_t offset, std::uint64_t length)> landed;
 };
 
-// Called once per operation on the driving thread: "" on success, else the reason.
-using Completion = std::function<void(const std::string& error)>;
-// The "" of a success, made once: a small call completes several operations.
-inline const std::string kSucceeded;
+// Called once per operation on the driving thread: nullopt on success, else the failure.
+using Completion = std::function<void(const Outcome& outcome)>;
+// The outcome of a success, made once: a small call completes several operations.
+inline const Outcome kSucceeded;
 // Starts an operation on the driving thread (send(), recv(), a schedule run); it calls the
 // completion it is given exactly once.
 using Operation = std::function<void(Completion)>;
@@ -181,23 +182,24 @@ class Engine {
   void post(std::function<void()> work);
   // Starts `operation` in the background: the progress thread drives until it completed.
   void start_background(Operation operation, Completion done);
-  // Runs `operation` on this thread, driving the engine until it completes, and returns its
-  // result ("" on success); nullopt, without running it, when another thread drives or
+  // Runs `operation` on this thread, driving the engine until it completes, and returns true
+  // with its outcome in `outcome`; false, without running it, when another thread drives or
   // background operations are in flight (then start it in the background instead).
   // It sleeps waiting for the network only after kPollBeforeSleeping without an event.
   // `start` is any callable that an Operation could hold; it is called, not kept, so a
   // blocking call costs no Operation of its own.
   template <typename Start>
-  std::optional<std::string> run_blocking(Start&& start) {
+  bool run_blocking(Start&& start, Outcome& outcome) {
     std::unique_lock<std::mutex> drive = try_to_drive();
-    if (!drive.owns_lock()) return std::nullopt;
+    if (!drive.owns_lock()) return false;
     const BlockingDrive blocking(*this);
-    BlockingOutcome outcome;
-    start(Completion([&outcome](const std::string& error) {
-      outcome.finished = true;
-      outcome.error = error;
+    BlockingOutcome blocking_outcome;
+    start(Completion([&blocking_outcome](const Outcome& finished) {
+      blocking_outcome.finished = true;
+      blocking_outcome.outcome = finished;
     }));
-    return drive_until_finished(outcome);
+    outcome = drive_until_finished(blocking_outcome);
+    return true;
   }
   static constexpr std::chrono::microseconds kPollBeforeSleeping{100};
   static constexpr std::chrono::milliseconds kWhileWaitingEvery{1};
@@ -207,13 +209,13 @@ class Engine {
   void recv(RecvRequest request, Completion done);
   // A call with this sequence number runs here: frames of it carrying another signature fail
   // it through `on_mismatch`. Frames that arrived before the call began are checked at once:
-  // the mismatch is returned (else ""), and the caller must fail the call before it starts any
-  // operation, since a receive would take such a frame's bytes at once. `owner` is held until
+  // the mismatch is returned (else nullopt), and the caller must fail the call before it starts
+  // any operation, since a receive would take such a frame's bytes at once. `owner` is held until
   // end_call() (or the engine's end): the call's own state, which its operations' completions
   // and `on_mismatch` may point to without owning it.
-  std::string begin_call(std::uint64_t sequence, std::uint64_t signature,
-                         std::function<void(const std::string&)> on_mismatch,
-                         std::shared_ptr<void> owner = nullptr);
+  Outcome begin_call(std::uint64_t sequence, std::uint64_t signature,
+                     std::function<void(const Outcome&)> on_mismatch,
+                     std::shared_ptr<void> owner = nullptr);
   void end_call(std::uint64_t sequence);
   // Call `sequence` ran to its end on a caller's thread without the engine (local_call.hpp),
   // after every earlier call had ended: frames of it that come later are refused as for
@@ -231,7 +233,7 @@ class Engine {
  private:
   struct BlockingOutcome {
     bool finished = false;
-    std::string error;
+    Outcome outcome;
   };
   // Marks the driver as a blocking call while it lives.
   class BlockingDrive {
@@ -248,7 +250,7 @@ class Engine {
   // Holds the right to drive; not owned when another thread drives or background operations
   // are in flight.
   std::unique_lock<std::mutex> try_to_drive();
-  std::string drive_until_finished(BlockingOutcome& outcome);
+  Outcome drive_until_finished(BlockingOutcome& outcome);
 
   std::unique_ptr<State> state_;
 };

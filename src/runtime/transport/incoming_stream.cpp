@@ -33,7 +33,8 @@ bool IncomingStream::admit(FrameReader&, const FrameHeader& header) {
   // A late copy of a message that completed is dropped (place()), also once its call ended.
   if (side_.completed_lately({peer_, header.sequence, header.message_id})) return true;
   if (context_.check_signature(peer_, header.sequence, header.signature)) return true;
-  close(fmt::format("{} sent a message of another call as call #{}", name(), header.sequence));
+  close({ErrorKind::mismatch,
+         fmt::format("{} sent a message of another call as call #{}", name(), header.sequence)});
   return false;
 }
 
@@ -42,9 +43,9 @@ FramePlacement IncomingStream::place(FrameReader&, const FrameHeader& header) {
   const ReceiveSide::Target target = side_.place_chunk(*this, header, early_);
   if (target.park) return FramePlacement::park();  // place_again() once the receive is posted
   if (target.drop) return FramePlacement::discard();
-  if (!target.error.empty()) {
-    context_.log("closing the connection from " + name() + ": " + target.error);
-    close(target.error);
+  if (target.error) {
+    context_.log("closing the connection from " + name() + ": " + target.error->text);
+    close(*target.error);
     return FramePlacement::stop();
   }
   return FramePlacement::read(target.bytes);
@@ -57,20 +58,22 @@ void IncomingStream::frame_done(FrameReader&, const FrameHeader& header) {
 
 void IncomingStream::bad_header(FrameReader&, const std::string& error) {
   context_.log("closing the connection from " + error);
-  close(error);
+  close({ErrorKind::protocol, error});
 }
 
 void IncomingStream::ended(FrameReader&, const asio::error_code& error, bool between_frames) {
   if (error == asio::error::operation_aborted) return;
   const bool gone = error == asio::error::eof || error == asio::error::connection_reset;
   if (gone && between_frames) {
-    return close(fmt::format("rank {} closed its connections (it exited or died)", peer_));
+    return close({ErrorKind::peer_gone,
+                  fmt::format("rank {} closed its connections (it exited or died)", peer_)});
   }
-  close(fmt::format("the connection from {} broke in the middle of a message: {}", name(),
-                    gone ? "closed by the peer (did it die?)" : error.message()));
+  close({kind_of(error),
+         fmt::format("the connection from {} broke in the middle of a message: {}", name(),
+                     gone ? "closed by the peer (did it die?)" : error.message())});
 }
 
-void IncomingStream::close(const std::string& reason) {
+void IncomingStream::close(const Failure& reason) {
   if (closed_) return;
   closed_ = true;
   connection_->close(reason);

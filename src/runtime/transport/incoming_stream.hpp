@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "runtime/tcp/frame_reader.hpp"
+#include "runtime/tcp/wire.hpp"
 #include "runtime/transport/connection.hpp"
 #include "runtime/transport/receive_side.hpp"
-#include "runtime/tcp/wire.hpp"
 
 namespace multilane::runtime {
 
@@ -31,7 +31,7 @@ class IncomingStream final : public std::enable_shared_from_this<IncomingStream>
   // The rest of the chunk being read is dropped: its receive completed from other streams.
   void drop_rest() { reader_.stop_payload(); }
   // Closes the connection; the ReceiveSide hears of it through stream_closed().
-  void close(const std::string& reason);
+  void close(const Failure& reason);
 
   int peer() const { return peer_; }
   int lane() const { return lane_; }

@@ -54,8 +54,8 @@ void ReceiveSide::adopt(std::shared_ptr<Connection> connection, int peer, int la
   streams_.push_back(incoming);
   ++open_streams_[peer];
   ever_connected_[peer] = 1;
-  gone_[peer].clear();
-  closed_while_handshaking_[peer].clear();
+  gone_[peer].reset();
+  closed_while_handshaking_[peer].reset();
   incoming->start();
 }
 
@@ -78,7 +78,7 @@ std::shared_ptr<Connection> ReceiveSide::peer_connection(int peer, int lane, int
   return nullptr;
 }
 
-void ReceiveSide::close_connection(const Connection& connection, const std::string& reason) {
+void ReceiveSide::close_connection(const Connection& connection, const Failure& reason) {
   const auto it = std::find_if(streams_.begin(), streams_.end(),
                                [&](const auto& s) { return s->connection().get() == &connection; });
   if (it == streams_.end()) return;
@@ -89,8 +89,8 @@ void ReceiveSide::close_connection(const Connection& connection, const std::stri
 void ReceiveSide::handshake_ended() {
   if (--handshaking_ > 0) return;
   for (int peer = 0; peer < static_cast<int>(closed_while_handshaking_.size()); ++peer) {
-    if (closed_while_handshaking_[peer].empty()) continue;
-    const std::string reason = std::exchange(closed_while_handshaking_[peer], {});
+    if (!closed_while_handshaking_[peer]) continue;
+    const Failure reason = *std::exchange(closed_while_handshaking_[peer], std::nullopt);
     if (open_streams_[peer] == 0) peer_gone(peer, reason);
   }
 }
@@ -107,9 +107,10 @@ void ReceiveSide::recv(RecvRequest request, Completion done) {
   if (auto early = early_.find(key); early != early_.end()) {
     if (early->second.total != bytes.size()) {
       return fail_posted(
-          key, fmt::format("rank {} sent {} bytes as {}, but the receive posted "
-                           "here expects {} bytes",
-                           key.peer, early->second.total, message_text(key), bytes.size()));
+          key, {ErrorKind::mismatch,
+                fmt::format("rank {} sent {} bytes as {}, but the receive posted "
+                            "here expects {} bytes",
+                            key.peer, early->second.total, message_text(key), bytes.size())});
     }
     posted.split = early->second.split;
     auto& chunks = early->second.chunks;
@@ -127,7 +128,7 @@ void ReceiveSide::recv(RecvRequest request, Completion done) {
   complete_if_whole(key);
   auto it = posted_.find(key);
   if (it == posted_.end()) return;  // complete, or a parked chunk was refused and failed it
-  if (!gone_[key.peer].empty() && it->second.readers.empty()) fail_posted(key, gone_[key.peer]);
+  if (gone_[key.peer] && it->second.readers.empty()) fail_posted(key, *gone_[key.peer]);
 }
 
 ReceiveSide::Target ReceiveSide::place_chunk(IncomingStream& stream, const FrameHeader& header,
@@ -137,9 +138,10 @@ ReceiveSide::Target ReceiveSide::place_chunk(IncomingStream& stream, const Frame
   if (auto it = posted_.find(key); it != posted_.end()) {
     Posted& posted = it->second;
     if (header.total != posted.request.bytes.size()) {
-      const std::string error =
+      const Failure error{
+          ErrorKind::mismatch,
           fmt::format("rank {} sent {} bytes as {}, but the receive posted here expects {} bytes",
-                      key.peer, header.total, message_text(key), posted.request.bytes.size());
+                      key.peer, header.total, message_text(key), posted.request.bytes.size())};
       fail_posted(key, error);
       return Target::refused(error);
     }
@@ -148,8 +150,9 @@ ReceiveSide::Target ReceiveSide::place_chunk(IncomingStream& stream, const Frame
   }
   Early& entry = early_nodes_.at(early_, key);
   if (!entry.chunks.empty() && entry.total != header.total) {
-    return Target::refused(fmt::format("chunks of {} disagree on its length ({} and {} bytes)",
-                                       message_text(key), entry.total, header.total));
+    return Target::refused(
+        {ErrorKind::protocol, fmt::format("chunks of {} disagree on its length ({} and {} bytes)",
+                                          message_text(key), entry.total, header.total)});
   }
   // Early chunks are kept only while small: a chunk larger than a striped message's chunks, or
   // a message sent whole above kEarlyWholeMessageMost, waits for its receive and is then read
@@ -263,13 +266,13 @@ void ReceiveSide::resume_parked(const Key& key) {
   for (IncomingStream* stream : streams) stream->place_again();
 }
 
-void ReceiveSide::complete(const Key& key, const std::string& error) {
+void ReceiveSide::complete(const Key& key, const Outcome& outcome) {
   auto it = posted_.find(key);
   if (it == posted_.end()) return;
   Completion done = std::move(it->second.done);
   --context_.demand[key.peer].waiting;
   posted_nodes_.erase(posted_, it);
-  if (done) done(error);
+  if (done) done(outcome);
 }
 
 std::shared_ptr<ReceiveSide::EarlyChunk> ReceiveSide::new_early_chunk(const FrameHeader& header) {
@@ -319,7 +322,7 @@ void ReceiveSide::Posted::reset() {
   readers.clear();
 }
 
-void ReceiveSide::fail_posted(const Key& key, const std::string& error) {
+void ReceiveSide::fail_posted(const Key& key, const Failure& error) {
   auto it = posted_.find(key);
   if (it == posted_.end()) return;
   // No byte may land in the buffer once its owner heard of the failure.
@@ -329,7 +332,7 @@ void ReceiveSide::fail_posted(const Key& key, const std::string& error) {
   for (IncomingStream* reader : readers) reader->close(error);
 }
 
-void ReceiveSide::stream_closed(IncomingStream& stream, const std::string& reason) {
+void ReceiveSide::stream_closed(IncomingStream& stream, const Failure& reason) {
   const int peer = stream.peer();
   for (auto& [key, streams] : parked_) std::erase(streams, &stream);
   std::vector<Key> broken;
@@ -348,7 +351,7 @@ void ReceiveSide::stream_closed(IncomingStream& stream, const std::string& reaso
   last_stream_closed(peer, reason);
 }
 
-void ReceiveSide::last_stream_closed(int peer, const std::string& reason) {
+void ReceiveSide::last_stream_closed(int peer, const Failure& reason) {
   if (handshaking_ > 0) {
     closed_while_handshaking_[peer] = reason;  // decided when the handshakes end
     return;
@@ -356,7 +359,7 @@ void ReceiveSide::last_stream_closed(int peer, const std::string& reason) {
   peer_gone(peer, reason);
 }
 
-void ReceiveSide::peer_gone(int peer, const std::string& reason) {
+void ReceiveSide::peer_gone(int peer, const Failure& reason) {
   gone_[peer] = reason;
   std::vector<Key> orphaned;
   for (auto& [key, posted] : posted_) {
@@ -365,7 +368,7 @@ void ReceiveSide::peer_gone(int peer, const std::string& reason) {
   for (const Key& key : orphaned) fail_posted(key, reason);
 }
 
-std::string ReceiveSide::timeout_text(const Key& key, const Posted& posted) const {
+Failure ReceiveSide::timed_out(const Key& key, const Posted& posted) const {
   std::string text =
       fmt::format("timed out after {} waiting for rank {} ({}): received {}",
                   seconds_text(context_.config.timeout), key.peer, message_text(key),
@@ -373,18 +376,18 @@ std::string ReceiveSide::timeout_text(const Key& key, const Posted& posted) cons
   if (!ever_connected_[key.peer]) {
     text += fmt::format("; rank {} never connected to this rank", key.peer);
   }
-  return text;
+  return {ErrorKind::timeout, std::move(text)};
 }
 
 void ReceiveSide::check_timeouts(Clock::time_point now) {
   forget_old_completed(now);
-  std::vector<std::pair<Key, std::string>> expired;
+  std::vector<std::pair<Key, Failure>> expired;
   for (const auto& [key, posted] : posted_) {
     if (now - posted.last_progress >= context_.config.timeout) {
-      expired.emplace_back(key, timeout_text(key, posted));
+      expired.emplace_back(key, timed_out(key, posted));
     }
   }
-  for (const auto& [key, text] : expired) fail_posted(key, text);
+  for (const auto& [key, failure] : expired) fail_posted(key, failure);
 }
 
 void ReceiveSide::abandon_call(std::uint64_t sequence) {
@@ -392,7 +395,7 @@ void ReceiveSide::abandon_call(std::uint64_t sequence) {
   for (const auto& [key, posted] : posted_) {
     if (key.sequence == sequence) keys.push_back(key);
   }
-  for (const Key& key : keys) fail_posted(key, "abandoned");
+  for (const Key& key : keys) fail_posted(key, {ErrorKind::internal, "abandoned"});
 }
 
 }  // namespace multilane::runtime

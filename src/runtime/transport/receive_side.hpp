@@ -25,10 +25,10 @@
 #include "runtime/tcp/byte_ranges.hpp"
 #include "runtime/tcp/early_budget.hpp"
 #include "runtime/tcp/polled_readers.hpp"
+#include "runtime/tcp/wire.hpp"
 #include "runtime/transport/connection.hpp"
 #include "runtime/transport/engine_context.hpp"
 #include "runtime/transport/reused_nodes.hpp"
-#include "runtime/tcp/wire.hpp"
 
 namespace multilane::runtime {
 
@@ -62,7 +62,7 @@ class ReceiveSide {
   // The open connection `peer` opened as stream `stream` on `lane`, if any.
   std::shared_ptr<Connection> peer_connection(int peer, int lane, int stream) const;
   // The sending side gave `connection` up: its reader here closes with `reason`.
-  void close_connection(const Connection& connection, const std::string& reason);
+  void close_connection(const Connection& connection, const Failure& reason);
   void recv(RecvRequest request, Completion done);
   // Fails every receive that made no progress for the timeout.
   void check_timeouts(Clock::time_point now);
@@ -98,18 +98,18 @@ class ReceiveSide {
     std::span<std::byte> bytes;  // where the chunk's payload goes; empty span with park=true: wait
     bool park = false;
     bool drop = false;  // a late copy of a completed message: read and dropped
-    std::string error;  // the chunk cannot be accepted: close the stream
+    Outcome error;      // the chunk cannot be accepted: close the stream
     static Target into(std::span<std::byte> bytes) { return {bytes, false, false, {}}; }
     static Target parked() { return {{}, true, false, {}}; }
     static Target dropped() { return {{}, false, true, {}}; }
-    static Target refused(std::string error) { return {{}, false, false, std::move(error)}; }
+    static Target refused(Failure error) { return {{}, false, false, std::move(error)}; }
   };
   Target place_chunk(IncomingStream& stream, const FrameHeader& header,
                      std::shared_ptr<EarlyChunk>& early);
   // The payload read for place_chunk() finished (`early` is the chunk's early buffer, if any).
   void chunk_done(const Key& key, const FrameHeader& header, IncomingStream& stream,
                   std::shared_ptr<EarlyChunk> early);
-  void stream_closed(IncomingStream& stream, const std::string& reason);
+  void stream_closed(IncomingStream& stream, const Failure& reason);
   // A split message of this key completed here lately: its late copies are dropped.
   bool completed_lately(const Key& key) const { return completed_.contains(key); }
 
@@ -139,22 +139,22 @@ class ReceiveSide {
   void forget_pending_early(const Key& key);
   void remember_completed(const Key& key);
   void forget_old_completed(Clock::time_point now);
-  void complete(const Key& key, const std::string& error);
-  void fail_posted(const Key& key, const std::string& error);
+  void complete(const Key& key, const Outcome& outcome);
+  void fail_posted(const Key& key, const Failure& failure);
   void resume_parked(const Key& key);
   // `peer` has no open stream left: it is gone, unless handshakes may still bring one.
-  void last_stream_closed(int peer, const std::string& reason);
-  void peer_gone(int peer, const std::string& reason);
-  std::string timeout_text(const Key& key, const Posted& posted) const;
+  void last_stream_closed(int peer, const Failure& reason);
+  void peer_gone(int peer, const Failure& reason);
+  Failure timed_out(const Key& key, const Posted& posted) const;
   std::shared_ptr<EarlyChunk> new_early_chunk(const FrameHeader& header);
 
   EngineContext& context_;
   std::list<std::shared_ptr<IncomingStream>> streams_;
   std::vector<int> open_streams_;    // per peer
   std::vector<int> ever_connected_;  // per peer
-  std::vector<std::string> gone_;    // per peer: why it is gone, "" while alive
-  // Per peer: why its last stream closed while handshakes were under way ("" if it did not).
-  std::vector<std::string> closed_while_handshaking_;
+  std::vector<Outcome> gone_;        // per peer: why it is gone, nullopt while alive
+  // Per peer: why its last stream closed while handshakes were under way (if it did).
+  std::vector<Outcome> closed_while_handshaking_;
   std::atomic<int> handshaking_{0};  // accepted connections still in their handshake
   std::unordered_map<Key, Posted, KeyHash> posted_;
   ReusedNodes<decltype(posted_)> posted_nodes_;  // of completed receives

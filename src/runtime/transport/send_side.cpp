@@ -15,11 +15,11 @@ namespace multilane::runtime {
 namespace {
 
 // Why a write failed: the error, or why the connection's reader closed it.
-std::string write_failure(int peer, const asio::error_code& error, const Connection& connection) {
-  if (!connection.closed_because.empty()) return connection.closed_because;
+Failure write_failure(int peer, const asio::error_code& error, const Connection& connection) {
+  if (connection.closed_because) return *connection.closed_because;
   const bool gone = error == asio::error::broken_pipe || error == asio::error::connection_reset;
-  return fmt::format("sending to rank {} failed: {}{}", peer, error.message(),
-                     gone ? fmt::format(" (rank {} exited or died)", peer) : "");
+  return {kind_of(error), fmt::format("sending to rank {} failed: {}{}", peer, error.message(),
+                                      gone ? fmt::format(" (rank {} exited or died)", peer) : "")};
 }
 
 }  // namespace
@@ -36,7 +36,8 @@ SendSide::SendSide(EngineContext& context, ReceiveSide& receive)
 SendSide::~SendSide() {
   for_each_link([](Link& link) {
     for (auto& stream : link.streams) {
-      if (stream->connection) stream->connection->close("the engine stopped");
+      if (stream->connection)
+        stream->connection->close({ErrorKind::internal, "the engine stopped"});
     }
   });
 }
@@ -50,13 +51,14 @@ std::string SendSide::peer_endpoint(int peer, int lane) {
   std::lock_guard lock(addresses_mutex_);
   const auto& lanes = addresses_.at(peer);
   if (lanes.empty()) {
-    throw TransportError(
-        fmt::format("no address is known for rank {} (it did not publish its "
-                    "lanes at the rendezvous)",
-                    peer));
+    throw TransportError(ErrorKind::peer_gone,
+                         fmt::format("no address is known for rank {} (it did not publish its "
+                                     "lanes at the rendezvous)",
+                                     peer));
   }
   if (lane >= static_cast<int>(lanes.size())) {
-    throw TransportError(fmt::format("rank {} listens on {} lane(s), lane {} was asked for", peer,
+    throw TransportError(ErrorKind::mismatch,
+                         fmt::format("rank {} listens on {} lane(s), lane {} was asked for", peer,
                                      lanes.size(), lane));
   }
   return lanes[lane];
@@ -84,7 +86,7 @@ void SendSide::send(SendRequest request, Completion done) {
   int streams = 0;  // of every lane the message may use
   for (int lane : request.lanes) {
     Link& l = link(request.peer, lane, request.link);
-    if (!l.failure.empty()) return done(l.failure);
+    if (l.failure) return done(l.failure);
     if (!l.streams.front()->connection && !l.connecting) connect(l);
     streams += static_cast<int>(l.streams.size());
   }
@@ -193,14 +195,14 @@ void SendSide::connect(Link& link) {
   try {
     remote_text = peer_endpoint(peer, lane);
   } catch (const TransportError& e) {
-    return link_failed(link, e.what());
+    return link_failed(link, Failure::of(e));
   }
   Link* target = &link;
   context_.handshakes.start([this, target, peer, lane, count, tuning, local, remote_text] {
     const auto deadline = Clock::now() + context_.config.timeout;
     std::vector<int> fds;
     asio::ip::tcp protocol = asio::ip::tcp::v4();
-    std::string error;
+    Outcome error;
     try {
       const auto remote = parse_endpoint(remote_text, fmt::format("address of rank {}", peer));
       protocol = remote.protocol();
@@ -215,18 +217,20 @@ void SendSide::connect(Link& link) {
                          context_.handshake(pack_identity({context_.config.rank, lane, s}))));
         context_.handshakes.unwatch(fd);
         if (answer.rank != peer) {
-          throw TransportError(fmt::format("rank {} answered at {}, where rank {} listens",
+          throw TransportError(ErrorKind::protocol,
+                               fmt::format("rank {} answered at {}, where rank {} listens",
                                            answer.rank, remote_text, peer));
         }
         fds.push_back(socket.release());
       }
     } catch (const std::exception& e) {
-      error = fmt::format("could not connect to rank {} at {}: {}", peer, remote_text, e.what());
+      error = Failure{kind_of(e), fmt::format("could not connect to rank {} at {}: {}", peer,
+                                              remote_text, e.what())};
     }
     asio::post(context_.io, [this, target, fds = std::move(fds), protocol, error]() mutable {
-      if (error.empty()) return connected(*target, std::move(fds), protocol);
+      if (!error) return connected(*target, std::move(fds), protocol);
       for (int fd : fds) ::close(fd);
-      link_failed(*target, error);
+      link_failed(*target, *error);
     });
   });
 }
@@ -240,8 +244,9 @@ bool SendSide::answer_on_peer_connections(Link& link) {
     Stream& stream = *link.streams[i];
     stream.connection = std::move(connections[i]);
     if (const std::string failed = tune_as_own(stream.socket(), link.link); !failed.empty()) {
-      close_stream(stream,
-                   fmt::format("tuning the connection from rank {} failed: {}", link.peer, failed));
+      close_stream(stream, {ErrorKind::resource, fmt::format("tuning the connection from rank {} "
+                                                             "failed: {}",
+                                                             link.peer, failed)});
       continue;
     }
     pump(stream);
@@ -325,7 +330,7 @@ bool SendSide::sends_to(int peer) const {
                      [peer](const auto& op) { return op->request.peer == peer; });
 }
 
-void SendSide::link_failed(Link& link, const std::string& reason) {
+void SendSide::link_failed(Link& link, const Failure& reason) {
   link.connecting = false;
   link.failure = reason;
   for (auto& stream : link.streams) close_stream(*stream, reason);
@@ -440,7 +445,7 @@ void SendSide::sent_whole(const std::shared_ptr<Op>& op) {
   done(kSucceeded);
 }
 
-void SendSide::close_stream(Stream& stream, const std::string& reason) {
+void SendSide::close_stream(Stream& stream, const Failure& reason) {
   if (stream.closed) return;
   stream.closed = true;
   if (stream.connection) {
@@ -454,10 +459,10 @@ void SendSide::close_stream(Stream& stream, const std::string& reason) {
   for (Job& job : jobs) {
     if (job.op) finish(job.op, reason);
   }
-  if (stream.link->failure.empty()) stream.link->failure = reason;
+  if (!stream.link->failure) stream.link->failure = reason;
 }
 
-void SendSide::finish(const std::shared_ptr<Op>& op, const std::string& error) {
+void SendSide::finish(const std::shared_ptr<Op>& op, const Outcome& error) {
   if (op->finished) return;
   op->finished = true;
   ops_.remove(op);
@@ -467,16 +472,16 @@ void SendSide::finish(const std::shared_ptr<Op>& op, const std::string& error) {
       std::erase_if(stream->written, [&](const Written& w) { return w.message.lock() == op; });
     }
     for (Link* l : op->links) --l->split_sends;
-    if (!op->tail && error.empty()) report_message_done(*op);
+    if (!op->tail && !error) report_message_done(*op);
   }
   // A kept tail is a copy: failing it touches no caller's buffer.
-  if (!error.empty() && !op->tail) {
+  if (error && !op->tail) {
     // No byte of the buffer may be read once its owner heard of the failure: stop every
     // stream still holding a chunk of it.
     for (Stream* stream : op->streams) {
       const bool holds = std::any_of(stream->queue.begin(), stream->queue.end(),
                                      [&](const Job& job) { return job.op == op; });
-      if (holds) close_stream(*stream, error);
+      if (holds) close_stream(*stream, *error);
     }
   }
   if (op->tail) context_.own_work_ended();
@@ -508,10 +513,12 @@ void SendSide::check_timeouts(Clock::time_point now) {
       continue;
     }
     const auto& r = op->request;
-    finish(op, fmt::format("timed out after {} sending to rank {} (message {} of call #{}): "
-                           "handed over {} (is rank {} receiving?)",
-                           seconds_text(context_.config.timeout), r.peer, r.key.message_id,
-                           r.key.sequence, progress_text(op->handed_over, op->size()), r.peer));
+    finish(op, Failure{ErrorKind::timeout,
+                       fmt::format("timed out after {} sending to rank {} (message {} of call "
+                                   "#{}): handed over {} (is rank {} receiving?)",
+                                   seconds_text(context_.config.timeout), r.peer, r.key.message_id,
+                                   r.key.sequence, progress_text(op->handed_over, op->size()),
+                                   r.peer)});
   }
 }
 
@@ -521,7 +528,7 @@ void SendSide::abandon_call(std::uint64_t sequence) {
     // A kept tail outlives its call: the peer may still need its bytes.
     if (op->request.key.sequence == sequence && !op->tail) ops.push_back(op);
   }
-  for (const auto& op : ops) finish(op, "abandoned");
+  for (const auto& op : ops) finish(op, Failure{ErrorKind::internal, "abandoned"});
 }
 
 }  // namespace multilane::runtime

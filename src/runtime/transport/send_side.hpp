@@ -118,7 +118,7 @@ class SendSide {
     LinkClass link = LinkClass::Lan;
     std::vector<std::unique_ptr<Stream>> streams;
     bool connecting = false;
-    std::string failure;  // why the link is unusable, "" while fine
+    Outcome failure;  // why the link is unusable, nullopt while fine
     // How many of the streams take pieces of split messages (WAN links adapt it to stalls).
     StreamGovernor governor;
     StallWatch watch;
@@ -162,7 +162,7 @@ class SendSide {
   void switch_to_lower_ranks_connection(Stream& stream);
   bool sends_to(int peer) const;
   void connected(Link& link, std::vector<int> fds, asio::ip::tcp protocol);
-  void link_failed(Link& link, const std::string& reason);
+  void link_failed(Link& link, const Failure& reason);
   void send_whole(SendRequest request, Completion done, int streams);
   // A send in flight, kept until its last frame went to the kernel.
   std::shared_ptr<Op> add_op(SendRequest request, Completion done);
@@ -172,11 +172,11 @@ class SendSide {
   bool takes_pieces(const Stream& stream) const;
   void written(Stream& stream, std::size_t bytes);
   void sent_whole(const std::shared_ptr<Op>& op);
-  void finish(const std::shared_ptr<Op>& op, const std::string& error);
+  void finish(const std::shared_ptr<Op>& op, const Outcome& error);
   // Tells the governors of a split send's links how it went (once, when its caller learns it
   // succeeded).
   void report_message_done(const Op& op);
-  void close_stream(Stream& stream, const std::string& reason);
+  void close_stream(Stream& stream, const Failure& reason);
   std::string peer_endpoint(int peer, int lane);
   // The stall watch of the WAN links and the re-sending of stalled shares
   // (send_side_stalls.cpp).

@@ -19,9 +19,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const Hello own = make_hello(Role::Listener, config, Nonce{});
   Hello peer;
   std::memcpy(peer.data(), data, kHelloSize);
-  const std::string problem = hello_problem(peer, Role::Listener, config.job_id);
-  if (!problem.empty()) {
-    FUZZ_CHECK(problem.find("peer") != std::string::npos, "a refused Hello is explained");
+  const Outcome problem = hello_problem(peer, Role::Listener, config.job_id);
+  if (problem) {
+    FUZZ_CHECK(problem->text.find("peer") != std::string::npos, "a refused Hello is explained");
+    FUZZ_CHECK(problem->kind == multilane::ErrorKind::protocol ||
+                   problem->kind == multilane::ErrorKind::authentication,
+               "a refused Hello is a protocol or an authentication failure");
     return 0;
   }
   if (size < kHelloSize + kProofSize) return 0;
