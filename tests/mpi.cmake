@@ -334,17 +334,25 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
                    $<TARGET_FILE:mpi_test_errors_ompi> fatal)
   set_tests_properties(mpi-ompi-errors-fatal PROPERTIES TIMEOUT 120 LABELS mpi)
   # A rank killed while the others are in a wrapped bcast: they abort within the timeout (3 s)
-  # naming it. (Open MPI would end the job itself at once without the MCA setting.) Serial, and
-  # segments of ranks the launcher killed are removed (remove_dead_segments.sh says why).
-  add_test(NAME mpi-ompi-rank-killed
-           COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=nonzero
-                   "-DEXPECT_OUTPUT=multilane: rank [023] \\(world rank [023]\\) in MPI_Bcast on a communicator of 4 ranks: .*ranks? 1[^0-9]"
-                   -P ${MULTILANE_EXPECT} -- ${CMAKE_SOURCE_DIR}/tests/mpi/remove_dead_segments.sh
-                   ${MULTILANE_MPIRUN_OPENMPI} --allow-run-as-root
-                   --oversubscribe -n 4 --mca orte_abort_on_non_zero_status 0
-                   -x LD_PRELOAD=$<TARGET_FILE:multilane_mpi> -x MULTILANE_ALGORITHM_BCAST=auto
-                   -x MULTILANE_TIMEOUT=3 $<TARGET_FILE:mpi_test_errors_ompi> kill)
-  set_tests_properties(mpi-ompi-rank-killed PROPERTIES TIMEOUT 120 LABELS mpi RUN_SERIAL TRUE)
+  # naming it and the kind. (Open MPI would end the job itself at once without the MCA setting.)
+  # Serial, and segments of ranks the launcher killed are removed (remove_dead_segments.sh says
+  # why). With MPI_ERRORS_RETURN, the code's class is multilane's class for a dead peer.
+  foreach(mode "" "return")
+    set(name mpi-ompi-rank-killed)
+    set(expected "multilane: rank [023] \\(world rank [023]\\) in MPI_Bcast on a communicator of 4 ranks: peer gone: .*ranks? 1[^0-9]")
+    if(mode)
+      set(name mpi-ompi-rank-killed-${mode})
+      set(expected "error class: multilane: peer gone")
+    endif()
+    add_test(NAME ${name}
+             COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=nonzero "-DEXPECT_OUTPUT=${expected}"
+                     -P ${MULTILANE_EXPECT} -- ${CMAKE_SOURCE_DIR}/tests/mpi/remove_dead_segments.sh
+                     ${MULTILANE_MPIRUN_OPENMPI} --allow-run-as-root
+                     --oversubscribe -n 4 --mca orte_abort_on_non_zero_status 0
+                     -x LD_PRELOAD=$<TARGET_FILE:multilane_mpi> -x MULTILANE_ALGORITHM_BCAST=auto
+                     -x MULTILANE_TIMEOUT=3 $<TARGET_FILE:mpi_test_errors_ompi> kill ${mode})
+    set_tests_properties(${name} PROPERTIES TIMEOUT 120 LABELS mpi RUN_SERIAL TRUE)
+  endforeach()
 
   # Linked, not preloaded: -lmultilane_mpi before the MPI library.
   add_executable(mpi_test_linked_ompi tests/mpi/coll_nonblocking.c)

@@ -74,8 +74,9 @@ add_test(NAME cli-runtime-example-c_bcast-shared-memory
 
 # A rank that dies by SIGKILL at a named point (tests/runtime/programs/dying_rank.cpp, no
 # timer): the launcher names it and exits non-zero, and the ranks that were waiting for it fail
-# naming it. (The launcher exits with the status of the first rank it saw fail: 137 for the
-# killed one, or 1 for a rank that noticed first.)
+# naming it and the kind. (The launcher exits with the status of the first rank it saw fail: 137
+# for the killed one, or the kind's status for a rank that noticed first: 4 for a peer gone, 3
+# for a timeout.)
 #   - after its 3rd completed broadcast of 4 MiB: the ones talking to it at once, the others
 #     within the 5 s timeout;
 #   - before it joins, while the others set up: they fail waiting for its addresses, naming it.
@@ -83,14 +84,14 @@ add_executable(dying_rank ${CMAKE_SOURCE_DIR}/tests/runtime/programs/dying_rank.
 target_link_libraries(dying_rank PRIVATE multilane::runtime)
 add_test(NAME cli-runtime-rank-killed-mid-broadcast
          COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=nonzero
-                 "-DEXPECT_OUTPUT=(rank 2 \\(pid [0-9]+\\) was killed by signal 9.*(rank 2 closed its connections|to rank 2 failed))|((rank 2 closed its connections|to rank 2 failed).*rank 2 \\(pid [0-9]+\\) was killed by signal 9)"
+                 "-DEXPECT_OUTPUT=(rank 2 \\(pid [0-9]+\\) was killed by signal 9.*peer gone: [^\n]*(rank 2 closed its connections|to rank 2 failed))|(peer gone: [^\n]*(rank 2 closed its connections|to rank 2 failed).*rank 2 \\(pid [0-9]+\\) was killed by signal 9)"
                  "-DREJECT_OUTPUT=ok\n"
                  -P ${MULTILANE_EXPECT} --
                  $<TARGET_FILE:multilane> launch -n 4 --timeout 5 --
                  $<TARGET_FILE:dying_rank> 2 calls 3)
 add_test(NAME cli-runtime-rank-killed-in-set-up
          COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=nonzero
-                 "-DEXPECT_OUTPUT=(rank 2 \\(pid [0-9]+\\) was killed by signal 9.*rank 2 has not published its addresses)|(rank 2 has not published its addresses.*rank 2 \\(pid [0-9]+\\) was killed by signal 9)"
+                 "-DEXPECT_OUTPUT=(rank 2 \\(pid [0-9]+\\) was killed by signal 9.*timeout: [^\n]*rank 2 has not published its addresses)|(timeout: [^\n]*rank 2 has not published its addresses.*rank 2 \\(pid [0-9]+\\) was killed by signal 9)"
                  "-DREJECT_OUTPUT=ok\n"
                  -P ${MULTILANE_EXPECT} --
                  $<TARGET_FILE:multilane> launch -n 4 --timeout 5 --

@@ -38,9 +38,10 @@ multilane_cli_test(wan-cli-cp-missing-secret-file 2
                    127.0.0.1: --secret-file ${CMAKE_BINARY_DIR}/nonexistent-secret)
 multilane_cli_test(wan-cli-cp-bad-target 2 "\"no-colon-here\" names no host \\(write host:path\\)"
                    cp ${wan_cli_secret} no-colon-here --secret-file ${wan_cli_secret})
-# Nobody listens on port 1 of 127.0.0.1: the copy fails (status 1) naming the server.
-multilane_cli_test(wan-cli-cp-unreachable-server 1
-                   "multilane cp: path 0 \\(to 127\\.0\\.0\\.1:1\\): connecting .*; nothing was copied"
+# Nobody listens on port 1 of 127.0.0.1: the copy fails after the timeout (status 3, a timeout)
+# naming the server.
+multilane_cli_test(wan-cli-cp-unreachable-server 3
+                   "multilane cp: error \\(timeout\\): path 0 \\(to 127\\.0\\.0\\.1:1\\): connecting .*; nothing was copied"
                    cp ${wan_cli_secret} 127.0.0.1: --port 1 --timeout 1
                    --secret-file ${wan_cli_secret})
 multilane_cli_test(wan-cli-relay-bad-allow 2 "--allow: \"not-a-network\" is not a network" relay

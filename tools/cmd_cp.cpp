@@ -115,8 +115,8 @@ int run_cp(const CpArgs& args) {
     return 0;
   } catch (const wan::CopyError& e) {
     if (show && started) view.finish();
-    fmt::print(stderr, "multilane cp: {}\n", e.what());
-    return 1;
+    fmt::print(stderr, "multilane cp: error ({}): {}\n", kind_name(e.kind()), e.what());
+    return exit_status(e.kind());
   }
 }
 

@@ -13,8 +13,8 @@
 // one core each when they fit the cores (--bind-to auto; runtime/launch/rank_binding.hpp).
 //
 // With --emu NAME every rank runs inside the namespace of its node of the emulated grid NAME
-// (`multilane emu up`), on that node's lane addresses (emu_job.hpp); exit status 1 when the
-// grid is not up, 2 when it cannot hold N ranks.
+// (`multilane emu up`), on that node's lane addresses (emu_job.hpp); exit status 2 when the
+// grid is not up or cannot hold N ranks.
 #include <fmt/format.h>
 
 #include <memory>

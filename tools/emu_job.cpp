@@ -22,6 +22,7 @@ std::vector<EmuNode> nodes_of_running_grid(const std::string& name) {
   emu::check_emulation_name(name);
   if (!emu::state_exists(name)) {
     throw EmuError(
+        ErrorKind::usage,
         fmt::format("--emu {0}: emulation \"{0}\" is not up; start it with multilane emu up "
                     "PLATFORM --name {0}",
                     name));

@@ -53,15 +53,18 @@ int main(int argc, char** argv) {
     for (auto& [sub, run] : runners) {
       if (sub->parsed()) return run();
     }
-  } catch (const UsageError& e) {
-    fmt::print(stderr, "multilane: {}\n", e.what());
-    return 2;
-  } catch (const PlatformError& e) {
-    fmt::print(stderr, "{}\n", e.what());
-    return 2;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "multilane: error: {}\n", e.what());
-    return 1;
+    // The exit status and the words say the kind (multilane/errors.hpp): a script can tell a
+    // bad argument from a timeout from a dead peer.
+    const ErrorKind kind = kind_of(e);
+    if (kind == ErrorKind::usage) {
+      fmt::print(stderr, "multilane: {}\n", e.what());
+    } else if (kind == ErrorKind::platform) {
+      fmt::print(stderr, "{}\n", e.what());  // FILE:LINE: key: reason
+    } else {
+      fmt::print(stderr, "multilane: error ({}): {}\n", kind_name(kind), e.what());
+    }
+    return exit_status(kind);
   }
   return 0;
 }

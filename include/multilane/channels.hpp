@@ -45,13 +45,16 @@
 #include <utility>
 #include <vector>
 
+#include "multilane/errors.hpp"
+
 namespace multilane::channels {
 
 // Any failure of a path: connecting, authenticating, a peer that vanished or sent something
-// else than expected, a timeout. The message names the peer and what was going on.
-class ChannelError : public std::runtime_error {
+// else than expected, a timeout. The message names the peer and what was going on; kind()
+// (errors.hpp) says which.
+class ChannelError : public CommunicationError {
  public:
-  using std::runtime_error::runtime_error;
+  using CommunicationError::CommunicationError;
 };
 
 // The shortest secret accepted (the same rule as the runtime's MULTILANE_SECRET).

@@ -18,9 +18,10 @@
 //     call throws again (like MPI's default error handler, but catchable).
 //   * A Communicator is used from one thread at a time.
 //
-// Errors: UsageError for bad arguments (wrong buffer size, root out of range, unknown
-// algorithm), CommunicationError for failures of the job. attempt() turns either into a
-// Status for code that prefers return values.
+// Errors (errors.hpp): UsageError for bad arguments (wrong buffer size, root out of range,
+// unknown algorithm), CommunicationError for failures of the job, whose kind() says which
+// (timeout, peer_gone, authentication, mismatch, protocol, resource). attempt() turns either into
+// a Status for code that prefers return values.
 #pragma once
 
 #include <chrono>
@@ -78,22 +79,19 @@ struct CommunicatorOptions {
 
 struct Status {
   bool ok = true;
-  std::string message;  // empty when ok
+  ErrorKind kind = ErrorKind::internal;  // meaningful when !ok
+  std::string message;                   // empty when ok
   explicit operator bool() const { return ok; }
 };
 
-// Runs `f`, turning a multilane exception into a Status.
+// Runs `f`, turning a multilane Error into a Status.
 template <typename F>
 Status attempt(F&& f) {
   try {
     f();
     return {};
-  } catch (const UsageError& e) {
-    return {false, e.what()};
-  } catch (const CommunicationError& e) {
-    return {false, e.what()};
-  } catch (const PlatformError& e) {
-    return {false, e.what()};
+  } catch (const Error& e) {
+    return {.ok = false, .kind = e.kind(), .message = e.what()};
   }
 }
 

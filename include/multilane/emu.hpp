@@ -32,13 +32,18 @@
 #include <string_view>
 #include <vector>
 
+#include "multilane/errors.hpp"
 #include "multilane/platform.hpp"
 
 namespace multilane {
 
-class EmuError : public std::runtime_error {
+// An emulated grid could not be brought up, used or taken down. Its kind (errors.hpp) is usage
+// when the caller named something that is not there (an emulation that is not up, one already
+// up), else resource: the system refused a namespace, link, process or file.
+class EmuError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit EmuError(const std::string& text) : Error(ErrorKind::resource, text) {}
+  EmuError(ErrorKind kind, const std::string& text) : Error(kind, text) {}
 };
 
 struct EmuOptions {

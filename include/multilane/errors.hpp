@@ -3,28 +3,26 @@
 // Every failure has a kind, so a caller can tell a bad argument from a timeout from a dead
 // peer without reading the message:
 //
-//   kind             meaning                                              CLI exit  C API
-//   usage            the caller asked for something that cannot be        2         ML_ERR_USAGE
-//                    (unknown algorithm, size out of range): the text
-//                    names the argument and what is allowed
-//   platform         a platform file is malformed: `FILE:LINE: key: why`  2         ML_ERR_PLATFORM
-//   timeout          no progress for the configured time (a peer hung)    3         ML_ERR_TIMEOUT
-//   peer_gone        a peer closed, reset or never accepted its           4 ML_ERR_PEER_GONE
-//                    connection (end of file, reset, broken pipe)
-//   authentication   a peer failed the handshake (wrong job secret,       5 ML_ERR_AUTHENTICATION
-//                    another protocol version)
-//   mismatch         ranks called different collectives, sizes or roots   6         ML_ERR_MISMATCH
-//   protocol         a peer sent bytes that are not multilane's protocol  7         ML_ERR_PROTOCOL
-//   resource         the system refused memory, a port, a segment or a    8         ML_ERR_RESOURCE
-//                    process
-//   internal         a failure multilane did not expect (a bug: report    9         ML_ERR_INTERNAL
-//                    it)
+//   kind            meaning                                          CLI exit  C API (ML_ERR_)
+//   usage           the caller asked for something that cannot be    2         USAGE (1)
+//                   (unknown algorithm, size out of range): the text
+//                   names the argument and what is allowed
+//   platform        a platform file is malformed (FILE:LINE: key)    2         PLATFORM (3)
+//   timeout         no progress for the configured time (a hang)     3         TIMEOUT (4)
+//   peer_gone       a peer closed, reset or never accepted its       4         PEER_GONE (5)
+//                   connection (end of file, reset, broken pipe)
+//   authentication  a peer failed the handshake (wrong job secret,   5         AUTHENTICATION (6)
+//                   another protocol version)
+//   mismatch        ranks called different collectives or sizes      6         MISMATCH (7)
+//   protocol        a peer sent bytes that are not the protocol      7         PROTOCOL (8)
+//   resource        the system refused memory, a port, a segment     8         RESOURCE (9)
+//   internal        a failure multilane did not expect (a bug)       9         INTERNAL (10)
 //
 // The C++ API throws: UsageError (kind usage), PlatformError (kind platform) and
 // CommunicationError (every other kind) are the Errors a caller may catch one by one, or
 // catch Error and switch on kind(). what() is the text alone; describe() puts the kind in front
-// ("peer gone: rank 2 closed the connection ..."), as the CLI, the C API and the MPI library
-// print it.
+// ("peer gone: rank 2 closed the connection ..."), as the CLI and the MPI library print it. The C
+// API returns the kind's code and keeps the text for ml_last_error().
 #pragma once
 
 #include <cstdint>

@@ -1,9 +1,11 @@
 /* multilane/multilane.h — the C API of the runtime (C and Fortran via ISO_C_BINDING).
  *
  * The same operations and semantics as multilane/communicator.hpp. Every call returns
- * ML_OK (0) or an error code; ml_last_error() then gives the message of this thread's last
- * failing call ("bcast #3 (binomial, root 0, 1048576 bytes): timed out after 60 s waiting for
- * rank 3 ..."). After a communication error the communicator is broken: later calls fail too.
+ * ML_OK (0) or an error code that says what kind of failure it was (multilane/errors.hpp);
+ * ml_last_error() then gives the message of this thread's last failing call ("bcast #3
+ * (binomial, root 0, 1048576 bytes): timed out after 60 s waiting for rank 3 ...") and
+ * ml_error_name() the kind ("timeout"). After a failure of the job (any code but ML_ERR_USAGE
+ * and ML_ERR_PLATFORM) the communicator is broken: later calls fail too.
  *
  *   ml_comm* comm;
  *   if (ml_init(&comm) != ML_OK) { fprintf(stderr, "%s\n", ml_last_error()); return 1; }
@@ -21,9 +23,15 @@ extern "C" {
 
 enum {
   ML_OK = 0,
-  ML_ERR_USAGE = 1,         /* a bad argument: the message names it and the allowed range */
-  ML_ERR_COMMUNICATION = 2, /* a peer died, timed out, or ranks called different collectives */
-  ML_ERR_PLATFORM = 3       /* the platform file is malformed (FILE:LINE: key: reason) */
+  ML_ERR_USAGE = 1,          /* a bad argument: the message names it and the allowed range */
+  ML_ERR_PLATFORM = 3,       /* the platform file is malformed (FILE:LINE: key: reason) */
+  ML_ERR_TIMEOUT = 4,        /* no progress for the timeout (MULTILANE_TIMEOUT): a peer hung */
+  ML_ERR_PEER_GONE = 5,      /* a peer closed or reset its connection, or never accepted one */
+  ML_ERR_AUTHENTICATION = 6, /* a peer failed the handshake (wrong secret, other version) */
+  ML_ERR_MISMATCH = 7,       /* ranks called different collectives, sizes or roots */
+  ML_ERR_PROTOCOL = 8,       /* a peer sent bytes that are not multilane's protocol */
+  ML_ERR_RESOURCE = 9,       /* the system refused memory, a port, a segment or a process */
+  ML_ERR_INTERNAL = 10       /* a failure multilane did not expect (please report it) */
 };
 
 typedef struct ml_comm ml_comm;
@@ -36,6 +44,9 @@ int ml_finalize(ml_comm* comm);
 int ml_rank(const ml_comm* comm);
 int ml_size(const ml_comm* comm);
 const char* ml_last_error(void);
+/* The kind an error code stands for: "usage", "timeout", "peer gone", ...; "ok" for ML_OK and
+ * "unknown" for a number that is no code. */
+const char* ml_error_name(int code);
 
 int ml_send(ml_comm* comm, const void* data, size_t bytes, int peer);
 int ml_recv(ml_comm* comm, void* data, size_t bytes, int peer);

@@ -32,6 +32,7 @@ void claim_state(std::string_view name) {
   if (mkdir(run_dir(name).c_str(), 0755) == 0) return;
   if (errno == EEXIST) {
     throw EmuError(
+        ErrorKind::usage,
         fmt::format("emulation \"{0}\" is already up{1}; run `multilane emu down --name {0}` first",
                     name, is_complete(name) ? "" : " (or a previous `up` did not finish)"));
   }
@@ -58,7 +59,7 @@ void save_plan(const Plan& plan) {
 
 Plan load_plan(std::string_view name) {
   std::ifstream in(plan_path(name));
-  if (!in) throw EmuError(fmt::format("emulation \"{}\" is not up", name));
+  if (!in) throw EmuError(ErrorKind::usage, fmt::format("emulation \"{}\" is not up", name));
   std::stringstream text;
   text << in.rdbuf();
   const auto json = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);

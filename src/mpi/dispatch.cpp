@@ -301,7 +301,7 @@ int serve_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall
     }
     return code;
   } catch (const std::exception& e) {
-    return report_failure(comm, call_function(call, false), e.what());
+    return report_failure(comm, call_function(call, false), e);
   }
 }
 
@@ -387,7 +387,7 @@ int serve_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
     *request = start_pending(std::move(pending));
     return MPI_SUCCESS;
   } catch (const std::exception& e) {
-    return report_failure(comm, call_function(call, true), e.what());
+    return report_failure(comm, call_function(call, true), e);
   }
 }
 

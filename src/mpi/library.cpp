@@ -80,7 +80,7 @@ void start_library() {
   }
   if (lib.settings.profile) start_profile();
   if (!lib.settings.enabled) return;
-  if (PMPI_Add_error_class(&lib.error_class) != MPI_SUCCESS) lib.error_class = MPI_ERR_OTHER;
+  lib.error_classes = make_error_classes();
   try {
     create_comm_keyval();
   } catch (const std::exception& e) {

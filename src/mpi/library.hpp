@@ -15,6 +15,7 @@
 
 #include <optional>
 
+#include "mpi/mpi_errors.hpp"
 #include "mpi/settings.hpp"
 #include "multilane/platform.hpp"
 
@@ -24,7 +25,12 @@ struct Library {
   Settings settings;
   bool active = false;
   int keyval = MPI_KEYVAL_INVALID;
-  int error_class = MPI_ERR_OTHER;
+  // The MPI error class of each ErrorKind (mpi_errors.hpp), made at start.
+  ErrorClasses error_classes = [] {
+    ErrorClasses unset;
+    unset.fill(MPI_ERR_OTHER);
+    return unset;
+  }();
   std::optional<Platform> platform;  // MULTILANE_PLATFORM's, read at start
 };
 

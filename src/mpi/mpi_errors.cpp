@@ -14,23 +14,68 @@ namespace multilane::mpi {
 
 namespace {
 constexpr std::chrono::milliseconds kAbortGrace{500};
+
+// Whether a code added to the predefined class `error_class` keeps its own text in
+// MPI_Error_string (Open MPI does; MPICH answers with the class's text).
+bool keeps_own_text(int error_class) {
+  constexpr std::string_view kProbe = "multilane: probing error strings";
+  int code = MPI_ERR_OTHER;
+  if (PMPI_Add_error_code(error_class, &code) != MPI_SUCCESS) return false;
+  if (PMPI_Add_error_string(code, kProbe.data()) != MPI_SUCCESS) return false;
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  PMPI_Error_string(code, text, &length);
+  return std::string_view(text, static_cast<std::size_t>(length)) == kProbe;
+}
+
+int own_class(ErrorKind kind) {
+  int error_class = MPI_ERR_OTHER;
+  if (PMPI_Add_error_class(&error_class) != MPI_SUCCESS) return MPI_ERR_OTHER;
+  const std::string text = fmt::format("multilane: {}", kind_name(kind));
+  PMPI_Add_error_string(error_class, text.c_str());
+  return error_class;
+}
+
 }  // namespace
 
-int report_failure(MPI_Comm comm, std::string_view function, const std::string& cause) {
+ErrorClasses make_error_classes() {
+  ErrorClasses classes{};
+  const bool predefined = keeps_own_text(MPI_ERR_ARG) && keeps_own_text(MPI_ERR_NO_MEM);
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    const auto kind = static_cast<ErrorKind>(i);
+    if (predefined && (kind == ErrorKind::usage || kind == ErrorKind::platform)) {
+      classes[i] = MPI_ERR_ARG;
+    } else if (predefined && kind == ErrorKind::resource) {
+      classes[i] = MPI_ERR_NO_MEM;
+    } else if (kind == ErrorKind::platform) {
+      classes[i] = classes[static_cast<std::size_t>(ErrorKind::usage)];  // made just before
+    } else {
+      classes[i] = own_class(kind);
+    }
+  }
+  return classes;
+}
+
+int report_failure(MPI_Comm comm, std::string_view function, const std::exception& error) {
+  return report_failure(comm, function, runtime::Failure::of(error));
+}
+
+int report_failure(MPI_Comm comm, std::string_view function, const runtime::Failure& failure) {
   int rank = -1, size = 0, world_rank = -1;
   PMPI_Comm_rank(comm, &rank);
   PMPI_Comm_size(comm, &size);
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   const std::string message =
       fmt::format("multilane: rank {} (world rank {}) in {} on a communicator of {} ranks: {}",
-                  rank, world_rank, function, size, cause);
+                  rank, world_rank, function, size, failure.describe());
+  const int error_class = library().error_classes[static_cast<std::size_t>(failure.kind)];
   int code = MPI_ERR_OTHER;
-  if (PMPI_Add_error_code(library().error_class, &code) == MPI_SUCCESS) {
+  if (PMPI_Add_error_code(error_class, &code) == MPI_SUCCESS) {
     // MPI_MAX_ERROR_STRING bounds what the MPI library keeps.
     const std::string kept = message.substr(0, MPI_MAX_ERROR_STRING - 1);
     PMPI_Add_error_string(code, kept.c_str());
   } else {
-    code = MPI_ERR_OTHER;
+    code = error_class;
   }
   MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
   PMPI_Comm_get_errhandler(comm, &handler);

@@ -86,15 +86,15 @@ void release(PendingCall& call) {
 }
 
 // `call` (claimed) is done, or failed: unpack, report, complete the MPI request.
-void complete(PendingCall& call, const std::string& failure) {
-  if (failure.empty()) {
+void complete(PendingCall& call, const runtime::Outcome& outcome) {
+  if (!outcome) {
     try {
       call.call->finish();
     } catch (const std::exception& e) {
-      call.error = report_failure(call.call->comm, call.function, e.what());
+      call.error = report_failure(call.call->comm, call.function, e);
     }
   } else {
-    call.error = report_failure(call.call->comm, call.function, failure);
+    call.error = report_failure(call.call->comm, call.function, *outcome);
   }
   const MPI_Request handle = call.handle;
   {
@@ -105,21 +105,22 @@ void complete(PendingCall& call, const std::string& failure) {
 }
 
 // Starts a claimed deferred call whose counts' exchange has completed (or waits for it with
-// `wait`). Returns false while the exchange runs. A failure is kept for outcome() to report.
+// `wait`). Returns false while the exchange runs. A failure is kept for ended() to report.
 bool begin(PendingCall& call, bool wait) {
   if (!call.start) return true;
   int done = 1;
   const int code = wait ? PMPI_Wait(&call.counts_exchange, MPI_STATUS_IGNORE)
                         : PMPI_Test(&call.counts_exchange, &done, MPI_STATUS_IGNORE);
   if (code != MPI_SUCCESS) {
-    call.start_failure = "the exchange of the counts (PMPI_Ibcast or PMPI_Iallgather) failed";
+    call.start_failure = runtime::Failure{
+        ErrorKind::internal, "the exchange of the counts (PMPI_Ibcast or PMPI_Iallgather) failed"};
   } else if (!done) {
     return false;
   } else {
     try {
       call.request = call.start();
     } catch (const std::exception& e) {
-      call.start_failure = e.what();
+      call.start_failure = runtime::Failure::of(e);
     }
   }
   call.start = nullptr;
@@ -187,26 +188,34 @@ void advance_deferred(const std::vector<PendingCall*>& calls,
   }
 }
 
-// Tests (or waits for) one claimed multilane call: "" when it succeeded, the error when it
-// failed, nullopt while running. A deferred call waited for starts after its communicator's
+// Tests (or waits for) one claimed multilane call: true once it ended, with its outcome in
+// `outcome`; false while it runs. A deferred call waited for starts after its communicator's
 // earlier ones.
-std::optional<std::string> outcome(PendingCall& call, bool wait) {
+bool ended(PendingCall& call, bool wait, runtime::Outcome& outcome) {
   if (call.start) {
-    if (!wait) return std::nullopt;
+    if (!wait) return false;
     if (call.sequence > 0) start_deferred_through(call.owner.get(), call.sequence - 1);
     begin(call, true);
   }
-  if (!call.start_failure.empty()) return call.start_failure;
+  outcome = call.start_failure;
+  if (outcome) return true;
   try {
     if (wait) {
       wait_with_progress(call.request);
     } else if (!call.request.test()) {
-      return std::nullopt;
+      return false;
     }
-    return std::string();
   } catch (const std::exception& e) {
-    return std::string(e.what());
+    outcome = runtime::Failure::of(e);
   }
+  return true;
+}
+
+// Waits for a claimed call to end and completes it.
+void waited_and_completed(PendingCall& call) {
+  runtime::Outcome outcome;
+  ended(call, true, outcome);
+  complete(call, outcome);
 }
 
 }  // namespace
@@ -240,8 +249,8 @@ void progress_pending() {
   const std::vector<PendingCall*> calls = claim_free_calls(busy_owners);
   advance_deferred(calls, std::move(busy_owners));
   for (PendingCall* call : calls) {
-    if (auto result = outcome(*call, false)) {
-      complete(*call, *result);
+    if (runtime::Outcome outcome; ended(*call, false, outcome)) {
+      complete(*call, outcome);
     } else {
       release(*call);
     }
@@ -250,7 +259,7 @@ void progress_pending() {
 
 void finish_pending(int count, const MPI_Request* requests) {
   for (int i = 0; i < count; ++i) {
-    if (PendingCall* call = claim(requests[i])) complete(*call, *outcome(*call, true));
+    if (PendingCall* call = claim(requests[i])) waited_and_completed(*call);
   }
 }
 
@@ -264,7 +273,7 @@ int count_pending(int count, const MPI_Request* requests) {
 
 void finish_all_pending() {
   for (MPI_Request handle : handles_in_start_order(nullptr, UINT64_MAX)) {
-    if (PendingCall* call = claim(handle)) complete(*call, *outcome(*call, true));
+    if (PendingCall* call = claim(handle)) waited_and_completed(*call);
   }
 }
 

@@ -36,6 +36,7 @@
 
 #include "mpi/collective_call.hpp"
 #include "multilane/communicator.hpp"
+#include "runtime/tcp/transport_error.hpp"
 
 namespace multilane::mpi {
 
@@ -50,7 +51,7 @@ struct PendingCall {
   // once started); why the start failed, if it did.
   MPI_Request counts_exchange = MPI_REQUEST_NULL;
   std::function<Request()> start;
-  std::string start_failure;
+  runtime::Outcome start_failure;
   std::uint64_t sequence = 0;  // start_pending()'s order
   bool claimed = false;        // a thread works on it (pending_requests.cpp); under its mutex
 };

@@ -35,9 +35,9 @@ auto translated(Fn fn) {
   try {
     return fn();
   } catch (const runtime::TransportError& e) {
-    throw ChannelError(e.what());
+    throw ChannelError(e.kind(), e.what());
   } catch (const std::system_error& e) {
-    throw ChannelError(e.what());
+    throw ChannelError(runtime::kind_of(e.code()), e.what());
   }
 }
 
@@ -170,7 +170,8 @@ void Channels::establish() {
       p.set = std::make_unique<runtime::StreamSet>(impl_->io, std::move(sockets), p.options);
       p.listener.reset();  // the port is no longer needed
     } catch (const std::exception& e) {
-      if (!first) first.emplace(fmt::format("{}: {}", describe(p, pending[i]), e.what()));
+      if (!first)
+        first.emplace(kind_of(e), fmt::format("{}: {}", describe(p, pending[i]), e.what()));
     }
   }
   if (first) throw *first;

@@ -46,7 +46,8 @@ class Source {
       const ssize_t n = ::pread(fd_, out.data(), out.size(), static_cast<off_t>(offset));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
-        throw CopyError(fmt::format("reading {} at offset {} failed: {}", path_, offset,
+        throw CopyError(ErrorKind::resource,
+                        fmt::format("reading {} at offset {} failed: {}", path_, offset,
                                     n == 0 ? "the file became shorter" : std::strerror(errno)));
       }
       out = out.subspan(static_cast<std::size_t>(n));
@@ -73,15 +74,15 @@ class Conversation {
     try {
       path_ = channels_.open(spec);
     } catch (const channels::ChannelError& e) {
-      throw CopyError(fmt::format("{}; nothing was copied", e.what()));
+      throw CopyError(e.kind(), fmt::format("{}; nothing was copied", e.what()));
     }
     try {
       return converse();
     } catch (const channels::ChannelError& e) {
-      throw CopyError(
-          fmt::format("{}; the server holds {} of {} for a resume: run the same "
-                      "command again",
-                      e.what(), approx_size(held_), approx_size(source_.size())));
+      throw CopyError(e.kind(),
+                      fmt::format("{}; the server holds {} of {} for a resume: run the same "
+                                  "command again",
+                                  e.what(), approx_size(held_), approx_size(source_.size())));
     }
   }
 
@@ -91,8 +92,11 @@ class Conversation {
     channels_.send(path_, encode(CopyRequest{options_.force, source_.size(), options_.block_size,
                                              options_.destination, name}));
     const auto offer = decode_offer(receive_control());
-    if (!offer) throw CopyError("the server sent a malformed answer");
-    if (!offer->refusal.empty()) throw CopyError("the server refused the copy: " + offer->refusal);
+    if (!offer) throw CopyError(ErrorKind::protocol, "the server sent a malformed answer");
+    if (!offer->refusal.empty()) {
+      // The server's rules refuse what was asked (the file exists, a name it does not take).
+      throw CopyError(ErrorKind::usage, "the server refused the copy: " + offer->refusal);
+    }
     const std::uint64_t start = resume_point(*offer);
     channels_.send(path_, encode(CopyStart{start}));
     held_ = resumed_ = start;
@@ -100,9 +104,10 @@ class Conversation {
     send_blocks(start);
     channels_.send(path_, encode(CopyFinish{hasher_.digest()}));
     const auto verdict = decode_verdict(receive_control());
-    if (!verdict) throw CopyError("the server sent a malformed verdict");
-    if (!verdict->error.empty())
-      throw CopyError("the server did not keep the file: " + verdict->error);
+    if (!verdict) throw CopyError(ErrorKind::protocol, "the server sent a malformed verdict");
+    if (!verdict->error.empty()) {
+      throw CopyError(ErrorKind::resource, "the server did not keep the file: " + verdict->error);
+    }
     return {source_.size(), start, hasher_.digest()};
   }
 
@@ -151,8 +156,9 @@ class Conversation {
 
   void take_ack() {
     const auto ack = decode_ack(receive_control());
-    if (!ack) throw CopyError("the server sent a malformed acknowledgement");
-    if (!ack->error.empty()) throw CopyError("the server failed: " + ack->error);
+    if (!ack) throw CopyError(ErrorKind::protocol, "the server sent a malformed acknowledgement");
+    if (!ack->error.empty())
+      throw CopyError(ErrorKind::resource, "the server failed: " + ack->error);
     held_ = ack->held;
     progress_({held_, source_.size(), resumed_});
   }

@@ -21,9 +21,10 @@
 
 namespace multilane::wan {
 
-class CopyError : public std::runtime_error {
+// A copy that failed; kind() (multilane/errors.hpp) says why.
+class CopyError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 struct CopyOptions {

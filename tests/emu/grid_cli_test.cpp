@@ -29,7 +29,7 @@ TEST_F(GridCli, UpStatusExecDownAndTheirRepeats) {
                                   name_));
 
   r = tool({"emu", "up", platform, "--name", name_});
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);  // a usage error: it is up already
   EXPECT_THAT(r.output, HasSubstr(fmt::format("emulation \"{}\" is already up", name_)));
 
   r = tool({"emu", "status", "--name", name_});
@@ -71,8 +71,8 @@ TEST_F(GridCli, UpStatusExecDownAndTheirRepeats) {
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.output, fmt::format("emulation \"{}\" is not up; nothing to remove\n", name_));
   r = tool({"emu", "status", "--name", name_});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.output, fmt::format("multilane: error: emulation \"{}\" is not up\n", name_));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.output, fmt::format("multilane: emulation \"{}\" is not up\n", name_));
 }
 
 TEST_F(GridCli, BadArgumentsAreUsageErrors) {

@@ -73,12 +73,12 @@ TEST_F(LaunchOnGrid, CheckedBenchAndExampleRunAcrossTheWan) {
 
 TEST_F(LaunchOnGrid, ErrorsNameTheGridAndItsSize) {
   auto r = tool({"launch", "--emu", name_, "-n", "2", "--", "true"});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.output, fmt::format("multilane: error: --emu {0}: emulation \"{0}\" is not up; start "
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.output, fmt::format("multilane: --emu {0}: emulation \"{0}\" is not up; start "
                                   "it with multilane emu up PLATFORM --name {0}\n",
                                   name_));
   r = tool({"bench", "--emu", name_, "-n", "2"});
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.output, HasSubstr(fmt::format("emulation \"{}\" is not up", name_)));
 
   up_tiny_grid();

@@ -1,16 +1,19 @@
 /* tests/mpi/errors.c — failures of wrapped calls follow the communicator's error handler.
  *
  * With MPI_ERRORS_RETURN, ranks that disagree on a bcast's size (an erroneous program that
- * multilane detects) get an error code back, not MPI_SUCCESS, whose class is not MPI_SUCCESS and
- * whose MPI_Error_string names multilane, the rank and the call. The root may finish its part
- * before anybody notices, so it may return MPI_SUCCESS. Run with the library and
+ * multilane detects) get an error code back, not MPI_SUCCESS, whose MPI_Error_string names
+ * multilane, the rank, the call and the kind ("mismatch: ..."), and whose class is multilane's
+ * class for mismatches (MPI_Error_string of the class: "multilane: mismatch"). The root may
+ * finish its part before anybody notices, so it may return MPI_SUCCESS. Run with the library and
  * MULTILANE_ALGORITHM_BCAST=auto (the MPI library's own bcast would not notice).
  *
  * `errors fatal`: the same on MPI_COMM_WORLD, whose handler is MPI_ERRORS_ARE_FATAL: the job
  * aborts with multilane's message naming the rank, the call and the cause.
  *
  * `errors kill`: rank 1 dies (SIGKILL) while the others are in a 16 MiB bcast; they abort
- * naming it (run under a launcher that lets them, e.g. mpiexec.mpich -disable-auto-cleanup). */
+ * naming it (run under a launcher that lets them, e.g. mpiexec.mpich -disable-auto-cleanup).
+ * `errors kill return`: the same on a communicator with MPI_ERRORS_RETURN: each rank whose bcast
+ * failed prints "error class: " and the class's string ("multilane: peer gone"), then aborts. */
 #include <signal.h>
 
 #include "mltest.h"
@@ -24,9 +27,23 @@ int main(int argc, char** argv) {
   memset(buf, rank, 1 << 20);
   if (argc > 1 && strcmp(argv[1], "kill") == 0) {
     unsigned char* big = mltest_alloc(16 << 20);
-    MPI_Bcast(big, 1000, MPI_BYTE, 0, MPI_COMM_WORLD); /* the job is set up */
+    MPI_Comm comm = MPI_COMM_WORLD;
+    if (argc > 2 && strcmp(argv[2], "return") == 0) {
+      MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+      MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    }
+    MPI_Bcast(big, 1000, MPI_BYTE, 0, comm); /* the job is set up */
     if (rank == 1) raise(SIGKILL);
-    MPI_Bcast(big, 16 << 20, MPI_BYTE, 0, MPI_COMM_WORLD);
+    const int code = MPI_Bcast(big, 16 << 20, MPI_BYTE, 0, comm);
+    if (code != MPI_SUCCESS) {
+      char text[MPI_MAX_ERROR_STRING];
+      int length = 0, error_class = MPI_SUCCESS;
+      MPI_Error_class(code, &error_class);
+      MPI_Error_string(error_class, text, &length);
+      printf("error class: %s\n", text);
+      fflush(stdout);
+      MPI_Abort(MPI_COMM_WORLD, 3);
+    }
     if (rank != 0) MLTEST_FAIL("MPI_Bcast returned although rank 1 died");
     free(big);
     return mltest_finish();
@@ -48,10 +65,16 @@ int main(int argc, char** argv) {
     MPI_Error_string(code, text, &length);
     MPI_Error_class(code, &error_class);
     if (error_class == MPI_SUCCESS) MLTEST_FAIL("error class of %d is MPI_SUCCESS", code);
-    if (strstr(text, "multilane: rank") == NULL || strstr(text, "MPI_Bcast") == NULL) {
+    char class_text[MPI_MAX_ERROR_STRING];
+    int class_length = 0;
+    MPI_Error_string(error_class, class_text, &class_length);
+    if (strstr(text, "multilane: rank") == NULL || strstr(text, "MPI_Bcast") == NULL ||
+        strstr(text, ": mismatch: ") == NULL) {
       MLTEST_FAIL("MPI_Error_string gave \"%s\"", text);
+    } else if (strcmp(class_text, "multilane: mismatch") != 0) {
+      MLTEST_FAIL("the string of error class %d is \"%s\"", error_class, class_text);
     } else if (rank == 1) {
-      printf("error string: %s\n", text);
+      printf("error string: %s\nerror class: %s\n", text, class_text);
     }
   }
   MPI_Comm_free(&comm);

@@ -2,11 +2,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <future>
 
 #include "loopback.hpp"
 #include "runtime/tcp/auth.hpp"
+#include "runtime/tcp/handshake_messages.hpp"
 #include "runtime/tcp/transport_error.hpp"
+#include "runtime/tcp/wire.hpp"
 
 namespace multilane::runtime {
 namespace {
@@ -44,7 +48,7 @@ std::pair<std::string, std::string> handshake(const HandshakeConfig& listener_co
       authenticate(io, socket, role, c);
       return "";
     } catch (const TransportError& e) {
-      return e.what();
+      return e.describe();
     }
   };
   auto connector = testing::in_background(
@@ -99,6 +103,8 @@ TEST(Auth, WrongSecretFailsOnBothEnds) {
   const auto [listener, connector] = handshake(config("s3cret"), config("guess"));
   EXPECT_THAT(listener, HasSubstr("peer failed authentication (wrong job secret?)"));
   EXPECT_THAT(connector, HasSubstr("peer failed authentication (wrong job secret?)"));
+  EXPECT_THAT(listener, StartsWith("authentication: handshake with"));
+  EXPECT_THAT(connector, StartsWith("authentication: handshake with"));
   EXPECT_THAT(listener, HasSubstr("handshake with 127.0.0.1:"));
 }
 
@@ -106,6 +112,7 @@ TEST(Auth, WrongJobIsRefused) {
   const auto [listener, connector] = handshake(config("s3cret", 1), config("s3cret", 2));
   EXPECT_THAT(listener, HasSubstr("peer is in job 2, expected job 1"));
   EXPECT_THAT(connector, HasSubstr("peer is in job 1, expected job 2"));
+  EXPECT_THAT(listener, StartsWith("authentication: "));
 }
 
 TEST(Auth, RandomSecretsDiffer) {
@@ -116,7 +123,7 @@ TEST(Auth, RandomSecretsDiffer) {
 }
 
 // The listener end against a raw peer that sends `bytes` and then closes (or stays silent):
-// the error, prefixed with "abandoned: " when it is a HandshakeAbandoned.
+// the error with its kind, prefixed with "abandoned: " when it is a HandshakeAbandoned.
 std::string against_raw_peer(std::vector<std::byte> bytes, bool close_after) {
   SocketPair pair;
   asio::write(pair.connector, asio::buffer(bytes));
@@ -128,14 +135,28 @@ std::string against_raw_peer(std::vector<std::byte> bytes, bool close_after) {
   } catch (const TransportError& e) {
     EXPECT_FALSE(pair.listener.is_open()) << "a failed handshake closes the connection";
     const bool abandoned = dynamic_cast<const HandshakeAbandoned*>(&e) != nullptr;
-    return (abandoned ? "abandoned: " : "") + std::string(e.what());
+    return (abandoned ? "abandoned: " : "") + e.describe();
   }
   return "";
 }
 
 TEST(Auth, GarbageIsRefused) {
-  EXPECT_THAT(against_raw_peer(testing::pattern(200), false),
-              HasSubstr("not a multilane peer (bad magic 0x"));
+  const std::string error = against_raw_peer(testing::pattern(200), false);
+  EXPECT_THAT(error, HasSubstr("not a multilane peer (bad magic 0x"));
+  EXPECT_THAT(error, StartsWith("protocol: "));
+}
+
+// Sites upgrade separately: a peer of another protocol version is refused naming both versions.
+TEST(Auth, AnotherProtocolVersionIsRefusedNamingBoth) {
+  Hello hello = make_hello(Role::Connector, config("s3cret"), Nonce{});
+  const std::uint16_t other = kProtocolVersion + 1;
+  hello[4] = std::byte(other & 0xff);  // the version: little-endian after the 4-byte magic
+  hello[5] = std::byte(other >> 8);
+  const std::string error =
+      against_raw_peer(std::vector<std::byte>(hello.begin(), hello.end()), false);
+  EXPECT_THAT(error, StartsWith("authentication: handshake with 127.0.0.1:"));
+  EXPECT_THAT(error, HasSubstr(fmt::format("peer speaks protocol version {}, expected {}", other,
+                                           kProtocolVersion)));
 }
 
 TEST(Auth, TruncatedHelloIsRefused) {
@@ -143,12 +164,14 @@ TEST(Auth, TruncatedHelloIsRefused) {
   EXPECT_THAT(error, HasSubstr("peer closed the connection while we were waiting for the peer's "
                                "hello (10 bytes done)"));
   EXPECT_THAT(error, Not(HasSubstr("abandoned: ")));
+  EXPECT_THAT(error, StartsWith("peer gone: "));
 }
 
 // A process that exits during its handshake closes between two messages: the listener can
 // tell that from a stranger's truncated message and need not report it.
 TEST(Auth, APeerClosingBetweenMessagesAbandonedTheHandshake) {
-  EXPECT_THAT(against_raw_peer({}, true), StartsWith("abandoned: handshake with 127.0.0.1:"));
+  EXPECT_THAT(against_raw_peer({}, true),
+              StartsWith("abandoned: peer gone: handshake with 127.0.0.1:"));
   EXPECT_THAT(against_raw_peer({}, true),
               HasSubstr(": peer closed the connection while we were waiting for the peer's hello "
                         "(0 bytes done)"));
@@ -156,6 +179,7 @@ TEST(Auth, APeerClosingBetweenMessagesAbandonedTheHandshake) {
 
 TEST(Auth, SilentPeerTimesOut) {
   const auto start = std::chrono::steady_clock::now();
+  EXPECT_THAT(against_raw_peer({}, false), StartsWith("timeout: handshake with 127.0.0.1:"));
   EXPECT_THAT(against_raw_peer({}, false),
               HasSubstr("timed out after 0.3 s waiting for the peer's hello"));
   EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);

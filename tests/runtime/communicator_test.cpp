@@ -21,6 +21,7 @@ namespace multilane::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
 using namespace std::chrono_literals;
 
 void expect_all_ok(const std::vector<std::string>& errors) {
@@ -294,8 +295,9 @@ TEST(Communicator, DifferentAlgorithmsAtTheSameCallAreAMismatch) {
     std::vector<std::byte> data(1000);
     comm.bcast(data, 0, {comm.rank() == 0 ? "binomial" : "chain", 0, 0});
   });
-  EXPECT_THAT(errors[1], HasSubstr("bcast #1 (chain, root 0, 1000 bytes): rank 0 runs a different "
-                                   "call as call #1"));
+  EXPECT_THAT(errors[1],
+              HasSubstr("mismatch: bcast #1 (chain, root 0, 1000 bytes): rank 0 runs a different "
+                        "call as call #1"));
 }
 
 // The same when rank 0's frame is there before rank 1's call begins: the receive would take
@@ -306,8 +308,9 @@ TEST(Communicator, AMismatchedFrameThatArrivedFirstFailsTheCall) {
     if (comm.rank() == 1) std::this_thread::sleep_for(300ms);
     comm.bcast(data, 0, {comm.rank() == 0 ? "binomial" : "chain", 0, 0});
   });
-  EXPECT_THAT(errors[1], HasSubstr("bcast #1 (chain, root 0, 1000 bytes): rank 0 runs a different "
-                                   "call as call #1"));
+  EXPECT_THAT(errors[1],
+              HasSubstr("mismatch: bcast #1 (chain, root 0, 1000 bytes): rank 0 runs a different "
+                        "call as call #1"));
 }
 
 TEST(Communicator, DifferentSizesAreAMismatchNotCorruption) {
@@ -318,6 +321,7 @@ TEST(Communicator, DifferentSizesAreAMismatchNotCorruption) {
     comm.bcast(data, 0, {"linear", 0, 0});
   });
   EXPECT_THAT(errors[2], HasSubstr("rank 0 runs a different call as call #1"));
+  EXPECT_THAT(errors[2], StartsWith("mismatch: "));
 }
 
 TEST(Communicator, ReceiveFromADeadPeerFailsAtOnceNamingIt) {
@@ -334,7 +338,7 @@ TEST(Communicator, ReceiveFromADeadPeerFailsAtOnceNamingIt) {
     comm.recv(second, 1);
   });
   EXPECT_EQ(errors[1], "");
-  EXPECT_EQ(errors[0], "rank 1 closed its connections (it exited or died)");
+  EXPECT_EQ(errors[0], "peer gone: rank 1 closed its connections (it exited or died)");
   EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
 }
 
@@ -349,9 +353,10 @@ TEST(Communicator, SilentPeerTimesOutSayingWhatWasAwaited) {
     std::vector<std::byte> data(10);
     comm.recv(data, 1);
   });
-  EXPECT_EQ(errors[0],
-            "timed out after 0.3 s waiting for rank 1 (point-to-point message 0): received 0 of "
-            "10 bytes; rank 1 never connected to this rank");
+  EXPECT_EQ(
+      errors[0],
+      "timeout: timed out after 0.3 s waiting for rank 1 (point-to-point message 0): received 0 of "
+      "10 bytes; rank 1 never connected to this rank");
 }
 
 TEST(Communicator, AFailedCommunicatorRefusesLaterCalls) {
@@ -363,7 +368,8 @@ TEST(Communicator, AFailedCommunicatorRefusesLaterCalls) {
     EXPECT_THROW(comm.recv(data, 1), CommunicationError);
     comm.send(data, 1);
   });
-  EXPECT_THAT(errors[0], HasSubstr("unusable after an earlier failure: timed out"));
+  EXPECT_THAT(errors[0], HasSubstr("timeout: this communicator is unusable after an earlier "
+                                   "failure: timed out"));
 }
 
 // The same for a failed non-blocking call: its failure breaks the communicator when it happens,
@@ -419,7 +425,8 @@ TEST(Communicator, StrangersAreRejectedAndTheJobCompletes) {
                                   {7, runtime::JobSecret::from_text("not the secret"), 5s, 0});
             outcome += "wrong secret ACCEPTED";
           } catch (const runtime::TransportError& e) {
-            outcome += "wrong secret rejected";
+            outcome += e.kind() == ErrorKind::authentication ? "wrong secret rejected"
+                                                             : "wrong secret: " + e.describe();
           }
         }
         {  // random bytes, then silence until the rank hangs up
@@ -453,6 +460,7 @@ TEST(Communicator, BadArgumentsNameTheArgumentAndRange) {
                   }).message,
                   HasSubstr("unknown bcast algorithm \"fastest\": choose auto or one of linear"));
       std::vector<std::byte> small(15);
+      EXPECT_EQ(attempt([&] { comm.scatter(small, data, 0); }).kind, ErrorKind::usage);
       EXPECT_EQ(attempt([&] { comm.scatter(small, data, 0); }).message,
                 "scatter: the send buffer of rank 0 has 15 bytes, but this call needs 20 (10 "
                 "bytes per rank, 2 ranks)");
@@ -466,12 +474,12 @@ TEST(Communicator, BadOptionsNameTheOptionAndRange) {
   LocalJob job = local_job(2);
   job.options.lan_socket_buffer = -2;
   for (const std::string& error : run_local_job(job, [](Communicator&) {})) {
-    EXPECT_EQ(error, "lan_socket_buffer -2 is out of range: must be -1..1073741824");
+    EXPECT_EQ(error, "usage: lan_socket_buffer -2 is out of range: must be -1..1073741824");
   }
   job.options.lan_socket_buffer = kAutomaticSocketBuffer;
   job.options.wan_socket_buffer = -1;
   for (const std::string& error : run_local_job(job, [](Communicator&) {})) {
-    EXPECT_EQ(error, "wan_socket_buffer -1 is out of range: must be 0..1073741824");
+    EXPECT_EQ(error, "usage: wan_socket_buffer -1 is out of range: must be 0..1073741824");
   }
 }
 

@@ -93,8 +93,10 @@ inline std::vector<std::string> run_local_job(
         setup.options = job.options;
         Communicator comm(std::make_unique<CommunicatorImpl>(std::move(setup), book));
         body(comm);
+      } catch (const Error& e) {
+        errors[rank] = e.describe();  // "<kind>: <text>"
       } catch (const std::exception& e) {
-        errors[rank] = e.what();
+        errors[rank] = std::string("not a multilane::Error: ") + e.what();
       }
     });
   }

@@ -363,9 +363,10 @@ TEST(CopyCommands, KilledCopyResumesByteIdentical) {
   EXPECT_THAT(resumed.output, HasSubstr("c.bin: 6 MiB of 6 MiB (100%)"));
   EXPECT_TRUE(read_file(dirs.served() / "c.bin") == content);
   const Finished again = Subprocess(cp, env).wait();
-  EXPECT_EQ(again.status, 1);
-  EXPECT_THAT(again.output, HasSubstr("multilane cp: the server refused the copy: c.bin exists on "
-                                      "the server (use --force to overwrite it)"));
+  EXPECT_EQ(again.status, 2);  // a usage error (multilane/errors.hpp)
+  EXPECT_THAT(again.output,
+              HasSubstr("multilane cp: error (usage): the server refused the copy: c.bin exists on "
+                        "the server (use --force to overwrite it)"));
   serve.signal(SIGTERM);
   const Finished served = serve.wait(10s);
   EXPECT_EQ(served.status, 0) << served.output;

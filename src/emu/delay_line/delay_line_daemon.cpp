@@ -91,7 +91,8 @@ int run_delay_line_daemon(const std::string& name, int wan_index, int ready_fd) 
     install_stop_handlers();
     const Plan plan = load_plan(name);
     if (wan_index < 0 || wan_index >= static_cast<int>(plan.wans.size())) {
-      throw EmuError(fmt::format("emulation \"{}\" has no WAN link {} (it has {})", name, wan_index,
+      throw EmuError(ErrorKind::usage,
+                     fmt::format("emulation \"{}\" has no WAN link {} (it has {})", name, wan_index,
                                  plan.wans.size()));
     }
     const WanPlan& wan = plan.wans[wan_index];

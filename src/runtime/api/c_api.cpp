@@ -1,6 +1,7 @@
 // runtime/api/c_api.cpp — multilane/multilane.h on top of the Communicator.
 #include "multilane/multilane.h"
 
+#include <array>
 #include <map>
 #include <mutex>
 #include <string>
@@ -21,24 +22,21 @@ namespace {
 
 thread_local std::string last_error;
 
-// Runs `f`, mapping each exception type to its code and keeping its message.
+// The ML_ERR_* code of each kind, in ErrorKind's order.
+constexpr std::array<int, 9> kCodeOfKind = {
+    ML_ERR_USAGE,    ML_ERR_PLATFORM, ML_ERR_TIMEOUT,  ML_ERR_PEER_GONE, ML_ERR_AUTHENTICATION,
+    ML_ERR_MISMATCH, ML_ERR_PROTOCOL, ML_ERR_RESOURCE, ML_ERR_INTERNAL};
+static_assert(kCodeOfKind.size() == static_cast<std::size_t>(multilane::ErrorKind::internal) + 1);
+
+// Runs `f`, mapping an exception's kind to its code and keeping its message.
 template <typename F>
 int guarded(F&& f) {
   try {
     f();
     return ML_OK;
-  } catch (const multilane::UsageError& e) {
-    last_error = e.what();
-    return ML_ERR_USAGE;
-  } catch (const multilane::PlatformError& e) {
-    last_error = e.what();
-    return ML_ERR_PLATFORM;
-  } catch (const multilane::CommunicationError& e) {
-    last_error = e.what();
-    return ML_ERR_COMMUNICATION;
   } catch (const std::exception& e) {
     last_error = e.what();
-    return ML_ERR_COMMUNICATION;
+    return kCodeOfKind[static_cast<std::size_t>(multilane::kind_of(e))];
   }
 }
 
@@ -185,6 +183,15 @@ int ml_size(const ml_comm* comm) {
 }
 const char* ml_last_error(void) {
   return last_error.c_str();
+}
+
+const char* ml_error_name(int code) {
+  if (code == ML_OK) return "ok";
+  for (std::size_t kind = 0; kind < kCodeOfKind.size(); ++kind) {
+    // kind_name() views string literals, so data() ends in a NUL.
+    if (kCodeOfKind[kind] == code) return kind_name(static_cast<multilane::ErrorKind>(kind)).data();
+  }
+  return "unknown";
 }
 
 int ml_send(ml_comm* comm, const void* data, size_t bytes, int peer) {

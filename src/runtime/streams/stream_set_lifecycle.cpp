@@ -71,7 +71,7 @@ void StreamSet::Impl::throw_failure() {
   drain(*io, [this] { return idle(); });
   send.active = false;
   receive.active = false;
-  failure->raise();
+  throw TransportError(failure->kind, failure->text);
 }
 
 // Closes the streams and waits for every handler, so that neither the caller's buffers nor

@@ -46,9 +46,10 @@ std::shared_ptr<DuplexPath> open_link(const Path& path, bool server_wait) {
     runtime::StreamListener listener(listening_endpoint(path.port), stream);
     return DuplexPath::accept(listener, stream);
   } catch (const runtime::TransportError& e) {
-    throw channels::ChannelError(e.what());
+    throw channels::ChannelError(e.kind(), e.what());
   } catch (const std::system_error& e) {
-    throw channels::ChannelError(fmt::format("port {}: {}", path.port, e.what()));
+    throw channels::ChannelError(runtime::kind_of(e.code()),
+                                 fmt::format("port {}: {}", path.port, e.what()));
   }
 }
 
@@ -140,7 +141,7 @@ std::uint64_t path_exchange(int path_id, char* sendbuf, long long sendsize, char
     return link->exchange(out, in,
                           dynamic ? runtime::ReceiveSize::UpTo : runtime::ReceiveSize::Exact);
   } catch (const runtime::TransportError& e) {
-    throw channels::ChannelError(fmt::format("path {}: {}", path_id, e.what()));
+    throw channels::ChannelError(e.kind(), fmt::format("path {}: {}", path_id, e.what()));
   }
 }
 

@@ -64,6 +64,7 @@ std::optional<asio::ip::tcp::endpoint> peer_to_connect(const std::string& host, 
   if (listens(peer, kProbeLimit)) return peer;
   if (may_listen) return std::nullopt;
   throw channels::ChannelError(
+      ErrorKind::peer_gone,
       fmt::format("nothing listens on {} (start the serving end first)", endpoint_text(peer)));
 }
 

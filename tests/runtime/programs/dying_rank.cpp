@@ -61,8 +61,9 @@ int main(int argc, char** argv) {
     }
     std::printf("rank %d ok\n", comm.rank());
     return 0;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "rank %d: %s\n", rank, e.what());
-    return 1;
+  } catch (const multilane::Error& e) {
+    // The kind in words and as the exit status (multilane/errors.hpp), as a user's program may.
+    std::fprintf(stderr, "rank %d: %s\n", rank, e.describe().c_str());
+    return multilane::exit_status(e.kind());
   }
 }
