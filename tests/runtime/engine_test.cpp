@@ -27,6 +27,7 @@
 #include "pausing_proxy.hpp"
 #include "runtime/tcp/transport_error.hpp"
 #include "runtime/transport/engine.hpp"
+#include "stalled_connections.hpp"
 
 namespace multilane::runtime {
 namespace {
@@ -261,6 +262,41 @@ TEST(Engine, ASplitMessageGoesToTheStreamsThatMove) {
   auto sent = sent_done.get_future();
   ASSERT_EQ(sent.wait_for(5s), std::future_status::ready);
   EXPECT_EQ(sent.get(), "");
+}
+
+// Connections that stall in their handshake (silent, or stopped after their Hello) hold up
+// neither the traffic of the ranks nor the engine's end: it closes them at once although their
+// handshake timeout (30 s) is far off.
+TEST(Engine, StalledHandshakesHoldUpNeitherTrafficNorTheEnginesEnd) {
+  for (const testing::Stall stall : {testing::Stall::before_hello, testing::Stall::after_hello}) {
+    SCOPED_TRACE(stall == testing::Stall::before_hello ? "silent" : "after its Hello");
+    EngineConfig receiving = config_of(1);
+    receiving.timeout = 30s;
+    auto receiver = std::make_unique<Engine>(receiving);
+    const auto port =
+        static_cast<std::uint16_t>(std::stoi(port_of(receiver->listening_addresses().at(0))));
+    testing::StalledConnections stalled(port, 2, stall, receiving.job_id);
+    auto sender = std::make_unique<Engine>(config_of(0));
+    sender->set_peer_addresses(1, receiver->listening_addresses());
+    const std::vector<std::byte> message = testing::pattern(5000);
+    std::vector<std::byte> arrived(message.size());
+    std::promise<std::string> received, sent;
+    receive_in_background(*receiver, arrived, 1, received);
+    send_in_background(*sender, message, 1, sent);
+    auto got = received.get_future();
+    ASSERT_EQ(got.wait_for(5s), std::future_status::ready);
+    EXPECT_EQ(got.get(), "");
+    EXPECT_EQ(sent.get_future().get(), "");
+    EXPECT_EQ(arrived, message);
+    EXPECT_TRUE(stalled.still_open(0));
+    EXPECT_TRUE(stalled.still_open(1));
+
+    const auto ending = std::chrono::steady_clock::now();
+    receiver.reset();
+    EXPECT_LT(std::chrono::steady_clock::now() - ending, 2s);
+    EXPECT_TRUE(stalled.closed_within(0, 5s));
+    EXPECT_TRUE(stalled.closed_within(1, 5s));
+  }
 }
 
 // A split message to a rank whose connections cannot be made fails with the reason, although

@@ -12,54 +12,32 @@
 
 #include "loopback.hpp"
 #include "runtime/streams/stream_set.hpp"
+#include "stalled_connections.hpp"
 
 namespace multilane::runtime {
 namespace {
 
 using namespace std::chrono_literals;
 
-// Connections that connect and then say nothing, as a port scanner's do.
-struct SilentConnections {
-  SilentConnections(std::uint16_t port, std::size_t count) {
-    for (std::size_t i = 0; i < count; ++i) {
-      sockets.emplace_back(io).connect(testing::loopback(port));
-    }
-  }
-  // True while the listener has not closed the connection (its handshake still waits; what
-  // the listener sent, its Hello, is read and dropped).
-  bool still_open(std::size_t i) {
-    sockets[i].non_blocking(true);
-    std::array<std::byte, 256> bytes{};
-    asio::error_code error;
-    while (!error) sockets[i].read_some(asio::buffer(bytes), error);
-    return error == asio::error::would_block;
-  }
-  // True once the listener closed it (it waits up to `limit` for that).
-  bool closed_within(std::size_t i, std::chrono::milliseconds limit) {
-    const auto give_up = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < give_up) {
-      if (!still_open(i)) return true;
-      std::this_thread::sleep_for(5ms);
-    }
-    return false;
-  }
-  asio::io_context io;
-  std::vector<asio::ip::tcp::socket> sockets;
-};
+using testing::Stall;
+using testing::StalledConnections;
 
-// Two silent connections come first; the peer's two streams still pass within the call, while
-// the silent ones' handshakes go on waiting (the listener did not just outlast them).
-TEST(StreamListener, SilentConnectionsDoNotKeepAPeersStreamsOut) {
+// Two stalled connections come first (silent ones, or ones that stop after their Hello); the
+// peer's two streams still pass within the call, while the stalled ones' handshakes go on
+// waiting (the listener did not just outlast them).
+class StreamListenerStalls : public ::testing::TestWithParam<Stall> {};
+
+TEST_P(StreamListenerStalls, StalledConnectionsDoNotKeepAPeersStreamsOut) {
   StreamOptions options = testing::test_options(2);
   options.timeout = 30s;
   StreamListener listener(testing::loopback(0), options);
-  SilentConnections silent(listener.port(), 2);
+  StalledConnections stalled(listener.port(), 2, GetParam(), options.job_id);
   auto connecting = testing::in_background(
       [&] { return connect_streams(testing::loopback(listener.port()), options); });
   StreamSet receiver = listener.accept();
   StreamSet sender = connecting.get();
-  EXPECT_TRUE(silent.still_open(0));
-  EXPECT_TRUE(silent.still_open(1));
+  EXPECT_TRUE(stalled.still_open(0));
+  EXPECT_TRUE(stalled.still_open(1));
 
   const auto message = testing::pattern(70'000);
   std::vector<std::byte> buffer(message.size());
@@ -69,20 +47,28 @@ TEST(StreamListener, SilentConnectionsDoNotKeepAPeersStreamsOut) {
   EXPECT_EQ(buffer, message);
 }
 
-// A listener that goes away ends the handshakes still under way at once.
-TEST(StreamListener, ClosingTheListenerEndsTheHandshakesStillUnderWay) {
+// A listener that goes away ends the handshakes still under way at once (their timeout is 30 s).
+TEST_P(StreamListenerStalls, ClosingTheListenerEndsTheHandshakesStillUnderWay) {
   StreamOptions options = testing::test_options(1);
   options.timeout = 30s;
   auto listener = std::make_unique<StreamListener>(testing::loopback(0), options);
-  SilentConnections silent(listener->port(), 1);
+  StalledConnections stalled(listener->port(), 1, GetParam(), options.job_id);
   auto connecting = testing::in_background(
       [&] { return connect_streams(testing::loopback(listener->port()), options); });
   StreamSet receiver = listener->accept();
   StreamSet sender = connecting.get();
-  ASSERT_TRUE(silent.still_open(0));
+  ASSERT_TRUE(stalled.still_open(0));
+  const auto closing = std::chrono::steady_clock::now();
   listener.reset();
-  EXPECT_TRUE(silent.closed_within(0, 5s));
+  EXPECT_LT(std::chrono::steady_clock::now() - closing, 2s);
+  EXPECT_TRUE(stalled.closed_within(0, 5s));
 }
+
+INSTANTIATE_TEST_SUITE_P(BeforeAndAfterTheHello, StreamListenerStalls,
+                         ::testing::Values(Stall::before_hello, Stall::after_hello),
+                         [](const auto& info) {
+                           return info.param == Stall::before_hello ? "Silent" : "AfterItsHello";
+                         });
 
 // Three peers connect at once, one stream each, and each call serves one of them whole: a
 // stream that passed after its call had its streams (a handshake under way in a spare slot)

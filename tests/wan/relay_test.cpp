@@ -11,9 +11,10 @@
 #include <thread>
 
 #include "multilane/errors.hpp"
-#include "runtime/tcp/stream_governor.hpp"
+#include "runtime/stalled_connections.hpp"
 #include "runtime/tcp/auth.hpp"
 #include "runtime/tcp/io_wait.hpp"
+#include "runtime/tcp/stream_governor.hpp"
 #include "wan/relay_server.hpp"
 #include "wan_testing.hpp"
 
@@ -32,12 +33,13 @@ using namespace testing;
 class RunningRelay {
  public:
   explicit RunningRelay(std::vector<std::string> allow = {}, std::uint64_t job = kJob,
-                        std::optional<asio::ip::tcp::endpoint> forward_to = std::nullopt) {
+                        std::optional<asio::ip::tcp::endpoint> forward_to = std::nullopt,
+                        std::chrono::milliseconds handshake_timeout = 2s) {
     RelayServerOptions options;
     options.gate.listen = {asio::ip::make_address("127.0.0.1"), 0};
     options.gate.job_id = job;
     options.gate.secret = runtime::JobSecret::from_text(kSecret);
-    options.gate.handshake_timeout = 2s;
+    options.gate.handshake_timeout = handshake_timeout;
     options.connect_timeout = 2s;
     options.allow = std::move(allow);
     options.forward_to = forward_to;
@@ -47,7 +49,9 @@ class RunningRelay {
     });
     thread_ = std::thread([this] { server_->run(); });
   }
-  ~RunningRelay() {
+  ~RunningRelay() { stop(); }
+  void stop() {
+    if (!thread_.joinable()) return;
     server_->stop();
     thread_.join();
   }
@@ -89,8 +93,8 @@ channels::PathSpec through(const std::string& relay, std::uint16_t port,
   return spec;
 }
 
-TEST(Relay, ForwardsAPathOfFourStreamsBothWays) {
-  RunningRelay relay;
+// Forwards a path of four streams through `relay` and back, checking every byte.
+void forward_a_path(RunningRelay& relay) {
   const auto o = options(4);
   Channels target(credentials());
   const PathId at_target = target.add_path(listening(o));
@@ -119,6 +123,31 @@ TEST(Relay, ForwardsAPathOfFourStreamsBothWays) {
            s.bytes_to_clients >= bytes;
   })) << stats_text(relay.stats());
   EXPECT_EQ(relay.stats().refused, 0u);
+}
+
+TEST(Relay, ForwardsAPathOfFourStreamsBothWays) {
+  RunningRelay relay;
+  forward_a_path(relay);
+}
+
+// Clients that stall in their handshake (silent, or stopped after their Hello) hold up neither
+// other clients' paths nor the relay's stop, which ends them at once although their handshake
+// timeout (30 s) is far off. The same gate (auth_gate.hpp) serves `multilane serve` and routers.
+TEST(Relay, StalledHandshakesHoldUpNeitherPathsNorTheStop) {
+  using runtime::testing::Stall;
+  for (const Stall stall : {Stall::before_hello, Stall::after_hello}) {
+    SCOPED_TRACE(stall == Stall::before_hello ? "silent" : "after its Hello");
+    RunningRelay relay({}, kJob, std::nullopt, 30s);
+    runtime::testing::StalledConnections stalled(relay.port(), 2, stall, kJob);
+    forward_a_path(relay);
+    EXPECT_TRUE(stalled.still_open(0));
+    EXPECT_TRUE(stalled.still_open(1));
+    const auto stopping = std::chrono::steady_clock::now();
+    relay.stop();
+    EXPECT_LT(std::chrono::steady_clock::now() - stopping, 2s);
+    EXPECT_TRUE(stalled.closed_within(0, 5s));
+    EXPECT_TRUE(stalled.closed_within(1, 5s));
+  }
 }
 
 // A stranger speaks to the relay; the relay refuses it and never contacts the target, whose
