@@ -9,12 +9,13 @@
 // (`admitted`, on the worker; e.g. the relay reads the request and connects the target). The
 // worker passes results back to the loop with asio::post and hand_over().
 //
-// At most `max_pending` workers run at once; further connections are closed at once (and
-// reported). stop() stops accepting, shuts down the sockets of workers still running (their
-// blocking steps then fail at once) and joins every worker: a bounded stop. `admitted` watch()es
-// the sockets it blocks on and unwatch()es them before handing them over. Call stop() from the
-// loop's thread or after the loop ended, and destroy the gate only once the loop no longer runs
-// (workers post to it).
+// Accepting is the runtime's one accept loop (runtime/tcp/authenticated_acceptor.hpp). At most
+// `max_pending` workers run at once; further connections are closed at once (and reported
+// through `refused`). stop() stops accepting, shuts down the sockets of workers still running
+// (their blocking steps then fail at once) and joins every worker: a bounded stop. `admitted`
+// watch()es the sockets it blocks on and unwatch()es them before handing them over. Call stop()
+// from the loop's thread or after the loop ended, and destroy the gate only once the loop no longer
+// runs (workers post to it).
 #pragma once
 
 #include <asio.hpp>
@@ -26,6 +27,7 @@
 #include <string>
 
 #include "runtime/tcp/auth.hpp"
+#include "runtime/tcp/authenticated_acceptor.hpp"
 #include "runtime/tcp/io_wait.hpp"
 #include "runtime/tcp/worker_threads.hpp"
 
@@ -68,15 +70,15 @@ class AuthGate {
   asio::ip::tcp::socket hand_over(int fd);
 
  private:
-  void accept_next();
-  // Authenticates `socket` on a worker, then hands it to `admitted` there (or `refused`).
-  void admit(asio::ip::tcp::socket socket, const std::string& peer);
+  // How a connection from `peer` is authenticated on a worker, then handed to `admitted` there
+  // (or `refused`).
+  runtime::AcceptedHandshake admission(const std::string& peer);
 
   asio::io_context& loop_;
   GateOptions options_;
   Admitted admitted_;
   Refused refused_;
-  asio::ip::tcp::acceptor acceptor_;
+  runtime::AuthenticatedAcceptor acceptor_;  // the one accept loop, on `loop_`
   std::mutex mutex_;
   bool stopping_ = false;           // under mutex_
   runtime::WorkerThreads workers_;  // shuts the watched sockets; last: joined before the rest

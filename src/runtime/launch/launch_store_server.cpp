@@ -1,9 +1,9 @@
 // runtime/launch/launch_store_server.cpp — RendezvousServer (see rendezvous.hpp).
 //
-// One thread runs an asio io_context that accepts connections and serves authenticated ones
-// asynchronously. The handshake (auth.hpp) is blocking, so each new connection is
-// authenticated on a short-lived thread of its own with a private io_context; a stranger that
-// never speaks therefore holds only its own thread, for at most the handshake timeout. The
+// One thread runs an asio io_context that accepts connections (the one accept loop,
+// tcp/authenticated_acceptor.hpp) and serves authenticated ones asynchronously. Each new
+// connection is authenticated on a worker thread with a private io_context; a stranger that
+// never speaks therefore holds only that thread, for at most the handshake timeout. The
 // authenticated socket then moves (by its descriptor) onto the serving io_context.
 //
 // Shutting down must not wait for handshakes to time out: the handshakes run on the worker
@@ -20,7 +20,7 @@
 #include "multilane/errors.hpp"
 #include "runtime/launch/launch_store_protocol.hpp"
 #include "runtime/launch/rendezvous.hpp"
-#include "runtime/tcp/accepted_handshake.hpp"
+#include "runtime/tcp/authenticated_acceptor.hpp"
 #include "runtime/tcp/io_wait.hpp"
 #include "runtime/tcp/transport_error.hpp"
 
@@ -30,7 +30,6 @@ namespace {
 
 // The identity the server sends in the handshake (clients send their rank).
 constexpr std::uint64_t kServerIdentity = ~std::uint64_t{0};
-constexpr std::chrono::milliseconds kAcceptRetry{100};
 
 std::string endpoint_text(const asio::ip::tcp::endpoint& endpoint) {
   return host_port_text(endpoint.address().to_string(), endpoint.port());
@@ -77,8 +76,7 @@ struct RendezvousServer::Impl {
 
   void log(const std::string& line);
   // io thread only:
-  void accept_next();
-  void start_handshake(asio::ip::tcp::socket socket);
+  AcceptedHandshake handshake_steps(const std::string& peer);
   void adopt(OwnedFd fd, asio::ip::tcp::socket::protocol_type protocol, std::uint64_t identity,
              const std::string& peer);
   void handle(const std::shared_ptr<Connection>& connection, StoreRequestKind kind,
@@ -89,8 +87,7 @@ struct RendezvousServer::Impl {
   void close_all();
 
   asio::io_context io;
-  asio::ip::tcp::acceptor acceptor{io};
-  asio::steady_timer accept_retry{io};
+  std::unique_ptr<AuthenticatedAcceptor> acceptor;  // made once the address is bound
   std::string address;
   std::uint64_t job_id;
   JobSecret secret;
@@ -210,17 +207,29 @@ RendezvousServer::Impl::Impl(const std::string& bind_address, std::uint64_t job_
                              const JobSecret& secret_, RendezvousServerOptions options_)
     : job_id(job_id_), secret(secret_), options(std::move(options_)) {
   const auto endpoint = resolve_bind_address(bind_address);
+  asio::ip::tcp::acceptor listening(io);
   asio::error_code error;
-  acceptor.open(endpoint.protocol(), error);
-  if (!error) acceptor.set_option(asio::socket_base::reuse_address(true), error);
-  if (!error) acceptor.bind(endpoint, error);
-  if (!error) acceptor.listen(asio::socket_base::max_listen_connections, error);
+  listening.open(endpoint.protocol(), error);
+  if (!error) listening.set_option(asio::socket_base::reuse_address(true), error);
+  if (!error) listening.bind(endpoint, error);
+  if (!error) listening.listen(asio::socket_base::max_listen_connections, error);
   if (error) {
     throw TransportError(ErrorKind::resource, fmt::format("cannot serve the rendezvous at {}: {}",
                                                           bind_address, error.message()));
   }
-  address = endpoint_text(acceptor.local_endpoint());
-  accept_next();
+  address = endpoint_text(listening.local_endpoint());
+  acceptor = std::make_unique<AuthenticatedAcceptor>(
+      std::move(listening), handshakes,
+      AuthenticatedAcceptor::Handlers{
+          .handshake = [this](const std::string& peer) { return handshake_steps(peer); },
+          .dropped =
+              [this](const std::string& peer, const std::string& why) {
+                log(fmt::format("dropped a connection from {}: {}", peer, why));
+              },
+          .abandoned = {},
+          .accept_failed = [this](const std::string& why) { log(why); },
+          .max_pending = options.max_handshakes});
+  acceptor->start();
   thread = std::thread([this] { io.run(); });
 }
 
@@ -247,60 +256,35 @@ void RendezvousServer::Impl::log(const std::string& line) {
   }
 }
 
-void RendezvousServer::Impl::accept_next() {
-  acceptor.async_accept([this](const asio::error_code& error, asio::ip::tcp::socket socket) {
-    if (closing || error == asio::error::operation_aborted) return;
-    if (error) {
-      // Typically out of descriptors: try again a little later instead of spinning.
-      log(fmt::format("accepting a connection failed: {}; retrying", error.message()));
-      accept_retry.expires_after(kAcceptRetry);
-      accept_retry.async_wait([this](const asio::error_code& e) {
-        if (!e && !closing) accept_next();
-      });
-      return;
-    }
-    start_handshake(std::move(socket));
-    accept_next();
-  });
-}
-
-void RendezvousServer::Impl::start_handshake(asio::ip::tcp::socket socket) {
-  const std::string peer = peer_name(socket);
-  if (const std::size_t running = handshakes.reap();
-      static_cast<int>(running) >= options.max_handshakes) {
-    log(fmt::format("dropped a connection from {}: {} connections are already authenticating", peer,
-                    running));
-    return;
-  }
-  authenticate_accepted(
-      handshakes, std::move(socket),
-      {.config =
-           [this] {
-             return HandshakeConfig{.job_id = job_id,
-                                    .secret = secret,
-                                    .timeout = options.handshake_timeout,
-                                    .identity = kServerIdentity};
-           },
-       .passed =
-           [this, peer](asio::io_context&, asio::ip::tcp::socket connection,
-                        const PeerHello& hello) {
-             const auto protocol = connection.local_endpoint().protocol();
-             OwnedFd authenticated(connection.release());
-             std::lock_guard lock(handshake_mutex);
-             if (stopping) return;
-             asio::post(io,
-                        [this, fd = std::move(authenticated), protocol, identity = hello.identity,
+// The steps of one accepted connection's handshake (authenticated_acceptor.hpp).
+AcceptedHandshake RendezvousServer::Impl::handshake_steps(const std::string& peer) {
+  return {.config =
+              [this] {
+                return HandshakeConfig{.job_id = job_id,
+                                       .secret = secret,
+                                       .timeout = options.handshake_timeout,
+                                       .identity = kServerIdentity};
+              },
+          .passed =
+              [this, peer](asio::io_context&, asio::ip::tcp::socket connection,
+                           const PeerHello& hello) {
+                const auto protocol = connection.local_endpoint().protocol();
+                OwnedFd authenticated(connection.release());
+                std::lock_guard lock(handshake_mutex);
+                if (stopping) return;
+                asio::post(
+                    io, [this, fd = std::move(authenticated), protocol, identity = hello.identity,
                          peer]() mutable { adopt(std::move(fd), protocol, identity, peer); });
-           },
-       .refused =
-           [this, peer](const std::exception& e) {
-             bool quiet = false;
-             {
-               std::lock_guard lock(handshake_mutex);
-               quiet = stopping;
-             }
-             if (!quiet) log(fmt::format("dropped a connection from {}: {}", peer, e.what()));
-           }});
+              },
+          .refused =
+              [this, peer](const std::exception& e) {
+                bool quiet = false;
+                {
+                  std::lock_guard lock(handshake_mutex);
+                  quiet = stopping;
+                }
+                if (!quiet) log(fmt::format("dropped a connection from {}: {}", peer, e.what()));
+              }};
 }
 
 void RendezvousServer::Impl::adopt(OwnedFd fd, asio::ip::tcp::socket::protocol_type protocol,
@@ -362,9 +346,7 @@ void RendezvousServer::Impl::drop(const std::shared_ptr<Connection>& connection,
 
 void RendezvousServer::Impl::close_all() {
   closing = true;
-  asio::error_code ignored;
-  acceptor.close(ignored);
-  accept_retry.cancel();
+  acceptor->stop();
   for (const auto& connection : connections) connection->close();
   connections.clear();
   waiting.clear();

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "multilane/errors.hpp"
-#include "runtime/tcp/accepted_handshake.hpp"
+#include "runtime/tcp/authenticated_acceptor.hpp"
 #include "runtime/tcp/stream_identity.hpp"
 #include "runtime/tcp/transport_error.hpp"
 #include "runtime/transport/engine_context.hpp"
@@ -76,7 +76,7 @@ struct Engine::State {
   asio::io_context listen_io;
   asio::executor_work_guard<asio::io_context::executor_type> keep_listening{
       asio::make_work_guard(listen_io)};
-  std::vector<std::unique_ptr<asio::ip::tcp::acceptor>> acceptors;
+  std::vector<std::unique_ptr<AuthenticatedAcceptor>> acceptors;  // one per lane
   std::map<std::uint64_t, RunningCall> calls;
   std::map<std::uint64_t, EarlySignature> early_signatures;
   ReusedNodes<decltype(calls)> call_nodes;
@@ -111,8 +111,7 @@ struct Engine::State {
   void listen();
   void bind_in_range(asio::ip::tcp::acceptor& acceptor, const asio::ip::address& address,
                      std::size_t lane, const std::string& text) const;
-  void accept(int lane);
-  void handshake(asio::ip::tcp::socket socket, int lane);
+  AcceptedHandshake handshake_steps(const std::string& peer, int lane);
   bool check_signature(int peer, std::uint64_t sequence, std::uint64_t signature);
   void arm_watchdog();
 };
@@ -393,64 +392,64 @@ void Engine::State::listen() {
     if (error) {
       throw UsageError(fmt::format("lane {} address '{}' is not an IP address", lane, text));
     }
-    auto acceptor = std::make_unique<asio::ip::tcp::acceptor>(listen_io);
-    acceptor->open(asio::ip::tcp::endpoint(address, 0).protocol());
-    apply_buffer_sizes(*acceptor, context.config.lan.socket);  // accepted sockets inherit them
-    bind_in_range(*acceptor, address, lane, text);
-    acceptor->listen();
-    acceptors.push_back(std::move(acceptor));
-    accept(static_cast<int>(lane));
+    asio::ip::tcp::acceptor listening(listen_io);
+    listening.open(asio::ip::tcp::endpoint(address, 0).protocol());
+    apply_buffer_sizes(listening, context.config.lan.socket);  // accepted sockets inherit them
+    bind_in_range(listening, address, lane, text);
+    listening.listen();
+    // No bound on the handshakes under way: every rank may connect each of its streams at once.
+    acceptors.push_back(std::make_unique<AuthenticatedAcceptor>(
+        std::move(listening), context.handshakes,
+        AuthenticatedAcceptor::Handlers{
+            .handshake =
+                [this, lane = static_cast<int>(lane)](const std::string& peer) {
+                  receive.handshake_started();
+                  return handshake_steps(peer, lane);
+                },
+            .dropped = {},
+            .abandoned = [this] { asio::post(context.io, [this] { receive.handshake_ended(); }); },
+            .accept_failed = [this](const std::string& why) { context.log(why); },
+            .max_pending = 0}));
+    acceptors.back()->start();
   }
 }
 
-void Engine::State::accept(int lane) {
-  acceptors[lane]->async_accept(
-      [this, lane](const asio::error_code& error, asio::ip::tcp::socket socket) {
-        if (error == asio::error::operation_aborted) return;
-        if (!error) handshake(std::move(socket), lane);
-        accept(lane);
-      });
-}
-
-void Engine::State::handshake(asio::ip::tcp::socket socket, int lane) {
-  const std::string peer = endpoint_text(socket.remote_endpoint());
-  receive.handshake_started();
-  const bool started = authenticate_accepted(
-      context.handshakes, std::move(socket),
-      {.config =
-           [this, lane] {
-             return context.handshake(pack_identity({context.config.rank, lane, 0}));
-           },
-       .passed =
-           [this, lane](asio::io_context&, asio::ip::tcp::socket socket, const PeerHello& hello) {
-             const StreamIdentity id = unpack_identity(hello.identity);
-             if (id.rank < 0 || id.rank >= context.config.size || id.lane != lane) {
-               throw TransportError(
-                   ErrorKind::protocol,
-                   fmt::format("peer claims to be rank {} on lane {}", id.rank, id.lane));
-             }
-             const auto protocol = socket.local_endpoint().protocol();
-             const int adopted = socket.release();
-             asio::post(context.io, [this, protocol, adopted, id] {
-               auto connection = std::make_shared<Connection>(context.io);
-               connection->socket.assign(protocol, adopted);
-               connection->socket.set_option(asio::ip::tcp::no_delay(true));
-               receive.adopt(connection, id.rank, id.lane, id.stream, /*opened_by_peer=*/true);
-               send.peer_opened_connection(id.rank, id.lane, id.stream, connection);
-               receive.handshake_ended();
-             });
-           },
-       .refused =
-           [this, peer](const std::exception& e) {
-             // A peer that closes between two messages of the handshake is a process that
-             // exited during it (a rank whose last call ended while it still connected another
-             // lane, for instance), not a stranger turned away: nothing to report.
-             if (dynamic_cast<const HandshakeAbandoned*>(&e) == nullptr) {
-               context.log(fmt::format("rejected a connection from {}: {}", peer, e.what()));
-             }
-             asio::post(context.io, [this] { receive.handshake_ended(); });
-           }});
-  if (!started) asio::post(context.io, [this] { receive.handshake_ended(); });  // stopping
+// The steps of the handshake of a connection accepted on `lane` (authenticated_acceptor.hpp).
+AcceptedHandshake Engine::State::handshake_steps(const std::string& peer, int lane) {
+  return {
+      .config =
+          [this, lane] {
+            return context.handshake(pack_identity({context.config.rank, lane, 0}));
+          },
+      .passed =
+          [this, lane](asio::io_context&, asio::ip::tcp::socket socket, const PeerHello& hello) {
+            const StreamIdentity id = unpack_identity(hello.identity);
+            if (id.rank < 0 || id.rank >= context.config.size || id.lane != lane) {
+              throw TransportError(
+                  ErrorKind::protocol,
+                  fmt::format("peer claims to be rank {} on lane {}", id.rank, id.lane));
+            }
+            const auto protocol = socket.local_endpoint().protocol();
+            const int adopted = socket.release();
+            asio::post(context.io, [this, protocol, adopted, id] {
+              auto connection = std::make_shared<Connection>(context.io);
+              connection->socket.assign(protocol, adopted);
+              connection->socket.set_option(asio::ip::tcp::no_delay(true));
+              receive.adopt(connection, id.rank, id.lane, id.stream, /*opened_by_peer=*/true);
+              send.peer_opened_connection(id.rank, id.lane, id.stream, connection);
+              receive.handshake_ended();
+            });
+          },
+      .refused =
+          [this, peer](const std::exception& e) {
+            // A peer that closes between two messages of the handshake is a process that
+            // exited during it (a rank whose last call ended while it still connected another
+            // lane, for instance), not a stranger turned away: nothing to report.
+            if (dynamic_cast<const HandshakeAbandoned*>(&e) == nullptr) {
+              context.log(fmt::format("rejected a connection from {}: {}", peer, e.what()));
+            }
+            asio::post(context.io, [this] { receive.handshake_ended(); });
+          }};
 }
 
 void Engine::State::arm_watchdog() {
