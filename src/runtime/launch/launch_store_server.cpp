@@ -35,21 +35,6 @@ std::string endpoint_text(const asio::ip::tcp::endpoint& endpoint) {
   return host_port_text(endpoint.address().to_string(), endpoint.port());
 }
 
-asio::ip::tcp::endpoint resolve_bind_address(const std::string& text) {
-  const HostPort where = parse_host_port(text);
-  asio::io_context io;
-  asio::ip::tcp::resolver resolver(io);
-  asio::error_code error;
-  const auto results = resolver.resolve(where.host, std::to_string(where.port),
-                                        asio::ip::resolver_base::numeric_service, error);
-  if (error || results.empty()) {
-    throw TransportError(ErrorKind::usage,
-                         fmt::format("cannot serve the rendezvous at {}: cannot resolve '{}': {}",
-                                     text, where.host, error ? error.message() : "no address"));
-  }
-  return results.begin()->endpoint();
-}
-
 // A descriptor owned by a handler on its way to the serving thread (closed if never adopted).
 class OwnedFd {
  public:
@@ -206,7 +191,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 RendezvousServer::Impl::Impl(const std::string& bind_address, std::uint64_t job_id_,
                              const JobSecret& secret_, RendezvousServerOptions options_)
     : job_id(job_id_), secret(secret_), options(std::move(options_)) {
-  const auto endpoint = resolve_bind_address(bind_address);
+  const auto endpoint = resolve_rendezvous_address(bind_address).front();
   asio::ip::tcp::acceptor listening(io);
   asio::error_code error;
   listening.open(endpoint.protocol(), error);

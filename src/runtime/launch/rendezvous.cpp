@@ -16,6 +16,23 @@
 
 namespace multilane::runtime {
 
+std::vector<asio::ip::tcp::endpoint> resolve_rendezvous_address(const std::string& address) {
+  const HostPort where = parse_host_port(address);
+  asio::io_context io;
+  asio::ip::tcp::resolver resolver(io);
+  asio::error_code error;
+  const auto results = resolver.resolve(where.host, std::to_string(where.port),
+                                        asio::ip::resolver_base::numeric_service, error);
+  if (error || results.empty()) {
+    throw TransportError(ErrorKind::usage,
+                         fmt::format("cannot resolve the rendezvous host '{}' of {}: {}",
+                                     where.host, address, error ? error.message() : "no address"));
+  }
+  std::vector<asio::ip::tcp::endpoint> endpoints;
+  for (const auto& entry : results) endpoints.push_back(entry.endpoint());
+  return endpoints;
+}
+
 namespace {
 
 constexpr std::string_view kLanesPrefix = "lanes/";
@@ -61,23 +78,6 @@ struct RendezvousClient::Connection {
 
 namespace {
 
-std::vector<asio::ip::tcp::endpoint> resolve_rendezvous(const std::string& address) {
-  const HostPort where = parse_host_port(address);
-  asio::io_context io;
-  asio::ip::tcp::resolver resolver(io);
-  asio::error_code error;
-  const auto results = resolver.resolve(where.host, std::to_string(where.port),
-                                        asio::ip::resolver_base::numeric_service, error);
-  if (error || results.empty()) {
-    throw TransportError(ErrorKind::usage,
-                         fmt::format("cannot resolve the rendezvous host '{}' of {}: {}",
-                                     where.host, address, error ? error.message() : "no address"));
-  }
-  std::vector<asio::ip::tcp::endpoint> endpoints;
-  for (const auto& entry : results) endpoints.push_back(entry.endpoint());
-  return endpoints;
-}
-
 // One connection attempt bounded by `deadline`; the error, or none when connected.
 asio::error_code try_connect(RendezvousClient::Connection& c,
                              const asio::ip::tcp::endpoint& endpoint, Clock::time_point deadline) {
@@ -120,7 +120,7 @@ std::unique_ptr<RendezvousClient::Connection> RendezvousClient::take_connection(
     if (idle_) return std::move(idle_);
   }
   const auto deadline = Clock::now() + timeout_;
-  const auto endpoints = resolve_rendezvous(address_);
+  const auto endpoints = resolve_rendezvous_address(address_);
   auto c = std::make_unique<Connection>();
   asio::error_code error;
   asio::error_code last_refusal;  // what to report: the last attempt may be cut by the deadline

@@ -35,6 +35,11 @@
 
 namespace multilane::runtime {
 
+// The endpoints the rendezvous address "host:port" names (the host resolved, the port numeric),
+// for the client and the server alike; a host that does not resolve is a usage TransportError
+// naming it.
+std::vector<asio::ip::tcp::endpoint> resolve_rendezvous_address(const std::string& address);
+
 // The key under which the runtime publishes the listening addresses of a rank's lanes.
 std::string lanes_key(int rank);
 
