@@ -1,76 +1,49 @@
 // support/errors.cpp — kinds, exit statuses and the Error classes (multilane/errors.hpp).
 #include "multilane/errors.hpp"
 
+#include <array>
 #include <new>
 
 namespace multilane {
 
+namespace {
+
+// Per kind, in ErrorKind's order: its name and the command-line tool's exit status.
+struct KindFacts {
+  std::string_view name;
+  int exit_status;
+};
+constexpr std::array<KindFacts, 9> kFacts = {{{"usage", 2},
+                                              {"platform file", 2},
+                                              {"timeout", 3},
+                                              {"peer gone", 4},
+                                              {"authentication", 5},
+                                              {"mismatch", 6},
+                                              {"protocol", 7},
+                                              {"resource", 8},
+                                              {"internal", 9}}};
+static_assert(kFacts.size() == static_cast<std::size_t>(ErrorKind::internal) + 1);
+
+const KindFacts& facts(ErrorKind kind) {
+  return kFacts[static_cast<std::size_t>(kind)];
+}
+
+}  // namespace
+
 std::string_view kind_name(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::usage:
-      return "usage";
-    case ErrorKind::platform:
-      return "platform file";
-    case ErrorKind::timeout:
-      return "timeout";
-    case ErrorKind::peer_gone:
-      return "peer gone";
-    case ErrorKind::authentication:
-      return "authentication";
-    case ErrorKind::mismatch:
-      return "mismatch";
-    case ErrorKind::protocol:
-      return "protocol";
-    case ErrorKind::resource:
-      return "resource";
-    case ErrorKind::internal:
-      return "internal";
-  }
-  return "internal";
+  return facts(kind).name;
 }
 
 int exit_status(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::usage:
-    case ErrorKind::platform:
-      return 2;
-    case ErrorKind::timeout:
-      return 3;
-    case ErrorKind::peer_gone:
-      return 4;
-    case ErrorKind::authentication:
-      return 5;
-    case ErrorKind::mismatch:
-      return 6;
-    case ErrorKind::protocol:
-      return 7;
-    case ErrorKind::resource:
-      return 8;
-    case ErrorKind::internal:
-      return 9;
-  }
-  return 9;
+  return facts(kind).exit_status;
 }
 
 ErrorKind kind_of_exit_status(int status) {
-  switch (status) {
-    case 2:
-      return ErrorKind::usage;
-    case 3:
-      return ErrorKind::timeout;
-    case 4:
-      return ErrorKind::peer_gone;
-    case 5:
-      return ErrorKind::authentication;
-    case 6:
-      return ErrorKind::mismatch;
-    case 7:
-      return ErrorKind::protocol;
-    case 8:
-      return ErrorKind::resource;
-    default:
-      return ErrorKind::internal;
+  // The first kind with that status: usage, not platform, for 2.
+  for (std::size_t i = 0; i < kFacts.size(); ++i) {
+    if (kFacts[i].exit_status == status) return static_cast<ErrorKind>(i);
   }
+  return ErrorKind::internal;
 }
 
 std::string Error::describe() const {
