@@ -28,10 +28,13 @@ int main(int argc, char** argv) {
   /* The first half blocking, the second half started and then waited for. */
   const size_t half = size / 2;
   ml_request* request = NULL;
-  if (ml_bcast(comm, buffer, half, 0, algorithm) != ML_OK ||
-      ml_ibcast(comm, buffer + half, size - half, 0, algorithm, &request) != ML_OK ||
-      ml_wait(request) != ML_OK) {
-    fprintf(stderr, "c_bcast: rank %d: %s\n", ml_rank(comm), ml_last_error());
+  int code = ml_bcast(comm, buffer, half, 0, algorithm);
+  if (code == ML_OK) code = ml_ibcast(comm, buffer + half, size - half, 0, algorithm, &request);
+  if (code == ML_OK) code = ml_wait(request);
+  if (code != ML_OK) {
+    /* The code says what kind of failure it was: ML_ERR_TIMEOUT, ML_ERR_PEER_GONE, ... */
+    fprintf(stderr, "c_bcast: rank %d: %s: %s\n", ml_rank(comm), ml_error_name(code),
+            ml_last_error());
     return 1;
   }
   int ok = 1;
