@@ -6,6 +6,7 @@
 #   scripts/install-deps.sh          what `make test` and `make demo` need
 #   scripts/install-deps.sh fuzz     that, and clang (its libFuzzer) for `make fuzz`
 #   scripts/install-deps.sh apps     that, and LAMMPS and HPCC for bench/apps-on-grid.sh
+#   scripts/install-deps.sh load     that, and stress-ng for bench/test-under-load.sh
 set -euo pipefail
 
 packages=(
@@ -19,6 +20,7 @@ packages=(
 case "${1:-}" in
   fuzz) packages+=(clang) ;;
   apps) packages+=(lammps hpcc bc) ;;
+  load) packages+=(stress-ng bc) ;;
 esac
 
 missing=()
