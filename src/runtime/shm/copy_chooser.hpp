@@ -27,11 +27,11 @@
 //    (below) in a call on the path of the previous change, so every rank has finished such a
 //    call.
 //
-// Why bcast and scatter learn and gather does not: on the 2-core VM of docs/performance.md the
-// faster path of a 2-rank bcast of 8 KiB was two copies (1.9 us against 2.95 us) on a day when
-// the fixed limit said one, and the other way round in an earlier state of the machine. A
-// gather's root could learn too, but in a two-copy gather no rank waits for anything the root
-// writes, so a rank could enter call N + 1 without having seen the root's change.
+// Why bcast and scatter learn and gather does not: which path is faster near the fixed limit
+// (a 2-rank bcast of a few KiB, say) changes with the machine's state, so a fixed limit is
+// wrong on some days. A gather's root could learn too, but in a two-copy gather no rank waits
+// for anything the root writes, so a rank could enter call N + 1 without having seen the root's
+// change.
 //
 // What is learned from: the time of the slowest rank, as the paper measures a collective (a
 // two-copy pipeline can let the writer finish well before the others). While the decider's

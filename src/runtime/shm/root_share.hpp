@@ -106,10 +106,10 @@ class RootShareBalancer {
                                            .first_period = 2 * kSamples,
                                            .last_period = 64 * kSamples,
                                            .margin = 0.05};
-  // Rounds start only in calls shorter than this many seconds: the fixed price of a share
-  // (about 0.5 us here) then hardly counts, and the root's view of its calls misleads more
-  // than it tells (2-rank bcast of 128 KiB, 5.4-5.6 us: its probes won, and in shm_bench the
-  // calls without a share were 6% slower). Up to 32 KiB (calls of 1.5-3 us) the probes paid.
+  // Rounds start only in calls shorter than this many seconds: in longer ones the fixed price
+  // of a share hardly counts, and the root's view of its calls misleads more than it tells (its
+  // probes of a 2-rank bcast of 128 KiB chose what shm_bench then found slower); in calls of up
+  // to a few microseconds the probes pay.
   static constexpr double kProbeBelow = 4e-6;
 
   // `view`: the group's segment; `learns`: whether this rank changes the shares of the calls

@@ -42,9 +42,9 @@ namespace multilane::runtime::shm {
 // How a call copies its bytes between ranks: as the group's SingleCopyLimits say (Auto),
 // straight between the ranks' buffers with cross-memory attach (Once, where the kernel allows
 // it), or through the pipeline buffers as in the paper's Table 1 (Twice). Which is faster at a
-// given size depends on the machine: a kernel copy through process_vm_readv ran at 10-13 GB/s
-// on the VMs of docs/performance.md, a plain memcpy from another core's writes at 25-40 GB/s,
-// and the system call and page pinning cost a few microseconds per call.
+// given size depends on the machine: a kernel copy through process_vm_readv moves fewer bytes
+// per second than a plain memcpy from another core's writes, and its system call and page
+// pinning cost microseconds per call (the copy floors: docs/performance.md).
 enum class CopyMode : std::uint8_t { Auto, Once, Twice };
 std::string_view to_string(CopyMode mode);  // "auto", "once", "twice"
 std::optional<CopyMode> parse_copy_mode(std::string_view text);
@@ -214,8 +214,8 @@ ShmBuffers step_buffers(Collective collective, std::span<const std::byte> send,
 // How a group's waiters poll when ShmOptions does not say: for 50 us, then they sleep. When
 // `local_size` ranks outnumber the machine's hardware threads, they yield the core between two
 // looks instead of pausing, so that the rank they wait for, which may share their core, runs
-// at once (4 ranks on 2 cores: alltoall of 8 B 5 us instead of 28 us with no polling at all,
-// and 220 us with a pausing poll of 200 us; docs/performance.md).
+// at once (with more ranks than cores, a pausing poll or none at all makes small calls several
+// times slower; docs/performance.md).
 struct Polling {
   std::chrono::nanoseconds spin;
   bool yield = false;

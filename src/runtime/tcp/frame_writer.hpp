@@ -8,10 +8,8 @@
 //
 // Each call offers the kernel at most kLargestWrite bytes, so a large frame costs few calls, and
 // one of a megabyte or less leaves in a single one. A smaller first call, to wake the peer's
-// reader while the rest is still being copied, costs more than it overlaps: on loopback a 1 MiB
-// ping-pong takes 220-223 us a round trip with the whole frame in one call, 254-257 us with a
-// first call of 256 KiB, and 329-335 us with calls of 256 KiB, while one stream moves 38-40
-// Gbit/s either way (multilane bench -n 2 --pingpong / --p2p, interleaved runs; the reader
+// reader while the rest is still being copied, costs more than it overlaps (a 1 MiB ping-pong
+// on loopback is slower with it, while a stream's throughput stays the same; the reader
 // acknowledges large payloads at once, frame_reader.hpp). (asio::async_write offers at most 64
 // KiB per call, which costs a trip through the event loop per 64 KiB.)
 //
@@ -20,8 +18,7 @@
 // caller hands only the rest to write_frame(). A small message then leaves and completes within
 // the sender's call, without a trip through the event loop. A frame of up to kCopiedFrame bytes
 // is copied together and written with send(), which costs less than sendmsg() with two parts
-// (on loopback a stream of 72-byte frames moves one every 4.00-4.03 us with send(), 4.14-4.30
-// us with sendmsg(); a test program, 200000 frames, 4 runs each).
+// for a stream of small frames.
 //
 // Cancellation: a cancellation slot bound to the handler (asio::bind_cancellation_slot) stops
 // the write on a terminal or partial cancellation. The handler then gets operation_aborted and

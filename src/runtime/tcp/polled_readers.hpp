@@ -4,7 +4,7 @@
 // A blocking call whose caller spins on the io_context (Engine::run_blocking) sees a small
 // message sooner by reading the waiting sockets directly: one recv() that returns the bytes,
 // where the reactor costs an epoll_wait(), then the recv(), and asio's dispatch between them
-// (bench/tcp_floor on loopback: 8.2 against 11.3 us a round trip), and the rest of a large one
+// (bench/tcp_floor measures both round trips on loopback), and the rest of a large one
 // as it comes. While polling is on, a reader that would wait for readiness lists itself here
 // instead (at most kMostPolled; the others wait as usual). Whoever drives the io_context
 // without polling (the progress thread, a caller about to sleep) calls stop_polling() first,
