@@ -166,9 +166,10 @@ class OpChecker {
     const Range& to = op_->range;
     const Range& from = op_->source;
     const bool combines = op_->kind == OpKind::Reduce;
-    const bool inside =
-        check_range(from, "reads") & check_range(to, combines ? "combines into" : "writes");
-    if (!inside) return;
+    // Both ranges are checked, so that both problems are reported.
+    const bool reads_inside = check_range(from, "reads");
+    const bool writes_inside = check_range(to, combines ? "combines into" : "writes");
+    if (!reads_inside || !writes_inside) return;
     const std::string_view verb = combines ? "combines" : "copies";
     if (to.length != from.length) {
       fail(fmt::format("{} {} ({} bytes) into {} ({} bytes): lengths differ", verb,
@@ -206,8 +207,9 @@ class OpChecker {
     }
     const Range& to = op_->range;
     const Range& from = op_->source;
-    const bool inside = check_range(from, "reads") & check_range(to, "writes");
-    if (inside && to.buffer == from.buffer && to.offset < from.end() && from.offset < to.end()) {
+    const bool reads_inside = check_range(from, "reads");  // both checked, both reported
+    const bool writes_inside = check_range(to, "writes");
+    if (reads_inside && writes_inside && to.buffer == from.buffer && to.offset < from.end() && from.offset < to.end()) {
       fail(fmt::format("reads {} and writes {}: the ranges overlap", describe_range(from),
                        describe_range(to)));
     }
