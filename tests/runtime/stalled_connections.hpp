@@ -9,11 +9,13 @@
 //                         in the middle of the handshake.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <asio.hpp>
 
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -53,6 +55,21 @@ class StalledConnections {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     return false;
+  }
+  // Every connection is still waiting in its handshake.
+  void expect_all_open() {
+    for (std::size_t i = 0; i < sockets_.size(); ++i) EXPECT_TRUE(still_open(i)) << i;
+  }
+  // `stop` (the listener's end) returns within kStopBound and closes every connection, however
+  // far off their handshake timeout is.
+  static constexpr std::chrono::seconds kStopBound{2};
+  void expect_closed_by(const std::function<void()>& stop) {
+    const auto stopping = std::chrono::steady_clock::now();
+    stop();
+    EXPECT_LT(std::chrono::steady_clock::now() - stopping, kStopBound);
+    for (std::size_t i = 0; i < sockets_.size(); ++i) {
+      EXPECT_TRUE(closed_within(i, std::chrono::seconds(5))) << i;
+    }
   }
 
  private:
