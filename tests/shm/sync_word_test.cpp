@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <thread>
 
 namespace multilane::runtime::shm {
@@ -40,12 +42,23 @@ TEST_P(SyncWordWait, APublishWithinTheSpinIsSeenByPollingAlone) {
   EXPECT_EQ(word.sleepers, 0u);
 }
 
+// The publisher waits until the waiter sleeps on the word (past its spin of 1 ms) and only then
+// publishes: the sleeper wakes and sees it, however the two threads are scheduled.
 TEST_P(SyncWordWait, APublishAfterTheSpinWakesTheSleeper) {
   SyncWord word;
-  int checks = 0;
-  const auto publisher = publish_after(word, 1, 100ms);
-  EXPECT_TRUE(wait_until_reached(word, 1, policy(1ms), [&] { ++checks; }));
-  EXPECT_GT(checks, 0);
+  bool saw_a_sleeper = false;
+  std::jthread publisher([&] {
+    const auto give_up = std::chrono::steady_clock::now() + 5s;
+    auto sleepers = [&] { return std::atomic_ref<std::uint32_t>(word.sleepers).load(); };
+    while (sleepers() == 0 && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(1ms);
+    }
+    saw_a_sleeper = sleepers() > 0;
+    publish(word, 1);
+  });
+  EXPECT_TRUE(wait_until_reached(word, 1, policy(1ms), [] {}));
+  publisher.join();
+  EXPECT_TRUE(saw_a_sleeper);
   EXPECT_EQ(word.sleepers, 0u);
 }
 
