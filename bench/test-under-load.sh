@@ -34,7 +34,7 @@ for run in $(seq 1 "$runs"); do
   start=$(date +%s)
   make test >"$logs/make-test-$run.log" 2>&1
   status=$?
-  minutes=$(echo "scale=1; ($(date +%s) - start) / 60" | bc)
+  minutes=$(echo "scale=1; ($(date +%s) - $start) / 60" | bc)
   stop_load
   stats=$(sort -n "$samples" | awk '{v[NR]=$1} END {if (NR == 0) print "? ?"; else print v[int((NR+1)/2)], v[NR]}')
   verdict=$([ "$status" -eq 0 ] && echo passed || echo "failed ($status)")
