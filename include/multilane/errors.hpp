@@ -53,6 +53,8 @@ std::string_view kind_name(ErrorKind kind);
 // table).
 int exit_status(ErrorKind kind);
 ErrorKind kind_of_exit_status(int status);
+// "<kind>: <text>", as the CLI and the MPI library print a failure.
+std::string describe(ErrorKind kind, std::string_view text);
 
 class Error : public std::runtime_error {
  public:

@@ -46,11 +46,15 @@ ErrorKind kind_of_exit_status(int status) {
   return ErrorKind::internal;
 }
 
+std::string describe(ErrorKind kind, std::string_view text) {
+  std::string described(kind_name(kind));
+  described += ": ";
+  described += text;
+  return described;
+}
+
 std::string Error::describe() const {
-  std::string text(kind_name(kind_));
-  text += ": ";
-  text += what();
-  return text;
+  return multilane::describe(kind_, what());
 }
 
 void throw_error(ErrorKind kind, const std::string& text) {

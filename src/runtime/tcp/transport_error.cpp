@@ -5,13 +5,6 @@
 
 namespace multilane::runtime {
 
-std::string Failure::describe() const {
-  std::string described(kind_name(kind));
-  described += ": ";
-  described += text;
-  return described;
-}
-
 ErrorKind kind_of(const std::error_code& error) {
   if (error == asio::error::eof) return ErrorKind::peer_gone;
   if (error == asio::error::timed_out) return ErrorKind::timeout;

@@ -29,7 +29,7 @@ struct Failure {
   std::string text;
 
   // "<kind>: <text>".
-  std::string describe() const;
+  std::string describe() const { return multilane::describe(kind, text); }
   // Throws the Error of this kind with this text.
   [[noreturn]] void raise() const { throw_error(kind, text); }
   // The failure an exception stands for (its kind as kind_of() gives it).
