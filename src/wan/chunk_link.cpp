@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include "runtime/tcp/frame_writer.hpp"
 #include "runtime/tcp/io_wait.hpp"
 
 namespace multilane::wan {
@@ -79,29 +78,26 @@ void ChunkLink::write(const RoutedChunk& chunk, std::span<const std::byte> paylo
     return;
   }
   queued_bytes_ += payload.size();
-  queue_.push_back({encode_routed(chunk), payload, std::move(done)});
-  if (!writing_) write_next();
+  outbox_.push({.header = encode_routed(chunk), .payload = payload, .message = std::move(done)});
+  write_next();
 }
 
 void ChunkLink::write_next() {
-  if (queue_.empty() || closed_) return;
-  writing_ = true;
-  Outgoing& front = queue_.front();
-  runtime::write_frame(
-      socket_, front.header, front.payload,
-      [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
-        self->writing_ = false;
-        // A write that completed after close(): close() took the queue and answered every
-        // chunk in it, so there is no front to pop (popping an empty deque corrupted it).
+  if (closed_) return;
+  outbox_.write_next(
+      socket_, [self = shared_from_this()](const asio::error_code& ec, std::size_t bytes) {
+        // A write that completed after close(): close() took the queue and answered every chunk
+        // in it, so there is no front to take.
         if (self->closed_) return;
-        if (ec)
+        if (ec) {
           return self->fail({runtime::kind_of(ec),
                              fmt::format("sending to {} failed: {}", self->name_, ec.message())});
-        Outgoing done = std::move(self->queue_.front());
-        self->queue_.pop_front();
-        self->queued_bytes_ -= done.payload.size();
+        }
+        bool too_late = false;  // never interrupted
+        Outbox::Frame sent = self->outbox_.wrote_front(bytes, too_late);
+        self->queued_bytes_ -= sent.payload.size();
         self->write_next();
-        if (done.done) done.done(true);
+        if (sent.message) sent.message(true);
       });
 }
 
@@ -110,11 +106,10 @@ void ChunkLink::close() {
   closed_ = true;
   asio::error_code ignored;
   socket_.close(ignored);
-  auto queue = std::move(queue_);
-  queue_.clear();
+  auto queue = outbox_.take_all();
   queued_bytes_ = 0;
   for (auto& pending : queue) {
-    if (pending.done) pending.done(false);
+    if (pending.message) pending.message(false);
   }
 }
 

@@ -7,7 +7,8 @@
 // early message, a router's forwarding buffer), reads them there and calls `arrived`; when
 // that returns false the link takes no further chunk until resume() (a router's flow
 // control; the next header may already be read). Writing: write() queues a header and a payload
-// that must stay valid until `done` is called; chunks go out in queue order. Any failure (the peer
+// that must stay valid until `done` is called; chunks go out in queue order (the stream core's
+// frame outbox, runtime/tcp/frame_outbox.hpp). Any failure (the peer
 // closed, a bad header, a write error) closes the link and calls `failed` once with a sentence
 // naming the peer.
 //
@@ -16,13 +17,13 @@
 #pragma once
 
 #include <asio.hpp>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "runtime/tcp/frame_outbox.hpp"
 #include "runtime/tcp/frame_reader.hpp"
 #include "wan/route_header.hpp"
 
@@ -44,15 +45,12 @@ class ChunkLink final : public std::enable_shared_from_this<ChunkLink>, private 
   std::uint64_t queued_bytes() const { return queued_bytes_; }
   void close();
   bool closed() const { return closed_; }
-  bool idle() const { return !reader_.busy() && !writing_; }  // no operation outstanding
+  bool idle() const { return !reader_.busy() && !outbox_.writing(); }  // no operation outstanding
   const std::string& name() const { return name_; }
 
  private:
-  struct Outgoing {
-    RoutedHeaderBytes header;
-    std::span<const std::byte> payload;
-    std::function<void(bool)> done;
-  };
+  // Each queued chunk names the callback that hears whether it went.
+  using Outbox = runtime::FrameOutbox<std::function<void(bool ok)>, RoutedHeaderBytes>;
   // runtime::FrameSink
   bool admit(runtime::FrameReader& reader, const runtime::FrameHeader& header) override;
   runtime::FramePlacement place(runtime::FrameReader& reader,
@@ -73,8 +71,7 @@ class ChunkLink final : public std::enable_shared_from_this<ChunkLink>, private 
   runtime::FrameReader reader_;
   RoutedChunk chunk_;  // the chunk being read
   bool paused_ = false;
-  std::deque<Outgoing> queue_;
-  bool writing_ = false;
+  Outbox outbox_;
   std::uint64_t queued_bytes_ = 0;
   bool closed_ = false;
 };

@@ -18,6 +18,7 @@
 namespace multilane::runtime {
 namespace {
 
+using testing::joined;
 using testing::loopback;
 using testing::pattern;
 
@@ -78,12 +79,6 @@ class FrameWriterTest : public ::testing::Test {
   asio::ip::tcp::socket peer{io};
   std::optional<WriteResult> result;
 };
-
-std::vector<std::byte> joined(std::span<const std::byte> head, std::span<const std::byte> body) {
-  std::vector<std::byte> bytes(head.begin(), head.end());
-  bytes.insert(bytes.end(), body.begin(), body.end());
-  return bytes;
-}
 
 // Writes (head, body) to a peer that reads all of it, and checks what arrived.
 void FrameWriterTest::expect_arrives(std::span<const std::byte> head,

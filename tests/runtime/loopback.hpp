@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,14 @@ inline std::vector<std::byte> pattern(std::size_t size, unsigned seed = 7) {
   for (std::size_t i = 0; i < size; ++i) {
     bytes[i] = static_cast<std::byte>((i * 131 + seed + (i >> 8)) & 0xff);
   }
+  return bytes;
+}
+
+// A frame as the peer reads it: `head`, then `body`.
+inline std::vector<std::byte> joined(std::span<const std::byte> head,
+                                     std::span<const std::byte> body) {
+  std::vector<std::byte> bytes(head.begin(), head.end());
+  bytes.insert(bytes.end(), body.begin(), body.end());
   return bytes;
 }
 

@@ -13,7 +13,7 @@ namespace multilane::runtime {
 StreamSet::Impl::Stream& StreamSet::Impl::stream_for_whole_message() {
   std::vector<Stream*> usable;
   for (Stream& s : streams) {
-    if (s.idle_sender() && !s.stalled) usable.push_back(&s);
+    if (s.out.idle() && !s.stalled) usable.push_back(&s);
   }
   if (usable.empty()) {
     for (Stream& s : streams) usable.push_back(&s);
@@ -38,12 +38,12 @@ void StreamSet::Impl::feed_streams() {
   for (Stream& s : streams) {
     if (s.stalled) continue;
     if (in_use-- == 0) break;
-    if (s.idle_sender()) feed(s);
-    others_will_take = others_will_take || !s.idle_sender();
+    if (s.out.idle()) feed(s);
+    others_will_take = others_will_take || !s.out.idle();
   }
   if (others_will_take) return;
   for (Stream& s : streams) {
-    if (s.idle_sender()) feed(s);
+    if (s.out.idle()) feed(s);
   }
 }
 

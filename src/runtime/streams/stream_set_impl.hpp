@@ -19,13 +19,13 @@
 #include "runtime/tcp/byte_ranges.hpp"
 #include "runtime/tcp/chunk_feed.hpp"
 #include "runtime/tcp/early_budget.hpp"
+#include "runtime/tcp/frame_outbox.hpp"
 #include "runtime/tcp/frame_reader.hpp"
 #include "runtime/tcp/kept_bytes.hpp"
 #include "runtime/tcp/stall_watch.hpp"
 #include "runtime/tcp/stream_governor.hpp"
 #include "runtime/tcp/stream_progress.hpp"
 #include "runtime/tcp/wire.hpp"
-#include "runtime/tcp/written_frame.hpp"
 
 namespace multilane::runtime {
 
@@ -35,22 +35,12 @@ struct StreamSet::Impl {
        const StreamOptions& options);
   ~Impl();
 
-  // One frame in a stream's outbox.
-  struct Outgoing {
-    FrameBytes header{};
-    ByteRange range;                      // the payload's place in the message
-    std::span<const std::byte> borrowed;  // the payload, in the posted send's message
-    std::vector<std::byte> owned;         // or: header and payload of its own (see `copy`)
-    std::uint64_t message_id = 0;         // of a copy (borrowed frames are the posted send's)
-    // Owned frames are the unwritten rest of an interrupted frame, or (copy) a copy of the kept
-    // tail's bytes, which is watched until acknowledged like the send's own frames.
-    bool copy = false;
-    bool borrows() const { return owned.empty(); }
-  };
-
-  // A frame that may not be acknowledged yet (written_frame.hpp), by message id: the posted
-  // send's, or the kept tail's.
-  using Written = WrittenFrame<std::uint64_t>;
+  // A stream's frames and the written ones that may not be acknowledged yet, by message id: the
+  // posted send's (borrowing its message), or the kept tail's (owned copies of its bytes, watched
+  // until acknowledged like the send's own frames).
+  using Outbox = FrameOutbox<std::uint64_t>;
+  using Written = Outbox::Written;
+  static bool is_tail_copy(const Outbox::Frame& frame) { return !frame.borrows() && !frame.rest; }
 
   // Where the frame a stream's reader is placing or reading goes.
   enum class Into { Nothing, Buffer, Ahead };
@@ -69,17 +59,8 @@ struct StreamSet::Impl {
     std::vector<std::byte> ahead;  // the payload of a frame read ahead (Into::Ahead)
     bool closed = false;           // the peer closed this stream between frames
     // Sending.
-    std::deque<Outgoing> outbox;
-    bool writing = false;          // the outbox's front is being written
-    bool interrupting = false;     // its write was cancelled to re-send this stream's share
-    bool stalled = false;          // stalled at the last look (stall_watch.hpp)
-    std::uint64_t handed = 0;      // bytes ever handed to the kernel
-    std::vector<Written> written;  // a kept send's frames not known to be acknowledged
-    std::unique_ptr<asio::cancellation_signal> stop_write =
-        std::make_unique<asio::cancellation_signal>();
-
-    bool writes_borrowed() const { return writing && outbox.front().borrows(); }
-    bool idle_sender() const { return outbox.empty() && !writing; }
+    Outbox out;
+    bool stalled = false;  // stalled at the last look (stall_watch.hpp)
 
     bool admit(FrameReader&, const FrameHeader& h) override { return set->admit(h); }
     FramePlacement place(FrameReader&, const FrameHeader& h) override {

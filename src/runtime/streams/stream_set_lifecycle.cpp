@@ -52,7 +52,7 @@ void StreamSet::Impl::fail(Failure reason) {
 bool StreamSet::Impl::idle() const {
   if (probing) return false;
   for (const Stream& s : streams) {
-    if (s.reader->busy() || s.writing) return false;
+    if (s.reader->busy() || s.out.writing()) return false;
   }
   return true;
 }

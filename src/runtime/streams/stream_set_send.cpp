@@ -65,52 +65,37 @@ std::string StreamSet::Impl::sent_text() const {
 }
 
 void StreamSet::Impl::queue_frame(Stream& s, const ByteRange& range, std::uint16_t flags) {
-  Outgoing frame;
-  frame.header = encode_frame_header(FrameHeader{flags, options.job_id, send.sequence, send.id,
-                                                 range.offset, range.length, send.message.size()});
-  frame.range = range;
-  frame.borrowed = send.message.subspan(range.offset, range.length);
-  s.outbox.push_back(std::move(frame));
+  s.out.push(
+      {.header = encode_frame_header(FrameHeader{flags, options.job_id, send.sequence, send.id,
+                                                 range.offset, range.length, send.message.size()}),
+       .payload = send.message.subspan(range.offset, range.length),
+       .range = range,
+       .message = send.id});
   ++send.borrowing_frames;
 }
 
 void StreamSet::Impl::write_next(Stream& s) {
-  if (s.writing || s.outbox.empty() || failure) return;
-  const Outgoing& frame = s.outbox.front();
-  std::span<const std::byte> head = frame.header;
-  std::span<const std::byte> body = frame.borrowed;
-  if (!frame.borrows()) {  // its header (or what is left of it) and payload in one vector
-    head = frame.owned;
-    body = {};
-  }
-  s.writing = true;
-  write_frame(s.socket, head, body,
-              asio::bind_cancellation_slot(
-                  s.stop_write->slot(), [this, &s](const asio::error_code& ec, std::size_t n) {
-                    s.writing = false;
-                    if (ec == asio::error::operation_aborted && s.interrupting && !failure) {
-                      return interrupted(s, n);
-                    }
-                    if (ec) return write_failed(s, ec);
-                    frame_written(s, n);
-                  }));
+  if (failure) return;
+  s.out.write_next(s.socket, [this, &s](const asio::error_code& ec, std::size_t n) {
+    if (ec == asio::error::operation_aborted && s.out.interrupting() && !failure) {
+      return interrupted(s, n);
+    }
+    if (ec) return write_failed(s, ec);
+    frame_written(s, n);
+  });
 }
 
 void StreamSet::Impl::frame_written(Stream& s, std::size_t bytes) {
-  s.handed += bytes;
-  const Outgoing& frame = s.outbox.front();
+  bool too_late = false;  // the cancel came when the frame had gone whole
+  const Outbox::Frame frame = s.out.wrote_front(bytes, too_late);
   if (frame.borrows()) {
-    if (send.keeps_until_acknowledged) s.written.push_back({s.handed, frame.range, send.id});
+    if (send.keeps_until_acknowledged) s.out.record(frame.range, send.id);
     send.sent += frame.range.length;
     --send.borrowing_frames;
-  } else if (frame.copy && tail.active && frame.message_id == tail.id) {
-    s.written.push_back({s.handed, frame.range, frame.message_id});
+  } else if (is_tail_copy(frame) && tail.active && frame.message == tail.id) {
+    s.out.record(frame.range, frame.message);
   }
-  s.outbox.pop_front();
-  if (s.interrupting) {  // the cancel came too late: the frame went whole
-    s.interrupting = false;
-    resend_share(s, {});
-  }
+  if (too_late) resend_share(s, {});
   write_next(s);
   feed_streams();
   if (send.all_handed_out() && send.keeps_until_acknowledged && !send.keeps_tail) {

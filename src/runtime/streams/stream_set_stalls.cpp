@@ -68,9 +68,9 @@ void StreamSet::Impl::look_at_streams() {
                                      ending ? options.endgame_patience : options.stall_patience);
     const bool stalled_with_send = s.stalled && carries_send(s);  // scans the written frames once
     if (s.stalled && holds_tail) stalled_on_tail.push_back(&s);
-    if (stalled_with_send && !s.interrupting) stalled.push_back(&s);
+    if (stalled_with_send && !s.out.interrupting()) stalled.push_back(&s);
     newly_stalled = newly_stalled || (stalled_with_send && !was_stalled);
-    someone_idle = someone_idle || (s.idle_sender() && !s.stalled);
+    someone_idle = someone_idle || (s.out.idle() && !s.stalled);
     acknowledged += progress.acknowledged;
     smoothed_round_trip = std::max(smoothed_round_trip, progress.round_trip);
     path.include(progress);
@@ -86,9 +86,8 @@ void StreamSet::Impl::look_at_streams() {
   // in mid-message usually ends (the kernel retransmits) before the message does.
   if (someone_idle && send.feed.empty()) {
     for (Stream* s : stalled) {
-      if (s->writes_borrowed()) {
-        s->interrupting = true;  // resend_share() runs when the write has stopped
-        s->stop_write->emit(asio::cancellation_type::terminal);
+      if (s->out.writes_borrowed()) {
+        s->out.interrupt();  // resend_share() runs when the write has stopped
       } else {
         resend_share(*s, {});
       }
@@ -113,21 +112,20 @@ void StreamSet::Impl::refresh_stalled() {
 // streams still carrying it.
 bool StreamSet::Impl::endgame() const {
   return send.feed.empty() && std::any_of(streams.begin(), streams.end(), [](const Stream& s) {
-           return s.idle_sender() && !s.stalled;
+           return s.out.idle() && !s.stalled;
          });
 }
 
 // `s` holds bytes of the posted send that may not have reached the peer.
 bool StreamSet::Impl::carries_send(const Stream& s) const {
-  return holds(s, send.id) || s.writes_borrowed();
+  return holds(s, send.id) || s.out.writes_borrowed();
 }
 
 // Forgets the frames of `s` that the peer acknowledged (they are at the peer, to be read
 // without the network's help).
 void StreamSet::Impl::forget_acknowledged(Stream& s, const StreamProgress& progress) {
-  runtime::forget_acknowledged(
-      s.written, delivered_end(s.handed, progress.unacknowledged),
-      [](const Written&) { return false; },
+  s.out.forget_acknowledged(
+      progress.unacknowledged, [](const Written&) { return false; },
       [&](const Written& w) {
         if (tail.active && w.message == tail.id) tail.delivered.add(w.range);
       });
@@ -135,31 +133,20 @@ void StreamSet::Impl::forget_acknowledged(Stream& s, const StreamProgress& progr
 
 void StreamSet::Impl::forget_all_acknowledged() {
   for (Stream& s : streams) {
-    if (!s.written.empty()) forget_acknowledged(s, probe(s));
+    if (!s.out.recorded().empty()) forget_acknowledged(s, probe(s));
   }
 }
 
 bool StreamSet::Impl::holds(const Stream& s, std::uint64_t message_id) {
-  return std::any_of(s.written.begin(), s.written.end(),
-                     [&](const Written& w) { return w.message == message_id; });
+  return s.out.holds([&](const Written& w) { return w.message == message_id; });
 }
 
 // The front frame's write stopped after `bytes` bytes: its rest is copied out of the message
 // (the stream still owes it to the peer) and its share goes out again.
 void StreamSet::Impl::interrupted(Stream& s, std::size_t bytes) {
-  s.interrupting = false;
-  s.handed += bytes;
-  Outgoing& frame = s.outbox.front();
-  const std::size_t header_written = std::min(bytes, kFrameHeaderSize);
-  const std::size_t payload_written = bytes - header_written;
-  if (payload_written > 0) {
-    s.written.push_back({s.handed, {frame.range.offset, payload_written}, send.id});
-    send.sent += payload_written;
-  }
-  const ByteRange unwritten{frame.range.offset + payload_written,
-                            frame.range.length - payload_written};
-  frame.owned = frame_rest(frame.header, frame.borrowed, bytes);
-  frame.borrowed = {};
+  const auto [id, written, unwritten] = s.out.interrupted(bytes);
+  s.out.record(written, id);
+  send.sent += written.length;
   --send.borrowing_frames;
   resend_share(s, unwritten);
   write_next(s);
@@ -181,9 +168,8 @@ void StreamSet::Impl::resend_share(Stream& s, const ByteRange& unwritten) {
 // (it is to go out again). What it has acknowledged of the kept tail counts as delivered.
 ByteRanges StreamSet::Impl::take_doubt(Stream& s, std::uint64_t message_id) {
   const bool of_tail = tail.active && message_id == tail.id;
-  return runtime::take_doubt(
-      s.written, delivered_end(s.handed, probe(s).unacknowledged),
-      [&](const Written& w) { return w.message == message_id; },
+  return s.out.take_doubt(
+      probe(s).unacknowledged, [&](const Written& w) { return w.message == message_id; },
       [&](const ByteRange& has) {
         if (of_tail) tail.delivered.add(has);
       });

@@ -21,9 +21,9 @@ bool StreamSet::Impl::long_path() {
 void StreamSet::Impl::keep_tail() {
   ByteRanges unacknowledged;
   for (Stream& s : streams) {
-    if (s.written.empty()) continue;
+    if (s.out.recorded().empty()) continue;
     forget_acknowledged(s, probe(s));
-    for (const Written& w : s.written) unacknowledged.add(w.range);
+    for (const Written& w : s.out.recorded()) unacknowledged.add(w.range);
   }
   if (unacknowledged.empty()) return;
   tail = KeptTail{};
@@ -41,24 +41,24 @@ void StreamSet::Impl::keep_tail() {
 void StreamSet::Impl::settle_tail() {
   if (!tail.active || tail.delivered.bytes() < tail.kept.bytes()) return;
   for (Stream& s : streams) {
-    std::erase_if(s.written, [&](const Written& w) { return w.message == tail.id; });
+    s.out.forget([&](const Written& w) { return w.message == tail.id; });
   }
   tail = KeptTail{};
 }
 
 void StreamSet::Impl::queue_tail_copy(Stream& s, const ByteRange& range) {
-  Outgoing frame;
-  const FrameBytes header = encode_frame_header(
-      FrameHeader{kFrameStriped | kFrameAcknowledgeSoon | kFrameResent, options.job_id,
-                  tail.sequence, tail.id, range.offset, range.length, tail.kept.message_size()});
+  // Owned, not borrowed from the tail: settle_tail() may drop the tail while copies are queued.
+  Outbox::Frame frame{
+      .header = encode_frame_header(FrameHeader{
+          kFrameStriped | kFrameAcknowledgeSoon | kFrameResent, options.job_id, tail.sequence,
+          tail.id, range.offset, range.length, tail.kept.message_size()}),
+      .range = range,
+      .message = tail.id};
   const auto payload = tail.kept.of(range);
-  frame.owned.reserve(header.size() + payload.size());
-  frame.owned.assign(header.begin(), header.end());
+  frame.owned.reserve(frame.header.size() + payload.size());
+  frame.owned.assign(frame.header.begin(), frame.header.end());
   frame.owned.insert(frame.owned.end(), payload.begin(), payload.end());
-  frame.range = range;
-  frame.message_id = tail.id;
-  frame.copy = true;
-  s.outbox.push_back(std::move(frame));
+  s.out.push(std::move(frame));
 }
 
 // The same for the kept tail's bytes on `s`: they go out again from the copy, before any

@@ -117,24 +117,21 @@ void SendSide::send_whole(SendRequest request, Completion done, int streams) {
   const FrameHeader header{
       0,    context_.config.job_id, request.key.sequence, request.key.message_id, 0, size,
       size, request.signature};
-  Job job{.op = nullptr,
-          .header = encode_frame_header(header),
-          .payload = request.bytes,
-          .range = {0, size}};
+  Frame frame{.header = encode_frame_header(header), .payload = request.bytes, .range = {0, size}};
   if (stream->idle()) {  // nothing queued or being written before it
     // Written by the caller: a small message completes within this call, with no record kept.
-    job.written =
-        write_frame_now(stream->socket(), std::as_bytes(std::span(job.header)), job.payload);
-    if (job.written == job.header.size() + size) {
-      stream->handed += job.written;
+    frame.written =
+        write_frame_now(stream->socket(), std::as_bytes(std::span(frame.header)), frame.payload);
+    if (frame.written == frame.header.size() + size) {
+      stream->out.wrote_directly(frame.written);
       done(kSucceeded);
       return pump(*stream);
     }
   }
-  job.op = add_op(std::move(request), std::move(done));
-  job.op->frames_left = 1;
-  job.op->streams = {stream};
-  stream->queue.push_back(std::move(job));
+  frame.message = add_op(std::move(request), std::move(done));
+  frame.message->frames_left = 1;
+  frame.message->streams = {stream};
+  stream->out.push(std::move(frame));
   pump(*stream);
 }
 
@@ -345,34 +342,19 @@ void SendSide::link_failed(Link& link, const Failure& reason) {
 }
 
 void SendSide::pump(Stream& stream) {
-  if (stream.writing || stream.closed || !stream.connection) return;
+  if (stream.out.writing() || stream.closed || !stream.connection) return;
   switch_to_lower_ranks_connection(stream);
-  if (stream.queue.empty() && !take_piece(stream)) return;
-  stream.writing = true;
-  const Job& job = stream.queue.front();
-  const std::size_t header_written = std::min(job.written, job.header.size());
-  std::span<const std::byte> head = std::span<const std::byte>(job.header).subspan(header_written);
-  std::span<const std::byte> body = job.payload.subspan(job.written - header_written);
-  if (!job.borrows()) {  // what is left of its header and payload, in one vector
-    head = job.owned;
-    body = {};
-  }
-  write_frame(stream.socket(), head, body,
-              asio::bind_cancellation_slot(
-                  stream.stop_write.slot(),
-                  [this, s = &stream](const asio::error_code& error, std::size_t bytes) {
-                    s->writing = false;
-                    if (s->closed) return;
-                    bytes += s->queue.front().written;  // by write_frame_now, before this write
-                    if (error == asio::error::operation_aborted && s->interrupting) {
-                      return interrupted(*s, bytes);
-                    }
-                    if (error) {
-                      return link_failed(*s->link,
-                                         write_failure(s->link->peer, error, *s->connection));
-                    }
-                    written(*s, bytes);
-                  }));
+  if (stream.out.empty() && !take_piece(stream)) return;
+  stream.out.write_next(
+      stream.socket(), [this, s = &stream](const asio::error_code& error, std::size_t bytes) {
+        if (s->closed) return;
+        if (error == asio::error::operation_aborted && s->out.interrupting()) {
+          return interrupted(*s, bytes);
+        }
+        if (error)
+          return link_failed(*s->link, write_failure(s->link->peer, error, *s->connection));
+        written(*s, bytes);
+      });
 }
 
 // Queues on `stream` the next piece of the oldest split send it may carry; false if none.
@@ -393,10 +375,10 @@ bool SendSide::take_piece(Stream& stream) {
                              piece->range.length,
                              op->size(),
                              r.signature};
-    stream.queue.push_back(Job{.op = op,
-                               .header = encode_frame_header(header),
-                               .payload = op->bytes(piece->range),
-                               .range = piece->range});
+    stream.out.push(Frame{.header = encode_frame_header(header),
+                          .payload = op->bytes(piece->range),
+                          .range = piece->range,
+                          .message = op});
     ++op->frames_left;
     return true;
   }
@@ -417,15 +399,13 @@ bool SendSide::takes_pieces(const Stream& stream) const {
 
 // The front frame of `stream` went to the kernel (`bytes`: all of it).
 void SendSide::written(Stream& stream, std::size_t bytes) {
-  stream.handed += bytes;
-  Job job = std::move(stream.queue.front());
-  stream.queue.pop_front();
   // A cancellation that came when the frame had gone whole: its share goes again all the same.
-  const bool too_late = std::exchange(stream.interrupting, false);
-  if (!job.op) return pump(stream);  // the rest of an interrupted frame
-  const std::shared_ptr<Op> op = std::move(job.op);
-  if (op->resends) stream.written.push_back({stream.handed, job.range, op});
-  op->handed_over += job.payload.size();
+  bool too_late = false;
+  Frame frame = stream.out.wrote_front(bytes, too_late);
+  if (frame.rest) return pump(stream);
+  const std::shared_ptr<Op> op = std::move(frame.message);
+  if (op->resends) stream.out.record(frame.range, op);
+  op->handed_over += frame.payload.size();
   op->last_progress = Clock::now();
   --op->frames_left;
   if (too_late) resend_share(stream, op, {});
@@ -454,10 +434,8 @@ void SendSide::close_stream(Stream& stream, const Failure& reason) {
     receive_.close_connection(*stream.connection, reason);
     stream.connection->close(reason);
   }
-  std::deque<Job> jobs = std::move(stream.queue);
-  stream.queue.clear();
-  for (Job& job : jobs) {
-    if (job.op) finish(job.op, reason);
+  for (Frame& frame : stream.out.take_all()) {
+    if (frame.message) finish(frame.message, reason);
   }
   if (!stream.link->failure) stream.link->failure = reason;
 }
@@ -469,7 +447,7 @@ void SendSide::finish(const std::shared_ptr<Op>& op, const Outcome& error) {
   if (op->split) {
     feeding_.remove(op);
     for (Stream* stream : op->streams) {
-      std::erase_if(stream->written, [&](const Written& w) { return w.message.lock() == op; });
+      stream->out.forget([&](const Outbox::Written& w) { return w.message == op; });
     }
     for (Link* l : op->links) --l->split_sends;
     if (!op->tail && !error) report_message_done(*op);
@@ -479,8 +457,8 @@ void SendSide::finish(const std::shared_ptr<Op>& op, const Outcome& error) {
     // No byte of the buffer may be read once its owner heard of the failure: stop every
     // stream still holding a chunk of it.
     for (Stream* stream : op->streams) {
-      const bool holds = std::any_of(stream->queue.begin(), stream->queue.end(),
-                                     [&](const Job& job) { return job.op == op; });
+      const bool holds = std::any_of(stream->out.frames().begin(), stream->out.frames().end(),
+                                     [&](const Frame& frame) { return frame.message == op; });
       if (holds) close_stream(*stream, *error);
     }
   }

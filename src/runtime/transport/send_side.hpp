@@ -29,7 +29,6 @@
 
 #include <asio.hpp>
 #include <atomic>
-#include <deque>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -38,11 +37,11 @@
 
 #include "runtime/tcp/byte_ranges.hpp"
 #include "runtime/tcp/chunk_feed.hpp"
+#include "runtime/tcp/frame_outbox.hpp"
 #include "runtime/tcp/kept_bytes.hpp"
 #include "runtime/tcp/stall_watch.hpp"
 #include "runtime/tcp/stream_governor.hpp"
 #include "runtime/tcp/wire.hpp"
-#include "runtime/tcp/written_frame.hpp"
 #include "runtime/transport/connection.hpp"
 #include "runtime/transport/engine_context.hpp"
 #include "runtime/transport/receive_side.hpp"
@@ -68,42 +67,28 @@ class SendSide {
 
  private:
   struct Op;
-  struct Job {
-    std::shared_ptr<Op> op;  // none for an interrupted frame's rest
-    FrameBytes header;
-    std::span<const std::byte> payload;  // in the op's message
-    ByteRange range;                     // the payload's place in the message
-    std::size_t written = 0;  // bytes of header and payload written at once (write_frame_now)
-    // An interrupted frame's unwritten rest (what is left of its header, then of its payload):
-    // the stream owes it to the peer, whose reader expects the whole frame.
-    std::vector<std::byte> owned = {};
-    bool borrows() const { return owned.empty(); }
-  };
-  // A frame of a split send that may not be acknowledged yet (written_frame.hpp).
-  using Written = WrittenFrame<std::weak_ptr<Op>>;
+  // A stream's frames, each naming the send it belongs to (none for an interrupted frame's rest);
+  // the frames of split sends that may not be acknowledged yet are recorded there too.
+  using Outbox = FrameOutbox<std::shared_ptr<Op>>;
+  using Frame = Outbox::Frame;
   struct Link;
   struct Stream {
     Link* link = nullptr;
     int index = 0;  // within its link
-    // Interrupts the write in flight (write_frame's cancellation slot); declared before the
-    // connection, and the connection is closed in ~SendSide, so it outlives the pending write.
-    asio::cancellation_signal stop_write;
+    // Declared before the connection, and the connection is closed in ~SendSide, so the outbox
+    // outlives the write under way.
+    Outbox out;
     std::shared_ptr<Connection> connection;  // set once connected; a reader shares it
     // The lower rank's connection of this stream, to write on once nothing is in flight.
     std::shared_ptr<Connection> lower_ranks;
     asio::ip::tcp::socket& socket() const { return connection->socket; }
-    std::deque<Job> queue;
-    bool writing = false;
     bool closed = false;
-    bool stalled = false;          // stalled at the last look of the link's watch
-    bool interrupting = false;     // its write was cancelled to re-send its share
-    std::uint64_t handed = 0;      // bytes ever handed to the kernel
-    std::vector<Written> written;  // frames of split sends that re-send stalled shares
+    bool stalled = false;  // stalled at the last look of the link's watch
 
-    bool idle() const { return queue.empty() && !writing && connection && !closed; }
+    bool idle() const { return out.idle() && connection && !closed; }
     // Writing a frame that borrows `op`'s message.
     bool writes(const Op& op) const {
-      return writing && queue.front().borrows() && queue.front().op.get() == &op;
+      return out.writes_borrowed() && out.front().message.get() == &op;
     }
   };
   struct Link {

@@ -1,6 +1,7 @@
 // runtime/transport/send_side_stalls.cpp — SendSide on WAN links: the stall watch, the streams
 // in use, and a stalled stream's doubtful share of a split send sent again on the other streams
-// (see send_side.hpp; StreamSet does the same in streams/stream_set_stalls.cpp).
+// (see send_side.hpp). Each stream's interrupted writes and recorded frames are its outbox's
+// (frame_outbox.hpp).
 //
 // Only in a split send's end game (every piece handed out, and a stream that moves has nothing
 // left to write): before that, a stalled stream just takes no more pieces, and the kernel
@@ -12,7 +13,6 @@
 #include <algorithm>
 #include <vector>
 
-#include "runtime/tcp/written_frame.hpp"
 #include "runtime/transport/send_side.hpp"
 
 namespace multilane::runtime {
@@ -128,19 +128,15 @@ bool SendSide::link_in_endgame(const Link& link) const {
 
 // Forgets the frames of `stream` that the peer acknowledged, and those of finished sends.
 void SendSide::forget_acknowledged(Stream& stream, const StreamProgress& progress) {
-  runtime::forget_acknowledged(
-      stream.written, delivered_end(stream.handed, progress.unacknowledged),
-      [](const Written& w) {
-        const std::shared_ptr<Op> op = w.message.lock();
-        return !op || op->finished;
-      },
-      [](const Written&) {});
+  stream.out.forget_acknowledged(
+      progress.unacknowledged, [](const Outbox::Written& w) { return w.message->finished; },
+      [](const Outbox::Written&) {});
 }
 
 // `stream` stalled: its share of every split send in its end game goes out again. A frame of
 // such a send that it is writing is interrupted first; interrupted() re-sends then.
 void SendSide::resend_stalled_share(Stream& stream) {
-  if (stream.interrupting) return;
+  if (stream.out.interrupting()) return;
   std::vector<std::shared_ptr<Op>> ending;
   for (const auto& op : ops_) {
     if (!in_endgame(*op)) continue;
@@ -148,8 +144,7 @@ void SendSide::resend_stalled_share(Stream& stream) {
   }
   for (const auto& op : ending) {
     if (stream.writes(*op)) {
-      stream.interrupting = true;
-      stream.stop_write.emit(asio::cancellation_type::terminal);
+      stream.out.interrupt();
     } else {
       resend_share(stream, op, {});
     }
@@ -159,23 +154,9 @@ void SendSide::resend_stalled_share(Stream& stream) {
 // The front frame's write stopped after `bytes` bytes. The stream keeps what is left of it (the
 // peer's reader expects the whole frame) unless nothing went out, and its share goes again.
 void SendSide::interrupted(Stream& stream, std::size_t bytes) {
-  stream.interrupting = false;
-  stream.handed += bytes;
-  Job& job = stream.queue.front();
-  const std::shared_ptr<Op> op = std::move(job.op);
-  const std::size_t header_written = std::min(bytes, kFrameHeaderSize);
-  const std::size_t payload_written = bytes - header_written;
-  if (payload_written > 0) {
-    stream.written.push_back({stream.handed, {job.range.offset, payload_written}, op});
-  }
-  op->handed_over += payload_written;
-  const ByteRange unwritten{job.range.offset + payload_written, job.range.length - payload_written};
-  if (bytes == 0) {
-    stream.queue.pop_front();
-  } else {
-    job.owned = frame_rest(job.header, job.payload, bytes);
-    job.payload = {};
-  }
+  auto [op, written, unwritten] = stream.out.interrupted(bytes);
+  stream.out.record(written, op);
+  op->handed_over += written.length;
   --op->frames_left;
   resend_share(stream, op, unwritten);
   pump(stream);
@@ -214,9 +195,9 @@ void SendSide::resend_share(Stream& stream, const std::shared_ptr<Op>& op,
 // again).
 ByteRanges SendSide::take_doubt(Stream& stream, const Op& op) {
   if (!holds_unacknowledged(stream, op)) return {};
-  return runtime::take_doubt(
-      stream.written, delivered_end(stream.handed, probe(stream).unacknowledged),
-      [&](const Written& w) { return w.message.lock().get() == &op; }, [](const ByteRange&) {});
+  return stream.out.take_doubt(
+      probe(stream).unacknowledged,
+      [&](const Outbox::Written& w) { return w.message.get() == &op; }, [](const ByteRange&) {});
 }
 
 // The caller of `op` gets its message back now: what TCP has not acknowledged of it (the frames
@@ -229,8 +210,8 @@ bool SendSide::keep_tail(Op& op) {
   for (Stream* stream : op.streams) {
     if (!holds_unacknowledged(*stream, op)) continue;
     forget_acknowledged(*stream, probe(*stream));
-    for (const Written& w : stream->written) {
-      if (w.message.lock().get() == &op) unacknowledged.add(w.range);
+    for (const Outbox::Written& w : stream->out.recorded()) {
+      if (w.message.get() == &op) unacknowledged.add(w.range);
     }
   }
   if (unacknowledged.empty()) return false;
@@ -256,8 +237,7 @@ void SendSide::settle_tails() {
 }
 
 bool SendSide::holds_unacknowledged(const Stream& stream, const Op& op) {
-  return std::any_of(stream.written.begin(), stream.written.end(),
-                     [&](const Written& w) { return w.message.lock().get() == &op; });
+  return stream.out.holds([&](const Outbox::Written& w) { return w.message.get() == &op; });
 }
 
 }  // namespace multilane::runtime
