@@ -121,11 +121,6 @@ std::shared_ptr<Communicator> multilane_of(CommState& state) {
   return state.multilane;
 }
 
-void end_all_multilane_jobs() {
-  std::lock_guard lock(live_mutex);
-  for (CommState* state : live) state->multilane.reset();
-}
-
 void free_all_comm_states() {
   std::vector<CommState*> states;
   {

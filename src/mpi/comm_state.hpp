@@ -64,8 +64,5 @@ CommState* find_state(MPI_Comm comm);
 std::shared_ptr<Communicator> multilane_of(CommState& state);
 // Frees the state of every communicator still alive, then the keyval (at stop_library()).
 void free_all_comm_states();
-// Ends every communicator's multilane job without MPI calls (before PMPI_Abort): the shared
-// memory segments this process made are unlinked, which a killed process would leave behind.
-void end_all_multilane_jobs();
 
 }  // namespace multilane::mpi

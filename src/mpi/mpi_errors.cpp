@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <thread>
 
-#include "mpi/comm_state.hpp"
 #include "mpi/library.hpp"
+#include "runtime/shm/segment_name.hpp"
 
 namespace multilane::mpi {
 
@@ -85,7 +85,9 @@ int report_failure(MPI_Comm comm, std::string_view function, const runtime::Fail
   if (fatal) {
     std::fprintf(stderr, "%s\n", message.c_str());
     std::fflush(stderr);
-    end_all_multilane_jobs();
+    // The segments this process made would outlive the abort's SIGKILL. Only their names go:
+    // other threads may still be inside a call on them (MPI_THREAD_MULTIPLE).
+    runtime::shm::remove_own_segments();
     // The other ranks often fail in the same call for the same cause (a set-up failure that
     // came through the all-gather, a mismatch): a moment lets them print theirs before the
     // launcher kills them for this abort.

@@ -85,6 +85,26 @@ TEST(ShmSegment, StaleSegmentsOfDeadCreatorsAreRemoved) {
   EXPECT_TRUE(list_segments(job).empty());
 }
 
+// A process about to abort removes the names of its own segments and no other's, and the
+// memory stays mapped for its threads still using it.
+TEST(ShmSegment, RemoveOwnSegmentsLeavesOtherCreatorsAndTheMappings) {
+  const std::uint64_t job = unique_job_id();
+  ShmSegment first = ShmSegment::create({job, 0, 0, getpid()}, 4096);
+  ShmSegment second = ShmSegment::create({job, 0, 1, getpid()}, 4096);
+  // A name whose creator is another live process (the one that started this test).
+  const SegmentName others{job, 1, 0, getppid()};
+  ShmSegment theirs = ShmSegment::create(others, 4096);
+
+  EXPECT_EQ(remove_own_segments(), 2);
+  EXPECT_EQ(list_segments(job), std::vector<SegmentName>{others});
+  first.data()[7] = std::byte{9};
+  EXPECT_EQ(first.data()[7], std::byte{9});
+  EXPECT_FALSE(second.unlink_name()) << "already removed";
+  EXPECT_EQ(remove_own_segments(), 0);
+  EXPECT_TRUE(theirs.unlink_name());
+  EXPECT_TRUE(list_segments(job).empty());
+}
+
 TEST(ShmProcessAlive, ZombiesAndUnknownPidsAreDead) {
   EXPECT_TRUE(process_alive(getpid()));
   EXPECT_FALSE(process_alive(0));

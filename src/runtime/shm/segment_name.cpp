@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fmt/format.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <charconv>
 #include <memory>
@@ -62,6 +63,14 @@ std::vector<SegmentName> list_segments(std::optional<std::uint64_t> job_id,
 
 bool remove_segment(const SegmentName& name) {
   return shm_unlink(name.text().c_str()) == 0;
+}
+
+int remove_own_segments() {
+  int removed = 0;
+  for (const SegmentName& name : list_segments()) {
+    if (name.creator == getpid() && remove_segment(name)) ++removed;
+  }
+  return removed;
 }
 
 std::vector<SegmentName> remove_stale_segments(std::optional<std::uint64_t> job_id) {

@@ -44,6 +44,11 @@ std::vector<SegmentName> list_segments(std::optional<std::uint64_t> job_id = std
 // Removes one segment's name (the memory goes when the last mapping does). False if it was gone.
 bool remove_segment(const SegmentName& name);
 
+// Removes the names of the segments this process created, and returns how many it removed. For
+// a process about to abort: the memory stays mapped for its threads still in a call, and for
+// the other ranks attached, until each one's last mapping goes.
+int remove_own_segments();
+
 // Removes the segments whose creator is no longer alive (optionally only those of one job) and
 // returns their names. Segments of live creators are left alone.
 std::vector<SegmentName> remove_stale_segments(std::optional<std::uint64_t> job_id = std::nullopt);
