@@ -68,23 +68,46 @@ AuthenticatedStream connect_stream(asio::io_context& io, const asio::ip::tcp::en
   return {std::move(socket), peer.identity, peer.relay};
 }
 
+// One accepted connection's handshake, on a worker of the pool (accepted_handshake.hpp).
+struct StreamListener::Handshake {
+  std::uint64_t call = 0;                     // the accept_streams() call that started it
+  std::optional<AuthenticatedStream> passed;  // these three under handshakes_mutex_
+  std::optional<TransportError> failed;
+  bool done = false;
+};
+
 StreamListener::StreamListener(const asio::ip::tcp::endpoint& endpoint,
                                const StreamOptions& options)
-    : acceptor_(io_), options_(options) {
+    : options_(options) {
   check_options(options);
-  acceptor_.open(endpoint.protocol());
-  acceptor_.set_option(asio::socket_base::reuse_address(true));
-  apply_buffer_sizes(acceptor_, socket_tuning(options));  // accepted sockets inherit them
-  acceptor_.bind(endpoint);
-  acceptor_.listen();
+  asio::ip::tcp::acceptor acceptor(io_);
+  acceptor.open(endpoint.protocol());
+  acceptor.set_option(asio::socket_base::reuse_address(true));
+  apply_buffer_sizes(acceptor, socket_tuning(options));  // accepted sockets inherit them
+  acceptor.bind(endpoint);
+  acceptor.listen();
+  acceptor_ = std::make_unique<AuthenticatedAcceptor>(
+      std::move(acceptor), workers_,
+      AuthenticatedAcceptor::Handlers{
+          .handshake = [this](const std::string&) { return handshake_steps(); },
+          // The pool stopped (the call is ending): the connection is closed unheard.
+          .abandoned =
+              [this] {
+                std::lock_guard lock(handshakes_mutex_);
+                handshakes_.back().done = true;
+              },
+          .accept_failed = [this](const std::string& why) { accept_failed_ = why; },
+          .may_accept = [this] { return handshakes_under_way() < most_under_way_; }});
+  acceptor_->start();
 }
 
 StreamListener::~StreamListener() {
+  acceptor_->stop();
   stop_handshakes();
 }
 
 std::uint16_t StreamListener::port() const {
-  return acceptor_.local_endpoint().port();
+  return acceptor_->local_endpoint().port();
 }
 
 StreamSet StreamListener::accept() {
@@ -97,21 +120,14 @@ StreamSet StreamListener::accept() {
     if (e.kind() != ErrorKind::timeout) throw;
     throw TransportError(ErrorKind::timeout,
                          fmt::format("{} {} of {} on {}", e.what(), accepted.size() + 1,
-                                     options_.streams, endpoint_text(acceptor_.local_endpoint())));
+                                     options_.streams, endpoint_text(acceptor_->local_endpoint())));
   }
   return set_of(std::move(set_io), std::move(accepted), options_);
 }
 
-// One accepted connection's handshake, on a worker of the pool (accepted_handshake.hpp).
-struct StreamListener::Handshake {
-  std::uint64_t call = 0;                     // the accept_streams() call that started it
-  std::optional<AuthenticatedStream> passed;  // these three under handshakes_mutex_
-  std::optional<TransportError> failed;
-  bool done = false;
-};
-
-void StreamListener::start_handshake(Handshake& h, asio::ip::tcp::socket socket,
-                                     Clock::time_point deadline) {
+AcceptedHandshake StreamListener::handshake_steps() {
+  Handshake& h = handshakes_.emplace_back();
+  h.call = calls_;
   // Each outcome goes into `h` under the mutex and wakes the accepting thread.
   auto finish = [this, &h](std::optional<AuthenticatedStream> passed,
                            std::optional<TransportError> failed) {
@@ -123,22 +139,21 @@ void StreamListener::start_handshake(Handshake& h, asio::ip::tcp::socket socket,
     }
     asio::post(io_, [] {});
   };
-  authenticate_accepted(
-      workers_, std::move(socket),
-      {.config = [this, deadline] { return handshake_config(options_, deadline); },
-       .passed =
-           [this, finish](asio::io_context&, asio::ip::tcp::socket connection,
-                          const PeerHello& peer) {
-             // Off the worker's context, which ends with the worker.
-             finish(
-                 AuthenticatedStream{rehome(std::move(connection), io_), peer.identity, peer.relay},
-                 std::nullopt);
-           },
-       .refused =
-           [finish](const std::exception& e) {
-             const auto* transport = dynamic_cast<const TransportError*>(&e);
-             finish(std::nullopt, transport ? *transport : TransportError(kind_of(e), e.what()));
-           }});
+  return {.config = [this, deadline = deadline_] { return handshake_config(options_, deadline); },
+          .passed =
+              [this, finish](asio::io_context&, asio::ip::tcp::socket connection,
+                             const PeerHello& peer) {
+                tune_connected_stream(connection, options_);
+                // Off the worker's context, which ends with the worker.
+                finish(AuthenticatedStream{rehome(std::move(connection), io_), peer.identity,
+                                           peer.relay},
+                       std::nullopt);
+              },
+          .refused =
+              [finish](const std::exception& e) {
+                const auto* transport = dynamic_cast<const TransportError*>(&e);
+                finish(std::nullopt, transport ? *transport : TransportError(kind_of(e), e.what()));
+              }};
 }
 
 void StreamListener::collect(std::uint64_t call, asio::io_context& io, int count,
@@ -178,6 +193,13 @@ void StreamListener::stop_handshakes() {
   handshakes_.clear();
 }
 
+TransportError StreamListener::timed_out() const {
+  return TransportError(
+      ErrorKind::timeout,
+      fmt::format("timed out after {} waiting for connection{}", seconds_text(options_.timeout),
+                  accept_failed_.empty() ? "" : fmt::format(" ({})", accept_failed_)));
+}
+
 void StreamListener::accept_streams(asio::io_context& io, int count, Clock::time_point deadline,
                                     const AcceptWatch& watch, std::vector<Accepted>& streams) {
   const std::uint64_t call = ++calls_;
@@ -188,68 +210,29 @@ void StreamListener::accept_streams(asio::io_context& io, int count, Clock::time
     watch.passed(stream);
     streams.push_back(std::move(stream));
   }
-  // One accept at a time is pending while handshakes run; the accepting thread wakes for
-  // either, so that a stream that passed (and may be refused by `watch`) is seen at once.
-  std::optional<asio::ip::tcp::socket> incoming;
-  auto accepting = handshakes_.end();
-  bool accepted = false;
-  asio::error_code accept_error;
+  deadline_ = deadline;
+  accept_failed_.clear();
   auto any_done = [&] {
     std::lock_guard lock(handshakes_mutex_);
     return std::any_of(handshakes_.begin(), handshakes_.end(),
                        [](const Handshake& h) { return h.done; });
-  };
-  // An accept still pending is cancelled, and its connection (if one comes) waits in the
-  // backlog for the next call.
-  auto stop_accepting = [&] {
-    if (accepting == handshakes_.end()) return;
-    if (!accepted) {
-      acceptor_.cancel();
-      drain(io_, [&] { return accepted; });
-    }
-    incoming.reset();
-    handshakes_.erase(accepting);
-    accepting = handshakes_.end();
   };
   try {
     while (static_cast<int>(streams.size()) < count) {
       collect(call, io, count, watch, streams);
       const auto needed = static_cast<std::size_t>(count) - streams.size();
       if (needed == 0) break;
-      const std::size_t most = std::min<std::size_t>(needed + kSpareHandshakes, kHandshakeThreads);
-      if (accepting == handshakes_.end() && handshakes_under_way() < most) {
-        accepting = handshakes_.emplace(handshakes_.end());
-        accepting->call = call;
-        incoming.emplace(io_);
-        accepted = false;
-        acceptor_.async_accept(*incoming, [&](const asio::error_code& ec) {
-          accept_error = ec;
-          accepted = true;
-        });
-      }
-      const bool accepting_now = accepting != handshakes_.end();
-      if (!run_until(io_, deadline, [&] { return (accepting_now && accepted) || any_done(); })) {
-        throw TransportError(ErrorKind::timeout,
-                             fmt::format("timed out after {} waiting for connection",
-                                         seconds_text(options_.timeout)));
-      }
-      if (accepting_now && accepted) {
-        if (accept_error) {
-          throw TransportError(kind_of(accept_error),
-                               "accepting a connection failed: " + accept_error.message());
-        }
-        tune_connected_stream(*incoming, options_);
-        start_handshake(*accepting, std::move(*incoming), deadline);
-        incoming.reset();
-        accepting = handshakes_.end();
-      }
+      most_under_way_ = std::min<std::size_t>(needed + kSpareHandshakes, kHandshakeThreads);
+      acceptor_->resume();
+      if (!run_until(io_, deadline, any_done)) throw timed_out();
     }
   } catch (...) {
-    stop_accepting();
+    most_under_way_ = 0;
     stop_handshakes();
     throw;
   }
-  stop_accepting();
+  // Connections that come before the next call wait in the backlog (one accept may be pending).
+  most_under_way_ = 0;
 }
 
 std::vector<AuthenticatedStream> connect_at_once(

@@ -57,6 +57,7 @@
 #include <vector>
 
 #include "runtime/tcp/auth.hpp"
+#include "runtime/tcp/authenticated_acceptor.hpp"
 #include "runtime/tcp/io_wait.hpp"
 #include "runtime/tcp/stall_watch.hpp"
 #include "runtime/tcp/stream_governor.hpp"
@@ -204,11 +205,14 @@ class StreamListener {
   // then holds those that passed. For callers that assemble sets themselves, e.g. grouping the
   // streams of several peers by their identities.
   //
-  // Up to kSpareHandshakes more handshakes than streams are still needed run at once, so a
+  // Connections are accepted only inside a call, by the one accept loop
+  // (authenticated_acceptor.hpp), and up to kSpareHandshakes more handshakes than streams are
+  // still needed run at once (the next connections wait in the kernel's backlog), so a
   // connection that never speaks (a port scanner) does not keep the call's peer out until the
   // deadline. A handshake still under way when the call has its streams goes on in the
   // background: a stream that passes then waits for the next call, which takes it first (the
-  // next peer's streams, accepted early); a failure of it is dropped with its call.
+  // next peer's streams, accepted early); a failure of it is dropped with its call. An accept
+  // that fails (out of descriptors) is tried again, and the timeout's message names it.
   struct AcceptWatch {
     std::function<void(const Accepted&)> passed = [](const Accepted&) {};
     std::function<void(const TransportError&)> refused = [](const TransportError& e) { throw e; };
@@ -218,24 +222,28 @@ class StreamListener {
   static constexpr std::size_t kSpareHandshakes = 4;
 
  private:
-  struct Handshake;  // one accepted connection's, on a thread of its own
-  void start_handshake(Handshake& handshake, asio::ip::tcp::socket socket,
-                       Clock::time_point deadline);
+  struct Handshake;  // one accepted connection's, on a worker of the pool
+  // The handshake steps of a connection the accept loop took, for the running call.
+  AcceptedHandshake handshake_steps();
   // Takes the handshakes that ended (see accept_streams()); `call` is the running call's.
   void collect(std::uint64_t call, asio::io_context& io, int count, const AcceptWatch& watch,
                std::vector<Accepted>& streams);
   std::size_t handshakes_under_way();
   // Ends the handshakes under way at once and joins every thread.
   void stop_handshakes();
+  TransportError timed_out() const;
 
-  asio::io_context io_;
-  asio::ip::tcp::acceptor acceptor_;
+  asio::io_context io_;  // run only inside accept_streams()
   StreamOptions options_;
   std::mutex handshakes_mutex_;  // guards the outcome fields of `handshakes_`
   std::list<Handshake> handshakes_;
-  std::uint64_t calls_ = 0;     // accept_streams() calls so far
-  std::deque<Accepted> spare_;  // passed after their call had its streams; sockets on `io_`
-  WorkerThreads workers_;       // the handshakes' (last: joined before the rest goes)
+  std::uint64_t calls_ = 0;         // accept_streams() calls so far
+  std::size_t most_under_way_ = 0;  // handshakes the running call lets run at once
+  Clock::time_point deadline_;      // the running call's
+  std::string accept_failed_;       // why the last accept failed, if one did
+  std::deque<Accepted> spare_;      // passed after their call had its streams; on `io_`
+  WorkerThreads workers_;           // the handshakes' (joined before the rest goes)
+  std::unique_ptr<AuthenticatedAcceptor> acceptor_;  // first to go: it refers to the rest
 };
 
 // Opens and authenticates `options.streams` connections to a listener; retries refused

@@ -25,7 +25,17 @@ void AuthenticatedAcceptor::stop() {
   retry_.cancel();
 }
 
+void AuthenticatedAcceptor::resume() {
+  if (!paused_ || stopped_) return;
+  paused_ = false;
+  accept_next();
+}
+
 void AuthenticatedAcceptor::accept_next() {
+  if (handlers_.may_accept && !handlers_.may_accept()) {
+    paused_ = true;
+    return;
+  }
   acceptor_.async_accept([this](const asio::error_code& error, asio::ip::tcp::socket socket) {
     if (stopped_ || error == asio::error::operation_aborted) return;
     if (error) {

@@ -1,6 +1,6 @@
 // runtime/tcp/authenticated_acceptor.hpp — the one accept loop: a listening socket whose
 // connections are each authenticated on the worker pool, for the engine's lanes, the WAN gate
-// (relay, serve, routers) and the rendezvous server.
+// (relay, serve, routers), the rendezvous server and the stream listener.
 //
 // start() accepts on the acceptor's event loop, one connection after another. Each accepted
 // connection (TCP_NODELAY set, for the handshake's small messages) gets the handshake steps
@@ -13,7 +13,10 @@
 //     steps;
 //   - an accept that fails (out of descriptors, typically): `accept_failed(why)` runs and the
 //     loop tries again after kRetryAfter, instead of spinning.
-// Each of the three is optional.
+// Each of the three is optional. So is `may_accept()`, asked before each accept: false pauses
+// the loop, and the connections that come meanwhile wait in the kernel's backlog until
+// resume() (for a listener that takes only the connections its caller asks for, where
+// `max_pending` would close the others).
 // stop() closes the listening socket (on the loop's thread, or after the loop ended); the
 // pool's own stop() ends the handshakes still under way (a bounded stop).
 #pragma once
@@ -32,10 +35,11 @@ namespace multilane::runtime {
 class AuthenticatedAcceptor {
  public:
   struct Handlers {
-    std::function<AcceptedHandshake(const std::string& peer)> handshake;
-    std::function<void(const std::string& peer, const std::string& why)> dropped;
-    std::function<void()> abandoned;
-    std::function<void(const std::string& why)> accept_failed;
+    std::function<AcceptedHandshake(const std::string& peer)> handshake{};
+    std::function<void(const std::string& peer, const std::string& why)> dropped{};
+    std::function<void()> abandoned{};
+    std::function<void(const std::string& why)> accept_failed{};
+    std::function<bool()> may_accept{};
     int max_pending = 0;
   };
   static constexpr std::chrono::milliseconds kRetryAfter{100};
@@ -48,6 +52,9 @@ class AuthenticatedAcceptor {
 
   asio::ip::tcp::endpoint local_endpoint() const { return acceptor_.local_endpoint(); }
   void start();
+  // Accepts again after `may_accept()` paused the loop (it is asked again first); on the loop's
+  // thread.
+  void resume();
   void stop();
 
  private:
@@ -59,6 +66,7 @@ class AuthenticatedAcceptor {
   WorkerThreads& workers_;
   Handlers handlers_;
   bool stopped_ = false;
+  bool paused_ = false;
 };
 
 }  // namespace multilane::runtime
