@@ -19,7 +19,6 @@ namespace multilane::runtime {
 namespace {
 
 using testing::joined;
-using testing::loopback;
 using testing::pattern;
 using Outbox = FrameOutbox<int>;
 
@@ -30,15 +29,8 @@ FrameBytes header_of(std::uint64_t message, const ByteRange& range, std::uint64_
 
 class FrameOutboxTest : public ::testing::Test {
  protected:
-  // Small kernel buffers on both ends, so a peer that does not read stops the writer soon.
-  void connect() {
-    asio::ip::tcp::acceptor acceptor(io, loopback(0));
-    acceptor.set_option(asio::socket_base::receive_buffer_size(64 * 1024));
-    writer.open(asio::ip::tcp::v4());
-    writer.set_option(asio::socket_base::send_buffer_size(64 * 1024));
-    writer.connect(acceptor.local_endpoint());
-    peer = acceptor.accept();
-  }
+  // Small kernel buffers, so a peer that does not read stops the writer soon.
+  void connect() { testing::connect_pair(io, writer, peer, /*small_buffers=*/true); }
 
   // Writes the queue's frames one after another until it is empty (at most 10 s); every frame
   // must leave whole.

@@ -19,7 +19,6 @@ namespace multilane::runtime {
 namespace {
 
 using testing::joined;
-using testing::loopback;
 using testing::pattern;
 
 // What a write_frame() handler was called with.
@@ -30,17 +29,7 @@ struct WriteResult {
 
 class FrameWriterTest : public ::testing::Test {
  protected:
-  // Small kernel buffers on both ends, so a peer that does not read stops the writer soon.
-  void connect(bool small_buffers) {
-    asio::ip::tcp::acceptor acceptor(io, loopback(0));
-    if (small_buffers) {
-      acceptor.set_option(asio::socket_base::receive_buffer_size(64 * 1024));
-      writer.open(asio::ip::tcp::v4());
-      writer.set_option(asio::socket_base::send_buffer_size(64 * 1024));
-    }
-    writer.connect(acceptor.local_endpoint());
-    peer = acceptor.accept();
-  }
+  void connect(bool small_buffers) { testing::connect_pair(io, writer, peer, small_buffers); }
 
   // Runs the io_context until the write completed (at most 10 s).
   bool run_until_written() {

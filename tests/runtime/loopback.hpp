@@ -31,6 +31,20 @@ inline std::vector<std::byte> pattern(std::size_t size, unsigned seed = 7) {
   return bytes;
 }
 
+// Connects `writer` (on `io`) to `peer`, accepted over loopback. With `small_buffers`, both ends'
+// kernel buffers are 64 KiB, so a peer that does not read stops the writer soon.
+inline void connect_pair(asio::io_context& io, asio::ip::tcp::socket& writer,
+                         asio::ip::tcp::socket& peer, bool small_buffers) {
+  asio::ip::tcp::acceptor acceptor(io, loopback(0));
+  if (small_buffers) {
+    acceptor.set_option(asio::socket_base::receive_buffer_size(64 * 1024));
+    writer.open(asio::ip::tcp::v4());
+    writer.set_option(asio::socket_base::send_buffer_size(64 * 1024));
+  }
+  writer.connect(acceptor.local_endpoint());
+  peer = acceptor.accept();
+}
+
 // A frame as the peer reads it: `head`, then `body`.
 inline std::vector<std::byte> joined(std::span<const std::byte> head,
                                      std::span<const std::byte> body) {
