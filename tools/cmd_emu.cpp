@@ -54,11 +54,6 @@ struct EmuArgs {
   std::string session;
 };
 
-void require_support() {
-  const std::string reason = emu_unsupported_reason();
-  if (!reason.empty()) throw EmuError(reason);
-}
-
 int run_up(const EmuArgs& args) {
   const Platform platform = load_platform_file(args.platform);
   EmuOptions options;
@@ -92,7 +87,7 @@ int run_down(const EmuArgs& args) {
 }
 
 int run_status(const EmuArgs& args, bool name_given) {
-  require_support();
+  require_emu_support();
   if (name_given) {
     fmt::print("{}", emu_status(args.name));
     return 0;
@@ -104,7 +99,7 @@ int run_status(const EmuArgs& args, bool name_given) {
 }
 
 int run_exec(const EmuArgs& args) {
-  require_support();
+  require_emu_support();
   std::vector<std::string> argv = emu_exec_prefix(args.name, emu_find_node(args.name, args.node));
   argv.insert(argv.end(), args.command.begin(), args.command.end());
   exec_command(std::move(argv));
@@ -118,7 +113,7 @@ int run_hostfile(const EmuArgs& args) {
 }
 
 int run_ping(const EmuArgs& args) {
-  require_support();
+  require_emu_support();
   const int from = emu_find_node(args.name, args.node);
   const int to = emu_find_node(args.name, args.to_node);
   const auto rtts =
@@ -219,7 +214,7 @@ Runner setup(CLI::App& emu) {
     if (hostfile->parsed()) return run_hostfile(*args);
     if (ping->parsed()) return run_ping(*args);
     if (mpirun->parsed()) {
-      require_support();
+      require_emu_support();
       return run_emu_mpirun({.name = args->name,
                              .ranks = args->ranks,
                              .mpirun_options = {},

@@ -17,8 +17,7 @@ namespace multilane::cli {
 namespace {
 
 std::vector<EmuNode> nodes_of_running_grid(const std::string& name) {
-  const std::string reason = emu_unsupported_reason();
-  if (!reason.empty()) throw EmuError(fmt::format("--emu {}: {}", name, reason));
+  require_emu_support(fmt::format("--emu {}: ", name));
   emu::check_emulation_name(name);
   if (!emu::state_exists(name)) {
     throw EmuError(

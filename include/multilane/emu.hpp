@@ -62,6 +62,8 @@ struct EmuOptions {
 // Empty when this process can run the emulator; otherwise why not (not root, no network
 // namespaces, no /dev/net/tun, no `ip`/`tc`).
 std::string emu_unsupported_reason();
+// Throws EmuError with that reason, after `context` ("--emu NAME: ") when one is given.
+void require_emu_support(std::string_view context = {});
 
 // Builds the emulated grid. Throws EmuError when the name is already up (or left over from a
 // crashed run: the message says to run `multilane emu down`), UsageError when the platform

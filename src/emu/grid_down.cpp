@@ -80,8 +80,7 @@ void delete_namespaces(const std::vector<std::string>& namespaces,
 std::vector<std::string> emu_down(std::string_view name) {
   using namespace emu;
   check_emulation_name(name);
-  const std::string reason = emu_unsupported_reason();
-  if (!reason.empty()) throw EmuError(reason);
+  require_emu_support();
   std::vector<std::string> report;
   const auto namespaces = namespaces_of(name);
   std::vector<pid_t> inside;

@@ -23,11 +23,6 @@ namespace {
 constexpr int kReadyFd = 3;
 constexpr auto kDelayLineStartTimeout = std::chrono::seconds(10);
 
-void require_support() {
-  const std::string reason = emu_unsupported_reason();
-  if (!reason.empty()) throw EmuError(reason);
-}
-
 // Namespaces left by an emulation whose state directory is gone (removed by hand).
 void check_no_leftovers(const std::string& name) {
   for (const std::string& netns : list_netns()) {
@@ -146,7 +141,7 @@ void build(const Plan& plan, const std::string& program) {
 void emu_up(const Platform& platform, const EmuOptions& options) {
   using namespace emu;
   const Plan plan = make_plan(platform, options);
-  require_support();
+  require_emu_support();
   if (state_exists(plan.name)) claim_state(plan.name);  // throws "already up"
   check_no_leftovers(plan.name);
   claim_state(plan.name);

@@ -73,4 +73,10 @@ std::string emu_unsupported_reason() {
   return "";
 }
 
+void require_emu_support(std::string_view context) {
+  if (const std::string reason = emu_unsupported_reason(); !reason.empty()) {
+    throw EmuError(std::string(context) + reason);
+  }
+}
+
 }  // namespace multilane
