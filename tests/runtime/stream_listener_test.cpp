@@ -2,6 +2,8 @@
 // speak: they do not keep a peer's streams out, and peers that connect at once are each served
 // by a call of their own.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <array>
 #include <chrono>
@@ -103,6 +105,38 @@ TEST(StreamListener, PeersThatConnectAtOnceAreServedOneCallEach) {
   }
   for (auto& send : sending) send.get();
   EXPECT_EQ(seen, std::vector<int>(senders.size(), 1));
+}
+
+// An accept that fails (no descriptor left) does not end the call: the loop tries again, and the
+// timeout names the failure.
+TEST(StreamListener, AFailingAcceptIsRetriedAndNamedInTheTimeout) {
+  const StreamOptions options = testing::test_options(1);
+  StreamListener listener(testing::loopback(0), options);
+  asio::io_context io;
+  asio::ip::tcp::socket client(io);
+  client.connect(testing::loopback(listener.port()));  // waits in the backlog
+  // Every descriptor below the limit is in use: the lowest free one is the limit.
+  const int lowest_free = ::dup(0);
+  ASSERT_GE(lowest_free, 0);
+  ::close(lowest_free);
+  rlimit original{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &original), 0);
+  rlimit lowered = original;
+  lowered.rlim_cur = static_cast<rlim_t>(lowest_free);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &lowered), 0);
+  std::vector<StreamListener::Accepted> streams;
+  std::string error;
+  try {
+    listener.accept_streams(io, 1, Clock::now() + 1500ms, {}, streams);
+  } catch (const TransportError& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::timeout);
+    error = e.what();
+  }
+  setrlimit(RLIMIT_NOFILE, &original);
+  EXPECT_EQ(error,
+            "timed out after 10 s waiting for connection (accepting a connection failed: Too many "
+            "open files; retrying)");
+  EXPECT_TRUE(streams.empty());
 }
 
 }  // namespace
