@@ -13,16 +13,22 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <regex>
 
 #include "grid_fixture.hpp"
 
 namespace multilane::emu::testing {
 namespace {
 
+// "t<digits>x<digits>".
 bool is_test_emulation(const std::string& name) {
-  static const std::regex pattern("t[0-9]+x[0-9]+");
-  return std::regex_match(name, pattern);
+  const auto digits_end = [&](std::size_t from) {
+    return std::min(name.find_first_not_of("0123456789", from), name.size());
+  };
+  if (!name.starts_with('t')) return false;
+  const std::size_t x = digits_end(1);
+  if (x == 1 || x == name.size() || name[x] != 'x') return false;
+  const std::size_t end = digits_end(x + 1);
+  return end > x + 1 && end == name.size();
 }
 
 // A test emulation is left behind once the test process that made it (t<pid>x<n>) is this one

@@ -10,7 +10,6 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <thread>
 
 #include "multilane/errors.hpp"
@@ -311,21 +310,14 @@ TEST(CopyCommands, KilledCopyResumesByteIdentical) {
   Subprocess serve({binary_dir() + "/multilane", "serve", dirs.served().string(), "--listen",
                     "127.0.0.1:0", "--timeout", "5"},
                    env);
-  const std::regex listening("on 127\\.0\\.0\\.1:([0-9]+) for job 4242");
-  std::string port;
-  for (int i = 0; i < 1000 && port.empty(); ++i) {
-    std::smatch match;
-    const std::string output = serve.output_so_far();
-    if (std::regex_search(output, match, listening)) port = match[1];
-    std::this_thread::sleep_for(10ms);
-  }
-  ASSERT_FALSE(port.empty()) << serve.output_so_far();
+  const std::uint16_t port = listening_port(serve, "serving " + dirs.served().string());
+  ASSERT_NE(port, 0) << serve.output_so_far();
   const std::vector<std::string> cp{binary_dir() + "/multilane",
                                     "cp",
                                     dirs.local("c.bin").string(),
                                     "127.0.0.1:",
                                     "--port",
-                                    port,
+                                    std::to_string(port),
                                     "--streams",
                                     "4",
                                     "--block-size",

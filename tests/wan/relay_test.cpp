@@ -7,7 +7,6 @@
 
 #include <csignal>
 #include <optional>
-#include <regex>
 #include <thread>
 
 #include "multilane/errors.hpp"
@@ -298,24 +297,10 @@ TEST(Relay, RefusesATargetOfAnotherJob) {
   EXPECT_EQ(relay.stats().forwarded, 0u);
 }
 
-// `multilane relay` as a process: the listening line gives the port.
-std::uint16_t wait_for_port(const Subprocess& process, const std::string& what) {
-  const std::regex listening(what + " on 127\\.0\\.0\\.1:([0-9]+)");
-  for (int i = 0; i < 1000; ++i) {
-    std::smatch match;
-    const std::string output = process.output_so_far();
-    if (std::regex_search(output, match, listening)) {
-      return static_cast<std::uint16_t>(std::stoi(match[1]));
-    }
-    std::this_thread::sleep_for(10ms);
-  }
-  return 0;
-}
-
 TEST(RelayCommand, ForwardsCountsAndStopsOnSignals) {
   Subprocess relay({binary_dir() + "/multilane", "relay", "--listen", "127.0.0.1:0", "--stats"},
                    {std::string("MULTILANE_SECRET=") + kSecret, "MULTILANE_JOB_ID=4242"});
-  const std::uint16_t relay_port = wait_for_port(relay, "listening");
+  const std::uint16_t relay_port = listening_port(relay, "listening");
   ASSERT_NE(relay_port, 0) << relay.output_so_far();
   const auto o = options(2);
   Channels target(credentials());

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <asio.hpp>
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -59,6 +60,21 @@ std::string Subprocess::output_so_far() const {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+std::uint16_t listening_port(const Subprocess& process, const std::string& what) {
+  const std::string before = what + " on 127.0.0.1:";
+  for (int i = 0; i < 1000; ++i) {
+    const std::string output = process.output_so_far();
+    if (const auto at = output.find(before); at != std::string::npos) {
+      const char* digits = output.data() + at + before.size();
+      std::uint16_t port = 0;
+      const auto [end, error] = std::from_chars(digits, output.data() + output.size(), port);
+      if (error == std::errc{} && end != digits) return port;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return 0;
 }
 
 Finished Subprocess::wait(std::chrono::milliseconds limit) {

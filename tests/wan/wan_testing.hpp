@@ -98,6 +98,10 @@ class Subprocess {
   bool reaped_ = false;
 };
 
+// The port of the line "<what> on 127.0.0.1:<port>" in the output of `process`, once it
+// printed it (waits up to 10 s); 0 if it did not.
+std::uint16_t listening_port(const Subprocess& process, const std::string& what);
+
 // The directory of built programs (the build tree).
 std::string binary_dir();
 // A fresh empty directory under the build tree, removed by the caller.
