@@ -20,6 +20,7 @@
 // the socket before destroying the outbox, so the write ends first). Not thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <asio.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -77,12 +78,12 @@ class FrameOutbox {
     return frames;
   }
 
-  // Starts writing the front frame unless a write is under way or nothing is queued; false then.
+  // Starts writing the front frame unless a write is under way or nothing is queued.
   // `handler(error, bytes)` gets the bytes of the frame that went to the kernel, those the
   // sender wrote at once included; an interrupted write ends with operation_aborted.
   template <typename Handler>
-  bool write_next(asio::ip::tcp::socket& socket, Handler handler) {
-    if (writing_ || queue_.empty()) return false;
+  void write_next(asio::ip::tcp::socket& socket, Handler handler) {
+    if (writing_ || queue_.empty()) return;
     const Frame& frame = queue_.front();
     const std::size_t header_written = std::min(frame.written, frame.header.size());
     std::span<const std::byte> head =
@@ -101,7 +102,6 @@ class FrameOutbox {
                                        writing_ = false;
                                        handler(error, before + bytes);
                                      }));
-    return true;
   }
 
   // Stops the write under way (its handler then gets operation_aborted, or success when the
