@@ -14,7 +14,7 @@
 #   --build DIR        the project's build folder with libmultilane_mpi.so (Open MPI) and
 #                      libmultilane_mpich.so (MPICH) (default: build, next to bench/)
 #   --families LIST    ompi,mpich (default both). ompi: mpicc.openmpi, mpirun.openmpi
-#                      --allow-run-as-root --oversubscribe --bind-to none; mpich: mpicc.mpich,
+#                      --allow-run-as-root --oversubscribe --bind-to none (or --bind-cores); mpich: mpicc.mpich,
 #                      mpiexec.mpich
 #   -n RANKS           default 4
 #   --benchmarks LIST  default osu_bcast,osu_scatter,osu_gather,osu_allgather,osu_alltoall,
@@ -34,6 +34,11 @@
 #   --pairs N          default 5: N pairs of runs, plain then preloaded, one after the other
 #   --env VAR=VALUE    for the preloaded runs only (repeatable), e.g. MULTILANE_ALGORITHM_BCAST=auto
 #                      or MULTILANE_TUNING=/tmp/t.toml
+#   --bind-cores       pin each rank to a core, round robin (Open MPI --bind-to core:overload-allowed,
+#                      MPICH -bind-to core); the default leaves ranks unbound, as Open MPI does
+#                      when they outnumber the cores. Unbound ranks that outnumber the cores run
+#                      wherever the scheduler puts them, and a call of a few microseconds takes
+#                      1x-3x as long depending on which ranks share a core (docs/mpi.md)
 #   --recheck          re-run, once more with N pairs, the benchmarks of the cells that lost,
 #                      and count a cell as a loss only when it loses in both rounds
 #   --csv FILE         every raw sample (default DIR/logs/<date>/samples.csv)
@@ -82,6 +87,7 @@ osu_args=
 pairs=5
 envs=()
 recheck=0
+bind_cores=0
 csv=
 limit=600
 build_only=0
@@ -92,6 +98,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     -h|--help) usage; exit 0 ;;
     --recheck) recheck=1; shift; continue ;;
+    --bind-cores) bind_cores=1; shift; continue ;;
     --build-only) build_only=1; shift; continue ;;
   esac
   [ $# -ge 2 ] || die "$1 needs a value (see --help)"
@@ -249,13 +256,15 @@ run_one() {
   if [ -n "$osu_args" ]; then read -r -a extra <<<"$osu_args"; fi
   case $family in
     ompi)
-      launcher=(mpirun.openmpi --allow-run-as-root --oversubscribe --bind-to none -n "$ranks")
+      launcher=(mpirun.openmpi --allow-run-as-root --oversubscribe -n "$ranks" --bind-to)
+      if [ "$bind_cores" = 1 ]; then launcher+=(core:overload-allowed); else launcher+=(none); fi
       if [ "$side" = preloaded ]; then
         launcher+=(-x "LD_PRELOAD=$(library_of "$family")")
         for e in ${envs[@]+"${envs[@]}"}; do launcher+=(-x "$e"); done
       fi ;;
     mpich)
       launcher=(mpiexec.mpich -n "$ranks")
+      if [ "$bind_cores" = 1 ]; then launcher+=(-bind-to core); fi
       if [ "$side" = preloaded ]; then
         launcher+=(-genv LD_PRELOAD "$(library_of "$family")")
         for e in ${envs[@]+"${envs[@]}"}; do launcher+=(-genv "${e%%=*}" "${e#*=}"); done

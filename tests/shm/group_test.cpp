@@ -209,7 +209,10 @@ TEST(ShmGroup, CallsThatLearnTheirPathSwitchAndKeepEveryByte) {
   constexpr int kRounds = 30;
   const auto each_rank = [&](int rank) {
     ShmOptions options = small_buffers();
-    options.copy_learning = {1, 0, 0, -1000};  // always switch
+    options.copy_learning = {.samples = 1,
+                             .first_period = 0,
+                             .last_period = 0,
+                             .margin = -1000};  // always switch, from the first call on
     ShmGroup group(job, 0, rank, 3, options);
     std::uint32_t seed = 500;
     std::uint64_t learned_calls = 0;
@@ -286,7 +289,7 @@ TEST(ShmGroup, ExplicitLimitsAreNotLearnedOver) {
   const std::uint64_t job = unique_job_id();
   const auto outcomes = run_ranks(2, [&](int rank) {
     ShmOptions options = small_buffers_once_from(0);  // never
-    options.copy_learning = {1, 0, 0, -1000};
+    options.copy_learning = {.samples = 1, .first_period = 0, .last_period = 0, .margin = -1000};
     ShmGroup group(job, 0, rank, 2, options);
     for (int i = 0; i < 20; ++i) {
       const std::string problem = run_and_check(group, Collective::Alltoall, 0, 5000, 600 + i);
@@ -305,8 +308,9 @@ TEST(ShmGroup, RefusesACopyLearningPaceOutsideItsRange) {
     FAIL() << "no error";
   } catch (const UsageError& error) {
     EXPECT_STREQ(error.what(),
-                 "shm group: copy learning: 0 samples, rests of 32..512 calls and a margin of "
-                 "0.05 are outside samples >= 1, 0 <= first rest <= last rest, margin < 1");
+                 "shm group: copy learning: 0 samples, rests of 32..512 calls, a margin of 0.05 "
+                 "and 64 calls before the first round are outside samples >= 1, 0 <= first rest "
+                 "<= last rest, margin < 1, calls before the first round >= 0");
   }
 }
 

@@ -9,8 +9,7 @@
 namespace multilane::runtime::shm {
 namespace {
 
-constexpr PlanLearning kPolicy{/*samples=*/3, /*first_period=*/4, /*last_period=*/16,
-                               /*margin=*/0.1};
+constexpr PlanLearning kPolicy{.samples = 3, .first_period = 4, .last_period = 16, .margin = 0.1};
 
 // Feeds calls as a group would: each takes the path the learner wants and lasts
 // `once_time` or `twice_time` when it is timed. Returns how many calls ran.
@@ -39,6 +38,19 @@ TEST(PlanLearner, TimesBothPlansThenSwitchesToTheFasterOne) {
   EXPECT_EQ(learner.wanted(), CopyPath::Twice);  // twice won
   EXPECT_FALSE(learner.wants_timing());          // and the learner rests
   EXPECT_FALSE(learner.probing());
+}
+
+TEST(PlanLearner, TheFirstRoundWaitsForTheFirstRest) {
+  PlanLearning policy = kPolicy;
+  policy.first_rest = 10;
+  PlanLearner<CopyPath> learner(/*start_plan=*/CopyPath::Once, policy);
+  int calls = 0;
+  while (!learner.wants_timing() && calls < 100) calls += feed(learner, 1, 2.0, 1.0);
+  EXPECT_EQ(calls, 10);
+  EXPECT_EQ(learner.wanted(), CopyPath::Once);  // the start plan all along
+  feed(learner, 6, 2.0, 1.0);                   // then a round as usual
+  EXPECT_EQ(learner.rounds(), 1);
+  EXPECT_EQ(learner.wanted(), CopyPath::Twice);
 }
 
 TEST(PlanLearner, KeepsItsPlanWhenTheOtherIsNotFasterByTheMargin) {

@@ -23,7 +23,9 @@
 // machine weighs on both. Between rounds it rests: `first_period` calls after a round that
 // switched, twice as many after each round that kept the plan, up to `last_period`, so that a
 // plan that keeps losing is tried less and less often but never forgotten (the machine may
-// change back). Calls on the plan the phase does not ask for (the call after a switch was
+// change back). The first round may wait `first_rest` calls: a round costs up to `samples`
+// calls on the slower plan, which a kind of call made only a few dozen times never earns back.
+// Calls on the plan the phase does not ask for (the call after a switch was
 // asked for, which still runs the old plan) and calls without a time do not count as samples.
 //
 // Pure bookkeeping: no clock, no I/O.
@@ -44,6 +46,7 @@ struct PlanLearning {
   int first_period = 32;  // resting calls after a round that switched
   int last_period = 512;  // the longest rest, reached by doubling
   double margin = 0.05;   // the other plan must be this much faster to win
+  int first_rest = 0;     // calls on the start plan before the first round
   friend bool operator==(const PlanLearning&, const PlanLearning&) = default;
 };
 
@@ -58,7 +61,11 @@ class PlanLearner {
   // `start_plan`: the plan the calls use before anything was learned. The policy's counts
   // must be positive (ShmGroup checks them).
   PlanLearner(Plan start_plan, const PlanLearning& policy)
-      : policy_(policy), current_plan_(start_plan), period_(policy.first_period) {}
+      : policy_(policy),
+        current_plan_(start_plan),
+        phase_(policy.first_rest > 0 ? Phase::Resting : Phase::TimingCurrent),
+        period_(policy.first_period),
+        resting_left_(policy.first_rest) {}
 
   // The plan the next calls should take.
   Plan wanted() const {
@@ -115,9 +122,9 @@ class PlanLearner {
 
   PlanLearning policy_;
   Plan current_plan_;
-  Phase phase_ = Phase::TimingCurrent;  // learn from the first calls on
+  Phase phase_;
   int period_;
-  int resting_left_ = 0;
+  int resting_left_;
   std::vector<double> current_times_;
   std::vector<double> other_times_;
   int rounds_ = 0;

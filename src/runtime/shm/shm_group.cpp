@@ -66,11 +66,14 @@ void check_options(int node_id, int local_rank, int local_size, const ShmOptions
   }
   const PlanLearning& learning = options.copy_learning;
   if (learning.samples < 1 || learning.first_period < 0 ||
-      learning.last_period < learning.first_period || !(learning.margin < 1)) {
+      learning.last_period < learning.first_period || !(learning.margin < 1) ||
+      learning.first_rest < 0) {
     throw UsageError(fmt::format(
-        "shm group: copy learning: {} samples, rests of {}..{} calls and a margin of {} are "
-        "outside samples >= 1, 0 <= first rest <= last rest, margin < 1",
-        learning.samples, learning.first_period, learning.last_period, learning.margin));
+        "shm group: copy learning: {} samples, rests of {}..{} calls, a margin of {} and {} "
+        "calls before the first round are outside samples >= 1, 0 <= first rest <= last rest, "
+        "margin < 1, calls before the first round >= 0",
+        learning.samples, learning.first_period, learning.last_period, learning.margin,
+        learning.first_rest));
   }
 }
 

@@ -100,8 +100,10 @@ struct ShmOptions {
   // (local rank 0 for alltoall and allgather, the root for bcast and scatter). Every rank must
   // give the same `learn_copy_path` (ranks that differ fail with both calls named, as with
   // different limits).
+  // The first round waits for the 64th call of a kind: a program that makes fewer keeps the
+  // limits' path rather than pay a round on the slower one.
   bool learn_copy_path = true;
-  PlanLearning copy_learning;
+  PlanLearning copy_learning{.first_rest = 64};
   // Single-copy bcast, scatter and gather: the root learns, as its calls run, how much of the
   // other ranks' blocks it should copy itself to finish with them (runtime/shm/root_share.hpp);
   // false: it keeps the default share. Ranks may differ: each decides for the calls it roots.
