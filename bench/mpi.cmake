@@ -13,6 +13,9 @@ endif()
 
 add_executable(mpi_peer mpi_peer.c)
 target_link_libraries(mpi_peer PRIVATE MPI::MPI_C)
+# The MPI library's small calls right after a multilane job's set-up (docs/performance.md).
+add_executable(after_setup after_setup.c)
+target_link_libraries(after_setup PRIVATE MPI::MPI_C)
 
 # Not a timing test: two ranks, tiny sizes, --check. The output must be the JSON the comparison
 # script reads (one row per size, one time per repetition, every byte verified) and a bad
@@ -57,10 +60,23 @@ add_test(NAME mpi-peer-bad-size
                  -P ${MULTILANE_EXPECT} -- ${mpi_peer_launch} -n 2 $<TARGET_FILE:mpi_peer>
                  --sizes 1,12XB)
 set_tests_properties(mpi-peer-bad-size PROPERTIES TIMEOUT 60)
+# after_setup: the set-up call's time and one mean per block; a bad count names its range.
+add_test(NAME mpi-after-setup
+         COMMAND ${mpi_peer_launch} -n 2 $<TARGET_FILE:after_setup> 3 5)
+set_tests_properties(
+  mpi-after-setup
+  PROPERTIES TIMEOUT 60 PASS_REGULAR_EXPRESSION
+             "set-up call [0-9.]+ us; blocks of 5 calls \\(us per call\\): [0-9.]+ [0-9.]+ [0-9.]+\n")
+add_test(NAME mpi-after-setup-bad-blocks
+         COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=2
+                 "-DEXPECT_OUTPUT=after_setup: BLOCKS must be 1..10000, not '0'" -P
+                 ${MULTILANE_EXPECT} -- $<TARGET_FILE:after_setup> 0)
+set_tests_properties(mpi-after-setup-bad-blocks PROPERTIES TIMEOUT 60)
 if(MULTILANE_SANITIZE)
   # Open MPI never frees what MPI_Init allocates, and unloads its plugins before LeakSanitizer
   # runs, so those leaks cannot even be suppressed by library name. AddressSanitizer and
   # UndefinedBehaviorSanitizer still check every access of mpi_peer.
-  set_tests_properties(mpi-peer-json mpi-peer-bad-size mpi-peer-threads PROPERTIES ENVIRONMENT
-                                                                  ASAN_OPTIONS=detect_leaks=0)
+  set_tests_properties(mpi-peer-json mpi-peer-bad-size mpi-peer-threads mpi-after-setup
+                       PROPERTIES ENVIRONMENT
+                       ASAN_OPTIONS=detect_leaks=0)
 endif()
