@@ -108,6 +108,7 @@ Platform discovered_platform(const Discovery& found) {
   Platform platform;
   platform.name = "mpi";
   platform.source = "discovered";
+  platform.rates_guessed = true;
   const std::vector<int> first_rank = found.first_rank_of_nodes();
   std::vector<int> site_of_node;
   if (found.any_site_named() || !found.round_trips) {

@@ -346,6 +346,25 @@ TEST(DiscoveredPlatform, EqualHashesShareANodeAndNamedSitesSplitTheNodes) {
   EXPECT_GT(p.wan_links[0].latency_s, p.sites[0].lan_latency_s);
 }
 
+// On guessed rates the model's segment for a 16 MiB multilane-sites allreduce is a few large
+// ones; the platform's guess caps it at an eighth of the message, and leaves a bcast's alone.
+TEST(DiscoveredPlatform, GuessedRatesCutAPipelineIntoAtLeastEightSegments) {
+  Platform p = two_sites();
+  ASSERT_TRUE(p.rates_guessed);
+  const BuildParams allreduce{.size = 16u << 20, .segment = 0, .element_size = 4};
+  const BuildParams bcast{.size = 16u << 20, .segment = 0};
+  const auto segment = [&](Collective c, const BuildParams& params) {
+    return runtime::resolve_params(p, c, "multilane-sites", params).segment;
+  };
+  const std::uint64_t guessed = segment(Collective::Allreduce, allreduce);
+  const std::uint64_t bcast_guessed = segment(Collective::Bcast, bcast);
+  p.rates_guessed = false;
+  EXPECT_GT(segment(Collective::Allreduce, allreduce), 2u << 20);  // the model alone
+  EXPECT_EQ(guessed, 2u << 20);
+  EXPECT_EQ(bcast_guessed, segment(Collective::Bcast, bcast));
+  EXPECT_LE(bcast_guessed, 2u << 20);
+}
+
 TEST(DiscoveredPlatform, WithoutSitesOneSiteAndNoWan) {
   const Platform p = discovered_platform(named_sites({1, 1, 1}, {"", "", ""}));
   EXPECT_EQ(p.num_sites(), 1);

@@ -7,6 +7,7 @@
 
 #include "multilane/model.hpp"
 #include "multilane/sim.hpp"
+#include "support/ceil_div.hpp"
 
 namespace multilane::runtime {
 
@@ -20,6 +21,11 @@ BuildParams resolve_params(const Platform& platform, Collective collective,
       has_closed_form(platform, collective, algorithm)) {
     resolved.segment =
         choose_segment(platform, collective, algorithm, resolved, kTcpMessageOverheadS, 256);
+    if (platform.rates_guessed) {
+      const std::uint64_t most =
+          std::max(kDefaultSegment, ceil_div(params.size, kLeastSegmentsOnGuessedRates));
+      resolved.segment = std::min(resolved.segment, most);
+    }
   }
   return resolved;
 }

@@ -32,7 +32,12 @@ struct AlgorithmChoice {
 // `params.segment` == 0 means "the model's best segment".
 AlgorithmChoice choose_algorithm(const Platform& platform, Collective collective,
                                  const BuildParams& params);
-// The parameters a named algorithm runs with (segment resolved when 0).
+// The parameters a named algorithm runs with (segment resolved when 0). On a platform whose
+// rates are guessed, a message larger than kLeastSegmentsOnGuessedRates default segments is cut
+// into at least that many: the model's latency terms alone choose few, large segments on a
+// guessed fast network (a 16 MiB multilane-sites allreduce in 2 rounds), which a slower real one
+// pays for (the emulated grid ran it 1.2x longer than in 8 rounds; docs/performance.md).
+inline constexpr std::uint64_t kLeastSegmentsOnGuessedRates = 8;
 BuildParams resolve_params(const Platform& platform, Collective collective,
                            std::string_view algorithm, const BuildParams& params);
 // "bcast of 1048576 bytes from root 0 on 8 ranks: multilane (segment 65536), modelled 1.2 ms;
