@@ -93,9 +93,9 @@ struct RankPlace {
 struct Platform {
   std::string name;
   std::string source;  // file it was read from, or "generated"
-  // The bandwidths are guesses, not measurements (a platform the MPI library discovered without
-  // a file: its WAN links, and lanes whose speed the system does not tell). The model may rank
-  // algorithms on them, but does not cut pipelines by them (algorithm_choice.hpp).
+  // Some bandwidths are guesses, not measurements (a platform the MPI library discovered without
+  // a file: its WAN links always, its lanes where the system does not tell their speed). The
+  // model may rank algorithms on them, but does not cut pipelines by them (algorithm_choice.hpp).
   bool rates_guessed = false;
   std::vector<Site> sites;
   std::vector<Node> nodes;
