@@ -138,7 +138,7 @@ TEST(StreamListener, AFailingAcceptIsRetriedAndNamedInTheTimeout) {
   }
   setrlimit(RLIMIT_NOFILE, &original);
   EXPECT_EQ(error,
-            "timed out after 10 s waiting for connection (accepting a connection failed: Too many "
+            "timed out after 1.5 s waiting for connection (accepting a connection failed: Too many "
             "open files; retrying)");
   EXPECT_TRUE(streams.empty());
 }

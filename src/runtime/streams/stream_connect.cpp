@@ -193,16 +193,18 @@ void StreamListener::stop_handshakes() {
   handshakes_.clear();
 }
 
-TransportError StreamListener::timed_out() const {
+TransportError StreamListener::timed_out(Clock::duration waited) const {
   return TransportError(
       ErrorKind::timeout,
-      fmt::format("timed out after {} waiting for connection{}", seconds_text(options_.timeout),
+      fmt::format("timed out after {} waiting for connection{}",
+                  seconds_text(std::chrono::round<std::chrono::milliseconds>(waited)),
                   accept_failed_.empty() ? "" : fmt::format(" ({})", accept_failed_)));
 }
 
 void StreamListener::accept_streams(asio::io_context& io, int count, Clock::time_point deadline,
                                     const AcceptWatch& watch, std::vector<Accepted>& streams) {
   const std::uint64_t call = ++calls_;
+  const Clock::time_point started = Clock::now();
   while (static_cast<int>(streams.size()) < count && !spare_.empty()) {
     Accepted stream = std::move(spare_.front());
     spare_.pop_front();
@@ -224,7 +226,7 @@ void StreamListener::accept_streams(asio::io_context& io, int count, Clock::time
       if (needed == 0) break;
       most_under_way_ = std::min<std::size_t>(needed + kSpareHandshakes, kHandshakeThreads);
       acceptor_->resume();
-      if (!run_until(io_, deadline, any_done)) throw timed_out();
+      if (!run_until(io_, deadline, any_done)) throw timed_out(deadline - started);
     }
   } catch (...) {
     most_under_way_ = 0;

@@ -231,7 +231,9 @@ class StreamListener {
   std::size_t handshakes_under_way();
   // Ends the handshakes under way at once and joins every thread.
   void stop_handshakes();
-  TransportError timed_out() const;
+  // The call's error when it waited `waited` (its own bound, not the options' timeout: a caller
+  // may give a deadline that its earlier steps have used part of).
+  TransportError timed_out(Clock::duration waited) const;
 
   asio::io_context io_;  // run only inside accept_streams()
   StreamOptions options_;
