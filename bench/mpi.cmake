@@ -77,6 +77,5 @@ if(MULTILANE_SANITIZE)
   # runs, so those leaks cannot even be suppressed by library name. AddressSanitizer and
   # UndefinedBehaviorSanitizer still check every access of mpi_peer.
   set_tests_properties(mpi-peer-json mpi-peer-bad-size mpi-peer-threads mpi-after-setup
-                       PROPERTIES ENVIRONMENT
-                       ASAN_OPTIONS=detect_leaks=0)
+                       PROPERTIES ENVIRONMENT ASAN_OPTIONS=detect_leaks=0)
 endif()

@@ -14,8 +14,8 @@
 #   --build DIR        the project's build folder with libmultilane_mpi.so (Open MPI) and
 #                      libmultilane_mpich.so (MPICH) (default: build, next to bench/)
 #   --families LIST    ompi,mpich (default both). ompi: mpicc.openmpi, mpirun.openmpi
-#                      --allow-run-as-root --oversubscribe --bind-to none (or --bind-cores); mpich: mpicc.mpich,
-#                      mpiexec.mpich
+#                      --allow-run-as-root --oversubscribe --bind-to none (see --bind-cores);
+#                      mpich: mpicc.mpich, mpiexec.mpich
 #   -n RANKS           default 4
 #   --benchmarks LIST  default osu_bcast,osu_scatter,osu_gather,osu_allgather,osu_alltoall,
 #                      osu_reduce,osu_allreduce,osu_reduce_scatter_block,osu_barrier
@@ -38,7 +38,8 @@
 #                      MPICH -bind-to core); the default leaves ranks unbound, as Open MPI does
 #                      when they outnumber the cores. Unbound ranks that outnumber the cores run
 #                      wherever the scheduler puts them, and a call of a few microseconds takes
-#                      1x-3x as long depending on which ranks share a core (docs/mpi.md)
+#                      1x-3x as long depending on which ranks share a core
+#                      (docs/performance.md, "OSU 7.4, all nine collectives")
 #   --recheck          re-run, once more with N pairs, the benchmarks of the cells that lost,
 #                      and count a cell as a loss only when it loses in both rounds
 #   --csv FILE         every raw sample (default DIR/logs/<date>/samples.csv)

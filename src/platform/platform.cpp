@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "platform/placement_check.hpp"
+
 namespace multilane {
 
 double WanLink::connection_cap_bps(int connections) const {
@@ -65,12 +67,11 @@ void Platform::place_block(int count) {
                                 std::to_string(total_cores()) + " cores");
   }
   ranks.clear();
-  for (int n = 0; n < static_cast<int>(nodes.size()) && static_cast<int>(ranks.size()) < count;
-       ++n) {
-    for (int c = 0; c < nodes[n].cores && static_cast<int>(ranks.size()) < count; ++c) {
-      ranks.push_back({n, c});
-    }
-  }
+  for_each_block_place(nodes, static_cast<std::size_t>(std::max(count, 0)),
+                       [&](const RankPlace& place) {
+                         ranks.push_back(place);
+                         return true;
+                       });
 }
 
 int Platform::add_site(std::string site_name, double lan_latency_s) {
