@@ -73,7 +73,7 @@ std::uint64_t StreamSet::finish_recv() {
 }
 
 std::uint64_t StreamSet::progress() const {
-  return (impl_->send.active ? impl_->send.sent : 0) +
+  return (impl_->send.active ? impl_->send.message->handed_over : 0) +
          (impl_->receive.active ? impl_->receive.arrived.bytes() : 0);
 }
 
@@ -103,7 +103,10 @@ std::chrono::milliseconds StreamSet::timeout() const {
 
 SendCounters StreamSet::send_counters() const {
   SendCounters counters = impl_->counters;
-  counters.streams_in_use = impl_->governor.in_use();
+  const StripeCounters stripes = impl_->sender.counters();
+  counters.stalls = stripes.stalls;
+  counters.resent_bytes = stripes.resent_bytes;
+  counters.streams_in_use = impl_->link.governor.in_use();
   return counters;
 }
 

@@ -19,12 +19,9 @@
 #include "runtime/tcp/byte_ranges.hpp"
 #include "runtime/tcp/chunk_feed.hpp"
 #include "runtime/tcp/early_budget.hpp"
-#include "runtime/tcp/frame_outbox.hpp"
 #include "runtime/tcp/frame_reader.hpp"
-#include "runtime/tcp/kept_bytes.hpp"
-#include "runtime/tcp/stall_watch.hpp"
-#include "runtime/tcp/stream_governor.hpp"
 #include "runtime/tcp/stream_progress.hpp"
+#include "runtime/tcp/striped_sender.hpp"
 #include "runtime/tcp/wire.hpp"
 
 namespace multilane::runtime {
@@ -35,21 +32,17 @@ struct StreamSet::Impl {
        const StreamOptions& options);
   ~Impl();
 
-  // A stream's frames and the written ones that may not be acknowledged yet, by message id: the
-  // posted send's (borrowing its message), or the kept tail's (owned copies of its bytes, watched
-  // until acknowledged like the send's own frames).
-  using Outbox = FrameOutbox<std::uint64_t>;
-  using Written = Outbox::Written;
-  static bool is_tail_copy(const Outbox::Frame& frame) { return !frame.borrows() && !frame.rest; }
-
   // Where the frame a stream's reader is placing or reading goes.
   enum class Into { Nothing, Buffer, Ahead };
 
-  // Receives its reader's frames (FrameSink) for the set. Moved only before the readers start:
-  // they refer to the stream.
-  struct Stream final : FrameSink {
+  // Receives its reader's frames (FrameSink) for the set, and sends through the set's striped
+  // sender (its outbox is the StripeStream's). Moved only before the readers start: they refer
+  // to the stream.
+  struct Stream final : FrameSink, StripeStream {
     Stream(asio::ip::tcp::socket s, Impl& owner)
         : set(&owner), socket(std::move(s)), name(peer_name(socket)) {}
+    int fd() override { return socket.is_open() ? socket.native_handle() : -1; }
+    bool open() const override { return socket.is_open(); }
     Impl* set;
     asio::ip::tcp::socket socket;
     std::string name;
@@ -58,9 +51,6 @@ struct StreamSet::Impl {
     Into into = Into::Nothing;
     std::vector<std::byte> ahead;  // the payload of a frame read ahead (Into::Ahead)
     bool closed = false;           // the peer closed this stream between frames
-    // Sending.
-    Outbox out;
-    bool stalled = false;  // stalled at the last look (stall_watch.hpp)
 
     bool admit(FrameReader&, const FrameHeader& h) override { return set->admit(h); }
     FramePlacement place(FrameReader&, const FrameHeader& h) override {
@@ -102,40 +92,16 @@ struct StreamSet::Impl {
     bool sender_waits = false;  // its sender waits for TCP's acknowledgement of the last bytes
   };
 
+  // The posted send: its message in flight through the striped sender.
   struct Send {
     bool active = false;
-    std::uint64_t id = 0;
-    std::uint64_t sequence = 0;
-    std::span<const std::byte> message;
-    ChunkFeed feed{};          // striped: the pieces not yet handed to a stream
-    std::uint64_t sent = 0;    // payload bytes handed to the kernel (a re-sent range twice)
-    int borrowing_frames = 0;  // frames that still refer to `message`
+    std::shared_ptr<StripedMessage> message;
     // Striped, with resend_stalled: the message's bytes are kept until every one is
     // acknowledged, so that a stream stalling after its last write can still be replaced: the
     // caller's message until then, or (keeps_tail, on a long path) a copy of its end.
     bool keeps_until_acknowledged = false;
     bool keeps_tail = false;
-    // Striped, for the stream governor: whether a stream carrying it stalled, where the
-    // streams' acknowledgements stood when it began (to tell the rate the path delivers), and
-    // the streams' round trip and window at the last look.
     bool striped = false;
-    bool stalled = false;
-    MessagePace pace{};
-    PathSample path{};
-
-    bool all_handed_out() const { return borrowing_frames == 0 && feed.empty(); }
-  };
-
-  // The last split send after its caller got the message back: the bytes TCP had not
-  // acknowledged then, copied, until it has; the share of a stream that stalls holding some of
-  // them goes out again from here (the caller's next message is already on its way).
-  struct KeptTail {
-    bool active = false;
-    std::uint64_t id = 0;
-    std::uint64_t sequence = 0;
-    KeptBytes kept;
-    ByteRanges delivered;  // kept bytes the peer acknowledged, on whichever stream
-    ChunkFeed resend;      // kept bytes to send again, taken before the posted send's pieces
   };
 
   std::shared_ptr<asio::io_context> io;
@@ -144,7 +110,10 @@ struct StreamSet::Impl {
   std::string peer;
   Receive receive;
   Send send;
-  KeptTail tail;
+  // The last split send after its caller got the message back: the bytes TCP had not
+  // acknowledged then, copied, until it has (at most one message's tail is kept). The caller's
+  // next message is already on its way meanwhile.
+  std::shared_ptr<StripedMessage> tail;
   SendCounters counters;
   std::uint64_t next_send_id = 0;
   std::uint64_t next_recv_id = 0;
@@ -155,9 +124,9 @@ struct StreamSet::Impl {
   std::vector<EarlyFrame> early;   // frames of the next message, read ahead
   EarlyBudget early_bytes;         // their payload, reads under way included
   std::unique_ptr<asio::steady_timer> probe_timer;
-  bool probing = false;  // the probe timer is armed
-  std::optional<StallWatch> stall_watch;
-  StreamGovernor governor{{.streams = 1, .adapts = false}};
+  bool probing = false;       // the probe timer is armed
+  StripeLink link{1, false};  // the streams, watched together (set up with them)
+  StripedSender sender;
   bool peer_resends = false;  // the peer re-sends stalled shares: late copies may be on the way
   bool closing = false;       // lingering before closing: every frame is dropped
 
@@ -186,49 +155,26 @@ struct StreamSet::Impl {
   void read_ahead_done(EarlyFrame frame);
   void take_early(const EarlyFrame& frame);
 
-  // --- sending: the posted send, each stream's outbox (stream_set_send.cpp) ---
+  // --- sending: the posted send through the striped sender (stream_set_send.cpp) ---
   void start_send(std::span<const std::byte> message, std::uint64_t sequence);
+  void send_whole(const std::shared_ptr<StripedMessage>& message);
+  void send_split(const std::shared_ptr<StripedMessage>& message);
   bool send_done() const;
   void finish_send();
   std::string sent_text() const;
-  void queue_frame(Stream& s, const ByteRange& range, std::uint16_t flags);
-  void write_next(Stream& s);
-  void frame_written(Stream& s, std::size_t bytes);
+  void pump(Stream& s);
+  void pump_all();
   void write_failed(Stream& s, const asio::error_code& ec);
-
-  // --- the piece feed and the streams in use (stream_set_feed.cpp) ---
   Stream& stream_for_whole_message();
   static ChunkFeed equal_shares(std::uint64_t size, int streams);
-  void feed_streams();
-  void feed(Stream& s);
   bool governed() const;
-  void start_rate_measure();
-  void report_stall(Clock::time_point now, PathSample path, std::uint64_t acknowledged,
-                    std::chrono::microseconds round_trip);
-  PathSample message_path() const;
 
-  // --- stall recovery: stalled streams, their shares sent again (stream_set_stalls.cpp) ---
-  StreamProgress probe(Stream& s);
+  // --- the watch of the streams and the kept tail (stream_set_watch.cpp) ---
   void arm_probe();
   bool watching() const;
   void look_at_streams();
-  void refresh_stalled();
-  bool endgame() const;
-  bool carries_send(const Stream& s) const;
-  void forget_acknowledged(Stream& s, const StreamProgress& progress);
-  void forget_all_acknowledged();
-  static bool holds(const Stream& s, std::uint64_t message_id);
-  void interrupted(Stream& s, std::size_t bytes);
-  void resend_share(Stream& s, const ByteRange& unwritten);
-  ByteRanges take_doubt(Stream& s, std::uint64_t message_id);
-  void count_stall(const ByteRanges& doubt);
-
-  // --- the kept tail of the last split send (stream_set_tail.cpp) ---
   bool long_path();
-  void keep_tail();
   void settle_tail();
-  void queue_tail_copy(Stream& s, const ByteRange& range);
-  void resend_tail_share(Stream& s);
 
   // --- lifecycle: failing, waiting, timeouts, closing (stream_set_lifecycle.cpp) ---
   void fail(Failure reason);

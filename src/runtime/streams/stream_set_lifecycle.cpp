@@ -22,12 +22,20 @@ constexpr auto kLinger = std::chrono::seconds(3);
 
 StreamSet::Impl::Impl(std::shared_ptr<asio::io_context> context,
                       std::vector<asio::ip::tcp::socket> sockets, const StreamOptions& set_options)
-    : io(std::move(context)), options(set_options) {
+    : io(std::move(context)),
+      options(set_options),
+      sender([this](StripeStream& s) { pump(static_cast<Stream&>(s)); },
+             set_options.progress_probe) {
   if (sockets.empty()) throw UsageError("a stream set needs at least one connected socket");
   streams.reserve(sockets.size());  // handlers keep references to the streams
   for (auto& socket : sockets) streams.emplace_back(std::move(socket), *this);
   peer = streams.front().name;
-  governor = StreamGovernor({.streams = static_cast<int>(streams.size()), .adapts = governed()});
+  link = StripeLink(static_cast<int>(streams.size()), governed());
+  for (Stream& s : streams) {
+    s.link = &link;
+    s.index = static_cast<int>(link.streams.size());
+    link.streams.push_back(&s);
+  }
   // Readers run from the start, so a peer's early data or close is seen at the next call.
   start_readers();
 }
@@ -69,7 +77,7 @@ void StreamSet::Impl::await() {
 // throws the failure.
 void StreamSet::Impl::throw_failure() {
   drain(*io, [this] { return idle(); });
-  send.active = false;
+  send = Send{};
   receive.active = false;
   throw TransportError(failure->kind, failure->text);
 }
@@ -83,7 +91,7 @@ void StreamSet::Impl::abandon() {
   }
   if (probe_timer) probe_timer->cancel();
   drain(*io, [this] { return idle(); });
-  send.active = false;
+  send = Send{};
   receive.active = false;
 }
 
@@ -114,11 +122,12 @@ void StreamSet::Impl::linger() {
 // Waits (bounded by the timeout) until the kept tail is acknowledged, so that closing the
 // streams loses none of it.
 void StreamSet::Impl::settle_before_closing() {
-  if (failure || !tail.active) return;
-  if (!run_until(*io, Clock::now() + options.timeout, [this] { return failure || !tail.active; })) {
+  if (failure || !tail) return;
+  const std::uint64_t id = tail->header.message_id;
+  if (!run_until(*io, Clock::now() + options.timeout, [this] { return failure || !tail; })) {
     fail({ErrorKind::timeout,
           fmt::format("timed out after {} waiting for the acknowledgement of message {} to {}",
-                      seconds_text(options.timeout), tail.id, peer)});
+                      seconds_text(options.timeout), id, peer)});
   }
 }
 
@@ -128,9 +137,13 @@ Failure StreamSet::Impl::timed_out() const {
     what = fmt::format("waiting for message {} from {}: {}", receive.id, peer, received_text());
   }
   if (!send_done()) {
-    what += fmt::format(
-        "{}sending message {} to {}: {}{}", what.empty() ? "" : "; ", send.id, peer, sent_text(),
-        send.all_handed_out() ? fmt::format(", message {} not all acknowledged", tail.id) : "");
+    const StripedMessage& message = *send.message;
+    const std::uint64_t unacknowledged = tail ? tail->header.message_id : message.header.message_id;
+    what += fmt::format("{}sending message {} to {}: {}{}", what.empty() ? "" : "; ",
+                        message.header.message_id, peer, sent_text(),
+                        message.all_handed_out()
+                            ? fmt::format(", message {} not all acknowledged", unacknowledged)
+                            : "");
   }
   return {ErrorKind::timeout,
           fmt::format("timed out after {} {}", seconds_text(options.timeout), what)};

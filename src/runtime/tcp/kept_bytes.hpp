@@ -1,7 +1,7 @@
 // runtime/tcp/kept_bytes.hpp — a copy of the parts of a message that a sender may have to
 // send again after its caller got the message back: the kept tail of a split send (the bytes
-// TCP had not acknowledged when the send completed), shared by StreamSet and the Engine's
-// SendSide.
+// TCP had not acknowledged when the send completed), for the striped sender
+// (striped_sender.hpp).
 //
 // A re-sent piece always lies within one kept range: the pieces are cut from the doubtful
 // parts of frames that were kept whole.

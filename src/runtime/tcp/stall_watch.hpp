@@ -5,9 +5,9 @@
 // the time it takes to send two segments, when that is longer: a paced stream). A
 // stream that moves is acknowledged about once per round trip, while one waiting out a
 // retransmission timeout (200 ms at least on Linux) or facing a closed window is not. Each
-// stream is sampled with its StreamProgress now and then (stream_set_stalls.cpp samples every
-// millisecond while a send is posted); the patience may differ from sample to sample (a
-// sender is more patient while a stall costs nothing).
+// stream is sampled with its StreamProgress now and then (striped_sender.hpp's look_at(), every
+// millisecond for a StreamSet, every 10 ms for the engine's WAN links); the patience may differ
+// from sample to sample (a sender is more patient while a stall costs nothing).
 #pragma once
 
 #include <algorithm>
@@ -15,8 +15,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "runtime/tcp/stream_progress.hpp"
 #include "runtime/tcp/io_wait.hpp"
+#include "runtime/tcp/stream_progress.hpp"
 
 namespace multilane::runtime {
 

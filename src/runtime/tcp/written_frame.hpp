@@ -1,6 +1,5 @@
 // runtime/tcp/written_frame.hpp — which bytes of a frame a stream wrote the peer may not
-// have yet, shared by the senders that re-send a stalled stream's share (StreamSet, the
-// Engine's SendSide).
+// have yet, for the striped sender's re-send of a stalled stream's share (striped_sender.hpp).
 //
 // A sender counts the bytes it ever handed to a stream's kernel and remembers each frame by
 // where its payload ends in that count. The kernel's count of unacknowledged bytes
@@ -20,7 +19,7 @@ namespace multilane::runtime {
 
 // A frame that went to the kernel and may not be acknowledged yet: its payload, `range` of
 // the message, ends at `stream_end` of the stream's byte count. `Message` says whose it is:
-// the engine's send operation, a StreamSet's message id.
+// the striped sender's message.
 template <typename Message>
 struct WrittenFrame {
   std::uint64_t stream_end = 0;

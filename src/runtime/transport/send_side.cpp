@@ -29,13 +29,15 @@ SendSide::SendSide(EngineContext& context, ReceiveSide& receive)
       receive_(receive),
       addresses_(context.config.size),
       links_(context.config.size),
+      sender_([this](StripeStream& stream) { pump(static_cast<Stream&>(stream)); },
+              context.config.progress_probe),
       watch_timer_(context.io) {}
 
 // Each stream's pending write ends before its cancellation signal is destroyed, also where a
 // reader still holds the connection.
 SendSide::~SendSide() {
   for_each_link([](Link& link) {
-    for (auto& stream : link.streams) {
+    for (auto& stream : link.owned) {
       if (stream->connection)
         stream->connection->close({ErrorKind::internal, "the engine stopped"});
     }
@@ -73,9 +75,11 @@ SendSide::Link& SendSide::link(int peer, int lane, LinkClass link_class) {
     const int streams = std::max(1, settings.streams);
     slot = std::make_unique<Link>(peer, lane, link_class, streams);
     for (int i = 0; i < streams; ++i) {
-      slot->streams.push_back(std::make_unique<Stream>());
-      slot->streams.back()->link = slot.get();
-      slot->streams.back()->index = i;
+      auto stream = std::make_unique<Stream>();
+      stream->link = slot.get();
+      stream->index = i;
+      slot->streams.push_back(stream.get());
+      slot->owned.push_back(std::move(stream));
     }
   }
   return *slot;
@@ -87,15 +91,15 @@ void SendSide::send(SendRequest request, Completion done) {
   for (int lane : request.lanes) {
     Link& l = link(request.peer, lane, request.link);
     if (l.failure) return done(l.failure);
-    if (!l.streams.front()->connection && !l.connecting) connect(l);
+    if (!l.owned.front()->connection && !l.connecting) connect(l);
     streams += static_cast<int>(l.streams.size());
   }
   if (is_striped(request.bytes.size(), streams, context_.config.stripe)) {
     for (int lane : request.lanes) {  // before the send is in flight on them
-      for (auto& stream : link(request.peer, lane, request.link).streams)
+      for (auto& stream : link(request.peer, lane, request.link).owned)
         switch_to_lower_ranks_connection(*stream);
     }
-    return start_split(add_op(std::move(request), std::move(done)));
+    return start_split(new_op(std::move(request), std::move(done)));
   }
   send_whole(std::move(request), std::move(done), streams);
 }
@@ -106,8 +110,8 @@ void SendSide::send_whole(SendRequest request, Completion done, int streams) {
   int index = static_cast<int>(request.key.message_id % static_cast<std::uint64_t>(streams));
   for (int lane : request.lanes) {
     Link& l = link(request.peer, lane, request.link);
-    if (index < static_cast<int>(l.streams.size())) {
-      stream = l.streams[static_cast<std::size_t>(index)].get();
+    if (index < static_cast<int>(l.owned.size())) {
+      stream = l.owned[static_cast<std::size_t>(index)].get();
       break;
     }
     index -= static_cast<int>(l.streams.size());
@@ -117,7 +121,8 @@ void SendSide::send_whole(SendRequest request, Completion done, int streams) {
   const FrameHeader header{
       0,    context_.config.job_id, request.key.sequence, request.key.message_id, 0, size,
       size, request.signature};
-  Frame frame{.header = encode_frame_header(header), .payload = request.bytes, .range = {0, size}};
+  StripeOutbox::Frame frame{
+      .header = encode_frame_header(header), .payload = request.bytes, .range = {0, size}};
   if (stream->idle()) {  // nothing queued or being written before it
     // Written by the caller: a small message completes within this call, with no record kept.
     frame.written =
@@ -128,19 +133,27 @@ void SendSide::send_whole(SendRequest request, Completion done, int streams) {
       return pump(*stream);
     }
   }
-  frame.message = add_op(std::move(request), std::move(done));
-  frame.message->frames_left = 1;
-  frame.message->streams = {stream};
+  const std::shared_ptr<Op> op = new_op(std::move(request), std::move(done));
+  op->frames_left = 1;
+  op->streams = {stream};
+  sender_.add(op);
+  frame.message = op;
   stream->out.push(std::move(frame));
   pump(*stream);
 }
 
-std::shared_ptr<SendSide::Op> SendSide::add_op(SendRequest request, Completion done) {
+std::shared_ptr<SendSide::Op> SendSide::new_op(SendRequest request, Completion done) const {
   auto op = std::make_shared<Op>();
+  const std::uint64_t size = request.bytes.size();
+  op->header = {.flags = kFrameStriped,
+                .job_id = context_.config.job_id,
+                .sequence = request.key.sequence,
+                .message_id = request.key.message_id,
+                .total = size,
+                .signature = request.signature};
+  op->bytes = request.bytes;
   op->request = std::move(request);
   op->done = std::move(done);
-  op->last_progress = Clock::now();
-  ops_.push_back(op);
   return op;
 }
 
@@ -148,32 +161,19 @@ std::shared_ptr<SendSide::Op> SendSide::add_op(SendRequest request, Completion d
 // have written what they hold.
 void SendSide::start_split(const std::shared_ptr<Op>& op) {
   const SendRequest& r = op->request;
+  bool watched = false;
   for (int lane : r.lanes) {
     Link& l = link(r.peer, lane, r.link);
     op->links.push_back(&l);
-    for (auto& stream : l.streams) op->streams.push_back(stream.get());
+    op->streams.insert(op->streams.end(), l.streams.begin(), l.streams.end());
+    watched = watched || l.governor.adapts();
   }
-  const Link& first = *op->links.front();
+  const Link& first = *static_cast<const Link*>(op->links.front());
   const auto& settings = first.link == LinkClass::Wan ? context_.config.wan : context_.config.lan;
-  op->split = true;
-  op->feed =
-      ChunkFeed(r.bytes.size(), static_cast<int>(op->streams.size()), kSmallestPiece,
-                largest_piece(context_.config.stripe.max_chunk, settings.socket.unsent_limit));
-  feeding_.push_back(op);
-  bool watched = false;
-  for (Link* l : op->links) {
-    ++l->split_sends;
-    watched = watched || l->governor.adapts();
-  }
-  op->resends = watched && context_.config.resend_stalled;
-  if (watched) {
-    // The acknowledgements as the watch last saw them, not asked afresh: a split message then
-    // costs no system call per stream (the rate it yields is a little high at first).
-    op->pace.started = Clock::now();
-    for (Link* l : op->links) op->pace.acknowledged_at_start += l->acknowledged;
-    arm_watch();
-  }
-  for (Stream* stream : op->streams) pump(*stream);
+  ChunkFeed feed(r.bytes.size(), static_cast<int>(op->streams.size()), kSmallestPiece,
+                 largest_piece(context_.config.stripe.max_chunk, settings.socket.unsent_limit));
+  sender_.start_split(op, std::move(feed), watched && context_.config.resend_stalled);
+  if (watched) arm_watch();
 }
 
 void SendSide::connect(Link& link) {
@@ -181,7 +181,7 @@ void SendSide::connect(Link& link) {
   link.connecting = true;
   const int peer = link.peer;
   const int lane = link.lane;
-  const int count = static_cast<int>(link.streams.size());
+  const int count = static_cast<int>(link.owned.size());
   const auto& settings = link.link == LinkClass::Wan ? context_.config.wan : context_.config.lan;
   const SocketTuning tuning = settings.socket;
   std::optional<asio::ip::address> local;
@@ -235,10 +235,10 @@ void SendSide::connect(Link& link) {
 // The peer sent first: its connections of this link carry this rank's messages too.
 bool SendSide::answer_on_peer_connections(Link& link) {
   std::vector<std::shared_ptr<Connection>> connections =
-      receive_.peer_connections(link.peer, link.lane, static_cast<int>(link.streams.size()));
+      receive_.peer_connections(link.peer, link.lane, static_cast<int>(link.owned.size()));
   if (connections.empty()) return false;
   for (std::size_t i = 0; i < connections.size(); ++i) {
-    Stream& stream = *link.streams[i];
+    Stream& stream = *link.owned[i];
     stream.connection = std::move(connections[i]);
     if (const std::string failed = tune_as_own(stream.socket(), link.link); !failed.empty()) {
       close_stream(stream, {ErrorKind::resource, fmt::format("tuning the connection from rank {} "
@@ -266,7 +266,7 @@ std::string SendSide::tune_as_own(asio::ip::tcp::socket& socket, LinkClass link_
 void SendSide::connected(Link& link, std::vector<int> fds, asio::ip::tcp protocol) {
   link.connecting = false;
   for (std::size_t i = 0; i < fds.size(); ++i) {
-    Stream& stream = *link.streams[i];
+    Stream& stream = *link.owned[i];
     stream.connection = std::make_shared<Connection>(context_.io);
     stream.socket().assign(protocol, fds[i]);
     if (stream.closed) {  // failed while connecting
@@ -279,7 +279,7 @@ void SendSide::connected(Link& link, std::vector<int> fds, asio::ip::tcp protoco
                    /*opened_by_peer=*/false);
   }
   note_lower_ranks_connections(link);  // if the peer opened its own meanwhile
-  for (auto& stream : link.streams) pump(*stream);
+  for (auto& stream : link.owned) pump(*stream);
 }
 
 // Two ranks that sent first at once each opened their own connections, and each direction would
@@ -297,9 +297,9 @@ void SendSide::peer_opened_connection(int peer, int lane, int stream,
   auto& lanes = links_.at(peer);
   if (lane >= static_cast<int>(lanes.size()) || !lanes[lane]) return;
   Link& link = *lanes[lane];
-  if (!shares_lower_ranks_connections(link) || stream >= static_cast<int>(link.streams.size()))
+  if (!shares_lower_ranks_connections(link) || stream >= static_cast<int>(link.owned.size()))
     return;
-  Stream& s = *link.streams[stream];
+  Stream& s = *link.owned[stream];
   if (!s.connection || s.connection == connection) return;  // not connected yet: connected()
   s.lower_ranks = connection;
   switch_to_lower_ranks_connection(s);
@@ -307,13 +307,14 @@ void SendSide::peer_opened_connection(int peer, int lane, int stream,
 
 void SendSide::note_lower_ranks_connections(Link& link) {
   if (!shares_lower_ranks_connections(link)) return;
-  for (auto& stream : link.streams) {
+  for (auto& stream : link.owned) {
     stream->lower_ranks = receive_.peer_connection(link.peer, link.lane, stream->index);
   }
 }
 
 void SendSide::switch_to_lower_ranks_connection(Stream& stream) {
-  if (!stream.lower_ranks || !stream.idle() || sends_to(stream.link->peer)) return;
+  if (!stream.lower_ranks || !stream.idle() || sends_to(static_cast<Link*>(stream.link)->peer))
+    return;
   std::shared_ptr<Connection> theirs = std::move(stream.lower_ranks);
   if (!theirs->socket.is_open()) return;
   // Where it cannot be tuned, the stream stays on its own connection.
@@ -323,19 +324,20 @@ void SendSide::switch_to_lower_ranks_connection(Stream& stream) {
 }
 
 bool SendSide::sends_to(int peer) const {
-  return std::any_of(ops_.begin(), ops_.end(),
-                     [peer](const auto& op) { return op->request.peer == peer; });
+  return std::any_of(sender_.messages().begin(), sender_.messages().end(),
+                     [peer](const auto& message) { return op_of(message)->request.peer == peer; });
 }
 
 void SendSide::link_failed(Link& link, const Failure& reason) {
   link.connecting = false;
   link.failure = reason;
-  for (auto& stream : link.streams) close_stream(*stream, reason);
+  for (auto& stream : link.owned) close_stream(*stream, reason);
   // Split sends over it that no stream of it holds a piece of yet (it was still connecting).
   std::vector<std::shared_ptr<Op>> waiting;
-  for (const auto& op : feeding_) {
-    if (std::find(op->links.begin(), op->links.end(), &link) != op->links.end()) {
-      waiting.push_back(op);
+  for (const auto& message : sender_.messages()) {
+    const auto& links = message->links;
+    if (std::find(links.begin(), links.end(), &link) != links.end()) {
+      waiting.push_back(op_of(message));
     }
   }
   for (const auto& op : waiting) finish(op, reason);
@@ -344,74 +346,20 @@ void SendSide::link_failed(Link& link, const Failure& reason) {
 void SendSide::pump(Stream& stream) {
   if (stream.out.writing() || stream.closed || !stream.connection) return;
   switch_to_lower_ranks_connection(stream);
-  if (stream.out.empty() && !take_piece(stream)) return;
-  stream.out.write_next(
-      stream.socket(), [this, s = &stream](const asio::error_code& error, std::size_t bytes) {
-        if (s->closed) return;
-        if (error == asio::error::operation_aborted && s->out.interrupting()) {
-          return interrupted(*s, bytes);
-        }
-        if (error)
-          return link_failed(*s->link, write_failure(s->link->peer, error, *s->connection));
-        written(*s, bytes);
-      });
-}
-
-// Queues on `stream` the next piece of the oldest split send it may carry; false if none.
-bool SendSide::take_piece(Stream& stream) {
-  if (!takes_pieces(stream)) return false;
-  for (auto it = feeding_.begin(); it != feeding_.end(); ++it) {
-    const std::shared_ptr<Op> op = *it;
-    if (std::find(op->streams.begin(), op->streams.end(), &stream) == op->streams.end()) continue;
-    const auto piece = op->feed.next();  // a send in feeding_ has pieces left
-    if (op->feed.empty()) feeding_.erase(it);
-    const SendRequest& r = op->request;
-    const std::uint16_t flags = kFrameStriped | (piece->resent ? kFrameResent : 0);
-    const FrameHeader header{flags,
-                             context_.config.job_id,
-                             r.key.sequence,
-                             r.key.message_id,
-                             piece->range.offset,
-                             piece->range.length,
-                             op->size(),
-                             r.signature};
-    stream.out.push(Frame{.header = encode_frame_header(header),
-                          .payload = op->bytes(piece->range),
-                          .range = piece->range,
-                          .message = op});
-    ++op->frames_left;
-    return true;
-  }
-  return false;
-}
-
-// Whether `stream` takes pieces: not while stalled, and only among the first in_use() streams
-// of its link that are not stalled.
-bool SendSide::takes_pieces(const Stream& stream) const {
-  if (stream.stalled) return false;
-  int position = 0;
-  for (const auto& other : stream.link->streams) {
-    if (other.get() == &stream) break;
-    if (!other->stalled) ++position;
-  }
-  return position < stream.link->governor.in_use();
-}
-
-// The front frame of `stream` went to the kernel (`bytes`: all of it).
-void SendSide::written(Stream& stream, std::size_t bytes) {
-  // A cancellation that came when the frame had gone whole: its share goes again all the same.
-  bool too_late = false;
-  Frame frame = stream.out.wrote_front(bytes, too_late);
-  if (frame.rest) return pump(stream);
-  const std::shared_ptr<Op> op = std::move(frame.message);
-  if (op->resends) stream.out.record(frame.range, op);
-  op->handed_over += frame.payload.size();
-  op->last_progress = Clock::now();
-  --op->frames_left;
-  if (too_late) resend_share(stream, op, {});
-  const bool pieces_left = op->split && !op->feed.empty();
-  if (op->frames_left == 0 && !pieces_left && !resend_stalled_shares(op)) sent_whole(op);
-  pump(stream);
+  if (stream.out.empty() && !sender_.take_piece(stream)) return;
+  stream.out.write_next(stream.socket(),
+                        [this, s = &stream](const asio::error_code& error, std::size_t bytes) {
+                          if (s->closed) return;
+                          Link& l = *static_cast<Link*>(s->link);
+                          if (error == asio::error::operation_aborted && s->out.interrupting()) {
+                            return sender_.interrupted(*s, bytes);
+                          }
+                          if (error)
+                            return link_failed(l, write_failure(l.peer, error, *s->connection));
+                          if (const auto message = sender_.written(*s, bytes))
+                            sent_whole(op_of(message));
+                          pump(*s);
+                        });
 }
 
 // Every frame of `op` went to the kernel. A split send that re-sends stalled shares keeps a copy
@@ -419,8 +367,9 @@ void SendSide::written(Stream& stream, std::size_t bytes) {
 // TCP acknowledged it (settle_tails()). A kept tail's own copies end here too.
 void SendSide::sent_whole(const std::shared_ptr<Op>& op) {
   if (op->tail) return;
-  if (!keep_tail(*op)) return finish(op, kSucceeded);
-  report_message_done(*op);
+  if (!sender_.keep_tail(*op)) return finish(op, kSucceeded);
+  context_.own_work_began();  // the watch must go on looking after the caller moved on
+  sender_.report_done(*op);
   Completion done = std::move(op->done);
   done(kSucceeded);
 }
@@ -434,32 +383,26 @@ void SendSide::close_stream(Stream& stream, const Failure& reason) {
     receive_.close_connection(*stream.connection, reason);
     stream.connection->close(reason);
   }
-  for (Frame& frame : stream.out.take_all()) {
-    if (frame.message) finish(frame.message, reason);
+  for (StripeOutbox::Frame& frame : stream.out.take_all()) {
+    if (frame.message) finish(op_of(frame.message), reason);
   }
-  if (!stream.link->failure) stream.link->failure = reason;
+  Link& link = *static_cast<Link*>(stream.link);
+  if (!link.failure) link.failure = reason;
 }
 
 void SendSide::finish(const std::shared_ptr<Op>& op, const Outcome& error) {
   if (op->finished) return;
-  op->finished = true;
-  ops_.remove(op);
-  if (op->split) {
-    feeding_.remove(op);
-    for (Stream* stream : op->streams) {
-      stream->out.forget([&](const Outbox::Written& w) { return w.message == op; });
-    }
-    for (Link* l : op->links) --l->split_sends;
-    if (!op->tail && !error) report_message_done(*op);
-  }
+  sender_.forget(op);
+  if (op->split && !op->tail && !error) sender_.report_done(*op);
   // A kept tail is a copy: failing it touches no caller's buffer.
   if (error && !op->tail) {
     // No byte of the buffer may be read once its owner heard of the failure: stop every
     // stream still holding a chunk of it.
-    for (Stream* stream : op->streams) {
-      const bool holds = std::any_of(stream->out.frames().begin(), stream->out.frames().end(),
-                                     [&](const Frame& frame) { return frame.message == op; });
-      if (holds) close_stream(*stream, *error);
+    for (StripeStream* stream : op->streams) {
+      const auto& frames = stream->out.frames();
+      const bool holds = std::any_of(frames.begin(), frames.end(),
+                                     [&](const auto& frame) { return frame.message == op; });
+      if (holds) close_stream(static_cast<Stream&>(*stream), *error);
     }
   }
   if (op->tail) context_.own_work_ended();
@@ -469,20 +412,10 @@ void SendSide::finish(const std::shared_ptr<Op>& op, const Outcome& error) {
   }
 }
 
-void SendSide::report_message_done(const Op& op) {
-  const auto now = Clock::now();
-  for (Link* l : op.links) {
-    if (!l->governor.adapts()) continue;
-    PathSample path = l->path;
-    path.delivered_rate = op.pace.message_rate(now, op.size());
-    l->governor.message_done(op.stalled, path);
-  }
-}
-
 void SendSide::check_timeouts(Clock::time_point now) {
   std::vector<std::shared_ptr<Op>> expired;
-  for (const auto& op : ops_) {
-    if (now - op->last_progress >= context_.config.timeout) expired.push_back(op);
+  for (const auto& message : sender_.messages()) {
+    if (now - message->last_progress >= context_.config.timeout) expired.push_back(op_of(message));
   }
   for (const auto& op : expired) {
     // A kept tail nobody acknowledged for that long is dropped: its caller is long gone.
@@ -502,11 +435,52 @@ void SendSide::check_timeouts(Clock::time_point now) {
 
 void SendSide::abandon_call(std::uint64_t sequence) {
   std::vector<std::shared_ptr<Op>> ops;
-  for (const auto& op : ops_) {
+  for (const auto& message : sender_.messages()) {
     // A kept tail outlives its call: the peer may still need its bytes.
+    const std::shared_ptr<Op> op = op_of(message);
     if (op->request.key.sequence == sequence && !op->tail) ops.push_back(op);
   }
   for (const auto& op : ops) finish(op, Failure{ErrorKind::internal, "abandoned"});
+}
+
+EngineSendCounters SendSide::counters() const {
+  const StripeCounters stripes = sender_.counters();
+  return {.stalls = stripes.stalls,
+          .resent_bytes = stripes.resent_bytes,
+          .moved_to_peer = switched_to_lower_ranks_.load(std::memory_order_relaxed)};
+}
+
+// The watch: every 10 ms while a split send is in flight over a WAN link, each of the link's
+// streams is sampled (TCP_INFO; striped_sender.hpp says what follows from it): often enough to
+// see a stall well within the patience (60 ms at least), and rarely enough that eight ranks
+// sharing two cores do not spend them on TCP_INFO.
+void SendSide::arm_watch() {
+  constexpr auto kWatchInterval = std::chrono::milliseconds(10);
+  if (watching_) return;
+  watching_ = true;
+  watch_timer_.expires_after(kWatchInterval);
+  watch_timer_.async_wait([this](const asio::error_code& error) {
+    watching_ = false;
+    if (error) return;
+    const auto now = Clock::now();
+    bool busy = false;
+    for_each_link([&](Link& l) {
+      if (!l.governor.adapts()) return;
+      if (l.split_messages > 0) {
+        sender_.look_at(l, now, context_.config.stall_patience, context_.config.endgame_patience);
+        busy = true;
+      } else {
+        for (auto& stream : l.owned) stream->stalled = false;  // the next send looks afresh
+      }
+    });
+    settle_tails();
+    if (busy) arm_watch();
+  });
+}
+
+// The kept tails TCP acknowledged are done.
+void SendSide::settle_tails() {
+  for (const auto& message : sender_.settled_tails()) finish(op_of(message), kSucceeded);
 }
 
 }  // namespace multilane::runtime
