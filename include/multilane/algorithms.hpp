@@ -59,6 +59,12 @@ struct AlgorithmInfo {
   // Takes a block size per rank (BuildParams::counts): also an algorithm of the collective's
   // v-form (all_algorithms() lists it there too).
   bool uneven = false;
+  // Uneven, and a rank's part of the schedule reads only the counts that rank knows from its own
+  // arguments: its own row and column of an alltoallv, its own block of a gatherv or scatterv
+  // (every block at the root). Ranks may then build it without exchanging counts, each from a
+  // counts vector that holds only those (the others 0): their parts are the same as built from
+  // every rank's counts (tested for every such algorithm).
+  bool own_counts_only = false;
   // For a `base:X` entry of find_algorithm(): X (whose pipelined and use of wan pairs this
   // entry has); "" for every entry of all_algorithms().
   std::string_view leaders_algorithm{};

@@ -74,6 +74,10 @@ struct CollectiveCall {
   std::uint64_t block = 0;   // multilane's size: the whole message of a bcast, one block else
   Reduction reduction;       // reductions: what is combined
   bool keeps_types = false;  // packed datatypes are duplicated until finish() (nonblocking)
+  // A v-form run by an algorithm that reads only each rank's own counts
+  // (AlgorithmInfo::own_counts_only): prepare() takes them from this rank's arguments, and none
+  // travel. Set before prepare().
+  bool own_counts_only = false;
 
   // Sets up the buffers (packing inputs, copying in-place inputs).
   void prepare();
@@ -100,6 +104,9 @@ struct CollectiveCall {
   void prepare_reduction();
   void prepare_v_form();
   void exchange_counts();
+  void fill_own_counts();
+  void fill_root_counts();
+  void fill_own_row(std::uint64_t* row) const;
   // The counts' exchange, blocking or not (*exchange then set; MPI_REQUEST_NULL when nothing
   // travels), and what it leaves to do once it completed.
   void begin_counts_exchange(MPI_Request* exchange);

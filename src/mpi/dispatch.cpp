@@ -14,6 +14,7 @@
 #include "mpi/library.hpp"
 #include "mpi/mpi_errors.hpp"
 #include "mpi/pending_requests.hpp"
+#include "multilane/algorithms.hpp"
 #include "multilane/collective.hpp"
 #include "multilane/units.hpp"
 
@@ -209,10 +210,19 @@ void agree_mean(void* context, double* values, int count) {
   for (int i = 0; i < count; ++i) values[i] /= c->size;
 }
 
+// A v-form whose sizes are per rank, run by a multilane algorithm that reads only each rank's
+// own counts: none travel. A function of the algorithm's name alone, which every rank shares.
+bool reads_own_counts(const CollectiveCall& c, std::string_view algorithm) {
+  if (!sizes_per_rank(c.call) || algorithm == "auto") return false;
+  const AlgorithmInfo* info = find_algorithm(carrier(c.call), algorithm);
+  return info && info->own_counts_only;
+}
+
 void run_multilane(CommState& state, CollectiveCall& c, std::string_view algorithm) {
   Communicator& multilane = state.multilane ? *state.multilane : *multilane_of(state);
   start_deferred(&multilane);  // the communicator's calls start in program order
   const std::uint64_t handed_off = multilane.handed_off();
+  c.own_counts_only = reads_own_counts(c, algorithm);
   c.prepare();
   CollectiveOptions& options = state.blocking_options;
   options.algorithm.assign(algorithm);  // no allocation once the longest name was met
@@ -364,12 +374,17 @@ int serve_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
       pick.run = RouteChoice::Mpi;
       why = "multilane is not set up on this communicator yet: a nonblocking call never sets it up";
     }
-    if (pick.run == RouteChoice::Multilane && sizes_per_rank(call) &&
+    c.own_counts_only = reads_own_counts(c, pick.algorithm);
+    if (pick.run == RouteChoice::Multilane && sizes_per_rank(call) && !c.own_counts_only &&
         !state->policy->forced(call)) {
       // Its multilane part starts only at a later call the library wraps (pending_requests.hpp):
       // a rank blocked in MPI_Recv meanwhile would hold back the ranks that wait for it.
       pick.run = RouteChoice::Mpi;
-      why = "a nonblocking v-form whose counts only some ranks know: multilane's only if forced";
+      why = fmt::format(
+          "a nonblocking v-form whose counts only some ranks know, and {} needs them all: "
+          "multilane's only if forced",
+          pick.algorithm == "auto" ? std::string("the algorithm to choose")
+                                   : fmt::format("multilane's {}", pick.algorithm));
     }
     if (library().settings.explain && why.empty()) {
       why = explain_blocking({.run = pick.run}, state->routes, key, c, *state);
@@ -385,7 +400,7 @@ int serve_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
     pending->owner = state->multilane;
     start_deferred(state->multilane.get());  // the communicator's calls start in program order
     const CollectiveOptions options{.algorithm = std::string(pick.algorithm)};
-    if (sizes_per_rank(call)) {
+    if (sizes_per_rank(call) && !c.own_counts_only) {
       // The counts only some ranks know travel first, without waiting; the multilane call
       // starts once they are here (pending_requests.hpp).
       c.start_counts_exchange(&pending->counts_exchange);

@@ -87,6 +87,54 @@ bool describe_v_form(const MpiArgs& a, CollectiveCall& c) {
   }
 }
 
+// A gatherv's or scatterv's root: every block's bytes.
+void CollectiveCall::fill_root_counts() {
+  const bool gather = call == WrappedCall::Gatherv;
+  const int* counts = gather ? args.recvcounts : args.sendcounts;
+  const std::uint64_t element = data_bytes(1, gather ? args.recvtype : args.sendtype);
+  for (int i = 0; i < size; ++i) counts_[i] = static_cast<std::uint64_t>(counts[i]) * element;
+}
+
+// An alltoallv's row of this rank, what it sends to each rank (the receive side's, in place),
+// at `row`.
+void CollectiveCall::fill_own_row(std::uint64_t* row) const {
+  const bool in_place = args.sendbuf == MPI_IN_PLACE;
+  const int* counts = in_place ? args.recvcounts : args.sendcounts;
+  const std::uint64_t element = data_bytes(1, in_place ? args.recvtype : args.sendtype);
+  for (int j = 0; j < size; ++j) row[j] = static_cast<std::uint64_t>(counts[j]) * element;
+}
+
+// What this rank knows of the counts from its own arguments, the rest 0: all a rank's part of
+// an own_counts_only algorithm's schedule reads.
+void CollectiveCall::fill_own_counts() {
+  const auto n = static_cast<std::size_t>(size);
+  const auto own = static_cast<std::size_t>(rank);
+  const bool root = rooted(call) && args.root == rank;
+  switch (call) {
+    case WrappedCall::Gatherv:
+      counts_.assign(n, 0);
+      if (root) return fill_root_counts();
+      counts_[own] = static_cast<std::uint64_t>(args.sendcount) * data_bytes(1, args.sendtype);
+      return;
+    case WrappedCall::Scatterv:
+      counts_.assign(n, 0);
+      if (root) return fill_root_counts();
+      counts_[own] = static_cast<std::uint64_t>(args.recvcount) * data_bytes(1, args.recvtype);
+      return;
+    case WrappedCall::Alltoallv: {
+      counts_.assign(n * n, 0);
+      fill_own_row(counts_.data() + own * n);
+      const std::uint64_t element = data_bytes(1, args.recvtype);
+      for (std::size_t i = 0; i < n; ++i) {
+        counts_[i * n + own] = static_cast<std::uint64_t>(args.recvcounts[i]) * element;
+      }
+      return;
+    }
+    default:
+      return exchange_counts();  // known everywhere: nothing travels
+  }
+}
+
 void CollectiveCall::begin_counts_exchange(MPI_Request* exchange) {
   const auto n = static_cast<std::size_t>(size);
   const bool root = rooted(call) && args.root == rank;
@@ -95,13 +143,7 @@ void CollectiveCall::begin_counts_exchange(MPI_Request* exchange) {
     case WrappedCall::Gatherv:
     case WrappedCall::Scatterv: {
       counts_.assign(n, 0);
-      if (root) {
-        const bool gather = call == WrappedCall::Gatherv;
-        const int* counts = gather ? args.recvcounts : args.sendcounts;
-        const std::uint64_t element = data_bytes(1, gather ? args.recvtype : args.sendtype);
-        for (std::size_t i = 0; i < n; ++i)
-          counts_[i] = static_cast<std::uint64_t>(counts[i]) * element;
-      }
+      if (root) fill_root_counts();
       if (exchange) {
         pmpi_check(PMPI_Ibcast(counts_.data(), size, MPI_UINT64_T, args.root, comm, exchange),
                    "PMPI_Ibcast of the v-form's counts");
@@ -121,14 +163,8 @@ void CollectiveCall::begin_counts_exchange(MPI_Request* exchange) {
       break;
     }
     case WrappedCall::Alltoallv: {
-      // This rank's row: what it sends to each rank (the receive side's, in place).
-      const bool in_place = args.sendbuf == MPI_IN_PLACE;
-      const int* counts = in_place ? args.recvcounts : args.sendcounts;
-      const std::uint64_t element = data_bytes(1, in_place ? args.recvtype : args.sendtype);
       counts_.resize(n * n + n);
-      for (std::size_t j = 0; j < n; ++j) {
-        counts_[n * n + j] = static_cast<std::uint64_t>(counts[j]) * element;
-      }
+      fill_own_row(counts_.data() + n * n);
       if (exchange) {
         pmpi_check(PMPI_Iallgather(counts_.data() + n * n, size, MPI_UINT64_T, counts_.data(), size,
                                    MPI_UINT64_T, comm, exchange),
@@ -186,6 +222,8 @@ void CollectiveCall::prepare_v_form() {
   if (counts_exchanged_) {
     end_counts_exchange();
     counts_exchanged_ = false;
+  } else if (own_counts_only) {
+    fill_own_counts();
   } else {
     exchange_counts();
   }

@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "multilane/algorithms.hpp"
 #include "runtime/exec/chunk_combiner.hpp"
 #include "runtime/exec/group_job.hpp"
 
@@ -430,14 +431,17 @@ std::size_t group_op_count(const Schedule& schedule, int rank) {
 
 std::uint64_t call_signature(const Schedule& schedule, const BuildParams& params,
                              const Reduction& reduction) {
+  const AlgorithmInfo* info = find_algorithm(schedule.collective, schedule.algorithm);
+  const bool own_counts = !schedule.counts.empty() && info && info->own_counts_only;
+  // `size` is the largest count: with own counts, the largest this rank knows.
   std::string text = fmt::format("{}|{}|{}|{}|{}|{}|{}", to_string(schedule.collective),
-                                 schedule.algorithm, schedule.root, schedule.size, schedule.segment,
-                                 params.wan_pairs, schedule.num_ranks());
+                                 schedule.algorithm, schedule.root, own_counts ? 0 : schedule.size,
+                                 schedule.segment, params.wan_pairs, schedule.num_ranks());
   if (is_reduction(schedule.collective)) {
     text += fmt::format("|{}|{}", to_string(reduction.type), to_string(reduction.op));
   }
   std::uint64_t hash = XXH3_64bits(text.data(), text.size());
-  if (!schedule.counts.empty()) {  // ranks that disagree on the counts must not match
+  if (!schedule.counts.empty() && !own_counts) {  // ranks that disagree must not match
     hash ^= XXH3_64bits(schedule.counts.data(), schedule.counts.size() * sizeof(std::uint64_t));
   }
   return hash == 0 ? 1 : hash;  // 0 means point-to-point on the wire

@@ -80,7 +80,10 @@ std::size_t group_op_count(const Schedule& schedule, int rank);
 
 // Fingerprint of everything that must agree between ranks for a call to match: the schedule's
 // shape and the parameters it was built with that it does not carry (the WAN pairs asked
-// for), for a reduction also its element type and operation.
+// for), for a reduction also its element type and operation. The counts of a v-form count too,
+// unless its algorithm reads only each rank's own counts (AlgorithmInfo::own_counts_only):
+// ranks may then hold different counts vectors, and a block whose two ends disagree on its
+// length fails as it arrives.
 std::uint64_t call_signature(const Schedule& schedule, const BuildParams& params,
                              const Reduction& reduction = {});
 
