@@ -336,7 +336,7 @@ void SendSide::link_failed(Link& link, const Failure& reason) {
   std::vector<std::shared_ptr<Op>> waiting;
   for (const auto& message : sender_.messages()) {
     const auto& links = message->links;
-    if (std::find(links.begin(), links.end(), &link) != links.end()) {
+    if (!message->feed.empty() && std::find(links.begin(), links.end(), &link) != links.end()) {
       waiting.push_back(op_of(message));
     }
   }
