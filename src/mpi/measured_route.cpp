@@ -41,17 +41,18 @@ double Exploration::Kept::median() const {
 }
 
 Exploration::Exploration(int candidates, int block)
-    : block_calls_(std::clamp(block, 2, kShortBlockCalls)),
+    : kept_calls_(std::clamp(block, 2, kShortBlockCalls) - 1),
       kept_(static_cast<std::size_t>(1 + std::max(candidates, 1))),
       pruned_(static_cast<std::size_t>(1 + std::max(candidates, 1)), false) {}
 
 std::optional<ClassDecision> Exploration::record(double seconds, const Agreement& agree) {
   ++calls_;
   const int in_block = in_block_++;
+  const int dropped = dropped_calls();
   Kept& kept = kept_[static_cast<std::size_t>(block_)];
-  if (in_block > 0) kept.times[static_cast<std::size_t>(kept.count++)] = seconds;
-  bool block_done = in_block_ == block_calls_;
-  if (block_ > 0 && in_block == 1) {
+  if (in_block >= dropped) kept.times[static_cast<std::size_t>(kept.count++)] = seconds;
+  bool block_done = in_block_ == dropped + kept_calls_;
+  if (block_ > 0 && in_block == dropped) {
     // The first kept call of a multilane candidate: out at twice the MPI library's time.
     double first[2] = {kept_[0].median(), kept.median()};
     agree(first, 2);
@@ -103,7 +104,7 @@ MeasuredRoutes::Entry* MeasuredRoutes::for_blocking_call(std::uint64_t key, bool
 
 // The first re-check of a multilane decision: at call kFirstRecheck, later where the MPI
 // library is known to be slower, so that its block costs about as much as at kFirstRecheck
-// with equal times (3 calls in 64).
+// with equal times.
 std::uint64_t first_recheck(const ClassDecision& d) {
   const double slower = d.multilane_s > 0 ? std::clamp(d.mpi_s / d.multilane_s, 1.0, 64.0) : 1.0;
   return static_cast<std::uint64_t>(std::ceil(static_cast<double>(kFirstRecheck) * slower));

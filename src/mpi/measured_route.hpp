@@ -10,24 +10,29 @@
 // Every rank must take the same route at every call, or two ranks deadlock. So:
 //   * exploration happens only in blocking calls, and a class's blocking calls are counted
 //     alike on every rank (call_class.hpp: a class is the same everywhere);
-//   * the first kBlockCalls x (1 + k) blocking calls of a class run each candidate in a block
-//     of its own, the MPI library first (k = 2 here; a class under kShortCallBytes takes
-//     kShortBlockCalls calls per block, see below):
+//   * the first blocking calls of a class run each candidate in a block of its own, the MPI
+//     library first (k = 2 here; a class under kShortCallBytes keeps kShortBlockCalls - 1
+//     calls per block rather than kBlockCalls - 1, see below):
 //
-//        call   0     1     2     3     4     5     6     7     8
-//               MPI   MPI   MPI   ml1   ml1   ml1   ml2   ml2   ml2     (ml: multilane)
-//               drop  keep  keep  drop  keep  keep  drop  keep  keep
-//                                       │                 │     └─ decide: agree(every mean)
-//                                       │                 └─ prune: agree(MPI, ml2)
-//                                       └─ prune: agree(MPI, ml1); ml1 > 2x MPI ends its block
+//        call   0-3         4     5     6     7     8     9     10    11
+//               MPI x 4     MPI   MPI   ml1   ml1   ml1   ml2   ml2   ml2   (ml: multilane)
+//               drop        keep  keep  drop  keep  keep  drop  keep  keep
+//                                             │                 │     └─ decide: agree(means)
+//                                             │                 └─ prune: agree(MPI, ml2)
+//                                             └─ prune: agree(MPI, ml1); ml1 > 2x MPI ends it
 //
 //     (a pruned candidate's block ends at once; after the last block the class is decided)
 //
-//     the first call of each block is dropped (it pays for connections, schedules and caches,
-//     and for what the other candidate left behind); the kept calls follow a call of their own
-//     candidate, as they will once the class is decided. A collective that lets some ranks
-//     leave early (Open MPI's reduce: the non-roots) overlaps its calls in a loop of its own,
-//     and call-by-call alternation would hide that;
+//     the first call of a multilane block is dropped (it pays for connections, schedules and
+//     caches, and for what the other candidate left behind), and the first kMpiDroppedCalls of
+//     the MPI library's: its first calls at a size, or after other routes ran, are slow for
+//     about four calls (Open MPI's reduce on 4 ranks of one node, in us: 256 KiB 290, 161, 90,
+//     90, then 58-60; 1 MiB 626, 341, 241, 225, then 214-257), and rating it by them sends
+//     classes to multilane that its steady state serves faster. Those calls run at the MPI
+//     library's own speed, so the longer block costs the program nothing against it alone. The
+//     kept calls follow calls of their own candidate, as they will once the class is decided. A
+//     collective that lets some ranks leave early (Open MPI's reduce: the non-roots) overlaps
+//     its calls in a loop of its own, and call-by-call alternation would hide that;
 //   * each rank rates a block by the median of its kept calls: a call of a few microseconds
 //     that the scheduler delays (two ranks sharing a core, an interrupt) costs tens, so one
 //     such call would outweigh the block; so a short class keeps four calls a block, and
@@ -66,8 +71,9 @@ namespace multilane::mpi {
 
 enum class RouteChoice : std::uint8_t { Mpi, Multilane };
 
-inline constexpr int kBlockCalls = 3;       // one candidate's block: one dropped call, two kept
+inline constexpr int kBlockCalls = 3;       // a multilane block: one dropped call, two kept
 inline constexpr int kShortBlockCalls = 5;  // a short class's: one dropped, four
+inline constexpr int kMpiDroppedCalls = 4;  // the MPI library's block drops four, keeps as many
 inline constexpr std::uint64_t kShortCallBytes = 1 << 20;  // a class below this is short
 // The block of a class of `bytes` (CallClass: the same on every rank).
 inline int block_calls(std::uint64_t bytes) {
@@ -125,7 +131,8 @@ struct Agreement {
 class Exploration {
  public:
   static constexpr int kMpi = -1;
-  // `block`: calls per candidate, the first dropped (kBlockCalls or kShortBlockCalls).
+  // `block`: calls per multilane candidate, the first dropped (kBlockCalls or
+  // kShortBlockCalls); the MPI library's block drops kMpiDroppedCalls and keeps as many.
   explicit Exploration(int candidates = 1, int block = kBlockCalls);
   // Whose turn it is: kMpi, or the index of multilane's candidate.
   int next() const { return block_ - 1; }
@@ -137,7 +144,10 @@ class Exploration {
   std::optional<ClassDecision> record(double seconds, const Agreement& agree);
   int calls() const { return calls_; }
   // The calls the exploration takes when no candidate is pruned.
-  int most_calls() const { return block_calls_ * static_cast<int>(kept_.size()); }
+  int most_calls() const {
+    const int multilane_blocks = static_cast<int>(kept_.size()) - 1;
+    return kMpiDroppedCalls + kept_calls_ + multilane_blocks * (1 + kept_calls_);
+  }
 
  private:
   struct Kept {
@@ -146,7 +156,9 @@ class Exploration {
     double median() const;
   };
   std::optional<ClassDecision> decide(const Agreement& agree);
-  int block_calls_;
+  // The calls a block drops before it keeps kept_calls_.
+  int dropped_calls() const { return block_ == 0 ? kMpiDroppedCalls : 1; }
+  int kept_calls_;
   int calls_ = 0;
   int block_ = 0;           // 0: the MPI library's; c + 1: multilane's candidate c
   int in_block_ = 0;        // calls of the current block so far
