@@ -16,6 +16,9 @@ target_link_libraries(mpi_peer PRIVATE MPI::MPI_C)
 # The MPI library's small calls right after a multilane job's set-up (docs/performance.md).
 add_executable(after_setup after_setup.c)
 target_link_libraries(after_setup PRIVATE MPI::MPI_C)
+# What the PMPI library adds to a call it leaves to the MPI library (bench/pass-through.sh).
+add_executable(pass_through pass_through.c)
+target_link_libraries(pass_through PRIVATE MPI::MPI_C)
 
 # Not a timing test: two ranks, tiny sizes, --check. The output must be the JSON the comparison
 # script reads (one row per size, one time per repetition, every byte verified) and a bad
@@ -72,6 +75,17 @@ add_test(NAME mpi-after-setup-bad-blocks
                  "-DEXPECT_OUTPUT=after_setup: BLOCKS must be 1..10000, not '0'" -P
                  ${MULTILANE_EXPECT} -- $<TARGET_FILE:after_setup> 0)
 set_tests_properties(mpi-after-setup-bad-blocks PROPERTIES TIMEOUT 60)
+# pass_through: both lines, each a time per call; a bad count names its range.
+add_test(NAME mpi-pass-through COMMAND ${mpi_peer_launch} -n 2 $<TARGET_FILE:pass_through> 1000 2)
+set_tests_properties(
+  mpi-pass-through
+  PROPERTIES TIMEOUT 60 PASS_REGULAR_EXPRESSION
+             "reduce_scatter_block of 0 elements: [0-9.]+ ns\nallreduce of 1 float, decided for the MPI library: [0-9.]+ ns\n")
+add_test(NAME mpi-pass-through-bad-calls
+         COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=2
+                 "-DEXPECT_OUTPUT=pass_through: CALLS must be 1..100000000, not '0'" -P
+                 ${MULTILANE_EXPECT} -- $<TARGET_FILE:pass_through> 0)
+set_tests_properties(mpi-pass-through-bad-calls PROPERTIES TIMEOUT 60)
 if(MULTILANE_SANITIZE)
   # Open MPI never frees what MPI_Init allocates, and unloads its plugins before LeakSanitizer
   # runs, so those leaks cannot even be suppressed by library name. AddressSanitizer and

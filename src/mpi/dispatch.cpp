@@ -260,14 +260,17 @@ std::string explain_blocking(const Pick& pick, const MeasuredRoutes& routes, std
 
 namespace {
 
-int serve_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall mpi) {
-  const Library& lib = library();
-  if (!lib.active || comm == MPI_COMM_NULL) return mpi(args, comm);
-  if (moves_nothing(call, args) && lib.settings.forced[static_cast<std::size_t>(call)].empty() &&
-      !lib.settings.explain) {
-    count(Counted::BlockingMpi);
-    return mpi(args, comm);
-  }
+// A call without data that nothing forces or explains goes to the MPI library before any
+// look-up (a reduce-scatter-block of fewer elements than ranks is one on every call).
+bool passes_at_once(const Library& lib, WrappedCall call, const MpiArgs& args) {
+  return moves_nothing(call, args) && lib.settings.forced[static_cast<std::size_t>(call)].empty() &&
+         !lib.settings.explain;
+}
+
+// The route of a call with data, or forced, or explained: kept out of line, so that a call
+// that passes at once pays for none of its frame.
+[[gnu::noinline]] int route_blocking(const Library& lib, WrappedCall call, MPI_Comm comm,
+                                     const MpiArgs& args, MpiCall mpi) {
   try {
     CommState* state = find_state(comm);
     if (state && state->to_mpi_again.match(call, args)) {
@@ -336,6 +339,13 @@ int serve_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall
   } catch (const std::exception& e) {
     return report_failure(comm, call_function(call, false), e);
   }
+}
+
+int serve_blocking(const Library& lib, WrappedCall call, MPI_Comm comm, const MpiArgs& args,
+                   MpiCall mpi) {
+  if (!passes_at_once(lib, call, args)) return route_blocking(lib, call, comm, args, mpi);
+  count(Counted::BlockingMpi);
+  return mpi(args, comm);
 }
 
 int serve_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_Request* request,
@@ -432,9 +442,11 @@ int serve_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
 }  // namespace
 
 int run_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall mpi) {
-  if (!library().settings.profile) return serve_blocking(call, comm, args, mpi);
+  const Library& lib = library();
+  if (!lib.active || comm == MPI_COMM_NULL) return mpi(args, comm);
+  if (!lib.settings.profile) return serve_blocking(lib, call, comm, args, mpi);
   const ProfiledCall profiled(call, false);
-  return serve_blocking(call, comm, args, mpi);
+  return serve_blocking(lib, call, comm, args, mpi);
 }
 
 int start_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_Request* request,

@@ -15,7 +15,7 @@ struct ThreadCounts;
 
 struct Registry {
   std::mutex mutex;
-  std::vector<const ThreadCounts*> live;
+  std::vector<ThreadCounts*> live;
   std::array<unsigned long long, kCounted> ended{};  // of threads that exited
 };
 
@@ -24,32 +24,64 @@ Registry& registry() {
   return *instance;
 }
 
+// What a thread counts after its counters were folded away (an MPI call from a thread_local's
+// destructor): counted with every thread's, never freed.
+ThreadCounts& after_exit();
+
 // One thread's counters. Only their thread writes them; a reader on another thread loads them,
-// hence the atomics (relaxed: a load and a store, no locked instruction).
+// hence the atomics (relaxed: a load and a store, no locked instruction). Made on the thread's
+// first count and kept in the registry; `Unregister` folds them into `ended` when the thread
+// exits, so a count itself touches no guarded thread_local (one TLS load and an increment).
 struct ThreadCounts {
   std::array<std::atomic<unsigned long long>, kCounted> values{};
-
-  ThreadCounts() {
-    Registry& r = registry();
-    const std::lock_guard lock(r.mutex);
-    r.live.push_back(this);
-  }
-  ~ThreadCounts() {
-    Registry& r = registry();
-    const std::lock_guard lock(r.mutex);
-    for (std::size_t i = 0; i < kCounted; ++i) r.ended[i] += values[i].load();
-    std::erase(r.live, this);
-  }
-  ThreadCounts(const ThreadCounts&) = delete;
-  ThreadCounts& operator=(const ThreadCounts&) = delete;
 };
 
-thread_local ThreadCounts mine;
+[[gnu::tls_model("initial-exec")]] constinit thread_local ThreadCounts* mine = nullptr;
+
+struct Unregister {
+  ThreadCounts* counts = nullptr;
+  ~Unregister() {
+    ThreadCounts& sink = after_exit();  // takes the registry's lock when new
+    {
+      Registry& r = registry();
+      const std::lock_guard lock(r.mutex);
+      for (std::size_t i = 0; i < kCounted; ++i) r.ended[i] += counts->values[i].load();
+      std::erase(r.live, counts);
+    }
+    delete counts;
+    mine = &sink;
+  }
+};
+
+ThreadCounts& after_exit() {
+  static ThreadCounts* sink = [] {
+    auto* counts = new ThreadCounts;
+    Registry& r = registry();
+    const std::lock_guard lock(r.mutex);
+    r.live.push_back(counts);
+    return counts;
+  }();
+  return *sink;
+}
+
+[[gnu::noinline]] ThreadCounts* register_this_thread() {
+  thread_local Unregister at_exit;  // constructed here, on the thread's first count only
+  auto* counts = new ThreadCounts;
+  {
+    Registry& r = registry();
+    const std::lock_guard lock(r.mutex);
+    r.live.push_back(counts);
+  }
+  at_exit.counts = counts;
+  mine = counts;
+  return counts;
+}
 
 }  // namespace
 
 void count(Counted what) {
-  std::atomic<unsigned long long>& value = mine.values[static_cast<std::size_t>(what)];
+  ThreadCounts* counts = mine ? mine : register_this_thread();
+  std::atomic<unsigned long long>& value = counts->values[static_cast<std::size_t>(what)];
   value.store(value.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 

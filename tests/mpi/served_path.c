@@ -19,8 +19,8 @@
  * With the argument `retyped` (the library's own route), a call the library remembers as going
  * to the MPI library (a bcast of one element of an empty datatype: no data) is made again after
  * its datatype is freed and a new one of 8 bytes is made, which MPI may give the same handle:
- * the new call must be classed anew (explored, so some of its calls run multilane), not taken
- * for the remembered one.
+ * the new call must be classed anew (explored, so some of its first ten calls run multilane:
+ * the MPI library's block of a short class is eight), not taken for the remembered one.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -173,7 +173,7 @@ static void a_freed_handle_names_a_new_type(CountersFunction counters, int rank)
   }
   unsigned long long before[5], after[5];
   read_counters(counters, before);
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < 10; ++i) {
     for (int k = 0; k < 8; ++k) bytes[k] = rank == 0 ? (char)(i + k) : 0;
     MLTEST_CHECK_MPI(MPI_Bcast(bytes, 1, eight, 0, MPI_COMM_WORLD));
     for (int k = 0; k < 8; ++k) {

@@ -1,0 +1,68 @@
+/* bench/pass_through.c — what the PMPI library adds to a call it leaves to the MPI library.
+ * Times, in nanoseconds per call (best of REPEATS loops of CALLS calls, mean over the ranks):
+ *   - MPI_Reduce_scatter_block of 0 elements (no data: passed at once, before any look-up);
+ *   - MPI_Allreduce of one float, a route decided for the MPI library (forced with
+ *     MULTILANE_ALGORITHM_ALLREDUCE=mpi, or by measurement after the first calls), after
+ *     WARMUP calls.
+ *
+ *   mpirun -n 1 [-x LD_PRELOAD=libmultilane_mpi.so -x MULTILANE_ALGORITHM_ALLREDUCE=mpi] \
+ *       pass_through [CALLS [REPEATS]]
+ *
+ * bench/pass-through.sh runs it with and without the library and prints both. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+enum { kWarmup = 1000 };
+
+static int parse(const char* text, const char* what, int most) {
+  char* end = NULL;
+  const long value = strtol(text, &end, 10);
+  if (*text == '\0' || *end != '\0' || value < 1 || value > most) {
+    fprintf(stderr, "pass_through: %s must be 1..%d, not '%s'\n", what, most, text);
+    exit(2);
+  }
+  return (int)value;
+}
+
+/* The best of `repeats` loops of `calls` calls of `kind`, in ns per call, mean over the ranks. */
+static double best_ns(int kind, int calls, int repeats) {
+  float send[4] = {1, 2, 3, 4}, recv[4];
+  double best = 1e30;
+  for (int r = 0; r < repeats; ++r) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = MPI_Wtime();
+    for (int i = 0; i < calls; ++i) {
+      if (kind == 0) {
+        MPI_Reduce_scatter_block(send, recv, 0, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      } else {
+        MPI_Allreduce(send, recv, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      }
+    }
+    const double ns = (MPI_Wtime() - start) / calls * 1e9;
+    if (ns < best) best = ns;
+  }
+  double sum = 0;
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Allreduce(&best, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  return sum / size;
+}
+
+int main(int argc, char** argv) {
+  const int calls = argc > 1 ? parse(argv[1], "CALLS", 100000000) : 2000000;
+  const int repeats = argc > 2 ? parse(argv[2], "REPEATS", 1000) : 5;
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  float one = 1, sum = 0;
+  for (int i = 0; i < kWarmup; ++i) MPI_Allreduce(&one, &sum, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  const double nothing = best_ns(0, calls, repeats);
+  const double decided = best_ns(1, calls, repeats);
+  if (rank == 0) {
+    printf("reduce_scatter_block of 0 elements: %.1f ns\n", nothing);
+    printf("allreduce of 1 float, decided for the MPI library: %.1f ns\n", decided);
+  }
+  MPI_Finalize();
+  return 0;
+}
