@@ -42,6 +42,8 @@ double Exploration::Kept::median() const {
 
 Exploration::Exploration(int candidates, int block)
     : kept_calls_(std::clamp(block, 2, kShortBlockCalls) - 1),
+      mpi_dropped_calls_(kept_calls_ + 1 == kShortBlockCalls ? kMpiDroppedShortCalls
+                                                             : kMpiDroppedLongCalls),
       kept_(static_cast<std::size_t>(1 + std::max(candidates, 1))),
       pruned_(static_cast<std::size_t>(1 + std::max(candidates, 1)), false) {}
 

@@ -14,8 +14,8 @@
 //     library first (k = 2 here; a class under kShortCallBytes keeps kShortBlockCalls - 1
 //     calls per block rather than kBlockCalls - 1, see below):
 //
-//        call   0-3         4     5     6     7     8     9     10    11
-//               MPI x 4     MPI   MPI   ml1   ml1   ml1   ml2   ml2   ml2   (ml: multilane)
+//        call   0-1         2     3     4     5     6     7     8     9     (a long class)
+//               MPI x 2     MPI   MPI   ml1   ml1   ml1   ml2   ml2   ml2   (ml: multilane)
 //               drop        keep  keep  drop  keep  keep  drop  keep  keep
 //                                             │                 │     └─ decide: agree(means)
 //                                             │                 └─ prune: agree(MPI, ml2)
@@ -24,9 +24,9 @@
 //     (a pruned candidate's block ends at once; after the last block the class is decided)
 //
 //     the first call of a multilane block is dropped (it pays for connections, schedules and
-//     caches, and for what the other candidate left behind), and the first kMpiDroppedCalls of
-//     the MPI library's: its first calls at a size, or after other routes ran, are slow for
-//     about four calls (Open MPI's reduce on 4 ranks of one node, in us: 256 KiB 290, 161, 90,
+//     caches, and for what the other candidate left behind), and the first four calls of the
+//     MPI library's (two in a long class): its first calls at a size, or after other routes
+//     ran, are slow for about four calls (Open MPI's reduce on 4 ranks of one node, in us: 256 KiB 290, 161, 90,
 //     90, then 58-60; 1 MiB 626, 341, 241, 225, then 214-257), and rating it by them sends
 //     classes to multilane that its steady state serves faster. Those calls run at the MPI
 //     library's own speed, so the longer block costs the program nothing against it alone. The
@@ -73,7 +73,11 @@ enum class RouteChoice : std::uint8_t { Mpi, Multilane };
 
 inline constexpr int kBlockCalls = 3;       // a multilane block: one dropped call, two kept
 inline constexpr int kShortBlockCalls = 5;  // a short class's: one dropped, four
-inline constexpr int kMpiDroppedCalls = 4;  // the MPI library's block drops four, keeps as many
+// The MPI library's block drops four calls of a short class, two of a long one (whose calls
+// take long enough that the first ones' extra cost weighs less, and whose exploration then
+// fits in 13 calls), and keeps as many as multilane's.
+inline constexpr int kMpiDroppedShortCalls = 4;
+inline constexpr int kMpiDroppedLongCalls = 2;
 inline constexpr std::uint64_t kShortCallBytes = 1 << 20;  // a class below this is short
 // The block of a class of `bytes` (CallClass: the same on every rank).
 inline int block_calls(std::uint64_t bytes) {
@@ -132,7 +136,8 @@ class Exploration {
  public:
   static constexpr int kMpi = -1;
   // `block`: calls per multilane candidate, the first dropped (kBlockCalls or
-  // kShortBlockCalls); the MPI library's block drops kMpiDroppedCalls and keeps as many.
+  // kShortBlockCalls); the MPI library's block drops kMpiDroppedShortCalls (with
+  // kShortBlockCalls) or kMpiDroppedLongCalls and keeps as many.
   explicit Exploration(int candidates = 1, int block = kBlockCalls);
   // Whose turn it is: kMpi, or the index of multilane's candidate.
   int next() const { return block_ - 1; }
@@ -146,7 +151,7 @@ class Exploration {
   // The calls the exploration takes when no candidate is pruned.
   int most_calls() const {
     const int multilane_blocks = static_cast<int>(kept_.size()) - 1;
-    return kMpiDroppedCalls + kept_calls_ + multilane_blocks * (1 + kept_calls_);
+    return mpi_dropped_calls_ + kept_calls_ + multilane_blocks * (1 + kept_calls_);
   }
 
  private:
@@ -157,8 +162,9 @@ class Exploration {
   };
   std::optional<ClassDecision> decide(const Agreement& agree);
   // The calls a block drops before it keeps kept_calls_.
-  int dropped_calls() const { return block_ == 0 ? kMpiDroppedCalls : 1; }
+  int dropped_calls() const { return block_ == 0 ? mpi_dropped_calls_ : 1; }
   int kept_calls_;
+  int mpi_dropped_calls_;
   int calls_ = 0;
   int block_ = 0;           // 0: the MPI library's; c + 1: multilane's candidate c
   int in_block_ = 0;        // calls of the current block so far

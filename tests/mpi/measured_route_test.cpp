@@ -112,14 +112,14 @@ struct Ranks {
 };
 
 // The MPI library's block, and the calls of an exploration of one multilane candidate.
-constexpr int kMpiBlockCalls = kMpiDroppedCalls + kBlockCalls - 1;
+constexpr int kMpiBlockCalls = kMpiDroppedLongCalls + kBlockCalls - 1;
 constexpr int kOneCandidateCalls = kMpiBlockCalls + kBlockCalls;
 
-// Times per call for the order MPI x 6, ml x 3 (then ml2 x 3...); `first` is each block's
+// Times per call for the order MPI x 4, ml x 3 (then ml2 x 3...); `first` is each block's
 // dropped calls.
 std::vector<double> in_blocks(double mpi, double multilane, double first = 1.0,
                               std::vector<double> more = {}) {
-  std::vector<double> t(kMpiDroppedCalls, first);
+  std::vector<double> t(kMpiDroppedLongCalls, first);
   t.insert(t.end(), kBlockCalls - 1, mpi);
   more.insert(more.begin(), multilane);
   for (const double kept : more) {
@@ -131,14 +131,14 @@ std::vector<double> in_blocks(double mpi, double multilane, double first = 1.0,
 
 TEST(MeasuredRoute, EachCandidateRunsInABlockOfItsOwnTheMpiLibraryFirst) {
   Exploration e(2);
-  EXPECT_EQ(e.most_calls(), 12);
+  EXPECT_EQ(e.most_calls(), 10);
   std::vector<int> order;
   for (int call = 0; call < e.most_calls(); ++call) {
     order.push_back(e.next());
     e.record(1.0, {.function = [](void*, double*, int) {}, .context = nullptr});
   }
   const int mpi = Exploration::kMpi;
-  EXPECT_EQ(order, (std::vector<int>{mpi, mpi, mpi, mpi, mpi, mpi, 0, 0, 0, 1, 1, 1}));
+  EXPECT_EQ(order, (std::vector<int>{mpi, mpi, mpi, mpi, 0, 0, 0, 1, 1, 1}));
 }
 
 TEST(MeasuredRoute, TheFastestOfMultilanesCandidatesIsKept) {
@@ -151,12 +151,11 @@ TEST(MeasuredRoute, TheFastestOfMultilanesCandidatesIsKept) {
   EXPECT_DOUBLE_EQ(d.multilane_s, 5);
   // The first is pruned (above twice the MPI library's time) and the second is kept.
   Ranks pruned{.explorations = std::vector<Exploration>(1, Exploration(2)),
-               .times = {{1000, 1000, 1000, 1000, 10, 10, /* pruned: */ 1000, 25,
-                          /* kept: */ 1000, 7, 7}}};
+               .times = {{1000, 1000, 10, 10, /* pruned: */ 1000, 25, /* kept: */ 1000, 7, 7}}};
   d = pruned.run()[0];
   EXPECT_EQ(d.choice, RouteChoice::Multilane);
   EXPECT_EQ(d.candidate, 1);
-  EXPECT_EQ(pruned.explorations[0].calls(), 6 + 2 + 3);  // the pruned block ends at its 2nd call
+  EXPECT_EQ(pruned.explorations[0].calls(), 4 + 2 + 3);  // the pruned block ends at its 2nd call
   // Neither gains 10%: the MPI library keeps the class.
   Ranks neither{.explorations = std::vector<Exploration>(1, Exploration(2)),
                 .times = {in_blocks(10, 9.5, 1000, {9.2})}};
@@ -197,7 +196,7 @@ TEST(MeasuredRoute, AShortClassKeepsFourCallsABlockAndOneDelayedCallDoesNotDecid
   const std::vector<double> times = {1, 1, 1, 1, 5, 5, 40, 5, 1, 5.2, 5.2, 5.2, 5.2};
   Ranks ranks{.explorations = {Exploration(1, kShortBlockCalls)}, .times = {times}};
   const ClassDecision d = ranks.run()[0];
-  const int calls = kMpiDroppedCalls + kShortBlockCalls - 1 + kShortBlockCalls;
+  const int calls = kMpiDroppedShortCalls + kShortBlockCalls - 1 + kShortBlockCalls;
   EXPECT_EQ(ranks.explorations[0].most_calls(), calls);
   EXPECT_EQ(ranks.explorations[0].calls(), calls);
   EXPECT_EQ(d.choice, RouteChoice::Mpi);
@@ -281,8 +280,8 @@ TEST(MeasuredRoute, AMultilaneDecisionIsMeasuredAgainAtCall64And512) {
   entry.decision = ClassDecision{.choice = RouteChoice::Multilane,
                                  .source = DecisionSource::TuningFile,
                                  .from_tuning_file = true};
-  // Multilane still wins: the route stays, with the MPI library's block at calls 64-69
-  // (counted from 1) and multilane's at 70-72.
+  // Multilane still wins: the route stays, with the MPI library's block at calls 64-67
+  // (counted from 1) and multilane's at 68-70.
   auto routes = run_calls(entry, kFirstRecheck - 1 + kOneCandidateCalls, 10, 5);
   const std::vector<RouteChoice> tail(routes.end() - kOneCandidateCalls, routes.end());
   std::vector<RouteChoice> blocks(kMpiBlockCalls, RouteChoice::Mpi);
@@ -295,7 +294,7 @@ TEST(MeasuredRoute, AMultilaneDecisionIsMeasuredAgainAtCall64And512) {
   EXPECT_FALSE(entry.decision->from_tuning_file);
   // In the steady state the MPI library is faster: the re-check at call 512 hands it over.
   routes = run_calls(entry, 600, 4, 5);
-  // Calls 73-511 on multilane, the re-check's blocks at 512-520, then the MPI library.
+  // Calls 71-511 on multilane, the re-check's blocks at 512-518, then the MPI library.
   const auto on_multilane = kFirstRecheck * kRecheckGrowth - kFirstRecheck - 1 + kBlockCalls;
   EXPECT_EQ(std::count(routes.begin(), routes.end(), RouteChoice::Multilane), on_multilane);
   EXPECT_EQ(routes.back(), RouteChoice::Mpi);
