@@ -13,19 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int parse(const char* text, const char* what, int most) {
-  char* end = NULL;
-  const long value = strtol(text, &end, 10);
-  if (*text == '\0' || *end != '\0' || value < 1 || value > most) {
-    fprintf(stderr, "after_setup: %s must be 1..%d, not '%s'\n", what, most, text);
-    exit(2);
-  }
-  return (int)value;
-}
+#include "count_arg.h"
 
 int main(int argc, char** argv) {
-  const int blocks = argc > 1 ? parse(argv[1], "BLOCKS", 10000) : 30;
-  const int calls = argc > 2 ? parse(argv[2], "CALLS", 1000000) : 100;
+  const int blocks = argc > 1 ? count_arg("after_setup", argv[1], "BLOCKS", 10000) : 30;
+  const int calls = argc > 2 ? count_arg("after_setup", argv[2], "CALLS", 1000000) : 100;
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -63,33 +63,30 @@ add_test(NAME mpi-peer-bad-size
                  -P ${MULTILANE_EXPECT} -- ${mpi_peer_launch} -n 2 $<TARGET_FILE:mpi_peer>
                  --sizes 1,12XB)
 set_tests_properties(mpi-peer-bad-size PROPERTIES TIMEOUT 60)
-# after_setup: the set-up call's time and one mean per block; a bad count names its range.
-add_test(NAME mpi-after-setup
-         COMMAND ${mpi_peer_launch} -n 2 $<TARGET_FILE:after_setup> 3 5)
-set_tests_properties(
-  mpi-after-setup
-  PROPERTIES TIMEOUT 60 PASS_REGULAR_EXPRESSION
-             "set-up call [0-9.]+ us; blocks of 5 calls \\(us per call\\): [0-9.]+ [0-9.]+ [0-9.]+\n")
-add_test(NAME mpi-after-setup-bad-blocks
-         COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=2
-                 "-DEXPECT_OUTPUT=after_setup: BLOCKS must be 1..10000, not '0'" -P
-                 ${MULTILANE_EXPECT} -- $<TARGET_FILE:after_setup> 0)
-set_tests_properties(mpi-after-setup-bad-blocks PROPERTIES TIMEOUT 60)
-# pass_through: both lines, each a time per call; a bad count names its range.
-add_test(NAME mpi-pass-through COMMAND ${mpi_peer_launch} -n 2 $<TARGET_FILE:pass_through> 1000 2)
-set_tests_properties(
-  mpi-pass-through
-  PROPERTIES TIMEOUT 60 PASS_REGULAR_EXPRESSION
-             "reduce_scatter_block of 0 elements: [0-9.]+ ns\nallreduce of 1 float, decided for the MPI library: [0-9.]+ ns\n")
-add_test(NAME mpi-pass-through-bad-calls
-         COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=2
-                 "-DEXPECT_OUTPUT=pass_through: CALLS must be 1..100000000, not '0'" -P
-                 ${MULTILANE_EXPECT} -- $<TARGET_FILE:pass_through> 0)
-set_tests_properties(mpi-pass-through-bad-calls PROPERTIES TIMEOUT 60)
+# A bench program's two tests: `name` runs it on 2 ranks with `run_args` (a list) and its output
+# must match `pass`; `name`-bad-`what` gives it 0 and must name the argument and its range.
+function(add_bench_program_tests name program run_args pass what message)
+  add_test(NAME ${name} COMMAND ${mpi_peer_launch} -n 2 $<TARGET_FILE:${program}> ${run_args})
+  set_tests_properties(${name} PROPERTIES TIMEOUT 60 PASS_REGULAR_EXPRESSION "${pass}")
+  add_test(NAME ${name}-bad-${what}
+           COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=2 "-DEXPECT_OUTPUT=${message}" -P
+                   ${MULTILANE_EXPECT} -- $<TARGET_FILE:${program}> 0)
+  set_tests_properties(${name}-bad-${what} PROPERTIES TIMEOUT 60)
+endfunction()
+# after_setup: the set-up call's time and one mean per block.
+add_bench_program_tests(
+  mpi-after-setup after_setup "3;5"
+  "set-up call [0-9.]+ us; blocks of 5 calls \\(us per call\\): [0-9.]+ [0-9.]+ [0-9.]+\n"
+  blocks "after_setup: BLOCKS must be 1..10000, not '0'")
+# pass_through: both lines, each a time per call.
+add_bench_program_tests(
+  mpi-pass-through pass_through "1000;2"
+  "reduce_scatter_block of 0 elements: [0-9.]+ ns\nallreduce of 1 float, decided for the MPI library: [0-9.]+ ns\n"
+  calls "pass_through: CALLS must be 1..100000000, not '0'")
 if(MULTILANE_SANITIZE)
   # Open MPI never frees what MPI_Init allocates, and unloads its plugins before LeakSanitizer
   # runs, so those leaks cannot even be suppressed by library name. AddressSanitizer and
   # UndefinedBehaviorSanitizer still check every access of mpi_peer.
   set_tests_properties(mpi-peer-json mpi-peer-bad-size mpi-peer-threads mpi-after-setup
-                       PROPERTIES ENVIRONMENT ASAN_OPTIONS=detect_leaks=0)
+                       mpi-pass-through PROPERTIES ENVIRONMENT ASAN_OPTIONS=detect_leaks=0)
 endif()

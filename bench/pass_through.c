@@ -13,17 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-enum { kWarmup = 1000 };
+#include "count_arg.h"
 
-static int parse(const char* text, const char* what, int most) {
-  char* end = NULL;
-  const long value = strtol(text, &end, 10);
-  if (*text == '\0' || *end != '\0' || value < 1 || value > most) {
-    fprintf(stderr, "pass_through: %s must be 1..%d, not '%s'\n", what, most, text);
-    exit(2);
-  }
-  return (int)value;
-}
+enum { kWarmup = 1000 };
 
 /* The best of `repeats` loops of `calls` calls of `kind`, in ns per call, mean over the ranks. */
 static double best_ns(int kind, int calls, int repeats) {
@@ -50,8 +42,8 @@ static double best_ns(int kind, int calls, int repeats) {
 }
 
 int main(int argc, char** argv) {
-  const int calls = argc > 1 ? parse(argv[1], "CALLS", 100000000) : 2000000;
-  const int repeats = argc > 2 ? parse(argv[2], "REPEATS", 1000) : 5;
+  const int calls = argc > 1 ? count_arg("pass_through", argv[1], "CALLS", 100000000) : 2000000;
+  const int repeats = argc > 2 ? count_arg("pass_through", argv[2], "REPEATS", 1000) : 5;
   MPI_Init(&argc, &argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
