@@ -48,7 +48,8 @@ int main(int argc, char** argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   float one = 1, sum = 0;
-  for (int i = 0; i < kWarmup; ++i) MPI_Allreduce(&one, &sum, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  for (int i = 0; i < kWarmup; ++i)
+    MPI_Allreduce(&one, &sum, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
   const double nothing = best_ns(0, calls, repeats);
   const double decided = best_ns(1, calls, repeats);
   if (rank == 0) {

@@ -26,13 +26,14 @@
 //     the first call of a multilane block is dropped (it pays for connections, schedules and
 //     caches, and for what the other candidate left behind), and the first four calls of the
 //     MPI library's (two in a long class): its first calls at a size, or after other routes
-//     ran, are slow for about four calls (Open MPI's reduce on 4 ranks of one node, in us: 256 KiB 290, 161, 90,
-//     90, then 58-60; 1 MiB 626, 341, 241, 225, then 214-257), and rating it by them sends
-//     classes to multilane that its steady state serves faster. Those calls run at the MPI
-//     library's own speed, so the longer block costs the program nothing against it alone. The
-//     kept calls follow calls of their own candidate, as they will once the class is decided. A
-//     collective that lets some ranks leave early (Open MPI's reduce: the non-roots) overlaps
-//     its calls in a loop of its own, and call-by-call alternation would hide that;
+//     ran, are slow for about four calls (Open MPI's reduce on 4 ranks of one node, in us:
+//     256 KiB 290, 161, 90, 90, then 58-60; 1 MiB 626, 341, 241, 225, then 214-257), and
+//     rating it by them sends classes to multilane that its steady state serves faster. Those
+//     calls run at the MPI library's own speed, so the longer block costs the program nothing
+//     against it alone. The kept calls follow calls of their own candidate, as they will once
+//     the class is decided. A collective that lets some ranks leave early (Open MPI's reduce:
+//     the non-roots) overlaps its calls in a loop of its own, and call-by-call alternation
+//     would hide that;
 //   * each rank rates a block by the median of its kept calls: a call of a few microseconds
 //     that the scheduler delays (two ranks sharing a core, an interrupt) costs tens, so one
 //     such call would outweigh the block; so a short class keeps four calls a block, and
