@@ -29,3 +29,5 @@ void count(Counted what);
 std::array<unsigned long long, kCounted> counted_so_far();
 
 }  // namespace multilane::mpi
+
+extern "C" int multilane_mpi_counters(unsigned long long* values, int count);
