@@ -113,6 +113,9 @@ class Request {
 };
 
 class CommunicatorImpl;
+namespace runtime {
+class JobSharing;
+}
 
 class Communicator {
  public:
@@ -265,6 +268,7 @@ class Communicator {
                                 std::span<const std::uint64_t> counts = {}) const;
 
  private:
+  friend class runtime::JobSharing;  // communicators of one group share a job (the PMPI library)
   std::uint64_t alltoall_block(std::size_t send_bytes) const;  // bytes per rank, checked
 
   std::unique_ptr<CommunicatorImpl> impl_;

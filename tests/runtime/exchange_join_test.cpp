@@ -3,35 +3,17 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <condition_variable>
 #include <mutex>
 #include <thread>
 
 #include "runtime/api/communicator_impl.hpp"  // job_platform
 #include "runtime/api/exchange_join.hpp"
+#include "thread_all_gather.hpp"
 
 namespace multilane {
 namespace {
 
-// An all-gather among `size` threads: each contributes its text and waits for all.
-class ThreadAllGather {
- public:
-  explicit ThreadAllGather(int size) : texts_(static_cast<std::size_t>(size)) {}
-  std::vector<std::string> operator()(int rank, const std::string& mine) {
-    std::unique_lock lock(mutex_);
-    texts_[static_cast<std::size_t>(rank)] = mine;
-    ++arrived_;
-    changed_.notify_all();
-    changed_.wait_for(lock, std::chrono::seconds(20), [&] { return arrived_ == texts_.size(); });
-    return texts_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::vector<std::string> texts_;
-  std::size_t arrived_ = 0;
-};
+using testing::ThreadAllGather;
 
 TEST(ExchangeJoin, RanksThatAllGatherFormAJob) {
   constexpr int kSize = 3;

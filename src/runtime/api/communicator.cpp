@@ -84,27 +84,71 @@ void check_options(const CommunicatorOptions& o) {
 }  // namespace
 
 CommunicatorImpl::CommunicatorImpl(CommunicatorSetup setup, runtime::AddressBook& book)
-    : setup_(std::move(setup)), sent_(setup_.size, 0), received_(setup_.size, 0) {
+    : setup_(std::move(setup)), job_(std::make_shared<SharedJob>()) {
   try {
     check_options(setup_.options);
     if (setup_.platform.num_ranks() != setup_.size) {
       throw UsageError(fmt::format("the platform places {} ranks, the job has {}",
                                    setup_.platform.num_ranks(), setup_.size));
     }
-    engine_ = std::make_unique<Engine>(engine_config(setup_));
+    job_->engine = std::make_unique<Engine>(engine_config(setup_));
   } catch (const std::exception& e) {
     // The others are about to wait for this rank's addresses: tell them why there are none.
     book.publish_failure(setup_.rank, runtime::Failure::of(e));
     throw;
   }
-  book.publish(setup_.rank, engine_->listening_addresses());
+  take_space(0);
+  book.publish(setup_.rank, engine().listening_addresses());
   for (int peer = 0; peer < setup_.size; ++peer) {
-    engine_->set_peer_addresses(
-        peer, peer == setup_.rank ? engine_->listening_addresses() : book.lookup(peer));
+    engine().set_peer_addresses(
+        peer, peer == setup_.rank ? engine().listening_addresses() : book.lookup(peer));
   }
 }
 
-CommunicatorImpl::~CommunicatorImpl() = default;
+CommunicatorImpl::CommunicatorImpl(const CommunicatorImpl& member, std::uint32_t space)
+    : setup_(member.setup_), job_(member.job_) {
+  take_space(space);
+}
+
+CommunicatorImpl::~CommunicatorImpl() {
+  groups_.reset();  // its segments are gone before another communicator takes the space
+  give_space_back();
+}
+
+void CommunicatorImpl::take_space(std::uint32_t space) {
+  if (space >= runtime::kCallSpaces) {
+    throw UsageError(fmt::format("call space {} is out of range: must be 0..{}", space,
+                                 runtime::kCallSpaces - 1));
+  }
+  std::lock_guard lock(job_->mutex);
+  SharedJob::Space& taken = job_->spaces[space];
+  if (taken.in_use) {
+    throw UsageError(fmt::format("call space {} of job {:016x} is taken", space, setup_.job_id));
+  }
+  taken.in_use = true;
+  space_ = space;
+  generation_ = taken.generation;
+  sequence_ = std::max(taken.sequence, runtime::first_sequence(space));
+  sent_ = taken.sent;
+  received_ = taken.received;
+  sent_.resize(static_cast<std::size_t>(setup_.size), 0);
+  received_.resize(static_cast<std::size_t>(setup_.size), 0);
+  if (++job_->communicators > 1) engine().set_shared(true);
+}
+
+void CommunicatorImpl::give_space_back() {
+  std::lock_guard lock(job_->mutex);
+  SharedJob::Space& space = job_->spaces[space_];
+  // A communicator that made no call made no shared-memory group either (on any rank, since
+  // calls are collective): the next one may use its instance number.
+  const bool called = sequence_ != std::max(space.sequence, runtime::first_sequence(space_));
+  space = {.in_use = false,
+           .sequence = sequence_,
+           .sent = std::move(sent_),
+           .received = std::move(received_),
+           .generation = generation_ + (called ? 1 : 0)};
+  if (--job_->communicators == 1) engine().set_shared(false);
+}
 
 void CommunicatorImpl::check_usable() const {
   if (!broken_flag_.load(std::memory_order_acquire)) return;
@@ -165,7 +209,7 @@ runtime::SendRequest CommunicatorImpl::send_request(std::span<const std::byte> d
       .lanes = common_lanes(p, setup_.rank, peer),
       .link = p.site_of(setup_.rank) == p.site_of(peer) ? runtime::LinkClass::Lan
                                                         : runtime::LinkClass::Wan,
-      .key = {0, sent_[peer]++},
+      .key = {runtime::first_sequence(space_), sent_[peer]++},
       .signature = 0,
       .bytes = data,
   };
@@ -174,19 +218,23 @@ runtime::SendRequest CommunicatorImpl::send_request(std::span<const std::byte> d
 runtime::RecvRequest CommunicatorImpl::recv_request(std::span<std::byte> data, int peer) {
   check_usable();
   check_peer(peer, "source rank");
-  return {.peer = peer, .key = {0, received_[peer]++}, .signature = 0, .bytes = data, .landed = {}};
+  return {.peer = peer,
+          .key = {runtime::first_sequence(space_), received_[peer]++},
+          .signature = 0,
+          .bytes = data,
+          .landed = {}};
 }
 
 std::shared_ptr<RequestState> CommunicatorImpl::start_in_background(runtime::Operation operation) {
   auto state = std::make_shared<RequestState>();
   handed_off_.fetch_add(1, std::memory_order_relaxed);
-  engine_->start_background(std::move(operation), completion(state));
+  engine().start_background(std::move(operation), completion(state));
   return state;
 }
 
 template <typename Start>
 void CommunicatorImpl::run_blocking(Start&& start) {
-  if (runtime::Outcome outcome; engine_->run_blocking(start, outcome)) {
+  if (runtime::Outcome outcome; engine().run_blocking(start, outcome)) {
     if (outcome) fail(*outcome);
     return;
   }
@@ -212,19 +260,19 @@ auto receiving(runtime::Engine& engine, runtime::RecvRequest request) {
 
 std::shared_ptr<RequestState> CommunicatorImpl::start_send(std::span<const std::byte> data,
                                                            int peer) {
-  return start_in_background(sending(*engine_, send_request(data, peer)));
+  return start_in_background(sending(engine(), send_request(data, peer)));
 }
 
 std::shared_ptr<RequestState> CommunicatorImpl::start_recv(std::span<std::byte> data, int peer) {
-  return start_in_background(receiving(*engine_, recv_request(data, peer)));
+  return start_in_background(receiving(engine(), recv_request(data, peer)));
 }
 
 void CommunicatorImpl::send(std::span<const std::byte> data, int peer) {
-  run_blocking(sending(*engine_, send_request(data, peer)));
+  run_blocking(sending(engine(), send_request(data, peer)));
 }
 
 void CommunicatorImpl::recv(std::span<std::byte> data, int peer) {
-  run_blocking(receiving(*engine_, recv_request(data, peer)));
+  run_blocking(receiving(engine(), recv_request(data, peer)));
 }
 
 const runtime::AlgorithmChoice& CommunicatorImpl::choose(
@@ -375,7 +423,7 @@ auto CommunicatorImpl::call_operation(PreparedCall call, std::vector<std::byte>*
   }
   calls_in_flight_.fetch_add(1);
   return [this, call = std::move(call), groups, scratch](runtime::Completion done) mutable {
-    runtime::start_schedule_run(*engine_, std::move(call.schedule), std::move(call.plan),
+    runtime::start_schedule_run(engine(), std::move(call.schedule), std::move(call.plan),
                                 setup_.platform, setup_.rank, call.buffers,
                                 std::move(call.identity), std::move(done), groups,
                                 &calls_in_flight_, scratch);
@@ -397,7 +445,7 @@ bool CommunicatorImpl::run_here(const PreparedCall& call, runtime::Outcome& outc
   runtime::shm::GroupRunner* groups = call.plan->group_order.empty() ? nullptr : group_runner();
   const bool ran = runtime::run_local_call(*call.schedule, *call.plan, setup_.rank, call.buffers,
                                            call.identity, groups, blocking_scratch_, outcome);
-  if (ran) engine_->note_local_call(call.identity.sequence);
+  if (ran) engine().note_local_call(call.identity.sequence);
   return ran;
 }
 
@@ -414,6 +462,8 @@ runtime::shm::GroupRunner* CommunicatorImpl::group_runner() {
       ++config.local_size;
     }
     config.options.timeout = setup_.options.timeout;
+    // Each communicator of the job has a group of its own: its calls meet in it alone.
+    config.options.instance = space_ + runtime::kCallSpaces * generation_;
     // The file may not exist yet: the MPI library writes its routes to the same file at the end
     // of a run (docs/mpi.md).
     if (const char* file = std::getenv(runtime::shm::kTuningEnvironment);

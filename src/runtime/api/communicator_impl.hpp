@@ -1,6 +1,7 @@
 // runtime/api/communicator_impl.hpp — what a Communicator is made of (internal).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <functional>
 #include <map>
@@ -16,6 +17,7 @@
 #include "runtime/exec/schedule_run.hpp"
 #include "runtime/launch/address_book.hpp"
 #include "runtime/shm/group_runner.hpp"
+#include "runtime/transport/call_space.hpp"
 #include "runtime/transport/engine.hpp"
 
 namespace multilane {
@@ -35,11 +37,35 @@ struct CommunicatorSetup {
 // another number of ranks) or, without a file, one site with one single-lane node per rank.
 Platform job_platform(const std::string& platform_file, int size);
 
+// What the communicators that share a job have in common (call_space.hpp): the engine, with
+// its threads, listeners and connections, and where each call space's numbering stands. A
+// space taken again goes on from there: the engines of every rank remember its calls.
+struct SharedJob {
+  struct Space {
+    bool in_use = false;
+    std::uint64_t sequence = 0;           // the last collective call's sequence number
+    std::vector<std::uint64_t> sent;      // point-to-point messages sent to each peer
+    std::vector<std::uint64_t> received;  // ... and receives posted from each peer
+    std::uint32_t generation = 0;         // communicators that had the space before
+  };
+  std::unique_ptr<runtime::Engine> engine;
+  std::mutex mutex;  // guards the rest
+  std::array<Space, runtime::kCallSpaces> spaces;
+  int communicators = 0;
+};
+
 class CommunicatorImpl {
  public:
-  // Listens, publishes this rank's addresses in `book`, and looks up every peer's.
+  // Listens, publishes this rank's addresses in `book`, and looks up every peer's: a new job,
+  // whose call space 0 this communicator has.
   CommunicatorImpl(CommunicatorSetup setup, runtime::AddressBook& book);
+  // Shares the job of `member` in call space `space`, which no communicator of the job may have
+  // (throws UsageError otherwise). Local: every rank of the job must do it with the same space.
+  CommunicatorImpl(const CommunicatorImpl& member, std::uint32_t space);
   ~CommunicatorImpl();
+
+  std::uint64_t job_id() const { return setup_.job_id; }
+  const std::shared_ptr<SharedJob>& shared_job() const { return job_; }
 
   int rank() const { return setup_.rank; }
   int size() const { return setup_.size; }
@@ -131,6 +157,10 @@ class CommunicatorImpl {
   bool run_here(const PreparedCall& call, runtime::Outcome& outcome);
   // The runner of this rank's shared-memory group, made at the first schedule with group ops.
   runtime::shm::GroupRunner* group_runner();
+  runtime::Engine& engine() const { return *job_->engine; }
+  // Takes call space `space` of the job (constructors), gives it back (destructor).
+  void take_space(std::uint32_t space);
+  void give_space_back();
 
   CommunicatorSetup setup_;
   std::atomic<int> calls_in_flight_{0};       // launched collective calls not yet complete
@@ -140,11 +170,13 @@ class CommunicatorImpl {
   std::atomic<bool> broken_flag_{false};      // broken_ is set: a usable call takes no lock
   // The blocking calls' scratch space (one blocking call at a time), kept from call to call.
   std::vector<std::byte> blocking_scratch_;
-  std::vector<std::byte> barrier_tokens_;    // a barrier's receive buffer, kept from call to call
-  std::unique_ptr<runtime::Engine> engine_;  // after the four above: its callbacks use them
-  std::vector<std::uint64_t> sent_;          // point-to-point messages sent to each peer
-  std::vector<std::uint64_t> received_;      // ... and receives posted from each peer
-  std::uint64_t sequence_ = 0;               // collective calls so far
+  std::vector<std::byte> barrier_tokens_;  // a barrier's receive buffer, kept from call to call
+  std::shared_ptr<SharedJob> job_;
+  std::uint32_t space_ = 0;              // this communicator's call space in the job
+  std::uint32_t generation_ = 0;         // of the space: tells its shared-memory groups apart
+  std::vector<std::uint64_t> sent_;      // point-to-point messages sent to each peer
+  std::vector<std::uint64_t> received_;  // ... and receives posted from each peer
+  std::uint64_t sequence_ = 0;           // the last collective call's sequence number
   using ScheduleKey = std::tuple<Collective, std::string, int, std::uint64_t, std::uint64_t, int,
                                  std::uint32_t, std::vector<std::uint64_t>>;
   std::map<ScheduleKey, CachedSchedule> schedules_;  // never erased: Resolved points into it
@@ -165,7 +197,7 @@ class CommunicatorImpl {
                                std::vector<std::uint64_t>>;
   mutable std::mutex choices_mutex_;
   mutable std::map<ChoiceKey, runtime::AlgorithmChoice> choices_;
-  std::unique_ptr<runtime::shm::GroupRunner> groups_;  // after engine_: destroyed before it
+  std::unique_ptr<runtime::shm::GroupRunner> groups_;  // after job_: destroyed before it
 };
 
 }  // namespace multilane

@@ -14,6 +14,7 @@
 #include "multilane/algorithms.hpp"
 #include "runtime/exec/chunk_combiner.hpp"
 #include "runtime/exec/group_job.hpp"
+#include "runtime/transport/call_space.hpp"
 
 namespace multilane::runtime {
 
@@ -403,8 +404,8 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
 }  // namespace
 
 std::string describe_call(const Schedule& schedule, std::uint64_t sequence) {
-  std::string text =
-      fmt::format("{} #{} ({}", to_string(schedule.collective), sequence, schedule.algorithm);
+  std::string text = fmt::format("{} {} ({}", to_string(schedule.collective), call_label(sequence),
+                                 schedule.algorithm);
   if (schedule.collective == Collective::Bcast || schedule.collective == Collective::Scatter ||
       schedule.collective == Collective::Gather || schedule.collective == Collective::Reduce) {
     text += fmt::format(", root {}", schedule.root);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <map>
@@ -15,6 +16,7 @@
 #include "runtime/tcp/authenticated_acceptor.hpp"
 #include "runtime/tcp/stream_identity.hpp"
 #include "runtime/tcp/transport_error.hpp"
+#include "runtime/transport/call_space.hpp"
 #include "runtime/transport/engine_context.hpp"
 #include "runtime/transport/receive_side.hpp"
 #include "runtime/transport/reused_nodes.hpp"
@@ -48,9 +50,9 @@ struct RunningCall {
 
 Failure mismatch(int peer, std::uint64_t sequence) {
   return {ErrorKind::mismatch,
-          fmt::format("rank {} runs a different call as call #{} (its collective, algorithm, root, "
+          fmt::format("rank {} runs a different call as call {} (its collective, algorithm, root, "
                       "size or segment differ from this rank's)",
-                      peer, sequence)};
+                      peer, call_label(sequence))};
 }
 
 Failure engine_stopped() {
@@ -81,8 +83,11 @@ struct Engine::State {
   std::map<std::uint64_t, EarlySignature> early_signatures;
   ReusedNodes<decltype(calls)> call_nodes;
   ReusedNodes<decltype(early_signatures)> early_signature_nodes;
-  std::uint64_t highest_ended = 0;
-  std::atomic<std::uint64_t> highest_local = 0;  // note_local_call(), from any thread
+  // Per call space (call_space.hpp): the last call that ended here, and the last that ran
+  // without the engine (note_local_call(), from any thread).
+  std::array<std::uint64_t, kCallSpaces> highest_ended{};
+  std::array<std::atomic<std::uint64_t>, kCallSpaces> highest_local{};
+  std::atomic<bool> shared = false;  // set_shared()
   asio::steady_timer watchdog;
   // The io_context never runs out of work, so that run_one() waits instead of returning.
   asio::executor_work_guard<asio::io_context::executor_type> keep_running{
@@ -233,8 +238,13 @@ void Engine::set_blocking_drive(bool on) {
   state_->blocking_drive = on;
 }
 
+void Engine::set_shared(bool shared) {
+  state_->shared.store(shared, std::memory_order_relaxed);
+}
+
 bool Engine::blocking_call_drives_alone() const {
-  return state_->blocking_drive && !state_->background_pending();
+  return state_->blocking_drive && !state_->shared.load(std::memory_order_relaxed) &&
+         !state_->background_pending();
 }
 
 Outcome Engine::drive_until_finished(BlockingOutcome& outcome) {
@@ -321,11 +331,12 @@ void Engine::end_call(std::uint64_t sequence) {
   }
   s.receive.abandon_call(sequence);
   s.send.abandon_call(sequence);
-  s.highest_ended = std::max(s.highest_ended, sequence);
+  std::uint64_t& highest = s.highest_ended.at(space_of(sequence));
+  highest = std::max(highest, sequence);
 }
 
 void Engine::note_local_call(std::uint64_t sequence) {
-  std::atomic<std::uint64_t>& highest = state_->highest_local;
+  std::atomic<std::uint64_t>& highest = state_->highest_local.at(space_of(sequence));
   std::uint64_t seen = highest.load(std::memory_order_relaxed);
   while (seen < sequence && !highest.compare_exchange_weak(seen, sequence)) {
   }
@@ -336,18 +347,20 @@ EngineSendCounters Engine::send_counters() const {
 }
 
 bool Engine::State::check_signature(int peer, std::uint64_t sequence, std::uint64_t signature) {
-  if (sequence == 0) return signature == 0;
+  if (call_number(sequence) == 0) return signature == 0;
   if (auto call = calls.find(sequence); call != calls.end()) {
     if (call->second.signature == signature) return true;
     auto on_mismatch = call->second.on_mismatch;
     on_mismatch(mismatch(peer, sequence));
     return false;
   }
-  if (sequence <= std::max(highest_ended, highest_local.load(std::memory_order_acquire))) {
+  const std::uint32_t space = space_of(sequence);
+  if (sequence <=
+      std::max(highest_ended[space], highest_local[space].load(std::memory_order_acquire))) {
     context.log(
-        fmt::format("rank {} sent a message of call #{}, which had already ended here "
+        fmt::format("rank {} sent a message of call {}, which had already ended here "
                     "(ranks called different collectives?)",
-                    peer, sequence));
+                    peer, call_label(sequence)));
     return false;
   }
   if (!early_signatures.contains(sequence)) {

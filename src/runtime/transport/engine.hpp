@@ -113,7 +113,9 @@ struct EngineSendCounters {
 };
 
 struct MessageKey {
-  std::uint64_t sequence = 0;    // 0: point-to-point; collectives count from 1
+  // The call's space and number (call_space.hpp): number 0 is point-to-point, collectives
+  // count from 1.
+  std::uint64_t sequence = 0;
   std::uint64_t message_id = 0;  // k-th message of this call on the ordered pair
   friend bool operator==(const MessageKey&, const MessageKey&) = default;
 };
@@ -221,10 +223,14 @@ class Engine {
   // after every earlier call had ended: frames of it that come later are refused as for
   // calls that ended here. Thread-safe, and does not wake the progress thread.
   void note_local_call(std::uint64_t sequence);
-  // Driving thread only: the driver is a blocking call (run_blocking) and no background
-  // operation is in flight, so the driver may block in that call's own work (its group ops)
-  // without holding up anybody else's.
+  // Driving thread only: the driver is a blocking call (run_blocking), no background
+  // operation is in flight and the engine is not shared, so the driver may block in that call's
+  // own work (its group ops) without holding up anybody else's.
   bool blocking_call_drives_alone() const;
+  // Several communicators send through this engine, each in its call space (call_space.hpp):
+  // another one's call may start at any moment and need the driver, so no driver blocks.
+  // Thread-safe.
+  void set_shared(bool shared);
   // Thread-safe.
   EngineSendCounters send_counters() const;
 

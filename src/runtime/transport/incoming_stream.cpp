@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "runtime/transport/call_space.hpp"
+
 namespace multilane::runtime {
 
 IncomingStream::IncomingStream(ReceiveSide& side, EngineContext& context,
@@ -33,8 +35,8 @@ bool IncomingStream::admit(FrameReader&, const FrameHeader& header) {
   // A late copy of a message that completed is dropped (place()), also once its call ended.
   if (side_.completed_lately({peer_, header.sequence, header.message_id})) return true;
   if (context_.check_signature(peer_, header.sequence, header.signature)) return true;
-  close({ErrorKind::mismatch,
-         fmt::format("{} sent a message of another call as call #{}", name(), header.sequence)});
+  close({ErrorKind::mismatch, fmt::format("{} sent a message of another call as call {}", name(),
+                                          call_label(header.sequence))});
   return false;
 }
 

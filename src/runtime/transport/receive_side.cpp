@@ -8,6 +8,7 @@
 #include <cstring>
 #include <utility>
 
+#include "runtime/transport/call_space.hpp"
 #include "runtime/transport/incoming_stream.hpp"
 
 namespace multilane::runtime {
@@ -22,8 +23,10 @@ namespace {
 constexpr std::size_t kRememberedMessages = std::size_t{1} << 16;
 
 std::string message_text(const ReceiveSide::Key& key) {
-  if (key.sequence == 0) return fmt::format("point-to-point message {}", key.message_id);
-  return fmt::format("message {} of call #{}", key.message_id, key.sequence);
+  if (call_number(key.sequence) == 0) {
+    return fmt::format("point-to-point message {}", key.message_id);
+  }
+  return fmt::format("message {} of call {}", key.message_id, call_label(key.sequence));
 }
 
 }  // namespace

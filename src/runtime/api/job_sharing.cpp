@@ -1,0 +1,39 @@
+// runtime/api/job_sharing.cpp — see job_sharing.hpp.
+#include "runtime/api/job_sharing.hpp"
+
+#include <memory>
+#include <mutex>
+
+#include "runtime/api/communicator_impl.hpp"
+
+namespace multilane::runtime {
+
+std::uint64_t JobSharing::job_id(const Communicator& member) {
+  return member.impl_->job_id();
+}
+
+std::uint64_t JobSharing::free_spaces(const Communicator& member) {
+  SharedJob& job = *member.impl_->shared_job();
+  std::lock_guard lock(job.mutex);
+  std::uint64_t free = 0;
+  for (std::uint32_t space = 0; space < kCallSpaces; ++space) {
+    if (!job.spaces[space].in_use) free |= std::uint64_t{1} << space;
+  }
+  return free;
+}
+
+std::optional<Communicator> JobSharing::share(const Communicator& member, std::uint32_t space) {
+  {
+    SharedJob& job = *member.impl_->shared_job();
+    std::lock_guard lock(job.mutex);
+    if (space >= kCallSpaces || job.spaces[space].in_use) return std::nullopt;
+  }
+  // Between the look and the take another thread may take the space: take_space() refuses then.
+  try {
+    return Communicator(std::make_unique<CommunicatorImpl>(*member.impl_, space));
+  } catch (const UsageError&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace multilane::runtime
