@@ -133,7 +133,7 @@ if(MULTILANE_SANITIZE OR MULTILANE_SANITIZE_THREADS)
     add_dependencies(mpi_sanitized_programs ${binary})
     mpi_family_test(mpi-${suffix}-threads-sanitized-3 ${family} 3 thread_multiple linked
                     ${sanitizer_env}
-                    EXPECT "served by multilane: [1-9][0-9]* blocking, [1-9][0-9]* nonblocking")
+                    EXPECT "served by multilane: [1-9][0-9]* blocking, [1-9][0-9]* nonblocking; jobs: 2 made, 3 shared")
     set_tests_properties(mpi-${suffix}-threads-sanitized-3 PROPERTIES
                          LABELS "mpi;threads" TIMEOUT 300
                          FAIL_REGULAR_EXPRESSION "Sanitizer|runtime error")
@@ -253,15 +253,17 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
   mpi_family_test(mpi-ompi-explain mpi 2 fallback forced MULTILANE_EXPLAIN=1 EXPECT
     "multilane-mpi: MPI_Bcast 4000 B root 1, 2 ranks on 1 node\\(s\\): multilane [a-z-]+ \\(MULTILANE_ALGORITHM_BCAST=auto\\)")
   # MPI_THREAD_MULTIPLE: four threads, each on its own communicator, at once (thread_multiple.c);
-  # forced, multilane serves them; with MULTILANE_MAX_JOBS=2 (MPI_COMM_WORLD holds one slot),
-  # the communicators beyond the cap stay with the MPI library and say why.
+  # forced, multilane serves them, the three duplicates of MPI_COMM_WORLD in its job (one job
+  # made in MPI_Init, one for the split whose ranks are in another order); with
+  # MULTILANE_MAX_JOBS=1 (MPI_COMM_WORLD holds the slot) the duplicates still share its job, and
+  # the split one stays with the MPI library and says why (the program's output comes first).
   mpi_family_test(mpi-ompi-threads-plain-3 mpi 3 thread_multiple plain)
   mpi_family_test(mpi-ompi-threads-forced-3 mpi 3 thread_multiple forced
-                  EXPECT "served by multilane: [1-9][0-9]* blocking, [1-9][0-9]* nonblocking")
+                  EXPECT "served by multilane: [1-9][0-9]* blocking, [1-9][0-9]* nonblocking; jobs: 2 made, 3 shared")
   mpi_family_test(mpi-ompi-threads-policy-4 mpi 4 thread_multiple policy)
-  mpi_family_test(mpi-ompi-threads-capped-3 mpi 3 thread_multiple forced MULTILANE_MAX_JOBS=2
+  mpi_family_test(mpi-ompi-threads-capped-3 mpi 3 thread_multiple forced MULTILANE_MAX_JOBS=1
                   MULTILANE_EXPLAIN=1
-                  EXPECT "MPI library \\(a rank of this communicator has 2 communicators with multilane jobs already \\(MULTILANE_MAX_JOBS\\)\\)")
+                  EXPECT "jobs: 1 made, 3 shared.*MPI library \\(every multilane job a rank may make is taken \\(MULTILANE_MAX_JOBS=1\\), and this communicator shares none of them\\)")
   set_tests_properties(mpi-ompi-threads-plain-3 mpi-ompi-threads-forced-3 mpi-ompi-threads-policy-4
                        mpi-ompi-threads-capped-3 PROPERTIES LABELS "mpi;threads")
   # ... an intercommunicator's calls are explained as the MPI library's ...
@@ -444,7 +446,7 @@ if(TARGET multilane_mpich AND MULTILANE_MPIEXEC_MPICH)
   mpi_family_test(mpi-mpich-fallback-forced-4 mpich 4 fallback forced)
   mpi_family_test(mpi-mpich-served-forced-3 mpich 3 served_path forced)
   mpi_family_test(mpi-mpich-threads-forced-3 mpich 3 thread_multiple forced
-                  EXPECT "served by multilane: [1-9][0-9]* blocking, [1-9][0-9]* nonblocking")
+                  EXPECT "served by multilane: [1-9][0-9]* blocking, [1-9][0-9]* nonblocking; jobs: 2 made, 3 shared")
   set_tests_properties(mpi-mpich-threads-forced-3 PROPERTIES LABELS "mpi;threads")
   mpi_family_test(mpi-mpich-served-nodes-6 mpich 6 served_path forced
                   WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 3)

@@ -1,16 +1,22 @@
 // mpi/comm_state.cpp — the keyval and the live states (comm_state.hpp).
 #include "mpi/comm_state.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <string>
 
 #include "mpi/decision_store.hpp"
 #include "mpi/discovered_platform.hpp"
+#include "mpi/dispatch_counters.hpp"
 #include "mpi/library.hpp"
 #include "mpi/pmpi_check.hpp"
+#include "mpi/shared_jobs.hpp"
 
 namespace multilane::mpi {
 
@@ -97,11 +103,23 @@ CommState& state_of(MPI_Comm comm) {
   state->placement = placement_key(state->layout.platform);
   state->policy = std::make_unique<RoutePolicy>(library().settings, state->layout.platform);
   inherit_decisions(state->placement, state->routes);
-  state->job_slot = take_job_slot(comm);
+  state->group = world_ranks(comm);
+  std::string sharing;
+  if (const std::optional<SharedSeat> seat = share_job(comm, state->group)) {
+    state->multilane = seat->communicator;
+    state->shares_job = true;
+    count(Counted::JobsShared);
+    sharing = fmt::format(
+        "; shares the multilane job of a communicator of the same ranks (call "
+        "space {})",
+        seat->space);
+  } else {
+    state->job_slot = take_job_slot(comm);
+  }
   if (library().settings.explain && state->layout.rank == 0) {
-    std::fprintf(stderr, "multilane-mpi: communicator of %s; found in %.1f ms\n",
-                 summarize_platform(state->layout.platform).c_str(),
-                 (PMPI_Wtime() - started) * 1e3);
+    std::fprintf(stderr, "multilane-mpi: communicator of %s; found in %.1f ms%s\n",
+                 summarize_platform(state->layout.platform).c_str(), (PMPI_Wtime() - started) * 1e3,
+                 sharing.c_str());
   }
   pmpi_check(PMPI_Comm_set_attr(comm, library().keyval, state.get()), "PMPI_Comm_set_attr");
   std::lock_guard lock(live_mutex);
@@ -113,6 +131,8 @@ std::shared_ptr<Communicator> multilane_of(CommState& state) {
   if (!state.multilane) {
     const double started = PMPI_Wtime();
     state.multilane = std::make_shared<Communicator>(join(state.comm, state.layout));
+    remember_job(state.group, state.multilane);
+    count(Counted::JobsMade);
     if (library().settings.explain && state.layout.rank == 0) {
       std::fprintf(stderr, "multilane-mpi: multilane job of %d ranks set up in %.1f ms\n",
                    state.layout.size, (PMPI_Wtime() - started) * 1e3);

@@ -10,18 +10,20 @@
 // for the communicators still alive, before PMPI_Finalize. Caching by attribute, not by
 // handle, is what keeps a freed handle that MPI reuses from finding a stale job.
 //
-// Threads (MPI_THREAD_MULTIPLE): each communicator has its own state and job, so calls on
-// different communicators from different threads run at once; MPI makes concurrent collectives
-// on one communicator erroneous, so a state is used by one thread at a time. A job costs two
-// engine threads, a listener, sockets to its peers and shared memory: at most
-// MULTILANE_MAX_JOBS communicators of a process hold a job slot, agreed by every rank of the
-// communicator when its state is made (one PMPI_Allreduce); a communicator without one stays
-// with the MPI library. Its slot is free again at MPI_Comm_free.
+// Threads (MPI_THREAD_MULTIPLE): each communicator has its own state and its own call space in a
+// job, so calls on different communicators from different threads run at once; MPI makes
+// concurrent collectives on one communicator erroneous, so a state is used by one thread at a
+// time. A job costs two engine threads, a listener, sockets to its peers and shared memory, so
+// communicators over the same ranks share one (shared_jobs.hpp), and at most MULTILANE_MAX_JOBS
+// communicators of a process hold a job slot (a job of their own), agreed by every rank of the
+// communicator when its state is made (one PMPI_Allreduce); a communicator that neither shares a
+// job nor gets a slot stays with the MPI library. Its slot is free again at MPI_Comm_free.
 #pragma once
 
 #include <mpi.h>
 
 #include <memory>
+#include <vector>
 
 #include "mpi/collective_call.hpp"
 #include "mpi/comm_bootstrap.hpp"
@@ -48,8 +50,14 @@ struct CommState {
   CollectiveOptions blocking_options;
   // The last blocking calls the route gave to the MPI library: the same again goes there at once.
   RepeatedCalls to_mpi_again;
-  // Every rank holds a job slot for this communicator: it may run multilane.
+  // Its ranks in MPI_COMM_WORLD: communicators of the same group share a job.
+  std::vector<int> group;
+  // Every rank holds a job slot for this communicator (its job will be its own).
   bool job_slot = false;
+  // It shares the job of a communicator of the same group: `multilane` is set from the first.
+  bool shares_job = false;
+  // It may run multilane: it has a job slot or shares a job.
+  bool may_run_multilane() const { return job_slot || shares_job; }
 };
 
 // Creates the keyval (at start_library()).
@@ -60,7 +68,7 @@ CommState& state_of(MPI_Comm comm);
 // The state of `comm` if it has one (not collective).
 CommState* find_state(MPI_Comm comm);
 // The state's multilane job, joined now if it has none (collective, like state_of); only for a
-// state with a job slot.
+// state that may run multilane.
 std::shared_ptr<Communicator> multilane_of(CommState& state);
 // Frees the state of every communicator still alive, then the keyval (at stop_library()).
 void free_all_comm_states();

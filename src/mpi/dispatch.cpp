@@ -138,7 +138,7 @@ bool moves_nothing(WrappedCall call, const MpiArgs& args) {
 
 // The route rules that need no table: no job slot, a forced route, one rank, no data.
 std::optional<Pick> settled(const CommState& state, const CollectiveCall& c) {
-  if (!state.job_slot) return Pick{.run = RouteChoice::Mpi};
+  if (!state.may_run_multilane()) return Pick{.run = RouteChoice::Mpi};
   if (const std::string* forced = state.policy->forced(c.call)) {
     if (*forced == "mpi" || c.size == 1) return Pick{.run = RouteChoice::Mpi};
     return Pick{.run = RouteChoice::Multilane, .algorithm = state.policy->candidate(c.call)};
@@ -238,10 +238,10 @@ void run_multilane(CommState& state, CollectiveCall& c, std::string_view algorit
 
 std::string explain_blocking(const Pick& pick, const MeasuredRoutes& routes, std::uint64_t key,
                              const CollectiveCall& c, const CommState& state) {
-  if (!state.job_slot) {
+  if (!state.may_run_multilane()) {
     return fmt::format(
-        "a rank of this communicator has {} communicators with multilane jobs already "
-        "(MULTILANE_MAX_JOBS)",
+        "every multilane job a rank may make is taken (MULTILANE_MAX_JOBS={}), and this "
+        "communicator shares none of them",
         library().settings.max_jobs);
   }
   if (pick.exploring) {

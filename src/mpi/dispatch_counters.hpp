@@ -1,7 +1,7 @@
 // mpi/dispatch_counters.hpp — how many calls took each route, for tests; exported to C programs
 // as
 //   int multilane_mpi_counters(unsigned long long* values, int count)
-// which fills up to `count` values in the order of `Counted` and returns how many it has (5).
+// which fills up to `count` values in the order of `Counted` and returns how many it has (7).
 //
 // Each thread counts in its own counters and a read sums them: the threads of an
 // MPI_THREAD_MULTIPLE program count without sharing a cache line, and a count costs what an
@@ -21,8 +21,12 @@ enum class Counted : std::size_t {
   // Blocking calls served by multilane that handed work to another thread (the engine's
   // progress thread): 0 when every one ran on the caller's thread.
   BlockingHandedOff,
+  // Communicators that got a multilane job of their own, and those that share the job of a
+  // communicator over the same ranks (shared_jobs.hpp).
+  JobsMade,
+  JobsShared,
 };
-inline constexpr std::size_t kCounted = 5;
+inline constexpr std::size_t kCounted = 7;
 
 void count(Counted what);
 // Every thread's counts so far, summed (those of threads that ended included).

@@ -49,7 +49,7 @@ void set_up_world() {
   try {
     if (size == 1) return;
     CommState& world = state_of(MPI_COMM_WORLD);
-    if (world.job_slot) multilane_of(world);
+    if (world.may_run_multilane()) multilane_of(world);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "multilane: rank %d in MPI_Init, setting up MPI_COMM_WORLD: %s\n", rank,
                  e.what());

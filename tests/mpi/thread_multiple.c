@@ -12,9 +12,10 @@
  * Each thread's block size differs (so a mix-up between communicators shows in the bytes).
  *
  * Prints "provided MPI_THREAD_MULTIPLE" when MPI granted it (the program fails otherwise), and on
- * rank 0, with the library loaded, "served by multilane: B blocking, N nonblocking" from the
- * library's counters (multilane_mpi_counters()), which tests/mpi.cmake checks when every call is
- * forced to multilane. */
+ * rank 0, with the library loaded, "served by multilane: B blocking, N nonblocking; jobs: M made,
+ * S shared" from the library's counters (multilane_mpi_counters()), which tests/mpi.cmake checks
+ * when every call is forced to multilane: the duplicates share MPI_COMM_WORLD's job, the split
+ * one (its ranks in another order) has its own. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -150,9 +151,10 @@ int main(int argc, char** argv) {
   /* POSIX's way to take a function from dlsym without converting the pointer in ISO C. */
   *(void**)(&counters) = dlsym(RTLD_DEFAULT, "multilane_mpi_counters");
   if (counters != NULL && rank == 0) {
-    unsigned long long values[5] = {0};
-    counters(values, 5);
-    printf("served by multilane: %llu blocking, %llu nonblocking\n", values[0], values[2]);
+    unsigned long long values[7] = {0};
+    counters(values, 7);
+    printf("served by multilane: %llu blocking, %llu nonblocking; jobs: %llu made, %llu shared\n",
+           values[0], values[2], values[5], values[6]);
   }
   return mltest_finish();
 }
