@@ -55,6 +55,12 @@ std::optional<std::uint32_t> common_space(const std::vector<Offer>& offers, std:
   return static_cast<std::uint32_t>((from + std::countr_zero(rotated)) % kCallSpaces);
 }
 
+int thread_level() {
+  int provided = MPI_THREAD_SINGLE;
+  pmpi_check(PMPI_Query_thread(&provided), "PMPI_Query_thread");
+  return provided;
+}
+
 }  // namespace
 
 std::vector<int> world_ranks(MPI_Comm comm) {
@@ -87,7 +93,8 @@ std::optional<SharedSeat> share_job(MPI_Comm comm, const std::vector<int>& group
                "PMPI_Allgather (shared jobs)");
     const std::optional<std::uint32_t> space = common_space(offers, offers.front().start);
     if (!space) return std::nullopt;  // the same verdict on every rank
-    std::optional<Communicator> seat = JobSharing::share(*member, *space);
+    std::optional<Communicator> seat =
+        JobSharing::share(*member, *space, thread_level() == MPI_THREAD_MULTIPLE);
     int taken = seat ? 1 : 0, all_taken = 0;
     pmpi_check(PMPI_Allreduce(&taken, &all_taken, 1, MPI_INT, MPI_MIN, comm),
                "PMPI_Allreduce (shared jobs)");

@@ -26,6 +26,7 @@
 #include "loopback.hpp"
 #include "pausing_proxy.hpp"
 #include "runtime/tcp/transport_error.hpp"
+#include "runtime/transport/call_space.hpp"
 #include "runtime/transport/engine.hpp"
 #include "stalled_connections.hpp"
 
@@ -418,6 +419,69 @@ TEST(Engine, HoldsACallsOwnerUntilTheCallOrTheEngineEnds) {
   EXPECT_EQ(owner.use_count(), 2);
   engine.reset();
   EXPECT_EQ(owner.use_count(), 1);
+}
+
+// Each call space ends its calls by itself (call_space.hpp): after call #5 of space 3 ended,
+// a frame of call #1 of space 0 that arrives before that call began is kept for it (one
+// watermark for every space would refuse it and close its connection). One stream, so the
+// point-to-point message sent after the frame arrives after it.
+TEST(Engine, ACallThatEndedInOneSpaceEndsNoneOfAnother) {
+  EngineConfig receiving = config_of(1), sending = config_of(0);
+  receiving.lan.streams = sending.lan.streams = 1;
+  auto receiver = std::make_unique<Engine>(receiving);
+  auto sender = std::make_unique<Engine>(sending);
+  sender->set_peer_addresses(1, receiver->listening_addresses());
+  const std::uint64_t later_space = first_sequence(3) + 5;
+  testing::on_driving_thread(*receiver, [&] {
+    EXPECT_FALSE(receiver->begin_call(later_space, 0x5ca1, {}).has_value());
+    receiver->end_call(later_space);
+  });
+  const std::vector<std::byte> data = testing::pattern(300);
+  std::vector<std::byte> got(data.size()), token(1);
+  std::promise<std::string> sent, token_sent, token_received;
+  sender->start_background(
+      [&](Completion done) {
+        sender->send({1, {0}, LinkClass::Lan, {1, 0}, 0x77, data}, std::move(done));
+      },
+      [&sent](const Outcome& error) { sent.set_value(testing::text_of(error)); });
+  send_in_background(*sender, std::span<const std::byte>(data).first(1), 9, token_sent);
+  receive_in_background(*receiver, token, 9, token_received);
+  auto token_done = token_received.get_future();
+  ASSERT_EQ(token_done.wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(token_done.get(), "");
+  const std::optional<std::string> received = run_here(*receiver, [&](Completion done) {
+    if (const Outcome mismatch = receiver->begin_call(1, 0x77, {})) return done(mismatch);
+    receiver->recv({.peer = 0, .key = {1, 0}, .signature = 0x77, .bytes = got, .landed = {}},
+                   std::move(done));
+  });
+  ASSERT_TRUE(received.has_value());
+  EXPECT_EQ(*received, "");
+  EXPECT_EQ(got, data);
+  for (auto* done : {&sent, &token_sent}) {
+    auto future = done->get_future();
+    ASSERT_EQ(future.wait_for(5s), std::future_status::ready);
+    EXPECT_EQ(future.get(), "");
+  }
+}
+
+// A blocking driver may block in its call's own work only while no other communicator's call
+// on another thread can need the engine (Engine::set_shared).
+TEST(Engine, AJobSharedByConcurrentCallersNeverLetsItsDriverBlock) {
+  Engine engine(config_of(0));
+  const auto drives_alone = [&] {
+    bool alone = false;
+    const std::optional<std::string> ran = run_here(engine, [&](Completion done) {
+      alone = engine.blocking_call_drives_alone();
+      done(kSucceeded);
+    });
+    EXPECT_TRUE(ran.has_value());
+    return alone;
+  };
+  EXPECT_TRUE(drives_alone());
+  engine.set_shared(true);
+  EXPECT_FALSE(drives_alone());
+  engine.set_shared(false);
+  EXPECT_TRUE(drives_alone());
 }
 
 }  // namespace

@@ -65,7 +65,7 @@ void expect_no_errors(const std::vector<std::string>& errors) {
 }
 
 Communicator share(const Communicator& job, std::uint32_t space) {
-  std::optional<Communicator> shared = JobSharing::share(job, space);
+  std::optional<Communicator> shared = JobSharing::share(job, space, /*concurrent_calls=*/true);
   if (!shared) throw std::runtime_error("call space " + std::to_string(space) + " was taken");
   return std::move(*shared);
 }
@@ -134,9 +134,9 @@ TEST(JobSharing, ASpaceTakenIsRefusedAndFreeAgainOnceItsCommunicatorIsGone) {
     {
       Communicator third = share(job, 3);
       EXPECT_EQ(JobSharing::free_spaces(job) & bit, 0u);
-      EXPECT_FALSE(JobSharing::share(job, 3).has_value());
-      EXPECT_FALSE(JobSharing::share(job, 0).has_value());
-      EXPECT_FALSE(JobSharing::share(job, runtime::kCallSpaces).has_value());
+      EXPECT_FALSE(JobSharing::share(job, 3, true).has_value());
+      EXPECT_FALSE(JobSharing::share(job, 0, true).has_value());
+      EXPECT_FALSE(JobSharing::share(job, runtime::kCallSpaces, true).has_value());
       std::vector<std::byte> data(1000, std::byte{1});
       third.bcast(data, 1);
     }

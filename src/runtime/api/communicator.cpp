@@ -105,8 +105,13 @@ CommunicatorImpl::CommunicatorImpl(CommunicatorSetup setup, runtime::AddressBook
   }
 }
 
-CommunicatorImpl::CommunicatorImpl(const CommunicatorImpl& member, std::uint32_t space)
+CommunicatorImpl::CommunicatorImpl(const CommunicatorImpl& member, std::uint32_t space,
+                                   bool concurrent_calls)
     : setup_(member.setup_), job_(member.job_) {
+  if (concurrent_calls) {
+    std::lock_guard lock(job_->mutex);
+    job_->concurrent_calls = true;
+  }
   take_space(space);
 }
 
@@ -133,7 +138,8 @@ void CommunicatorImpl::take_space(std::uint32_t space) {
   received_ = taken.received;
   sent_.resize(static_cast<std::size_t>(setup_.size), 0);
   received_.resize(static_cast<std::size_t>(setup_.size), 0);
-  if (++job_->communicators > 1) engine().set_shared(true);
+  ++job_->communicators;
+  engine().set_shared(job_->communicators > 1 && job_->concurrent_calls);
 }
 
 void CommunicatorImpl::give_space_back() {
@@ -147,7 +153,8 @@ void CommunicatorImpl::give_space_back() {
            .sent = std::move(sent_),
            .received = std::move(received_),
            .generation = generation_ + (called ? 1 : 0)};
-  if (--job_->communicators == 1) engine().set_shared(false);
+  --job_->communicators;
+  engine().set_shared(job_->communicators > 1 && job_->concurrent_calls);
 }
 
 void CommunicatorImpl::check_usable() const {

@@ -52,6 +52,9 @@ struct SharedJob {
   std::mutex mutex;  // guards the rest
   std::array<Space, runtime::kCallSpaces> spaces;
   int communicators = 0;
+  // Its communicators may have calls in flight on several threads at once (then no blocking
+  // call may block in its own shared-memory steps while it drives the engine).
+  bool concurrent_calls = false;
 };
 
 class CommunicatorImpl {
@@ -61,7 +64,8 @@ class CommunicatorImpl {
   CommunicatorImpl(CommunicatorSetup setup, runtime::AddressBook& book);
   // Shares the job of `member` in call space `space`, which no communicator of the job may have
   // (throws UsageError otherwise). Local: every rank of the job must do it with the same space.
-  CommunicatorImpl(const CommunicatorImpl& member, std::uint32_t space);
+  // `concurrent_calls`: see JobSharing::share().
+  CommunicatorImpl(const CommunicatorImpl& member, std::uint32_t space, bool concurrent_calls);
   ~CommunicatorImpl();
 
   std::uint64_t job_id() const { return setup_.job_id; }

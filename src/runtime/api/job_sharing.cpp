@@ -22,7 +22,8 @@ std::uint64_t JobSharing::free_spaces(const Communicator& member) {
   return free;
 }
 
-std::optional<Communicator> JobSharing::share(const Communicator& member, std::uint32_t space) {
+std::optional<Communicator> JobSharing::share(const Communicator& member, std::uint32_t space,
+                                              bool concurrent_calls) {
   {
     SharedJob& job = *member.impl_->shared_job();
     std::lock_guard lock(job.mutex);
@@ -30,7 +31,7 @@ std::optional<Communicator> JobSharing::share(const Communicator& member, std::u
   }
   // Between the look and the take another thread may take the space: take_space() refuses then.
   try {
-    return Communicator(std::make_unique<CommunicatorImpl>(*member.impl_, space));
+    return Communicator(std::make_unique<CommunicatorImpl>(*member.impl_, space, concurrent_calls));
   } catch (const UsageError&) {
     return std::nullopt;
   }

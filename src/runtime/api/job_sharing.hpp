@@ -25,7 +25,12 @@ class JobSharing {
   // this process has it (one made by another thread since free_spaces()). The job lives as
   // long as any of its communicators; one that shares it must not be dropped with calls in
   // flight (the engine would complete them after it is gone).
-  static std::optional<Communicator> share(const Communicator& member, std::uint32_t space);
+  // `concurrent_calls`: the job's communicators may have calls in flight on several threads at
+  // once (MPI_THREAD_MULTIPLE). Then, while two of them live, a blocking call's shared-memory
+  // steps never run on the thread that drives the engine (another communicator's call may need
+  // it meanwhile): they go to the group's thread, a hand-off each way.
+  static std::optional<Communicator> share(const Communicator& member, std::uint32_t space,
+                                           bool concurrent_calls);
 };
 
 }  // namespace multilane::runtime

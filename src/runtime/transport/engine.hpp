@@ -227,9 +227,9 @@ class Engine {
   // operation is in flight and the engine is not shared, so the driver may block in that call's
   // own work (its group ops) without holding up anybody else's.
   bool blocking_call_drives_alone() const;
-  // Several communicators send through this engine, each in its call space (call_space.hpp):
-  // another one's call may start at any moment and need the driver, so no driver blocks.
-  // Thread-safe.
+  // Several communicators send through this engine, each in its call space (call_space.hpp),
+  // and may call on several threads at once: another one's call may start at any moment and
+  // need the driver, so no driver blocks. Thread-safe.
   void set_shared(bool shared);
   // Thread-safe.
   EngineSendCounters send_counters() const;
