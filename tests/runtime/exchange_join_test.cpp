@@ -1,49 +1,26 @@
 // join_by_exchange (runtime/api/exchange_join.hpp): ranks that can all-gather text (here, threads
 // sharing memory; in the PMPI library, an MPI communicator) make a working job of it.
 #include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <mutex>
-#include <thread>
 
 #include "runtime/api/communicator_impl.hpp"  // job_platform
 #include "runtime/api/exchange_join.hpp"
-#include "thread_all_gather.hpp"
+#include "thread_ranks.hpp"
 
 namespace multilane {
 namespace {
 
-using testing::ThreadAllGather;
-
 TEST(ExchangeJoin, RanksThatAllGatherFormAJob) {
   constexpr int kSize = 3;
-  ThreadAllGather exchange(kSize);
-  std::vector<std::string> errors(kSize);
   std::vector<std::vector<std::byte>> received(kSize);
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < kSize; ++rank) {
-    threads.emplace_back([&, rank] {
-      try {
-        runtime::ExchangeJob job;
-        job.rank = rank;
-        job.size = kSize;
-        job.job_id = 0x6a00'0000'0000'0000ull | static_cast<std::uint64_t>(::getpid());
-        job.secret = runtime::JobSecret::from_text("exchange join test secret");
-        job.platform = job_platform("", kSize);
-        job.all_gather = [&, rank](const std::string& mine) { return exchange(rank, mine); };
-        Communicator comm = runtime::join_by_exchange(std::move(job));
+  const std::vector<std::string> errors =
+      testing::on_thread_ranks(kSize, 0x6a, [&](int rank, Communicator& comm) {
         std::vector<std::byte> data(100'003, std::byte{0});
         if (rank == 1) {
           for (std::size_t i = 0; i < data.size(); ++i) data[i] = std::byte(i * 7 % 251);
         }
         comm.bcast(data, 1);
         received[static_cast<std::size_t>(rank)] = data;
-      } catch (const std::exception& e) {
-        errors[static_cast<std::size_t>(rank)] = e.what();
-      }
-    });
-  }
-  for (auto& thread : threads) thread.join();
+      });
   for (int rank = 0; rank < kSize; ++rank) {
     EXPECT_EQ(errors[static_cast<std::size_t>(rank)], "") << "rank " << rank;
     const auto& data = received[static_cast<std::size_t>(rank)];

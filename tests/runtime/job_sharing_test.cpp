@@ -3,22 +3,17 @@
 #include "runtime/api/job_sharing.hpp"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
 
-#include "runtime/api/communicator_impl.hpp"  // job_platform
-#include "runtime/api/exchange_join.hpp"
 #include "runtime/transport/call_space.hpp"
-#include "thread_all_gather.hpp"
+#include "thread_ranks.hpp"
 
 namespace multilane {
 namespace {
-
-using testing::ThreadAllGather;
 
 using runtime::JobSharing;
 
@@ -31,31 +26,11 @@ TEST(CallSpace, TheSpaceTravelsInTheTopBitsOfTheSequenceNumber) {
   EXPECT_EQ(runtime::call_label(runtime::first_sequence(5) + 7), "#7 of call space 5");
 }
 
-// Runs `body(rank, job)` on kSize threads, each a rank of one job; returns each rank's error.
 constexpr int kSize = 3;
+
+// Runs `body(rank, job)` on kSize threads, each a rank of one job; returns each rank's error.
 std::vector<std::string> on_every_rank(const std::function<void(int, Communicator&)>& body) {
-  ThreadAllGather exchange(kSize);
-  std::vector<std::string> errors(kSize);
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < kSize; ++rank) {
-    threads.emplace_back([&, rank] {
-      try {
-        runtime::ExchangeJob job;
-        job.rank = rank;
-        job.size = kSize;
-        job.job_id = 0x6b00'0000'0000'0000ull | static_cast<std::uint64_t>(::getpid());
-        job.secret = runtime::JobSecret::from_text("job sharing test secret");
-        job.platform = job_platform("", kSize);
-        job.all_gather = [&, rank](const std::string& mine) { return exchange(rank, mine); };
-        Communicator comm = runtime::join_by_exchange(std::move(job));
-        body(rank, comm);
-      } catch (const std::exception& e) {
-        errors[static_cast<std::size_t>(rank)] = e.what();
-      }
-    });
-  }
-  for (auto& thread : threads) thread.join();
-  return errors;
+  return testing::on_thread_ranks(kSize, 0x6b, body);
 }
 
 void expect_no_errors(const std::vector<std::string>& errors) {
