@@ -365,6 +365,24 @@ TEST(DiscoveredPlatform, GuessedRatesCutAPipelineIntoAtLeastEightSegments) {
   EXPECT_LE(bcast_guessed, 2u << 20);
 }
 
+// The cap does not rank: capped, a 1 MiB multilane-sites allreduce pays the guessed WAN's
+// latency per round and would rank below recursive doubling, which runs 4.1x slower on the
+// emulated grid. It is chosen as without the guess, and runs capped.
+TEST(DiscoveredPlatform, GuessedRatesRankAlgorithmsByTheModelsOwnSegments) {
+  Platform p = two_sites();
+  const BuildParams allreduce{.size = 1u << 20, .segment = 0, .element_size = 4};
+  const runtime::AlgorithmChoice guessed =
+      runtime::choose_algorithm(p, Collective::Allreduce, allreduce);
+  p.rates_guessed = false;
+  const runtime::AlgorithmChoice measured =
+      runtime::choose_algorithm(p, Collective::Allreduce, allreduce);
+  EXPECT_EQ(measured.best.algorithm, "multilane-sites");
+  EXPECT_EQ(guessed.best.algorithm, "multilane-sites");
+  EXPECT_EQ(guessed.best.modelled_s, measured.best.modelled_s);
+  EXPECT_EQ(measured.best.params.segment, 1u << 20);
+  EXPECT_EQ(guessed.best.params.segment, 128u << 10);
+}
+
 TEST(DiscoveredPlatform, WithoutSitesOneSiteAndNoWan) {
   const Platform p = discovered_platform(named_sites({1, 1, 1}, {"", "", ""}));
   EXPECT_EQ(p.num_sites(), 1);

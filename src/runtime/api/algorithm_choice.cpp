@@ -11,8 +11,13 @@
 
 namespace multilane::runtime {
 
-BuildParams resolve_params(const Platform& platform, Collective collective,
-                           std::string_view algorithm, const BuildParams& params) {
+namespace {
+
+// The segment the model finds best for `algorithm` (when `params` leave it to the model), on the
+// platform's rates whether measured or guessed; kDefaultSegment for an algorithm that does not
+// pipeline or has no closed form.
+BuildParams model_params(const Platform& platform, Collective collective,
+                         std::string_view algorithm, const BuildParams& params) {
   BuildParams resolved = params;
   if (resolved.segment != 0) return resolved;
   resolved.segment = kDefaultSegment;
@@ -21,13 +26,28 @@ BuildParams resolve_params(const Platform& platform, Collective collective,
       has_closed_form(platform, collective, algorithm)) {
     resolved.segment =
         choose_segment(platform, collective, algorithm, resolved, kTcpMessageOverheadS, 256);
-    if (platform.rates_guessed) {
-      const std::uint64_t most =
-          std::max(kDefaultSegment, ceil_div(params.size, kLeastSegmentsOnGuessedRates));
-      resolved.segment = std::min(resolved.segment, most);
-    }
   }
   return resolved;
+}
+
+// On guessed rates, the model's segment capped so that the message goes in at least
+// kLeastSegmentsOnGuessedRates rounds (`asked`: the call's own parameters).
+BuildParams capped_on_guessed_rates(const Platform& platform, const BuildParams& asked,
+                                    BuildParams resolved) {
+  if (platform.rates_guessed && asked.segment == 0 && resolved.segment > kDefaultSegment) {
+    const std::uint64_t most =
+        std::max(kDefaultSegment, ceil_div(asked.size, kLeastSegmentsOnGuessedRates));
+    resolved.segment = std::min(resolved.segment, most);
+  }
+  return resolved;
+}
+
+}  // namespace
+
+BuildParams resolve_params(const Platform& platform, Collective collective,
+                           std::string_view algorithm, const BuildParams& params) {
+  return capped_on_guessed_rates(platform, params,
+                                 model_params(platform, collective, algorithm, params));
 }
 
 AlgorithmChoice choose_algorithm(const Platform& platform, Collective collective,
@@ -39,9 +59,13 @@ AlgorithmChoice choose_algorithm(const Platform& platform, Collective collective
     if (info.collective != collective) continue;
     Candidate candidate;
     candidate.algorithm = std::string(info.name);
-    candidate.params = resolve_params(platform, collective, info.name, params);
+    // Ranked as the model would run them: the cap on guessed rates hedges a pipeline's depth
+    // against a slower real network, and would rank a pipelined algorithm by rounds the model
+    // itself does not need (algorithm_choice.hpp).
+    candidate.params = model_params(platform, collective, info.name, params);
     const Schedule schedule = build_schedule(platform, collective, info.name, candidate.params);
     candidate.modelled_s = simulate(schedule, platform, options).time_s;
+    candidate.params = capped_on_guessed_rates(platform, params, std::move(candidate.params));
     choice.candidates.push_back(std::move(candidate));
   }
   // Stable: among equal times the registry's order (simplest algorithms first) wins.

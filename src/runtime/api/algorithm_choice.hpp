@@ -29,14 +29,19 @@ struct AlgorithmChoice {
   std::vector<Candidate> candidates;  // every algorithm, fastest first
 };
 
-// `params.segment` == 0 means "the model's best segment".
+// `params.segment` == 0 means "the model's best segment". The candidates are ranked, and
+// `modelled_s` given, with the model's own segments; their `params` are what they run with
+// (resolve_params()).
 AlgorithmChoice choose_algorithm(const Platform& platform, Collective collective,
                                  const BuildParams& params);
 // The parameters a named algorithm runs with (segment resolved when 0). On a platform whose
 // rates are guessed, a message larger than kLeastSegmentsOnGuessedRates default segments is cut
 // into at least that many: the model's latency terms alone choose few, large segments on a
 // guessed fast network (a 16 MiB multilane-sites allreduce in 2 rounds), which a slower real one
-// pays for (the emulated grid ran it 1.2x longer than in 8 rounds; docs/performance.md).
+// pays for (the emulated grid ran it 1.2x longer than in 8 rounds; docs/performance.md). The
+// ranking of choose_algorithm() does not use the cap: the capped rounds' latency, priced on the
+// guessed rates, would rank a 1 MiB multilane-sites allreduce below recursive doubling, which
+// runs 4.1x slower on the emulated grid.
 inline constexpr std::uint64_t kLeastSegmentsOnGuessedRates = 8;
 BuildParams resolve_params(const Platform& platform, Collective collective,
                            std::string_view algorithm, const BuildParams& params);
