@@ -81,6 +81,7 @@ std::vector<int> world_ranks(MPI_Comm comm) {
 std::optional<SharedSeat> share_job(MPI_Comm comm, const std::vector<int>& group) {
   int rank = 0;
   pmpi_check(PMPI_Comm_rank(comm, &rank), "PMPI_Comm_rank");
+  const bool concurrent_calls = thread_level() == MPI_THREAD_MULTIPLE;
   std::random_device random;
   for (int attempt = 0; attempt < kShareAttempts; ++attempt) {
     const std::shared_ptr<Communicator> member = job_of(group);
@@ -93,8 +94,7 @@ std::optional<SharedSeat> share_job(MPI_Comm comm, const std::vector<int>& group
                "PMPI_Allgather (shared jobs)");
     const std::optional<std::uint32_t> space = common_space(offers, offers.front().start);
     if (!space) return std::nullopt;  // the same verdict on every rank
-    std::optional<Communicator> seat =
-        JobSharing::share(*member, *space, thread_level() == MPI_THREAD_MULTIPLE);
+    std::optional<Communicator> seat = JobSharing::share(*member, *space, concurrent_calls);
     int taken = seat ? 1 : 0, all_taken = 0;
     pmpi_check(PMPI_Allreduce(&taken, &all_taken, 1, MPI_INT, MPI_MIN, comm),
                "PMPI_Allreduce (shared jobs)");

@@ -13,7 +13,7 @@
 //   2. if every rank has the same job, each takes the first space free on every rank from that
 //      place (the same on every rank: a function of the gathered values), and one
 //      PMPI_Allreduce(MIN) says whether every rank got it; if not (another thread took it here
-//      meanwhile), all give it back and try again from another place, at most kAttempts times.
+//      meanwhile), all give it back and try again from another place, at most kShareAttempts times.
 // Intercommunicators share no job.
 #pragma once
 

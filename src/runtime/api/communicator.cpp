@@ -139,7 +139,7 @@ void CommunicatorImpl::take_space(std::uint32_t space) {
   sent_.resize(static_cast<std::size_t>(setup_.size), 0);
   received_.resize(static_cast<std::size_t>(setup_.size), 0);
   ++job_->communicators;
-  engine().set_shared(job_->communicators > 1 && job_->concurrent_calls);
+  engine().set_shared(job_->engine_shared());
 }
 
 void CommunicatorImpl::give_space_back() {
@@ -154,7 +154,7 @@ void CommunicatorImpl::give_space_back() {
            .received = std::move(received_),
            .generation = generation_ + (called ? 1 : 0)};
   --job_->communicators;
-  engine().set_shared(job_->communicators > 1 && job_->concurrent_calls);
+  engine().set_shared(job_->engine_shared());
 }
 
 void CommunicatorImpl::check_usable() const {

@@ -55,6 +55,8 @@ struct SharedJob {
   // Its communicators may have calls in flight on several threads at once (then no blocking
   // call may block in its own shared-memory steps while it drives the engine).
   bool concurrent_calls = false;
+  // What Engine::set_shared() says (under `mutex`).
+  bool engine_shared() const { return communicators > 1 && concurrent_calls; }
 };
 
 class CommunicatorImpl {

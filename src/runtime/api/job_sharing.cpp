@@ -24,12 +24,7 @@ std::uint64_t JobSharing::free_spaces(const Communicator& member) {
 
 std::optional<Communicator> JobSharing::share(const Communicator& member, std::uint32_t space,
                                               bool concurrent_calls) {
-  {
-    SharedJob& job = *member.impl_->shared_job();
-    std::lock_guard lock(job.mutex);
-    if (space >= kCallSpaces || job.spaces[space].in_use) return std::nullopt;
-  }
-  // Between the look and the take another thread may take the space: take_space() refuses then.
+  // take_space() refuses a space out of range or taken (by another thread since free_spaces()).
   try {
     return Communicator(std::make_unique<CommunicatorImpl>(*member.impl_, space, concurrent_calls));
   } catch (const UsageError&) {

@@ -331,12 +331,12 @@ void Engine::end_call(std::uint64_t sequence) {
   }
   s.receive.abandon_call(sequence);
   s.send.abandon_call(sequence);
-  std::uint64_t& highest = s.highest_ended.at(space_of(sequence));
+  std::uint64_t& highest = s.highest_ended[space_of(sequence)];
   highest = std::max(highest, sequence);
 }
 
 void Engine::note_local_call(std::uint64_t sequence) {
-  std::atomic<std::uint64_t>& highest = state_->highest_local.at(space_of(sequence));
+  std::atomic<std::uint64_t>& highest = state_->highest_local[space_of(sequence)];
   std::uint64_t seen = highest.load(std::memory_order_relaxed);
   while (seen < sequence && !highest.compare_exchange_weak(seen, sequence)) {
   }
