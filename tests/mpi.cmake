@@ -27,6 +27,7 @@ if(TARGET test_mpi)
                                   src/mpi/call_class.cpp src/mpi/measured_route.cpp
                                   src/mpi/route_tuning.cpp src/mpi/placement_key.cpp
                                   src/mpi/settings.cpp src/mpi/dispatch_counters.cpp
+                                  src/mpi/caller_cpu.cpp
                                   src/mpi/wrapped_call.cpp src/mpi/platform_match.cpp
                                   src/mpi/host_identity.cpp src/mpi/discovered_platform.cpp
                                   src/mpi/site_clustering.cpp src/mpi/lane_discovery.cpp

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <thread>
 
+#include "mpi/caller_cpu.hpp"
 #include "mpi/pending_requests.hpp"
 
 using multilane::mpi::count_pending;
@@ -19,6 +20,7 @@ namespace {
 // finish; the pauses leave shared cores to multilane's engine threads.
 template <typename Test>
 int poll(Test test) {
+  const multilane::mpi::CallerCpu keep_core;  // the wait may sleep
   std::chrono::microseconds pause{0};
   for (int round = 0;; ++round) {
     progress_pending();

@@ -8,6 +8,7 @@
 
 #include "mpi/call_class.hpp"
 #include "mpi/call_profile.hpp"
+#include "mpi/caller_cpu.hpp"
 #include "mpi/comm_state.hpp"
 #include "mpi/decision_store.hpp"
 #include "mpi/dispatch_counters.hpp"
@@ -219,6 +220,7 @@ bool reads_own_counts(const CollectiveCall& c, std::string_view algorithm) {
 }
 
 void run_multilane(CommState& state, CollectiveCall& c, std::string_view algorithm) {
+  const CallerCpu keep_core;
   Communicator& multilane = state.multilane ? *state.multilane : *multilane_of(state);
   start_deferred(&multilane);  // the communicator's calls start in program order
   const std::uint64_t handed_off = multilane.handed_off();

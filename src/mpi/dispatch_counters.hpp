@@ -1,7 +1,7 @@
 // mpi/dispatch_counters.hpp — how many calls took each route, for tests; exported to C programs
 // as
 //   int multilane_mpi_counters(unsigned long long* values, int count)
-// which fills up to `count` values in the order of `Counted` and returns how many it has (7).
+// which fills up to `count` values in the order of `Counted` and returns how many it has (8).
 //
 // Each thread counts in its own counters and a read sums them: the threads of an
 // MPI_THREAD_MULTIPLE program count without sharing a cache line, and a count costs what an
@@ -25,8 +25,11 @@ enum class Counted : std::size_t {
   // communicator over the same ranks (shared_jobs.hpp).
   JobsMade,
   JobsShared,
+  // Served calls whose caller the scheduler moved to another core meanwhile, moved back
+  // (caller_cpu.hpp).
+  CallersMovedBack,
 };
-inline constexpr std::size_t kCounted = 7;
+inline constexpr std::size_t kCounted = 8;
 
 void count(Counted what);
 // Every thread's counts so far, summed (those of threads that ended included).

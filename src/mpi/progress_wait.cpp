@@ -7,9 +7,12 @@
 #include <chrono>
 #include <thread>
 
+#include "mpi/caller_cpu.hpp"
+
 namespace multilane::mpi {
 
 void wait_with_progress(Request& request) {
+  const CallerCpu keep_core;  // the wait may sleep
   std::chrono::microseconds pause{0};
   for (int round = 0;; ++round) {
     if (request.test()) return;
