@@ -285,6 +285,7 @@ bool passes_at_once(const Library& lib, WrappedCall call, const MpiArgs& args) {
         explain_fallback(call, comm, false, "intercommunicator");
         return mpi(args, comm);
       }
+      const CallerCpu keep_core;  // finding the layout may sleep, as a served call may
       state = &state_of(comm);
     }
     CollectiveCall& c = state->blocking;
@@ -300,6 +301,7 @@ bool passes_at_once(const Library& lib, WrappedCall call, const MpiArgs& args) {
     const Pick pick = pick_blocking(*state, c, key, !lib.settings.frozen);
     const bool explain_after = lib.settings.explain && explains_after_the_call(c, pick);
     if (lib.settings.explain && pick.run == RouteChoice::Multilane && !state->multilane) {
+      const CallerCpu keep_core;
       multilane_of(*state);  // set up now, as the call would, so the line names the algorithm
     }
     if (lib.settings.explain && !explain_after) {

@@ -8,6 +8,7 @@
 #include <exception>
 #include <thread>
 
+#include "mpi/caller_cpu.hpp"
 #include "mpi/comm_state.hpp"
 #include "mpi/decision_store.hpp"
 #include "mpi/pending_requests.hpp"
@@ -48,6 +49,7 @@ void set_up_world() {
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
   try {
     if (size == 1) return;
+    const CallerCpu keep_core;  // the set-up sleeps and wakes (caller_cpu.hpp)
     CommState& world = state_of(MPI_COMM_WORLD);
     if (world.may_run_multilane()) multilane_of(world);
   } catch (const std::exception& e) {
