@@ -211,6 +211,13 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
                        FIXTURES_SETUP mpi_tuning_multilane)
   set_tests_properties(mpi-ompi-tuning-remeasured PROPERTIES
                        FIXTURES_REQUIRED mpi_tuning_multilane)
+  # Every class was measured again, kept by multilane or given back: the file says so of each.
+  add_test(NAME mpi-ompi-tuning-remeasured-written
+           COMMAND /usr/bin/python3 -c
+                   "import sys, tomllib; c = [k for p in tomllib.load(open(sys.argv[1], 'rb'))['placement'] for k in p['class']]; print(c); sys.exit(0 if c and all(k['source'] == 'measured again' for k in c) else 1)"
+                   ${mpi_tuning})
+  set_tests_properties(mpi-ompi-tuning-remeasured-written PROPERTIES
+                       FIXTURES_REQUIRED mpi_tuning_multilane DEPENDS mpi-ompi-tuning-remeasured)
   # The calls made on multilane's routes are counted in the file, for the re-measurement of a
   # later run: every class to multilane again, 30 rounds (short of the 64th call), 30 each.
   add_test(NAME mpi-ompi-tuning-multilane-again
@@ -220,7 +227,8 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
                   ARGS routes 30)
   add_test(NAME mpi-ompi-tuning-calls-written COMMAND grep -c "calls = 30$" ${mpi_tuning})
   set_tests_properties(mpi-ompi-tuning-multilane-again PROPERTIES
-                       FIXTURES_REQUIRED mpi_tuning_multilane DEPENDS mpi-ompi-tuning-remeasured
+                       FIXTURES_REQUIRED mpi_tuning_multilane
+                       DEPENDS "mpi-ompi-tuning-remeasured;mpi-ompi-tuning-remeasured-written"
                        FIXTURES_SETUP mpi_tuning_counted)
   set_tests_properties(mpi-ompi-tuning-counted PROPERTIES FIXTURES_REQUIRED mpi_tuning_counted)
   set_tests_properties(mpi-ompi-tuning-calls-written PROPERTIES

@@ -110,10 +110,14 @@ void publish_decision(const PlacementKey& placement, std::uint64_t key,
                                    .classes = {}});
     p = &s.tuning.placements.back();
   }
-  // A class measured again replaces its decision when the route changes.
+  // A class measured again takes the new measurement's route, times and source; while its route
+  // stays, it keeps the calls counted on that route, which time its next re-measurement.
+  ClassDecision published = decision;
   const auto known = p->classes.find(key);
-  if (known != p->classes.end() && known->second.choice == decision.choice) return;
-  p->classes.insert_or_assign(key, decision);
+  if (known != p->classes.end() && known->second.choice == decision.choice) {
+    published.calls = known->second.calls;
+  }
+  p->classes.insert_or_assign(key, published);
   s.changed = true;
 }
 

@@ -29,6 +29,8 @@ void load_decisions(const std::string& path);
 // decisions (at a communicator's end), for the file's count.
 void count_route_calls(const PlacementKey& placement, const MeasuredRoutes& routes);
 void inherit_decisions(const PlacementKey& placement, MeasuredRoutes& routes);
+// Records a class's decision, made or measured again in this run, for the communicators of
+// the placement made later and for the file.
 void publish_decision(const PlacementKey& placement, std::uint64_t key,
                       const ClassDecision& decision);
 // On rank 0 of MPI_COMM_WORLD, writes the file if anything new was decided (at stop_library()).
