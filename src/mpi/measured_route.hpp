@@ -48,7 +48,8 @@
 //   * a class decided for multilane is measured again, the same way, at its kFirstRecheck-th
 //     blocking call after the decision (counted over the runs that share a tuning file) and then at
 //     every kRecheckGrowth-fold count (64, 512, 4096, ...; the counts grow by the MPI library's
-//     known time over multilane's when that is above 1, so that its calls cost the same share),
+//     time over multilane's when that is above 1 and known from a re-measurement or the model,
+//     so that its calls cost the same share; a first exploration's ratio rates cold calls),
 //     against the decided algorithm alone (k = 1): a decision from a few early calls (cold caches,
 //     the MPI library's lazy set-up, a tuning file from another run) may be wrong for the job's
 //     steady state, and the MPI library is the route that is never slower than itself. The cost

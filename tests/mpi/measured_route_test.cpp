@@ -316,6 +316,24 @@ TEST(MeasuredRoute, AModelledGainOfSevenTimesIsMeasuredAgainSevenTimesLater) {
   EXPECT_EQ(entry.decision->source, DecisionSource::Remeasured);
 }
 
+TEST(MeasuredRoute, AFirstMeasurementsGainDoesNotPutOffTheReMeasurement) {
+  // Seven times faster on the job's first calls, as read from a tuning file and as decided in
+  // this run: measured again at call 64 all the same.
+  for (const bool from_file : {true, false}) {
+    MeasuredRoutes::Entry entry;
+    entry.decision = ClassDecision{.choice = RouteChoice::Multilane,
+                                   .source = DecisionSource::Measured,
+                                   .mpi_s = 7,
+                                   .multilane_s = 1,
+                                   .from_tuning_file = from_file};
+    const auto routes = run_calls(entry, kFirstRecheck - 1 + kOneCandidateCalls, 7, 1);
+    EXPECT_EQ(std::count(routes.begin(), routes.end(), RouteChoice::Mpi), kMpiBlockCalls);
+    EXPECT_EQ(routes[kFirstRecheck - 1], RouteChoice::Mpi);
+    EXPECT_EQ(routes[kFirstRecheck - 2], RouteChoice::Multilane);
+    EXPECT_EQ(entry.decision->source, DecisionSource::Remeasured);
+  }
+}
+
 TEST(MeasuredRoute, CallsOfEarlierRunsCountTowardsTheReMeasurement) {
   // The tuning file says 60 calls were made on the route: the 4th call of this run is the
   // 64th, and starts the MPI library's block; a count past 64 waits for the 512th.
