@@ -3,12 +3,8 @@
 // does the rest.
 #include <mpi.h>
 
-#include <algorithm>
-#include <chrono>
-#include <thread>
-
-#include "mpi/caller_cpu.hpp"
 #include "mpi/pending_requests.hpp"
+#include "mpi/progress_wait.hpp"
 
 using multilane::mpi::count_pending;
 using multilane::mpi::finish_pending;
@@ -16,23 +12,18 @@ using multilane::mpi::progress_pending;
 
 namespace {
 
-// Polls until `done` says the PMPI test succeeded, completing the library's requests as they
-// finish; the pauses leave shared cores to multilane's engine threads.
+// Polls until `test` says the PMPI test succeeded (or failed), completing the library's
+// requests as they finish; the pauses leave shared cores to multilane's engine threads.
 template <typename Test>
 int poll(Test test) {
-  const multilane::mpi::CallerCpu keep_core;  // the wait may sleep
-  std::chrono::microseconds pause{0};
-  for (int round = 0;; ++round) {
+  int code = MPI_SUCCESS;
+  multilane::mpi::poll_until([&] {
     progress_pending();
     int done = 0;
-    if (const int code = test(&done); code != MPI_SUCCESS || done) return code;
-    if (round < 64) {
-      std::this_thread::yield();
-    } else {
-      pause = std::min(std::chrono::microseconds{200}, pause + std::chrono::microseconds{10});
-      std::this_thread::sleep_for(pause);
-    }
-  }
+    code = test(&done);
+    return code != MPI_SUCCESS || done != 0;
+  });
+  return code;
 }
 
 }  // namespace
