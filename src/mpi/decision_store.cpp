@@ -128,7 +128,7 @@ void count_route_calls(const PlacementKey& placement, const MeasuredRoutes& rout
   if (!p) return;
   for (const auto& [key, entry] : routes.entries()) {
     if (!entry.decision || entry.decision->choice != RouteChoice::Multilane) continue;
-    const std::uint64_t made = entry.decided_calls - entry.calls_before;
+    const std::uint64_t made = entry.calls_this_run();
     const auto known = p->classes.find(key);
     if (made == 0 || known == p->classes.end() || known->second.choice != RouteChoice::Multilane) {
       continue;

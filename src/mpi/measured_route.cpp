@@ -156,6 +156,16 @@ void MeasuredRoutes::Entry::settle(const ClassDecision& decided) {
   rechecking = false;
 }
 
+std::uint64_t MeasuredRoutes::Entry::calls_this_run() const {
+  const std::uint64_t made = decided_calls - calls_before;
+  const bool unfinished = rechecking && made > 0;
+  if (!unfinished) return made;
+  const auto recheck_calls = static_cast<std::uint64_t>(exploration.most_calls());
+  // The call that started the re-check is its first.
+  const std::uint64_t called = made - 1 + static_cast<std::uint64_t>(exploration.calls());
+  return called >= recheck_calls ? made - 1 : made;
+}
+
 // A class of any size (gatherv, scatterv, alltoallv) is taken as long.
 int block_of_class(std::uint64_t key) {
   const CallClass c = CallClass::from_key(key);

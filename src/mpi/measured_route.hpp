@@ -49,7 +49,8 @@
 //     blocking call after the decision (counted over the runs that share a tuning file) and then at
 //     every kRecheckGrowth-fold count (64, 512, 4096, ...; the counts grow by the MPI library's
 //     time over multilane's when that is above 1 and known from a re-measurement or the model,
-//     so that its calls cost the same share; a first exploration's ratio rates cold calls),
+//     so that its calls cost the same share; a first exploration's ratio rates cold calls;
+//     a re-check a run ends unfinished is redone by the next run, see calls_this_run()),
 //     against the decided algorithm alone (k = 1): a decision from a few early calls (cold caches,
 //     the MPI library's lazy set-up, a tuning file from another run) may be wrong for the job's
 //     steady state, and the MPI library is the route that is never slower than itself. The cost
@@ -197,6 +198,12 @@ class MeasuredRoutes {
     std::string_view next_algorithm() const;
     // Takes the exploration's decision (naming its algorithm) and ends a re-check.
     void settle(const ClassDecision& decided);
+    // This run's calls on the decided route, for the tuning file's `calls`. A re-check the run
+    // ended before it finished is due again at the next run's first call, when this run called
+    // the class at least as often as the re-check takes (the next run likely finishes it): the
+    // call that started it is not counted. Otherwise it waits for the next count, as a class
+    // that each run calls a few times must not spend every run in the MPI library's block.
+    std::uint64_t calls_this_run() const;
   };
   // The class's decision, or null while it has none.
   const ClassDecision* decided(std::uint64_t key) const;

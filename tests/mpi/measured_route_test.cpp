@@ -316,6 +316,55 @@ TEST(MeasuredRoute, AModelledGainOfSevenTimesIsMeasuredAgainSevenTimesLater) {
   EXPECT_EQ(entry.decision->source, DecisionSource::Remeasured);
 }
 
+// The re-check of a class that the tuning file says made `calls_before` calls, after `calls`
+// calls of this run: what the file is told this run made, and the route of the next run's
+// first call.
+struct NextRun {
+  std::uint64_t counted;
+  RouteChoice first;
+};
+NextRun run_then_next(std::uint64_t calls_before, std::uint64_t calls) {
+  const ClassDecision decided{.choice = RouteChoice::Multilane,
+                              .source = DecisionSource::TuningFile,
+                              .from_tuning_file = true,
+                              .calls = calls_before};
+  MeasuredRoutes run;
+  run.adopt(1, decided);
+  run_calls(*run.for_blocking_call(1, true), calls, 10, 5);
+  const std::uint64_t counted = run.entries().at(1).calls_this_run();
+  MeasuredRoutes next;
+  ClassDecision carried = decided;
+  carried.calls = calls_before + counted;
+  next.adopt(1, carried);
+  return {counted, run_calls(*next.for_blocking_call(1, true), 1, 10, 5).front()};
+}
+
+// The calls a re-check of class 1 takes.
+std::uint64_t recheck_calls() {
+  MeasuredRoutes routes;
+  MeasuredRoutes::Entry& entry = *routes.for_blocking_call(1, true);
+  entry.explore({"auto"});
+  return static_cast<std::uint64_t>(entry.exploration.most_calls());
+}
+
+TEST(MeasuredRoute, AReCheckTheRunEndsIsDueAtTheNextRunsStartIfTheRunCouldHaveFinishedIt) {
+  // From call 60: calls 61-63 on multilane, the re-check from the 64th. A run that called the
+  // class more often than a re-check takes but ended one call short of finishing it has the
+  // next run do it at once.
+  const std::uint64_t recheck = recheck_calls();
+  const NextRun redo = run_then_next(60, 3 + recheck - 1);
+  EXPECT_EQ(redo.counted, 3u);
+  EXPECT_EQ(redo.first, RouteChoice::Mpi);
+  // A run of 3 + 2 calls could not have: the re-check waits for the 512th call.
+  const NextRun wait = run_then_next(60, 3 + 2);
+  EXPECT_EQ(wait.counted, 4u);
+  EXPECT_EQ(wait.first, RouteChoice::Multilane);
+  // A re-check that finished is not done again.
+  const NextRun done = run_then_next(60, 3 + recheck);
+  EXPECT_EQ(done.counted, 4u);
+  EXPECT_EQ(done.first, RouteChoice::Multilane);
+}
+
 TEST(MeasuredRoute, AFirstMeasurementsGainDoesNotPutOffTheReMeasurement) {
   // Seven times faster on the job's first calls, as read from a tuning file and as decided in
   // this run: measured again at call 64 all the same.
