@@ -40,12 +40,20 @@ double Exploration::Kept::median() const {
   return count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
-Exploration::Exploration(int candidates, int block)
+Exploration::Exploration(int candidates, int block, bool multilane_first)
     : kept_calls_(std::clamp(block, 2, kShortBlockCalls) - 1),
       mpi_dropped_calls_(kept_calls_ + 1 == kShortBlockCalls ? kMpiDroppedShortCalls
                                                              : kMpiDroppedLongCalls),
+      multilane_first_(multilane_first),
+      block_(multilane_first ? 1 : 0),
       kept_(static_cast<std::size_t>(1 + std::max(candidates, 1))),
       pruned_(static_cast<std::size_t>(1 + std::max(candidates, 1)), false) {}
+
+// The blocks run 0 (the MPI library), 1, 2... or, multilane first, 1, 2, ..., 0.
+int Exploration::block_after(int done) const {
+  const int blocks = static_cast<int>(kept_.size());
+  return multilane_first_ ? (done + 1) % blocks : done;
+}
 
 std::optional<ClassDecision> Exploration::record(double seconds, const Agreement& agree) {
   ++calls_;
@@ -54,7 +62,7 @@ std::optional<ClassDecision> Exploration::record(double seconds, const Agreement
   Kept& kept = kept_[static_cast<std::size_t>(block_)];
   if (in_block >= dropped) kept.times[static_cast<std::size_t>(kept.count++)] = seconds;
   bool block_done = in_block_ == dropped + kept_calls_;
-  if (block_ > 0 && in_block == dropped) {
+  if (block_ > 0 && in_block == dropped && !multilane_first_) {
     // The first kept call of a multilane candidate: out at twice the MPI library's time.
     double first[2] = {kept_[0].median(), kept.median()};
     agree(first, 2);
@@ -64,9 +72,11 @@ std::optional<ClassDecision> Exploration::record(double seconds, const Agreement
     }
   }
   if (!block_done) return std::nullopt;
-  ++block_;
   in_block_ = 0;
-  if (block_ < static_cast<int>(kept_.size())) return std::nullopt;
+  if (++blocks_done_ < static_cast<int>(kept_.size())) {
+    block_ = block_after(blocks_done_);
+    return std::nullopt;
+  }
   return decide(agree);
 }
 
@@ -137,7 +147,7 @@ bool MeasuredRoutes::Entry::explores_next_call() {
 
 void MeasuredRoutes::Entry::explore(std::vector<std::string> algorithms) {
   candidates = std::move(algorithms);
-  exploration = Exploration(static_cast<int>(candidates.size()), block);
+  exploration = Exploration(static_cast<int>(candidates.size()), block, rechecking);
 }
 
 std::string_view MeasuredRoutes::Entry::next_algorithm() const {

@@ -51,10 +51,13 @@
 //     time over multilane's when that is above 1 and known from a re-measurement or the model,
 //     so that its calls cost the same share; a first exploration's ratio rates cold calls;
 //     a re-check a run ends unfinished is redone by the next run, see calls_this_run()),
-//     against the decided algorithm alone (k = 1): a decision from a few early calls (cold caches,
-//     the MPI library's lazy set-up, a tuning file from another run) may be wrong for the job's
-//     steady state, and the MPI library is the route that is never slower than itself. The cost
-//     vanishes geometrically. A class decided for the MPI library is not measured again;
+//     against the decided algorithm alone (k = 1), whose block runs first so that it goes on
+//     from the route's steady state (after the MPI library's calls, hier-shm's next ones are
+//     slower: a bcast of 64 KiB that OSU times at 3.6 us rated 41 us there): a decision from a
+//     few early calls (cold caches, the MPI library's lazy set-up, a tuning file from another
+//     run) may be wrong for the job's steady state, and the MPI library is the route that is
+//     never slower than itself. The cost vanishes geometrically. A class decided for the MPI
+//     library is not measured again;
 //   * at most kMostExploredClasses classes per communicator are explored; beyond that, and in
 //     the frozen mode, an undecided class takes the default route (dispatch.cpp).
 // Decisions made elsewhere (a communicator of the same placement, the tuning file, the model
@@ -141,7 +144,9 @@ class Exploration {
   // `block`: calls per multilane candidate, the first dropped (kBlockCalls or
   // kShortBlockCalls); the MPI library's block drops kMpiDroppedShortCalls (with
   // kShortBlockCalls) or kMpiDroppedLongCalls and keeps as many.
-  explicit Exploration(int candidates = 1, int block = kBlockCalls);
+  // `multilane_first`: the candidates' blocks run before the MPI library's (a re-check: its
+  // first block then goes on from the decided route's steady state); no candidate is pruned.
+  explicit Exploration(int candidates = 1, int block = kBlockCalls, bool multilane_first = false);
   // Whose turn it is: kMpi, or the index of multilane's candidate.
   int next() const { return block_ - 1; }
   RouteChoice next_route() const {
@@ -164,11 +169,14 @@ class Exploration {
     double median() const;
   };
   std::optional<ClassDecision> decide(const Agreement& agree);
+  int block_after(int done) const;  // the block that runs after `done` blocks
   // The calls a block drops before it keeps kept_calls_.
   int dropped_calls() const { return block_ == 0 ? mpi_dropped_calls_ : 1; }
   int kept_calls_;
   int mpi_dropped_calls_;
   int calls_ = 0;
+  bool multilane_first_;
+  int blocks_done_ = 0;
   int block_ = 0;           // 0: the MPI library's; c + 1: multilane's candidate c
   int in_block_ = 0;        // calls of the current block so far
   std::vector<Kept> kept_;  // the kept times of each block
