@@ -96,10 +96,11 @@ void inherit_decisions(const PlacementKey& placement, MeasuredRoutes& routes) {
   }
 }
 
-void publish_decision(const PlacementKey& placement, std::uint64_t key,
-                      const ClassDecision& decision) {
-  Store& s = store();
-  std::lock_guard lock(s.mutex);
+namespace {
+
+// publish_decision() with the store's lock held.
+void publish_locked(Store& s, const PlacementKey& placement, std::uint64_t key,
+                    const ClassDecision& decision) {
   PlacementRoutes* p = find(s, placement);
   if (!p) {
     s.tuning.placements.push_back({.mpi_library = s.mpi_library,
@@ -111,28 +112,54 @@ void publish_decision(const PlacementKey& placement, std::uint64_t key,
     p = &s.tuning.placements.back();
   }
   // A class measured again takes the new measurement's route, times and source; while its route
-  // stays, it keeps the calls counted on that route, which time its next re-measurement.
+  // stays, it keeps the calls counted on that route, which time its next re-measurement. An
+  // unfinished exploration brings its own count.
   ClassDecision published = decision;
   const auto known = p->classes.find(key);
-  if (known != p->classes.end() && known->second.choice == decision.choice) {
+  if (known != p->classes.end() && known->second.choice == decision.choice &&
+      decision.source != DecisionSource::Unfinished) {
     published.calls = known->second.calls;
   }
   p->classes.insert_or_assign(key, published);
   s.changed = true;
 }
 
+// Whether the calls of a class on `d` are counted for a measurement to come.
+bool counts_calls(const ClassDecision& d) {
+  return d.choice == RouteChoice::Multilane || d.source == DecisionSource::Unfinished;
+}
+
+}  // namespace
+
+void publish_decision(const PlacementKey& placement, std::uint64_t key,
+                      const ClassDecision& decision) {
+  Store& s = store();
+  std::lock_guard lock(s.mutex);
+  publish_locked(s, placement, key, decision);
+}
+
 void count_route_calls(const PlacementKey& placement, const MeasuredRoutes& routes) {
   Store& s = store();
   std::lock_guard lock(s.mutex);
+  for (const auto& [key, entry] : routes.entries()) {
+    // An exploration the run ended: the MPI library's until a later count (a decision of
+    // another communicator of the placement stands).
+    const auto unfinished = entry.unfinished();
+    if (!unfinished) continue;
+    const PlacementRoutes* known = find(s, placement);
+    if (known && known->classes.contains(key) &&
+        known->classes.at(key).source != DecisionSource::Unfinished) {
+      continue;
+    }
+    publish_locked(s, placement, key, *unfinished);
+  }
   PlacementRoutes* p = find(s, placement);
   if (!p) return;
   for (const auto& [key, entry] : routes.entries()) {
-    if (!entry.decision || entry.decision->choice != RouteChoice::Multilane) continue;
+    if (!entry.decision || !counts_calls(*entry.decision)) continue;
     const std::uint64_t made = entry.calls_this_run();
     const auto known = p->classes.find(key);
-    if (made == 0 || known == p->classes.end() || known->second.choice != RouteChoice::Multilane) {
-      continue;
-    }
+    if (made == 0 || known == p->classes.end() || !counts_calls(known->second)) continue;
     known->second.calls += made;
     s.changed = true;
   }

@@ -22,6 +22,8 @@ const char* to_string(DecisionSource source) {
       return "tuning file";
     case DecisionSource::Default:
       return "default route, not measured";
+    case DecisionSource::Unfinished:
+      return "unfinished";
   }
   return "?";
 }
@@ -133,13 +135,20 @@ std::uint64_t first_recheck(const ClassDecision& d) {
 
 bool MeasuredRoutes::Entry::explores_next_call() {
   if (!decision || rechecking) return true;
-  if (decision->choice != RouteChoice::Multilane) return false;
+  const bool unfinished = decision->source == DecisionSource::Unfinished;
+  if (decision->choice != RouteChoice::Multilane && !unfinished) return false;
   if (next_recheck == 0) {
     next_recheck = first_recheck(*decision);
     while (next_recheck <= decided_calls) next_recheck *= kRecheckGrowth;
   }
   if (++decided_calls < next_recheck) return false;
   next_recheck *= kRecheckGrowth;
+  if (unfinished) {
+    --decided_calls;  // this call is the exploration's first
+    decision.reset();
+    exploration = Exploration();
+    return true;
+  }
   rechecking = true;
   explore({decision->algorithm});
   return true;
@@ -174,6 +183,14 @@ std::uint64_t MeasuredRoutes::Entry::calls_this_run() const {
   // The call that started the re-check is its first.
   const std::uint64_t called = made - 1 + static_cast<std::uint64_t>(exploration.calls());
   return called >= recheck_calls ? made - 1 : made;
+}
+
+std::optional<ClassDecision> MeasuredRoutes::Entry::unfinished() const {
+  if (decision || exploration.calls() == 0) return std::nullopt;
+  return ClassDecision{.choice = RouteChoice::Mpi,
+                       .source = DecisionSource::Unfinished,
+                       .mpi_s = exploration.mpi_rating(),
+                       .calls = decided_calls + static_cast<std::uint64_t>(exploration.calls())};
 }
 
 // A class of any size (gatherv, scatterv, alltoallv) is taken as long.

@@ -100,13 +100,19 @@ inline constexpr std::uint64_t kRecheckGrowth = 8;
 // Default: a default route that is no measurement and no model price (the barrier within one
 // site; a class not measured in the frozen mode or past the cap).
 // Remeasured: a multilane route measured again in its steady state (kFirstRecheck).
+// Unfinished: the MPI library's, for a class whose exploration a run ended before it decided
+// (a run that calls the class fewer times than the exploration takes would otherwise explore
+// it anew every run and never decide, its calls alternating between the candidates): explored
+// again from the start at the class's kFirstRecheck-th call, then every kRecheckGrowth-fold
+// count, counted over the runs that share a tuning file.
 enum class DecisionSource : std::uint8_t {
   Measured,
   Pruned,
   Remeasured,
   Model,
   TuningFile,
-  Default
+  Default,
+  Unfinished
 };
 const char* to_string(DecisionSource source);
 
@@ -121,9 +127,9 @@ struct ClassDecision {
   double mpi_s = 0;
   double multilane_s = 0;
   bool from_tuning_file = false;  // read from MULTILANE_TUNING rather than decided in this run
-  // Blocking calls made on a multilane route by earlier runs (the tuning file's count): its
-  // re-measurements come at the 64th, 512th... call counted over the runs, so that a class a
-  // run calls a few times is measured again in a later run.
+  // Blocking calls made on a multilane route (or, Unfinished, of the class) by earlier runs
+  // (the tuning file's count): its re-measurements come at the 64th, 512th... call counted
+  // over the runs, so that a class a run calls a few times is measured again in a later run.
   std::uint64_t calls = 0;
 };
 
@@ -156,6 +162,8 @@ class Exploration {
   // other ranks (collective) and returns the decision once there is one (`candidate` set).
   std::optional<ClassDecision> record(double seconds, const Agreement& agree);
   int calls() const { return calls_; }
+  // This rank's rating of the MPI library so far (the median of its kept calls; 0 before).
+  double mpi_rating() const { return kept_[0].median(); }
   // The calls the exploration takes when no candidate is pruned.
   int most_calls() const {
     const int multilane_blocks = static_cast<int>(kept_.size()) - 1;
@@ -197,7 +205,9 @@ class MeasuredRoutes {
     std::uint64_t next_recheck = 0;   // 0: not yet set from the decision
 
     // Whether the class's next blocking call runs the exploration (rather than its decision):
-    // undecided, re-checked, or a multilane decision whose re-check falls on this call.
+    // undecided, re-checked, or a multilane decision whose re-check falls on this call. An
+    // Unfinished decision whose count falls on this call is dropped: the class is undecided
+    // again, and its exploration starts from the beginning.
     bool explores_next_call();
     // Starts the exploration of `algorithms` in blocks of `block` calls (an undecided class's
     // first blocking call, or a re-check).
@@ -212,6 +222,10 @@ class MeasuredRoutes {
     // call that started it is not counted. Otherwise it waits for the next count, as a class
     // that each run calls a few times must not spend every run in the MPI library's block.
     std::uint64_t calls_this_run() const;
+    // The Unfinished decision of a class whose exploration this run started and did not end
+    // (nullopt otherwise), its count covering this run's calls; mpi_s: this rank's rating of
+    // the MPI library, where its block ended.
+    std::optional<ClassDecision> unfinished() const;
   };
   // The class's decision, or null while it has none.
   const ClassDecision* decided(std::uint64_t key) const;

@@ -38,8 +38,9 @@ std::optional<WrappedCall> call_of_function(std::string_view name) {
 }
 
 std::optional<DecisionSource> source_of(std::string_view name) {
-  for (auto source : {DecisionSource::Measured, DecisionSource::Pruned, DecisionSource::Remeasured,
-                      DecisionSource::Model, DecisionSource::TuningFile}) {
+  for (auto source :
+       {DecisionSource::Measured, DecisionSource::Pruned, DecisionSource::Remeasured,
+        DecisionSource::Model, DecisionSource::TuningFile, DecisionSource::Unfinished}) {
     if (name == to_string(source)) return source;
   }
   return std::nullopt;
@@ -85,7 +86,8 @@ std::pair<std::uint64_t, ClassDecision> class_of(const std::string& path, const 
     const auto named = s->value<std::string>();
     if (!named || !source_of(*named)) {
       fail(path, s, "source",
-           "must be \"measured\", \"pruned\", \"measured again\", \"model\" or \"tuning file\"");
+           "must be \"measured\", \"pruned\", \"measured again\", \"model\", \"tuning file\" "
+           "or \"unfinished\"");
     }
     decision.source = *source_of(*named);
   }
@@ -141,7 +143,8 @@ std::string format_class(std::uint64_t key, const ClassDecision& d) {
   text += fmt::format("  source = \"{}\"\n", to_string(d.source));
   if (d.mpi_s > 0) text += fmt::format("  mpi_us = {:.2f}\n", d.mpi_s * 1e6);
   if (d.multilane_s > 0) text += fmt::format("  multilane_us = {:.2f}\n", d.multilane_s * 1e6);
-  if (d.choice == RouteChoice::Multilane && d.calls > 0) {
+  if ((d.choice == RouteChoice::Multilane || d.source == DecisionSource::Unfinished) &&
+      d.calls > 0) {
     text += fmt::format("  calls = {}\n", d.calls);
   }
   return text;

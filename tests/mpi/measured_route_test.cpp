@@ -372,6 +372,42 @@ TEST(MeasuredRoute, AReCheckTheRunEndsIsDueAtTheNextRunsStartIfTheRunCouldHaveFi
   EXPECT_FALSE(done.rechecks_first);
 }
 
+TEST(MeasuredRoute, AnExplorationTheRunEndsLeavesTheClassToTheMpiLibraryUntilItsCount) {
+  const Agreement alone{.function = [](void*, double*, int) {}, .context = nullptr};
+  MeasuredRoutes first;
+  MeasuredRoutes::Entry& exploring = *first.for_blocking_call(1, true);
+  ASSERT_TRUE(exploring.explores_next_call());
+  exploring.explore({"auto"});
+  const int calls = kMpiDroppedShortCalls + 1;  // the run ends after one kept MPI call
+  for (int call = 0; call < calls; ++call) {
+    ASSERT_FALSE(exploring.exploration.record(call == calls - 1 ? 3e-6 : 9e-6, alone));
+  }
+  const std::optional<ClassDecision> unfinished = exploring.unfinished();
+  ASSERT_TRUE(unfinished);
+  EXPECT_EQ(unfinished->choice, RouteChoice::Mpi);
+  EXPECT_EQ(unfinished->source, DecisionSource::Unfinished);
+  EXPECT_DOUBLE_EQ(unfinished->mpi_s, 3e-6);
+  EXPECT_EQ(unfinished->calls, static_cast<std::uint64_t>(calls));
+  // The next runs: the MPI library's until the class's 64th call, which explores it anew.
+  MeasuredRoutes next;
+  next.adopt(1, *unfinished);
+  MeasuredRoutes::Entry& decided = *next.for_blocking_call(1, true);
+  for (auto call = static_cast<std::uint64_t>(calls) + 1; call < kFirstRecheck; ++call) {
+    ASSERT_FALSE(decided.explores_next_call()) << "call " << call;
+  }
+  EXPECT_EQ(decided.calls_this_run(), kFirstRecheck - 1 - static_cast<std::uint64_t>(calls));
+  EXPECT_TRUE(decided.explores_next_call());
+  EXPECT_FALSE(decided.decision);
+  EXPECT_EQ(decided.exploration.calls(), 0);
+  // Ended again at once: its count goes on from the 63 calls before.
+  decided.explore({"auto"});
+  decided.exploration.record(9e-6, alone);
+  EXPECT_EQ(decided.unfinished()->calls, kFirstRecheck);
+  // A decided class, or one that never explored, has nothing unfinished.
+  const MeasuredRoutes::Entry untouched;
+  EXPECT_FALSE(untouched.unfinished());
+}
+
 TEST(MeasuredRoute, AFirstMeasurementsGainDoesNotPutOffTheReMeasurement) {
   // Seven times faster on the job's first calls, as read from a tuning file and as decided in
   // this run: measured again at call 64 all the same.
