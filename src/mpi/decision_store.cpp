@@ -146,10 +146,9 @@ void count_route_calls(const PlacementKey& placement, const MeasuredRoutes& rout
     // another communicator of the placement stands).
     const auto unfinished = entry.unfinished();
     if (!unfinished) continue;
-    const PlacementRoutes* known = find(s, placement);
-    if (known && known->classes.contains(key) &&
-        known->classes.at(key).source != DecisionSource::Unfinished) {
-      continue;
+    if (const PlacementRoutes* p = find(s, placement)) {
+      const auto known = p->classes.find(key);
+      if (known != p->classes.end() && known->second.source != DecisionSource::Unfinished) continue;
     }
     publish_locked(s, placement, key, *unfinished);
   }

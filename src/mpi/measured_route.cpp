@@ -47,38 +47,35 @@ Exploration::Exploration(int candidates, int block, bool multilane_first)
       mpi_dropped_calls_(kept_calls_ + 1 == kShortBlockCalls ? kMpiDroppedShortCalls
                                                              : kMpiDroppedLongCalls),
       multilane_first_(multilane_first),
-      block_(multilane_first ? 1 : 0),
       kept_(static_cast<std::size_t>(1 + std::max(candidates, 1))),
       pruned_(static_cast<std::size_t>(1 + std::max(candidates, 1)), false) {}
 
 // The blocks run 0 (the MPI library), 1, 2... or, multilane first, 1, 2, ..., 0.
-int Exploration::block_after(int done) const {
+int Exploration::block() const {
   const int blocks = static_cast<int>(kept_.size());
-  return multilane_first_ ? (done + 1) % blocks : done;
+  return multilane_first_ ? (blocks_done_ + 1) % blocks : blocks_done_;
 }
 
 std::optional<ClassDecision> Exploration::record(double seconds, const Agreement& agree) {
   ++calls_;
   const int in_block = in_block_++;
   const int dropped = dropped_calls();
-  Kept& kept = kept_[static_cast<std::size_t>(block_)];
+  const int block = this->block();
+  Kept& kept = kept_[static_cast<std::size_t>(block)];
   if (in_block >= dropped) kept.times[static_cast<std::size_t>(kept.count++)] = seconds;
   bool block_done = in_block_ == dropped + kept_calls_;
-  if (block_ > 0 && in_block == dropped && !multilane_first_) {
+  if (block > 0 && in_block == dropped && !multilane_first_) {
     // The first kept call of a multilane candidate: out at twice the MPI library's time.
     double first[2] = {kept_[0].median(), kept.median()};
     agree(first, 2);
     if (first[1] > kPruneFactor * first[0]) {
-      pruned_[static_cast<std::size_t>(block_)] = true;  // rated by its one kept call
+      pruned_[static_cast<std::size_t>(block)] = true;  // rated by its one kept call
       block_done = true;
     }
   }
   if (!block_done) return std::nullopt;
   in_block_ = 0;
-  if (++blocks_done_ < static_cast<int>(kept_.size())) {
-    block_ = block_after(blocks_done_);
-    return std::nullopt;
-  }
+  if (++blocks_done_ < static_cast<int>(kept_.size())) return std::nullopt;
   return decide(agree);
 }
 
@@ -177,8 +174,8 @@ void MeasuredRoutes::Entry::settle(const ClassDecision& decided) {
 
 std::uint64_t MeasuredRoutes::Entry::calls_this_run() const {
   const std::uint64_t made = decided_calls - calls_before;
-  const bool unfinished = rechecking && made > 0;
-  if (!unfinished) return made;
+  const bool recheck_cut_short = rechecking && made > 0;
+  if (!recheck_cut_short) return made;
   const auto recheck_calls = static_cast<std::uint64_t>(exploration.most_calls());
   // The call that started the re-check is its first.
   const std::uint64_t called = made - 1 + static_cast<std::uint64_t>(exploration.calls());

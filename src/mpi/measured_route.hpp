@@ -154,7 +154,7 @@ class Exploration {
   // first block then goes on from the decided route's steady state); no candidate is pruned.
   explicit Exploration(int candidates = 1, int block = kBlockCalls, bool multilane_first = false);
   // Whose turn it is: kMpi, or the index of multilane's candidate.
-  int next() const { return block_ - 1; }
+  int next() const { return block() - 1; }
   RouteChoice next_route() const {
     return next() == kMpi ? RouteChoice::Mpi : RouteChoice::Multilane;
   }
@@ -177,15 +177,15 @@ class Exploration {
     double median() const;
   };
   std::optional<ClassDecision> decide(const Agreement& agree);
-  int block_after(int done) const;  // the block that runs after `done` blocks
+  // The block running now: 0, the MPI library's; c + 1, multilane's candidate c.
+  int block() const;
   // The calls a block drops before it keeps kept_calls_.
-  int dropped_calls() const { return block_ == 0 ? mpi_dropped_calls_ : 1; }
+  int dropped_calls() const { return block() == 0 ? mpi_dropped_calls_ : 1; }
   int kept_calls_;
   int mpi_dropped_calls_;
   int calls_ = 0;
   bool multilane_first_;
   int blocks_done_ = 0;
-  int block_ = 0;           // 0: the MPI library's; c + 1: multilane's candidate c
   int in_block_ = 0;        // calls of the current block so far
   std::vector<Kept> kept_;  // the kept times of each block
   std::vector<bool> pruned_;
