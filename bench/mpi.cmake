@@ -19,6 +19,10 @@ target_link_libraries(after_setup PRIVATE MPI::MPI_C)
 # What the PMPI library adds to a call it leaves to the MPI library (bench/pass-through.sh).
 add_executable(pass_through pass_through.c)
 target_link_libraries(pass_through PRIVATE MPI::MPI_C)
+if(TARGET PkgConfig::MULTILANE_MPICH)  # src/mpi/CMakeLists.txt: MPICH's compile and link flags
+  add_executable(pass_through_mpich pass_through.c)
+  target_link_libraries(pass_through_mpich PRIVATE PkgConfig::MULTILANE_MPICH)
+endif()
 
 # Not a timing test: two ranks, tiny sizes, --check. The output must be the JSON the comparison
 # script reads (one row per size, one time per repetition, every byte verified) and a bad
@@ -81,7 +85,7 @@ add_bench_program_tests(
 # pass_through: both lines, each a time per call.
 add_bench_program_tests(
   mpi-pass-through pass_through "1000;2"
-  "reduce_scatter_block of 0 elements: [0-9.]+ ns\nallreduce of 1 float, decided for the MPI library: [0-9.]+ ns\n"
+  "reduce_scatter_block of 0 elements: [0-9.]+ ns\nallreduce of 1 float, decided for the MPI library: [0-9.]+ ns\nallreduce of 1 float on MPI_COMM_SELF, decided, caches cold: [0-9.]+ ns\n"
   calls "pass_through: CALLS must be 1..100000000, not '0'")
 if(MULTILANE_SANITIZE)
   # Open MPI never frees what MPI_Init allocates, and unloads its plugins before LeakSanitizer

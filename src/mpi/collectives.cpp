@@ -1,5 +1,7 @@
 // mpi/collectives.cpp — the intercepted MPI collectives: each hands its arguments to the
 // dispatcher (dispatch.hpp) with the PMPI_* call that runs them with the MPI library untouched.
+// The blocking ones are hot: their pass-through is inline, and the linker keeps hot functions
+// together, so that a call that passes reads few pages of code when caches are cold.
 #include <mpi.h>
 
 #include "mpi/dispatch.hpp"
@@ -48,15 +50,16 @@ MpiArgs bcast_args(void* buffer, int count, MPI_Datatype datatype, int root) {
 
 extern "C" {
 
-int MPI_Bcast(void* buffer, int n, MPI_Datatype datatype, int root, MPI_Comm comm) {
+[[gnu::hot]] int MPI_Bcast(void* buffer, int n, MPI_Datatype datatype, int root, MPI_Comm comm) {
   return run_blocking(WrappedCall::Bcast, comm, bcast_args(buffer, n, datatype, root),
                       [](const MpiArgs& a, MPI_Comm c) {
                         return PMPI_Bcast(a.recvbuf, count(a.recvcount), a.recvtype, a.root, c);
                       });
 }
 
-int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+[[gnu::hot]] int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                             MPI_Comm comm) {
   return run_blocking(WrappedCall::Scatter, comm,
                       data_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root),
                       [](const MpiArgs& a, MPI_Comm c) {
@@ -65,8 +68,9 @@ int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
                       });
 }
 
-int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+[[gnu::hot]] int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                            MPI_Comm comm) {
   return run_blocking(WrappedCall::Gather, comm,
                       data_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root),
                       [](const MpiArgs& a, MPI_Comm c) {
@@ -75,8 +79,8 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
                       });
 }
 
-int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+[[gnu::hot]] int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return run_blocking(WrappedCall::Allgather, comm,
                       data_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0),
                       [](const MpiArgs& a, MPI_Comm c) {
@@ -85,8 +89,8 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
                       });
 }
 
-int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+[[gnu::hot]] int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return run_blocking(WrappedCall::Alltoall, comm,
                       data_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0),
                       [](const MpiArgs& a, MPI_Comm c) {
@@ -95,13 +99,13 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
                       });
 }
 
-int MPI_Barrier(MPI_Comm comm) {
+[[gnu::hot]] int MPI_Barrier(MPI_Comm comm) {
   return run_blocking(WrappedCall::Barrier, comm, MpiArgs{},
                       [](const MpiArgs&, MPI_Comm c) { return PMPI_Barrier(c); });
 }
 
-int MPI_Reduce(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype, MPI_Op op,
-               int root, MPI_Comm comm) {
+[[gnu::hot]] int MPI_Reduce(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype,
+                            MPI_Op op, int root, MPI_Comm comm) {
   return run_blocking(
       WrappedCall::Reduce, comm, reduction_args(sendbuf, recvbuf, n, datatype, op, root),
       [](const MpiArgs& a, MPI_Comm c) {
@@ -109,8 +113,8 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype,
       });
 }
 
-int MPI_Allreduce(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype, MPI_Op op,
-                  MPI_Comm comm) {
+[[gnu::hot]] int MPI_Allreduce(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype,
+                               MPI_Op op, MPI_Comm comm) {
   return run_blocking(
       WrappedCall::Allreduce, comm, reduction_args(sendbuf, recvbuf, n, datatype, op, 0),
       [](const MpiArgs& a, MPI_Comm c) {
@@ -118,8 +122,8 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int n, MPI_Datatype dataty
       });
 }
 
-int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
-                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+[[gnu::hot]] int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return run_blocking(WrappedCall::ReduceScatterBlock, comm,
                       reduction_args(sendbuf, recvbuf, recvcount, datatype, op, 0),
                       [](const MpiArgs& a, MPI_Comm c) {
@@ -128,8 +132,8 @@ int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                       });
 }
 
-int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
-                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+[[gnu::hot]] int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   MpiArgs args = reduction_args(sendbuf, recvbuf, 0, datatype, op, 0);
   args.recvcounts = recvcounts;
   return run_blocking(WrappedCall::ReduceScatter, comm, args, [](const MpiArgs& a, MPI_Comm c) {
@@ -137,8 +141,8 @@ int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[
   });
 }
 
-int MPI_Scan(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype, MPI_Op op,
-             MPI_Comm comm) {
+[[gnu::hot]] int MPI_Scan(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype,
+                          MPI_Op op, MPI_Comm comm) {
   return run_blocking(WrappedCall::Scan, comm, reduction_args(sendbuf, recvbuf, n, datatype, op, 0),
                       [](const MpiArgs& a, MPI_Comm c) {
                         return PMPI_Scan(a.sendbuf, a.recvbuf, count(a.recvcount), a.recvtype, a.op,
@@ -146,8 +150,8 @@ int MPI_Scan(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype, M
                       });
 }
 
-int MPI_Exscan(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype, MPI_Op op,
-               MPI_Comm comm) {
+[[gnu::hot]] int MPI_Exscan(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype,
+                            MPI_Op op, MPI_Comm comm) {
   return run_blocking(
       WrappedCall::Exscan, comm, reduction_args(sendbuf, recvbuf, n, datatype, op, 0),
       [](const MpiArgs& a, MPI_Comm c) {
@@ -155,9 +159,9 @@ int MPI_Exscan(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype,
       });
 }
 
-int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                MPI_Comm comm) {
+[[gnu::hot]] int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void* recvbuf, const int recvcounts[], const int displs[],
+                             MPI_Datatype recvtype, int root, MPI_Comm comm) {
   MpiArgs args = data_args(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype, root);
   args.recvcounts = recvcounts;
   args.rdispls = displs;
@@ -167,9 +171,9 @@ int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
   });
 }
 
-int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
-                 MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                 int root, MPI_Comm comm) {
+[[gnu::hot]] int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                              MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                              MPI_Datatype recvtype, int root, MPI_Comm comm) {
   MpiArgs args = data_args(sendbuf, 0, sendtype, recvbuf, recvcount, recvtype, root);
   args.sendcounts = sendcounts;
   args.sdispls = displs;
@@ -179,9 +183,9 @@ int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[]
   });
 }
 
-int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                   MPI_Comm comm) {
+[[gnu::hot]] int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void* recvbuf, const int recvcounts[], const int displs[],
+                                MPI_Datatype recvtype, MPI_Comm comm) {
   MpiArgs args = data_args(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype, 0);
   args.recvcounts = recvcounts;
   args.rdispls = displs;
@@ -191,9 +195,9 @@ int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
   });
 }
 
-int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                  MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
-                  MPI_Datatype recvtype, MPI_Comm comm) {
+[[gnu::hot]] int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                               MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                               const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   MpiArgs args = data_args(sendbuf, 0, sendtype, recvbuf, 0, recvtype, 0);
   args.sendcounts = sendcounts;
   args.sdispls = sdispls;

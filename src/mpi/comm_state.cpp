@@ -27,24 +27,9 @@ namespace {
 std::mutex live_mutex;
 std::set<CommState*> live;
 int job_slots_taken = 0;
-// States deleted so far: a thread's cached look-up below is valid only while none was deleted
-// since (another thread may have freed the communicator, and MPI may give its handle to a new
-// one).
-std::atomic<std::uint64_t> states_deleted{0};
-
-// The last communicator looked up and its state: an application's loop calls on one
-// communicator, and its state is then found without the MPI library's attribute look-up.
-// Any delete_state(), on any thread, makes it stale, so a freed handle that MPI reuses never
-// finds it.
-// initial-exec: the library is loaded with the program (LD_PRELOAD or linked), and this model
-// reads the variable without a call to __tls_get_addr on every collective.
-[[gnu::tls_model("initial-exec")]] thread_local MPI_Comm last_comm = MPI_COMM_NULL;
-[[gnu::tls_model("initial-exec")]] thread_local CommState* last_state = nullptr;
-[[gnu::tls_model("initial-exec")]] thread_local std::uint64_t last_deleted = 0;
-
 int delete_state(MPI_Comm, int, void* attribute, void*) {
   auto* state = static_cast<CommState*>(attribute);
-  states_deleted.fetch_add(1, std::memory_order_relaxed);
+  pass_through_state.states_deleted.fetch_add(1, std::memory_order_relaxed);
   {
     std::lock_guard lock(live_mutex);
     live.erase(state);
@@ -75,6 +60,8 @@ bool take_job_slot(MPI_Comm comm) {
 
 }  // namespace
 
+[[gnu::tls_model("initial-exec")]] constinit thread_local LastLookup last_lookup;
+
 void create_comm_keyval() {
   pmpi_check(
       PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &library().keyval, nullptr),
@@ -82,16 +69,14 @@ void create_comm_keyval() {
 }
 
 CommState* find_state(MPI_Comm comm) {
-  const std::uint64_t deleted = states_deleted.load(std::memory_order_relaxed);
-  if (comm == last_comm && last_state != nullptr && last_deleted == deleted) return last_state;
+  if (CommState* state = cached_state(comm)) return state;
+  const std::uint64_t deleted = pass_through_state.states_deleted.load(std::memory_order_relaxed);
   void* attribute = nullptr;
   int found = 0;
   pmpi_check(PMPI_Comm_get_attr(comm, library().keyval, &attribute, &found), "PMPI_Comm_get_attr");
   if (!found) return nullptr;
-  last_comm = comm;
-  last_state = static_cast<CommState*>(attribute);
-  last_deleted = deleted;
-  return last_state;
+  last_lookup = {.comm = comm, .state = static_cast<CommState*>(attribute), .deleted = deleted};
+  return last_lookup.state;
 }
 
 CommState& state_of(MPI_Comm comm) {

@@ -28,6 +28,7 @@
 #include "mpi/collective_call.hpp"
 #include "mpi/comm_bootstrap.hpp"
 #include "mpi/measured_route.hpp"
+#include "mpi/pass_through_state.hpp"
 #include "mpi/placement_key.hpp"
 #include "mpi/repeated_calls.hpp"
 #include "mpi/route_policy.hpp"
@@ -67,6 +68,29 @@ void create_comm_keyval();
 CommState& state_of(MPI_Comm comm);
 // The state of `comm` if it has one (not collective).
 CommState* find_state(MPI_Comm comm);
+
+// The thread's last look-up: an application's loop calls on one communicator, whose state is
+// then found without the MPI library's attribute look-up. Any state deleted since, on any
+// thread, makes it stale, so that a freed handle that MPI gives to a new communicator never
+// finds the old state. Zero is no communicator of either MPI family. initial-exec: the library
+// is loaded with the program (LD_PRELOAD or linked), and this model reads the variable without
+// a call to __tls_get_addr.
+struct LastLookup {
+  MPI_Comm comm{};
+  CommState* state = nullptr;
+  std::uint64_t deleted = 0;
+};
+[[gnu::tls_model("initial-exec")]] extern constinit thread_local LastLookup last_lookup;
+
+// The state of `comm` if this thread looked it up last and it is still alive, else null.
+[[gnu::always_inline]] inline CommState* cached_state(MPI_Comm comm) {
+  const LastLookup& last = last_lookup;
+  if (last.comm != comm ||
+      last.deleted != pass_through_state.states_deleted.load(std::memory_order_relaxed)) {
+    return nullptr;
+  }
+  return last.state;
+}
 // The state's multilane job, joined now if it has none (collective, like state_of); only for a
 // state that may run multilane.
 std::shared_ptr<Communicator> multilane_of(CommState& state);

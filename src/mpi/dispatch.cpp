@@ -119,24 +119,6 @@ const char* fallback_reason(WrappedCall call) {
                                      : "arguments for the MPI library to check";
 }
 
-// A call with nothing to move on any rank: a zero count where MPI makes every rank's data the
-// same size (the bcast's signature, the reductions' count). Unless forced, settled() gives such
-// a call to the MPI library too; checked first, it costs one comparison (OSU's reduce_scatter_block
-// of 4 B on 4 ranks is such a call, and takes the MPI library 30 ns).
-bool moves_nothing(WrappedCall call, const MpiArgs& args) {
-  switch (call) {
-    case WrappedCall::Bcast:
-    case WrappedCall::Allreduce:
-    case WrappedCall::Reduce:
-    case WrappedCall::ReduceScatterBlock:
-    case WrappedCall::Scan:
-    case WrappedCall::Exscan:
-      return args.recvcount == 0;
-    default:
-      return false;
-  }
-}
-
 // The route rules that need no table: no job slot, a forced route, one rank, no data.
 std::optional<Pick> settled(const CommState& state, const CollectiveCall& c) {
   if (!state.may_run_multilane()) return Pick{.run = RouteChoice::Mpi};
@@ -265,14 +247,12 @@ namespace {
 // A call without data that nothing forces or explains goes to the MPI library before any
 // look-up (a reduce-scatter-block of fewer elements than ranks is one on every call).
 bool passes_at_once(const Library& lib, WrappedCall call, const MpiArgs& args) {
-  return moves_nothing(call, args) && lib.settings.forced[static_cast<std::size_t>(call)].empty() &&
-         !lib.settings.explain;
+  return !lib.settings.explain && unforced_without_data(call, args);
 }
 
-// The route of a call with data, or forced, or explained: kept out of line, so that a call
-// that passes at once pays for none of its frame.
-[[gnu::noinline]] int route_blocking(const Library& lib, WrappedCall call, MPI_Comm comm,
-                                     const MpiArgs& args, MpiCall mpi) {
+// The route of a call with data, or forced, or explained, and the call.
+int route_and_run(const Library& lib, WrappedCall call, MPI_Comm comm, const MpiArgs& args,
+                  MpiCall mpi) {
   try {
     CommState* state = find_state(comm);
     if (state && state->to_mpi_again.match(call, args)) {
@@ -347,7 +327,7 @@ bool passes_at_once(const Library& lib, WrappedCall call, const MpiArgs& args) {
 
 int serve_blocking(const Library& lib, WrappedCall call, MPI_Comm comm, const MpiArgs& args,
                    MpiCall mpi) {
-  if (!passes_at_once(lib, call, args)) return route_blocking(lib, call, comm, args, mpi);
+  if (!passes_at_once(lib, call, args)) return route_and_run(lib, call, comm, args, mpi);
   count(Counted::BlockingMpi);
   return mpi(args, comm);
 }
@@ -445,7 +425,7 @@ int serve_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
 
 }  // namespace
 
-int run_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall mpi) {
+int route_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall mpi) {
   const Library& lib = library();
   if (!lib.active || comm == MPI_COMM_NULL) return mpi(args, comm);
   if (!lib.settings.profile) return serve_blocking(lib, call, comm, args, mpi);

@@ -15,6 +15,8 @@ namespace multilane::mpi {
 
 enum class Counted : std::size_t {
   BlockingMultilane,
+  // Blocking calls given to the MPI library after a look-up of their route. A call that passes
+  // through (dispatch.hpp) is not counted: the count would cost it a cache line or two.
   BlockingMpi,
   NonblockingMultilane,
   NonblockingMpi,

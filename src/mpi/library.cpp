@@ -11,6 +11,7 @@
 #include "mpi/caller_cpu.hpp"
 #include "mpi/comm_state.hpp"
 #include "mpi/decision_store.hpp"
+#include "mpi/pass_through_state.hpp"
 #include "mpi/pending_requests.hpp"
 #include "multilane/platform_file.hpp"
 
@@ -61,7 +62,20 @@ void set_up_world() {
   }
 }
 
+// The pass-through's copy of what lets a call pass (pass_through_state.hpp).
+void open_pass_through(const Library& lib) {
+  std::uint32_t forced = 0;
+  for (std::size_t call = 0; call < kWrappedCalls; ++call) {
+    if (!lib.settings.forced[call].empty()) forced |= 1u << call;
+  }
+  pass_through_state.forced.store(forced, std::memory_order_relaxed);
+  pass_through_state.open.store(!lib.settings.profile && !lib.settings.explain,
+                                std::memory_order_release);
+}
+
 }  // namespace
+
+PassThroughState pass_through_state;
 
 Library& library() {
   static Library instance;
@@ -90,6 +104,7 @@ void start_library() {
     return;
   }
   lib.active = true;
+  open_pass_through(lib);
   if (forces_multilane(lib.settings)) set_up_world();
 }
 
@@ -97,6 +112,7 @@ void stop_library() {
   Library& lib = library();
   if (lib.settings.profile) report_profile();
   if (!lib.active) return;
+  pass_through_state.open.store(false, std::memory_order_relaxed);
   finish_all_pending();
   free_all_comm_states();  // counts each communicator's calls for the file
   save_decisions(lib.settings.tuning_file);

@@ -9,7 +9,10 @@
 //
 // A handle names one datatype or op only until the program frees it (MPI may give the handle
 // to a new one), so every MPI_Type_free and MPI_Op_free forgets every remembered call: they
-// advance handle_generation(), which a remembered call must match.
+// advance the handle generation (pass_through_state.hpp), which a remembered call must match.
+//
+// An entry is one cache line, and a match reads the entries in order until one matches: the
+// pass-through reads this on every call, often with cold caches (pass_through_state.hpp).
 #pragma once
 
 #include <mpi.h>
@@ -19,11 +22,9 @@
 #include <cstdint>
 
 #include "mpi/collective_call.hpp"
+#include "mpi/pass_through_state.hpp"
 
 namespace multilane::mpi {
-
-// Advanced by the wrapped MPI_Type_free and MPI_Op_free (handle_lifetimes.cpp).
-std::atomic<std::uint64_t>& handle_generation();
 
 // The last kRemembered distinct calls: a loop may interleave a few (OSU's validating loop
 // calls MPI_Barrier between its timed calls), and each would push the other out of one entry.
@@ -31,36 +32,57 @@ class RepeatedCalls {
  public:
   static constexpr std::size_t kRemembered = 4;
 
-  bool match(WrappedCall call, const MpiArgs& args) const {
-    const std::uint64_t generation = handle_generation().load(std::memory_order_relaxed);
+  [[gnu::always_inline]] bool match(WrappedCall call, const MpiArgs& args) const {
+    const std::uint64_t generation =
+        pass_through_state.handle_generation.load(std::memory_order_relaxed);
     for (const Entry& e : entries_) {
-      if (e.valid && e.call == call && e.generation == generation &&
-          same_route_arguments(args, e.args)) {
-        return true;
-      }
+      if (e.same_route(call, args, generation)) return true;
     }
     return false;
   }
   void remember(WrappedCall call, const MpiArgs& args) {
-    entries_[next_] = {.valid = true,
-                       .call = call,
-                       .args = args,
-                       .generation = handle_generation().load(std::memory_order_relaxed)};
+    entries_[next_] = entry_of(call, args);
     next_ = (next_ + 1) % kRemembered;
   }
 
  private:
-  struct Entry {
-    bool valid = false;
-    WrappedCall call = WrappedCall::Barrier;
-    MpiArgs args;
+  // What decides a call's route: the collective, counts, datatype and op handles, root and
+  // MPI_IN_PLACE flags; the buffers do not change a route.
+  struct alignas(64) Entry {
     std::uint64_t generation = 0;
+    std::int64_t sendcount = 0;
+    std::int64_t recvcount = 0;
+    MPI_Datatype sendtype = MPI_DATATYPE_NULL;
+    MPI_Datatype recvtype = MPI_DATATYPE_NULL;
+    MPI_Op op = MPI_OP_NULL;
+    int root = 0;
+    std::uint8_t call = kNone;
+    bool send_in_place = false;
+    bool recv_in_place = false;
+
+    bool same_route(WrappedCall c, const MpiArgs& a, std::uint64_t current) const {
+      return call == static_cast<std::uint8_t>(c) && generation == current &&
+             recvcount == a.recvcount && recvtype == a.recvtype && sendcount == a.sendcount &&
+             sendtype == a.sendtype && root == a.root && op == a.op &&
+             send_in_place == (a.sendbuf == MPI_IN_PLACE) &&
+             recv_in_place == (a.recvbuf == MPI_IN_PLACE);
+    }
   };
-  static bool same_route_arguments(const MpiArgs& a, const MpiArgs& b) {
-    return a.recvcount == b.recvcount && a.recvtype == b.recvtype && a.sendcount == b.sendcount &&
-           a.sendtype == b.sendtype && a.root == b.root && a.op == b.op &&
-           (a.sendbuf == MPI_IN_PLACE) == (b.sendbuf == MPI_IN_PLACE) &&
-           (a.recvbuf == MPI_IN_PLACE) == (b.recvbuf == MPI_IN_PLACE);
+  static constexpr std::uint8_t kNone = 0xff;  // an entry not used yet
+  static_assert(kWrappedCalls < kNone);
+  static_assert(sizeof(Entry) == 64);
+
+  static Entry entry_of(WrappedCall call, const MpiArgs& args) {
+    return {.generation = pass_through_state.handle_generation.load(std::memory_order_relaxed),
+            .sendcount = args.sendcount,
+            .recvcount = args.recvcount,
+            .sendtype = args.sendtype,
+            .recvtype = args.recvtype,
+            .op = args.op,
+            .root = args.root,
+            .call = static_cast<std::uint8_t>(call),
+            .send_in_place = args.sendbuf == MPI_IN_PLACE,
+            .recv_in_place = args.recvbuf == MPI_IN_PLACE};
   }
 
   std::array<Entry, kRemembered> entries_{};
