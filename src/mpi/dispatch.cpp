@@ -37,6 +37,10 @@ struct Pick {
   RouteChoice run = RouteChoice::Mpi;
   std::string_view algorithm = "auto";         // multilane's
   MeasuredRoutes::Entry* exploring = nullptr;  // set while the class is measured
+  // The route stays for the rest of the run, so that the same call again may pass through
+  // (repeated_calls.hpp): not while measured, nor when the class is to be explored at a later
+  // call, which its calls count to (an unfinished exploration, measured_route.hpp).
+  bool lasting = true;
 };
 
 std::string times_of(const ClassDecision& d) {
@@ -165,7 +169,8 @@ Pick pick_blocking(CommState& state, CollectiveCall& c, std::uint64_t key, bool 
   const bool explores = explore ? entry->explores_next_call() : !entry->decision;
   if (!explores) {
     return {.run = entry->decision->choice,
-            .algorithm = decided_algorithm(*entry->decision, candidate)};
+            .algorithm = decided_algorithm(*entry->decision, candidate),
+            .lasting = !explore || entry->decision->source != DecisionSource::Unfinished};
   }
   if (!entry->decision && entry->exploration.calls() == 0) {
     const Route route = state.policy->choose(query_of(c));
@@ -181,7 +186,8 @@ Pick pick_blocking(CommState& state, CollectiveCall& c, std::uint64_t key, bool 
   const std::string_view algorithm = entry->next_algorithm();
   return {.run = entry->exploration.next_route(),
           .algorithm = algorithm.empty() ? candidate : algorithm,
-          .exploring = entry};
+          .exploring = entry,
+          .lasting = false};
 }
 
 void agree_mean(void* context, double* values, int count) {
@@ -286,8 +292,8 @@ int route_and_run(const Library& lib, WrappedCall call, MPI_Comm comm, const Mpi
     }
     if (lib.settings.explain && !explain_after) {
       explain(c, *state, pick, explain_blocking(pick, state->routes, key, c, *state), false);
-    } else if (rememberable && pick.run == RouteChoice::Mpi && !pick.exploring) {
-      state->to_mpi_again.remember(call, args);  // a decided route: it does not change
+    } else if (rememberable && pick.run == RouteChoice::Mpi && pick.lasting) {
+      state->to_mpi_again.remember(call, args);
     }
     // Only an explored call is timed: a decided one costs no clock read.
     const auto started =
