@@ -4,6 +4,7 @@
  *   - MPI_Allreduce of one float, a route decided for the MPI library (forced with
  *     MULTILANE_ALGORITHM_ALLREDUCE=mpi, or by measurement after the first calls), after
  *     WARMUP calls;
+ *   - MPI_Iallreduce of one float and its MPI_Wait, the same route;
  *   - the same on MPI_COMM_SELF with caches cold: each call after 64 MiB were written, as when
  *     another process ran on the core between two calls (two ranks to a core). The median of
  *     kColdCalls calls, each timed alone; on one rank's communicator, so that no other rank's
@@ -45,8 +46,12 @@ static double best_ns(int kind, int calls, int repeats) {
     for (int i = 0; i < calls; ++i) {
       if (kind == 0) {
         MPI_Reduce_scatter_block(send, recv, 0, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-      } else {
+      } else if (kind == 1) {
         MPI_Allreduce(send, recv, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      } else {
+        MPI_Request request;
+        MPI_Iallreduce(send, recv, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
+        MPI_Wait(&request, MPI_STATUS_IGNORE);
       }
     }
     const double ns = (MPI_Wtime() - start) / calls * 1e9;
@@ -97,10 +102,12 @@ int main(int argc, char** argv) {
     MPI_Allreduce(&one, &sum, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
   const double nothing = best_ns(0, calls, repeats);
   const double decided = best_ns(1, calls, repeats);
+  const double nonblocking = best_ns(2, calls, repeats);
   const double cold = cold_ns();
   if (rank == 0) {
     printf("reduce_scatter_block of 0 elements: %.1f ns\n", nothing);
     printf("allreduce of 1 float, decided for the MPI library: %.1f ns\n", decided);
+    printf("iallreduce of 1 float and its wait, decided: %.1f ns\n", nonblocking);
     printf("allreduce of 1 float on MPI_COMM_SELF, decided, caches cold: %.1f ns\n", cold);
   }
   MPI_Finalize();

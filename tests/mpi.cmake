@@ -182,6 +182,8 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
                   MULTILANE_ALGORITHM_ALLREDUCE=recursive-doubling MULTILANE_ALGORITHM_BARRIER=auto
                   MULTILANE_ALGORITHM_GATHER=auto)
   mpi_family_test(mpi-ompi-served-retyped-2 mpi 2 served_path policy ARGS retyped)
+  mpi_family_test(mpi-ompi-served-passes-3 mpi 3 served_path policy
+                  MULTILANE_ALGORITHM_ALLREDUCE=mpi ARGS passes)
   # The measured route: a first run explores and writes the tuning file, a frozen run starts
   # from it and measures nothing.
   set(mpi_tuning ${CMAKE_BINARY_DIR}/tests/mpi/routes-ompi.toml)
@@ -503,6 +505,8 @@ if(TARGET multilane_mpich AND MULTILANE_MPIEXEC_MPICH)
   mpi_family_test(mpi-mpich-served-nodes-6 mpich 6 served_path forced
                   WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 3)
   mpi_family_test(mpi-mpich-served-retyped-2 mpich 2 served_path policy ARGS retyped)
+  mpi_family_test(mpi-mpich-served-passes-3 mpich 3 served_path policy
+                  MULTILANE_ALGORITHM_ALLREDUCE=mpi ARGS passes)
   mpi_family_test(mpi-mpich-errors-return mpich 3 errors plain
                   LD_PRELOAD=$<TARGET_FILE:multilane_mpich> MULTILANE_ALGORITHM_BCAST=auto
                   MULTILANE_TIMEOUT=10)

@@ -1,7 +1,7 @@
 // mpi/collectives.cpp — the intercepted MPI collectives: each hands its arguments to the
 // dispatcher (dispatch.hpp) with the PMPI_* call that runs them with the MPI library untouched.
-// The blocking ones are hot: their pass-through is inline, and the linker keeps hot functions
-// together, so that a call that passes reads few pages of code when caches are cold.
+// They are hot: their pass-through is inline, and the linker keeps hot functions together, so
+// that a call that passes reads few pages of code when caches are cold.
 #include <mpi.h>
 
 #include "mpi/dispatch.hpp"
@@ -209,8 +209,8 @@ extern "C" {
   });
 }
 
-int MPI_Ibcast(void* buffer, int n, MPI_Datatype datatype, int root, MPI_Comm comm,
-               MPI_Request* request) {
+[[gnu::hot]] int MPI_Ibcast(void* buffer, int n, MPI_Datatype datatype, int root, MPI_Comm comm,
+                            MPI_Request* request) {
   return start_nonblocking(WrappedCall::Bcast, comm, bcast_args(buffer, n, datatype, root), request,
                            [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
                              return PMPI_Ibcast(a.recvbuf, count(a.recvcount), a.recvtype, a.root,
@@ -218,9 +218,9 @@ int MPI_Ibcast(void* buffer, int n, MPI_Datatype datatype, int root, MPI_Comm co
                            });
 }
 
-int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                 MPI_Request* request) {
+[[gnu::hot]] int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                              MPI_Comm comm, MPI_Request* request) {
   return start_nonblocking(
       WrappedCall::Scatter, comm,
       data_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root), request,
@@ -230,9 +230,9 @@ int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
       });
 }
 
-int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                MPI_Request* request) {
+[[gnu::hot]] int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                             MPI_Comm comm, MPI_Request* request) {
   return start_nonblocking(
       WrappedCall::Gather, comm,
       data_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root), request,
@@ -242,8 +242,9 @@ int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
       });
 }
 
-int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+[[gnu::hot]] int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Request* request) {
   return start_nonblocking(WrappedCall::Allgather, comm,
                            data_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0),
                            request, [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
@@ -253,8 +254,9 @@ int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
                            });
 }
 
-int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+[[gnu::hot]] int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                               MPI_Request* request) {
   return start_nonblocking(WrappedCall::Alltoall, comm,
                            data_args(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0),
                            request, [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
@@ -266,9 +268,9 @@ int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
 // MPI_Igatherv, MPI_Iscatterv and MPI_Ialltoallv are not wrapped: multilane's route would
 // exchange their counts first (v_form_call.cpp), and a nonblocking call never waits on other
 // ranks to start. An allgatherv's counts are known on every rank.
-int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                    MPI_Comm comm, MPI_Request* request) {
+[[gnu::hot]] int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void* recvbuf, const int recvcounts[], const int displs[],
+                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   MpiArgs args = data_args(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype, 0);
   args.recvcounts = recvcounts;
   args.rdispls = displs;
@@ -280,9 +282,10 @@ int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
                            });
 }
 
-int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                 MPI_Comm comm, MPI_Request* request) {
+[[gnu::hot]] int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void* recvbuf, const int recvcounts[], const int displs[],
+                              MPI_Datatype recvtype, int root, MPI_Comm comm,
+                              MPI_Request* request) {
   MpiArgs args = data_args(sendbuf, sendcount, sendtype, recvbuf, 0, recvtype, root);
   args.recvcounts = recvcounts;
   args.rdispls = displs;
@@ -293,9 +296,10 @@ int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
       });
 }
 
-int MPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
-                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                  int root, MPI_Comm comm, MPI_Request* request) {
+[[gnu::hot]] int MPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                               MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                               MPI_Datatype recvtype, int root, MPI_Comm comm,
+                               MPI_Request* request) {
   MpiArgs args = data_args(sendbuf, 0, sendtype, recvbuf, recvcount, recvtype, root);
   args.sendcounts = sendcounts;
   args.sdispls = displs;
@@ -306,10 +310,10 @@ int MPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[
       });
 }
 
-int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                   MPI_Request* request) {
+[[gnu::hot]] int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Request* request) {
   MpiArgs args = data_args(sendbuf, 0, sendtype, recvbuf, 0, recvtype, 0);
   args.sendcounts = sendcounts;
   args.sdispls = sdispls;
@@ -323,14 +327,14 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
                            });
 }
 
-int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
+[[gnu::hot]] int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
   return start_nonblocking(
       WrappedCall::Barrier, comm, MpiArgs{}, request,
       [](const MpiArgs&, MPI_Comm c, MPI_Request* r) { return PMPI_Ibarrier(c, r); });
 }
 
-int MPI_Ireduce(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype, MPI_Op op,
-                int root, MPI_Comm comm, MPI_Request* request) {
+[[gnu::hot]] int MPI_Ireduce(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype,
+                             MPI_Op op, int root, MPI_Comm comm, MPI_Request* request) {
   return start_nonblocking(WrappedCall::Reduce, comm,
                            reduction_args(sendbuf, recvbuf, n, datatype, op, root), request,
                            [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
@@ -339,8 +343,8 @@ int MPI_Ireduce(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype
                            });
 }
 
-int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype, MPI_Op op,
-                   MPI_Comm comm, MPI_Request* request) {
+[[gnu::hot]] int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype,
+                                MPI_Op op, MPI_Comm comm, MPI_Request* request) {
   return start_nonblocking(
       WrappedCall::Allreduce, comm, reduction_args(sendbuf, recvbuf, n, datatype, op, 0), request,
       [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
@@ -348,9 +352,9 @@ int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datat
       });
 }
 
-int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
-                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                              MPI_Request* request) {
+[[gnu::hot]] int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                           MPI_Request* request) {
   return start_nonblocking(WrappedCall::ReduceScatterBlock, comm,
                            reduction_args(sendbuf, recvbuf, recvcount, datatype, op, 0), request,
                            [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
@@ -359,8 +363,9 @@ int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                            });
 }
 
-int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
-                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+[[gnu::hot]] int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                     MPI_Request* request) {
   MpiArgs args = reduction_args(sendbuf, recvbuf, 0, datatype, op, 0);
   args.recvcounts = recvcounts;
   return start_nonblocking(WrappedCall::ReduceScatter, comm, args, request,
@@ -370,8 +375,8 @@ int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts
                            });
 }
 
-int MPI_Iscan(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype, MPI_Op op,
-              MPI_Comm comm, MPI_Request* request) {
+[[gnu::hot]] int MPI_Iscan(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype,
+                           MPI_Op op, MPI_Comm comm, MPI_Request* request) {
   return start_nonblocking(
       WrappedCall::Scan, comm, reduction_args(sendbuf, recvbuf, n, datatype, op, 0), request,
       [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {
@@ -379,8 +384,8 @@ int MPI_Iscan(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype, 
       });
 }
 
-int MPI_Iexscan(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype, MPI_Op op,
-                MPI_Comm comm, MPI_Request* request) {
+[[gnu::hot]] int MPI_Iexscan(const void* sendbuf, void* recvbuf, int n, MPI_Datatype datatype,
+                             MPI_Op op, MPI_Comm comm, MPI_Request* request) {
   return start_nonblocking(
       WrappedCall::Exscan, comm, reduction_args(sendbuf, recvbuf, n, datatype, op, 0), request,
       [](const MpiArgs& a, MPI_Comm c, MPI_Request* r) {

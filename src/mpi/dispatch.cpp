@@ -250,6 +250,13 @@ std::string explain_blocking(const Pick& pick, const MeasuredRoutes& routes, std
 
 namespace {
 
+// Whether a call that goes to the MPI library by a route that lasts may be remembered
+// (repeated_calls.hpp). Explained calls are not: each one prints its line. Nor an allgatherv,
+// whose class depends on its counts, which the remembered arguments do not hold.
+bool rememberable(WrappedCall call) {
+  return !library().settings.explain && call != WrappedCall::Allgatherv;
+}
+
 // A call without data that nothing forces or explains goes to the MPI library before any
 // look-up (a reduce-scatter-block of fewer elements than ranks is one on every call).
 bool passes_at_once(const Library& lib, WrappedCall call, const MpiArgs& args) {
@@ -261,7 +268,7 @@ int route_and_run(const Library& lib, WrappedCall call, MPI_Comm comm, const Mpi
                   MpiCall mpi) {
   try {
     CommState* state = find_state(comm);
-    if (state && state->to_mpi_again.match(call, args)) {
+    if (state && state->to_mpi_again.match(call, false, args)) {
       count(Counted::BlockingMpi);
       return mpi(args, comm);
     }
@@ -275,12 +282,9 @@ int route_and_run(const Library& lib, WrappedCall call, MPI_Comm comm, const Mpi
       state = &state_of(comm);
     }
     CollectiveCall& c = state->blocking;
-    // Explained calls are not remembered: each one prints its line.
-    // An allgatherv's class depends on its counts, which the remembered arguments do not hold.
-    const bool rememberable = !lib.settings.explain && call != WrappedCall::Allgatherv;
     if (!describe_call(call, comm, args, state->layout.rank, state->layout.size, c)) {
       explain_fallback(call, comm, false, fallback_reason(call));
-      if (rememberable) state->to_mpi_again.remember(call, args);
+      if (rememberable(call)) state->to_mpi_again.remember(call, false, args);
       return mpi(args, comm);
     }
     const std::uint64_t key = classify(call, c.block, c.reduction).key();
@@ -292,8 +296,8 @@ int route_and_run(const Library& lib, WrappedCall call, MPI_Comm comm, const Mpi
     }
     if (lib.settings.explain && !explain_after) {
       explain(c, *state, pick, explain_blocking(pick, state->routes, key, c, *state), false);
-    } else if (rememberable && pick.run == RouteChoice::Mpi && pick.lasting) {
-      state->to_mpi_again.remember(call, args);
+    } else if (rememberable(call) && pick.run == RouteChoice::Mpi && pick.lasting) {
+      state->to_mpi_again.remember(call, false, args);
     }
     // Only an explored call is timed: a decided one costs no clock read.
     const auto started =
@@ -364,14 +368,18 @@ int serve_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
     if (auto rule = settled(*state, c)) {
       pick = *rule;
     } else if (const ClassDecision* d = state->routes.decided(key)) {
-      pick = {.run = d->choice, .algorithm = decided_algorithm(*d, state->policy->candidate(call))};
+      pick = {.run = d->choice,
+              .algorithm = decided_algorithm(*d, state->policy->candidate(call)),
+              .lasting = d->source != DecisionSource::Unfinished};
     } else {
+      // Until a blocking call of the class decides it.
       pick = {.run = state->policy->choose(query_of(c)).multilane ? RouteChoice::Multilane
                                                                   : RouteChoice::Mpi,
-              .algorithm = state->policy->candidate(call)};
+              .algorithm = state->policy->candidate(call),
+              .lasting = false};
     }
     if (pick.run == RouteChoice::Multilane && !state->multilane) {
-      pick.run = RouteChoice::Mpi;
+      pick = {.run = RouteChoice::Mpi, .lasting = false};
       why = "multilane is not set up on this communicator yet: a nonblocking call never sets it up";
     }
     c.own_counts_only = reads_own_counts(c, pick.algorithm);
@@ -380,6 +388,7 @@ int serve_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
       // Its multilane part starts only at a later call the library wraps (pending_requests.hpp):
       // a rank blocked in MPI_Recv meanwhile would hold back the ranks that wait for it.
       pick.run = RouteChoice::Mpi;
+      pick.lasting = false;  // multilane's algorithm for the class may change at a re-check
       why = fmt::format(
           "a nonblocking v-form whose counts only some ranks know, and {} needs them all: "
           "multilane's only if forced",
@@ -392,6 +401,7 @@ int serve_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
     const bool explain_after = explains_after_the_call(c, pick);
     if (!explain_after) explain(c, *state, pick, why, true);
     if (pick.run == RouteChoice::Mpi) {
+      if (pick.lasting && rememberable(call)) state->to_mpi_again.remember(call, true, args);
       count(Counted::NonblockingMpi);
       return mpi(args, comm, request);
     }
@@ -439,7 +449,7 @@ int route_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall
   return serve_blocking(lib, call, comm, args, mpi);
 }
 
-int start_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_Request* request,
+int route_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_Request* request,
                       MpiStart mpi) {
   if (!library().settings.profile) return serve_nonblocking(call, comm, args, request, mpi);
   const ProfiledCall profiled(call, true);

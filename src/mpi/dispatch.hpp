@@ -11,10 +11,11 @@
 // route (route_policy.hpp), and the MPI library's when the communicator has no state or no
 // multilane job yet.
 //
-// A blocking call that goes to the MPI library at once passes through: one that moves no data
-// (and is not forced), or the same call again on the thread's last communicator after its route
-// gave it to the MPI library (repeated_calls.hpp). That test is inline in each wrapper and reads
-// a few cache lines (pass_through_state.hpp); everything else is route_blocking's, out of line.
+// A call that goes to the MPI library at once passes through: one that moves no data (and is
+// not forced), or the same call again on the thread's last communicator after a route that
+// lasts gave it to the MPI library (repeated_calls.hpp). That test is inline in each wrapper and
+// reads a few cache lines (pass_through_state.hpp); everything else is route_blocking's or
+// route_nonblocking's, out of line.
 #pragma once
 
 #include <mpi.h>
@@ -53,13 +54,13 @@ using MpiStart = int (*)(const MpiArgs& args, MPI_Comm comm, MPI_Request* reques
          (pass_through_state.forced.load(std::memory_order_relaxed) & bit) == 0;
 }
 
-// Whether the blocking call goes to the MPI library without a look-up (above).
-[[gnu::always_inline]] inline bool passes_through(WrappedCall call, MPI_Comm comm,
+// Whether the call goes to the MPI library without a look-up (above).
+[[gnu::always_inline]] inline bool passes_through(WrappedCall call, bool nonblocking, MPI_Comm comm,
                                                   const MpiArgs& args) {
   if (!pass_through_state.open.load(std::memory_order_relaxed)) return false;
   if (unforced_without_data(call, args)) return true;
   const CommState* state = cached_state(comm);
-  return state && state->to_mpi_again.match(call, args);
+  return state && state->to_mpi_again.match(call, nonblocking, args);
 }
 
 // Every other blocking call: its communicator's state, its class's route, and the call.
@@ -67,11 +68,20 @@ int route_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MpiCall
 
 [[gnu::always_inline]] inline int run_blocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args,
                                                MpiCall mpi) {
-  if (passes_through(call, comm, args)) return mpi(args, comm);  // not counted (below)
+  if (passes_through(call, false, comm, args)) return mpi(args, comm);  // not counted
   return route_blocking(call, comm, args, mpi);
 }
-// On multilane's route, *request is a generalized request (pending_requests.hpp).
-int start_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_Request* request,
+
+// Every other nonblocking call. On multilane's route, *request is a generalized request
+// (pending_requests.hpp).
+int route_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_Request* request,
                       MpiStart mpi);
+
+[[gnu::always_inline]] inline int start_nonblocking(WrappedCall call, MPI_Comm comm,
+                                                    const MpiArgs& args, MPI_Request* request,
+                                                    MpiStart mpi) {
+  if (passes_through(call, true, comm, args)) return mpi(args, comm, request);  // not counted
+  return route_nonblocking(call, comm, args, request, mpi);
+}
 
 }  // namespace multilane::mpi

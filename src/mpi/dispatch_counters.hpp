@@ -19,7 +19,7 @@ enum class Counted : std::size_t {
   // through (dispatch.hpp) is not counted: the count would cost it a cache line or two.
   BlockingMpi,
   NonblockingMultilane,
-  NonblockingMpi,
+  NonblockingMpi,  // likewise after a look-up
   // Blocking calls served by multilane that handed work to another thread (the engine's
   // progress thread): 0 when every one ran on the caller's thread.
   BlockingHandedOff,

@@ -11,8 +11,9 @@
 // to a new one), so every MPI_Type_free and MPI_Op_free forgets every remembered call: they
 // advance the handle generation (pass_through_state.hpp), which a remembered call must match.
 //
-// An entry is one cache line, and a match reads the entries in order until one matches: the
-// pass-through reads this on every call, often with cold caches (pass_through_state.hpp).
+// The blocking and the nonblocking form of a collective are remembered apart. An entry is one
+// cache line, and a match reads the entries in order until one matches: the pass-through reads
+// this on every call, often with cold caches (pass_through_state.hpp).
 #pragma once
 
 #include <mpi.h>
@@ -32,16 +33,17 @@ class RepeatedCalls {
  public:
   static constexpr std::size_t kRemembered = 4;
 
-  [[gnu::always_inline]] bool match(WrappedCall call, const MpiArgs& args) const {
+  [[gnu::always_inline]] bool match(WrappedCall call, bool nonblocking, const MpiArgs& args) const {
     const std::uint64_t generation =
         pass_through_state.handle_generation.load(std::memory_order_relaxed);
+    const std::uint8_t form = form_of(call, nonblocking);
     for (const Entry& e : entries_) {
-      if (e.same_route(call, args, generation)) return true;
+      if (e.same_route(form, args, generation)) return true;
     }
     return false;
   }
-  void remember(WrappedCall call, const MpiArgs& args) {
-    entries_[next_] = entry_of(call, args);
+  void remember(WrappedCall call, bool nonblocking, const MpiArgs& args) {
+    entries_[next_] = entry_of(form_of(call, nonblocking), args);
     next_ = (next_ + 1) % kRemembered;
   }
 
@@ -56,23 +58,27 @@ class RepeatedCalls {
     MPI_Datatype recvtype = MPI_DATATYPE_NULL;
     MPI_Op op = MPI_OP_NULL;
     int root = 0;
-    std::uint8_t call = kNone;
+    std::uint8_t form = kNone;  // form_of()
     bool send_in_place = false;
     bool recv_in_place = false;
 
-    bool same_route(WrappedCall c, const MpiArgs& a, std::uint64_t current) const {
-      return call == static_cast<std::uint8_t>(c) && generation == current &&
-             recvcount == a.recvcount && recvtype == a.recvtype && sendcount == a.sendcount &&
-             sendtype == a.sendtype && root == a.root && op == a.op &&
-             send_in_place == (a.sendbuf == MPI_IN_PLACE) &&
+    bool same_route(std::uint8_t f, const MpiArgs& a, std::uint64_t current) const {
+      return form == f && generation == current && recvcount == a.recvcount &&
+             recvtype == a.recvtype && sendcount == a.sendcount && sendtype == a.sendtype &&
+             root == a.root && op == a.op && send_in_place == (a.sendbuf == MPI_IN_PLACE) &&
              recv_in_place == (a.recvbuf == MPI_IN_PLACE);
     }
   };
+  static constexpr std::uint8_t kNonblocking = 0x80;
   static constexpr std::uint8_t kNone = 0xff;  // an entry not used yet
-  static_assert(kWrappedCalls < kNone);
+  static_assert(kWrappedCalls < kNonblocking);
   static_assert(sizeof(Entry) == 64);
 
-  static Entry entry_of(WrappedCall call, const MpiArgs& args) {
+  static std::uint8_t form_of(WrappedCall call, bool nonblocking) {
+    return static_cast<std::uint8_t>(static_cast<std::uint8_t>(call) |
+                                     (nonblocking ? kNonblocking : 0));
+  }
+  static Entry entry_of(std::uint8_t form, const MpiArgs& args) {
     return {.generation = pass_through_state.handle_generation.load(std::memory_order_relaxed),
             .sendcount = args.sendcount,
             .recvcount = args.recvcount,
@@ -80,7 +86,7 @@ class RepeatedCalls {
             .recvtype = args.recvtype,
             .op = args.op,
             .root = args.root,
-            .call = static_cast<std::uint8_t>(call),
+            .form = form,
             .send_in_place = args.sendbuf == MPI_IN_PLACE,
             .recv_in_place = args.recvbuf == MPI_IN_PLACE};
   }

@@ -21,6 +21,10 @@
  * its datatype is freed and a new one of 8 bytes is made, which MPI may give the same handle:
  * the new call must be classed anew (explored, so some of its first ten calls run multilane:
  * the MPI library's block of a short class is eight), not taken for the remembered one.
+ * With the argument `passes` (the allreduce's route forced to the MPI library): after two
+ * rounds, 100 MPI_Allreduce and 100 MPI_Iallreduce + MPI_Wait of 4 floats pass through,
+ * each the same call again: no look-up, so the library's counters of calls given to the MPI
+ * library after a look-up do not move, and every element is right.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -187,6 +191,37 @@ static void a_freed_handle_names_a_new_type(CountersFunction counters, int rank)
   MLTEST_CHECK_MPI(MPI_Type_free(&eight));
 }
 
+static void same_calls_pass_through(CountersFunction counters, int rank, int size) {
+  enum { kCalls = 101 };
+  unsigned long long before[5], after[5];
+  for (int i = 0; i <= kCalls; ++i) {
+    /* Round 0's blocking call makes the communicator's state (a nonblocking call never does),
+     * so round 1's nonblocking call is the first looked up. */
+    if (i == 2) read_counters(counters, before);
+    float mine[4], sums[4];
+    for (int k = 0; k < 4; ++k) mine[k] = (float)(rank + k + i);
+    MPI_Request request;
+    MLTEST_CHECK_MPI(MPI_Iallreduce(mine, sums, 4, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request));
+    MLTEST_CHECK_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE));
+    for (int k = 0; k < 4; ++k) {
+      const float expected = (float)(size * (size - 1) / 2 + size * (k + i));
+      if (sums[k] != expected) MLTEST_FAIL("iallreduce %d[%d]: %g, not %g", i, k, sums[k], expected);
+    }
+    MLTEST_CHECK_MPI(MPI_Allreduce(mine, sums, 4, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+    for (int k = 0; k < 4; ++k) {
+      const float expected = (float)(size * (size - 1) / 2 + size * (k + i));
+      if (sums[k] != expected) MLTEST_FAIL("allreduce %d[%d]: %g, not %g", i, k, sums[k], expected);
+    }
+  }
+  read_counters(counters, after);
+  if (after[kBlockingMpi] != before[kBlockingMpi] ||
+      after[kNonblockingMpi] != before[kNonblockingMpi]) {
+    MLTEST_FAIL("%llu blocking and %llu nonblocking calls looked up again, not 0 and 0",
+                after[kBlockingMpi] - before[kBlockingMpi],
+                after[kNonblockingMpi] - before[kNonblockingMpi]);
+  }
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
@@ -203,6 +238,9 @@ int main(int argc, char** argv) {
     MLTEST_FAIL("multilane_mpi_counters not found: run with the library preloaded");
   } else if (argc > 1 && strcmp(argv[1], "retyped") == 0) {
     a_freed_handle_names_a_new_type(counters, rank);
+    return mltest_finish();
+  } else if (argc > 1 && strcmp(argv[1], "passes") == 0) {
+    same_calls_pass_through(counters, rank, size);
     return mltest_finish();
   } else if (size > 1) {
     served_without_allocation(counters, rank, size);
