@@ -67,9 +67,14 @@ run() {
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 i=1
+fail() {
+  echo "pass-through: a $1 run failed or took over 300 s (MPICH's ranks poll without yielding:" \
+    "with more ranks than cores each call can take milliseconds; use fewer ranks)" >&2
+  exit 1
+}
 while [ "$i" -le "$pairs" ]; do
-  run plain >> "$out/plain"
-  run preloaded >> "$out/preloaded"
+  run plain >> "$out/plain" || fail plain
+  run preloaded >> "$out/preloaded" || fail preloaded
   i=$((i + 1))
 done
 /usr/bin/python3 - "$out/plain" "$out/preloaded" "$ranks" "$pairs" "$family" <<'PY'
