@@ -205,7 +205,8 @@ static void same_calls_pass_through(CountersFunction counters, int rank, int siz
     MLTEST_CHECK_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE));
     for (int k = 0; k < 4; ++k) {
       const float expected = (float)(size * (size - 1) / 2 + size * (k + i));
-      if (sums[k] != expected) MLTEST_FAIL("iallreduce %d[%d]: %g, not %g", i, k, sums[k], expected);
+      if (sums[k] != expected)
+        MLTEST_FAIL("iallreduce %d[%d]: %g, not %g", i, k, sums[k], expected);
     }
     MLTEST_CHECK_MPI(MPI_Allreduce(mine, sums, 4, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
     for (int k = 0; k < 4; ++k) {
