@@ -16,8 +16,12 @@ static int value(int origin, int dest, int k, int round) {
 }
 
 /* Ints from rank i to rank j of the alltoallv; of rank i's block of the gatherv and scatterv. */
-static int pair_count(int i, int j) { return (i + 2 * j) % 3 * 5; }
-static int block_count(int i) { return i % 3 == 1 ? 0 : 7 + i; }
+static int pair_count(int i, int j) {
+  return (i + 2 * j) % 3 * 5;
+}
+static int block_count(int i) {
+  return i % 3 == 1 ? 0 : 7 + i;
+}
 
 static void expect_ints(const int* got, const int* want, int n, const char* what, int round) {
   for (int k = 0; k < n; ++k) {
