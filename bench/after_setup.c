@@ -7,8 +7,8 @@
  *   mpirun -n 4 [-x LD_PRELOAD=libmultilane_mpi.so -x MULTILANE_ALGORITHM_BCAST=auto
  *                -x MULTILANE_ALGORITHM_ALLREDUCE=mpi] after_setup [BLOCKS [CALLS]]
  *
- * docs/performance.md ("OSU 7.4, all nine collectives") uses it to show that unbound ranks
- * sharing cores change speed when ranks sleep and wake. */
+ * It shows whether the MPI library's own calls slow down after a served call, as when unbound
+ * ranks sharing cores sleep and wake. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
