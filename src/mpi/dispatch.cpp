@@ -38,8 +38,8 @@ struct Pick {
   std::string_view algorithm = "auto";         // multilane's
   MeasuredRoutes::Entry* exploring = nullptr;  // set while the class is measured
   // The route stays for the rest of the run, so that the same call again may pass through
-  // (repeated_calls.hpp): not while measured, nor when the class is to be explored at a later
-  // call, which its calls count to (an unfinished exploration, measured_route.hpp).
+  // (repeated_calls.hpp) when it is the MPI library's: not while measured, nor when the class
+  // is to be explored at a later call, which its calls count to (kept_for_the_run()).
   bool lasting = true;
 };
 
@@ -170,7 +170,7 @@ Pick pick_blocking(CommState& state, CollectiveCall& c, std::uint64_t key, bool 
   if (!explores) {
     return {.run = entry->decision->choice,
             .algorithm = decided_algorithm(*entry->decision, candidate),
-            .lasting = !explore || entry->decision->source != DecisionSource::Unfinished};
+            .lasting = !explore || kept_for_the_run(*entry->decision)};
   }
   if (!entry->decision && entry->exploration.calls() == 0) {
     const Route route = state.policy->choose(query_of(c));
@@ -370,7 +370,7 @@ int serve_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
     } else if (const ClassDecision* d = state->routes.decided(key)) {
       pick = {.run = d->choice,
               .algorithm = decided_algorithm(*d, state->policy->candidate(call)),
-              .lasting = d->source != DecisionSource::Unfinished};
+              .lasting = kept_for_the_run(*d)};
     } else {
       // Until a blocking call of the class decides it.
       pick = {.run = state->policy->choose(query_of(c)).multilane ? RouteChoice::Multilane

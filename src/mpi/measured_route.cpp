@@ -132,8 +132,8 @@ std::uint64_t first_recheck(const ClassDecision& d) {
 
 bool MeasuredRoutes::Entry::explores_next_call() {
   if (!decision || rechecking) return true;
+  if (kept_for_the_run(*decision)) return false;
   const bool unfinished = decision->source == DecisionSource::Unfinished;
-  if (decision->choice != RouteChoice::Multilane && !unfinished) return false;
   if (next_recheck == 0) {
     next_recheck = first_recheck(*decision);
     while (next_recheck <= decided_calls) next_recheck *= kRecheckGrowth;

@@ -133,6 +133,13 @@ struct ClassDecision {
   std::uint64_t calls = 0;
 };
 
+// Whether an exploring run keeps the decision for the rest of the run: a route to the MPI
+// library is never measured again, unless its exploration was unfinished (explored again at a
+// later call); a multilane route is re-checked.
+inline bool kept_for_the_run(const ClassDecision& d) {
+  return d.choice != RouteChoice::Multilane && d.source != DecisionSource::Unfinished;
+}
+
 // Makes `values` common to every rank of the communicator: each becomes its mean over the
 // ranks. Collective: every rank calls it at the same point.
 using AgreeMean = void (*)(void* context, double* values, int count);
