@@ -39,10 +39,13 @@ enable_language(C)
 find_program(MULTILANE_MPIRUN_OPENMPI mpirun.openmpi)
 find_program(MULTILANE_MPIEXEC_MPICH mpiexec.mpich)
 set(mpi_test_programs coll_types coll_comms coll_nonblocking coll_reduce coll_v fallback errors
-                      thread_multiple served_path v_own_counts)
+                      thread_multiple served_path v_while_blocked)
 set(mpi_forced_env "")
 # The v-forms' algorithms that read only each rank's own counts (AlgorithmInfo::own_counts_only).
 set(mpi_own_counts_env MULTILANE_ALGORITHM_GATHERV=linear MULTILANE_ALGORITHM_SCATTERV=linear)
+# Algorithms that need every rank's counts (auto chooses by them): they travel first.
+set(mpi_all_counts_env MULTILANE_ALGORITHM_GATHERV=binomial MULTILANE_ALGORITHM_SCATTERV=binomial
+    MULTILANE_ALGORITHM_ALLTOALLV=auto)
 foreach(coll IN ITEMS BCAST SCATTER GATHER ALLGATHER ALLTOALL BARRIER REDUCE ALLREDUCE
                      REDUCE_SCATTER_BLOCK REDUCE_SCATTER SCAN EXSCAN GATHERV SCATTERV ALLGATHERV
                      ALLTOALLV)
@@ -288,11 +291,21 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
   mpi_family_test(mpi-ompi-v-policy-4 mpi 4 coll_v policy)
   mpi_family_test(mpi-ompi-v-nodes-4 mpi 4 coll_v forced
                   WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 2)
-  # Algorithms that read only each rank's own counts: none travel first, and a nonblocking
-  # v-form moves its data while a rank blocks in MPI_Recv (tests/mpi/v_own_counts.c).
-  mpi_family_test(mpi-ompi-v-own-counts-4 mpi 4 v_own_counts policy ${mpi_own_counts_env}
+  # A nonblocking v-form moves its data while a rank blocks in MPI_Recv
+  # (tests/mpi/v_while_blocked.c), on algorithms that read only each rank's own counts and on
+  # ones whose counts travel first.
+  mpi_family_test(mpi-ompi-v-own-counts-4 mpi 4 v_while_blocked policy ${mpi_own_counts_env}
                   MULTILANE_ALGORITHM_ALLTOALLV=linear MULTILANE_EXPLAIN=1
                   EXPECT "MPI_Ialltoallv, 4 ranks on 1 node\\(s\\): multilane linear")
+  mpi_family_test(mpi-ompi-v-all-counts-4 mpi 4 v_while_blocked policy ${mpi_all_counts_env}
+                  MULTILANE_EXPLAIN=1
+                  EXPECT "MPI_Igatherv root 0, 4 ranks on 1 node\\(s\\): multilane binomial \\(.*its counts travel first")
+  # Across sites, on multilane's algorithms for them.
+  mpi_family_test(mpi-ompi-v-blocked-sites-6 mpi 6 v_while_blocked policy MULTILANE_EXPLAIN=1
+                  MULTILANE_ALGORITHM_GATHERV=multilane MULTILANE_ALGORITHM_SCATTERV=single-lane
+                  MULTILANE_ALGORITHM_ALLTOALLV=auto
+                  WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 1 3
+                  EXPECT "MPI_Igatherv root 0 \\(2 sites\\), 6 ranks on 6 node\\(s\\): multilane [a-z-]+ \\(.*its counts travel first")
   mpi_family_test(mpi-ompi-v-own-counts-coll-4 mpi 4 coll_v policy ${mpi_own_counts_env}
                   MULTILANE_ALGORITHM_ALLTOALLV=pairwise)
   mpi_family_test(mpi-ompi-v-explain-3 mpi 3 coll_v forced MULTILANE_EXPLAIN=1
@@ -485,8 +498,9 @@ if(TARGET multilane_mpich AND MULTILANE_MPIEXEC_MPICH)
   mpi_family_test(mpi-mpich-v-plain-3 mpich 3 coll_v plain)
   mpi_family_test(mpi-mpich-v-forced-4 mpich 4 coll_v forced)
   mpi_family_test(mpi-mpich-v-policy-3 mpich 3 coll_v policy)
-  mpi_family_test(mpi-mpich-v-own-counts-3 mpich 3 v_own_counts policy ${mpi_own_counts_env}
+  mpi_family_test(mpi-mpich-v-own-counts-3 mpich 3 v_while_blocked policy ${mpi_own_counts_env}
                   MULTILANE_ALGORITHM_ALLTOALLV=pairwise)
+  mpi_family_test(mpi-mpich-v-all-counts-4 mpich 4 v_while_blocked policy ${mpi_all_counts_env})
   mpi_family_test(mpi-mpich-v-own-counts-coll-3 mpich 3 coll_v policy ${mpi_own_counts_env}
                   MULTILANE_ALGORITHM_ALLTOALLV=linear)
   mpi_family_test(mpi-mpich-comms-forced-5 mpich 5 coll_comms forced)

@@ -249,6 +249,17 @@ class Communicator {
   Request irunv(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
                 int root, std::span<const std::uint64_t> counts,
                 const CollectiveOptions& options = {}, const Reduction& reduction = {});
+  // A v-form whose counts not every rank knows: a gatherv's or scatterv's (the root's), an
+  // alltoallv's (each rank its own row). `counts`: p (p x p for alltoallv) block sizes in
+  // bytes, those this rank knows filled in, the others anything. They travel first, on the
+  // engine (a bcast from the root, an allgather of the rows), and the call starts as soon as
+  // they are here, without another call of the caller's: its data moves while the caller is
+  // busy elsewhere. Its algorithm (options.algorithm, "auto" among them) must run no
+  // shared-memory steps; the request fails otherwise.
+  Request irunv_sharing_counts(Collective collective, std::span<const std::byte> send,
+                               std::span<std::byte> recv, int root,
+                               std::vector<std::uint64_t> counts,
+                               const CollectiveOptions& options = {});
 
   // Work handed to another thread so far: operations started on the engine's progress thread
   // (non-blocking ones, and blocking ones that found another thread driving) and shared-memory

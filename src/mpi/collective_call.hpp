@@ -78,6 +78,11 @@ struct CollectiveCall {
   // (AlgorithmInfo::own_counts_only): prepare() takes them from this rank's arguments, and none
   // travel. Set before prepare().
   bool own_counts_only = false;
+  // A nonblocking v-form whose counts only some ranks know, on an algorithm that needs them
+  // all: they travel on multilane's engine before the call starts there
+  // (Communicator::irunv_sharing_counts()), so prepare() takes this rank's from its arguments,
+  // as for own_counts_only. Set before prepare().
+  bool counts_travel = false;
 
   // Sets up the buffers (packing inputs, copying in-place inputs).
   void prepare();
@@ -88,17 +93,11 @@ struct CollectiveCall {
   // The v-forms' counts before prepare(): exchanged now where their sizes are per rank
   // (collective: every rank of the call calls it); empty for the other calls.
   std::span<const std::uint64_t> known_counts();
-  // A nonblocking v-form whose sizes are per rank: starts their exchange without waiting
-  // (*exchange: its PMPI_Ibcast or PMPI_Iallgather), and prepare(), called once it completed,
-  // uses what it brought. Takes duplicates of the datatypes first, since prepare() runs later
-  // and MPI lets the program free them meanwhile.
-  void start_counts_exchange(MPI_Request* exchange);
   void finish();
 
   CollectiveCall() = default;
   CollectiveCall(const CollectiveCall&) = delete;
   CollectiveCall& operator=(const CollectiveCall&) = delete;
-  ~CollectiveCall();
 
  private:
   void prepare_reduction();
@@ -107,12 +106,6 @@ struct CollectiveCall {
   void fill_own_counts();
   void fill_root_counts();
   void fill_own_row(std::uint64_t* row) const;
-  // The counts' exchange, blocking or not (*exchange then set; MPI_REQUEST_NULL when nothing
-  // travels), and what it leaves to do once it completed.
-  void begin_counts_exchange(MPI_Request* exchange);
-  void end_counts_exchange();
-  bool counts_exchanged_ = false;         // start_counts_exchange() ran: prepare() uses it
-  std::vector<MPI_Datatype> held_types_;  // start_counts_exchange()'s duplicates
   ByteBuffer send_buffer_;
   ByteBuffer recv_buffer_;
   DisplacedBuffer send_blocks_;

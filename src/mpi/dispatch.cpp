@@ -60,52 +60,35 @@ bool explains_after_the_call(const CollectiveCall& c, const Pick& pick) {
   return pick.run == RouteChoice::Multilane && is_v_form(c.call) && pick.algorithm == "auto";
 }
 
-// What MULTILANE_EXPLAIN says of the communicator a call ran on: copied, so that a call whose
-// multilane part starts later (a v-form after its counts' exchange) can still explain itself.
-struct ExplainPlace {
-  int nodes = 1;
-  int sites = 1;
-  Communicator* multilane = nullptr;
-};
-
-ExplainPlace place_of(const CommState& state) {
-  return {
-      .nodes = state.layout.nodes, .sites = state.layout.sites, .multilane = state.multilane.get()};
-}
-
-void explain_at(const CollectiveCall& c, const ExplainPlace& place, const Pick& pick,
-                std::string_view why, bool nonblocking) {
+void explain(const CollectiveCall& c, const CommState& state, const Pick& pick,
+             std::string_view why, bool nonblocking) {
   if (!library().settings.explain || c.rank != 0) return;
+  const Communicator* multilane = state.multilane.get();
   std::string choice = "MPI library";
-  if (explains_after_the_call(c, pick) && place.multilane) {
+  if (explains_after_the_call(c, pick) && !c.counts_travel && multilane) {
     // After the call: the counts "auto" chose by are this call's.
-    choice = fmt::format("multilane {}", place.multilane->resolve_algorithm(
+    choice = fmt::format("multilane {}", multilane->resolve_algorithm(
                                              carrier(c.call), largest_count(c.counts()), root_of(c),
                                              {.algorithm = std::string(pick.algorithm)},
                                              element_bytes(c), c.counts()));
   } else if (pick.run == RouteChoice::Multilane && is_v_form(c.call)) {
     choice = fmt::format("multilane {}", pick.algorithm);
-  } else if (pick.run == RouteChoice::Multilane && place.multilane) {
-    choice = fmt::format("multilane {}",
-                         place.multilane->resolve_algorithm(
-                             carrier(c.call), c.block, root_of(c),
-                             {.algorithm = std::string(pick.algorithm)}, element_bytes(c)));
+  } else if (pick.run == RouteChoice::Multilane && multilane) {
+    choice = fmt::format(
+        "multilane {}",
+        multilane->resolve_algorithm(carrier(c.call), c.block, root_of(c),
+                                     {.algorithm = std::string(pick.algorithm)}, element_bytes(c)));
   } else if (pick.run == RouteChoice::Multilane) {
     choice = "multilane";
   }
   std::string where = rooted(c.call) ? fmt::format(" root {}", c.args.root) : std::string();
-  if (place.sites > 1) where += fmt::format(" ({} sites)", place.sites);
+  if (state.layout.sites > 1) where += fmt::format(" ({} sites)", state.layout.sites);
   std::string size = fmt::format(" {} B", c.block);
   if (c.call == WrappedCall::Barrier || sizes_per_rank(c.call)) size.clear();
   if (c.call == WrappedCall::Allgatherv) size = fmt::format(" blocks up to {} B", c.block);
   std::fprintf(stderr, "multilane-mpi: %s%s%s, %d ranks on %d node(s): %s (%.*s)\n",
                call_function(c.call, nonblocking).c_str(), size.c_str(), where.c_str(), c.size,
-               place.nodes, choice.c_str(), static_cast<int>(why.size()), why.data());
-}
-
-void explain(const CollectiveCall& c, const CommState& state, const Pick& pick,
-             std::string_view why, bool nonblocking) {
-  explain_at(c, place_of(state), pick, why, nonblocking);
+               state.layout.nodes, choice.c_str(), static_cast<int>(why.size()), why.data());
 }
 
 // A call that stays with the MPI library before it is described, explained on rank 0 (of the
@@ -210,7 +193,6 @@ bool reads_own_counts(const CollectiveCall& c, std::string_view algorithm) {
 void run_multilane(CommState& state, CollectiveCall& c, std::string_view algorithm) {
   const CallerCpu keep_core;
   Communicator& multilane = state.multilane ? *state.multilane : *multilane_of(state);
-  start_deferred(&multilane);  // the communicator's calls start in program order
   const std::uint64_t handed_off = multilane.handed_off();
   c.own_counts_only = reads_own_counts(c, algorithm);
   c.prepare();
@@ -383,22 +365,14 @@ int serve_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
       why = "multilane is not set up on this communicator yet: a nonblocking call never sets it up";
     }
     c.own_counts_only = reads_own_counts(c, pick.algorithm);
-    if (pick.run == RouteChoice::Multilane && sizes_per_rank(call) && !c.own_counts_only &&
-        !state->policy->forced(call)) {
-      // Its multilane part starts only at a later call the library wraps (pending_requests.hpp):
-      // a rank blocked in MPI_Recv meanwhile would hold back the ranks that wait for it.
-      pick.run = RouteChoice::Mpi;
-      pick.lasting = false;  // multilane's algorithm for the class may change at a re-check
-      why = fmt::format(
-          "a nonblocking v-form whose counts only some ranks know, and {} needs them all: "
-          "multilane's only if forced",
-          pick.algorithm == "auto" ? std::string("the algorithm to choose")
-                                   : fmt::format("multilane's {}", pick.algorithm));
-    }
+    // Counts only some ranks know travel first, on multilane's engine (counts_travel).
+    c.counts_travel =
+        pick.run == RouteChoice::Multilane && sizes_per_rank(call) && !c.own_counts_only;
     if (library().settings.explain && why.empty()) {
       why = explain_blocking({.run = pick.run}, state->routes, key, c, *state);
+      if (c.counts_travel) why += "; its counts travel first, on multilane's engine";
     }
-    const bool explain_after = explains_after_the_call(c, pick);
+    const bool explain_after = explains_after_the_call(c, pick) && !c.counts_travel;
     if (!explain_after) explain(c, *state, pick, why, true);
     if (pick.run == RouteChoice::Mpi) {
       if (pick.lasting && rememberable(call)) state->to_mpi_again.remember(call, true, args);
@@ -408,20 +382,12 @@ int serve_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
     count(Counted::NonblockingMultilane);
     pending->function = call_function(call, true);
     pending->owner = state->multilane;
-    start_deferred(state->multilane.get());  // the communicator's calls start in program order
     const CollectiveOptions options{.algorithm = std::string(pick.algorithm)};
-    if (sizes_per_rank(call) && !c.own_counts_only) {
-      // The counts only some ranks know travel first, without waiting; the multilane call
-      // starts once they are here (pending_requests.hpp).
-      c.start_counts_exchange(&pending->counts_exchange);
-      pending->start = [&c, owner = state->multilane, place = place_of(*state),
-                        why = std::string(why), options] {
-        c.prepare();
-        const Pick pick{.run = RouteChoice::Multilane, .algorithm = options.algorithm};
-        if (explains_after_the_call(c, pick)) explain_at(c, place, pick, why, true);
-        return owner->irunv(carrier(c.call), c.send(), c.recv(), root_of(c), c.counts(), options,
-                            c.reduction);
-      };
+    if (c.counts_travel) {
+      c.prepare();
+      pending->request = state->multilane->irunv_sharing_counts(
+          carrier(c.call), c.send(), c.recv(), root_of(c),
+          std::vector(c.counts().begin(), c.counts().end()), options);
       *request = start_pending(std::move(pending));
       return MPI_SUCCESS;
     }

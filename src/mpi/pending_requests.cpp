@@ -26,8 +26,6 @@ std::map<MPI_Request, PendingCall*> pending;
 // the library has none, not a lock.
 std::atomic<std::size_t> pending_calls{0};
 std::uint64_t next_sequence = 0;
-// Deferred calls not started yet: a served call's start_deferred() costs one load when none is.
-std::atomic<std::size_t> deferred_calls{0};
 
 int query(void* extra_state, MPI_Status* status) {
   const auto* call = static_cast<PendingCall*>(extra_state);
@@ -109,42 +107,12 @@ void complete(PendingCall& call, const runtime::Outcome& outcome) {
   PMPI_Grequest_complete(handle);
 }
 
-// Starts a claimed deferred call whose counts' exchange has completed (or waits for it with
-// `wait`). Returns false while the exchange runs. A failure is kept for ended() to report.
-bool begin(PendingCall& call, bool wait) {
-  if (!call.start) return true;
-  int done = 1;
-  const int code = wait ? PMPI_Wait(&call.counts_exchange, MPI_STATUS_IGNORE)
-                        : PMPI_Test(&call.counts_exchange, &done, MPI_STATUS_IGNORE);
-  if (code != MPI_SUCCESS) {
-    call.start_failure = runtime::Failure{
-        ErrorKind::internal, "the exchange of the counts (PMPI_Ibcast or PMPI_Iallgather) failed"};
-  } else if (!done) {
-    return false;
-  } else {
-    try {
-      call.request = call.start();
-    } catch (const std::exception& e) {
-      call.start_failure = runtime::Failure::of(e);
-    }
-  }
-  call.start = nullptr;
-  // Release: a thread that reads no deferred call left also sees this one's start done.
-  deferred_calls.fetch_sub(1, std::memory_order_release);
-  return true;
-}
-
-// The handles of the pending calls of `owner` (every one's with null) made up to `last`, in
-// the order they were made.
-std::vector<MPI_Request> handles_in_start_order(const Communicator* owner, std::uint64_t last) {
+// The handles of the pending calls, in the order they were made.
+std::vector<MPI_Request> handles_in_start_order() {
   std::vector<std::pair<std::uint64_t, MPI_Request>> ordered;
   {
     std::lock_guard lock(pending_mutex);
-    for (const auto& [handle, call] : pending) {
-      if ((owner == nullptr || call->owner.get() == owner) && call->sequence <= last) {
-        ordered.emplace_back(call->sequence, handle);
-      }
-    }
+    for (const auto& [handle, call] : pending) ordered.emplace_back(call->sequence, handle);
   }
   std::sort(ordered.begin(), ordered.end());
   std::vector<MPI_Request> handles;
@@ -152,58 +120,23 @@ std::vector<MPI_Request> handles_in_start_order(const Communicator* owner, std::
   return handles;
 }
 
-// Starts the deferred calls of `owner` made up to `last` (sequence), in order, waiting for
-// their exchanges and for other threads' claims.
-void start_deferred_through(const Communicator* owner, std::uint64_t last) {
-  for (MPI_Request handle : handles_in_start_order(owner, last)) {
-    if (PendingCall* call = claim(handle)) {
-      begin(*call, true);
-      release(*call);
-    }
-  }
-}
-
 // Claims every free pending call, in the order they were made (progress_pending()).
-std::vector<PendingCall*> claim_free_calls(std::vector<const Communicator*>& busy_owners) {
+std::vector<PendingCall*> claim_free_calls() {
   std::vector<PendingCall*> calls;
   std::lock_guard lock(pending_mutex);
   for (auto& [handle, call] : pending) {
-    if (call->claimed) {
-      busy_owners.push_back(call->owner.get());
-    } else {
-      call->claimed = true;
-      calls.push_back(call);
-    }
+    if (call->claimed) continue;
+    call->claimed = true;
+    calls.push_back(call);
   }
   std::sort(calls.begin(), calls.end(),
             [](const PendingCall* a, const PendingCall* b) { return a->sequence < b->sequence; });
   return calls;
 }
 
-// Starts, without waiting, the claimed deferred calls whose exchange is done and which no
-// earlier deferred call of their communicator still holds back (one not started yet, or one
-// another thread holds: `held_back` starts with those owners).
-void advance_deferred(const std::vector<PendingCall*>& calls,
-                      std::vector<const Communicator*> held_back) {
-  for (PendingCall* call : calls) {
-    if (!call->start) continue;
-    const Communicator* owner = call->owner.get();
-    if (std::find(held_back.begin(), held_back.end(), owner) != held_back.end()) continue;
-    if (!begin(*call, false)) held_back.push_back(owner);
-  }
-}
-
 // Tests (or waits for) one claimed multilane call: true once it ended, with its outcome in
-// `outcome`; false while it runs. A deferred call waited for starts after its communicator's
-// earlier ones.
+// `outcome`; false while it runs.
 bool ended(PendingCall& call, bool wait, runtime::Outcome& outcome) {
-  if (call.start) {
-    if (!wait) return false;
-    if (call.sequence > 0) start_deferred_through(call.owner.get(), call.sequence - 1);
-    begin(call, true);
-  }
-  outcome = call.start_failure;
-  if (outcome) return true;
   try {
     if (wait) {
       wait_with_progress(call.request);
@@ -233,7 +166,6 @@ MPI_Request start_pending(std::unique_ptr<PendingCall> call) {
   }
   call.release();  // owned by the request now: free_call() deletes it
   raw->handle = handle;
-  if (raw->start) deferred_calls.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard lock(pending_mutex);
   raw->sequence = next_sequence++;
   pending.emplace(handle, raw);
@@ -241,16 +173,9 @@ MPI_Request start_pending(std::unique_ptr<PendingCall> call) {
   return handle;
 }
 
-void start_deferred(const Communicator* owner) {
-  if (deferred_calls.load(std::memory_order_acquire) == 0) return;
-  start_deferred_through(owner, UINT64_MAX);
-}
-
 void progress_pending() {
   if (pending_calls.load(std::memory_order_acquire) == 0) return;
-  std::vector<const Communicator*> busy_owners;
-  const std::vector<PendingCall*> calls = claim_free_calls(busy_owners);
-  advance_deferred(calls, std::move(busy_owners));
+  const std::vector<PendingCall*> calls = claim_free_calls();
   for (PendingCall* call : calls) {
     if (runtime::Outcome outcome; ended(*call, false, outcome)) {
       complete(*call, outcome);
@@ -275,7 +200,7 @@ int count_pending(int count, const MPI_Request* requests) {
 }
 
 void finish_all_pending() {
-  for (MPI_Request handle : handles_in_start_order(nullptr, UINT64_MAX)) {
+  for (MPI_Request handle : handles_in_start_order()) {
     if (PendingCall* call = claim(handle)) waited_and_completed(*call);
   }
 }

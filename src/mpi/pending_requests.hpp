@@ -12,16 +12,10 @@
 //     (multilane progresses on its own thread; the wait is bounded by the engine's timeout);
 //   * otherwise polls: completes what is done and tries PMPI_Test*, so MPI's own requests keep
 //     progressing too (a peer may need them to reach the collective this rank waits for).
-// A v-form whose counts only some ranks know (MPI_Igatherv, MPI_Iscatterv, MPI_Ialltoallv)
-// first exchanges them without waiting (PMPI_Ibcast or PMPI_Iallgather); its multilane call
-// starts once they are here, when a completion call finds the exchange done. Multilane numbers a
-// communicator's calls in the order they start, the same on every rank, so such a deferred
-// call starts before any later call of its communicator: a later call first waits for the
-// earlier exchanges (start_deferred()), which every rank has already begun, so the wait ends
-// as soon as MPI progresses them. Until then the call moves no data: a rank that blocks in a
-// call the library does not wrap (MPI_Recv) holds back the ranks waiting for it, which MPI's
-// own progress would not. So the library defers only calls the program forces to multilane
-// (MULTILANE_ALGORITHM_<COLL>); by default such a call is the MPI library's.
+// A v-form whose counts only some ranks know (MPI_Igatherv, MPI_Iscatterv, MPI_Ialltoallv) on
+// an algorithm that needs them all sends them first on multilane's engine
+// (Communicator::irunv_sharing_counts()), which then starts the call by itself: its data moves
+// while a rank blocks in a call the library does not wrap (MPI_Recv), as MPI's own would.
 // The query callback reports the call's error code (mpi_errors.hpp) in the status; elements
 // are 0 bytes, source and tag MPI_UNDEFINED, as for any collective's request.
 // MPI_Cancel is not wrapped: it has no effect on such a request.
@@ -30,7 +24,6 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 
@@ -47,11 +40,6 @@ struct PendingCall {
   std::string function;                 // "MPI_Ibcast", for error messages
   MPI_Request handle = MPI_REQUEST_NULL;
   int error = MPI_SUCCESS;
-  // A deferred call: the counts' exchange, and what starts the multilane call after it (empty
-  // once started); why the start failed, if it did.
-  MPI_Request counts_exchange = MPI_REQUEST_NULL;
-  std::function<Request()> start;
-  runtime::Outcome start_failure;
   std::uint64_t sequence = 0;  // start_pending()'s order
   bool claimed = false;        // a thread works on it (pending_requests.cpp); under its mutex
 };
@@ -66,8 +54,5 @@ void finish_pending(int count, const MPI_Request* requests);
 int count_pending(int count, const MPI_Request* requests);
 // Waits for every pending call (at stop_library()).
 void finish_all_pending();
-// Starts every deferred call of `owner`, in the order they were made, waiting for their
-// counts' exchanges: before any later call of that communicator starts.
-void start_deferred(const Communicator* owner);
 
 }  // namespace multilane::mpi

@@ -135,24 +135,17 @@ void CollectiveCall::fill_own_counts() {
   }
 }
 
-void CollectiveCall::begin_counts_exchange(MPI_Request* exchange) {
+void CollectiveCall::exchange_counts() {
   const auto n = static_cast<std::size_t>(size);
   const bool root = rooted(call) && args.root == rank;
-  if (exchange) *exchange = MPI_REQUEST_NULL;
   switch (call) {
     case WrappedCall::Gatherv:
-    case WrappedCall::Scatterv: {
+    case WrappedCall::Scatterv:
       counts_.assign(n, 0);
       if (root) fill_root_counts();
-      if (exchange) {
-        pmpi_check(PMPI_Ibcast(counts_.data(), size, MPI_UINT64_T, args.root, comm, exchange),
-                   "PMPI_Ibcast of the v-form's counts");
-      } else {
-        pmpi_check(PMPI_Bcast(counts_.data(), size, MPI_UINT64_T, args.root, comm),
-                   "PMPI_Bcast of the v-form's counts");
-      }
+      pmpi_check(PMPI_Bcast(counts_.data(), size, MPI_UINT64_T, args.root, comm),
+                 "PMPI_Bcast of the v-form's counts");
       break;
-    }
     case WrappedCall::Allgatherv:
     case WrappedCall::ReduceScatter: {
       counts_.resize(n);
@@ -162,54 +155,17 @@ void CollectiveCall::begin_counts_exchange(MPI_Request* exchange) {
       }
       break;
     }
-    case WrappedCall::Alltoallv: {
+    case WrappedCall::Alltoallv:
       counts_.resize(n * n + n);
       fill_own_row(counts_.data() + n * n);
-      if (exchange) {
-        pmpi_check(PMPI_Iallgather(counts_.data() + n * n, size, MPI_UINT64_T, counts_.data(), size,
-                                   MPI_UINT64_T, comm, exchange),
-                   "PMPI_Iallgather of the alltoallv's counts");
-      } else {
-        pmpi_check(PMPI_Allgather(counts_.data() + n * n, size, MPI_UINT64_T, counts_.data(), size,
-                                  MPI_UINT64_T, comm),
-                   "PMPI_Allgather of the alltoallv's counts");
-      }
+      pmpi_check(PMPI_Allgather(counts_.data() + n * n, size, MPI_UINT64_T, counts_.data(), size,
+                                MPI_UINT64_T, comm),
+                 "PMPI_Allgather of the alltoallv's counts");
+      counts_.resize(n * n);  // drop this rank's row's copy
       break;
-    }
     default:
       break;
   }
-}
-
-void CollectiveCall::end_counts_exchange() {
-  const auto n = static_cast<std::size_t>(size);
-  if (call == WrappedCall::Alltoallv) counts_.resize(n * n);  // drop this rank's row's copy
-}
-
-void CollectiveCall::exchange_counts() {
-  begin_counts_exchange(nullptr);
-  end_counts_exchange();
-}
-
-void CollectiveCall::start_counts_exchange(MPI_Request* exchange) {
-  // Only the significant ones: a gatherv's non-root may pass any receive type.
-  const bool root = rooted(call) && args.root == rank;
-  const bool send_used = args.sendbuf != MPI_IN_PLACE && (call != WrappedCall::Scatterv || root);
-  const bool recv_used = args.recvbuf != MPI_IN_PLACE && (call != WrappedCall::Gatherv || root);
-  for (MPI_Datatype* type :
-       {send_used ? &args.sendtype : nullptr, recv_used ? &args.recvtype : nullptr}) {
-    if (type == nullptr || *type == MPI_DATATYPE_NULL) continue;
-    MPI_Datatype held = MPI_DATATYPE_NULL;
-    pmpi_check(PMPI_Type_dup(*type, &held), "PMPI_Type_dup");
-    held_types_.push_back(held);
-    *type = held;
-  }
-  begin_counts_exchange(exchange);
-  counts_exchanged_ = true;
-}
-
-CollectiveCall::~CollectiveCall() {
-  for (MPI_Datatype& type : held_types_) PMPI_Type_free(&type);
 }
 
 std::span<const std::uint64_t> CollectiveCall::known_counts() {
@@ -219,10 +175,7 @@ std::span<const std::uint64_t> CollectiveCall::known_counts() {
 }
 
 void CollectiveCall::prepare_v_form() {
-  if (counts_exchanged_) {
-    end_counts_exchange();
-    counts_exchanged_ = false;
-  } else if (own_counts_only) {
+  if (own_counts_only || counts_travel) {
     fill_own_counts();
   } else {
     exchange_counts();

@@ -242,6 +242,99 @@ TEST(Communicator, SeveralCollectivesInFlightCompleteInAnyOrder) {
   }));
 }
 
+// A v-form whose counts only the root (gatherv, scatterv) or each rank its row (alltoallv)
+// knows: they travel first, and the call runs on the engine without the caller. Rank 0 blocks
+// (in no call of ours) until the others' calls have completed, so they complete without it;
+// a call started after them, which may end first, is numbered after them; every byte arrives
+// on every algorithm that reads every rank's counts, and on "auto".
+void check_calls_sharing_counts(const LocalJob& job) {
+  const int ranks = job.platform.num_ranks();
+  constexpr std::uint64_t kUnknown = 1ull << 40;  // what a rank does not know: overwritten
+  std::vector<std::string> algorithms_of[3];
+  const Collective collectives[] = {Collective::Gatherv, Collective::Scatterv,
+                                    Collective::Alltoallv};
+  for (int k = 0; k < 3; ++k) {
+    for (const AlgorithmInfo& info : all_algorithms()) {
+      if (info.collective == collectives[k] && !info.own_counts_only) {
+        algorithms_of[k].emplace_back(info.name);
+      }
+    }
+    algorithms_of[k].emplace_back("auto");
+  }
+  std::promise<void> others_done;
+  std::shared_future<void> others_done_future = others_done.get_future().share();
+  std::atomic<int> others_left = ranks - 1;
+  expect_all_ok(run_local_job(job, [&](Communicator& comm) {
+    const int me = comm.rank();
+    int turn = 0;
+    std::vector<std::vector<std::byte>> sends, recvs;
+    std::vector<std::tuple<Collective, std::string, int, std::vector<std::uint64_t>>> calls;
+    std::vector<Request> requests;
+    for (int k = 0; k < 3; ++k) {
+      for (const std::string& algorithm : algorithms_of[k]) {
+        const Collective c = collectives[k];
+        const int root = turn % ranks;
+        const CountsPattern pattern = kAllCountsPatterns[turn++ % std::size(kAllCountsPatterns)];
+        const std::vector<std::uint64_t> counts = pattern_counts(pattern, c, ranks, 3001);
+        sends.emplace_back(buffer_size(c, Buffer::Send, me, ranks, root, 3001, counts));
+        recvs.emplace_back(buffer_size(c, Buffer::Recv, me, ranks, root, 3001, counts));
+        runtime::fill_for_check(c, me, ranks, root, 3001, sends.back(), recvs.back(), {}, counts);
+        std::vector<std::uint64_t> known(counts.size(), kUnknown);
+        const auto p = static_cast<std::size_t>(ranks);
+        if (c == Collective::Alltoallv) {
+          std::copy_n(counts.begin() + static_cast<std::ptrdiff_t>(p) * me, p,
+                      known.begin() + static_cast<std::ptrdiff_t>(p) * me);
+        } else if (me == root) {
+          known = counts;
+        }
+        calls.emplace_back(c, algorithm, root, counts);
+        requests.push_back(comm.irunv_sharing_counts(c, sends.back(), recvs.back(), root, known,
+                                                     {.algorithm = algorithm}));
+      }
+    }
+    const auto later = bytes_pattern(5000, 3);
+    std::vector<std::byte> bcast(me == 0 ? later : std::vector<std::byte>(5000));
+    Request after = comm.ibcast(bcast, 0, {.algorithm = "binomial"});
+    if (me == 0) {
+      EXPECT_EQ(others_done_future.wait_for(60s), std::future_status::ready)
+          << "the other ranks' calls did not complete while rank 0 was away";
+    }
+    after.wait();
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      requests[i].wait();
+      const auto& [c, algorithm, root, counts] = calls[i];
+      EXPECT_EQ(runtime::check_result(c, me, ranks, root, 3001, recvs[i], {}, counts), "")
+          << to_string(c) << " " << algorithm << " root " << root;
+    }
+    EXPECT_EQ(bcast, later);
+    if (me != 0 && --others_left == 0) others_done.set_value();
+  }));
+}
+
+TEST(Communicator, CallsThatShareTheirCountsFirstRunWithoutTheCaller) {
+  check_calls_sharing_counts(local_job(5));
+}
+TEST(Communicator, CallsThatShareTheirCountsFirstRunWithoutTheCallerAcrossSites) {
+  check_calls_sharing_counts(local_job(6, 2, 2));
+}
+
+TEST(Communicator, ACallThatSharesItsCountsRefusesOtherCollectivesAndWrongCounts) {
+  expect_all_ok(run_local_job(local_job(2), [](Communicator& comm) {
+    std::vector<std::byte> none;
+    EXPECT_THAT(
+        [&] {
+          comm.irunv_sharing_counts(Collective::Allgatherv, none, none, 0, {0, 0});
+        },
+        ::testing::ThrowsMessage<UsageError>(
+            "allgatherv: every rank knows its counts; nothing to share"));
+    EXPECT_THAT(
+        [&] {
+          comm.irunv_sharing_counts(Collective::Alltoallv, none, none, 0, {0, 0});
+        },
+        ::testing::ThrowsMessage<UsageError>("alltoallv: 2 counts, but 2 ranks need 4"));
+  }));
+}
+
 // A call like the previous one but for one argument is resolved afresh, not taken for a repeat:
 // the new root's bytes arrive, and a new algorithm name is looked up (an unknown one refused).
 TEST(Communicator, ACallThatDiffersFromThePreviousOneInOneArgumentRunsAsAsked) {

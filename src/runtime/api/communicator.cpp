@@ -314,13 +314,19 @@ const CommunicatorImpl::CachedSchedule& CommunicatorImpl::schedule_for(Collectiv
   const ScheduleKey key{collective,     std::string(algorithm), params.root,         params.size,
                         params.segment, params.wan_pairs,       params.element_size, params.counts};
   CachedSchedule& slot = schedules_[key];
-  if (!slot.schedule) {
-    slot.schedule = std::make_shared<const Schedule>(
-        build_schedule(setup_.platform, collective, algorithm, params));
-    slot.plan = runtime::plan_rank(*slot.schedule, setup_.platform, setup_.rank);
-    slot.signature = runtime::call_signature(*slot.schedule, params, {});
-  }
+  if (!slot.schedule) slot = make_schedule(collective, algorithm, params);
   return slot;
+}
+
+CommunicatorImpl::CachedSchedule CommunicatorImpl::make_schedule(Collective collective,
+                                                                 std::string_view algorithm,
+                                                                 const BuildParams& params) const {
+  CachedSchedule made;
+  made.schedule = std::make_shared<const Schedule>(
+      build_schedule(setup_.platform, collective, algorithm, params));
+  made.plan = runtime::plan_rank(*made.schedule, setup_.platform, setup_.rank);
+  made.signature = runtime::call_signature(*made.schedule, params, {});
+  return made;
 }
 
 namespace {
@@ -388,19 +394,7 @@ CommunicatorImpl::Resolved CommunicatorImpl::resolve(Collective collective,
       return recent.resolved;
     }
   }
-  std::string_view algorithm = options.algorithm;
-  BuildParams params = asked;
-  if (algorithm == "auto") {
-    const runtime::AlgorithmChoice& choice =
-        choose(collective, asked.size, asked.root, options, asked.element_size, asked.counts);
-    algorithm = choice.best.algorithm;
-    params = choice.best.params;
-  } else {
-    if (!find_algorithm(collective, algorithm)) {
-      throw UsageError(unknown_algorithm_message(collective, algorithm, {"auto"}));
-    }
-    params = runtime::resolve_params(setup_.platform, collective, algorithm, params);
-  }
+  const auto [algorithm, params] = resolve_algorithm(collective, options, asked);
   const CachedSchedule& cached = schedule_for(collective, algorithm, params);
   const Resolved resolved{
       .cached = &cached,
@@ -419,6 +413,20 @@ CommunicatorImpl::Resolved CommunicatorImpl::resolve(Collective collective,
     next_recent_ = (next_recent_ + 1) % kRecentCalls;
   }
   return resolved;
+}
+
+std::pair<std::string_view, BuildParams> CommunicatorImpl::resolve_algorithm(
+    Collective collective, const CollectiveOptions& options, const BuildParams& asked) const {
+  if (options.algorithm == "auto") {
+    const runtime::AlgorithmChoice& choice =
+        choose(collective, asked.size, asked.root, options, asked.element_size, asked.counts);
+    return {choice.best.algorithm, choice.best.params};
+  }
+  if (!find_algorithm(collective, options.algorithm)) {
+    throw UsageError(unknown_algorithm_message(collective, options.algorithm, {"auto"}));
+  }
+  return {options.algorithm,
+          runtime::resolve_params(setup_.platform, collective, options.algorithm, asked)};
 }
 
 auto CommunicatorImpl::call_operation(PreparedCall call, std::vector<std::byte>* scratch) {
@@ -443,6 +451,94 @@ std::shared_ptr<RequestState> CommunicatorImpl::start(
     std::span<const std::uint64_t> counts) {
   return start_in_background(call_operation(
       prepare(collective, send, recv, root, size, options, reduction, counts), nullptr));
+}
+
+std::shared_ptr<RequestState> CommunicatorImpl::start_sharing_counts(
+    Collective collective, std::span<const std::byte> send, std::span<std::byte> recv, int root,
+    std::vector<std::uint64_t> counts, const CollectiveOptions& options) {
+  check_usable();
+  check_peer(root, "root");
+  const auto p = static_cast<std::size_t>(setup_.size);
+  const bool rows = collective == Collective::Alltoallv;
+  if (!rows && collective != Collective::Gatherv && collective != Collective::Scatterv) {
+    throw UsageError(
+        fmt::format("{}: every rank knows its counts; nothing to share", to_string(collective)));
+  }
+  if (counts.size() != (rows ? p * p : p)) {
+    throw UsageError(fmt::format("{}: {} counts, but {} ranks need {}", to_string(collective),
+                                 counts.size(), setup_.size, rows ? p * p : p));
+  }
+  // The counts travel in place: a bcast of the root's, or an allgather of every rank's row.
+  auto shared = std::make_shared<std::vector<std::uint64_t>>(std::move(counts));
+  auto row = std::make_shared<std::vector<std::uint64_t>>();
+  const std::span<std::byte> all = std::as_writable_bytes(std::span(*shared));
+  PreparedCall exchange;
+  if (rows) {
+    const auto own = shared->begin() + static_cast<std::ptrdiff_t>(p) * setup_.rank;
+    row->assign(own, own + static_cast<std::ptrdiff_t>(p));
+    exchange = prepare(Collective::Allgather, std::as_bytes(std::span(*row)), all, 0,
+                       p * sizeof(std::uint64_t), {}, {}, {});
+  } else {
+    exchange = prepare(Collective::Bcast, {}, all, root, all.size(), {}, {}, {});
+  }
+  // The call's own number, taken now: calls made later have later ones. Counted in flight from
+  // now, so that no later blocking call runs on the caller's thread before it began.
+  const std::uint64_t sequence = ++sequence_;
+  calls_in_flight_.fetch_add(1);
+  auto start_exchange = call_operation(std::move(exchange), nullptr);
+  return start_in_background([this, start_exchange = std::move(start_exchange), shared, row,
+                              sequence, collective, send, recv, root,
+                              options](runtime::Completion done) mutable {
+    engine().reserve_call(sequence);
+    start_exchange([this, shared, row, sequence, collective, send, recv, root, options,
+                    done = std::move(done)](const runtime::Outcome& exchanged) mutable {
+      runtime::Outcome failed = exchanged;
+      if (!failed) {
+        failed = start_counted(collective, send, recv, root, *shared, options, sequence, done);
+      }
+      if (!failed) return;
+      engine().end_call(sequence);
+      calls_in_flight_.fetch_sub(1);
+      done(failed);
+    });
+  });
+}
+
+runtime::Outcome CommunicatorImpl::start_counted(
+    Collective collective, std::span<const std::byte> send, std::span<std::byte> recv, int root,
+    std::span<const std::uint64_t> counts, const CollectiveOptions& options, std::uint64_t sequence,
+    runtime::Completion& done) {
+  try {
+    if (const auto error = counts_error(collective, setup_.size, counts)) throw UsageError(*error);
+    const std::uint64_t size = largest_count(counts);
+    check_buffer(collective, Buffer::Send, send.size(), setup_.rank, setup_.size, root, size,
+                 counts);
+    check_buffer(collective, Buffer::Recv, recv.size(), setup_.rank, setup_.size, root, size,
+                 counts);
+    const BuildParams asked{.root = root,
+                            .size = size,
+                            .segment = options.segment,
+                            .wan_pairs = options.wan_pairs,
+                            .counts = std::vector(counts.begin(), counts.end())};
+    // Not from the caches, which belong to the caller's thread: such a call's counts rarely
+    // come again anyway.
+    const auto [algorithm, params] = resolve_algorithm(collective, options, asked);
+    const CachedSchedule made = make_schedule(collective, algorithm, params);
+    if (!made.plan->group_order.empty()) {
+      // Its group ops would have to be announced in call order, before the counts are known.
+      throw UsageError(
+          fmt::format("{}: {} runs shared-memory steps, which a call that shares "
+                      "its counts first cannot announce in time",
+                      to_string(collective), algorithm));
+    }
+    runtime::start_schedule_run(
+        engine(), made.schedule, made.plan, setup_.platform, setup_.rank, {send, recv},
+        {.sequence = sequence, .signature = made.signature, .reduction = {}}, std::move(done),
+        nullptr, &calls_in_flight_, nullptr);
+    return std::nullopt;
+  } catch (const std::exception& e) {
+    return runtime::Failure::of(e);
+  }
 }
 
 bool CommunicatorImpl::run_here(const PreparedCall& call, runtime::Outcome& outcome) {
@@ -657,6 +753,14 @@ Request Communicator::irunv(Collective collective, std::span<const std::byte> se
                             const Reduction& reduction) {
   return Request(impl_->start(collective, send, recv, root, largest_count(counts), options,
                               reduction, counts));
+}
+
+Request Communicator::irunv_sharing_counts(Collective collective, std::span<const std::byte> send,
+                                           std::span<std::byte> recv, int root,
+                                           std::vector<std::uint64_t> counts,
+                                           const CollectiveOptions& options) {
+  return Request(
+      impl_->start_sharing_counts(collective, send, recv, root, std::move(counts), options));
 }
 
 Request Communicator::ibcast(std::span<std::byte> buffer, int root,

@@ -90,6 +90,12 @@ class CommunicatorImpl {
                                       const CollectiveOptions& options,
                                       const Reduction& reduction = {},
                                       std::span<const std::uint64_t> counts = {});
+  // Communicator::irunv_sharing_counts().
+  std::shared_ptr<RequestState> start_sharing_counts(Collective collective,
+                                                     std::span<const std::byte> send,
+                                                     std::span<std::byte> recv, int root,
+                                                     std::vector<std::uint64_t> counts,
+                                                     const CollectiveOptions& options);
   void run(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
            int root, std::uint64_t size, const CollectiveOptions& options,
            const Reduction& reduction = {}, std::span<const std::uint64_t> counts = {});
@@ -125,6 +131,13 @@ class CommunicatorImpl {
   };
   const CachedSchedule& schedule_for(Collective collective, std::string_view algorithm,
                                      const BuildParams& params);
+  CachedSchedule make_schedule(Collective collective, std::string_view algorithm,
+                               const BuildParams& params) const;
+  // The algorithm and parameters a call's options and asked parameters come to ("auto" decided,
+  // the segment chosen). Thread-safe.
+  std::pair<std::string_view, BuildParams> resolve_algorithm(Collective collective,
+                                                             const CollectiveOptions& options,
+                                                             const BuildParams& asked) const;
   // What a call's algorithm option and parameters resolve to: the algorithm's schedule (built
   // with the segment chosen, "auto" decided) and the call's signature.
   struct Resolved {
@@ -148,6 +161,13 @@ class CommunicatorImpl {
   // (A callable an Operation can hold; called once.)
   // `scratch`: where a blocking call works (start_schedule_run()); null for a nonblocking one.
   auto call_operation(PreparedCall call, std::vector<std::byte>* scratch);
+  // Engine thread: starts call `sequence` of start_sharing_counts() once its counts are here
+  // (`done` taken), or returns why it cannot (`done` left).
+  runtime::Outcome start_counted(Collective collective, std::span<const std::byte> send,
+                                 std::span<std::byte> recv, int root,
+                                 std::span<const std::uint64_t> counts,
+                                 const CollectiveOptions& options, std::uint64_t sequence,
+                                 runtime::Completion& done);
   // A point-to-point message to or from `peer`, checked and numbered.
   runtime::SendRequest send_request(std::span<const std::byte> data, int peer);
   runtime::RecvRequest recv_request(std::span<std::byte> data, int peer);

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "multilane/errors.hpp"
@@ -87,6 +88,7 @@ struct Engine::State {
   // without the engine (note_local_call(), from any thread).
   std::array<std::uint64_t, kCallSpaces> highest_ended{};
   std::array<std::atomic<std::uint64_t>, kCallSpaces> highest_local{};
+  std::set<std::uint64_t> reserved;  // reserve_call()'s, not begun or ended yet
   std::atomic<bool> shared = false;  // set_shared()
   asio::steady_timer watchdog;
   // The io_context never runs out of work, so that run_one() waits instead of returning.
@@ -315,6 +317,7 @@ Outcome Engine::begin_call(std::uint64_t sequence, std::uint64_t signature,
                            std::function<void(const Outcome&)> on_mismatch,
                            std::shared_ptr<void> owner) {
   State& s = *state_;
+  s.reserved.erase(sequence);
   s.call_nodes.at(s.calls, sequence) = {signature, std::move(on_mismatch), std::move(owner)};
   auto early = s.early_signatures.find(sequence);
   if (early == s.early_signatures.end()) return {};
@@ -331,8 +334,13 @@ void Engine::end_call(std::uint64_t sequence) {
   }
   s.receive.abandon_call(sequence);
   s.send.abandon_call(sequence);
+  s.reserved.erase(sequence);
   std::uint64_t& highest = s.highest_ended[space_of(sequence)];
   highest = std::max(highest, sequence);
+}
+
+void Engine::reserve_call(std::uint64_t sequence) {
+  state_->reserved.insert(sequence);
 }
 
 void Engine::note_local_call(std::uint64_t sequence) {
@@ -356,7 +364,8 @@ bool Engine::State::check_signature(int peer, std::uint64_t sequence, std::uint6
   }
   const std::uint32_t space = space_of(sequence);
   if (sequence <=
-      std::max(highest_ended[space], highest_local[space].load(std::memory_order_acquire))) {
+          std::max(highest_ended[space], highest_local[space].load(std::memory_order_acquire)) &&
+      !reserved.contains(sequence)) {
     context.log(
         fmt::format("rank {} sent a message of call {}, which had already ended here "
                     "(ranks called different collectives?)",

@@ -219,6 +219,11 @@ class Engine {
                      std::function<void(const Outcome&)> on_mismatch,
                      std::shared_ptr<void> owner = nullptr);
   void end_call(std::uint64_t sequence);
+  // Call `sequence` begins later than calls numbered after it may end (a call that first
+  // exchanges what it needs on this engine, communicator.cpp): until begin_call() or
+  // end_call(), its frames are kept as early ones, not refused as those of an ended call.
+  // Driving thread only.
+  void reserve_call(std::uint64_t sequence);
   // Call `sequence` ran to its end on a caller's thread without the engine (local_call.hpp),
   // after every earlier call had ended: frames of it that come later are refused as for
   // calls that ended here. Thread-safe, and does not wake the progress thread.

@@ -1,14 +1,14 @@
-/* tests/mpi/v_own_counts.c — nonblocking v-forms whose multilane algorithm reads only each
- * rank's own counts (MULTILANE_ALGORITHM_ALLTOALLV=linear or pairwise, _GATHERV=linear,
- * _SCATTERV=linear): no counts travel first, so their data moves while a rank blocks in a call
- * the library does not wrap.
+/* tests/mpi/v_while_blocked.c — nonblocking v-forms move their data while a rank blocks in a
+ * call the library does not wrap, whatever counts their algorithm reads: only each rank's own
+ * (MULTILANE_ALGORITHM_GATHERV=linear, ALLTOALLV=pairwise), or every rank's, which then travel
+ * first on multilane's engine (GATHERV=binomial, ALLTOALLV=auto).
  *
  * Every rank starts MPI_Ialltoallv, MPI_Igatherv (root 0) and MPI_Iscatterv (root 0) with
  * uneven counts (zeros among them); rank 0 then blocks in MPI_Recv from the last rank, which
  * sends only after its own MPI_Waitall returned, so the last rank's calls must complete while
- * rank 0 is in MPI_Recv (with the counts exchanged first, their data would wait for rank 0's
- * next wrapped call: a deadlock). Then rank 0 waits for its own. Every int is checked, the
- * rounds run twice. Prints "No Errors". */
+ * rank 0 is in MPI_Recv (a call that waited for rank 0's next wrapped call to start would
+ * deadlock). Then rank 0 waits for its own. Every int is checked, the rounds run twice. Prints
+ * "No Errors". */
 #include "mltest.h"
 
 static int value(int origin, int dest, int k, int round) {
@@ -109,6 +109,10 @@ int main(int argc, char** argv) {
   int rank = 0, p = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &p);
+  /* A blocking call first sets the communicator up: a nonblocking one never does. */
+  int ranks = 0;
+  MLTEST_CHECK_MPI(MPI_Allreduce(&(int){1}, &ranks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+  if (ranks != p) MLTEST_FAIL("MPI_Allreduce: %d ranks, expected %d", ranks, p);
   for (int round = 0; round < 2; ++round) run_round(rank, p, round);
   return mltest_finish();
 }
