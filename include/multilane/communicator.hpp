@@ -255,11 +255,13 @@ class Communicator {
   // engine (a bcast from the root, an allgather of the rows), and the call starts as soon as
   // they are here, without another call of the caller's: its data moves while the caller is
   // busy elsewhere. Its algorithm (options.algorithm, "auto" among them) must run no
-  // shared-memory steps; the request fails otherwise.
+  // shared-memory steps; the request fails otherwise. `chosen`, if given, is called on the
+  // engine's thread with the algorithm the call runs, once its counts are here.
   Request irunv_sharing_counts(Collective collective, std::span<const std::byte> send,
                                std::span<std::byte> recv, int root,
                                std::vector<std::uint64_t> counts,
-                               const CollectiveOptions& options = {});
+                               const CollectiveOptions& options = {},
+                               std::function<void(std::string_view algorithm)> chosen = {});
 
   // Work handed to another thread so far: operations started on the engine's progress thread
   // (non-blocking ones, and blocking ones that found another thread driving) and shared-memory

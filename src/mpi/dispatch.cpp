@@ -60,35 +60,64 @@ bool explains_after_the_call(const CollectiveCall& c, const Pick& pick) {
   return pick.run == RouteChoice::Multilane && is_v_form(c.call) && pick.algorithm == "auto";
 }
 
-void explain(const CollectiveCall& c, const CommState& state, const Pick& pick,
-             std::string_view why, bool nonblocking) {
-  if (!library().settings.explain || c.rank != 0) return;
+// The route MULTILANE_EXPLAIN names: "MPI library", "multilane ring".
+std::string explained_choice(const CollectiveCall& c, const CommState& state, const Pick& pick) {
   const Communicator* multilane = state.multilane.get();
-  std::string choice = "MPI library";
-  if (explains_after_the_call(c, pick) && !c.counts_travel && multilane) {
+  if (pick.run == RouteChoice::Mpi) return "MPI library";
+  if (explains_after_the_call(c, pick) && multilane) {
     // After the call: the counts "auto" chose by are this call's.
-    choice = fmt::format("multilane {}", multilane->resolve_algorithm(
-                                             carrier(c.call), largest_count(c.counts()), root_of(c),
-                                             {.algorithm = std::string(pick.algorithm)},
-                                             element_bytes(c), c.counts()));
-  } else if (pick.run == RouteChoice::Multilane && is_v_form(c.call)) {
-    choice = fmt::format("multilane {}", pick.algorithm);
-  } else if (pick.run == RouteChoice::Multilane && multilane) {
-    choice = fmt::format(
-        "multilane {}",
-        multilane->resolve_algorithm(carrier(c.call), c.block, root_of(c),
-                                     {.algorithm = std::string(pick.algorithm)}, element_bytes(c)));
-  } else if (pick.run == RouteChoice::Multilane) {
-    choice = "multilane";
+    return fmt::format("multilane {}", multilane->resolve_algorithm(
+                                           carrier(c.call), largest_count(c.counts()), root_of(c),
+                                           {.algorithm = std::string(pick.algorithm)},
+                                           element_bytes(c), c.counts()));
   }
+  if (is_v_form(c.call)) return fmt::format("multilane {}", pick.algorithm);
+  if (!multilane) return "multilane";
+  return fmt::format(
+      "multilane {}",
+      multilane->resolve_algorithm(carrier(c.call), c.block, root_of(c),
+                                   {.algorithm = std::string(pick.algorithm)}, element_bytes(c)));
+}
+
+// How many nodes and sites a communicator's ranks are on.
+struct Spread {
+  int nodes = 1;
+  int sites = 1;
+};
+
+// MULTILANE_EXPLAIN's line for a call that takes route `choice`, for `why`.
+std::string explain_line(const CollectiveCall& c, Spread layout, std::string_view choice,
+                         std::string_view why, bool nonblocking) {
   std::string where = rooted(c.call) ? fmt::format(" root {}", c.args.root) : std::string();
-  if (state.layout.sites > 1) where += fmt::format(" ({} sites)", state.layout.sites);
+  if (layout.sites > 1) where += fmt::format(" ({} sites)", layout.sites);
   std::string size = fmt::format(" {} B", c.block);
   if (c.call == WrappedCall::Barrier || sizes_per_rank(c.call)) size.clear();
   if (c.call == WrappedCall::Allgatherv) size = fmt::format(" blocks up to {} B", c.block);
-  std::fprintf(stderr, "multilane-mpi: %s%s%s, %d ranks on %d node(s): %s (%.*s)\n",
-               call_function(c.call, nonblocking).c_str(), size.c_str(), where.c_str(), c.size,
-               state.layout.nodes, choice.c_str(), static_cast<int>(why.size()), why.data());
+  return fmt::format("multilane-mpi: {}{}{}, {} ranks on {} node(s): {} ({})\n",
+                     call_function(c.call, nonblocking), size, where, c.size, layout.nodes, choice,
+                     why);
+}
+
+void explain(const CollectiveCall& c, const CommState& state, const Pick& pick,
+             std::string_view why, bool nonblocking) {
+  if (!library().settings.explain || c.rank != 0) return;
+  const std::string line = explain_line(c, {state.layout.nodes, state.layout.sites},
+                                        explained_choice(c, state, pick), why, nonblocking);
+  std::fputs(line.c_str(), stderr);
+}
+
+// A nonblocking v-form on "auto" whose counts travel first is explained once the engine chose
+// its algorithm, on the engine's thread (`c` lives until the call completes).
+std::function<void(std::string_view)> explain_when_chosen(const CollectiveCall& c,
+                                                          const CommState& state, const Pick& pick,
+                                                          std::string_view why) {
+  if (!library().settings.explain || c.rank != 0 || !explains_after_the_call(c, pick)) return {};
+  return [&c, layout = Spread{.nodes = state.layout.nodes, .sites = state.layout.sites},
+          why = std::string(why)](std::string_view algorithm) {
+    const std::string line =
+        explain_line(c, layout, fmt::format("multilane {}", algorithm), why, true);
+    std::fputs(line.c_str(), stderr);
+  };
 }
 
 // A call that stays with the MPI library before it is described, explained on rank 0 (of the
@@ -372,7 +401,7 @@ int serve_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
       why = explain_blocking({.run = pick.run}, state->routes, key, c, *state);
       if (c.counts_travel) why += "; its counts travel first, on multilane's engine";
     }
-    const bool explain_after = explains_after_the_call(c, pick) && !c.counts_travel;
+    const bool explain_after = explains_after_the_call(c, pick);
     if (!explain_after) explain(c, *state, pick, why, true);
     if (pick.run == RouteChoice::Mpi) {
       if (pick.lasting && rememberable(call)) state->to_mpi_again.remember(call, true, args);
@@ -387,7 +416,8 @@ int serve_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
       c.prepare();
       pending->request = state->multilane->irunv_sharing_counts(
           carrier(c.call), c.send(), c.recv(), root_of(c),
-          std::vector(c.counts().begin(), c.counts().end()), options);
+          std::vector(c.counts().begin(), c.counts().end()), options,
+          explain_when_chosen(c, *state, pick, why));
       *request = start_pending(std::move(pending));
       return MPI_SUCCESS;
     }

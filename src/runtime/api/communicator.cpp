@@ -455,7 +455,8 @@ std::shared_ptr<RequestState> CommunicatorImpl::start(
 
 std::shared_ptr<RequestState> CommunicatorImpl::start_sharing_counts(
     Collective collective, std::span<const std::byte> send, std::span<std::byte> recv, int root,
-    std::vector<std::uint64_t> counts, const CollectiveOptions& options) {
+    std::vector<std::uint64_t> counts, const CollectiveOptions& options,
+    std::function<void(std::string_view)> chosen) {
   check_usable();
   check_peer(root, "root");
   const auto p = static_cast<std::size_t>(setup_.size);
@@ -487,14 +488,15 @@ std::shared_ptr<RequestState> CommunicatorImpl::start_sharing_counts(
   calls_in_flight_.fetch_add(1);
   auto start_exchange = call_operation(std::move(exchange), nullptr);
   return start_in_background([this, start_exchange = std::move(start_exchange), shared, row,
-                              sequence, collective, send, recv, root,
-                              options](runtime::Completion done) mutable {
+                              sequence, collective, send, recv, root, options,
+                              chosen = std::move(chosen)](runtime::Completion done) mutable {
     engine().reserve_call(sequence);
-    start_exchange([this, shared, row, sequence, collective, send, recv, root, options,
+    start_exchange([this, shared, row, sequence, collective, send, recv, root, options, chosen,
                     done = std::move(done)](const runtime::Outcome& exchanged) mutable {
       runtime::Outcome failed = exchanged;
       if (!failed) {
-        failed = start_counted(collective, send, recv, root, *shared, options, sequence, done);
+        failed =
+            start_counted(collective, send, recv, root, *shared, options, sequence, chosen, done);
       }
       if (!failed) return;
       engine().end_call(sequence);
@@ -507,7 +509,7 @@ std::shared_ptr<RequestState> CommunicatorImpl::start_sharing_counts(
 runtime::Outcome CommunicatorImpl::start_counted(
     Collective collective, std::span<const std::byte> send, std::span<std::byte> recv, int root,
     std::span<const std::uint64_t> counts, const CollectiveOptions& options, std::uint64_t sequence,
-    runtime::Completion& done) {
+    const std::function<void(std::string_view)>& chosen, runtime::Completion& done) {
   try {
     if (const auto error = counts_error(collective, setup_.size, counts)) throw UsageError(*error);
     const std::uint64_t size = largest_count(counts);
@@ -531,6 +533,7 @@ runtime::Outcome CommunicatorImpl::start_counted(
                       "its counts first cannot announce in time",
                       to_string(collective), algorithm));
     }
+    if (chosen) chosen(algorithm);
     runtime::start_schedule_run(
         engine(), made.schedule, made.plan, setup_.platform, setup_.rank, {send, recv},
         {.sequence = sequence, .signature = made.signature, .reduction = {}}, std::move(done),
@@ -758,9 +761,10 @@ Request Communicator::irunv(Collective collective, std::span<const std::byte> se
 Request Communicator::irunv_sharing_counts(Collective collective, std::span<const std::byte> send,
                                            std::span<std::byte> recv, int root,
                                            std::vector<std::uint64_t> counts,
-                                           const CollectiveOptions& options) {
-  return Request(
-      impl_->start_sharing_counts(collective, send, recv, root, std::move(counts), options));
+                                           const CollectiveOptions& options,
+                                           std::function<void(std::string_view)> chosen) {
+  return Request(impl_->start_sharing_counts(collective, send, recv, root, std::move(counts),
+                                             options, std::move(chosen)));
 }
 
 Request Communicator::ibcast(std::span<std::byte> buffer, int root,

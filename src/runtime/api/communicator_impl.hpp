@@ -95,7 +95,8 @@ class CommunicatorImpl {
                                                      std::span<const std::byte> send,
                                                      std::span<std::byte> recv, int root,
                                                      std::vector<std::uint64_t> counts,
-                                                     const CollectiveOptions& options);
+                                                     const CollectiveOptions& options,
+                                                     std::function<void(std::string_view)> chosen);
   void run(Collective collective, std::span<const std::byte> send, std::span<std::byte> recv,
            int root, std::uint64_t size, const CollectiveOptions& options,
            const Reduction& reduction = {}, std::span<const std::uint64_t> counts = {});
@@ -167,6 +168,7 @@ class CommunicatorImpl {
                                  std::span<std::byte> recv, int root,
                                  std::span<const std::uint64_t> counts,
                                  const CollectiveOptions& options, std::uint64_t sequence,
+                                 const std::function<void(std::string_view)>& chosen,
                                  runtime::Completion& done);
   // A point-to-point message to or from `peer`, checked and numbered.
   runtime::SendRequest send_request(std::span<const std::byte> data, int peer);
