@@ -12,6 +12,7 @@
 #include "multilane/algorithms.hpp"
 #include "multilane/collective.hpp"
 #include "multilane/count_patterns.hpp"
+#include "runtime/api/job_sharing.hpp"
 #include "runtime/check/data_check.hpp"
 #include "runtime/tcp/auth.hpp"
 #include "runtime/tcp/tcp_connect.hpp"
@@ -67,44 +68,46 @@ constexpr Reduction kCheckedReductions[] = {
     {ElementType::Bfloat16, ReduceOp::Sum}, {ElementType::Uint64, ReduceOp::Band},
 };
 
-// Every collective and every algorithm, checked byte for byte (reductions element by element)
-// on every rank. A reduction's size is cut to whole elements; the v-forms take each pattern of
+// Every collective and every algorithm on `comm`, checked byte for byte (reductions element by
+// element). A reduction's size is cut to whole elements; the v-forms take each pattern of
 // uneven counts in turn, `size` their largest block.
-void check_every_algorithm(LocalJob job, std::uint64_t size) {
-  const int ranks = job.platform.num_ranks();
-  expect_all_ok(run_local_job(job, [&](Communicator& comm) {
-    std::size_t turn = 0;
-    for (const AlgorithmInfo& info : all_algorithms()) {
-      for (int root : {0, ranks - 1}) {
-        const Collective c = info.collective;
-        const Reduction reduction = kCheckedReductions[turn++ % std::size(kCheckedReductions)];
-        const std::uint64_t n =
-            is_reduction(c) ? size / element_size(reduction.type) * element_size(reduction.type)
-                            : size;
-        const CountsPattern pattern = kAllCountsPatterns[turn % std::size(kAllCountsPatterns)];
-        const std::vector<std::uint64_t> counts = pattern_counts(
-            pattern, c, ranks, n, is_reduction(c) ? element_size(reduction.type) : 1);
-        std::vector<std::byte> send(
-            buffer_size(c, Buffer::Send, comm.rank(), ranks, root, n, counts));
-        std::vector<std::byte> recv(
-            buffer_size(c, Buffer::Recv, comm.rank(), ranks, root, n, counts));
-        runtime::fill_for_check(c, comm.rank(), ranks, root, n, send, recv, reduction, counts);
-        CollectiveOptions options;
-        options.algorithm = std::string(info.name);
-        options.segment = 1000;  // several segments even for small sizes
-        if (is_uneven(c)) {
-          comm.runv(c, send, recv, root, counts, options, reduction);
-        } else {
-          comm.run(c, send, recv, root, n, options, reduction);
-        }
-        EXPECT_EQ(runtime::check_result(c, comm.rank(), ranks, root, n, recv, reduction, counts),
-                  "")
-            << to_string(c) << " " << info.name << " root " << root << " size " << n << " "
-            << to_string(reduction.type) << " " << to_string(reduction.op)
-            << (is_uneven(c) ? " counts " + std::string(to_string(pattern)) : "");
+void check_every_algorithm_on(Communicator& comm, std::uint64_t size) {
+  const int ranks = comm.size();
+  std::size_t turn = 0;
+  for (const AlgorithmInfo& info : all_algorithms()) {
+    for (int root : {0, ranks - 1}) {
+      const Collective c = info.collective;
+      const Reduction reduction = kCheckedReductions[turn++ % std::size(kCheckedReductions)];
+      const std::uint64_t n =
+          is_reduction(c) ? size / element_size(reduction.type) * element_size(reduction.type)
+                          : size;
+      const CountsPattern pattern = kAllCountsPatterns[turn % std::size(kAllCountsPatterns)];
+      const std::vector<std::uint64_t> counts =
+          pattern_counts(pattern, c, ranks, n, is_reduction(c) ? element_size(reduction.type) : 1);
+      std::vector<std::byte> send(
+          buffer_size(c, Buffer::Send, comm.rank(), ranks, root, n, counts));
+      std::vector<std::byte> recv(
+          buffer_size(c, Buffer::Recv, comm.rank(), ranks, root, n, counts));
+      runtime::fill_for_check(c, comm.rank(), ranks, root, n, send, recv, reduction, counts);
+      CollectiveOptions options;
+      options.algorithm = std::string(info.name);
+      options.segment = 1000;  // several segments even for small sizes
+      if (is_uneven(c)) {
+        comm.runv(c, send, recv, root, counts, options, reduction);
+      } else {
+        comm.run(c, send, recv, root, n, options, reduction);
       }
+      EXPECT_EQ(runtime::check_result(c, comm.rank(), ranks, root, n, recv, reduction, counts), "")
+          << to_string(c) << " " << info.name << " root " << root << " size " << n << " "
+          << to_string(reduction.type) << " " << to_string(reduction.op)
+          << (is_uneven(c) ? " counts " + std::string(to_string(pattern)) : "");
     }
-  }));
+  }
+}
+
+void check_every_algorithm(LocalJob job, std::uint64_t size) {
+  expect_all_ok(
+      run_local_job(job, [&](Communicator& comm) { check_every_algorithm_on(comm, size); }));
 }
 
 TEST(Communicator, EveryAlgorithmOnFiveRanks) {
@@ -124,6 +127,97 @@ TEST(Communicator, EveryAlgorithmOnOneNodeOfFourRanks) {
 }
 TEST(Communicator, EveryAlgorithmOnTwoNodesOfThreeRanks) {
   check_every_algorithm(smp_job(2, 3), 3001);
+}
+
+// Communicators over some of a job's ranks, or all of them in another order, share its engine
+// (runtime/api/job_sharing.hpp). On 2 nodes of 4 ranks: the job's ranks reversed, and two
+// communicators of 4 ranks each, two on each node, in one call space at once (ranks that never
+// meet, whose shared-memory groups must not meet either); then, after those are gone, a
+// communicator over ranks of both takes that space, its ranks having numbered their calls
+// differently, and goes on from the highest numbering. Every algorithm runs on each, checked
+// byte for byte.
+runtime::JobMembership membership_of(const Platform& job, std::vector<int> job_ranks,
+                                     int job_rank) {
+  runtime::JobMembership m;
+  m.platform = job;
+  m.platform.ranks.clear();
+  for (std::size_t r = 0; r < job_ranks.size(); ++r) {
+    m.platform.ranks.push_back(job.ranks[static_cast<std::size_t>(job_ranks[r])]);
+    if (job_ranks[r] == job_rank) m.rank = static_cast<int>(r);
+  }
+  m.job_ranks = std::move(job_ranks);
+  return m;
+}
+
+Communicator share_as(const Communicator& job, std::uint32_t space,
+                      const runtime::JobMembership& membership) {
+  std::optional<Communicator> shared = runtime::JobSharing::share(job, space, true, &membership);
+  if (!shared) throw std::runtime_error(fmt::format("call space {} was taken", space));
+  return std::move(*shared);
+}
+
+// The highest numbering of the job's ranks in `members` (an all-gather over the job).
+runtime::CallNumbering highest_numbering(Communicator& job, const Communicator& shared,
+                                         const std::vector<int>& members) {
+  const runtime::CallNumbering mine = runtime::JobSharing::numbering(shared);
+  std::vector<runtime::CallNumbering> all(static_cast<std::size_t>(job.size()));
+  job.allgather(std::as_bytes(std::span(&mine, 1)), std::as_writable_bytes(std::span(all)));
+  runtime::CallNumbering highest;
+  for (int member : members) {
+    const runtime::CallNumbering& n = all[static_cast<std::size_t>(member)];
+    highest.sequence = std::max(highest.sequence, n.sequence);
+    highest.generation = std::max(highest.generation, n.generation);
+  }
+  return highest;
+}
+
+TEST(Communicator, CommunicatorsOverSomeOfTheJobsRanksInAnyOrderShareIt) {
+  const LocalJob job = smp_job(2, 4);
+  const std::vector<int> reversed{7, 6, 5, 4, 3, 2, 1, 0}, first{4, 1, 0, 6}, second{3, 7, 2, 5},
+      across{1, 2, 7};
+  expect_all_ok(run_local_job(job, [&](Communicator& comm) {
+    const int me = comm.rank();
+    auto has_me = [me](const std::vector<int>& ranks) {
+      return std::find(ranks.begin(), ranks.end(), me) != ranks.end();
+    };
+    Communicator back = share_as(comm, 5, membership_of(job.platform, reversed, me));
+    EXPECT_EQ(back.rank(), 7 - me);
+    check_every_algorithm_on(back, 3001);
+    {
+      Communicator mine =
+          share_as(comm, 9, membership_of(job.platform, has_me(first) ? first : second, me));
+      check_every_algorithm_on(mine, 2001);
+      if (has_me(second)) {  // `second` numbers more calls in space 9 than `first`
+        std::vector<std::byte> data(10);
+        for (int round = 0; round < 5; ++round) mine.bcast(data, 0);
+      }
+      comm.barrier();  // both are done before either is gone
+    }
+    std::optional<Communicator> third;
+    runtime::CallNumbering numbering;
+    if (has_me(across)) third = share_as(comm, 9, membership_of(job.platform, across, me));
+    numbering = highest_numbering(comm, third ? *third : back,
+                                  across);  // every rank takes part in the all-gather
+    if (!third) return;
+    runtime::JobSharing::continue_numbering(*third, numbering);
+    EXPECT_EQ(runtime::JobSharing::numbering(*third).sequence, numbering.sequence);
+    check_every_algorithm_on(*third, 1001);
+  }));
+}
+
+TEST(Communicator, AMembershipThatDoesNotFitTheJobIsRefusedNamingWhy) {
+  const LocalJob job = smp_job(1, 2);
+  expect_all_ok(run_local_job(job, [&](Communicator& comm) {
+    const int me = comm.rank();
+    runtime::JobMembership twice = membership_of(job.platform, {me, me}, me);
+    EXPECT_THAT([&] { runtime::JobSharing::share(comm, 3, true, &twice); },
+                ::testing::ThrowsMessage<UsageError>(fmt::format(
+                    "job rank {} is out of range or given twice: must be 0..1, once each", me)));
+    runtime::JobMembership other = membership_of(job.platform, {1 - me}, 1 - me);
+    EXPECT_THAT([&] { runtime::JobSharing::share(comm, 3, true, &other); },
+                ::testing::ThrowsMessage<UsageError>(
+                    fmt::format("rank 0 of the communicator is not job rank {}, this one", me)));
+  }));
 }
 
 // A blocking group call made while a non-blocking one is in flight must not overtake it: every

@@ -1,5 +1,6 @@
 // runtime/api/communicator.cpp — the Communicator (see multilane/communicator.hpp).
 #include <fmt/format.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -92,6 +93,8 @@ CommunicatorImpl::CommunicatorImpl(CommunicatorSetup setup, runtime::AddressBook
                                    setup_.platform.num_ranks(), setup_.size));
     }
     job_->engine = std::make_unique<Engine>(engine_config(setup_));
+    job_->ranks = setup_.size;
+    job_rank_ = setup_.rank;
   } catch (const std::exception& e) {
     // The others are about to wait for this rank's addresses: tell them why there are none.
     book.publish_failure(setup_.rank, runtime::Failure::of(e));
@@ -106,8 +109,20 @@ CommunicatorImpl::CommunicatorImpl(CommunicatorSetup setup, runtime::AddressBook
 }
 
 CommunicatorImpl::CommunicatorImpl(const CommunicatorImpl& member, std::uint32_t space,
-                                   bool concurrent_calls)
-    : setup_(member.setup_), job_(member.job_) {
+                                   bool concurrent_calls,
+                                   const runtime::JobMembership* membership)
+    : setup_(member.setup_),
+      job_(member.job_),
+      job_ranks_(member.job_ranks_),
+      job_rank_(member.job_rank_),
+      group_key_(member.group_key_) {
+  if (membership) {  // checked by JobSharing::share()
+    setup_.rank = membership->rank;
+    setup_.size = membership->platform.num_ranks();
+    setup_.platform = membership->platform;
+    job_ranks_ = membership->job_ranks;
+    group_key_ = XXH3_64bits(job_ranks_.data(), job_ranks_.size() * sizeof(int)) | 1;
+  }
   if (concurrent_calls) {
     std::lock_guard lock(job_->mutex);
     job_->concurrent_calls = true;
@@ -118,6 +133,35 @@ CommunicatorImpl::CommunicatorImpl(const CommunicatorImpl& member, std::uint32_t
 CommunicatorImpl::~CommunicatorImpl() {
   groups_.reset();  // its segments are gone before another communicator takes the space
   give_space_back();
+}
+
+void CommunicatorImpl::check_membership(const CommunicatorImpl& member,
+                                        const runtime::JobMembership& membership) {
+  const std::vector<int>& ranks = membership.job_ranks;
+  const int job_size = member.job_->ranks;
+  if (ranks.empty() || membership.platform.num_ranks() != static_cast<int>(ranks.size())) {
+    throw UsageError(fmt::format("a communicator of {} ranks in a job has a platform of {} ranks",
+                                 ranks.size(), membership.platform.num_ranks()));
+  }
+  std::vector<bool> seen(static_cast<std::size_t>(job_size), false);
+  for (int rank : ranks) {
+    if (rank < 0 || rank >= job_size || seen[static_cast<std::size_t>(rank)]) {
+      throw UsageError(fmt::format("job rank {} is out of range or given twice: must be 0..{}, "
+                                   "once each",
+                                   rank, job_size - 1));
+    }
+    seen[static_cast<std::size_t>(rank)] = true;
+  }
+  if (membership.rank < 0 || membership.rank >= static_cast<int>(ranks.size()) ||
+      ranks[static_cast<std::size_t>(membership.rank)] != member.job_rank_) {
+    throw UsageError(fmt::format("rank {} of the communicator is not job rank {}, this one",
+                                 membership.rank, member.job_rank_));
+  }
+}
+
+void CommunicatorImpl::continue_numbering(runtime::CallNumbering agreed) {
+  sequence_ = std::max(sequence_, agreed.sequence);
+  generation_ = std::max(generation_, agreed.generation);
 }
 
 void CommunicatorImpl::take_space(std::uint32_t space) {
@@ -136,8 +180,9 @@ void CommunicatorImpl::take_space(std::uint32_t space) {
   sequence_ = std::max(taken.sequence, runtime::first_sequence(space));
   sent_ = taken.sent;
   received_ = taken.received;
-  sent_.resize(static_cast<std::size_t>(setup_.size), 0);
-  received_.resize(static_cast<std::size_t>(setup_.size), 0);
+  // Counted per job rank: the space's next communicator may hold other ranks.
+  sent_.resize(static_cast<std::size_t>(job_->ranks), 0);
+  received_.resize(static_cast<std::size_t>(job_->ranks), 0);
   ++job_->communicators;
   engine().set_shared(job_->engine_shared());
 }
@@ -211,12 +256,13 @@ runtime::SendRequest CommunicatorImpl::send_request(std::span<const std::byte> d
   check_usable();
   check_peer(peer, "destination rank");
   const auto& p = setup_.platform;
+  const int to = job_rank_of(peer);
   return {
-      .peer = peer,
+      .peer = to,
       .lanes = common_lanes(p, setup_.rank, peer),
       .link = p.site_of(setup_.rank) == p.site_of(peer) ? runtime::LinkClass::Lan
                                                         : runtime::LinkClass::Wan,
-      .key = {runtime::first_sequence(space_), sent_[peer]++},
+      .key = {runtime::first_sequence(space_), sent_[static_cast<std::size_t>(to)]++},
       .signature = 0,
       .bytes = data,
   };
@@ -225,8 +271,9 @@ runtime::SendRequest CommunicatorImpl::send_request(std::span<const std::byte> d
 runtime::RecvRequest CommunicatorImpl::recv_request(std::span<std::byte> data, int peer) {
   check_usable();
   check_peer(peer, "source rank");
-  return {.peer = peer,
-          .key = {runtime::first_sequence(space_), received_[peer]++},
+  const int from = job_rank_of(peer);
+  return {.peer = from,
+          .key = {runtime::first_sequence(space_), received_[static_cast<std::size_t>(from)]++},
           .signature = 0,
           .bytes = data,
           .landed = {}};
@@ -324,7 +371,7 @@ CommunicatorImpl::CachedSchedule CommunicatorImpl::make_schedule(Collective coll
   CachedSchedule made;
   made.schedule = std::make_shared<const Schedule>(
       build_schedule(setup_.platform, collective, algorithm, params));
-  made.plan = runtime::plan_rank(*made.schedule, setup_.platform, setup_.rank);
+  made.plan = runtime::plan_rank(*made.schedule, setup_.platform, setup_.rank, job_ranks_);
   made.signature = runtime::call_signature(*made.schedule, params, {});
   return made;
 }
@@ -559,7 +606,7 @@ runtime::shm::GroupRunner* CommunicatorImpl::group_runner() {
   if (!groups_) {
     const Platform& p = setup_.platform;
     runtime::shm::GroupRunnerConfig config;
-    config.job_id = setup_.job_id;
+    config.job_id = setup_.job_id ^ group_key_;
     config.node_id = p.node_of(setup_.rank);
     config.local_size = 0;
     for (int r = 0; r < setup_.size; ++r) {

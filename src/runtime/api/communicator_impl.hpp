@@ -13,6 +13,7 @@
 
 #include "multilane/communicator.hpp"
 #include "runtime/api/algorithm_choice.hpp"
+#include "runtime/api/job_sharing.hpp"
 #include "runtime/api/request_state.hpp"
 #include "runtime/exec/schedule_run.hpp"
 #include "runtime/launch/address_book.hpp"
@@ -49,6 +50,7 @@ struct SharedJob {
     std::uint32_t generation = 0;         // communicators that had the space before
   };
   std::unique_ptr<runtime::Engine> engine;
+  int ranks = 0;     // the job's
   std::mutex mutex;  // guards the rest
   std::array<Space, runtime::kCallSpaces> spaces;
   int communicators = 0;
@@ -65,9 +67,16 @@ class CommunicatorImpl {
   // whose call space 0 this communicator has.
   CommunicatorImpl(CommunicatorSetup setup, runtime::AddressBook& book);
   // Shares the job of `member` in call space `space`, which no communicator of the job may have
-  // (throws UsageError otherwise). Local: every rank of the job must do it with the same space.
-  // `concurrent_calls`: see JobSharing::share().
-  CommunicatorImpl(const CommunicatorImpl& member, std::uint32_t space, bool concurrent_calls);
+  // (throws UsageError otherwise). Local: every rank of the new communicator must do it with the
+  // same space. `concurrent_calls`, `membership` (null: the member's ranks; else one that
+  // check_membership() passed): see JobSharing::share().
+  CommunicatorImpl(const CommunicatorImpl& member, std::uint32_t space, bool concurrent_calls,
+                   const runtime::JobMembership* membership = nullptr);
+  // Throws UsageError naming what in `membership` does not fit the job of `member`.
+  static void check_membership(const CommunicatorImpl& member,
+                               const runtime::JobMembership& membership);
+  runtime::CallNumbering numbering() const { return {sequence_, generation_}; }
+  void continue_numbering(runtime::CallNumbering agreed);
   ~CommunicatorImpl();
 
   std::uint64_t job_id() const { return setup_.job_id; }
@@ -200,6 +209,15 @@ class CommunicatorImpl {
   std::vector<std::byte> blocking_scratch_;
   std::vector<std::byte> barrier_tokens_;  // a barrier's receive buffer, kept from call to call
   std::shared_ptr<SharedJob> job_;
+  // JobMembership::job_ranks (empty: the job's ranks in their order), and this rank's.
+  std::vector<int> job_ranks_;
+  int job_rank_ = 0;
+  int job_rank_of(int rank) const {
+    return job_ranks_.empty() ? rank : job_ranks_[static_cast<std::size_t>(rank)];
+  }
+  // Sets this communicator's shared-memory groups apart from those of another communicator of
+  // other ranks in the same space (0 for the job's ranks in their order).
+  std::uint64_t group_key_ = 0;
   std::uint32_t space_ = 0;              // this communicator's call space in the job
   std::uint32_t generation_ = 0;         // of the space: tells its shared-memory groups apart
   std::vector<std::uint64_t> sent_;      // point-to-point messages sent to each peer

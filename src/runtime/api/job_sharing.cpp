@@ -23,13 +23,24 @@ std::uint64_t JobSharing::free_spaces(const Communicator& member) {
 }
 
 std::optional<Communicator> JobSharing::share(const Communicator& member, std::uint32_t space,
-                                              bool concurrent_calls) {
+                                              bool concurrent_calls,
+                                              const JobMembership* membership) {
+  if (membership) CommunicatorImpl::check_membership(*member.impl_, *membership);
   // take_space() refuses a space out of range or taken (by another thread since free_spaces()).
   try {
-    return Communicator(std::make_unique<CommunicatorImpl>(*member.impl_, space, concurrent_calls));
+    return Communicator(
+        std::make_unique<CommunicatorImpl>(*member.impl_, space, concurrent_calls, membership));
   } catch (const UsageError&) {
     return std::nullopt;
   }
+}
+
+CallNumbering JobSharing::numbering(const Communicator& shared) {
+  return shared.impl_->numbering();
+}
+
+void JobSharing::continue_numbering(Communicator& shared, CallNumbering agreed) {
+  shared.impl_->continue_numbering(agreed);
 }
 
 }  // namespace multilane::runtime

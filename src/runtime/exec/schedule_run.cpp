@@ -19,7 +19,7 @@
 namespace multilane::runtime {
 
 std::shared_ptr<const RankPlan> plan_rank(const Schedule& schedule, const Platform& platform,
-                                          int rank) {
+                                          int rank, std::span<const int> job_ranks) {
   auto plan = std::make_shared<RankPlan>();
   const std::span<const Op> program = schedule.program(rank);
   std::vector<std::uint64_t> sends(schedule.num_ranks(), 0);
@@ -41,6 +41,7 @@ std::shared_ptr<const RankPlan> plan_rank(const Schedule& schedule, const Platfo
     }
   }
   plan->node_members = node_members(platform, rank);
+  plan->job_ranks.assign(job_ranks.begin(), job_ranks.end());
   return plan;
 }
 
@@ -237,13 +238,13 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
         const LinkClass link = platform_.site_of(rank_) == platform_.site_of(op.peer)
                                    ? LinkClass::Lan
                                    : LinkClass::Wan;
-        engine_.send(SendRequest{op.peer, lanes_to(op), link, key, identity_.signature,
-                                 memory_.bytes(op.range)},
+        engine_.send(SendRequest{plan_->engine_peer(op.peer), lanes_to(op), link, key,
+                                 identity_.signature, memory_.bytes(op.range)},
                      on_done);
         break;
       }
       case OpKind::Recv:
-        engine_.recv(RecvRequest{.peer = op.peer,
+        engine_.recv(RecvRequest{.peer = plan_->engine_peer(op.peer),
                                  .key = key,
                                  .signature = identity_.signature,
                                  .bytes = memory_.bytes(op.range),
@@ -252,7 +253,8 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
         break;
       case OpKind::RecvReduce: {
         ChunkCombiner* combiner = &combiners_.make(i, memory_.bytes(op.range), identity_.reduction);
-        engine_.recv(RecvRequest{op.peer, key, identity_.signature, combiner->staging(),
+        engine_.recv(RecvRequest{plan_->engine_peer(op.peer), key, identity_.signature,
+                                 combiner->staging(),
                                  [combiner](std::uint64_t offset, std::uint64_t length) {
                                    combiner->landed(offset, length);
                                  }},

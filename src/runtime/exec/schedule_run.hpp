@@ -58,10 +58,16 @@ struct RankPlan {
   std::vector<std::vector<std::uint32_t>> dependents;  // per op: the ops that depend on it
   std::vector<std::uint32_t> group_order;              // the group ops, in program order
   std::vector<int> node_members;                       // the ranks of this rank's node
+  // Each rank's number in the job whose engine runs the call, when the schedule's ranks are
+  // some of the job's or in another order (a communicator sharing the job); empty: the same.
+  std::vector<int> job_ranks;
+  int engine_peer(int peer) const {
+    return job_ranks.empty() ? peer : job_ranks[static_cast<std::size_t>(peer)];
+  }
 };
 
 std::shared_ptr<const RankPlan> plan_rank(const Schedule& schedule, const Platform& platform,
-                                          int rank);
+                                          int rank, std::span<const int> job_ranks = {});
 
 // Starts the call on the engine's driving thread (call it there). `plan`: plan_rank() of the
 // schedule for `rank`. `groups` may be null when the schedule has no group ops. `in_flight`, if
