@@ -137,7 +137,7 @@ if(MULTILANE_SANITIZE OR MULTILANE_SANITIZE_THREADS)
     add_dependencies(mpi_sanitized_programs ${binary})
     mpi_family_test(mpi-${suffix}-threads-sanitized-3 ${family} 3 thread_multiple linked
                     ${sanitizer_env}
-                    EXPECT "served by multilane: [1-9][0-9]* blocking, [1-9][0-9]* nonblocking; jobs: 2 made, 3 shared")
+                    EXPECT "served by multilane: [1-9][0-9]* blocking, [1-9][0-9]* nonblocking; jobs: 1 made, 4 shared")
     set_tests_properties(mpi-${suffix}-threads-sanitized-3 PROPERTIES
                          LABELS "mpi;threads" TIMEOUT 300
                          FAIL_REGULAR_EXPRESSION "Sanitizer|runtime error")
@@ -320,17 +320,16 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
   mpi_family_test(mpi-ompi-explain mpi 2 fallback forced MULTILANE_EXPLAIN=1 EXPECT
     "multilane-mpi: MPI_Bcast 4000 B root 1, 2 ranks on 1 node\\(s\\): multilane [a-z-]+ \\(MULTILANE_ALGORITHM_BCAST=auto\\)")
   # MPI_THREAD_MULTIPLE: four threads, each on its own communicator, at once (thread_multiple.c);
-  # forced, multilane serves them, the three duplicates of MPI_COMM_WORLD in its job (one job
-  # made in MPI_Init, one for the split whose ranks are in another order); with
-  # MULTILANE_MAX_JOBS=1 (MPI_COMM_WORLD holds the slot) the duplicates still share its job, and
-  # the split one stays with the MPI library and says why (the program's output comes first).
+  # forced, multilane serves them, all four in MPI_COMM_WORLD's job (three duplicates and a split
+  # whose ranks are in another order); with MULTILANE_MAX_JOBS=0 no communicator has a job, and
+  # each stays with the MPI library and says why (the program's output comes first).
   mpi_family_test(mpi-ompi-threads-plain-3 mpi 3 thread_multiple plain)
   mpi_family_test(mpi-ompi-threads-forced-3 mpi 3 thread_multiple forced
-                  EXPECT "served by multilane: [1-9][0-9]* blocking, [1-9][0-9]* nonblocking; jobs: 2 made, 3 shared")
+                  EXPECT "served by multilane: [1-9][0-9]* blocking, [1-9][0-9]* nonblocking; jobs: 1 made, 4 shared")
   mpi_family_test(mpi-ompi-threads-policy-4 mpi 4 thread_multiple policy)
-  mpi_family_test(mpi-ompi-threads-capped-3 mpi 3 thread_multiple forced MULTILANE_MAX_JOBS=1
+  mpi_family_test(mpi-ompi-threads-capped-3 mpi 3 thread_multiple forced MULTILANE_MAX_JOBS=0
                   MULTILANE_EXPLAIN=1
-                  EXPECT "jobs: 1 made, 3 shared.*MPI library \\(every multilane job a rank may make is taken \\(MULTILANE_MAX_JOBS=1\\), and this communicator shares none of them\\)")
+                  EXPECT "jobs: 0 made, 0 shared.*MPI library \\(every multilane job a rank may make is taken \\(MULTILANE_MAX_JOBS=0\\), and this communicator shares none of them\\)")
   set_tests_properties(mpi-ompi-threads-plain-3 mpi-ompi-threads-forced-3 mpi-ompi-threads-policy-4
                        mpi-ompi-threads-capped-3 PROPERTIES LABELS "mpi;threads")
   # ... an intercommunicator's calls are explained as the MPI library's ...
@@ -504,6 +503,10 @@ if(TARGET multilane_mpich AND MULTILANE_MPIEXEC_MPICH)
   mpi_family_test(mpi-mpich-v-own-counts-coll-3 mpich 3 coll_v policy ${mpi_own_counts_env}
                   MULTILANE_ALGORITHM_ALLTOALLV=linear)
   mpi_family_test(mpi-mpich-comms-forced-5 mpich 5 coll_comms forced)
+  # The split with reversed keys makes the job (the first of 5 ranks on multilane's route); the
+  # duplicate and the first half share it.
+  mpi_family_test(mpi-mpich-comms-shared-5 mpich 5 coll_comms forced MULTILANE_EXPLAIN=1
+                  EXPECT "communicator of 3 ranks, .*; shares the multilane job of 5 ranks, these among them \\(call space [0-9]+\\).*communicator of 5 ranks, .*; shares the multilane job of the same ranks in another order")
   # Two ranks per node and two nodes per site (MULTILANE_SITE): the library's platform has two
   # sites, and multilane's cross-site algorithms run.
   mpi_family_test(mpi-mpich-comms-sites-5 mpich 5 coll_comms policy MULTILANE_EXPLAIN=1
@@ -514,7 +517,7 @@ if(TARGET multilane_mpich AND MULTILANE_MPIEXEC_MPICH)
   mpi_family_test(mpi-mpich-fallback-forced-4 mpich 4 fallback forced)
   mpi_family_test(mpi-mpich-served-forced-3 mpich 3 served_path forced)
   mpi_family_test(mpi-mpich-threads-forced-3 mpich 3 thread_multiple forced
-                  EXPECT "served by multilane: [1-9][0-9]* blocking, [1-9][0-9]* nonblocking; jobs: 2 made, 3 shared")
+                  EXPECT "served by multilane: [1-9][0-9]* blocking, [1-9][0-9]* nonblocking; jobs: 1 made, 4 shared")
   set_tests_properties(mpi-mpich-threads-forced-3 PROPERTIES LABELS "mpi;threads")
   mpi_family_test(mpi-mpich-served-nodes-6 mpich 6 served_path forced
                   WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 3)

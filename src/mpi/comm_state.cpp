@@ -79,6 +79,17 @@ CommState* find_state(MPI_Comm comm) {
   return last_lookup.state;
 }
 
+namespace {
+
+// Whose job a communicator of `size` ranks shares, for MULTILANE_EXPLAIN.
+std::string whose_job(const SharedSeat& seat, int size) {
+  if (seat.same_ranks) return "a communicator of the same ranks";
+  if (seat.job_ranks == size) return "the same ranks in another order";
+  return fmt::format("{} ranks, these among them", seat.job_ranks);
+}
+
+}  // namespace
+
 CommState& state_of(MPI_Comm comm) {
   if (CommState* state = find_state(comm)) return *state;
   auto state = std::make_unique<CommState>();
@@ -90,14 +101,13 @@ CommState& state_of(MPI_Comm comm) {
   inherit_decisions(state->placement, state->routes);
   state->group = world_ranks(comm);
   std::string sharing;
-  if (const std::optional<SharedSeat> seat = share_job(comm, state->group)) {
+  if (const std::optional<SharedSeat> seat =
+          share_job(comm, state->group, state->layout.platform)) {
     state->multilane = seat->communicator;
     state->shares_job = true;
     count(Counted::JobsShared);
-    sharing = fmt::format(
-        "; shares the multilane job of a communicator of the same ranks (call "
-        "space {})",
-        seat->space);
+    sharing = fmt::format("; shares the multilane job of {} (call space {})",
+                          whose_job(*seat, state->layout.size), seat->space);
   } else {
     state->job_slot = take_job_slot(comm);
   }
@@ -116,7 +126,7 @@ std::shared_ptr<Communicator> multilane_of(CommState& state) {
   if (!state.multilane) {
     const double started = PMPI_Wtime();
     state.multilane = std::make_shared<Communicator>(join(state.comm, state.layout));
-    remember_job(state.group, state.multilane);
+    remember_job(state.group, state.group, state.multilane);
     count(Counted::JobsMade);
     if (library().settings.explain && state.layout.rank == 0) {
       std::fprintf(stderr, "multilane-mpi: multilane job of %d ranks set up in %.1f ms\n",

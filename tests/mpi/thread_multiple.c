@@ -14,8 +14,8 @@
  * Prints "provided MPI_THREAD_MULTIPLE" when MPI granted it (the program fails otherwise), and on
  * rank 0, with the library loaded, "served by multilane: B blocking, N nonblocking; jobs: M made,
  * S shared" from the library's counters (multilane_mpi_counters()), which tests/mpi.cmake checks
- * when every call is forced to multilane: the duplicates share MPI_COMM_WORLD's job, the split
- * one (its ranks in another order) has its own. */
+ * when every call is forced to multilane: the duplicates and the split one (its ranks in another
+ * order) share MPI_COMM_WORLD's job. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>

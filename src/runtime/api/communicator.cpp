@@ -109,8 +109,7 @@ CommunicatorImpl::CommunicatorImpl(CommunicatorSetup setup, runtime::AddressBook
 }
 
 CommunicatorImpl::CommunicatorImpl(const CommunicatorImpl& member, std::uint32_t space,
-                                   bool concurrent_calls,
-                                   const runtime::JobMembership* membership)
+                                   bool concurrent_calls, const runtime::JobMembership* membership)
     : setup_(member.setup_),
       job_(member.job_),
       job_ranks_(member.job_ranks_),
@@ -146,9 +145,10 @@ void CommunicatorImpl::check_membership(const CommunicatorImpl& member,
   std::vector<bool> seen(static_cast<std::size_t>(job_size), false);
   for (int rank : ranks) {
     if (rank < 0 || rank >= job_size || seen[static_cast<std::size_t>(rank)]) {
-      throw UsageError(fmt::format("job rank {} is out of range or given twice: must be 0..{}, "
-                                   "once each",
-                                   rank, job_size - 1));
+      throw UsageError(
+          fmt::format("job rank {} is out of range or given twice: must be 0..{}, "
+                      "once each",
+                      rank, job_size - 1));
     }
     seen[static_cast<std::size_t>(rank)] = true;
   }

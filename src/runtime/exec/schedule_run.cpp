@@ -253,12 +253,12 @@ class ScheduleRun : public std::enable_shared_from_this<ScheduleRun> {
         break;
       case OpKind::RecvReduce: {
         ChunkCombiner* combiner = &combiners_.make(i, memory_.bytes(op.range), identity_.reduction);
-        engine_.recv(RecvRequest{plan_->engine_peer(op.peer), key, identity_.signature,
-                                 combiner->staging(),
-                                 [combiner](std::uint64_t offset, std::uint64_t length) {
-                                   combiner->landed(offset, length);
-                                 }},
-                     on_done);
+        engine_.recv(
+            RecvRequest{plan_->engine_peer(op.peer), key, identity_.signature, combiner->staging(),
+                        [combiner](std::uint64_t offset, std::uint64_t length) {
+                          combiner->landed(offset, length);
+                        }},
+            on_done);
         break;
       }
       case OpKind::Copy: {

@@ -1,9 +1,10 @@
 // runtime/transport/call_space.hpp — how the communicators that share one job keep their calls
 // apart.
 //
-// Communicators over the same ranks in the same order (an MPI program's MPI_Comm_dup, or a split
-// that keeps the group) can share one job: one engine, its threads, listeners and connections.
-// Each has a call space of its own, and a message's sequence number carries it in its top bits:
+// Communicators over a job's ranks or some of them, in any order (an MPI program's MPI_Comm_dup
+// and splits, runtime/api/job_sharing.hpp) can share one job: one engine, its threads, listeners
+// and connections. Each has a call space of its own on each of its ranks, and a message's
+// sequence number carries it in its top bits:
 //
 //   63      58 57                                               0
 //   +---------+--------------------------------------------------+
