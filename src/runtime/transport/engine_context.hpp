@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "runtime/tcp/polled_readers.hpp"
-#include "runtime/transport/engine.hpp"
 #include "runtime/tcp/worker_threads.hpp"
+#include "runtime/transport/engine.hpp"
 
 namespace multilane::runtime {
 
