@@ -429,6 +429,31 @@ TEST(Communicator, ACallThatSharesItsCountsRefusesOtherCollectivesAndWrongCounts
   }));
 }
 
+// A v-form's schedule is kept for its counts, but only for the last few distinct counts (a
+// program whose counts change every call must not grow without bound): after 40 distinct
+// alltoallvs, the first counts again and the last again still move every byte (a schedule
+// dropped with a recent call still pointing to it would be read after it was freed: ASan).
+TEST(Communicator, VFormsWithEverChangingCountsKeepOnlyRecentSchedules) {
+  constexpr int kRanks = 3;
+  expect_all_ok(run_local_job(local_job(kRanks), [](Communicator& comm) {
+    auto run = [&](int variant) {
+      std::vector<std::uint64_t> counts(kRanks * kRanks);
+      for (std::size_t k = 0; k < counts.size(); ++k) counts[k] = (k * 7 + variant) % 50;
+      const Collective c = Collective::Alltoallv;
+      std::vector<std::byte> send(buffer_size(c, Buffer::Send, comm.rank(), kRanks, 0, 0, counts));
+      std::vector<std::byte> recv(buffer_size(c, Buffer::Recv, comm.rank(), kRanks, 0, 0, counts));
+      runtime::fill_for_check(c, comm.rank(), kRanks, 0, 0, send, recv, {}, counts);
+      comm.runv(c, send, recv, 0, counts, {.algorithm = "pairwise"});
+      EXPECT_EQ(runtime::check_result(c, comm.rank(), kRanks, 0, 0, recv, {}, counts), "")
+          << "variant " << variant;
+    };
+    for (int variant = 0; variant < 40; ++variant) run(variant);
+    run(0);
+    run(39);
+    run(39);
+  }));
+}
+
 // A call like the previous one but for one argument is resolved afresh, not taken for a repeat:
 // the new root's bytes arrive, and a new algorithm name is looked up (an unknown one refused).
 TEST(Communicator, ACallThatDiffersFromThePreviousOneInOneArgumentRunsAsAsked) {

@@ -329,30 +329,28 @@ void CommunicatorImpl::recv(std::span<std::byte> data, int peer) {
   run_blocking(receiving(engine(), recv_request(data, peer)));
 }
 
-const runtime::AlgorithmChoice& CommunicatorImpl::choose(
-    Collective collective, std::uint64_t size, int root, const CollectiveOptions& options,
-    std::uint32_t element_size, std::span<const std::uint64_t> counts) const {
-  ChoiceKey key{collective,
-                size,
-                root,
-                options.segment,
-                options.wan_pairs,
-                element_size,
-                std::vector(counts.begin(), counts.end())};
-  std::lock_guard lock(choices_mutex_);
-  if (auto it = choices_.find(key); it != choices_.end()) return it->second;
+runtime::AlgorithmChoice CommunicatorImpl::choose(Collective collective, std::uint64_t size,
+                                                  int root, const CollectiveOptions& options,
+                                                  std::uint32_t element_size,
+                                                  std::span<const std::uint64_t> counts) const {
   const BuildParams params{.root = root,
                            .size = size,
                            .segment = options.segment,
                            .wan_pairs = options.wan_pairs,
                            .element_size = element_size,
-                           .counts = std::get<std::vector<std::uint64_t>>(key)};
+                           .counts = std::vector(counts.begin(), counts.end())};
+  const ChoiceKey key{collective, size, root, options.segment, options.wan_pairs, element_size};
+  std::unique_lock lock(choices_mutex_);
+  if (counts.empty()) {
+    if (auto it = choices_.find(key); it != choices_.end()) return it->second;
+  }
   runtime::AlgorithmChoice choice = runtime::choose_algorithm(setup_.platform, collective, params);
   if (setup_.options.explain && setup_.rank == 0) {
     fmt::print(stderr, "multilane explain: {}\n",
                runtime::explain_choice(choice, collective, params, setup_.size));
   }
-  return choices_.emplace(std::move(key), std::move(choice)).first->second;
+  if (counts.empty()) choices_.emplace(key, choice);
+  return choice;
 }
 
 const CommunicatorImpl::CachedSchedule& CommunicatorImpl::schedule_for(Collective collective,
@@ -361,8 +359,24 @@ const CommunicatorImpl::CachedSchedule& CommunicatorImpl::schedule_for(Collectiv
   const ScheduleKey key{collective,     std::string(algorithm), params.root,         params.size,
                         params.segment, params.wan_pairs,       params.element_size, params.counts};
   CachedSchedule& slot = schedules_[key];
-  if (!slot.schedule) slot = make_schedule(collective, algorithm, params);
+  if (slot.schedule) return slot;
+  slot = make_schedule(collective, algorithm, params);
+  if (!params.counts.empty()) {
+    uneven_schedules_.push_back(key);
+    if (uneven_schedules_.size() > kUnevenSchedules) {
+      forget_schedule(uneven_schedules_.front());
+      uneven_schedules_.pop_front();
+    }
+  }
   return slot;
+}
+
+void CommunicatorImpl::forget_schedule(const ScheduleKey& key) {
+  const auto found = schedules_.find(key);
+  std::erase_if(recent_calls_,
+                [&](const RecentCall& recent) { return recent.resolved.cached == &found->second; });
+  next_recent_ = 0;
+  schedules_.erase(found);
 }
 
 CommunicatorImpl::CachedSchedule CommunicatorImpl::make_schedule(Collective collective,
@@ -462,12 +476,12 @@ CommunicatorImpl::Resolved CommunicatorImpl::resolve(Collective collective,
   return resolved;
 }
 
-std::pair<std::string_view, BuildParams> CommunicatorImpl::resolve_algorithm(
+std::pair<std::string, BuildParams> CommunicatorImpl::resolve_algorithm(
     Collective collective, const CollectiveOptions& options, const BuildParams& asked) const {
   if (options.algorithm == "auto") {
-    const runtime::AlgorithmChoice& choice =
+    runtime::AlgorithmChoice choice =
         choose(collective, asked.size, asked.root, options, asked.element_size, asked.counts);
-    return {choice.best.algorithm, choice.best.params};
+    return {std::move(choice.best.algorithm), std::move(choice.best.params)};
   }
   if (!find_algorithm(collective, options.algorithm)) {
     throw UsageError(unknown_algorithm_message(collective, options.algorithm, {"auto"}));

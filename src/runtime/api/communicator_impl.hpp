@@ -3,6 +3,7 @@
 
 #include <array>
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -114,10 +115,11 @@ class CommunicatorImpl {
   // completed).
   void wait(RequestState& state);
 
-  const runtime::AlgorithmChoice& choose(Collective collective, std::uint64_t size, int root,
-                                         const CollectiveOptions& options,
-                                         std::uint32_t element_size = 1,
-                                         std::span<const std::uint64_t> counts = {}) const;
+  // The model's choice for a call, kept per distinct call of even size; a v-form's (its counts
+  // may differ at every call) is made afresh. Thread-safe.
+  runtime::AlgorithmChoice choose(Collective collective, std::uint64_t size, int root,
+                                  const CollectiveOptions& options, std::uint32_t element_size = 1,
+                                  std::span<const std::uint64_t> counts = {}) const;
 
   std::uint64_t handed_off() const {
     return handed_off_.load(std::memory_order_relaxed) + (groups_ ? groups_->submitted() : 0);
@@ -145,9 +147,9 @@ class CommunicatorImpl {
                                const BuildParams& params) const;
   // The algorithm and parameters a call's options and asked parameters come to ("auto" decided,
   // the segment chosen). Thread-safe.
-  std::pair<std::string_view, BuildParams> resolve_algorithm(Collective collective,
-                                                             const CollectiveOptions& options,
-                                                             const BuildParams& asked) const;
+  std::pair<std::string, BuildParams> resolve_algorithm(Collective collective,
+                                                        const CollectiveOptions& options,
+                                                        const BuildParams& asked) const;
   // What a call's algorithm option and parameters resolve to: the algorithm's schedule (built
   // with the segment chosen, "auto" decided) and the call's signature.
   struct Resolved {
@@ -225,7 +227,13 @@ class CommunicatorImpl {
   std::uint64_t sequence_ = 0;           // the last collective call's sequence number
   using ScheduleKey = std::tuple<Collective, std::string, int, std::uint64_t, std::uint64_t, int,
                                  std::uint32_t, std::vector<std::uint64_t>>;
-  std::map<ScheduleKey, CachedSchedule> schedules_;  // never erased: Resolved points into it
+  // Even calls' schedules are never erased (Resolved points into it); a v-form's counts may
+  // differ at every call, so only the last kUnevenSchedules of those are kept, and
+  // forget_schedule() drops the recent calls that point to one it erases.
+  std::map<ScheduleKey, CachedSchedule> schedules_;
+  static constexpr std::size_t kUnevenSchedules = 32;
+  std::deque<ScheduleKey> uneven_schedules_;  // their keys, oldest first
+  void forget_schedule(const ScheduleKey& key);
   // Recent calls as asked and as resolved: an application's loop repeats a few calls (a bcast,
   // an allreduce and a barrier, say), and one repeated skips the algorithm's lookup, its
   // segment's choice, the cache's search and a reduction's signature, and allocates nothing.
@@ -239,8 +247,7 @@ class CommunicatorImpl {
   static constexpr std::size_t kRecentCalls = 16;
   std::vector<RecentCall> recent_calls_;  // up to kRecentCalls, replaced round robin
   std::size_t next_recent_ = 0;
-  using ChoiceKey = std::tuple<Collective, std::uint64_t, int, std::uint64_t, int, std::uint32_t,
-                               std::vector<std::uint64_t>>;
+  using ChoiceKey = std::tuple<Collective, std::uint64_t, int, std::uint64_t, int, std::uint32_t>;
   mutable std::mutex choices_mutex_;
   mutable std::map<ChoiceKey, runtime::AlgorithmChoice> choices_;
   std::unique_ptr<runtime::shm::GroupRunner> groups_;  // after job_: destroyed before it
