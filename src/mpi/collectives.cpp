@@ -265,9 +265,9 @@ extern "C" {
                            });
 }
 
-// MPI_Igatherv, MPI_Iscatterv and MPI_Ialltoallv are not wrapped: multilane's route would
-// exchange their counts first (v_form_call.cpp), and a nonblocking call never waits on other
-// ranks to start. An allgatherv's counts are known on every rank.
+// The nonblocking v-forms: an allgatherv's counts are known on every rank; a gatherv's,
+// scatterv's and alltoallv's only at the root or in each rank's row, and multilane's engine
+// sends them before the call where its algorithm needs them all (dispatch.cpp).
 [[gnu::hot]] int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                                  void* recvbuf, const int recvcounts[], const int displs[],
                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {

@@ -412,22 +412,21 @@ int serve_nonblocking(WrappedCall call, MPI_Comm comm, const MpiArgs& args, MPI_
     pending->function = call_function(call, true);
     pending->owner = state->multilane;
     const CollectiveOptions options{.algorithm = std::string(pick.algorithm)};
-    if (c.counts_travel) {
-      c.prepare();
-      pending->request = state->multilane->irunv_sharing_counts(
-          carrier(c.call), c.send(), c.recv(), root_of(c),
-          std::vector(c.counts().begin(), c.counts().end()), options,
-          explain_when_chosen(c, *state, pick, why));
-      *request = start_pending(std::move(pending));
-      return MPI_SUCCESS;
-    }
     c.prepare();
-    if (explain_after) explain(c, *state, pick, why, true);  // its counts are known now
-    pending->request = is_v_form(c.call)
-                           ? state->multilane->irunv(carrier(c.call), c.send(), c.recv(),
-                                                     root_of(c), c.counts(), options, c.reduction)
-                           : state->multilane->irun(carrier(c.call), c.send(), c.recv(), root_of(c),
-                                                    c.block, options, c.reduction);
+    Communicator& multilane = *state->multilane;
+    if (c.counts_travel) {
+      pending->request =
+          multilane.irunv_sharing_counts(carrier(c.call), c.send(), c.recv(), root_of(c),
+                                         std::vector(c.counts().begin(), c.counts().end()), options,
+                                         explain_when_chosen(c, *state, pick, why));
+    } else if (is_v_form(c.call)) {
+      if (explain_after) explain(c, *state, pick, why, true);  // its counts are known now
+      pending->request = multilane.irunv(carrier(c.call), c.send(), c.recv(), root_of(c),
+                                         c.counts(), options, c.reduction);
+    } else {
+      pending->request = multilane.irun(carrier(c.call), c.send(), c.recv(), root_of(c), c.block,
+                                        options, c.reduction);
+    }
     *request = start_pending(std::move(pending));
     return MPI_SUCCESS;
   } catch (const std::exception& e) {
