@@ -532,12 +532,12 @@ std::shared_ptr<RequestState> CommunicatorImpl::start_sharing_counts(
   }
   // The counts travel in place: a bcast of the root's, or an allgather of every rank's row.
   auto shared = std::make_shared<std::vector<std::uint64_t>>(std::move(counts));
-  auto row = std::make_shared<std::vector<std::uint64_t>>();
+  std::shared_ptr<std::vector<std::uint64_t>> row;  // an allgather's input: this rank's row
   const std::span<std::byte> all = std::as_writable_bytes(std::span(*shared));
   PreparedCall exchange;
   if (rows) {
     const auto own = shared->begin() + static_cast<std::ptrdiff_t>(p) * setup_.rank;
-    row->assign(own, own + static_cast<std::ptrdiff_t>(p));
+    row = std::make_shared<std::vector<std::uint64_t>>(own, own + static_cast<std::ptrdiff_t>(p));
     exchange = prepare(Collective::Allgather, std::as_bytes(std::span(*row)), all, 0,
                        p * sizeof(std::uint64_t), {}, {}, {});
   } else {
