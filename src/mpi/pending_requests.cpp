@@ -47,7 +47,7 @@ int cancel(void*, int) {
 }
 
 // Threads (MPI_THREAD_MULTIPLE): a thread works on a pending call only while it holds the
-// call's claim (PendingCall::claimed, under pending_mutex): it starts it, tests it, completes
+// call's claim (PendingCall::claimed, under pending_mutex): it tests it, completes
 // it. progress_pending() claims only what is free and never waits for a claim; a thread that
 // must wait for a claim holds none of an earlier call of the same communicator, and the calls
 // of a communicator are claimed in start order, so no two threads wait for each other. Once
