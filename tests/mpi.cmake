@@ -291,6 +291,11 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
   mpi_family_test(mpi-ompi-v-policy-4 mpi 4 coll_v policy)
   mpi_family_test(mpi-ompi-v-nodes-4 mpi 4 coll_v forced
                   WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 2)
+  # Across two sites the model ranks a scatterv's algorithms for its measurement with the
+  # exchange of the root's counts priced into those that read every rank's.
+  mpi_family_test(mpi-ompi-v-ranked-sites-4 mpi 4 coll_v policy MULTILANE_EXPLAIN=1
+                  WRAP ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 1 2
+                  EXPECT "MPI_Scatterv: the model ranks multilane's scatterv of [0-9]+ bytes, root 0, 4 ranks: chose linear, modelled [0-9.]+ ms; candidates: linear [0-9.]+ ms, multilane [0-9.]+ ms \\([0-9.]+ ms counts\\)")
   # A nonblocking v-form moves its data while a rank blocks in MPI_Recv
   # (tests/mpi/v_while_blocked.c), on algorithms that read only each rank's own counts and on
   # ones whose counts travel first.

@@ -103,6 +103,12 @@ inline bool is_scan(Collective c) {
 inline bool is_uneven(Collective c) {
   return c >= Collective::Gatherv;
 }
+// The v-forms whose counts no rank holds in full in MPI: a gatherv's and a scatterv's are the
+// root's, and an alltoallv rank holds its own row. An algorithm that reads every rank's counts
+// has them exchanged first (Communicator::irunv_sharing_counts).
+inline bool counts_held_apart(Collective c) {
+  return c == Collective::Gatherv || c == Collective::Scatterv || c == Collective::Alltoallv;
+}
 // The collective with one block size that the v-form generalises (itself for the others).
 Collective even_form(Collective c);
 // The v-form of an even collective (itself for the others and for those without one).

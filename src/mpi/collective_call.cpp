@@ -27,6 +27,7 @@ bool describe_call(WrappedCall call, MPI_Comm comm, const MpiArgs& args, int ran
   c.rank = rank;
   c.size = size;
   c.block = 0;
+  c.counts_exchanged = false;
   const bool has_root = rooted(call);
   if (has_root && (args.root < 0 || args.root >= c.size)) return false;
   if (is_v_form(call)) return describe_v_form(args, c);

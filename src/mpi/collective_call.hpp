@@ -83,6 +83,9 @@ struct CollectiveCall {
   // (Communicator::irunv_sharing_counts()), so prepare() takes this rank's from its arguments,
   // as for own_counts_only. Set before prepare().
   bool counts_travel = false;
+  // known_counts() exchanged this call's counts already, so prepare() does not again. Cleared by
+  // describe_call().
+  bool counts_exchanged = false;
 
   // Sets up the buffers (packing inputs, copying in-place inputs).
   void prepare();

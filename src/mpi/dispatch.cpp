@@ -106,6 +106,14 @@ void explain(const CollectiveCall& c, const CommState& state, const Pick& pick,
   std::fputs(line.c_str(), stderr);
 }
 
+// The model's ranking of the algorithms a class starts measuring, explained on rank 0.
+void explain_ranking(const CollectiveCall& c, std::string_view ranking) {
+  if (!library().settings.explain || c.rank != 0 || ranking.empty()) return;
+  const std::string line = fmt::format("multilane-mpi: {}: the model ranks multilane's {}\n",
+                                       call_function(c.call, false), ranking);
+  std::fputs(line.c_str(), stderr);
+}
+
 // A nonblocking v-form on "auto" whose counts travel first is explained once the engine chose
 // its algorithm, on the engine's thread (`c` lives until the call completes).
 std::function<void(std::string_view)> explain_when_chosen(const CollectiveCall& c,
@@ -192,7 +200,9 @@ Pick pick_blocking(CommState& state, CollectiveCall& c, std::uint64_t key, bool 
     }
     // Every rank ranks the same algorithms: a v-form whose sizes are per rank learns every
     // rank's counts first (collective, as is every explored call).
-    entry->explore(state.policy->candidates(query_of(c), c.known_counts()));
+    RoutePolicy::Candidates ranked = state.policy->candidates(query_of(c), c.known_counts());
+    explain_ranking(c, ranked.ranking);
+    entry->explore(std::move(ranked.algorithms));
   }
   // A decision without an algorithm (a tuning file's) is measured again with the candidate.
   const std::string_view algorithm = entry->next_algorithm();

@@ -62,10 +62,10 @@ std::string_view RoutePolicy::candidate(WrappedCall call) const {
   return candidates_[static_cast<std::size_t>(call)];
 }
 
-std::vector<std::string> RoutePolicy::candidates(const RouteQuery& query,
-                                                 std::span<const std::uint64_t> counts) const {
+RoutePolicy::Candidates RoutePolicy::candidates(const RouteQuery& query,
+                                                std::span<const std::uint64_t> counts) const {
   const std::string_view named = candidate(query.call);
-  if (named != "auto") return {std::string(named)};
+  if (named != "auto") return {.algorithms = {std::string(named)}, .ranking = {}};
   // A v-form's size is its largest block (its class may not know it: sizes per rank).
   const std::uint64_t size = !counts.empty()                      ? largest_count(counts)
                              : query.call == WrappedCall::Barrier ? 1
@@ -74,13 +74,17 @@ std::vector<std::string> RoutePolicy::candidates(const RouteQuery& query,
                            .size = size,
                            .element_size = query.element_size,
                            .counts = {counts.begin(), counts.end()}};
-  std::vector<std::string> fastest;
-  for (const runtime::Candidate& c :
-       runtime::choose_algorithm(platform_, carrier(query.call), params).candidates) {
-    if (fastest.size() == kMostMultilaneCandidates) break;
-    fastest.push_back(c.algorithm);
+  const Collective collective = carrier(query.call);
+  const runtime::AlgorithmChoice choice = runtime::choose_algorithm(
+      platform_, collective, params,
+      sizes_per_rank(query.call) ? runtime::CountsAt::TheirOwners : runtime::CountsAt::EveryRank);
+  Candidates fastest{.algorithms = {},
+                     .ranking = runtime::explain_choice(choice, collective, params, ranks())};
+  for (const runtime::Candidate& c : choice.candidates) {
+    if (fastest.algorithms.size() == kMostMultilaneCandidates) break;
+    fastest.algorithms.push_back(c.algorithm);
   }
-  if (fastest.empty()) fastest.emplace_back("auto");
+  if (fastest.algorithms.empty()) fastest.algorithms.emplace_back("auto");
   return fastest;
 }
 

@@ -75,9 +75,14 @@ class RoutePolicy {
   std::string_view candidate(WrappedCall call) const;
   // The multilane algorithms a measured class times against the MPI library: candidate() when
   // it names one; for "auto", the model's kMostMultilaneCandidates fastest for this call
-  // (`counts`: a v-form's, else empty). The same on every rank for the same class and counts.
-  std::vector<std::string> candidates(const RouteQuery& query,
-                                      std::span<const std::uint64_t> counts) const;
+  // (`counts`: a v-form's, else empty; a gatherv's, scatterv's or alltoallv's algorithm that
+  // reads every rank's counts pays for their exchange, runtime::CountsAt). The same on every
+  // rank for the same class and counts.
+  struct Candidates {
+    std::vector<std::string> algorithms;
+    std::string ranking;  // the model's times behind them (runtime::explain_choice), or empty
+  };
+  Candidates candidates(const RouteQuery& query, std::span<const std::uint64_t> counts) const;
 
   int ranks() const { return platform_.num_ranks(); }
   int nodes() const { return spread_.nodes; }

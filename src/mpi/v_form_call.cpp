@@ -171,13 +171,14 @@ void CollectiveCall::exchange_counts() {
 std::span<const std::uint64_t> CollectiveCall::known_counts() {
   counts_.clear();
   if (is_v_form(call)) exchange_counts();
+  counts_exchanged = true;
   return counts_;
 }
 
 void CollectiveCall::prepare_v_form() {
   if (own_counts_only || counts_travel) {
     fill_own_counts();
-  } else {
+  } else if (!counts_exchanged) {
     exchange_counts();
   }
   const bool root = rooted(call) && args.root == rank;

@@ -87,8 +87,7 @@ bool is_v_form(WrappedCall call) {
 }
 
 bool sizes_per_rank(WrappedCall call) {
-  return call == WrappedCall::Gatherv || call == WrappedCall::Scatterv ||
-         call == WrappedCall::Alltoallv;
+  return is_v_form(call) && counts_held_apart(carrier(call));
 }
 
 }  // namespace multilane::mpi

@@ -1,5 +1,6 @@
 // The PMPI library's pure parts: the route policy, the settings read from the environment and
 // the placement of ranks on a platform file by name.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -132,7 +133,8 @@ TEST(RoutePolicy, TheVFormsAreMeasuredWithinASiteAndAcrossSites) {
 TEST(RoutePolicy, AcrossNodesTheModelsThreeFastestAreTheCandidates) {
   Settings settings;
   RoutePolicy across(settings, two_sites());
-  const auto names = across.candidates({.call = WrappedCall::Allgather, .bytes = 1u << 20}, {});
+  const auto names =
+      across.candidates({.call = WrappedCall::Allgather, .bytes = 1u << 20}, {}).algorithms;
   ASSERT_EQ(names.size(), 3u);
   EXPECT_EQ(names[0],
             runtime::choose_algorithm(two_sites(), Collective::Allgather, {.size = 1u << 20})
@@ -141,12 +143,57 @@ TEST(RoutePolicy, AcrossNodesTheModelsThreeFastestAreTheCandidates) {
   EXPECT_NE(names[1], names[2]);
   // Within one node the candidate is hier-shm alone; a forced algorithm is the only one.
   RoutePolicy node(settings, one_node(4));
-  EXPECT_EQ(node.candidates({.call = WrappedCall::Allgather, .bytes = 64}, {}),
+  EXPECT_EQ(node.candidates({.call = WrappedCall::Allgather, .bytes = 64}, {}).algorithms,
             std::vector<std::string>{"hier-shm"});
   settings.forced[static_cast<std::size_t>(WrappedCall::Alltoallv)] = "pairwise";
   RoutePolicy forced(settings, two_sites());
-  EXPECT_EQ(forced.candidates({.call = WrappedCall::Alltoallv}, std::vector<std::uint64_t>(64, 8)),
+  EXPECT_EQ(forced.candidates({.call = WrappedCall::Alltoallv}, std::vector<std::uint64_t>(64, 8))
+                .algorithms,
             std::vector<std::string>{"pairwise"});
+}
+
+TEST(RoutePolicy, AVFormsAlgorithmThatReadsEveryRanksCountsPaysForTheirExchange) {
+  const Platform platform = two_sites();
+  const BuildParams params{.size = 1u << 20, .counts = std::vector<std::uint64_t>(8, 1u << 20)};
+  // A bcast of the root's 8 counts across the WAN: about one WAN latency (5 ms).
+  const double exchange_s = runtime::counts_exchange_s(platform, Collective::Scatterv, 0);
+  EXPECT_EQ(exchange_s,
+            runtime::choose_algorithm(platform, Collective::Bcast, {.size = 64}).best.modelled_s);
+  EXPECT_GT(exchange_s, 4e-3);
+  const auto everywhere = runtime::choose_algorithm(platform, Collective::Scatterv, params);
+  const auto apart = runtime::choose_algorithm(platform, Collective::Scatterv, params,
+                                               runtime::CountsAt::TheirOwners);
+  // Were every count everywhere, the WAN pairs would win; the root's linear sends need none.
+  EXPECT_EQ(everywhere.best.algorithm, "multilane");
+  EXPECT_EQ(apart.best.algorithm, "linear");
+  for (const runtime::Candidate& c : apart.candidates) {
+    const auto same =
+        std::ranges::find(everywhere.candidates, c.algorithm, &runtime::Candidate::algorithm);
+    ASSERT_NE(same, everywhere.candidates.end()) << c.algorithm;
+    const bool reads_all = !find_algorithm(Collective::Scatterv, c.algorithm)->own_counts_only;
+    EXPECT_EQ(c.counts_exchange_s, reads_all ? exchange_s : 0) << c.algorithm;
+    EXPECT_DOUBLE_EQ(c.modelled_s, same->modelled_s + c.counts_exchange_s) << c.algorithm;
+    EXPECT_EQ(same->counts_exchange_s, 0) << c.algorithm;
+  }
+  const std::string text = runtime::explain_choice(apart, Collective::Scatterv, params, 8);
+  const auto shown = [&](std::string_view algorithm) {
+    const auto c = std::ranges::find(apart.candidates, algorithm, &runtime::Candidate::algorithm);
+    return fmt::format(" {} {:.2f} ms", algorithm, c->modelled_s * 1e3);
+  };
+  EXPECT_NE(text.find(shown("linear") + ","), std::string::npos) << text;
+  EXPECT_NE(text.find(shown("multilane") + fmt::format(" ({:.2f} ms counts)", exchange_s * 1e3)),
+            std::string::npos)
+      << text;
+  // The MPI library's route ranks its candidates so.
+  RoutePolicy policy(Settings{}, platform);
+  const auto ranked = policy.candidates({.call = WrappedCall::Scatterv}, params.counts);
+  EXPECT_EQ(ranked.algorithms.front(), "linear");
+  EXPECT_EQ(ranked.ranking, text);
+  // An alltoallv's rows travel in an allgather; its algorithms read only their own.
+  EXPECT_EQ(
+      runtime::counts_exchange_s(platform, Collective::Alltoallv, 0),
+      runtime::choose_algorithm(platform, Collective::Allgather, {.size = 64}).best.modelled_s);
+  EXPECT_EQ(runtime::counts_exchange_s(platform, Collective::Allgatherv, 0), 0);
 }
 
 TEST(RoutePolicy, LoneRanksStayWithTheMpiLibrary) {

@@ -50,11 +50,24 @@ BuildParams resolve_params(const Platform& platform, Collective collective,
                                  model_params(platform, collective, algorithm, params));
 }
 
+double counts_exchange_s(const Platform& platform, Collective collective, int root) {
+  if (!counts_held_apart(collective)) return 0;
+  // As Communicator::irunv_sharing_counts sends them: one 64-bit count per rank, the root's
+  // to every rank, or every rank's row to every rank.
+  const auto row = static_cast<std::uint64_t>(platform.num_ranks()) * sizeof(std::uint64_t);
+  if (collective == Collective::Alltoallv) {
+    return choose_algorithm(platform, Collective::Allgather, {.size = row}).best.modelled_s;
+  }
+  return choose_algorithm(platform, Collective::Bcast, {.root = root, .size = row}).best.modelled_s;
+}
+
 AlgorithmChoice choose_algorithm(const Platform& platform, Collective collective,
-                                 const BuildParams& params) {
+                                 const BuildParams& params, CountsAt counts) {
   AlgorithmChoice choice;
   SimOptions options;
   options.per_message_overhead_s = kTcpMessageOverheadS;
+  const double exchange_s =
+      counts == CountsAt::TheirOwners ? counts_exchange_s(platform, collective, params.root) : 0;
   for (const AlgorithmInfo& info : all_algorithms()) {
     if (info.collective != collective) continue;
     Candidate candidate;
@@ -64,7 +77,9 @@ AlgorithmChoice choose_algorithm(const Platform& platform, Collective collective
     // itself does not need (algorithm_choice.hpp).
     candidate.params = model_params(platform, collective, info.name, params);
     const Schedule schedule = build_schedule(platform, collective, info.name, candidate.params);
-    candidate.modelled_s = simulate(schedule, platform, options).time_s;
+    candidate.counts_exchange_s = info.own_counts_only ? 0 : exchange_s;
+    candidate.modelled_s =
+        simulate(schedule, platform, options).time_s + candidate.counts_exchange_s;
     candidate.params = capped_on_guessed_rates(platform, params, std::move(candidate.params));
     choice.candidates.push_back(std::move(candidate));
   }
@@ -97,6 +112,8 @@ std::string explain_choice(const AlgorithmChoice& choice, Collective collective,
   text += fmt::format(", modelled {}; candidates:", time_text(choice.best.modelled_s));
   for (const Candidate& c : choice.candidates) {
     text += fmt::format(" {} {}", c.algorithm, time_text(c.modelled_s));
+    if (c.counts_exchange_s > 0)
+      text += fmt::format(" ({} counts)", time_text(c.counts_exchange_s));
     if (&c != &choice.candidates.back()) text += ",";
   }
   return text;

@@ -22,7 +22,16 @@ struct Candidate {
   std::string algorithm;
   BuildParams params;
   double modelled_s = 0;
+  double counts_exchange_s = 0;  // the part of modelled_s spent exchanging the counts
 };
+
+// Where a v-form's counts are when the call starts. Communicator::runv's callers pass every
+// count on every rank. In MPI, and to Communicator::irunv_sharing_counts, a gatherv's or a
+// scatterv's are the root's and an alltoallv rank holds its own row (counts_held_apart()):
+// there an algorithm that reads every rank's counts (not AlgorithmInfo::own_counts_only) has
+// them exchanged first, a bcast of the root's or an allgather of the rows, which the model
+// prices as multilane's best algorithm for it and adds to the algorithm's time.
+enum class CountsAt { EveryRank, TheirOwners };
 
 struct AlgorithmChoice {
   Candidate best;
@@ -33,7 +42,10 @@ struct AlgorithmChoice {
 // `modelled_s` given, with the model's own segments; their `params` are what they run with
 // (resolve_params()).
 AlgorithmChoice choose_algorithm(const Platform& platform, Collective collective,
-                                 const BuildParams& params);
+                                 const BuildParams& params, CountsAt counts = CountsAt::EveryRank);
+// The modelled time of exchanging a v-form's counts before an algorithm that reads every rank's
+// (0 where every rank holds them: not counts_held_apart()).
+double counts_exchange_s(const Platform& platform, Collective collective, int root);
 // The parameters a named algorithm runs with (segment resolved when 0). On a platform whose
 // rates are guessed, a message larger than kLeastSegmentsOnGuessedRates default segments is cut
 // into at least that many: the model's latency terms alone choose few, large segments on a
@@ -45,8 +57,9 @@ AlgorithmChoice choose_algorithm(const Platform& platform, Collective collective
 inline constexpr std::uint64_t kLeastSegmentsOnGuessedRates = 8;
 BuildParams resolve_params(const Platform& platform, Collective collective,
                            std::string_view algorithm, const BuildParams& params);
-// "bcast of 1048576 bytes from root 0 on 8 ranks: multilane (segment 65536), modelled 1.2 ms;
-//  candidates: multilane 1.2 ms, binary 2.3 ms, ..."
+// "bcast of 1048576 bytes, root 0, 8 ranks: chose multilane (segment 65536 bytes), modelled
+//  1.2 ms; candidates: multilane 1.2 ms, binary 2.3 ms, ..."; a candidate that exchanges the
+//  counts first says how much of its time that takes: "binomial 9.1 ms (5.2 ms counts)".
 std::string explain_choice(const AlgorithmChoice& choice, Collective collective,
                            const BuildParams& params, int ranks);
 

@@ -522,7 +522,7 @@ std::shared_ptr<RequestState> CommunicatorImpl::start_sharing_counts(
   check_peer(root, "root");
   const auto p = static_cast<std::size_t>(setup_.size);
   const bool rows = collective == Collective::Alltoallv;
-  if (!rows && collective != Collective::Gatherv && collective != Collective::Scatterv) {
+  if (!counts_held_apart(collective)) {
     throw UsageError(
         fmt::format("{}: every rank knows its counts; nothing to share", to_string(collective)));
   }
