@@ -4,32 +4,12 @@
 // (BuildParams::counts, row = sender) the same schedules are alltoallv.
 #include <vector>
 
+#include "alltoall_blocks.hpp"
 #include "builders.hpp"
-#include "multilane/collective.hpp"
 
 namespace multilane::algo {
 
 namespace {
-
-// One rank's blocks in one of its buffers: block j at offsets[j], up to offsets[j+1].
-struct Blocks {
-  Buffer buffer;
-  std::vector<std::uint64_t> offsets;
-  Range operator()(int j) const { return {buffer, offsets[j], offsets[j + 1] - offsets[j]}; }
-};
-
-// Rank r's Send holds its row (block j for rank j), its Recv its column (block i from rank i).
-Blocks blocks_of(Buffer buffer, int r, int p, const BuildParams& params) {
-  const auto rank = static_cast<std::size_t>(r);
-  const auto ranks = static_cast<std::size_t>(p);
-  if (!params.counts.empty()) {
-    return buffer == Buffer::Send ? Blocks{buffer, block_offsets(params.counts, p, rank * ranks, 1)}
-                                  : Blocks{buffer, block_offsets(params.counts, p, rank, ranks)};
-  }
-  std::vector<std::uint64_t> offsets(ranks + 1);
-  for (int j = 0; j <= p; ++j) offsets[j] = static_cast<std::uint64_t>(j) * params.size;
-  return {buffer, std::move(offsets)};
-}
 
 Schedule alltoall(const Platform& platform, const BuildParams& params, bool stepwise) {
   const int p = platform.num_ranks();

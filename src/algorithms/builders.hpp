@@ -33,8 +33,6 @@ Schedule gather_multilane(const Platform&, const BuildParams&);
 Schedule allgather_ring(const Platform&, const BuildParams&);
 Schedule allgather_recursive_doubling(const Platform&, const BuildParams&);
 Schedule allgather_multilane_sites(const Platform&, const BuildParams&);
-// k, the lanes across the WAN of allgather_multilane_sites (allgather_sites.cpp).
-int allgather_multilane_sites_wan_pairs(const Platform&, const BuildParams&);
 
 Schedule reduce_binomial(const Platform&, const BuildParams&);
 Schedule reduce_binary(const Platform&, const BuildParams&);
@@ -70,6 +68,7 @@ Schedule exscan_multilane_sites(const Platform&, const BuildParams&);
 
 Schedule alltoall_pairwise(const Platform&, const BuildParams&);
 Schedule alltoall_linear(const Platform&, const BuildParams&);
+Schedule alltoall_multilane_sites(const Platform&, const BuildParams&);
 
 // Two-level SMP collectives (hier_shm.cpp).
 Schedule bcast_hier_shm(const Platform&, const BuildParams&);

@@ -11,6 +11,7 @@
 #include "builders.hpp"
 #include "multilane/collective.hpp"
 #include "multilane/errors.hpp"
+#include "site_parts.hpp"
 
 namespace multilane {
 
@@ -184,7 +185,7 @@ constexpr std::array kAlgorithms = {
                   .summary = "ring in every site, then k lanes exchange each pair of sites' "
                              "blocks across the WAN once, lane leaders hand them out",
                   .origin = "Traff-Hunold lanes; scatter/gather paper's pairs",
-                  .wan_pairs = algo::allgather_multilane_sites_wan_pairs,
+                  .wan_pairs = algo::site_lanes_wan_pairs,
                   .build = algo::allgather_multilane_sites,
                   .uneven = true},
     AlgorithmInfo{.collective = AG,
@@ -210,6 +211,15 @@ constexpr std::array kAlgorithms = {
                   .build = algo::alltoall_linear,
                   .uneven = true,
                   .own_counts_only = true},
+    AlgorithmInfo{.collective = AA,
+                  .name = "multilane-sites",
+                  .summary = "directly within a site; k lane leaders gather the site's blocks "
+                             "for each other site, cross the WAN once per pair of sites in one "
+                             "message per lane, and hand them out",
+                  .origin = "scatter/gather paper's pairs; Traff-Hunold lanes",
+                  .wan_pairs = algo::site_lanes_wan_pairs,
+                  .build = algo::alltoall_multilane_sites,
+                  .uneven = true},
     AlgorithmInfo{.collective = AA,
                   .name = "hier-shm",
                   .summary = "shared-memory alltoall within nodes, pair-wise between nodes",
