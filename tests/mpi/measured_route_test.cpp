@@ -527,10 +527,11 @@ TEST(RouteTuning, ErrorsNameTheFileTheLineAndTheKey) {
                           "[[placement.class]]\ncall = \"MPI_Bcast\"\nbytes = 8\nroute = "
                           "\"fast\"\n",
                       "routes.toml:9: route: \"fast\": must be \"mpi\" or \"multilane\"");
-  expect_tuning_error(head +
-                          "[[placement.class]]\ncall = \"MPI_Alltoallv\"\nbytes = 0\nroute = "
-                          "\"multilane\"\nalgorithm = \"ring\"\n",
-                      "routes.toml:10: algorithm: must be one of pairwise, linear");
+  expect_tuning_error(
+      head +
+          "[[placement.class]]\ncall = \"MPI_Alltoallv\"\nbytes = 0\nroute = "
+          "\"multilane\"\nalgorithm = \"ring\"\n",
+      "routes.toml:10: algorithm: must be one of pairwise, linear, multilane-sites");
   expect_tuning_error(head +
                           "[[placement.class]]\ncall = \"MPI_Bcast\"\nbytes = 8\nroute = "
                           "\"multilane\"\ncalls = -3\n",
