@@ -425,12 +425,20 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
   # naming it and the kind. (Open MPI would end the job itself at once without the MCA setting.)
   # Serial, and segments of ranks the launcher killed are removed (remove_dead_segments.sh says
   # why). With MPI_ERRORS_RETURN, the code's class is multilane's class for a dead peer.
-  foreach(mode "" "return")
+  # On MPI_COMM_WORLD's ranks in reverse order (`split`), sharing its job, four ranks as four
+  # nodes: the TCP transport names the dead rank 1 by its MPI_COMM_WORLD rank (rank 2 there), and
+  # the message says so.
+  foreach(mode "" "return" "split")
     set(name mpi-ompi-rank-killed)
+    set(wrap "")
     set(expected "multilane: rank [023] \\(world rank [023]\\) in MPI_Bcast on a communicator of 4 ranks: peer gone: .*ranks? 1[^0-9]")
-    if(mode)
+    if(mode STREQUAL "return")
       set(name mpi-ompi-rank-killed-${mode})
       set(expected "error class: multilane: peer gone")
+    elseif(mode STREQUAL "split")
+      set(name mpi-ompi-rank-killed-${mode})
+      set(wrap ${CMAKE_SOURCE_DIR}/tests/mpi/as_nodes.sh 1)
+      set(expected "multilane: rank [013] \\(world rank [023]\\) in MPI_Bcast on a communicator of 4 ranks: peer gone: [^\n]*(to rank 1 failed|rank 1 closed its connections)[^\n]* \\(the ranks it names, local ranks aside, are MPI_COMM_WORLD's: this communicator shares their multilane job\\)")
     endif()
     add_test(NAME ${name}
              COMMAND ${CMAKE_COMMAND} -DEXPECT_EXIT=nonzero "-DEXPECT_OUTPUT=${expected}"
@@ -438,7 +446,7 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
                      ${MULTILANE_MPIRUN_OPENMPI} --allow-run-as-root
                      --oversubscribe -n 4 --mca orte_abort_on_non_zero_status 0
                      -x LD_PRELOAD=$<TARGET_FILE:multilane_mpi> -x MULTILANE_ALGORITHM_BCAST=auto
-                     -x MULTILANE_TIMEOUT=3 $<TARGET_FILE:mpi_test_errors_ompi> kill ${mode})
+                     -x MULTILANE_TIMEOUT=3 ${wrap} $<TARGET_FILE:mpi_test_errors_ompi> kill ${mode})
     set_tests_properties(${name} PROPERTIES TIMEOUT 120 LABELS mpi RUN_SERIAL TRUE)
   endforeach()
 

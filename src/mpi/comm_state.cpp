@@ -105,6 +105,7 @@ CommState& state_of(MPI_Comm comm) {
           share_job(comm, state->group, state->layout.platform)) {
     state->multilane = seat->communicator;
     state->shares_job = true;
+    if (!seat->same_ranks) state->job_group = seat->job_group;
     count(Counted::JobsShared);
     sharing = fmt::format("; shares the multilane job of {} (call space {})",
                           whose_job(*seat, state->layout.size), seat->space);

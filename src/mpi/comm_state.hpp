@@ -57,6 +57,10 @@ struct CommState {
   bool job_slot = false;
   // It shares the job of a communicator of the same group: `multilane` is set from the first.
   bool shares_job = false;
+  // A job shared with other ranks, or with its ranks in another order: the job's ranks in
+  // MPI_COMM_WORLD, in the job's order, by which the transport's errors name peers. Empty when
+  // the job numbers the ranks as the communicator does.
+  std::vector<int> job_group;
   // It may run multilane: it has a job slot or shares a job.
   bool may_run_multilane() const { return job_slot || shares_job; }
 };

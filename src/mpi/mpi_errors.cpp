@@ -3,10 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <thread>
 
+#include "mpi/comm_state.hpp"
 #include "mpi/library.hpp"
 #include "runtime/shm/segment_name.hpp"
 
@@ -34,6 +36,34 @@ int own_class(ErrorKind kind) {
   const std::string text = fmt::format("multilane: {}", kind_name(kind));
   PMPI_Add_error_string(error_class, text.c_str());
   return error_class;
+}
+
+// The transport names a peer by its rank in the multilane job (shared memory by its local
+// rank), which a communicator sharing the job of other ranks, or of its ranks in another order,
+// numbers differently: the message then says whose ranks they are.
+std::string job_ranks_note(MPI_Comm comm, ErrorKind kind) {
+  const bool from_transport = kind == ErrorKind::timeout || kind == ErrorKind::peer_gone ||
+                              kind == ErrorKind::authentication || kind == ErrorKind::mismatch ||
+                              kind == ErrorKind::protocol;
+  const CommState* state = from_transport ? find_state(comm) : nullptr;
+  if (!state || state->job_group.empty()) return "";
+  const std::vector<int>& job = state->job_group;
+  bool world = true;
+  for (std::size_t i = 0; i < job.size(); ++i) world = world && job[i] == static_cast<int>(i);
+  if (world) {
+    return " (the ranks it names, local ranks aside, are MPI_COMM_WORLD's: this communicator "
+           "shares their multilane job)";
+  }
+  constexpr std::size_t kShown = 16;
+  std::string ranks;
+  for (std::size_t i = 0; i < std::min(job.size(), kShown); ++i) {
+    ranks += fmt::format("{}{} is {}", i == 0 ? "" : ", ", i, job[i]);
+  }
+  if (job.size() > kShown) ranks += ", ...";
+  return fmt::format(
+      " (the ranks it names, local ranks aside, are those of the multilane job this communicator "
+      "shares; in MPI_COMM_WORLD: {})",
+      ranks);
 }
 
 }  // namespace
@@ -65,9 +95,9 @@ int report_failure(MPI_Comm comm, std::string_view function, const runtime::Fail
   PMPI_Comm_rank(comm, &rank);
   PMPI_Comm_size(comm, &size);
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  const std::string message =
-      fmt::format("multilane: rank {} (world rank {}) in {} on a communicator of {} ranks: {}",
-                  rank, world_rank, function, size, failure.describe());
+  const std::string message = fmt::format(
+      "multilane: rank {} (world rank {}) in {} on a communicator of {} ranks: {}{}", rank,
+      world_rank, function, size, failure.describe(), job_ranks_note(comm, failure.kind));
   const int error_class = library().error_classes[static_cast<std::size_t>(failure.kind)];
   int code = MPI_ERR_OTHER;
   if (PMPI_Add_error_code(error_class, &code) == MPI_SUCCESS) {

@@ -167,7 +167,8 @@ std::optional<SharedSeat> share_job(MPI_Comm comm, const std::vector<int>& group
       return SharedSeat{.communicator = std::move(shared),
                         .space = *space,
                         .job_ranks = static_cast<int>(found->job_group.size()),
-                        .same_ranks = group == found->job_group};
+                        .same_ranks = group == found->job_group,
+                        .job_group = found->job_group};
     }
   }
   return std::nullopt;

@@ -13,7 +13,9 @@
  * `errors kill`: rank 1 dies (SIGKILL) while the others are in a 16 MiB bcast; they abort
  * naming it (run under a launcher that lets them, e.g. mpiexec.mpich -disable-auto-cleanup).
  * `errors kill return`: the same on a communicator with MPI_ERRORS_RETURN: each rank whose bcast
- * failed prints "error class: " and the class's string ("multilane: peer gone"), then aborts. */
+ * failed prints "error class: " and the class's string ("multilane: peer gone"), then aborts.
+ * `errors kill split`: the same on MPI_COMM_WORLD's ranks in reverse order, which share its
+ * multilane job: the message names the dead rank by its MPI_COMM_WORLD rank, and says so. */
 #include <signal.h>
 
 #include "mltest.h"
@@ -31,6 +33,9 @@ int main(int argc, char** argv) {
     if (argc > 2 && strcmp(argv[2], "return") == 0) {
       MPI_Comm_dup(MPI_COMM_WORLD, &comm);
       MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    } else if (argc > 2 && strcmp(argv[2], "split") == 0) {
+      MPI_Bcast(big, 1000, MPI_BYTE, 0, MPI_COMM_WORLD); /* MPI_COMM_WORLD's job */
+      MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &comm);
     }
     MPI_Bcast(big, 1000, MPI_BYTE, 0, comm); /* the job is set up */
     if (rank == 1) raise(SIGKILL);
