@@ -3,9 +3,10 @@
 //
 //   step 1  inside every site, a ring allgather: each rank gets its site's blocks;
 //   step 2  the site's blocks are cut into k parts of consecutive members (balanced by bytes);
-//           lane leader i (the site's i-th rank) sends part i to lane leader i of every other
-//           site and receives that site's part i: k pairs cross between two sites at once,
-//           each carrying 1/k of the site's bytes, once in each direction;
+//           lane leader i (on a node of its own where the site has k nodes, site_parts.hpp)
+//           sends part i to lane leader i of every other site and receives that site's part
+//           i: k pairs cross between two sites at once, each carrying 1/k of the site's bytes,
+//           once in each direction;
 //   step 3  each lane leader hands the remote parts it received to every other rank of its
 //           site, so that the site's uplinks share the fan-out.
 //
@@ -64,21 +65,23 @@ Schedule allgather_multilane_sites(const Platform& platform, const BuildParams& 
       last = b.recv(members[(q - 1 + n) % n], block(members[(q - step - 1 + n) % n]), kAnyLane, {});
       site_ready.push_back(last);
     }
-    if (q >= lanes.k) {  // not a lane leader: the remote parts come from the site's leaders
+    const std::vector<int>& leaders = lanes.leaders[s];
+    const int lane = lanes.lane_of[r];
+    if (lane < 0) {  // not a lane leader: the remote parts come from the site's leaders
       for (int i = 0; i < lanes.k; ++i) {
         for (std::size_t t = 0; t < lanes.sites.size(); ++t) {
-          if (static_cast<int>(t) != s) recv_blocks(b, members[i], parts[t][i], sizes, recv);
+          if (static_cast<int>(t) != s) recv_blocks(b, leaders[i], parts[t][i], sizes, recv);
         }
       }
       continue;
     }
-    // Step 2: lane q to lane q of every other site, both ways.
+    // Step 2: this lane to the same lane of every other site, both ways.
     std::vector<OpIndex> remote;
     for (std::size_t t = 0; t < lanes.sites.size(); ++t) {
       if (static_cast<int>(t) == s) continue;
-      const int partner = lanes.sites[t][q];
-      send_blocks(b, partner, parts[s][q], sizes, recv, site_ready, kWanLane);
-      for (OpIndex got : recv_blocks(b, partner, parts[t][q], sizes, recv, kWanLane)) {
+      const int partner = lanes.leaders[t][lane];
+      send_blocks(b, partner, parts[s][lane], sizes, recv, site_ready, kWanLane);
+      for (OpIndex got : recv_blocks(b, partner, parts[t][lane], sizes, recv, kWanLane)) {
         remote.push_back(got);
       }
     }
@@ -86,13 +89,15 @@ Schedule allgather_multilane_sites(const Platform& platform, const BuildParams& 
     for (int j = 0; j < n; ++j) {
       if (j == q) continue;
       for (std::size_t t = 0; t < lanes.sites.size(); ++t) {
-        if (static_cast<int>(t) != s) send_blocks(b, members[j], parts[t][q], sizes, recv, remote);
+        if (static_cast<int>(t) != s) {
+          send_blocks(b, members[j], parts[t][lane], sizes, recv, remote);
+        }
       }
     }
     for (int i = 0; i < lanes.k; ++i) {
-      if (i == q) continue;
+      if (i == lane) continue;
       for (std::size_t t = 0; t < lanes.sites.size(); ++t) {
-        if (static_cast<int>(t) != s) recv_blocks(b, members[i], parts[t][i], sizes, recv);
+        if (static_cast<int>(t) != s) recv_blocks(b, leaders[i], parts[t][i], sizes, recv);
       }
     }
   }

@@ -4,8 +4,8 @@
 //
 //   step 1  inside every site, the blocks between its ranks go directly, all posted at once;
 //   step 2  for every other site t, t's ranks are cut into k parts (consecutive, about equal
-//           bytes from this site); every rank gives lane leader i (the site's i-th rank) its
-//           blocks for part i;
+//           bytes from this site); every rank gives lane leader i (on a node of its own where
+//           the site has k nodes, site_parts.hpp) its blocks for part i;
 //   step 3  lane leader i sends what it gathered for t, one message, to lane leader i of t: k
 //           pairs cross between two sites at once, each once in each direction;
 //   step 4  each receiving leader hands every rank of its part that rank's blocks, sorted by
@@ -124,15 +124,15 @@ class RankProgram {
         r_(r),
         s_(static_cast<std::size_t>(lanes.site_of[r])),
         members_(lanes.sites[s_]),
+        leaders_(lanes.leaders[s_]),
+        lane_(lanes.lane_of[r]),
         send_(blocks_of(Buffer::Send, r, p, params)),
-        recv_(blocks_of(Buffer::Recv, r, p, params)) {
-    q_ = static_cast<int>(std::find(members_.begin(), members_.end(), r) - members_.begin());
-  }
+        recv_(blocks_of(Buffer::Recv, r, p, params)) {}
 
   void build() {
     within_site();
     to_lane_leaders();
-    if (q_ < lanes_.k) {
+    if (lane_ >= 0) {
       gather_and_cross();
       receive_and_hand_out();
     }
@@ -158,10 +158,10 @@ class RankProgram {
     for (std::size_t t = 0; t < sites(); ++t) {
       if (t == s_) continue;
       for (int i = 0; i < lanes_.k; ++i) {
-        if (i == q_) continue;  // this rank leads the lane: gather_and_cross() copies them
+        if (i == lane_) continue;  // this rank leads the lane: gather_and_cross() copies them
         const std::vector<int>& part = parts_[s_][t][i];
         for (const Run& run : block_runs(part)) {
-          b_.send(members_[i], send_.run(part[run.first], static_cast<int>(run.count)));
+          b_.send(leaders_[i], send_.run(part[run.first], static_cast<int>(run.count)));
         }
       }
     }
@@ -171,7 +171,7 @@ class RankProgram {
   void gather_and_cross() {
     for (std::size_t t = 0; t < sites(); ++t) {
       if (t == s_) continue;
-      const std::vector<int>& part = parts_[s_][t][q_];
+      const std::vector<int>& part = parts_[s_][t][lane_];
       const Bundle bundle(params_, p_, members_, part);
       const std::uint64_t base = take_scratch(bundle.total());
       std::vector<OpIndex> gathered;
@@ -184,7 +184,8 @@ class RankProgram {
                   : b_.recv(members_[a], into));
         }
       }
-      b_.send(lanes_.sites[t][q_], {Buffer::Scratch, base, bundle.total()}, kAnyLane, gathered);
+      b_.send(lanes_.leaders[t][lane_], {Buffer::Scratch, base, bundle.total()}, kAnyLane,
+              gathered);
     }
   }
 
@@ -194,17 +195,17 @@ class RankProgram {
     for (std::size_t t = 0; t < sites(); ++t) {
       if (t == s_) continue;
       const std::vector<int>& senders = lanes_.sites[t];
-      const std::vector<int>& part = parts_[t][s_][q_];
+      const std::vector<int>& part = parts_[t][s_][lane_];
+      const int from = lanes_.leaders[t][lane_];
       const Bundle bundle(params_, p_, senders, part);
       const std::vector<Run> runs = block_runs(senders);
       if (part.size() == 1 && part.front() == r_ && runs.size() == 1) {
         // Only this rank's blocks, from consecutive senders: they land where they belong.
-        b_.recv(senders[q_], recv_.run(senders.front(), static_cast<int>(senders.size())),
-                kAnyLane);
+        b_.recv(from, recv_.run(senders.front(), static_cast<int>(senders.size())), kAnyLane);
         continue;
       }
       const std::uint64_t base = take_scratch(bundle.total());
-      const OpIndex got = b_.recv(senders[q_], {Buffer::Scratch, base, bundle.total()}, kAnyLane);
+      const OpIndex got = b_.recv(from, {Buffer::Scratch, base, bundle.total()}, kAnyLane);
       for (std::size_t v = 0; v < part.size(); ++v) {
         if (part[v] == r_) {
           for (std::size_t a = 0; a < senders.size(); ++a) {
@@ -242,9 +243,9 @@ class RankProgram {
       const std::vector<int>& senders = lanes_.sites[t];
       for (int i = 0; i < lanes_.k; ++i) {
         const std::vector<int>& part = parts_[t][s_][i];
-        if (i == q_ || std::find(part.begin(), part.end(), r_) == part.end()) continue;
+        if (i == lane_ || std::find(part.begin(), part.end(), r_) == part.end()) continue;
         for (const Run& run : block_runs(senders)) {
-          b_.recv(members_[i], recv_.run(senders[run.first], static_cast<int>(run.count)));
+          b_.recv(leaders_[i], recv_.run(senders[run.first], static_cast<int>(run.count)));
         }
       }
     }
@@ -264,7 +265,8 @@ class RankProgram {
   int r_;
   std::size_t s_;
   const std::vector<int>& members_;
-  int q_ = 0;
+  const std::vector<int>& leaders_;
+  int lane_;
   Blocks send_;
   Blocks recv_;
   std::uint64_t scratch_ = 0;

@@ -2,10 +2,28 @@
 #include "site_parts.hpp"
 
 #include <algorithm>
+#include <map>
+#include <utility>
 
 #include "rank_order.hpp"
 
 namespace multilane::algo {
+
+namespace {
+
+// `members` (in rank order) ordered by their place among their node's members, then by rank:
+// each node's first, then each node's second, ...
+std::vector<int> spread_over_nodes(const Platform& platform, const std::vector<int>& members) {
+  std::map<int, int> seen;  // node -> its members so far
+  std::vector<std::pair<int, int>> keyed;
+  for (int r : members) keyed.emplace_back(seen[platform.node_of(r)]++, r);
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<int> order;
+  for (const auto& [place, r] : keyed) order.push_back(r);
+  return order;
+}
+
+}  // namespace
 
 SiteLanes plan_site_lanes(const Platform& platform, const BuildParams& params) {
   SiteLanes lanes;
@@ -19,6 +37,12 @@ SiteLanes plan_site_lanes(const Platform& platform, const BuildParams& params) {
   }
   lanes.k = static_cast<int>(smallest);
   if (params.wan_pairs > 0) lanes.k = std::min(lanes.k, params.wan_pairs);
+  lanes.lane_of.assign(static_cast<std::size_t>(platform.num_ranks()), -1);
+  for (const std::vector<int>& members : lanes.sites) {
+    lanes.leaders.push_back(spread_over_nodes(platform, members));
+    lanes.leaders.back().resize(static_cast<std::size_t>(lanes.k));
+    for (int i = 0; i < lanes.k; ++i) lanes.lane_of[lanes.leaders.back()[i]] = i;
+  }
   return lanes;
 }
 

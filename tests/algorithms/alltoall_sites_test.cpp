@@ -1,10 +1,12 @@
 // The site-aware alltoall (`multilane-sites`): every byte a site sends another crosses the WAN
 // exactly once, in one message per lane and direction (where the linear alltoall sends one per
 // pair of ranks), lane i to lane i; with uneven blocks (alltoallv) the lanes are balanced by
-// bytes.
+// bytes; the lane leaders, as the site-aware allgather's, are on nodes of their own.
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "multilane/algorithms.hpp"
@@ -74,6 +76,21 @@ TEST(AlltoallSites, UnevenBlocksAreSplitOverTheLanesByBytes) {
     }
   }
   EXPECT_EQ(from_site0, (std::map<int, std::uint64_t>{{0, 3000}, {1, 3000}}));
+}
+
+TEST(AlltoallSites, LaneLeadersAreOnNodesOfTheirOwn) {
+  // Two sites of 2 nodes with 2 ranks each (ranks 0 1 | 2 3 | 4 5 | 6 7), two lanes: the
+  // leaders are each node's first rank, so both nodes' NICs cross the WAN.
+  Platform platform = make_uniform_platform(2, 2, 2, 2, 125e6, 50e-6, 10e-3, 1.25e9, 0);
+  platform.place_block(8);
+  for (const Collective c : {Collective::Alltoall, Collective::Allgather}) {
+    const Schedule s =
+        build_schedule(platform, c, "multilane-sites", {.size = 1000, .wan_pairs = 2});
+    ASSERT_TRUE(verify_schedule(s, platform).ok()) << to_string(c);
+    EXPECT_EQ(wan_traffic(s, platform).second,
+              (std::set<std::pair<int, int>>{{0, 4}, {2, 6}, {4, 0}, {6, 2}}))
+        << to_string(c);
+  }
 }
 
 TEST(AlltoallSites, ThreeUnevenSitesAndUnevenCountsVerify) {
