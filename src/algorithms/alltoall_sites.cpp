@@ -224,6 +224,8 @@ class RankProgram {
     std::uint64_t sorted = base;
     std::vector<OpIndex> ready{got};
     if (!bundle.receiver_major()) {
+      // Scratch for v's blocks alone, addressed as of_receiver() lays out every receiver's: the
+      // base is moved back by where v's would start (unsigned arithmetic wraps back).
       const Range all = bundle.of_receiver(0, v, 0, senders.size());
       sorted = take_scratch(all.length) - all.offset;
       for (std::size_t a = 0; a < senders.size(); ++a) {

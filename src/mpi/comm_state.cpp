@@ -81,11 +81,12 @@ CommState* find_state(MPI_Comm comm) {
 
 namespace {
 
-// Whose job a communicator of `size` ranks shares, for MULTILANE_EXPLAIN.
-std::string whose_job(const SharedSeat& seat, int size) {
-  if (seat.same_ranks) return "a communicator of the same ranks";
-  if (seat.job_ranks == size) return "the same ranks in another order";
-  return fmt::format("{} ranks, these among them", seat.job_ranks);
+// Whose job a communicator over `group` (its ranks in MPI_COMM_WORLD) shares, for
+// MULTILANE_EXPLAIN.
+std::string whose_job(const SharedSeat& seat, const std::vector<int>& group) {
+  if (seat.job_group == group) return "a communicator of the same ranks";
+  if (seat.job_group.size() == group.size()) return "the same ranks in another order";
+  return fmt::format("{} ranks, these among them", seat.job_group.size());
 }
 
 }  // namespace
@@ -105,10 +106,10 @@ CommState& state_of(MPI_Comm comm) {
           share_job(comm, state->group, state->layout.platform)) {
     state->multilane = seat->communicator;
     state->shares_job = true;
-    if (!seat->same_ranks) state->job_group = seat->job_group;
+    if (seat->job_group != state->group) state->job_group = seat->job_group;
     count(Counted::JobsShared);
     sharing = fmt::format("; shares the multilane job of {} (call space {})",
-                          whose_job(*seat, state->layout.size), seat->space);
+                          whose_job(*seat, state->group), seat->space);
   } else {
     state->job_slot = take_job_slot(comm);
   }

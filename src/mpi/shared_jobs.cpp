@@ -164,11 +164,8 @@ std::optional<SharedSeat> share_job(MPI_Comm comm, const std::vector<int>& group
           *seat, {.sequence = highest[1], .generation = static_cast<std::uint32_t>(highest[2])});
       auto shared = std::make_shared<Communicator>(std::move(*seat));
       remember_job(group, found->job_group, shared);
-      return SharedSeat{.communicator = std::move(shared),
-                        .space = *space,
-                        .job_ranks = static_cast<int>(found->job_group.size()),
-                        .same_ranks = group == found->job_group,
-                        .job_group = found->job_group};
+      return SharedSeat{
+          .communicator = std::move(shared), .space = *space, .job_group = found->job_group};
     }
   }
   return std::nullopt;

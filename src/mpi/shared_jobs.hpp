@@ -41,8 +41,6 @@ std::vector<int> world_ranks(MPI_Comm comm);
 struct SharedSeat {
   std::shared_ptr<Communicator> communicator;
   std::uint32_t space = 0;
-  int job_ranks = 0;           // the job's
-  bool same_ranks = false;     // the job's ranks in the job's order
   std::vector<int> job_group;  // the job's ranks in MPI_COMM_WORLD, in the job's order
 };
 
