@@ -78,8 +78,10 @@ RoutePolicy::Candidates RoutePolicy::candidates(const RouteQuery& query,
   const runtime::AlgorithmChoice choice = runtime::choose_algorithm(
       platform_, collective, params,
       sizes_per_rank(query.call) ? runtime::CountsAt::TheirOwners : runtime::CountsAt::EveryRank);
-  Candidates fastest{.algorithms = {},
-                     .ranking = runtime::explain_choice(choice, collective, params, ranks())};
+  Candidates fastest;
+  if (settings_.explain) {
+    fastest.ranking = runtime::explain_choice(choice, collective, params, ranks());
+  }
   for (const runtime::Candidate& c : choice.candidates) {
     if (fastest.algorithms.size() == kMostMultilaneCandidates) break;
     fastest.algorithms.push_back(c.algorithm);

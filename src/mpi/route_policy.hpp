@@ -80,7 +80,8 @@ class RoutePolicy {
   // rank for the same class and counts.
   struct Candidates {
     std::vector<std::string> algorithms;
-    std::string ranking;  // the model's times behind them (runtime::explain_choice), or empty
+    // The model's times behind them (runtime::explain_choice) with MULTILANE_EXPLAIN; else empty.
+    std::string ranking;
   };
   Candidates candidates(const RouteQuery& query, std::span<const std::uint64_t> counts) const;
 

@@ -184,11 +184,17 @@ TEST(RoutePolicy, AVFormsAlgorithmThatReadsEveryRanksCountsPaysForTheirExchange)
   EXPECT_NE(text.find(shown("multilane") + fmt::format(" ({:.2f} ms counts)", exchange_s * 1e3)),
             std::string::npos)
       << text;
-  // The MPI library's route ranks its candidates so.
-  RoutePolicy policy(Settings{}, platform);
+  // The MPI library's route ranks its candidates so, and says why only when asked to explain.
+  Settings explaining;
+  explaining.explain = true;
+  RoutePolicy policy(explaining, platform);
   const auto ranked = policy.candidates({.call = WrappedCall::Scatterv}, params.counts);
   EXPECT_EQ(ranked.algorithms.front(), "linear");
   EXPECT_EQ(ranked.ranking, text);
+  RoutePolicy quiet(Settings{}, platform);
+  const auto unexplained = quiet.candidates({.call = WrappedCall::Scatterv}, params.counts);
+  EXPECT_EQ(unexplained.algorithms, ranked.algorithms);
+  EXPECT_EQ(unexplained.ranking, "");
   // An alltoallv's rows travel in an allgather; its algorithms read only their own.
   EXPECT_EQ(
       runtime::counts_exchange_s(platform, Collective::Alltoallv, 0),
