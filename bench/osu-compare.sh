@@ -58,8 +58,11 @@
 # is faster), and the spread of the plain runs (min/median-max/median). A cell passes when the
 # ratio is 0.95 or more, or when the preloaded median lies within [min, max] of the plain runs
 # (the loss is inside the noise). Then a summary per family and for all: cells, passes, losses,
-# the worst ratio and the geometric mean of the ratios. Exit status: 0, whatever the ratios; 1 when a run crashed or
-# failed validation; 2 for a usage error.
+# the worst ratio and the geometric mean of the ratios. Last, per benchmark, the wall time of
+# its whole runs (every size, launch included; DIR/logs/<date>/runs.csv): what the program
+# pays, which a cell alone can misstate when more ranks than cores move waiting between OSU's
+# timed call and its untimed barriers. Exit status: 0, whatever the ratios; 1 when a run
+# crashed or failed validation; 2 for a usage error.
 #
 # Duration at 4 ranks on this 2-core machine (oversubscribed, with other jobs running), with
 # the defaults: Open MPI about 50 s per pair of runs of the nine benchmarks; MPICH about 8 min
@@ -195,6 +198,9 @@ mkdir -p "$logs"
 mkdir -p "$(dirname "$csv")"
 echo "family,benchmark,size_bytes,datatype,side,round,pair,avg_latency_us,validation,exit_status" >"$csv"
 failures=$logs/failures.txt
+# Each run's wall time, launch and every size included: what the program pays.
+runs_csv=$logs/runs.csv
+echo "family,benchmark,side,round,pair,seconds,exit_status" >"$runs_csv"
 : >"$failures"
 
 # Builds OSU's collectives for one family in $work/<family>, unless they are there.
@@ -291,6 +297,7 @@ run_one() {
     [ "$bench" != osu_barrier ] || break  # one launch: its size is none
   done
   seconds=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')
+  echo "$family,$bench,$side,$round,$pair,$seconds,$status" >>"$runs_csv"
   # Data lines: "SIZE AVG [Pass|Fail]", or "AVG" alone for osu_barrier (size 0).
   awk -v family="$family" -v bench="$bench" -v side="$side" -v round="$round" -v pair="$pair" \
       -v status="$status" '
@@ -331,11 +338,11 @@ run_one() {
 
 # The tables and the summary (and, with --cells-to-recheck FAMILY, the benchmarks with a loss).
 analyse() {
-  PYTHONPATH="$here/bench/lib" "$python" - "$csv" "$@" <<'EOF'
+  PYTHONPATH="$here/bench/lib" "$python" - "$csv" "$runs_csv" "$@" <<'EOF'
 import csv, math, statistics, sys
 from bench_text import size_text, time_text
 
-path, args = sys.argv[1], sys.argv[2:]
+path, runs_path, args = sys.argv[1], sys.argv[2], sys.argv[3:]
 samples = {}  # (family, bench, size, round, side) -> [avg latency us]
 order = []
 with open(path) as f:
@@ -454,6 +461,27 @@ for family, t in totals.items():
              if t["worst"] else "-")
     print(f"| {'all' if family == 'all' else names.get(family, family)} | {t['cells']} | "
           f"{passes} | {losses} | {worst} | {geomean(t['ratios']):.3f} |")
+
+# The whole runs: a call's time can move between OSU's timed call and its untimed barriers
+# (with more ranks than cores, the waits land wherever a descheduled rank is awaited), so a cell
+# alone can lose where the program does not.
+walls = {}  # (family, bench, side) -> [seconds] of the main round's runs that succeeded
+with open(runs_path) as f:
+    for row in csv.DictReader(f):
+        if row["round"] == "main" and row["exit_status"] == "0":
+            walls.setdefault((row["family"], row["benchmark"], row["side"]), []).append(
+                float(row["seconds"]))
+print("\nWhole runs: each benchmark's wall time over all its sizes, launch included (median of "
+      "the plain runs, of the preloaded runs; ratio = plain / preloaded)\n")
+print("| family | benchmark | plain | preloaded | ratio | plain spread |")
+print("|---|---|---|---|---|---|")
+for (family, bench, side), plain in walls.items():
+    pre = walls.get((family, bench, "preloaded"))
+    if side != "plain" or not pre:
+        continue
+    p, q = statistics.median(plain), statistics.median(pre)
+    print(f"| {names.get(family, family)} | {bench.removeprefix('osu_')} | {p:.1f} s | "
+          f"{q:.1f} s | {p / q:.3f} | {min(plain) / p:.2f}-{max(plain) / p:.2f} |")
 EOF
 }
 
