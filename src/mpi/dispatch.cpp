@@ -335,8 +335,7 @@ int route_and_run(const Library& lib, WrappedCall call, MPI_Comm comm, const Mpi
       }
     }
     if (pick.exploring) {
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const double seconds = pick.exploring->rating(started, std::chrono::steady_clock::now());
       const std::optional<ClassDecision> decided =
           pick.exploring->exploration.record(seconds, {.function = agree_mean, .context = &c});
       if (decided) {

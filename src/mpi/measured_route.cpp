@@ -162,6 +162,14 @@ std::string_view MeasuredRoutes::Entry::next_algorithm() const {
   return candidates[static_cast<std::size_t>(c)];
 }
 
+double MeasuredRoutes::Entry::rating(std::chrono::steady_clock::time_point started,
+                                     std::chrono::steady_clock::time_point ended) {
+  const bool after_one = by_interval && last_end != std::chrono::steady_clock::time_point{};
+  const auto from = after_one ? last_end : started;
+  last_end = ended;
+  return std::chrono::duration<double>(ended - from).count();
+}
+
 void MeasuredRoutes::Entry::settle(const ClassDecision& decided) {
   decision = decided;
   if (decided.choice == RouteChoice::Multilane &&
@@ -198,7 +206,10 @@ int block_of_class(std::uint64_t key) {
 
 MeasuredRoutes::Entry& MeasuredRoutes::entry_of(std::uint64_t key) {
   const auto [it, made] = entries_.try_emplace(key);
-  if (made) it->second.block = block_of_class(key);
+  if (made) {
+    it->second.block = block_of_class(key);
+    it->second.by_interval = rates_interval(CallClass::from_key(key).call);
+  }
   return it->second;
 }
 

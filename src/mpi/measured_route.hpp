@@ -67,15 +67,28 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "mpi/wrapped_call.hpp"
+
 namespace multilane::mpi {
 
 enum class RouteChoice : std::uint8_t { Mpi, Multilane };
+
+// Whether a class of `call` is rated by the interval between its calls rather than by each
+// call's own time: the barrier, whose own time does not show the skew it leaves the ranks
+// with, which the calls after it pay (on one node, OSU's calls after a barrier that multilane
+// won by its own time lost up to 6x). From the end of one barrier to the end of the next,
+// the program's work between them counts too: in a loop, what an iteration costs on each
+// route; the 10% a switch needs is then 10% of the iteration.
+inline bool rates_interval(WrappedCall call) {
+  return call == WrappedCall::Barrier;
+}
 
 inline constexpr int kBlockCalls = 3;       // a multilane block: one dropped call, two kept
 inline constexpr int kShortBlockCalls = 5;  // a short class's: one dropped, four
@@ -206,7 +219,11 @@ class MeasuredRoutes {
     Exploration exploration;
     std::vector<std::string> candidates;  // multilane's algorithms the exploration times
     int block = kBlockCalls;  // calls per candidate (block_calls() of the class), re-checks too
-    bool rechecking = false;  // a decided multilane route is measured again
+    // The barrier is rated by the interval between the ends of its consecutive calls on this
+    // rank (rates_interval() of the class); `last_end`: when its latest explored call ended.
+    bool by_interval = false;
+    std::chrono::steady_clock::time_point last_end{};
+    bool rechecking = false;          // a decided multilane route is measured again
     std::uint64_t decided_calls = 0;  // blocking calls on the decided route, earlier runs' too
     std::uint64_t calls_before = 0;   // of those, the earlier runs' (the decision's `calls`)
     std::uint64_t next_recheck = 0;   // 0: not yet set from the decision
@@ -221,6 +238,11 @@ class MeasuredRoutes {
     void explore(std::vector<std::string> algorithms);
     // The algorithm of the exploration's next call ("" for the MPI library's).
     std::string_view next_algorithm() const;
+    // This rank's time of an explored call that ran from `started` to `ended`: its own time,
+    // or for a barrier the time since the end of the class's previous explored call (its own
+    // time at the first, which its block drops).
+    double rating(std::chrono::steady_clock::time_point started,
+                  std::chrono::steady_clock::time_point ended);
     // Takes the exploration's decision (naming its algorithm) and ends a re-check.
     void settle(const ClassDecision& decided);
     // This run's calls on the decided route, for the tuning file's `calls`. A re-check the run

@@ -109,9 +109,6 @@ Route RoutePolicy::choose(const RouteQuery& query) const {
     return route;
   }
   if (spread_.sites == 1) {
-    // A barrier's own time does not show the skew it leaves the ranks with, which the next
-    // call pays: measured alone, multilane's barrier won and the calls after it lost.
-    if (query.call == WrappedCall::Barrier) return stay_with_mpi("barrier within one site");
     Route route = stay_with_mpi(fmt::format("{} node(s) of one site", spread_.nodes));
     route.measure = true;
     return route;

@@ -10,10 +10,8 @@
 //      measured);
 //   2. a communicator of one rank, or a call without data (a zero count), stays with the MPI
 //      library;
-//   3. within one site the barrier stays with the MPI library: its own time does not show the
-//      skew it leaves the ranks with, which the next call pays (on one node, OSU's calls lost
-//      up to 6x behind a barrier that multilane had won by its own time);
-//      every other call is measured; unmeasured, it is the MPI library's. The model
+//   3. within one site every call is measured (the barrier by the interval between its calls,
+//      measured_route.hpp's rates_interval()); unmeasured, it is the MPI library's. The model
 //      is not asked there: what decides within a site is what it does not see (the cost of
 //      the MPI library's shared-memory transport, oversubscribed cores);
 //   4. across sites the model prices two candidates:
