@@ -110,8 +110,8 @@ inline constexpr std::uint64_t kFirstRecheck = 64;  // blocking calls after a mu
 inline constexpr std::uint64_t kRecheckGrowth = 8;
 
 // Where a decision came from, for MULTILANE_EXPLAIN and the tuning file.
-// Default: a default route that is no measurement and no model price (the barrier within one
-// site; a class not measured in the frozen mode or past the cap).
+// Default: a default route that is no measurement and no model price (a class not measured in
+// the frozen mode or past the cap).
 // Remeasured: a multilane route measured again in its steady state (kFirstRecheck).
 // Unfinished: the MPI library's, for a class whose exploration a run ended before it decided
 // (a run that calls the class fewer times than the exploration takes would otherwise explore
