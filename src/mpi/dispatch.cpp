@@ -339,7 +339,12 @@ int route_and_run(const Library& lib, WrappedCall call, MPI_Comm comm, const Mpi
       const std::optional<ClassDecision> decided =
           pick.exploring->exploration.record(seconds, {.function = agree_mean, .context = &c});
       if (decided) {
+        const bool barrier_taken = rates_interval(call) &&
+                                   decided->choice == RouteChoice::Multilane &&
+                                   !(pick.exploring->decision &&
+                                     pick.exploring->decision->choice == RouteChoice::Multilane);
         pick.exploring->settle(*decided);
+        if (barrier_taken) state->routes.measure_mpi_classes_again();
         publish_decision(state->placement, key, *pick.exploring->decision);
         if (lib.settings.explain && c.rank == 0) {
           std::fprintf(stderr, "multilane-mpi: %s on %s: %s, %s\n",

@@ -213,6 +213,22 @@ MeasuredRoutes::Entry& MeasuredRoutes::entry_of(std::uint64_t key) {
   return it->second;
 }
 
+void MeasuredRoutes::measure_mpi_classes_again() {
+  for (auto& [key, entry] : entries_) {
+    const std::optional<ClassDecision>& d = entry.decision;
+    if (!d || d->choice != RouteChoice::Mpi || rates_interval(CallClass::from_key(key).call)) {
+      continue;
+    }
+    if (d->source != DecisionSource::Measured && d->source != DecisionSource::Pruned &&
+        d->source != DecisionSource::Remeasured) {
+      continue;
+    }
+    entry.decision.reset();
+    entry.rechecking = false;
+    entry.exploration = Exploration();
+  }
+}
+
 void MeasuredRoutes::adopt(std::uint64_t key, const ClassDecision& decision) {
   Entry& entry = entry_of(key);
   entry.decision = decision;

@@ -261,6 +261,13 @@ class MeasuredRoutes {
   // The entry of a class to run a blocking call of: its decision or its exploration; null when
   // the class is undecided and may not be explored (the cap, or `explore` false).
   Entry* for_blocking_call(std::uint64_t key, bool explore);
+  // Once the barrier (rates_interval()) is decided for multilane, every other class the MPI
+  // library kept by measurement is measured again from its next blocking call: it was measured
+  // behind the MPI library's barrier, whose skew the calls after it pay or do not (MPICH's
+  // small bcasts on 4 ranks of 2 cores rated multilane at 1.9 ms behind MPICH's barrier and
+  // 1.3-2.9 us, as fast as MPICH alone, behind multilane's). The same on every rank: the
+  // barrier decides at the same call everywhere.
+  void measure_mpi_classes_again();
   // Takes a decision made elsewhere; its `calls` count as made on the route already.
   void adopt(std::uint64_t key, const ClassDecision& decision);
   const std::unordered_map<std::uint64_t, Entry>& entries() const { return entries_; }

@@ -333,6 +333,32 @@ TEST(MeasuredRoute, ABarrierIsRatedByTheIntervalBetweenItsCallsOthersByTheirOwnT
   EXPECT_NEAR(taken.multilane_s, 8e-6, 1e-9);
 }
 
+TEST(MeasuredRoute, TheClassesTheMpiLibraryKeptAreMeasuredAgainOnceTheBarrierIsMultilanes) {
+  MeasuredRoutes routes;
+  const std::uint64_t kept = classify(WrappedCall::Bcast, 8, {}).key();
+  const std::uint64_t pruned = classify(WrappedCall::Scatter, 8, {}).key();
+  const std::uint64_t served = classify(WrappedCall::Bcast, 1 << 20, {}).key();
+  const std::uint64_t by_default = classify(WrappedCall::Gather, 8, {}).key();
+  const std::uint64_t barrier = classify(WrappedCall::Barrier, 0, {}).key();
+  routes.adopt(kept, {.choice = RouteChoice::Mpi, .source = DecisionSource::Measured});
+  routes.adopt(pruned, {.choice = RouteChoice::Mpi, .source = DecisionSource::Pruned});
+  routes.adopt(served, {.choice = RouteChoice::Multilane, .source = DecisionSource::Measured});
+  routes.adopt(by_default, {.choice = RouteChoice::Mpi, .source = DecisionSource::Default});
+  routes.adopt(barrier, {.choice = RouteChoice::Multilane, .source = DecisionSource::Measured});
+  routes.measure_mpi_classes_again();
+  EXPECT_EQ(routes.decided(kept), nullptr);
+  EXPECT_EQ(routes.decided(pruned), nullptr);
+  ASSERT_NE(routes.decided(served), nullptr);
+  ASSERT_NE(routes.decided(by_default), nullptr);
+  ASSERT_NE(routes.decided(barrier), nullptr);
+  // The next blocking call of a class measured again starts its exploration from the MPI
+  // library's block.
+  MeasuredRoutes::Entry& again = *routes.for_blocking_call(kept, true);
+  EXPECT_TRUE(again.explores_next_call());
+  EXPECT_EQ(again.exploration.calls(), 0);
+  EXPECT_FALSE(again.unfinished().has_value());  // nothing to write until it starts
+}
+
 TEST(MeasuredRoute, AMultilaneDecisionIsMeasuredAgainAtCall64And512) {
   MeasuredRoutes::Entry entry;
   entry.decision = ClassDecision{.choice = RouteChoice::Multilane,
