@@ -42,6 +42,10 @@ double Exploration::Kept::median() const {
   return count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
+double Exploration::Kept::smallest() const {
+  return count == 0 ? 0 : *std::min_element(times.begin(), times.begin() + count);
+}
+
 Exploration::Exploration(int candidates, int block, bool multilane_first)
     : kept_calls_(std::clamp(block, 2, kShortBlockCalls) - 1),
       mpi_dropped_calls_(kept_calls_ + 1 == kShortBlockCalls ? kMpiDroppedShortCalls
@@ -64,12 +68,13 @@ std::optional<ClassDecision> Exploration::record(double seconds, const Agreement
   Kept& kept = kept_[static_cast<std::size_t>(block)];
   if (in_block >= dropped) kept.times[static_cast<std::size_t>(kept.count++)] = seconds;
   bool block_done = in_block_ == dropped + kept_calls_;
-  if (block > 0 && in_block == dropped && !multilane_first_) {
-    // The first kept call of a multilane candidate: out at twice the MPI library's time.
-    double first[2] = {kept_[0].median(), kept.median()};
+  if (block > 0 && in_block == dropped + judged_calls() - 1 && !multilane_first_) {
+    // A multilane candidate is out when even the fastest of its first kept calls took twice
+    // the MPI library's time.
+    double first[2] = {kept_[0].median(), kept.smallest()};
     agree(first, 2);
     if (first[1] > kPruneFactor * first[0]) {
-      pruned_[static_cast<std::size_t>(block)] = true;  // rated by its one kept call
+      pruned_[static_cast<std::size_t>(block)] = true;  // rated by its judged calls
       block_done = true;
     }
   }

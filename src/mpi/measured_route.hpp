@@ -21,7 +21,9 @@
 //                                             │                 └─ prune: agree(MPI, ml2)
 //                                             └─ prune: agree(MPI, ml1); ml1 > 2x MPI ends it
 //
-//     (a pruned candidate's block ends at once; after the last block the class is decided)
+//     (a pruned candidate's block ends at once; after the last block the class is decided; a
+//     short class judges a candidate on the faster of its first two kept calls, see
+//     judged_calls())
 //
 //     the first call of a multilane block is dropped (it pays for connections, schedules and
 //     caches, and for what the other candidate left behind), and the first four calls of the
@@ -195,7 +197,12 @@ class Exploration {
     std::array<double, kShortBlockCalls - 1> times{};
     int count = 0;
     double median() const;
+    double smallest() const;
   };
+  // The kept calls a multilane candidate is judged on for pruning: two in a short class (a
+  // call of a few microseconds that the scheduler delays by a time slice, 4 ms with more ranks
+  // than cores, must not drop it alone), one in a long class (whose calls take up to seconds).
+  int judged_calls() const { return kept_calls_ == kShortBlockCalls - 1 ? 2 : 1; }
   std::optional<ClassDecision> decide(const Agreement& agree);
   // The block running now: 0, the MPI library's; c + 1, multilane's candidate c.
   int block() const;

@@ -208,6 +208,19 @@ TEST(MeasuredRoute, AShortClassKeepsFourCallsABlockAndOneDelayedCallDoesNotDecid
   const std::vector<double> slow_call = {1, 1, 1, 1, 5, 5, 5, 5, 1, 4, 40, 4, 4};
   Ranks again{.explorations = {Exploration(1, kShortBlockCalls)}, .times = {slow_call}};
   EXPECT_EQ(again.run()[0].choice, RouteChoice::Multilane);
+  // Nor when the delayed call is its first kept one, on one rank of two (a time slice of 4 ms
+  // for a call of 4 us): a short class judges a candidate on the faster of two kept calls.
+  const std::vector<double> sliced = {1, 1, 1, 1, 5, 5, 5, 5, 1, 4000, 4, 4, 4};
+  const std::vector<double> steady = {1, 1, 1, 1, 5, 5, 5, 5, 1, 4, 4, 4, 4};
+  Ranks two{.explorations = {Exploration(1, kShortBlockCalls), Exploration(1, kShortBlockCalls)},
+            .times = {sliced, steady}};
+  EXPECT_EQ(two.run()[0].choice, RouteChoice::Multilane);
+  // Two slow kept calls end its block there: 4 + 4 of the MPI library, 1 + 2 of multilane.
+  const std::vector<double> slow = {1, 1, 1, 1, 5, 5, 5, 5, 1, 11, 12, 4, 4};
+  Ranks pruned{.explorations = {Exploration(1, kShortBlockCalls)}, .times = {slow}};
+  const ClassDecision out = pruned.run()[0];
+  EXPECT_EQ(out.source, DecisionSource::Pruned);
+  EXPECT_EQ(pruned.explorations[0].calls(), kMpiDroppedShortCalls + kShortBlockCalls - 1 + 3);
 }
 
 TEST(MeasuredRoute, TheMeanOverTheRanksDecidesForEveryRank) {
