@@ -193,7 +193,8 @@ TEST(RoutePolicy, AVFormsAlgorithmThatReadsEveryRanksCountsPaysForTheirExchange)
   const auto ranked = policy.candidates({.call = WrappedCall::Scatterv}, params.counts);
   EXPECT_EQ(ranked.algorithms.front(), "linear");
   EXPECT_EQ(ranked.ranking, text);
-  RoutePolicy quiet(Settings{}, platform);
+  const Settings silent;  // the policy keeps a reference to its settings
+  RoutePolicy quiet(silent, platform);
   const auto unexplained = quiet.candidates({.call = WrappedCall::Scatterv}, params.counts);
   EXPECT_EQ(unexplained.algorithms, ranked.algorithms);
   EXPECT_EQ(unexplained.ranking, "");
