@@ -335,16 +335,17 @@ int route_and_run(const Library& lib, WrappedCall call, MPI_Comm comm, const Mpi
       }
     }
     if (pick.exploring) {
-      const double seconds = pick.exploring->rating(started, std::chrono::steady_clock::now());
+      const double seconds =
+          pick.exploring->rating(call, started, std::chrono::steady_clock::now());
       const std::optional<ClassDecision> decided =
           pick.exploring->exploration.record(seconds, {.function = agree_mean, .context = &c});
       if (decided) {
-        const bool barrier_taken = rates_interval(call) &&
-                                   decided->choice == RouteChoice::Multilane &&
-                                   !(pick.exploring->decision &&
-                                     pick.exploring->decision->choice == RouteChoice::Multilane);
+        const std::optional<ClassDecision>& before = pick.exploring->decision;
+        const bool was_multilane = before && before->choice == RouteChoice::Multilane;
         pick.exploring->settle(*decided);
-        if (barrier_taken) state->routes.measure_mpi_classes_again();
+        if (rates_interval(call) && !was_multilane && decided->choice == RouteChoice::Multilane) {
+          state->routes.measure_mpi_classes_again();
+        }
         publish_decision(state->placement, key, *pick.exploring->decision);
         if (lib.settings.explain && c.rank == 0) {
           std::fprintf(stderr, "multilane-mpi: %s on %s: %s, %s\n",

@@ -167,9 +167,11 @@ std::string_view MeasuredRoutes::Entry::next_algorithm() const {
   return candidates[static_cast<std::size_t>(c)];
 }
 
-double MeasuredRoutes::Entry::rating(std::chrono::steady_clock::time_point started,
+double MeasuredRoutes::Entry::rating(WrappedCall call,
+                                     std::chrono::steady_clock::time_point started,
                                      std::chrono::steady_clock::time_point ended) {
-  const bool after_one = by_interval && last_end != std::chrono::steady_clock::time_point{};
+  const bool after_one =
+      rates_interval(call) && last_end != std::chrono::steady_clock::time_point{};
   const auto from = after_one ? last_end : started;
   last_end = ended;
   return std::chrono::duration<double>(ended - from).count();
@@ -211,10 +213,7 @@ int block_of_class(std::uint64_t key) {
 
 MeasuredRoutes::Entry& MeasuredRoutes::entry_of(std::uint64_t key) {
   const auto [it, made] = entries_.try_emplace(key);
-  if (made) {
-    it->second.block = block_of_class(key);
-    it->second.by_interval = rates_interval(CallClass::from_key(key).call);
-  }
+  if (made) it->second.block = block_of_class(key);
   return it->second;
 }
 

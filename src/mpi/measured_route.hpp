@@ -226,9 +226,7 @@ class MeasuredRoutes {
     Exploration exploration;
     std::vector<std::string> candidates;  // multilane's algorithms the exploration times
     int block = kBlockCalls;  // calls per candidate (block_calls() of the class), re-checks too
-    // The barrier is rated by the interval between the ends of its consecutive calls on this
-    // rank (rates_interval() of the class); `last_end`: when its latest explored call ended.
-    bool by_interval = false;
+    // When the class's latest explored call ended on this rank (for a barrier's interval).
     std::chrono::steady_clock::time_point last_end{};
     bool rechecking = false;          // a decided multilane route is measured again
     std::uint64_t decided_calls = 0;  // blocking calls on the decided route, earlier runs' too
@@ -245,10 +243,10 @@ class MeasuredRoutes {
     void explore(std::vector<std::string> algorithms);
     // The algorithm of the exploration's next call ("" for the MPI library's).
     std::string_view next_algorithm() const;
-    // This rank's time of an explored call that ran from `started` to `ended`: its own time,
-    // or for a barrier the time since the end of the class's previous explored call (its own
-    // time at the first, which its block drops).
-    double rating(std::chrono::steady_clock::time_point started,
+    // This rank's time of an explored call of `call` that ran from `started` to `ended`: its
+    // own time, or where rates_interval(call) the time since the end of the class's previous
+    // explored call (its own time at the first, which its block drops).
+    double rating(WrappedCall call, std::chrono::steady_clock::time_point started,
                   std::chrono::steady_clock::time_point ended);
     // Takes the exploration's decision (naming its algorithm) and ends a re-check.
     void settle(const ClassDecision& decided);

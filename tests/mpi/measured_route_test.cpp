@@ -313,13 +313,14 @@ ClassDecision decide_in_a_loop(std::uint64_t key, double work_s, LoopRoute mpi, 
   Clock::time_point now{std::chrono::seconds(1)};
   const auto later = [&](double s) { now += std::chrono::nanoseconds(std::llround(s * 1e9)); };
   double skew_s = 0;
+  const WrappedCall wrapped = CallClass::from_key(key).call;
   for (int call = 0; call < 100; ++call) {
     later(work_s + skew_s);
     const LoopRoute& r = entry.exploration.next_route() == RouteChoice::Mpi ? mpi : ml;
     const Clock::time_point started = now;
     later(r.own_s);
     skew_s = r.skew_s;
-    if (auto d = entry.exploration.record(entry.rating(started, now), alone)) return *d;
+    if (auto d = entry.exploration.record(entry.rating(wrapped, started, now), alone)) return *d;
   }
   ADD_FAILURE() << "undecided after 100 calls";
   return {};
