@@ -37,6 +37,7 @@ struct Pick {
   RouteChoice run = RouteChoice::Mpi;
   std::string_view algorithm = "auto";         // multilane's
   MeasuredRoutes::Entry* exploring = nullptr;  // set while the class is measured
+  MeasuredRoutes::Entry* steady = nullptr;     // set while its decided calls are timed
   // The route stays for the rest of the run, so that the same call again may pass through
   // (repeated_calls.hpp) when it is the MPI library's: not while measured, nor when the class
   // is to be explored at a later call, which its calls count to (kept_for_the_run()).
@@ -190,6 +191,7 @@ Pick pick_blocking(CommState& state, CollectiveCall& c, std::uint64_t key, bool 
   if (!explores) {
     return {.run = entry->decision->choice,
             .algorithm = decided_algorithm(*entry->decision, candidate),
+            .steady = explore && entry->times_decided_call() ? entry : nullptr,
             .lasting = !explore || kept_for_the_run(*entry->decision)};
   }
   if (!entry->decision && entry->exploration.calls() == 0) {
@@ -271,6 +273,23 @@ std::string explain_blocking(const Pick& pick, const MeasuredRoutes& routes, std
 
 namespace {
 
+// Takes the decision a blocking call of the class measured, on every rank alike.
+void take_decision(const Library& lib, CommState& state, const CollectiveCall& c, std::uint64_t key,
+                   MeasuredRoutes::Entry& entry, const ClassDecision& decided) {
+  const bool was_multilane = entry.decision && entry.decision->choice == RouteChoice::Multilane;
+  entry.settle(decided);
+  if (rates_interval(c.call) && !was_multilane && decided.choice == RouteChoice::Multilane) {
+    state.routes.measure_mpi_classes_again();
+  }
+  publish_decision(state.placement, key, *entry.decision);
+  if (lib.settings.explain && c.rank == 0) {
+    std::fprintf(stderr, "multilane-mpi: %s on %s: %s, %s\n",
+                 describe(CallClass::from_key(key)).c_str(), state.placement.words.c_str(),
+                 decided.choice == RouteChoice::Mpi ? "MPI library" : "multilane",
+                 decision_words(*entry.decision).c_str());
+  }
+}
+
 // Whether a call that goes to the MPI library by a route that lasts may be remembered
 // (repeated_calls.hpp). Explained calls are not: each one prints its line. Nor an allgatherv,
 // whose class depends on its counts, which the remembered arguments do not hold.
@@ -320,9 +339,10 @@ int route_and_run(const Library& lib, WrappedCall call, MPI_Comm comm, const Mpi
     } else if (rememberable(call) && pick.run == RouteChoice::Mpi && pick.lasting) {
       state->to_mpi_again.remember(call, false, args);
     }
-    // Only an explored call is timed: a decided one costs no clock read.
+    // Only an explored call, or one of a steady check, is timed: others cost no clock read.
+    const bool timed = pick.exploring || pick.steady;
     const auto started =
-        pick.exploring ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+        timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     int code = MPI_SUCCESS;
     if (pick.run == RouteChoice::Mpi) {
       count(Counted::BlockingMpi);
@@ -334,26 +354,14 @@ int route_and_run(const Library& lib, WrappedCall call, MPI_Comm comm, const Mpi
         explain(c, *state, pick, explain_blocking(pick, state->routes, key, c, *state), false);
       }
     }
-    if (pick.exploring) {
-      const double seconds =
-          pick.exploring->rating(call, started, std::chrono::steady_clock::now());
-      const std::optional<ClassDecision> decided =
-          pick.exploring->exploration.record(seconds, {.function = agree_mean, .context = &c});
-      if (decided) {
-        const std::optional<ClassDecision>& before = pick.exploring->decision;
-        const bool was_multilane = before && before->choice == RouteChoice::Multilane;
-        pick.exploring->settle(*decided);
-        if (rates_interval(call) && !was_multilane && decided->choice == RouteChoice::Multilane) {
-          state->routes.measure_mpi_classes_again();
-        }
-        publish_decision(state->placement, key, *pick.exploring->decision);
-        if (lib.settings.explain && c.rank == 0) {
-          std::fprintf(stderr, "multilane-mpi: %s on %s: %s, %s\n",
-                       describe(CallClass::from_key(key)).c_str(), state->placement.words.c_str(),
-                       decided->choice == RouteChoice::Mpi ? "MPI library" : "multilane",
-                       decision_words(*pick.exploring->decision).c_str());
-        }
-      }
+    if (timed) {
+      MeasuredRoutes::Entry& entry = pick.exploring ? *pick.exploring : *pick.steady;
+      const double seconds = entry.rating(call, started, std::chrono::steady_clock::now());
+      const Agreement agree{.function = agree_mean, .context = &c};
+      const std::optional<ClassDecision> decided = pick.exploring
+                                                       ? entry.exploration.record(seconds, agree)
+                                                       : entry.record_steady(seconds, agree);
+      if (decided) take_decision(lib, *state, c, key, entry, *decided);
     }
     return code;
   } catch (const std::exception& e) {

@@ -42,10 +42,6 @@ double Exploration::Kept::median() const {
   return count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
-double Exploration::Kept::smallest() const {
-  return count == 0 ? 0 : *std::min_element(times.begin(), times.begin() + count);
-}
-
 Exploration::Exploration(int candidates, int block, bool multilane_first)
     : kept_calls_(std::clamp(block, 2, kShortBlockCalls) - 1),
       mpi_dropped_calls_(kept_calls_ + 1 == kShortBlockCalls ? kMpiDroppedShortCalls
@@ -68,13 +64,12 @@ std::optional<ClassDecision> Exploration::record(double seconds, const Agreement
   Kept& kept = kept_[static_cast<std::size_t>(block)];
   if (in_block >= dropped) kept.times[static_cast<std::size_t>(kept.count++)] = seconds;
   bool block_done = in_block_ == dropped + kept_calls_;
-  if (block > 0 && in_block == dropped + judged_calls() - 1 && !multilane_first_) {
-    // A multilane candidate is out when even the fastest of its first kept calls took twice
-    // the MPI library's time.
-    double first[2] = {kept_[0].median(), kept.smallest()};
+  if (block > 0 && prunes_within_block() && in_block == dropped && !multilane_first_) {
+    // A multilane candidate is out when its first kept call took twice the MPI library's time.
+    double first[2] = {kept_[0].median(), kept.times[0]};
     agree(first, 2);
     if (first[1] > kPruneFactor * first[0]) {
-      pruned_[static_cast<std::size_t>(block)] = true;  // rated by its judged calls
+      pruned_[static_cast<std::size_t>(block)] = true;  // rated by that call
       block_done = true;
     }
   }
@@ -137,6 +132,10 @@ std::uint64_t first_recheck(const ClassDecision& d) {
 
 bool MeasuredRoutes::Entry::explores_next_call() {
   if (!decision || rechecking) return true;
+  if (awaits_steady_check(*decision)) {
+    ++steady_calls;
+    return false;
+  }
   if (kept_for_the_run(*decision)) return false;
   const bool unfinished = decision->source == DecisionSource::Unfinished;
   if (next_recheck == 0) {
@@ -154,6 +153,23 @@ bool MeasuredRoutes::Entry::explores_next_call() {
   rechecking = true;
   explore({decision->algorithm});
   return true;
+}
+
+std::optional<ClassDecision> MeasuredRoutes::Entry::record_steady(double seconds,
+                                                                  const Agreement& agree) {
+  if (steady_calls > kSteadySkippedCalls) steady_s += seconds;
+  if (steady_calls < kSteadyCheckCall) return std::nullopt;
+  double mean = steady_s / (kSteadyCheckCall - kSteadySkippedCalls);
+  agree(&mean, 1);
+  steady_calls = 0;
+  steady_s = 0;
+  ClassDecision checked = *decision;
+  checked.source = DecisionSource::Remeasured;
+  checked.mpi_s = mean;
+  if (checked.multilane_s > 0 && mean >= kPruneFactor * checked.multilane_s) {
+    checked.choice = RouteChoice::Multilane;
+  }
+  return checked;
 }
 
 void MeasuredRoutes::Entry::explore(std::vector<std::string> algorithms) {
@@ -217,14 +233,19 @@ MeasuredRoutes::Entry& MeasuredRoutes::entry_of(std::uint64_t key) {
   return it->second;
 }
 
+// Whether a class's measurement of the MPI library may have run behind the MPI library's
+// barrier: decided for it by measurement, or exploring (undecided, its first calls made).
+bool measured_behind_the_barrier(const MeasuredRoutes::Entry& entry) {
+  const std::optional<ClassDecision>& d = entry.decision;
+  if (!d) return entry.exploration.calls() > 0;
+  return d->choice == RouteChoice::Mpi &&
+         (d->source == DecisionSource::Measured || d->source == DecisionSource::Pruned ||
+          d->source == DecisionSource::Remeasured);
+}
+
 void MeasuredRoutes::measure_mpi_classes_again() {
   for (auto& [key, entry] : entries_) {
-    const std::optional<ClassDecision>& d = entry.decision;
-    if (!d || d->choice != RouteChoice::Mpi || rates_interval(CallClass::from_key(key).call)) {
-      continue;
-    }
-    if (d->source != DecisionSource::Measured && d->source != DecisionSource::Pruned &&
-        d->source != DecisionSource::Remeasured) {
+    if (rates_interval(CallClass::from_key(key).call) || !measured_behind_the_barrier(entry)) {
       continue;
     }
     entry.decision.reset();

@@ -22,8 +22,8 @@
 //                                             └─ prune: agree(MPI, ml1); ml1 > 2x MPI ends it
 //
 //     (a pruned candidate's block ends at once; after the last block the class is decided; a
-//     short class judges a candidate on the faster of its first two kept calls, see
-//     judged_calls())
+//     short class's blocks run to their end, and the decision is its only agreement, see
+//     prunes_within_block())
 //
 //     the first call of a multilane block is dropped (it pays for connections, schedules and
 //     caches, and for what the other candidate left behind), and the first four calls of the
@@ -148,11 +148,26 @@ struct ClassDecision {
   std::uint64_t calls = 0;
 };
 
+// A first exploration's decision for the MPI library is checked once in its steady state:
+// its calls from the 5th to the 16th on the route are timed, and at the 16th the class goes to
+// multilane when their mean over calls and ranks is kPruneFactor times multilane's measured
+// time or more (the decision then reads "measured again", either way). The exploration rates a
+// block by its median, which stands for the calls that the scheduler leaves alone; a route
+// whose waits hold a core delays a share of its calls by a time slice, which only a mean over
+// more calls shows (MPICH's small bcasts on 4 ranks of 2 cores: medians of 1-25 us in the
+// MPI library's block, 80-400 us OSU averages on that route, 1.3-2.9 us on hier-shm).
+inline constexpr int kSteadySkippedCalls = 4;  // the route's first calls after the exploration
+inline constexpr int kSteadyCheckCall = 16;
+inline bool awaits_steady_check(const ClassDecision& d) {
+  return d.choice == RouteChoice::Mpi && d.source == DecisionSource::Measured;
+}
+
 // Whether an exploring run keeps the decision for the rest of the run: a route to the MPI
-// library is never measured again, unless its exploration was unfinished (explored again at a
-// later call); a multilane route is re-checked.
+// library is never measured again once checked in its steady state, unless its exploration was
+// unfinished (explored again at a later call); a multilane route is re-checked.
 inline bool kept_for_the_run(const ClassDecision& d) {
-  return d.choice != RouteChoice::Multilane && d.source != DecisionSource::Unfinished;
+  return d.choice != RouteChoice::Multilane && d.source != DecisionSource::Unfinished &&
+         !awaits_steady_check(d);
 }
 
 // Makes `values` common to every rank of the communicator: each becomes its mean over the
@@ -197,12 +212,14 @@ class Exploration {
     std::array<double, kShortBlockCalls - 1> times{};
     int count = 0;
     double median() const;
-    double smallest() const;
   };
-  // The kept calls a multilane candidate is judged on for pruning: two in a short class (a
-  // call of a few microseconds that the scheduler delays by a time slice, 4 ms with more ranks
-  // than cores, must not drop it alone), one in a long class (whose calls take up to seconds).
-  int judged_calls() const { return kept_calls_ == kShortBlockCalls - 1 ? 2 : 1; }
+  // Whether a multilane candidate may be pruned on its first kept call: in a long class, whose
+  // calls take up to seconds on a WAN. A short class's block runs to its end: its remaining
+  // calls cost little, and the agreement a prune check needs is an MPI library collective that
+  // delays the calls after it (MPICH's polls without yielding: with 4 ranks on 2 cores, its
+  // allreduce left the next two hier-shm bcasts of 4 B at 60-3500 us against 1 us, and their
+  // block's median at 30 us, so that the class stayed with MPICH at 25 us).
+  bool prunes_within_block() const { return kept_calls_ < kShortBlockCalls - 1; }
   std::optional<ClassDecision> decide(const Agreement& agree);
   // The block running now: 0, the MPI library's; c + 1, multilane's candidate c.
   int block() const;
@@ -232,12 +249,22 @@ class MeasuredRoutes {
     std::uint64_t decided_calls = 0;  // blocking calls on the decided route, earlier runs' too
     std::uint64_t calls_before = 0;   // of those, the earlier runs' (the decision's `calls`)
     std::uint64_t next_recheck = 0;   // 0: not yet set from the decision
+    int steady_calls = 0;             // calls on a route that awaits_steady_check()
+    double steady_s = 0;              // the time of those that are timed
 
     // Whether the class's next blocking call runs the exploration (rather than its decision):
     // undecided, re-checked, or a multilane decision whose re-check falls on this call. An
     // Unfinished decision whose count falls on this call is dropped: the class is undecided
     // again, and its exploration starts from the beginning.
     bool explores_next_call();
+    // Whether the call that explores_next_call() did not explore is timed for the steady check:
+    // from the last skipped one, whose end starts a barrier's first interval.
+    bool times_decided_call() const {
+      return decision && awaits_steady_check(*decision) && steady_calls >= kSteadySkippedCalls;
+    }
+    // Records this rank's time of a call times_decided_call() named; at kSteadyCheckCall agrees
+    // with the other ranks (collective) and returns the checked decision, for settle().
+    std::optional<ClassDecision> record_steady(double seconds, const Agreement& agree);
     // Starts the exploration of `algorithms` in blocks of `block` calls (an undecided class's
     // first blocking call, or a re-check).
     void explore(std::vector<std::string> algorithms);
@@ -248,7 +275,8 @@ class MeasuredRoutes {
     // explored call (its own time at the first, which its block drops).
     double rating(WrappedCall call, std::chrono::steady_clock::time_point started,
                   std::chrono::steady_clock::time_point ended);
-    // Takes the exploration's decision (naming its algorithm) and ends a re-check.
+    // Takes the exploration's (or the steady check's) decision, naming its algorithm, and ends
+    // a re-check.
     void settle(const ClassDecision& decided);
     // This run's calls on the decided route, for the tuning file's `calls`. A re-check the run
     // ended before it finished is due again at the next run's first call, when this run called
@@ -271,7 +299,8 @@ class MeasuredRoutes {
   // behind the MPI library's barrier, whose skew the calls after it pay or do not (MPICH's
   // small bcasts on 4 ranks of 2 cores rated multilane at 1.9 ms behind MPICH's barrier and
   // 1.3-2.9 us, as fast as MPICH alone, behind multilane's). The same on every rank: the
-  // barrier decides at the same call everywhere.
+  // barrier decides at the same call everywhere. A class whose exploration is under way starts
+  // it again (its MPI library's block may have run behind the MPI library's barrier).
   void measure_mpi_classes_again();
   // Takes a decision made elsewhere; its `calls` count as made on the route already.
   void adopt(std::uint64_t key, const ClassDecision& decision);

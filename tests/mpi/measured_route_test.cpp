@@ -209,18 +209,32 @@ TEST(MeasuredRoute, AShortClassKeepsFourCallsABlockAndOneDelayedCallDoesNotDecid
   Ranks again{.explorations = {Exploration(1, kShortBlockCalls)}, .times = {slow_call}};
   EXPECT_EQ(again.run()[0].choice, RouteChoice::Multilane);
   // Nor when the delayed call is its first kept one, on one rank of two (a time slice of 4 ms
-  // for a call of 4 us): a short class judges a candidate on the faster of two kept calls.
+  // for a call of 4 us).
   const std::vector<double> sliced = {1, 1, 1, 1, 5, 5, 5, 5, 1, 4000, 4, 4, 4};
   const std::vector<double> steady = {1, 1, 1, 1, 5, 5, 5, 5, 1, 4, 4, 4, 4};
   Ranks two{.explorations = {Exploration(1, kShortBlockCalls), Exploration(1, kShortBlockCalls)},
             .times = {sliced, steady}};
   EXPECT_EQ(two.run()[0].choice, RouteChoice::Multilane);
-  // Two slow kept calls end its block there: 4 + 4 of the MPI library, 1 + 2 of multilane.
-  const std::vector<double> slow = {1, 1, 1, 1, 5, 5, 5, 5, 1, 11, 12, 4, 4};
-  Ranks pruned{.explorations = {Exploration(1, kShortBlockCalls)}, .times = {slow}};
-  const ClassDecision out = pruned.run()[0];
-  EXPECT_EQ(out.source, DecisionSource::Pruned);
-  EXPECT_EQ(pruned.explorations[0].calls(), kMpiDroppedShortCalls + kShortBlockCalls - 1 + 3);
+}
+
+TEST(MeasuredRoute, AShortClassAgreesOnceItsDecisionAndIsNeverPrunedMidBlock) {
+  // Multilane at 800x the MPI library's time: a long class ends the block at its first kept
+  // call; a short class's block runs to its end, with no agreement before the decision (an MPI
+  // library collective, which would delay the kept calls after it).
+  const std::vector<double> slow = {1, 1, 1, 1, 5, 5, 5, 5, 1, 4000, 4000, 4000, 4000};
+  Ranks both{.explorations = {Exploration(1, kShortBlockCalls), Exploration(1, kShortBlockCalls)},
+             .times = {slow, slow}};
+  const ClassDecision out = both.run()[0];
+  EXPECT_EQ(out.choice, RouteChoice::Mpi);
+  EXPECT_EQ(out.source, DecisionSource::Measured);
+  EXPECT_DOUBLE_EQ(out.multilane_s, 4000);
+  EXPECT_EQ(both.agreements, 1);  // calls that agreed: the last one
+  EXPECT_EQ(both.explorations[0].calls(), both.explorations[0].most_calls());
+  // The same times in a long class: pruned on its first kept call.
+  Ranks long_class{.explorations = std::vector<Exploration>(2),
+                   .times = {in_blocks(5, 4000), in_blocks(5, 4000)}};
+  EXPECT_EQ(long_class.run()[0].source, DecisionSource::Pruned);
+  EXPECT_EQ(long_class.explorations[0].calls(), kMpiBlockCalls + 2);
 }
 
 TEST(MeasuredRoute, TheMeanOverTheRanksDecidesForEveryRank) {
@@ -278,7 +292,14 @@ std::vector<RouteChoice> run_calls(MeasuredRoutes::Entry& entry, std::uint64_t c
   const Agreement alone{.function = [](void*, double*, int) {}, .context = nullptr};
   for (std::uint64_t call = 0; call < calls; ++call) {
     if (!entry.explores_next_call()) {
-      routes.push_back(entry.decision->choice);
+      const RouteChoice run = entry.decision->choice;
+      routes.push_back(run);
+      const bool timed = entry.times_decided_call();
+      if (timed) {
+        if (auto d = entry.record_steady(run == RouteChoice::Mpi ? mpi_s : multilane_s, alone)) {
+          entry.settle(*d);
+        }
+      }
       continue;
     }
     const RouteChoice run = entry.exploration.next_route();
@@ -359,7 +380,19 @@ TEST(MeasuredRoute, TheClassesTheMpiLibraryKeptAreMeasuredAgainOnceTheBarrierIsM
   routes.adopt(served, {.choice = RouteChoice::Multilane, .source = DecisionSource::Measured});
   routes.adopt(by_default, {.choice = RouteChoice::Mpi, .source = DecisionSource::Default});
   routes.adopt(barrier, {.choice = RouteChoice::Multilane, .source = DecisionSource::Measured});
+  // A class whose exploration is under way (its MPI library's block started), and one met but
+  // not yet called.
+  const std::uint64_t exploring = classify(WrappedCall::Allgather, 8, {}).key();
+  const std::uint64_t unstarted = classify(WrappedCall::Alltoall, 8, {}).key();
+  MeasuredRoutes::Entry& under_way = *routes.for_blocking_call(exploring, true);
+  under_way.explore({"hier-shm"});
+  const Agreement none{.function = [](void*, double*, int) {}, .context = nullptr};
+  for (int call = 0; call < kMpiDroppedShortCalls + 2; ++call)
+    under_way.exploration.record(1, none);
+  routes.for_blocking_call(unstarted, true);
   routes.measure_mpi_classes_again();
+  EXPECT_EQ(routes.for_blocking_call(exploring, true)->exploration.calls(), 0);
+  EXPECT_EQ(routes.for_blocking_call(unstarted, true)->exploration.calls(), 0);
   EXPECT_EQ(routes.decided(kept), nullptr);
   EXPECT_EQ(routes.decided(pruned), nullptr);
   ASSERT_NE(routes.decided(served), nullptr);
@@ -539,11 +572,61 @@ TEST(MeasuredRoute, CallsOfEarlierRunsCountTowardsTheReMeasurement) {
   EXPECT_TRUE(later.rechecking);
 }
 
-TEST(MeasuredRoute, AnMpiDecisionIsNotMeasuredAgain) {
+TEST(MeasuredRoute, AnMpiDecisionIsNotMeasuredAgainOnceCheckedInItsSteadyState) {
   MeasuredRoutes::Entry entry;
-  entry.decision = ClassDecision{.choice = RouteChoice::Mpi};
+  entry.decision = ClassDecision{.choice = RouteChoice::Mpi, .mpi_s = 10, .multilane_s = 9.5};
   const auto routes = run_calls(entry, 5000, 10, 1);
   EXPECT_EQ(std::count(routes.begin(), routes.end(), RouteChoice::Mpi), 5000);
+  EXPECT_EQ(entry.decision->source, DecisionSource::Remeasured);
+  EXPECT_DOUBLE_EQ(entry.decision->mpi_s, 10);
+  EXPECT_TRUE(kept_for_the_run(*entry.decision));
+}
+
+// The steady check of `decision` over calls that take `times` (by call, from the first on the
+// route); returns the decision after the last, and whether each call was timed.
+std::pair<ClassDecision, std::vector<bool>> check_steadily(ClassDecision decision,
+                                                           const std::vector<double>& times) {
+  MeasuredRoutes::Entry entry;
+  entry.decision = decision;
+  std::vector<bool> timed;
+  const Agreement alone{.function = [](void*, double*, int) {}, .context = nullptr};
+  for (const double t : times) {
+    EXPECT_FALSE(entry.explores_next_call());
+    timed.push_back(entry.times_decided_call());
+    if (!timed.back()) continue;
+    if (auto d = entry.record_steady(t, alone)) entry.settle(*d);
+  }
+  return {*entry.decision, timed};
+}
+
+TEST(MeasuredRoute, AnMpiDecisionWhoseSteadyCallsAverageTwiceMultilanesGoesToMultilane) {
+  // MPICH's bcast of 4 B on 4 ranks of 2 cores: rated 1.1 us by the median of its explored
+  // calls (multilane 1.3), it holds a core for a time slice in some of its calls later.
+  const ClassDecision explored{.choice = RouteChoice::Mpi, .mpi_s = 1.1e-6, .multilane_s = 1.3e-6};
+  std::vector<double> times(kSteadyCheckCall, 1.1e-6);
+  times[kSteadySkippedCalls - 1] = 1.0;  // timed for a barrier's interval, not counted
+  times[10] = 4e-3 / 12 * 0.01;          // steady: a mean of 1.1 us and a little
+  auto [kept, timed] = check_steadily(explored, times);
+  EXPECT_EQ(kept.choice, RouteChoice::Mpi);
+  EXPECT_EQ(kept.source, DecisionSource::Remeasured);
+  EXPECT_NEAR(kept.mpi_s, (11 * 1.1e-6 + 4e-3 / 12 * 0.01) / 12, 1e-12);
+  const auto first_timed = std::find(timed.begin(), timed.end(), true) - timed.begin();
+  EXPECT_EQ(first_timed, kSteadySkippedCalls - 1);
+  // One call in twelve held for 4 ms: a mean of 335 us, and the class goes to multilane.
+  times[10] = 4e-3;
+  const ClassDecision moved = check_steadily(explored, times).first;
+  EXPECT_EQ(moved.choice, RouteChoice::Multilane);
+  EXPECT_EQ(moved.source, DecisionSource::Remeasured);
+  EXPECT_DOUBLE_EQ(moved.multilane_s, 1.3e-6);
+  // A decision that is not a first exploration's for the MPI library is not checked.
+  for (const ClassDecision other :
+       {ClassDecision{.choice = RouteChoice::Mpi, .source = DecisionSource::Remeasured},
+        ClassDecision{.choice = RouteChoice::Mpi, .source = DecisionSource::Pruned},
+        ClassDecision{.choice = RouteChoice::Mpi, .source = DecisionSource::Default}}) {
+    const auto [same, none] = check_steadily(other, times);
+    EXPECT_EQ(same.source, other.source);
+    EXPECT_EQ(std::count(none.begin(), none.end(), true), 0);
+  }
 }
 
 TEST(PlacementKey, DependsOnWhereRanksRunNotOnNames) {
