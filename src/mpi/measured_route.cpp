@@ -30,7 +30,7 @@ const char* to_string(DecisionSource source) {
 
 double Exploration::Kept::median() const {
   if (count == 0) return 0;
-  std::array<double, kShortBlockCalls - 1> sorted = times;
+  std::array<double, kShortKeptCalls> sorted = times;
   for (int i = 1; i < count; ++i) {  // insertion sort of at most four
     for (int j = i;
          j > 0 && sorted[static_cast<std::size_t>(j)] < sorted[static_cast<std::size_t>(j - 1)];
@@ -43,9 +43,9 @@ double Exploration::Kept::median() const {
 }
 
 Exploration::Exploration(int candidates, int block, bool multilane_first)
-    : kept_calls_(std::clamp(block, 2, kShortBlockCalls) - 1),
-      mpi_dropped_calls_(kept_calls_ + 1 == kShortBlockCalls ? kMpiDroppedShortCalls
-                                                             : kMpiDroppedLongCalls),
+    : kept_calls_(block == kShortBlockCalls ? kShortKeptCalls : std::max(block, 2) - 1),
+      mpi_dropped_calls_(block == kShortBlockCalls ? kShortDroppedCalls : kMpiDroppedLongCalls),
+      multilane_dropped_calls_(block == kShortBlockCalls ? kShortDroppedCalls : 1),
       multilane_first_(multilane_first),
       kept_(static_cast<std::size_t>(1 + std::max(candidates, 1))),
       pruned_(static_cast<std::size_t>(1 + std::max(candidates, 1)), false) {}

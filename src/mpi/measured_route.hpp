@@ -11,8 +11,8 @@
 //   * exploration happens only in blocking calls, and a class's blocking calls are counted
 //     alike on every rank (call_class.hpp: a class is the same everywhere);
 //   * the first blocking calls of a class run each candidate in a block of its own, the MPI
-//     library first (k = 2 here; a class under kShortCallBytes keeps kShortBlockCalls - 1
-//     calls per block rather than kBlockCalls - 1, see below):
+//     library first (k = 2 here; a class under kShortCallBytes runs blocks of
+//     kShortBlockCalls, four dropped and four kept, on either route, see below):
 //
 //        call   0-1         2     3     4     5     6     7     8     9     (a long class)
 //               MPI x 2     MPI   MPI   ml1   ml1   ml1   ml2   ml2   ml2   (ml: multilane)
@@ -25,17 +25,20 @@
 //     short class's blocks run to their end, and the decision is its only agreement, see
 //     prunes_within_block())
 //
-//     the first call of a multilane block is dropped (it pays for connections, schedules and
-//     caches, and for what the other candidate left behind), and the first four calls of the
-//     MPI library's (two in a long class): its first calls at a size, or after other routes
-//     ran, are slow for about four calls (Open MPI's reduce on 4 ranks of one node, in us:
-//     256 KiB 290, 161, 90, 90, then 58-60; 1 MiB 626, 341, 241, 225, then 214-257), and
-//     rating it by them sends classes to multilane that its steady state serves faster. Those
-//     calls run at the MPI library's own speed, so the longer block costs the program nothing
-//     against it alone. The kept calls follow calls of their own candidate, as they will once
-//     the class is decided. A collective that lets some ranks leave early (Open MPI's reduce:
-//     the non-roots) overlaps its calls in a loop of its own, and call-by-call alternation
-//     would hide that;
+//     the first call of a long class's multilane block is dropped (it pays for connections,
+//     schedules and caches, and for what the other candidate left behind), and the first two
+//     calls of its MPI library block; a short class's blocks drop four calls on either route.
+//     The MPI library's first calls at a size, or after other routes ran, are slow for about
+//     four calls (Open MPI's reduce on 4 ranks of one node, in us: 256 KiB 290, 161, 90, 90,
+//     then 58-60; 1 MiB 626, 341, 241, 225, then 214-257), and rating it by them sends classes
+//     to multilane that its steady state serves faster. So are multilane's after the MPI
+//     library's calls where these hold a core: MPICH polls without yielding, and with 4 ranks on
+//     2 cores hier-shm's bcasts of 4 B-8 KiB after its block took 80-2300 us in their second to
+//     fourth calls, against 1-2 us once settled. Those calls run at a route's own speed, so the
+//     longer block costs the program little against it alone. The kept calls follow calls of their
+//     own candidate, as they will once the class is decided. A collective that lets some ranks
+//     leave early (Open MPI's reduce: the non-roots) overlaps its calls in a loop of its own, and
+//     call-by-call alternation would hide that;
 //   * each rank rates a block by the median of its kept calls: a call of a few microseconds
 //     that the scheduler delays (two ranks sharing a core, an interrupt) costs tens, so one
 //     such call would outweigh the block; so a short class keeps four calls a block, and
@@ -92,13 +95,15 @@ inline bool rates_interval(WrappedCall call) {
   return call == WrappedCall::Barrier;
 }
 
-inline constexpr int kBlockCalls = 3;       // a multilane block: one dropped call, two kept
-inline constexpr int kShortBlockCalls = 5;  // a short class's: one dropped, four
-// The MPI library's block drops four calls of a short class, two of a long one (whose calls
-// take long enough that the first ones' extra cost weighs less, and whose exploration then
-// fits in 13 calls), and keeps as many as multilane's.
-inline constexpr int kMpiDroppedShortCalls = 4;
+inline constexpr int kBlockCalls = 3;  // a long class's multilane block: one dropped, two kept
+// The MPI library's block of a long class drops two calls (its calls take long enough that
+// the first ones' extra cost weighs less, and its exploration fits in 13 calls), and keeps as
+// many as multilane's.
 inline constexpr int kMpiDroppedLongCalls = 2;
+// A short class's block, on either route: four calls dropped, four kept.
+inline constexpr int kShortDroppedCalls = 4;
+inline constexpr int kShortKeptCalls = 4;
+inline constexpr int kShortBlockCalls = kShortDroppedCalls + kShortKeptCalls;
 inline constexpr std::uint64_t kShortCallBytes = 1 << 20;  // a class below this is short
 // The block of a class of `bytes` (CallClass: the same on every rank).
 inline int block_calls(std::uint64_t bytes) {
@@ -184,9 +189,8 @@ struct Agreement {
 class Exploration {
  public:
   static constexpr int kMpi = -1;
-  // `block`: calls per multilane candidate, the first dropped (kBlockCalls or
-  // kShortBlockCalls); the MPI library's block drops kMpiDroppedShortCalls (with
-  // kShortBlockCalls) or kMpiDroppedLongCalls and keeps as many.
+  // `block`: kBlockCalls (a long class: calls per multilane candidate, the first dropped; the
+  // MPI library's block drops kMpiDroppedLongCalls and keeps as many) or kShortBlockCalls.
   // `multilane_first`: the candidates' blocks run before the MPI library's (a re-check: its
   // first block then goes on from the decided route's steady state); no candidate is pruned.
   explicit Exploration(int candidates = 1, int block = kBlockCalls, bool multilane_first = false);
@@ -204,12 +208,13 @@ class Exploration {
   // The calls the exploration takes when no candidate is pruned.
   int most_calls() const {
     const int multilane_blocks = static_cast<int>(kept_.size()) - 1;
-    return mpi_dropped_calls_ + kept_calls_ + multilane_blocks * (1 + kept_calls_);
+    return mpi_dropped_calls_ + kept_calls_ +
+           multilane_blocks * (multilane_dropped_calls_ + kept_calls_);
   }
 
  private:
   struct Kept {
-    std::array<double, kShortBlockCalls - 1> times{};
+    std::array<double, kShortKeptCalls> times{};
     int count = 0;
     double median() const;
   };
@@ -219,14 +224,15 @@ class Exploration {
   // delays the calls after it (MPICH's polls without yielding: with 4 ranks on 2 cores, its
   // allreduce left the next two hier-shm bcasts of 4 B at 60-3500 us against 1 us, and their
   // block's median at 30 us, so that the class stayed with MPICH at 25 us).
-  bool prunes_within_block() const { return kept_calls_ < kShortBlockCalls - 1; }
+  bool prunes_within_block() const { return kept_calls_ < kShortKeptCalls; }
   std::optional<ClassDecision> decide(const Agreement& agree);
   // The block running now: 0, the MPI library's; c + 1, multilane's candidate c.
   int block() const;
   // The calls a block drops before it keeps kept_calls_.
-  int dropped_calls() const { return block() == 0 ? mpi_dropped_calls_ : 1; }
+  int dropped_calls() const { return block() == 0 ? mpi_dropped_calls_ : multilane_dropped_calls_; }
   int kept_calls_;
   int mpi_dropped_calls_;
+  int multilane_dropped_calls_;
   int calls_ = 0;
   bool multilane_first_;
   int blocks_done_ = 0;

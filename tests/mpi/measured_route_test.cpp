@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <vector>
@@ -131,6 +132,17 @@ std::vector<double> in_blocks(double mpi, double multilane, double first = 1.0,
   return t;
 }
 
+// A short class's times: the MPI library's block, then multilane's, each `dropped` x 4 first.
+std::vector<double> short_blocks(std::array<double, kShortKeptCalls> mpi,
+                                 std::array<double, kShortKeptCalls> multilane,
+                                 std::array<double, kShortDroppedCalls> dropped = {1, 1, 1, 1}) {
+  std::vector<double> t(dropped.begin(), dropped.end());
+  t.insert(t.end(), mpi.begin(), mpi.end());
+  t.insert(t.end(), dropped.begin(), dropped.end());
+  t.insert(t.end(), multilane.begin(), multilane.end());
+  return t;
+}
+
 TEST(MeasuredRoute, EachCandidateRunsInABlockOfItsOwnTheMpiLibraryFirst) {
   Exploration e(2);
   EXPECT_EQ(e.most_calls(), 10);
@@ -182,7 +194,8 @@ TEST(MeasuredRoute, TheMpiLibrarysFirstFourCallsAreDroppedItsSteadyStateIsRated)
   // Open MPI's reduce of 256 KiB on 4 ranks of one node, its first calls at the size (us):
   // rated by its calls from the second, multilane's 80 would look 11% faster; its steady 58 is
   // faster than multilane's 80.
-  const std::vector<double> times = {290, 161, 90, 90, 58, 60, 58, 57, 95, 80, 80, 80, 80};
+  const std::vector<double> times =
+      short_blocks({58, 60, 58, 57}, {80, 80, 80, 80}, {290, 161, 90, 90});
   Ranks ranks{.explorations = {Exploration(1, kShortBlockCalls)}, .times = {times}};
   const ClassDecision d = ranks.run()[0];
   EXPECT_EQ(d.choice, RouteChoice::Mpi);
@@ -195,23 +208,23 @@ TEST(MeasuredRoute, AShortClassKeepsFourCallsABlockAndOneDelayedCallDoesNotDecid
   EXPECT_EQ(block_calls(1024 * 1024), kBlockCalls);
   // Four kept calls a block: the MPI library's second kept call was delayed (40 for 5);
   // multilane's 5.2 is no gain over the MPI library's median of 5, whatever that one call cost.
-  const std::vector<double> times = {1, 1, 1, 1, 5, 5, 40, 5, 1, 5.2, 5.2, 5.2, 5.2};
+  const std::vector<double> times = short_blocks({5, 5, 40, 5}, {5.2, 5.2, 5.2, 5.2});
   Ranks ranks{.explorations = {Exploration(1, kShortBlockCalls)}, .times = {times}};
   const ClassDecision d = ranks.run()[0];
-  const int calls = kMpiDroppedShortCalls + kShortBlockCalls - 1 + kShortBlockCalls;
+  const int calls = 2 * kShortBlockCalls;
   EXPECT_EQ(ranks.explorations[0].most_calls(), calls);
   EXPECT_EQ(ranks.explorations[0].calls(), calls);
   EXPECT_EQ(d.choice, RouteChoice::Mpi);
   EXPECT_DOUBLE_EQ(d.mpi_s, 5);
   EXPECT_DOUBLE_EQ(d.multilane_s, 5.2);
   // A delayed multilane call does not rule multilane out either.
-  const std::vector<double> slow_call = {1, 1, 1, 1, 5, 5, 5, 5, 1, 4, 40, 4, 4};
+  const std::vector<double> slow_call = short_blocks({5, 5, 5, 5}, {4, 40, 4, 4});
   Ranks again{.explorations = {Exploration(1, kShortBlockCalls)}, .times = {slow_call}};
   EXPECT_EQ(again.run()[0].choice, RouteChoice::Multilane);
   // Nor when the delayed call is its first kept one, on one rank of two (a time slice of 4 ms
   // for a call of 4 us).
-  const std::vector<double> sliced = {1, 1, 1, 1, 5, 5, 5, 5, 1, 4000, 4, 4, 4};
-  const std::vector<double> steady = {1, 1, 1, 1, 5, 5, 5, 5, 1, 4, 4, 4, 4};
+  const std::vector<double> sliced = short_blocks({5, 5, 5, 5}, {4000, 4, 4, 4});
+  const std::vector<double> steady = short_blocks({5, 5, 5, 5}, {4, 4, 4, 4});
   Ranks two{.explorations = {Exploration(1, kShortBlockCalls), Exploration(1, kShortBlockCalls)},
             .times = {sliced, steady}};
   EXPECT_EQ(two.run()[0].choice, RouteChoice::Multilane);
@@ -221,7 +234,7 @@ TEST(MeasuredRoute, AShortClassAgreesOnceItsDecisionAndIsNeverPrunedMidBlock) {
   // Multilane at 800x the MPI library's time: a long class ends the block at its first kept
   // call; a short class's block runs to its end, with no agreement before the decision (an MPI
   // library collective, which would delay the kept calls after it).
-  const std::vector<double> slow = {1, 1, 1, 1, 5, 5, 5, 5, 1, 4000, 4000, 4000, 4000};
+  const std::vector<double> slow = short_blocks({5, 5, 5, 5}, {4000, 4000, 4000, 4000});
   Ranks both{.explorations = {Exploration(1, kShortBlockCalls), Exploration(1, kShortBlockCalls)},
              .times = {slow, slow}};
   const ClassDecision out = both.run()[0];
@@ -387,8 +400,7 @@ TEST(MeasuredRoute, TheClassesTheMpiLibraryKeptAreMeasuredAgainOnceTheBarrierIsM
   MeasuredRoutes::Entry& under_way = *routes.for_blocking_call(exploring, true);
   under_way.explore({"hier-shm"});
   const Agreement none{.function = [](void*, double*, int) {}, .context = nullptr};
-  for (int call = 0; call < kMpiDroppedShortCalls + 2; ++call)
-    under_way.exploration.record(1, none);
+  for (int call = 0; call < kShortDroppedCalls + 2; ++call) under_way.exploration.record(1, none);
   routes.for_blocking_call(unstarted, true);
   routes.measure_mpi_classes_again();
   EXPECT_EQ(routes.for_blocking_call(exploring, true)->exploration.calls(), 0);
@@ -503,7 +515,7 @@ TEST(MeasuredRoute, AnExplorationTheRunEndsLeavesTheClassToTheMpiLibraryUntilIts
   MeasuredRoutes::Entry& exploring = *first.for_blocking_call(1, true);
   ASSERT_TRUE(exploring.explores_next_call());
   exploring.explore({"auto"});
-  const int calls = kMpiDroppedShortCalls + 1;  // the run ends after one kept MPI call
+  const int calls = kShortDroppedCalls + 1;  // the run ends after one kept MPI call
   for (int call = 0; call < calls; ++call) {
     ASSERT_FALSE(exploring.exploration.record(call == calls - 1 ? 3e-6 : 9e-6, alone));
   }
