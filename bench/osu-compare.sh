@@ -475,9 +475,9 @@ print("\nWhole runs: each benchmark's wall time over all its sizes, launch inclu
       "the plain runs, of the preloaded runs; ratio = plain / preloaded)\n")
 print("| family | benchmark | plain | preloaded | ratio | plain spread |")
 print("|---|---|---|---|---|---|")
-for (family, bench, side), plain in walls.items():
-    pre = walls.get((family, bench, "preloaded"))
-    if side != "plain" or not pre:
+for family, bench in dict.fromkeys((f, b) for f, b, _ in walls):
+    plain, pre = walls.get((family, bench, "plain")), walls.get((family, bench, "preloaded"))
+    if not plain or not pre:
         continue
     p, q = statistics.median(plain), statistics.median(pre)
     print(f"| {names.get(family, family)} | {bench.removeprefix('osu_')} | {p:.1f} s | "

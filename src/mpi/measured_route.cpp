@@ -42,10 +42,18 @@ double Exploration::Kept::median() const {
   return count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
+Exploration::Shape Exploration::shape_of(int block) {
+  if (block == kShortBlockCalls) {
+    return {.kept = kShortKeptCalls,
+            .mpi_dropped = kShortDroppedCalls,
+            .multilane_dropped = kShortDroppedCalls};
+  }
+  return {
+      .kept = std::max(block, 2) - 1, .mpi_dropped = kMpiDroppedLongCalls, .multilane_dropped = 1};
+}
+
 Exploration::Exploration(int candidates, int block, bool multilane_first)
-    : kept_calls_(block == kShortBlockCalls ? kShortKeptCalls : std::max(block, 2) - 1),
-      mpi_dropped_calls_(block == kShortBlockCalls ? kShortDroppedCalls : kMpiDroppedLongCalls),
-      multilane_dropped_calls_(block == kShortBlockCalls ? kShortDroppedCalls : 1),
+    : shape_(shape_of(block)),
       multilane_first_(multilane_first),
       kept_(static_cast<std::size_t>(1 + std::max(candidates, 1))),
       pruned_(static_cast<std::size_t>(1 + std::max(candidates, 1)), false) {}
@@ -63,7 +71,7 @@ std::optional<ClassDecision> Exploration::record(double seconds, const Agreement
   const int block = this->block();
   Kept& kept = kept_[static_cast<std::size_t>(block)];
   if (in_block >= dropped) kept.times[static_cast<std::size_t>(kept.count++)] = seconds;
-  bool block_done = in_block_ == dropped + kept_calls_;
+  bool block_done = in_block_ == dropped + shape_.kept;
   if (block > 0 && prunes_within_block() && in_block == dropped && !multilane_first_) {
     // A multilane candidate is out when its first kept call took twice the MPI library's time.
     double first[2] = {kept_[0].median(), kept.times[0]};

@@ -208,8 +208,8 @@ class Exploration {
   // The calls the exploration takes when no candidate is pruned.
   int most_calls() const {
     const int multilane_blocks = static_cast<int>(kept_.size()) - 1;
-    return mpi_dropped_calls_ + kept_calls_ +
-           multilane_blocks * (multilane_dropped_calls_ + kept_calls_);
+    return shape_.mpi_dropped + shape_.kept +
+           multilane_blocks * (shape_.multilane_dropped + shape_.kept);
   }
 
  private:
@@ -224,15 +224,20 @@ class Exploration {
   // delays the calls after it (MPICH's polls without yielding: with 4 ranks on 2 cores, its
   // allreduce left the next two hier-shm bcasts of 4 B at 60-3500 us against 1 us, and their
   // block's median at 30 us, so that the class stayed with MPICH at 25 us).
-  bool prunes_within_block() const { return kept_calls_ < kShortKeptCalls; }
+  bool prunes_within_block() const { return shape_.kept < kShortKeptCalls; }
   std::optional<ClassDecision> decide(const Agreement& agree);
   // The block running now: 0, the MPI library's; c + 1, multilane's candidate c.
   int block() const;
-  // The calls a block drops before it keeps kept_calls_.
-  int dropped_calls() const { return block() == 0 ? mpi_dropped_calls_ : multilane_dropped_calls_; }
-  int kept_calls_;
-  int mpi_dropped_calls_;
-  int multilane_dropped_calls_;
+  // The calls each block keeps, and drops before them, by block length (block_calls()).
+  struct Shape {
+    int kept;
+    int mpi_dropped;
+    int multilane_dropped;
+  };
+  static Shape shape_of(int block);
+  // The calls a block drops before it keeps shape_.kept.
+  int dropped_calls() const { return block() == 0 ? shape_.mpi_dropped : shape_.multilane_dropped; }
+  Shape shape_;
   int calls_ = 0;
   bool multilane_first_;
   int blocks_done_ = 0;

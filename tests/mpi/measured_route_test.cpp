@@ -631,7 +631,7 @@ TEST(MeasuredRoute, AnMpiDecisionWhoseSteadyCallsAverageTwiceMultilanesGoesToMul
   EXPECT_EQ(moved.source, DecisionSource::Remeasured);
   EXPECT_DOUBLE_EQ(moved.multilane_s, 1.3e-6);
   // A decision that is not a first exploration's for the MPI library is not checked.
-  for (const ClassDecision other :
+  for (const ClassDecision& other :
        {ClassDecision{.choice = RouteChoice::Mpi, .source = DecisionSource::Remeasured},
         ClassDecision{.choice = RouteChoice::Mpi, .source = DecisionSource::Pruned},
         ClassDecision{.choice = RouteChoice::Mpi, .source = DecisionSource::Default}}) {
