@@ -62,7 +62,7 @@
 //     few early calls (cold caches, the MPI library's lazy set-up, a tuning file from another
 //     run) may be wrong for the job's steady state, and the MPI library is the route that is
 //     never slower than itself. The cost vanishes geometrically. A class decided for the MPI
-//     library is not measured again;
+//     library is not measured again in blocks (its steady check, below, times its own calls);
 //   * at most kMostExploredClasses classes per communicator are explored; beyond that, and in
 //     the frozen mode, an undecided class takes the default route (dispatch.cpp).
 // Decisions made elsewhere (a communicator of the same placement, the tuning file, the model
@@ -119,7 +119,8 @@ inline constexpr std::uint64_t kRecheckGrowth = 8;
 // Where a decision came from, for MULTILANE_EXPLAIN and the tuning file.
 // Default: a default route that is no measurement and no model price (a class not measured in
 // the frozen mode or past the cap).
-// Remeasured: a multilane route measured again in its steady state (kFirstRecheck).
+// Remeasured: a multilane route measured again in its steady state (kFirstRecheck), or an
+// MPI library's route after its steady check.
 // Unfinished: the MPI library's, for a class whose exploration a run ended before it decided
 // (a run that calls the class fewer times than the exploration takes would otherwise explore
 // it anew every run and never decide, its calls alternating between the candidates): explored
@@ -153,10 +154,11 @@ struct ClassDecision {
   std::uint64_t calls = 0;
 };
 
-// A first exploration's decision for the MPI library is checked once in its steady state:
-// its calls from the 5th to the 16th on the route are timed, and at the 16th the class goes to
-// multilane when their mean over calls and ranks is kPruneFactor times multilane's measured
-// time or more (the decision then reads "measured again", either way). The exploration rates a
+// A decision for the MPI library by block medians (a first exploration's, or a re-check's,
+// whose source is then "measured" too) is checked in its steady state: its calls from the 5th
+// to the 16th on the route are timed, and at the 16th the class goes to multilane when their
+// mean over calls and ranks is kPruneFactor times multilane's measured time or more (the
+// decision then reads "measured again", either way). The exploration rates a
 // block by its median, which stands for the calls that the scheduler leaves alone; a route
 // whose waits hold a core delays a share of its calls by a time slice, which only a mean over
 // more calls shows (MPICH's small bcasts on 4 ranks of 2 cores: medians of 1-25 us in the

@@ -446,6 +446,29 @@ TEST(MeasuredRoute, AMultilaneDecisionIsMeasuredAgainAtCall64And512) {
   EXPECT_DOUBLE_EQ(entry.decision->multilane_s, 5);
 }
 
+TEST(MeasuredRoute, AReCheckThatHandsTheClassToTheMpiLibraryIsCheckedInItsSteadyState) {
+  MeasuredRoutes::Entry entry;
+  entry.decision = ClassDecision{.choice = RouteChoice::Multilane,
+                                 .source = DecisionSource::TuningFile,
+                                 .from_tuning_file = true};
+  // The re-check at call 64 rates the MPI library at 1 by its medians, multilane at 5.
+  run_calls(entry, kFirstRecheck - 1 + kOneCandidateCalls, 1, 5);
+  ASSERT_TRUE(entry.decision);
+  EXPECT_EQ(entry.decision->choice, RouteChoice::Mpi);
+  EXPECT_EQ(entry.decision->source, DecisionSource::Measured);
+  EXPECT_TRUE(awaits_steady_check(*entry.decision));
+  // Its steady calls average 20, four times multilane's rating: the class goes back.
+  auto routes = run_calls(entry, kSteadyCheckCall, 20, 5);
+  EXPECT_EQ(std::count(routes.begin(), routes.end(), RouteChoice::Mpi), kSteadyCheckCall);
+  EXPECT_EQ(entry.decision->choice, RouteChoice::Multilane);
+  EXPECT_EQ(entry.decision->source, DecisionSource::Remeasured);
+  EXPECT_DOUBLE_EQ(entry.decision->mpi_s, 20);
+  EXPECT_DOUBLE_EQ(entry.decision->multilane_s, 5);
+  // Multilane's route again, until the next re-check, at call 512 of the route.
+  routes = run_calls(entry, 100, 20, 5);
+  EXPECT_EQ(std::count(routes.begin(), routes.end(), RouteChoice::Multilane), 100);
+}
+
 TEST(MeasuredRoute, AModelledGainOfSevenTimesIsMeasuredAgainSevenTimesLater) {
   MeasuredRoutes::Entry entry;
   entry.decision = ClassDecision{.choice = RouteChoice::Multilane,
