@@ -46,7 +46,9 @@ struct Pick {
 
 std::string times_of(const ClassDecision& d) {
   if (d.mpi_s <= 0 && d.multilane_s <= 0) return "";
-  return fmt::format(": MPI library {}, multilane {}", format_duration(d.mpi_s),
+  const std::string over =
+      d.steady_calls > 0 ? fmt::format(" (mean of {} calls)", d.steady_calls) : "";
+  return fmt::format(": MPI library {}{}, multilane {}", format_duration(d.mpi_s), over,
                      format_duration(d.multilane_s));
 }
 

@@ -165,23 +165,32 @@ bool MeasuredRoutes::Entry::explores_next_call() {
 
 std::optional<ClassDecision> MeasuredRoutes::Entry::record_steady(double seconds,
                                                                   const Agreement& agree) {
-  if (steady_calls > kSteadySkippedCalls) steady_s += seconds;
-  if (steady_calls < kSteadyCheckCall) return std::nullopt;
-  double mean = steady_s / (kSteadyCheckCall - kSteadySkippedCalls);
+  if (steady_calls <= kSteadySkippedCalls) return std::nullopt;  // starts a barrier's interval
+  steady_s += seconds;
+  if (++window_calls < kSteadyWindowCalls) return std::nullopt;
+  double mean = steady_s / kSteadyWindowCalls;
   agree(&mean, 1);
-  steady_calls = 0;
+  window_calls = 0;
   steady_s = 0;
   ClassDecision checked = *decision;
-  checked.source = DecisionSource::Remeasured;
-  checked.mpi_s = mean;
-  if (checked.multilane_s > 0 && mean >= kPruneFactor * checked.multilane_s) {
+  const auto pooled = checked.steady_calls + kSteadyWindowCalls;
+  const double earlier = static_cast<double>(checked.steady_calls) * checked.mpi_s;
+  checked.mpi_s = (earlier + kSteadyWindowCalls * mean) / static_cast<double>(pooled);
+  checked.steady_calls = pooled;
+  if (checked.multilane_s > 0 && checked.mpi_s >= kPruneFactor * checked.multilane_s) {
     checked.choice = RouteChoice::Multilane;
+    checked.source = DecisionSource::Remeasured;
+  } else if (pooled >= kSteadyPooledCalls) {
+    checked.source = DecisionSource::Remeasured;
   }
   return checked;
 }
 
 void MeasuredRoutes::Entry::explore(std::vector<std::string> algorithms) {
   candidates = std::move(algorithms);
+  steady_calls = 0;  // a steady check after this exploration skips the route's first calls
+  window_calls = 0;
+  steady_s = 0;
   exploration = Exploration(static_cast<int>(candidates.size()), block, rechecking);
 }
 

@@ -152,19 +152,27 @@ struct ClassDecision {
   // (the tuning file's count): its re-measurements come at the 64th, 512th... call counted
   // over the runs, so that a class a run calls a few times is measured again in a later run.
   std::uint64_t calls = 0;
+  // For an MPI library's route in its steady check: the timed calls, over the runs that share
+  // a tuning file, whose mean `mpi_s` is (0: `mpi_s` is the blocks' rating).
+  std::uint64_t steady_calls = 0;
 };
 
 // A decision for the MPI library by block medians (a first exploration's, or a re-check's,
-// whose source is then "measured" too) is checked in its steady state: its calls from the 5th
-// to the 16th on the route are timed, and at the 16th the class goes to multilane when their
-// mean over calls and ranks is kPruneFactor times multilane's measured time or more (the
-// decision then reads "measured again", either way). The exploration rates a
-// block by its median, which stands for the calls that the scheduler leaves alone; a route
-// whose waits hold a core delays a share of its calls by a time slice, which only a mean over
-// more calls shows (MPICH's small bcasts on 4 ranks of 2 cores: medians of 1-25 us in the
-// MPI library's block, 80-400 us OSU averages on that route, 1.3-2.9 us on hier-shm).
-inline constexpr int kSteadySkippedCalls = 4;  // the route's first calls after the exploration
-inline constexpr int kSteadyCheckCall = 16;
+// whose source is then "measured" too) is checked in its steady state: from its 5th call on the
+// route in a run, windows of kSteadyWindowCalls calls are timed, and at each window's end one
+// agreement pools their mean over calls and ranks with the earlier windows' (the tuning file's
+// `steady_calls`, over runs). The class goes to multilane as soon as the pooled mean is
+// kPruneFactor times multilane's measured time or more; the check ends there, or when
+// kSteadyPooledCalls calls are pooled (the decision then reads "measured again", either way).
+// The exploration rates a block by its median, which stands for the calls that the scheduler
+// leaves alone; a route whose waits hold a core delays a share of its calls by a time slice,
+// which only a mean over more calls shows (MPICH's small bcasts on 4 ranks of 2 cores: medians
+// of 1-25 us in the MPI library's block, 80-400 us OSU averages on that route, 1.3-2.9 us on
+// hier-shm). One window can miss them: OSU's 33 calls a size leave one window a run, and
+// MPICH's scatter of 4 KiB averaged 11.9 us in one and 426 us over OSU's 30 timed calls.
+inline constexpr int kSteadySkippedCalls = 4;  // a run's first calls on the route
+inline constexpr int kSteadyWindowCalls = 12;
+inline constexpr std::uint64_t kSteadyPooledCalls = 48;
 inline bool awaits_steady_check(const ClassDecision& d) {
   return d.choice == RouteChoice::Mpi && d.source == DecisionSource::Measured;
 }
@@ -262,8 +270,9 @@ class MeasuredRoutes {
     std::uint64_t decided_calls = 0;  // blocking calls on the decided route, earlier runs' too
     std::uint64_t calls_before = 0;   // of those, the earlier runs' (the decision's `calls`)
     std::uint64_t next_recheck = 0;   // 0: not yet set from the decision
-    int steady_calls = 0;             // calls on a route that awaits_steady_check()
-    double steady_s = 0;              // the time of those that are timed
+    int steady_calls = 0;             // this run's calls on a route that awaits_steady_check()
+    int window_calls = 0;             // of those, the current window's timed ones
+    double steady_s = 0;              // and their time
 
     // Whether the class's next blocking call runs the exploration (rather than its decision):
     // undecided, re-checked, or a multilane decision whose re-check falls on this call. An
@@ -275,8 +284,9 @@ class MeasuredRoutes {
     bool times_decided_call() const {
       return decision && awaits_steady_check(*decision) && steady_calls >= kSteadySkippedCalls;
     }
-    // Records this rank's time of a call times_decided_call() named; at kSteadyCheckCall agrees
-    // with the other ranks (collective) and returns the checked decision, for settle().
+    // Records this rank's time of a call times_decided_call() named; at a window's end agrees
+    // with the other ranks (collective) and returns the decision with the window pooled, for
+    // settle().
     std::optional<ClassDecision> record_steady(double seconds, const Agreement& agree);
     // Starts the exploration of `algorithms` in blocks of `block` calls (an undecided class's
     // first blocking call, or a re-check).

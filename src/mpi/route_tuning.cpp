@@ -46,6 +46,15 @@ std::optional<DecisionSource> source_of(std::string_view name) {
   return std::nullopt;
 }
 
+// An optional count of calls (0 when absent).
+std::uint64_t count_of(const std::string& path, const toml::table& t, std::string_view key) {
+  const toml::node* n = t.get(key);
+  if (!n) return 0;
+  const auto calls = n->value<std::int64_t>();
+  if (!calls || *calls < 0) fail(path, n, key, "must be a whole number, 0 or more");
+  return static_cast<std::uint64_t>(*calls);
+}
+
 std::pair<std::uint64_t, ClassDecision> class_of(const std::string& path, const toml::table& t) {
   const std::string function = required<std::string>(path, t, "call");
   const std::optional<WrappedCall> call = call_of_function(function);
@@ -93,11 +102,8 @@ std::pair<std::uint64_t, ClassDecision> class_of(const std::string& path, const 
   }
   decision.mpi_s = t["mpi_us"].value_or(0.0) * 1e-6;
   decision.multilane_s = t["multilane_us"].value_or(0.0) * 1e-6;
-  if (const toml::node* n = t.get("calls")) {
-    const auto calls = n->value<std::int64_t>();
-    if (!calls || *calls < 0) fail(path, n, "calls", "must be a whole number, 0 or more");
-    decision.calls = static_cast<std::uint64_t>(*calls);
-  }
+  decision.calls = count_of(path, t, "calls");
+  decision.steady_calls = count_of(path, t, "steady_calls");
   return {c.key(), decision};
 }
 
@@ -146,6 +152,9 @@ std::string format_class(std::uint64_t key, const ClassDecision& d) {
   if ((d.choice == RouteChoice::Multilane || d.source == DecisionSource::Unfinished) &&
       d.calls > 0) {
     text += fmt::format("  calls = {}\n", d.calls);
+  }
+  if (d.choice == RouteChoice::Mpi && d.steady_calls > 0) {
+    text += fmt::format("  steady_calls = {}\n", d.steady_calls);
   }
   return text;
 }

@@ -458,8 +458,9 @@ TEST(MeasuredRoute, AReCheckThatHandsTheClassToTheMpiLibraryIsCheckedInItsSteady
   EXPECT_EQ(entry.decision->source, DecisionSource::Measured);
   EXPECT_TRUE(awaits_steady_check(*entry.decision));
   // Its steady calls average 20, four times multilane's rating: the class goes back.
-  auto routes = run_calls(entry, kSteadyCheckCall, 20, 5);
-  EXPECT_EQ(std::count(routes.begin(), routes.end(), RouteChoice::Mpi), kSteadyCheckCall);
+  const int window = kSteadySkippedCalls + kSteadyWindowCalls;
+  auto routes = run_calls(entry, window, 20, 5);
+  EXPECT_EQ(std::count(routes.begin(), routes.end(), RouteChoice::Mpi), window);
   EXPECT_EQ(entry.decision->choice, RouteChoice::Multilane);
   EXPECT_EQ(entry.decision->source, DecisionSource::Remeasured);
   EXPECT_DOUBLE_EQ(entry.decision->mpi_s, 20);
@@ -638,13 +639,16 @@ TEST(MeasuredRoute, AnMpiDecisionWhoseSteadyCallsAverageTwiceMultilanesGoesToMul
   // MPICH's bcast of 4 B on 4 ranks of 2 cores: rated 1.1 us by the median of its explored
   // calls (multilane 1.3), it holds a core for a time slice in some of its calls later.
   const ClassDecision explored{.choice = RouteChoice::Mpi, .mpi_s = 1.1e-6, .multilane_s = 1.3e-6};
-  std::vector<double> times(kSteadyCheckCall, 1.1e-6);
+  const int window = kSteadySkippedCalls + kSteadyWindowCalls;
+  std::vector<double> times(window, 1.1e-6);
   times[kSteadySkippedCalls - 1] = 1.0;  // timed for a barrier's interval, not counted
   times[10] = 4e-3 / 12 * 0.01;          // steady: a mean of 1.1 us and a little
   auto [kept, timed] = check_steadily(explored, times);
   EXPECT_EQ(kept.choice, RouteChoice::Mpi);
-  EXPECT_EQ(kept.source, DecisionSource::Remeasured);
-  EXPECT_NEAR(kept.mpi_s, (11 * 1.1e-6 + 4e-3 / 12 * 0.01) / 12, 1e-12);
+  EXPECT_EQ(kept.source, DecisionSource::Measured);  // one window of four
+  EXPECT_EQ(kept.steady_calls, kSteadyWindowCalls);
+  const double steady_s = (11 * 1.1e-6 + 4e-3 / 12 * 0.01) / 12;
+  EXPECT_NEAR(kept.mpi_s, steady_s, 1e-12);
   const auto first_timed = std::find(timed.begin(), timed.end(), true) - timed.begin();
   EXPECT_EQ(first_timed, kSteadySkippedCalls - 1);
   // One call in twelve held for 4 ms: a mean of 335 us, and the class goes to multilane.
@@ -653,7 +657,7 @@ TEST(MeasuredRoute, AnMpiDecisionWhoseSteadyCallsAverageTwiceMultilanesGoesToMul
   EXPECT_EQ(moved.choice, RouteChoice::Multilane);
   EXPECT_EQ(moved.source, DecisionSource::Remeasured);
   EXPECT_DOUBLE_EQ(moved.multilane_s, 1.3e-6);
-  // A decision that is not a first exploration's for the MPI library is not checked.
+  // A decision that is not one by block medians for the MPI library is not checked.
   for (const ClassDecision& other :
        {ClassDecision{.choice = RouteChoice::Mpi, .source = DecisionSource::Remeasured},
         ClassDecision{.choice = RouteChoice::Mpi, .source = DecisionSource::Pruned},
@@ -662,6 +666,32 @@ TEST(MeasuredRoute, AnMpiDecisionWhoseSteadyCallsAverageTwiceMultilanesGoesToMul
     EXPECT_EQ(same.source, other.source);
     EXPECT_EQ(std::count(none.begin(), none.end(), true), 0);
   }
+}
+
+TEST(MeasuredRoute, TheSteadyCheckPoolsItsWindowsOverRunsUntilFortyEightCalls) {
+  const ClassDecision explored{.choice = RouteChoice::Mpi, .mpi_s = 1e-6, .multilane_s = 2e-6};
+  // A run of 40 calls at 1 us: the first four skipped, three windows timed and pooled.
+  ClassDecision after = check_steadily(explored, std::vector<double>(40, 1e-6)).first;
+  EXPECT_EQ(after.choice, RouteChoice::Mpi);
+  EXPECT_EQ(after.source, DecisionSource::Measured);
+  EXPECT_EQ(after.steady_calls, 3 * kSteadyWindowCalls);
+  EXPECT_DOUBLE_EQ(after.mpi_s, 1e-6);
+  // The next run's window is pooled with them: one call of its twelve held for 4 ms makes
+  // the pooled mean 84 us, past twice multilane's 2 us.
+  std::vector<double> next(kSteadySkippedCalls + kSteadyWindowCalls, 1e-6);
+  next[kSteadySkippedCalls + 5] = 4e-3;
+  const ClassDecision moved = check_steadily(after, next).first;
+  EXPECT_EQ(moved.choice, RouteChoice::Multilane);
+  EXPECT_EQ(moved.source, DecisionSource::Remeasured);
+  EXPECT_EQ(moved.steady_calls, kSteadyPooledCalls);
+  EXPECT_NEAR(moved.mpi_s, (47 * 1e-6 + 4e-3) / 48, 1e-12);
+  // Without it, the fourth window ends the check: the MPI library keeps the class.
+  const ClassDecision checked = check_steadily(after, std::vector<double>(next.size(), 1e-6)).first;
+  EXPECT_EQ(checked.choice, RouteChoice::Mpi);
+  EXPECT_EQ(checked.source, DecisionSource::Remeasured);
+  EXPECT_TRUE(kept_for_the_run(checked));
+  const auto [same, none] = check_steadily(checked, next);
+  EXPECT_EQ(std::count(none.begin(), none.end(), true), 0);
 }
 
 TEST(PlacementKey, DependsOnWhereRanksRunNotOnNames) {
@@ -695,6 +725,11 @@ TEST(RouteTuning, WrittenAndReadBackWithTheShmTablesKept) {
       .calls = 140};
   p.classes[classify(WrappedCall::Barrier, 1, {}).key()] = {.choice = RouteChoice::Mpi,
                                                             .source = DecisionSource::Pruned};
+  p.classes[classify(WrappedCall::Bcast, 4, {}).key()] = {.choice = RouteChoice::Mpi,
+                                                          .source = DecisionSource::Measured,
+                                                          .mpi_s = 11.5e-6,
+                                                          .multilane_s = 1.25e-6,
+                                                          .steady_calls = 24};
   tuning.placements.push_back(p);
   const std::string text = format_route_tuning(tuning);
   EXPECT_NE(text.find("call = \"MPI_Allreduce\"\n  bytes = 4096\n  type = \"float\"\n  op = "
@@ -703,11 +738,19 @@ TEST(RouteTuning, WrittenAndReadBackWithTheShmTablesKept) {
                       "41.25\n  multilane_us = 18.00\n  calls = 140\n"),
             std::string::npos)
       << text;
+  EXPECT_NE(text.find("route = \"mpi\"\n  source = \"measured\"\n  mpi_us = 11.50\n  "
+                      "multilane_us = 1.25\n  steady_calls = 24\n"),
+            std::string::npos)
+      << text;
   const RouteTuning back = parse_route_tuning(text, "routes.toml");
   ASSERT_EQ(back.placements.size(), 1u);
   EXPECT_TRUE(back.placements[0].same_run(p));
   EXPECT_EQ(back.placements[0].placement, p.placement);
-  ASSERT_EQ(back.placements[0].classes.size(), 2u);
+  ASSERT_EQ(back.placements[0].classes.size(), 3u);
+  const ClassDecision& steady =
+      back.placements[0].classes.at(classify(WrappedCall::Bcast, 4, {}).key());
+  EXPECT_TRUE(awaits_steady_check(steady));
+  EXPECT_EQ(steady.steady_calls, 24u);
   const ClassDecision& d =
       back.placements[0].classes.at(classify(WrappedCall::Allreduce, 4096, sum).key());
   EXPECT_EQ(d.choice, RouteChoice::Multilane);
@@ -746,6 +789,10 @@ TEST(RouteTuning, ErrorsNameTheFileTheLineAndTheKey) {
                           "[[placement.class]]\ncall = \"MPI_Bcast\"\nbytes = 8\nroute = "
                           "\"multilane\"\ncalls = -3\n",
                       "routes.toml:10: calls: must be a whole number, 0 or more");
+  expect_tuning_error(head +
+                          "[[placement.class]]\ncall = \"MPI_Bcast\"\nbytes = 8\nroute = "
+                          "\"mpi\"\nsteady_calls = 1.5\n",
+                      "routes.toml:10: steady_calls: must be a whole number, 0 or more");
   expect_tuning_error(head + "[[placement.class]]\ncall = \"MPI_Bcastt\"\nbytes = 8\n",
                       "routes.toml:7: call: unknown call \"MPI_Bcastt\"");
   expect_tuning_error(head +
