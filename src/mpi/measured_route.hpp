@@ -158,8 +158,9 @@ struct ClassDecision {
 };
 
 // A decision for the MPI library by block medians (a first exploration's, or a re-check's,
-// whose source is then "measured" too) is checked in its steady state: from its 5th call on the
-// route in a run, windows of kSteadyWindowCalls calls are timed, and at each window's end one
+// whose source is then "measured" too) is checked in its steady state: in windows of
+// kSteadySkippedCalls calls skipped, after the route's start in a run or the last window's
+// agreement, then kSteadyWindowCalls calls timed; at each window's end one
 // agreement pools their mean over calls and ranks with the earlier windows' (the tuning file's
 // `steady_calls`, over runs). The class goes to multilane as soon as the pooled mean is
 // kPruneFactor times multilane's measured time or more; the check ends there, or when

@@ -670,15 +670,21 @@ TEST(MeasuredRoute, AnMpiDecisionWhoseSteadyCallsAverageTwiceMultilanesGoesToMul
 
 TEST(MeasuredRoute, TheSteadyCheckPoolsItsWindowsOverRunsUntilFortyEightCalls) {
   const ClassDecision explored{.choice = RouteChoice::Mpi, .mpi_s = 1e-6, .multilane_s = 2e-6};
-  // A run of 40 calls at 1 us: the first four skipped, three windows timed and pooled.
-  ClassDecision after = check_steadily(explored, std::vector<double>(40, 1e-6)).first;
+  // A run of 50 calls at 1 us: three windows of four calls skipped and twelve timed, pooled.
+  auto [after, timed] = check_steadily(explored, std::vector<double>(50, 1e-6));
+  // The calls after a window's agreement are not timed (the fourth starts a barrier's interval).
+  const int window = kSteadySkippedCalls + kSteadyWindowCalls;
+  EXPECT_TRUE(timed[window - 1]);
+  EXPECT_FALSE(timed[window]);
+  EXPECT_FALSE(timed[window + kSteadySkippedCalls - 2]);
+  EXPECT_TRUE(timed[window + kSteadySkippedCalls - 1]);
   EXPECT_EQ(after.choice, RouteChoice::Mpi);
   EXPECT_EQ(after.source, DecisionSource::Measured);
   EXPECT_EQ(after.steady_calls, 3 * kSteadyWindowCalls);
   EXPECT_DOUBLE_EQ(after.mpi_s, 1e-6);
   // The next run's window is pooled with them: one call of its twelve held for 4 ms makes
   // the pooled mean 84 us, past twice multilane's 2 us.
-  std::vector<double> next(kSteadySkippedCalls + kSteadyWindowCalls, 1e-6);
+  std::vector<double> next(window, 1e-6);
   next[kSteadySkippedCalls + 5] = 4e-3;
   const ClassDecision moved = check_steadily(after, next).first;
   EXPECT_EQ(moved.choice, RouteChoice::Multilane);
