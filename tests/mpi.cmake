@@ -199,13 +199,15 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
                   MULTILANE_TUNING=${mpi_tuning} MULTILANE_TUNING_MODE=frozen ARGS routes
                   EXPECT "MPI_Allreduce 16 B, 3 ranks on 1 node\\(s\\): [a-zA-Z -]+ \\(MPI_Allreduce of 16 B-32 B of float, sum, (measured|pruned|measured again) \\(tuning file\\): MPI library")
   # A file that gives every class to multilane, without the times (which would put the first
-  # re-check later where multilane was the faster): each is measured again at its 64th call.
+  # re-check later where multilane was the faster): each is measured again at its 64th call,
+  # and one the re-check gives to the MPI library is then checked in its steady state (four
+  # windows of sixteen calls): 150 rounds.
   add_test(NAME mpi-ompi-tuning-all-multilane
            COMMAND sed -i -e "s/route = \"mpi\"/route = \"multilane\"/" -e "/_us = /d"
                    ${mpi_tuning})
   mpi_family_test(mpi-ompi-tuning-remeasured mpi 3 served_path policy MULTILANE_EXPLAIN=1
-                  MULTILANE_TUNING=${mpi_tuning} ARGS routes 80
-                  EXPECT "MPI_Allreduce of 16 B-32 B of float, sum on 3 ranks on 1 node of 1 site: (MPI library|multilane), measured again: MPI library [0-9.]+ [mun]?s, multilane [0-9.]+ [mun]?s")
+                  MULTILANE_TUNING=${mpi_tuning} ARGS routes 150
+                  EXPECT "MPI_Allreduce of 16 B-32 B of float, sum on 3 ranks on 1 node of 1 site: (MPI library|multilane), measured again: MPI library [0-9.]+ [mun]?s( \\(mean of [0-9]+ calls\\))?, multilane [0-9.]+ [mun]?s")
   set_tests_properties(mpi-ompi-tuning-explore PROPERTIES FIXTURES_SETUP mpi_tuning_clean)
   set_tests_properties(mpi-ompi-tuning-measured PROPERTIES FIXTURES_REQUIRED mpi_tuning_clean
                                                            FIXTURES_SETUP mpi_tuning_file)
