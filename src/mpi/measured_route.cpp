@@ -141,7 +141,7 @@ std::uint64_t first_recheck(const ClassDecision& d) {
 bool MeasuredRoutes::Entry::explores_next_call() {
   if (!decision || rechecking) return true;
   if (awaits_steady_check(*decision)) {
-    ++steady_calls;
+    if (steady_calls <= kSteadySkippedCalls) ++steady_calls;  // past that, every call counts
     return false;
   }
   if (kept_for_the_run(*decision)) return false;

@@ -171,7 +171,7 @@ struct ClassDecision {
 // of 1-25 us in the MPI library's block, 80-400 us OSU averages on that route, 1.3-2.9 us on
 // hier-shm). One window can miss them: OSU's 33 calls a size leave one window a run, and
 // MPICH's scatter of 4 KiB averaged 11.9 us in one and 426 us over OSU's 30 timed calls.
-inline constexpr int kSteadySkippedCalls = 4;  // a run's first calls on the route
+inline constexpr int kSteadySkippedCalls = 4;  // before each window
 inline constexpr int kSteadyWindowCalls = 12;
 inline constexpr std::uint64_t kSteadyPooledCalls = 48;
 inline bool awaits_steady_check(const ClassDecision& d) {
@@ -271,9 +271,11 @@ class MeasuredRoutes {
     std::uint64_t decided_calls = 0;  // blocking calls on the decided route, earlier runs' too
     std::uint64_t calls_before = 0;   // of those, the earlier runs' (the decision's `calls`)
     std::uint64_t next_recheck = 0;   // 0: not yet set from the decision
-    int steady_calls = 0;             // this run's calls on a route that awaits_steady_check()
-    int window_calls = 0;             // of those, the current window's timed ones
-    double steady_s = 0;              // and their time
+    // A steady check (awaits_steady_check()): the calls since its window started, counted to
+    // kSteadySkippedCalls + 1; the window's timed calls; their time.
+    int steady_calls = 0;
+    int window_calls = 0;
+    double steady_s = 0;
 
     // Whether the class's next blocking call runs the exploration (rather than its decision):
     // undecided, re-checked, or a multilane decision whose re-check falls on this call. An
