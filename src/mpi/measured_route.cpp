@@ -173,9 +173,7 @@ std::optional<ClassDecision> MeasuredRoutes::Entry::record_steady(double seconds
   // The agreement skews the ranks: the next window skips the route's first calls after it
   // too (Open MPI's bcast of 1 B on 4 pinned ranks averaged 1.4 us over windows that followed
   // one at once, against 0.41 us in OSU).
-  steady_calls = 0;
-  window_calls = 0;
-  steady_s = 0;
+  start_steady_window();
   ClassDecision checked = *decision;
   const auto pooled = checked.steady_calls + kSteadyWindowCalls;
   const double earlier = static_cast<double>(checked.steady_calls) * checked.mpi_s;
@@ -192,9 +190,7 @@ std::optional<ClassDecision> MeasuredRoutes::Entry::record_steady(double seconds
 
 void MeasuredRoutes::Entry::explore(std::vector<std::string> algorithms) {
   candidates = std::move(algorithms);
-  steady_calls = 0;  // a steady check after this exploration skips the route's first calls
-  window_calls = 0;
-  steady_s = 0;
+  start_steady_window();  // a steady check after this exploration skips the route's first calls
   exploration = Exploration(static_cast<int>(candidates.size()), block, rechecking);
 }
 

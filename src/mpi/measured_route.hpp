@@ -276,6 +276,11 @@ class MeasuredRoutes {
     int steady_calls = 0;
     int window_calls = 0;
     double steady_s = 0;
+    void start_steady_window() {
+      steady_calls = 0;
+      window_calls = 0;
+      steady_s = 0;
+    }
 
     // Whether the class's next blocking call runs the exploration (rather than its decision):
     // undecided, re-checked, or a multilane decision whose re-check falls on this call. An
