@@ -9,7 +9,9 @@
 #include <optional>
 #include <random>
 
+#include "runtime/shm/call_record.hpp"
 #include "runtime/shm/endpoint.hpp"
+#include "runtime/shm/flagged_lines.hpp"
 #include "runtime/shm/layout.hpp"
 #include "runtime/shm/shm_group.hpp"
 #include "shm/collective_data.hpp"
@@ -29,10 +31,24 @@ struct RankState {
   ShmPlan plan;
   RankBuffers buffers;
   std::uint64_t serial = 0;
+  CallInfo call_info;
 };
 
 std::uint32_t call_seed(std::uint32_t seed, std::size_t call) {
   return seed * 1000u + static_cast<std::uint32_t>(call);
+}
+
+// A writer in flagged lines stamps them and then arrives at `filled` (endpoint.cpp): real
+// readers may see the stamps, read and release the buffer in between. The first half alone,
+// as the endpoint does it; perform() later stamps again, alike, and arrives.
+bool stamps_first(const Step& step) {
+  return is_sync(step.primitive) && step.role == SyncRole::Writer &&
+         step.place == SharedPlace::FlaggedLines && step.length > 0;
+}
+void stamp_only(const SegmentView& view, const Step& step, const CallInfo& call) {
+  FlaggedLine* lines = view.lines.data() + std::size_t{step.stage.slot} * kFlaggedLinesPerSlot;
+  const auto stage_value = static_cast<std::uint32_t>(step.stage.index + 1);
+  stamp_lines(lines, step.slot_offset, step.length, line_flag(stage_value, fingerprint(call)));
 }
 
 }  // namespace
@@ -74,6 +90,7 @@ std::string run_in_process(int ranks, const std::vector<PlannedCall>& calls, std
     }
     CallInfo info{++s.serial, shape.collective, shape.root, shape.size, call.geometry};
     endpoints[static_cast<std::size_t>(r)].enter_call(info);
+    s.call_info = info;
     build_plan(shape, r, call.geometry, s.clock, s.plan);
     auto& seen = stages_of_call[s.call];
     const std::pair<std::uint64_t, std::uint64_t> mine{s.plan.first_stage, s.plan.stages};
@@ -131,6 +148,11 @@ std::string run_in_process(int ranks, const std::vector<PlannedCall>& calls, std
     }
     if (s.step == s.plan.steps.size()) {
       if (auto problem = finish(r); !problem.empty()) return problem;
+      continue;
+    }
+    const Step& step = s.plan.steps[s.step];
+    if (stamps_first(step) && random() % 2 == 0) {
+      stamp_only(view, step, s.call_info);
       continue;
     }
     const std::optional<Collective> collective = calls[s.call].shape.collective;

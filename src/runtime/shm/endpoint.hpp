@@ -4,7 +4,8 @@
 // (runtime/shm/plan.hpp), in order:
 //   startable(step)  never blocks: whether the step's wait is over (puts: the buffer's previous
 //                    readers are done; reader syncs: every writer of the stage synced, or
-//                    in flagged lines the writer stamped the lines the reader reads);
+//                    in flagged lines the writer stamped the lines the reader reads; the get
+//                    that releases flagged lines: every writer synced);
 //   wait(step)       blocks until it is: polls for a while, then sleeps on the futex, checking
 //                    between sleeps that the group is not broken and that every rank's process
 //                    is alive; throws ShmError on timeout, dead rank or broken group;
@@ -125,10 +126,12 @@ class ShmEndpoint {
     return static_cast<std::uint32_t>(stage + 1);
   }
   // Whether the step may have to wait: a put or writer into a reused buffer waits for its
-  // previous stage's readers (`drained`), a reader sync for the stage's writers (`filled`).
+  // previous stage's readers (`drained`); a reader sync, and a get that releases flagged lines,
+  // for the stage's writers (`filled`).
   static bool waits_at_all(const Step& step) {
-    return waits_for_free_buffer(step) ? step.stage.reuses
-                                       : is_sync(step.primitive) && step.role == SyncRole::Reader;
+    if (waits_for_free_buffer(step)) return step.stage.reuses;
+    return (is_sync(step.primitive) && step.role == SyncRole::Reader) ||
+           releases_flagged_lines(step);
   }
   SyncWord& word_waited_on(const Step& step) const {
     SlotHeader& slot = view_.slots[step.stage.slot];

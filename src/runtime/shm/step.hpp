@@ -22,7 +22,8 @@
 // A sync has two sides: writers arrive, readers wait until every writer arrived. A writer's
 // arrival waits for the buffer like a put (usually already granted by its put): a writer that
 // puts nothing, as in a barrier, must not arrive while the buffer's previous stage is still
-// being filled. Gets copy out; the reader's last get of a stage releases the buffer (`release`).
+// being filled. Gets copy out; the reader's last get of a stage releases the buffer (`release`),
+// in flagged lines once every writer arrived (releases_flagged_lines).
 #pragma once
 
 #include <cstdint>
@@ -101,6 +102,14 @@ inline bool is_direct(Primitive p) {
 inline bool waits_for_flags(const Step& step) {
   return is_sync(step.primitive) && step.role == SyncRole::Reader &&
          step.place == SharedPlace::FlaggedLines && step.length > 0;
+}
+
+// The last get of a stage in flagged lines releases the buffer: it waits for the stage's
+// `filled` too. Its reader went by the stamps, which a writer makes before it adds its tag and
+// publishes `filled` (endpoint.cpp); a buffer released before that would take the late
+// writer's tag and `filled` into its next stage.
+inline bool releases_flagged_lines(const Step& step) {
+  return is_get(step.primitive) && step.release && step.place == SharedPlace::FlaggedLines;
 }
 
 // Puts and writer syncs need the buffer: its previous stage must have been read. (A writer that
