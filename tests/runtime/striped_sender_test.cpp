@@ -4,11 +4,13 @@
 // goes again on the other stream, marked re-sent, so that the other stream alone carries every
 // byte; a re-send of bytes the peer already has is harmless (the same bytes at the same
 // offsets); a kept tail re-sends from its copy after the caller reused its buffer, and settles
-// only once every copy is acknowledged.
+// only once every copy is acknowledged; links that adapt share their streams among the
+// destinations in flight at once (the crowd), and the others do not.
 #include "runtime/tcp/striped_sender.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <asio.hpp>
 #include <chrono>
 #include <cstddef>
@@ -258,6 +260,104 @@ TEST_F(StripedSenderTest, OnlyTheStreamsInUseTakePiecesAndStalledOnesOnlyWhenAll
   streams[1]->stalled = true;
   EXPECT_TRUE(sender.takes_pieces(*streams[0]));
   EXPECT_TRUE(sender.takes_pieces(*streams[1]));
+}
+
+// A stream that is always open, for what takes pieces (no socket: the pump does nothing).
+struct OpenStream final : StripeStream {
+  int fd() override { return -1; }
+  bool open() const override { return true; }
+};
+
+// Links to `destinations` peers with two lanes each, four streams a lane; WAN links adapt.
+class CrowdTest : public ::testing::Test {
+ protected:
+  static constexpr int kStreamsPerLane = 4;
+
+  CrowdTest() : sender([](StripeStream&) {}, [](int) { return StreamProgress{}; }) {}
+
+  StripeLink& add_link(int destination, bool adapts) {
+    auto& link = *links.emplace_back(std::make_unique<StripeLink>(kStreamsPerLane, adapts));
+    link.destination = destination;
+    for (int i = 0; i < kStreamsPerLane; ++i) {
+      auto& stream = *owned.emplace_back(std::make_unique<OpenStream>());
+      stream.link = &link;
+      stream.index = i;
+      link.streams.push_back(&stream);
+    }
+    return link;
+  }
+  std::shared_ptr<StripedMessage> split_over(std::vector<StripeLink*> over) {
+    auto message = std::make_shared<StripedMessage>();
+    message->header = {.flags = kFrameStriped, .job_id = kJob, .total = 1 << 20};
+    message->links = over;
+    for (StripeLink* link : over) {
+      message->streams.insert(message->streams.end(), link->streams.begin(), link->streams.end());
+    }
+    sender.start_split(message, ChunkFeed(1 << 20, 8, 1 << 16, 1 << 16), /*resends=*/false);
+    return message;
+  }
+  int taking(const StripeLink& link) const {
+    return static_cast<int>(
+        std::count_if(link.streams.begin(), link.streams.end(),
+                      [&](const StripeStream* s) { return sender.takes_pieces(*s); }));
+  }
+
+  std::vector<std::unique_ptr<StripeLink>> links;
+  std::vector<std::unique_ptr<OpenStream>> owned;
+  StripedSender sender;
+};
+
+TEST_F(CrowdTest, DestinationsInFlightAtOnceShareTheStreamsOfTheLinksThatAdapt) {
+  StripeLink& a0 = add_link(1, true);
+  StripeLink& a1 = add_link(1, true);
+  StripeLink& b0 = add_link(2, true);
+  StripeLink& c0 = add_link(3, true);
+  StripeLink& d0 = add_link(4, true);
+  StripeLink& b1 = add_link(2, true);
+
+  // One destination over both lanes is one member of the crowd: every stream of both lanes.
+  const auto to_a = split_over({&a0, &a1});
+  EXPECT_EQ(sender.crowd(), 1);
+  EXPECT_EQ(taking(a0), 4);
+  EXPECT_EQ(taking(a1), 4);
+  // Two destinations: half the streams of each link, the first ones.
+  const auto to_b = split_over({&b0, &b1});
+  EXPECT_EQ(sender.crowd(), 2);
+  EXPECT_EQ(taking(a0), 2);
+  EXPECT_EQ(taking(b1), 2);
+  EXPECT_TRUE(sender.takes_pieces(*a0.streams[1]));
+  EXPECT_FALSE(sender.takes_pieces(*a0.streams[2]));
+  // A second message to a destination already in flight does not grow the crowd.
+  const auto to_b_again = split_over({&b0});
+  EXPECT_EQ(sender.crowd(), 2);
+  // Four destinations and more: one stream each, never none.
+  const auto to_c = split_over({&c0});
+  const auto to_d = split_over({&d0});
+  EXPECT_EQ(sender.crowd(), 4);
+  EXPECT_EQ(taking(a0), 1);
+  EXPECT_EQ(taking(d0), 1);
+  // Destinations leave the crowd with their last message.
+  sender.forget(to_b);
+  EXPECT_EQ(sender.crowd(), 4);
+  sender.forget(to_b_again);
+  sender.forget(to_c);
+  sender.forget(to_d);
+  EXPECT_EQ(sender.crowd(), 1);
+  EXPECT_EQ(taking(a0), 4);
+  sender.forget(to_a);
+  EXPECT_EQ(sender.crowd(), 0);
+}
+
+TEST_F(CrowdTest, LinksThatDoNotAdaptNeitherJoinNorYieldToTheCrowd) {
+  StripeLink& wan_a = add_link(1, true);
+  StripeLink& wan_b = add_link(2, true);
+  StripeLink& lan = add_link(3, false);
+  const auto to_a = split_over({&wan_a});
+  const auto to_b = split_over({&wan_b});
+  const auto on_lan = split_over({&lan});
+  EXPECT_EQ(sender.crowd(), 2);
+  EXPECT_EQ(taking(lan), 4);
+  EXPECT_EQ(taking(wan_a), 2);
 }
 
 }  // namespace

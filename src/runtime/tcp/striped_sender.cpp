@@ -38,6 +38,7 @@ void StripedSender::start_split(const std::shared_ptr<StripedMessage>& message, 
     ++link->split_messages;
     watched = watched || link->governor.adapts();
   }
+  if (watched) ++crowd_[message->links.front()->destination];
   if (watched) {
     // The acknowledgements as the last look saw them, not asked afresh: a split message then
     // costs no system call per stream (the rate it yields is a little high at first).
@@ -80,10 +81,17 @@ bool StripedSender::takes_pieces(const StripeStream& stream) const {
   for (const StripeStream* other : link.streams) {
     if (other->stalled || !other->open()) continue;
     any_moves = true;
-    if (other == &stream) return position < link.governor.in_use();
+    if (other == &stream) return position < streams_taking_pieces(link);
     ++position;
   }
   return !any_moves;
+}
+
+int StripedSender::streams_taking_pieces(const StripeLink& link) const {
+  const int in_use = link.governor.in_use();
+  if (!link.governor.adapts() || crowd_.size() < 2) return in_use;
+  const int crowd = static_cast<int>(crowd_.size());
+  return std::max(1, (in_use + crowd - 1) / crowd);
 }
 
 std::shared_ptr<StripedMessage> StripedSender::written(StripeStream& stream, std::size_t bytes) {
@@ -111,7 +119,17 @@ void StripedSender::forget(const std::shared_ptr<StripedMessage>& message) {
   for (StripeStream* stream : message->streams) {
     stream->out.forget([&](const StripeOutbox::Written& w) { return w.message == message; });
   }
-  for (StripeLink* link : message->links) --link->split_messages;
+  bool watched = false;
+  for (StripeLink* link : message->links) {
+    --link->split_messages;
+    watched = watched || link->governor.adapts();
+  }
+  if (watched) leave_crowd(message->links.front()->destination);
+}
+
+void StripedSender::leave_crowd(int destination) {
+  const auto it = crowd_.find(destination);
+  if (it != crowd_.end() && --it->second == 0) crowd_.erase(it);
 }
 
 void StripedSender::report_done(const StripedMessage& message) const {

@@ -15,6 +15,13 @@
 // are not stalled take pieces (stream_governor.hpp), and stalled ones only when every stream of
 // the link is stalled.
 //
+// The crowd: links that adapt (the WAN's) to several destinations at once share one bottleneck,
+// the wide-area path and this node's lanes. While split messages to N such destinations are in
+// flight, each link takes pieces on in_use() / N of its streams (at least one), so that N
+// destinations open about as many streams as one does: an alltoall across sites, which sends
+// to every remote rank at once, otherwise starts N times K congestion windows into the path's
+// queue (on two-sites-4x2, 128 per direction with K = 4; docs/performance.md).
+//
 // Stalls: the owner has look_at() sample a link's streams (TCP_INFO) while split messages are in
 // flight on it. A stalled stream takes no more pieces. In a message's end game (every piece
 // handed out, and a stream of it that moves has nothing left to write) a stalled stream's
@@ -37,6 +44,7 @@
 #include <cstdint>
 #include <functional>
 #include <list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -89,6 +97,7 @@ struct StripeLink {
   std::vector<StripeStream*> streams;
   StreamGovernor governor;
   StallWatch watch;
+  int destination = 0;             // the peer it reaches: one destination's links crowd once
   int split_messages = 0;          // split messages in flight over it
   PathSample path;                 // at the last look
   std::uint64_t acknowledged = 0;  // the streams' acknowledged bytes then, added up
@@ -143,6 +152,10 @@ class StripedSender {
   bool take_piece(StripeStream& stream);
   // Whether `stream` takes pieces now (see the top of this file).
   bool takes_pieces(const StripeStream& stream) const;
+  // How many streams of `link` take pieces now: its governor's, shared with the crowd.
+  int streams_taking_pieces(const StripeLink& link) const;
+  // Destinations with split messages in flight over links that adapt.
+  int crowd() const { return static_cast<int>(crowd_.size()); }
 
   // The front frame of `stream` went to the kernel whole (`bytes`: all of it). Returns its
   // message when that was its last frame and nothing of it is left to send, else null.
@@ -183,6 +196,7 @@ class StripedSender {
 
  private:
   bool in_endgame(const StripedMessage& message) const;
+  void leave_crowd(int destination);
   void report_stalls(StripeLink& link, const std::vector<StripeStream*>& newly_stalled,
                      Clock::duration hold, Clock::time_point now);
   void forget_acknowledged(StripeStream& stream, const StreamProgress& progress);
@@ -197,6 +211,7 @@ class StripedSender {
   StreamProgressProbe probe_;
   std::list<std::shared_ptr<StripedMessage>> messages_;  // unfinished
   std::list<std::shared_ptr<StripedMessage>> feeding_;   // split, with pieces left, oldest first
+  std::map<int, int> crowd_;  // destination -> its split messages over links that adapt
   std::atomic<std::uint64_t> stalls_{0};
   std::atomic<std::uint64_t> resent_bytes_{0};
 };

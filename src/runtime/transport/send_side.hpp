@@ -74,7 +74,9 @@ class SendSide {
         : StripeLink(streams, link_class == LinkClass::Wan),
           peer(peer),
           lane(lane),
-          link(link_class) {}
+          link(link_class) {
+      destination = peer;
+    }
     int peer = 0;
     int lane = 0;
     LinkClass link = LinkClass::Lan;
