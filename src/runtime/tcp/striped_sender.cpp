@@ -38,8 +38,8 @@ void StripedSender::start_split(const std::shared_ptr<StripedMessage>& message, 
     ++link->split_messages;
     watched = watched || link->governor.adapts();
   }
-  if (watched) ++crowd_[message->links.front()->destination];
   if (watched) {
+    join_crowd(message->links.front()->destination);
     // The acknowledgements as the last look saw them, not asked afresh: a split message then
     // costs no system call per stream (the rate it yields is a little high at first).
     message->pace.started = message->last_progress;
@@ -89,9 +89,8 @@ bool StripedSender::takes_pieces(const StripeStream& stream) const {
 
 int StripedSender::streams_taking_pieces(const StripeLink& link) const {
   const int in_use = link.governor.in_use();
-  if (!link.governor.adapts() || crowd_.size() < 2) return in_use;
-  const int crowd = static_cast<int>(crowd_.size());
-  return std::max(1, (in_use + crowd - 1) / crowd);
+  if (!link.governor.adapts() || crowd_ < 2) return in_use;
+  return std::max(1, (in_use + crowd_ - 1) / crowd_);
 }
 
 std::shared_ptr<StripedMessage> StripedSender::written(StripeStream& stream, std::size_t bytes) {
@@ -127,9 +126,14 @@ void StripedSender::forget(const std::shared_ptr<StripedMessage>& message) {
   if (watched) leave_crowd(message->links.front()->destination);
 }
 
+void StripedSender::join_crowd(int destination) {
+  const auto at = static_cast<std::size_t>(destination);
+  if (at >= messages_to_.size()) messages_to_.resize(at + 1, 0);
+  if (messages_to_[at]++ == 0) ++crowd_;
+}
+
 void StripedSender::leave_crowd(int destination) {
-  const auto it = crowd_.find(destination);
-  if (it != crowd_.end() && --it->second == 0) crowd_.erase(it);
+  if (--messages_to_[static_cast<std::size_t>(destination)] == 0) --crowd_;
 }
 
 void StripedSender::report_done(const StripedMessage& message) const {

@@ -44,7 +44,6 @@
 #include <cstdint>
 #include <functional>
 #include <list>
-#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -97,7 +96,7 @@ struct StripeLink {
   std::vector<StripeStream*> streams;
   StreamGovernor governor;
   StallWatch watch;
-  int destination = 0;             // the peer it reaches: one destination's links crowd once
+  int destination = 0;             // the peer it reaches (0 or more): its links crowd once
   int split_messages = 0;          // split messages in flight over it
   PathSample path;                 // at the last look
   std::uint64_t acknowledged = 0;  // the streams' acknowledged bytes then, added up
@@ -155,7 +154,7 @@ class StripedSender {
   // How many streams of `link` take pieces now: its governor's, shared with the crowd.
   int streams_taking_pieces(const StripeLink& link) const;
   // Destinations with split messages in flight over links that adapt.
-  int crowd() const { return static_cast<int>(crowd_.size()); }
+  int crowd() const { return crowd_; }
 
   // The front frame of `stream` went to the kernel whole (`bytes`: all of it). Returns its
   // message when that was its last frame and nothing of it is left to send, else null.
@@ -196,6 +195,7 @@ class StripedSender {
 
  private:
   bool in_endgame(const StripedMessage& message) const;
+  void join_crowd(int destination);
   void leave_crowd(int destination);
   void report_stalls(StripeLink& link, const std::vector<StripeStream*>& newly_stalled,
                      Clock::duration hold, Clock::time_point now);
@@ -211,7 +211,9 @@ class StripedSender {
   StreamProgressProbe probe_;
   std::list<std::shared_ptr<StripedMessage>> messages_;  // unfinished
   std::list<std::shared_ptr<StripedMessage>> feeding_;   // split, with pieces left, oldest first
-  std::map<int, int> crowd_;  // destination -> its split messages over links that adapt
+  // Per destination, its split messages in flight over links that adapt (sized once per peer).
+  std::vector<int> messages_to_;
+  int crowd_ = 0;  // destinations with one or more
   std::atomic<std::uint64_t> stalls_{0};
   std::atomic<std::uint64_t> resent_bytes_{0};
 };
