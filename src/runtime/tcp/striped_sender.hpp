@@ -20,7 +20,7 @@
 // flight, each link takes pieces on in_use() / N of its streams (at least one), so that N
 // destinations open about as many streams as one does: an alltoall across sites, which sends
 // to every remote rank at once, otherwise starts N times K congestion windows into the path's
-// queue (on two-sites-4x2, 128 per direction with K = 4; docs/performance.md).
+// queue (on two-sites-4x2, 128 per direction with K = 4; docs/runtime.md).
 //
 // Stalls: the owner has look_at() sample a link's streams (TCP_INFO) while split messages are in
 // flight on it. A stalled stream takes no more pieces. In a message's end game (every piece
