@@ -225,7 +225,9 @@ TEST(Channels, RelayForwardsBothWaysUntilAnEndLeaves) {
 // waiting for a member of its job, so it reports a timeout that names the refusals.
 TEST(Channels, WrongSecretIsRejectedAtBothEnds) {
   auto o = options(2);
-  o.timeout = 1s;  // the stranger's handshake must come within it, also on a loaded machine
+  // Both of the stranger's handshakes must fail within it, also under ASan on a loaded machine;
+  // the listener waits all of it for a member of its job.
+  o.timeout = 3s;
   Pair a(o);
   auto b = in_background([&] {
     Channels ch({kJob, "another secret, not the job's"});
@@ -235,7 +237,7 @@ TEST(Channels, WrongSecretIsRejectedAtBothEnds) {
   EXPECT_THAT(
       [&] { a.listener.establish(); },
       ThrowsMessage<ChannelError>(MatchesRegex(
-          "path 0 \\(listening on port [0-9]+\\): timed out after 1 s waiting for "
+          "path 0 \\(listening on port [0-9]+\\): timed out after 3 s waiting for "
           "connection \\(stream 1 of 2 on port [0-9]+\\); refused 2 connections that failed "
           "the handshake, the last: handshake with 127\\.0\\.0\\.1:[0-9]+: peer failed "
           "authentication \\(wrong job secret\\?\\)")));
@@ -246,7 +248,9 @@ TEST(Channels, WrongSecretIsRejectedAtBothEnds) {
 
 TEST(Channels, OtherJobIsRejected) {
   auto o = options(1);
-  o.timeout = 1s;  // the stranger's handshake must come within it, also on a loaded machine
+  // The stranger's handshake must come within it, also under ASan on a loaded machine; the
+  // listener stops at the first handshake of another job.
+  o.timeout = 3s;
   Pair a(o);
   auto b = in_background([&] {
     Channels ch({kJob + 1, kSecret});
