@@ -208,6 +208,9 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
   mpi_family_test(mpi-ompi-tuning-remeasured mpi 3 served_path policy MULTILANE_EXPLAIN=1
                   MULTILANE_TUNING=${mpi_tuning} ARGS routes 150
                   EXPECT "MPI_Allreduce of 16 B-32 B of float, sum on 3 ranks on 1 node of 1 site: (MPI library|multilane), measured again: MPI library [0-9.]+ [mun]?s( \\(mean of [0-9]+ calls\\))?, multilane [0-9.]+ [mun]?s")
+  # A long class (1 MiB or more) is rated by its slowest rank, its timed calls started together.
+  mpi_family_test(mpi-ompi-tuning-slowest mpi 3 served_path policy MULTILANE_EXPLAIN=1 ARGS long
+                  EXPECT "MPI_Gather of 1 MiB-2 MiB on 3 ranks on 1 node of 1 site: (MPI library|multilane), (measured|pruned): MPI library [0-9.]+ [mun]?s, multilane [0-9.]+ [mun]?s \\(slowest rank\\)")
   set_tests_properties(mpi-ompi-tuning-explore PROPERTIES FIXTURES_SETUP mpi_tuning_clean)
   set_tests_properties(mpi-ompi-tuning-measured PROPERTIES FIXTURES_REQUIRED mpi_tuning_clean
                                                            FIXTURES_SETUP mpi_tuning_file)

@@ -44,17 +44,20 @@ struct Pick {
   bool lasting = true;
 };
 
-std::string times_of(const ClassDecision& d) {
+// The times behind a decision of the class of `key`; a long class's are its slowest rank's.
+std::string times_of(const ClassDecision& d, std::uint64_t key) {
   if (d.mpi_s <= 0 && d.multilane_s <= 0) return "";
   const std::string over =
       d.steady_calls > 0 ? fmt::format(" (mean of {} calls)", d.steady_calls) : "";
-  return fmt::format(": MPI library {}{}, multilane {}", format_duration(d.mpi_s), over,
-                     format_duration(d.multilane_s));
+  const bool measured = d.source != DecisionSource::Model && d.source != DecisionSource::Default;
+  return fmt::format(": MPI library {}{}, multilane {}{}", format_duration(d.mpi_s), over,
+                     format_duration(d.multilane_s),
+                     measured && rates_slowest_rank(key) ? " (slowest rank)" : "");
 }
 
-std::string decision_words(const ClassDecision& d) {
+std::string decision_words(const ClassDecision& d, std::uint64_t key) {
   return fmt::format("{}{}{}", to_string(d.source), d.from_tuning_file ? " (tuning file)" : "",
-                     times_of(d));
+                     times_of(d, key));
 }
 
 // A v-form that multilane serves with "auto" is explained after it ran: what "auto" picks
@@ -216,13 +219,28 @@ Pick pick_blocking(CommState& state, CollectiveCall& c, std::uint64_t key, bool 
           .lasting = false};
 }
 
-void agree_mean(void* context, double* values, int count) {
-  const auto* c = static_cast<const CollectiveCall*>(context);
-  const int code = PMPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, MPI_SUM, c->comm);
+void agree(const CollectiveCall& c, double* values, int count, MPI_Op op) {
+  const int code = PMPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, op, c.comm);
   if (code != MPI_SUCCESS) {
     throw CommunicationError(ErrorKind::internal, "PMPI_Allreduce of the measured times failed");
   }
+}
+
+void agree_mean(void* context, double* values, int count) {
+  const auto* c = static_cast<const CollectiveCall*>(context);
+  agree(*c, values, count, MPI_SUM);
   for (int i = 0; i < count; ++i) values[i] /= c->size;
+}
+
+void agree_slowest(void* context, double* values, int count) {
+  agree(*static_cast<const CollectiveCall*>(context), values, count, MPI_MAX);
+}
+
+// A long class's timed call starts on every rank at once (rates_slowest_rank()).
+void start_together(const CollectiveCall& c) {
+  if (PMPI_Barrier(c.comm) != MPI_SUCCESS) {
+    throw CommunicationError(ErrorKind::internal, "PMPI_Barrier before a measured call failed");
+  }
 }
 
 // A v-form whose sizes are per rank, run by a multilane algorithm that reads only each rank's
@@ -266,7 +284,7 @@ std::string explain_blocking(const Pick& pick, const MeasuredRoutes& routes, std
                        pick.exploring->exploration.most_calls());
   }
   if (const ClassDecision* d = routes.decided(key)) {
-    return fmt::format("{}, {}", describe(CallClass::from_key(key)), decision_words(*d));
+    return fmt::format("{}, {}", describe(CallClass::from_key(key)), decision_words(*d, key));
   }
   return state.policy->choose(query_of(c)).reason;
 }
@@ -288,7 +306,7 @@ void take_decision(const Library& lib, CommState& state, const CollectiveCall& c
     std::fprintf(stderr, "multilane-mpi: %s on %s: %s, %s\n",
                  describe(CallClass::from_key(key)).c_str(), state.placement.words.c_str(),
                  decided.choice == RouteChoice::Mpi ? "MPI library" : "multilane",
-                 decision_words(*entry.decision).c_str());
+                 decision_words(*entry.decision, key).c_str());
   }
 }
 
@@ -343,6 +361,8 @@ int route_and_run(const Library& lib, WrappedCall call, MPI_Comm comm, const Mpi
     }
     // Only an explored call, or one of a steady check, is timed: others cost no clock read.
     const bool timed = pick.exploring || pick.steady;
+    const bool slowest = timed && rates_slowest_rank(key);
+    if (slowest) start_together(c);
     const auto started =
         timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     int code = MPI_SUCCESS;
@@ -359,7 +379,7 @@ int route_and_run(const Library& lib, WrappedCall call, MPI_Comm comm, const Mpi
     if (timed) {
       MeasuredRoutes::Entry& entry = pick.exploring ? *pick.exploring : *pick.steady;
       const double seconds = entry.rating(call, started, std::chrono::steady_clock::now());
-      const Agreement agree{.function = agree_mean, .context = &c};
+      const Agreement agree{.function = slowest ? agree_slowest : agree_mean, .context = &c};
       const std::optional<ClassDecision> decided = pick.exploring
                                                        ? entry.exploration.record(seconds, agree)
                                                        : entry.record_steady(seconds, agree);

@@ -88,7 +88,7 @@ std::optional<ClassDecision> Exploration::record(double seconds, const Agreement
 }
 
 std::optional<ClassDecision> Exploration::decide(const Agreement& agree) {
-  std::vector<double> means;  // over the ranks, of each rank's median
+  std::vector<double> means;  // over the ranks (or their slowest), of each rank's median
   for (const Kept& block : kept_) means.push_back(block.median());
   agree(means.data(), static_cast<int>(means.size()));
   int best = -1;
@@ -250,6 +250,10 @@ std::optional<ClassDecision> MeasuredRoutes::Entry::unfinished() const {
 int block_of_class(std::uint64_t key) {
   const CallClass c = CallClass::from_key(key);
   return sizes_per_rank(c.call) ? kBlockCalls : block_calls(lowest_bytes(c));
+}
+
+bool rates_slowest_rank(std::uint64_t key) {
+  return block_of_class(key) == kBlockCalls;
 }
 
 MeasuredRoutes::Entry& MeasuredRoutes::entry_of(std::uint64_t key) {

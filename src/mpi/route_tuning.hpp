@@ -19,7 +19,7 @@
 //     op = "sum"
 //     route = "multilane"             # "mpi" or "multilane": what the class runs
 //     source = "measured"             # measured, pruned, model or tuning file
-//     mpi_us = 41.2                   # the agreed times behind it (mean over calls and ranks)
+//     mpi_us = 41.2                   # the agreed times (mean over ranks; slowest from 1 MiB)
 //     multilane_us = 18.0
 //
 // Only a placement whose four keys match the run is used; the others are kept for other runs.

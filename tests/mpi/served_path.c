@@ -16,6 +16,8 @@
  * (50) rounds of the blocking calls only, checking every element: enough for the library to
  * decide their classes (tests/mpi.cmake checks what MULTILANE_EXPLAIN says and the tuning
  * file it writes), or with 80, to measure a multilane decision again at its 64th call.
+ * With the argument `long`, it makes 20 rounds of MPI_Gather of 1 MiB blocks (the root going
+ * round), checking every byte at the root: a long class, whose times are its slowest rank's.
  * With the argument `retyped` (the library's own route), a call the library remembers as going
  * to the MPI library (a bcast of one element of an empty datatype: no data) is made again after
  * its datatype is freed and a new one of 8 bytes is made, which MPI may give the same handle:
@@ -77,6 +79,24 @@ static void blocking_calls(int rank, int size, int calls, int check) {
     }
     MLTEST_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
   }
+}
+
+static void long_gathers(int rank, int size) {
+  const long block = 1 << 20;
+  const MlType bytes = mltest_dense(MPI_BYTE, "MPI_BYTE", 1);
+  unsigned char* mine = mltest_alloc((size_t)block);
+  unsigned char* all = mltest_alloc((size_t)block * (size_t)size);
+  for (int round = 0; round < 20; ++round) {
+    const int root = round % size;
+    mltest_fill(mine, &bytes, block, rank, 0, round);
+    MLTEST_CHECK_MPI(
+        MPI_Gather(mine, (int)block, MPI_BYTE, all, (int)block, MPI_BYTE, root, MPI_COMM_WORLD));
+    for (int r = 0; rank == root && r < size; ++r) {
+      mltest_expect(all + (size_t)r * (size_t)block, &bytes, block, r, 0, round, "MPI_Gather");
+    }
+  }
+  free(mine);
+  free(all);
 }
 
 static void served_without_allocation(CountersFunction counters, int rank, int size) {
@@ -230,6 +250,10 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (argc > 1 && strcmp(argv[1], "routes") == 0) {
     blocking_calls(rank, size, argc > 2 ? atoi(argv[2]) : 50, 1);
+    return mltest_finish();
+  }
+  if (argc > 1 && strcmp(argv[1], "long") == 0) {
+    long_gathers(rank, size);
     return mltest_finish();
   }
   CountersFunction counters = NULL;
