@@ -227,7 +227,8 @@ int run_sweep(const VerifyArgs& args) {
     const std::size_t passes = is_uneven(a->collective) ? patterns.size() : 1;
     for (std::size_t pass = 0; pass < passes; ++pass) {
       for (const std::uint64_t size : sizes) {
-        for (const int root : roots) {
+        // A collective without a root builds the same schedule for each: one is enough.
+        for (const int root : has_root(a->collective) ? roots : std::vector{roots.front()}) {
           for (const std::uint64_t segment : segments_for(*a, size, segments)) {
             Case c{a, {.root = root, .size = size, .segment = segment}, ""};
             if (is_reduction(a->collective)) c.params.element_size = element;
@@ -353,7 +354,8 @@ Runner setup_verify(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--sizes", args->sizes, "Message sizes, comma-separated (64KiB, 1MiB, ...)")
       ->capture_default_str();
-  app.add_option("--roots", args->roots, "Roots, comma-separated, or all")->capture_default_str();
+  app.add_option("--roots", args->roots,
+                 "Roots, comma-separated, or all (a collective without a root runs with the first)")->capture_default_str();
   app.add_option("--segments", args->segments,
                  "Segment sizes of pipelined algorithms (default: 64KiB, and 7 for sizes up to "
                  "64KiB)");

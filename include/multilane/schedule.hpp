@@ -103,6 +103,11 @@ inline bool is_scan(Collective c) {
 inline bool is_uneven(Collective c) {
   return c >= Collective::Gatherv;
 }
+// Whether the collective has a root; the others' schedules do not depend on BuildParams::root.
+inline bool has_root(Collective c) {
+  return c == Collective::Bcast || c == Collective::Scatter || c == Collective::Gather ||
+         c == Collective::Reduce || c == Collective::Gatherv || c == Collective::Scatterv;
+}
 // The v-forms whose counts no rank holds in full in MPI: a gatherv's and a scatterv's are the
 // root's, and an alltoallv rank holds its own row. An algorithm that reads every rank's counts
 // has them exchanged first (Communicator::irunv_sharing_counts).

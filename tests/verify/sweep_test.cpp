@@ -22,12 +22,12 @@
 //  - finer pipelining (size 1000 in 7-byte segments) and the large size (1048577 = 1 MiB + 1,
 //    odd, in 64 KiB and 4096-byte segments) run for small p with every root, then on a
 //    stride of p with roots 0 and p-1.
-// Under AddressSanitizer (`make test`'s second run) the sweep keeps p up to 17 and every 32nd p
-// (and 130), each on every platform: the sanitizers look for memory errors and undefined
-// behaviour on the builders' and the verifier's code paths, which those shapes reach, and the
-// plain run proves every shape. The whole sweep costs 15x more under the sanitizers (ASan's
-// allocator: the verifier allocates per case), which would make the sanitized suite three times
-// as long as the plain one.
+// Under AddressSanitizer (`make test`'s second run) the sweep is a sample: every root and every
+// platform up to p = 8, then p up to 17 and every 32nd p (and 130) on one platform each in
+// turn. The sanitizers look for memory errors and undefined behaviour on the builders' and the
+// verifier's code paths, which those shapes reach; the plain run proves every shape. The whole
+// sweep costs 15x more under the sanitizers (ASan's allocator and page faults: the verifier
+// allocates per case) and would be most of the sanitized suite's time.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -46,15 +46,18 @@ namespace multilane {
 namespace {
 
 constexpr int kMaxRanks = 130;
-constexpr int kAllRootsUpTo = 17;
+#ifdef __SANITIZE_ADDRESS__
+constexpr bool kSanitized = true;  // a sample of the sweep, see the top
+#else
+constexpr bool kSanitized = false;
+#endif
+constexpr int kAllRootsUpTo = kSanitized ? 8 : 17;
+// Under the sanitizers, p above kSampledUpTo only on kSampledStride (and kMaxRanks).
+constexpr int kSampledUpTo = 17;
+constexpr int kSampledStride = 32;
 constexpr std::uint64_t kLarge = 1048577;
 constexpr int kLargeStride = 8;
 constexpr int kMaxReportedFailures = 5;
-#ifdef __SANITIZE_ADDRESS__
-constexpr int kSanitizedStride = 32;  // above kAllRootsUpTo, see the top
-#else
-constexpr int kSanitizedStride = 1;
-#endif
 
 // ---- platforms with at least kMaxRanks cores; ranks are placed on a prefix ----
 
@@ -173,13 +176,11 @@ std::vector<int> plan_roots(const SizePlan& plan, Collective c, int p);
 
 // Small p and a stride of p run on every platform; every other p on one of them in turn.
 bool on_every_platform(int p) {
-  return p <= kAllRootsUpTo || on_stride(p, kLargeStride);
+  return p <= kAllRootsUpTo || (!kSanitized && on_stride(p, kLargeStride));
 }
 
-bool has_root(Collective collective) {
-  const Collective c = even_form(collective);
-  return c != Collective::Allgather && c != Collective::Alltoall && c != Collective::Allreduce &&
-         c != Collective::ReduceScatter && !is_scan(c);
+bool in_sweep(int p) {
+  return !kSanitized || p <= kSampledUpTo || on_stride(p, kSampledStride);
 }
 
 // Reductions see every element size in turn: a plan's size becomes a whole number of elements
@@ -235,7 +236,7 @@ void for_each_case(const AlgorithmInfo& a, const std::function<void(const SweepC
   for (std::size_t i = 0; i < platforms.size(); ++i) {
     const SweepPlatform& sp = platforms[i];
     for (int p = 1; p <= kMaxRanks; ++p) {
-      if (p > kAllRootsUpTo && !on_stride(p, kSanitizedStride)) continue;
+      if (!in_sweep(p)) continue;
       if (!on_every_platform(p) && p % platforms.size() != i) continue;
       for (const SizePlan& plan : size_plans()) {
         // Non-pipelined algorithms ignore the segment: the plans with the default are enough.
