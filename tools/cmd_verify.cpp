@@ -355,7 +355,8 @@ Runner setup_verify(CLI::App& app) {
   app.add_option("--sizes", args->sizes, "Message sizes, comma-separated (64KiB, 1MiB, ...)")
       ->capture_default_str();
   app.add_option("--roots", args->roots,
-                 "Roots, comma-separated, or all (a collective without a root runs with the first)")->capture_default_str();
+                 "Roots, comma-separated, or all (a collective without a root runs with the first)")
+      ->capture_default_str();
   app.add_option("--segments", args->segments,
                  "Segment sizes of pipelined algorithms (default: 64KiB, and 7 for sizes up to "
                  "64KiB)");
