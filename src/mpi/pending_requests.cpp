@@ -26,8 +26,18 @@ std::map<MPI_Request, PendingCall*> pending;
 // the library has none, not a lock.
 std::atomic<std::size_t> pending_calls{0};
 std::uint64_t next_sequence = 0;
+// A call that one thread completes and another waits for reaches its waiter through the MPI
+// library's generalized request, whose synchronisation is the MPI library's own. complete()
+// adds to this count (release) before PMPI_Grequest_complete, and the waiter's side reads it
+// (acquire: see_completions(), query(), free_call()), so that what the call wrote (the user's
+// buffers, the call's error) happens before the waiter reads it or frees the call in
+// multilane's own terms. ThreadSanitizer, which does not see into the uninstrumented MPI
+// library, relies on it: without it, one MPICH run in about ten reported the waiter's read of
+// a buffer the group runner wrote, or its free of the request's state, as racing.
+std::atomic<std::uint64_t> completions{0};
 
 int query(void* extra_state, MPI_Status* status) {
+  see_completions();
   const auto* call = static_cast<PendingCall*>(extra_state);
   PMPI_Status_set_elements(status, MPI_BYTE, 0);
   PMPI_Status_set_cancelled(status, 0);
@@ -38,6 +48,7 @@ int query(void* extra_state, MPI_Status* status) {
 }
 
 int free_call(void* extra_state) {
+  see_completions();
   delete static_cast<PendingCall*>(extra_state);
   return MPI_SUCCESS;
 }
@@ -104,6 +115,7 @@ void complete(PendingCall& call, const runtime::Outcome& outcome) {
     pending.erase(handle);
     pending_calls.store(pending.size(), std::memory_order_release);
   }
+  completions.fetch_add(1, std::memory_order_release);
   PMPI_Grequest_complete(handle);
 }
 
@@ -157,6 +169,10 @@ void waited_and_completed(PendingCall& call) {
 }
 
 }  // namespace
+
+void see_completions() {
+  completions.load(std::memory_order_acquire);
+}
 
 MPI_Request start_pending(std::unique_ptr<PendingCall> call) {
   MPI_Request handle = MPI_REQUEST_NULL;

@@ -48,6 +48,9 @@ struct PendingCall {
 MPI_Request start_pending(std::unique_ptr<PendingCall> pending);
 // Completes every pending call whose multilane call is done.
 void progress_pending();
+// Orders what every call completed so far wrote before what this thread does next (the
+// wrapped waits and tests call it once PMPI_* returned: pending_requests.cpp says why).
+void see_completions();
 // Waits for every pending call among `requests` (all of them the library's) and completes it.
 void finish_pending(int count, const MPI_Request* requests);
 // How many of `requests` are pending calls of the library.
