@@ -225,10 +225,13 @@ int run_sweep(const VerifyArgs& args) {
   for (const AlgorithmInfo* a : algorithms) {
     // One pass for an even collective, one per pattern for a v-form.
     const std::size_t passes = is_uneven(a->collective) ? patterns.size() : 1;
+    // A collective without a root builds the same schedule for each: one is enough.
+    const std::span<const int> case_roots = has_root(a->collective)
+                                                ? std::span<const int>(roots)
+                                                : std::span<const int>(roots).first(1);
     for (std::size_t pass = 0; pass < passes; ++pass) {
       for (const std::uint64_t size : sizes) {
-        // A collective without a root builds the same schedule for each: one is enough.
-        for (const int root : has_root(a->collective) ? roots : std::vector{roots.front()}) {
+        for (const int root : case_roots) {
           for (const std::uint64_t segment : segments_for(*a, size, segments)) {
             Case c{a, {.root = root, .size = size, .segment = segment}, ""};
             if (is_reduction(a->collective)) c.params.element_size = element;
