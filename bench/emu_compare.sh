@@ -259,7 +259,8 @@ for collective, size, t, best, mine in compared:
           f"{time_text(t)}: {winner} {ratio_text(max(t, mine) / min(t, mine))} faster")
 def library_routes(collective):
     """{size: the route the library's last call of that size took in each run}, from
-    MULTILANE_EXPLAIN: "MPI library" or multilane's algorithm."""
+    MULTILANE_EXPLAIN: "MPI library" or multilane's algorithm. A call that measures a
+    candidate ("measuring ...") is no route: a run that ends exploring took none."""
     function = {"bcast": "MPI_Bcast", "scatter": "MPI_Scatter", "gather": "MPI_Gather",
                 "allreduce": "MPI_Allreduce", "allgatherv": "MPI_Allgatherv blocks up to",
                 "alltoallv": "MPI_Alltoallv"}[collective]
@@ -272,7 +273,7 @@ def library_routes(collective):
         last = {}
         with open(path) as f:
             for m in map(line.search, f):
-                if m:
+                if m and "(measuring " not in m.string:
                     last[int(m.group(1) or -1)] = m.group(3) or "MPI library"
         for size, route in last.items():
             routes.setdefault(size, set()).add(route)
