@@ -135,6 +135,17 @@ void build(const Plan& plan, const std::string& program) {
   start_delay_lines(plan, program);
 }
 
+// The grid's platform with each lane's emulated address, so that the PMPI library given it as
+// MULTILANE_PLATFORM places ranks by lane address (every emulated node shares the host's name)
+// and prices with the shaped rates rather than the veth's nominal speed.
+Platform with_lane_addresses(Platform platform, const Plan& plan) {
+  for (const NodePlan& node : plan.nodes) {
+    std::vector<Lane>& lanes = platform.nodes.at(static_cast<std::size_t>(node.index)).lanes;
+    for (std::size_t l = 0; l < node.lanes.size(); ++l) lanes.at(l).address = node.lanes[l].address;
+  }
+  return platform;
+}
+
 }  // namespace
 }  // namespace emu
 
@@ -147,7 +158,8 @@ void emu_up(const Platform& platform, const EmuOptions& options) {
   claim_state(plan.name);
   try {
     save_plan(plan);
-    write_file_atomically(run_dir(plan.name) + "/platform.toml", platform_to_toml(platform));
+    write_file_atomically(run_dir(plan.name) + "/platform.toml",
+                          platform_to_toml(with_lane_addresses(platform, plan)));
     build(plan, options.delay_line_program.empty() ? own_executable() : options.delay_line_program);
     mark_complete(plan.name);
   } catch (...) {
