@@ -385,6 +385,19 @@ if(TARGET multilane_mpi AND MULTILANE_MPIRUN_OPENMPI)
                    --iterations 1 --check)
   set_tests_properties(mpi-ompi-discovers-the-grid PROPERTIES TIMEOUT 180 LABELS mpi
                        RUN_SERIAL TRUE SKIP_REGULAR_EXPRESSION "skipped: emulated grids need root")
+  # Given the grid's own platform file, the ranks are placed by lane address (every emulated node
+  # has the host's name) and the model prices with the shaped rates: `multilane sim`'s 157 ms
+  # for this gather, where discovery reads the veths' nominal 10 Gbit/s.
+  add_test(NAME mpi-ompi-reads-the-grids-platform-file
+           COMMAND ${CMAKE_COMMAND}
+                   "-DEXPECT_OUTPUT=platform: /run/multilane/mlgrid[0-9]+/platform.toml.*gather of 1048576 bytes, root 0, 8 ranks: chose linear, modelled 156.82 ms"
+                   -P ${MULTILANE_EXPECT} -- ${CMAKE_SOURCE_DIR}/tests/mpi/on_grid.sh
+                   --grid-platform ${CMAKE_BINARY_DIR}
+                   ${CMAKE_SOURCE_DIR}/examples/platforms/two-sites-4x2.toml 8
+                   $<TARGET_FILE:mpi_peer> --collective gather --sizes 1MiB --repetitions 1
+                   --iterations 1 --check)
+  set_tests_properties(mpi-ompi-reads-the-grids-platform-file PROPERTIES TIMEOUT 180 LABELS mpi
+                       RUN_SERIAL TRUE SKIP_REGULAR_EXPRESSION "skipped: emulated grids need root")
   # A rank that cannot set up its multilane job (here a transport setting only it has wrong)
   # tells the others through the address exchange: every rank stops with its reason.
   add_test(NAME mpi-ompi-one-rank-cannot-set-up

@@ -12,8 +12,10 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "emu/names.hpp"
 #include "grid_fixture.hpp"
 #include "multilane/errors.hpp"
+#include "multilane/platform_file.hpp"
 
 namespace multilane::emu::testing {
 namespace {
@@ -76,6 +78,13 @@ TEST_F(Grid, UpBuildsNamespacesAddressesShapingAndTcpBuffers) {
   EXPECT_THAT(status, HasSubstr("lane1 198.18.17.2/20   100 Mbit/s"));
   EXPECT_THAT(status, HasSubstr("tcp buffers 100 KB (fixed)"));
   EXPECT_THAT(std::vector<std::string>(emu_names()), ::testing::Contains(name_));
+
+  // The grid's copy of its platform names each lane's address, for MULTILANE_PLATFORM.
+  const Platform copy = load_platform_file(run_dir(name_) + "/platform.toml");
+  ASSERT_EQ(copy.nodes.size(), 4u);
+  EXPECT_EQ(copy.nodes[3].lanes[1].address, "198.18.17.2");
+  EXPECT_EQ(copy.nodes[3].lanes[1].up_bps, 12.5e6);
+  EXPECT_EQ(copy.nodes[0].lanes[0].address, "198.18.0.1");
 }
 
 TEST_F(Grid, UpTwiceSaysSoAndKeepsTheFirst) {
