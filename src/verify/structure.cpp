@@ -209,7 +209,8 @@ class OpChecker {
     const Range& from = op_->source;
     const bool reads_inside = check_range(from, "reads");  // both checked, both reported
     const bool writes_inside = check_range(to, "writes");
-    if (reads_inside && writes_inside && to.buffer == from.buffer && to.offset < from.end() && from.offset < to.end()) {
+    if (reads_inside && writes_inside && to.buffer == from.buffer && to.offset < from.end() &&
+        from.offset < to.end()) {
       fail(fmt::format("reads {} and writes {}: the ranges overlap", describe_range(from),
                        describe_range(to)));
     }

@@ -42,8 +42,9 @@ std::string check_result(Collective collective, int rank, int ranks, int root, s
                          std::span<const std::uint64_t> counts) {
   for (const ExpectedPiece& piece : expected_result(collective, rank, ranks, root, size, counts)) {
     if (piece.reduced) {
-      const std::string error = check_reduced(reduction, rank, piece.reduced_ranks, piece.origin_offset,
-                                              recv.subspan(piece.offset, piece.length));
+      const std::string error =
+          check_reduced(reduction, rank, piece.reduced_ranks, piece.origin_offset,
+                        recv.subspan(piece.offset, piece.length));
       if (!error.empty()) return error;
       continue;
     }

@@ -33,8 +33,8 @@
 #include <chrono>
 #include <cstdint>
 
-#include "runtime/tcp/stream_progress.hpp"
 #include "runtime/tcp/io_wait.hpp"
+#include "runtime/tcp/stream_progress.hpp"
 
 namespace multilane::runtime {
 
