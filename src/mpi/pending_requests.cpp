@@ -32,8 +32,8 @@ std::uint64_t next_sequence = 0;
 // (acquire: see_completions(), query(), free_call()), so that what the call wrote (the user's
 // buffers, the call's error) happens before the waiter reads it or frees the call in
 // multilane's own terms. ThreadSanitizer, which does not see into the uninstrumented MPI
-// library, relies on it: without it, one MPICH run in about ten reported the waiter's read of
-// a buffer the group runner wrote, or its free of the request's state, as racing.
+// library, relies on it: without it, about one MPICH run in ten reports the waiter's read of a
+// buffer the group runner wrote, or its free of the request's state, as racing.
 std::atomic<std::uint64_t> completions{0};
 
 int query(void* extra_state, MPI_Status* status) {
