@@ -49,9 +49,10 @@ std::string times_of(const ClassDecision& d, std::uint64_t key) {
   if (d.mpi_s <= 0 && d.multilane_s <= 0) return "";
   const std::string over =
       d.steady_calls > 0 ? fmt::format(" (mean of {} calls)", d.steady_calls) : "";
+  const bool on_mpi = d.choice == RouteChoice::Mpi;
   const bool measured = d.source != DecisionSource::Model && d.source != DecisionSource::Default;
-  return fmt::format(": MPI library {}{}, multilane {}{}", format_duration(d.mpi_s), over,
-                     format_duration(d.multilane_s),
+  return fmt::format(": MPI library {}{}, multilane {}{}{}", format_duration(d.mpi_s),
+                     on_mpi ? over : "", format_duration(d.multilane_s), on_mpi ? "" : over,
                      measured && rates_slowest_rank(key) ? " (slowest rank)" : "");
 }
 

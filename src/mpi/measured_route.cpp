@@ -150,7 +150,10 @@ bool MeasuredRoutes::Entry::explores_next_call() {
     next_recheck = first_recheck(*decision);
     while (next_recheck <= decided_calls) next_recheck *= kRecheckGrowth;
   }
-  if (++decided_calls < next_recheck) return false;
+  if (++decided_calls < next_recheck) {
+    if (in_steady_check() && steady_calls <= kSteadySkippedCalls) ++steady_calls;
+    return false;
+  }
   next_recheck *= kRecheckGrowth;
   if (unfinished) {
     --decided_calls;  // this call is the exploration's first
@@ -175,14 +178,21 @@ std::optional<ClassDecision> MeasuredRoutes::Entry::record_steady(double seconds
   // one at once, against 0.41 us in OSU).
   start_steady_window();
   ClassDecision checked = *decision;
+  const bool on_mpi = checked.choice == RouteChoice::Mpi;
+  double& route_s = on_mpi ? checked.mpi_s : checked.multilane_s;
   const auto pooled = checked.steady_calls + kSteadyWindowCalls;
-  const double earlier = static_cast<double>(checked.steady_calls) * checked.mpi_s;
-  checked.mpi_s = (earlier + kSteadyWindowCalls * mean) / static_cast<double>(pooled);
+  const double earlier = static_cast<double>(checked.steady_calls) * route_s;
+  route_s = (earlier + kSteadyWindowCalls * mean) / static_cast<double>(pooled);
   checked.steady_calls = pooled;
-  if (checked.multilane_s > 0 && checked.mpi_s >= kPruneFactor * checked.multilane_s) {
-    checked.choice = RouteChoice::Multilane;
+  const double other_s = on_mpi ? checked.multilane_s : checked.mpi_s;
+  const double bar = on_mpi ? kPruneFactor * other_s : other_s;
+  if (other_s > 0 && route_s >= bar) {
+    // The other route takes the class; its time is a rating, not a steady mean.
+    checked.choice = on_mpi ? RouteChoice::Multilane : RouteChoice::Mpi;
     checked.source = DecisionSource::Remeasured;
-  } else if (pooled >= kSteadyPooledCalls) {
+    checked.steady_calls = 0;
+    if (!on_mpi) checked.algorithm.clear();
+  } else if (pooled >= (on_mpi ? kSteadyPooledCalls : kMultilaneSteadyCalls)) {
     checked.source = DecisionSource::Remeasured;
   }
   return checked;

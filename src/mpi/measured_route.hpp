@@ -163,8 +163,9 @@ struct ClassDecision {
   // (the tuning file's count): its re-measurements come at the 64th, 512th... call counted
   // over the runs, so that a class a run calls a few times is measured again in a later run.
   std::uint64_t calls = 0;
-  // For an MPI library's route in its steady check: the timed calls, over the runs that share
-  // a tuning file, whose mean `mpi_s` is (0: `mpi_s` is the blocks' rating).
+  // A route in its steady check: the timed calls, over the runs that share a tuning file, whose
+  // mean the route's own time is (`mpi_s` on the MPI library's route, `multilane_s` on
+  // multilane's; 0: that time is the blocks' rating).
   std::uint64_t steady_calls = 0;
 };
 
@@ -182,11 +183,29 @@ struct ClassDecision {
 // of 1-25 us in the MPI library's block, 80-400 us OSU averages on that route, 1.3-2.9 us on
 // hier-shm). One window can miss them: OSU's 33 calls a size leave one window a run, and
 // MPICH's scatter of 4 KiB averaged 11.9 us in one and 426 us over OSU's 30 timed calls.
+//
+// A short class decided for multilane by block medians (measured, or measured again by a
+// re-check or by the MPI library's steady check) is checked the same way from the other side:
+// the pooled mean of its windows becomes `multilane_s`, and the class goes back to the MPI
+// library as soon as that is the MPI library's time or more; the check ends there or at
+// kMultilaneSteadyCalls: three windows, which fit in the 64 calls before the route's first
+// re-check (a re-check starts the check afresh). Block medians hide a short route's long tail:
+// OSU's gathers of 1-2 B on 4 ranks of 2 cores rated hier-shm 1.89 us against the MPI
+// library's 2.47 us, and OSU's means were 2.89 us against 2.27 us alone. The MPI library is the
+// route that is never slower than itself, so its rating (a block median, or its own steady
+// mean) is the bar. A long class's calls take milliseconds or more, whose medians and means
+// agree; it is not checked.
 inline constexpr int kSteadySkippedCalls = 4;  // before each window
 inline constexpr int kSteadyWindowCalls = 12;
 inline constexpr std::uint64_t kSteadyPooledCalls = 48;
+inline constexpr std::uint64_t kMultilaneSteadyCalls = 3 * kSteadyWindowCalls;
 inline bool awaits_steady_check(const ClassDecision& d) {
   return d.choice == RouteChoice::Mpi && d.source == DecisionSource::Measured;
+}
+inline bool awaits_multilane_steady_check(const ClassDecision& d, int block) {
+  return d.choice == RouteChoice::Multilane && block == kShortBlockCalls &&
+         (d.source == DecisionSource::Measured || d.source == DecisionSource::Remeasured) &&
+         d.steady_calls < kMultilaneSteadyCalls;
 }
 
 // Whether an exploring run keeps the decision for the rest of the run: a route to the MPI
@@ -298,10 +317,15 @@ class MeasuredRoutes {
     // Unfinished decision whose count falls on this call is dropped: the class is undecided
     // again, and its exploration starts from the beginning.
     bool explores_next_call();
+    // Whether the decided route is in its steady check (either route's).
+    bool in_steady_check() const {
+      return decision && !rechecking &&
+             (awaits_steady_check(*decision) || awaits_multilane_steady_check(*decision, block));
+    }
     // Whether the call that explores_next_call() did not explore is timed for the steady check:
     // from the last skipped one, whose end starts a barrier's first interval.
     bool times_decided_call() const {
-      return decision && awaits_steady_check(*decision) && steady_calls >= kSteadySkippedCalls;
+      return in_steady_check() && steady_calls >= kSteadySkippedCalls;
     }
     // Records this rank's time of a call times_decided_call() named; at a window's end agrees
     // with the other ranks (collective) and returns the decision with the window pooled, for

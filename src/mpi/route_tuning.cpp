@@ -153,7 +153,7 @@ std::string format_class(std::uint64_t key, const ClassDecision& d) {
       d.calls > 0) {
     text += fmt::format("  calls = {}\n", d.calls);
   }
-  if (d.choice == RouteChoice::Mpi && d.steady_calls > 0) {
+  if (d.steady_calls > 0) {
     text += fmt::format("  steady_calls = {}\n", d.steady_calls);
   }
   return text;
