@@ -138,10 +138,14 @@ std::uint64_t first_recheck(const ClassDecision& d) {
   return static_cast<std::uint64_t>(std::ceil(static_cast<double>(kFirstRecheck) * slower));
 }
 
+void MeasuredRoutes::Entry::count_decided_call() {
+  if (in_steady_check() && steady_calls <= kSteadySkippedCalls) ++steady_calls;  // then all count
+}
+
 bool MeasuredRoutes::Entry::explores_next_call() {
   if (!decision || rechecking) return true;
   if (awaits_steady_check(*decision)) {
-    if (steady_calls <= kSteadySkippedCalls) ++steady_calls;  // past that, every call counts
+    count_decided_call();
     return false;
   }
   if (kept_for_the_run(*decision)) return false;
@@ -151,7 +155,7 @@ bool MeasuredRoutes::Entry::explores_next_call() {
     while (next_recheck <= decided_calls) next_recheck *= kRecheckGrowth;
   }
   if (++decided_calls < next_recheck) {
-    if (in_steady_check() && steady_calls <= kSteadySkippedCalls) ++steady_calls;
+    count_decided_call();
     return false;
   }
   next_recheck *= kRecheckGrowth;
@@ -187,7 +191,8 @@ std::optional<ClassDecision> MeasuredRoutes::Entry::record_steady(double seconds
   const double other_s = on_mpi ? checked.multilane_s : checked.mpi_s;
   const double bar = on_mpi ? kPruneFactor * other_s : other_s;
   if (other_s > 0 && route_s >= bar) {
-    // The other route takes the class; its time is a rating, not a steady mean.
+    // The other route takes the class; steady_calls counts only the calls behind the route's
+    // own time, and the new route's has none.
     checked.choice = on_mpi ? RouteChoice::Multilane : RouteChoice::Mpi;
     checked.source = DecisionSource::Remeasured;
     checked.steady_calls = 0;

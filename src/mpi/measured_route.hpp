@@ -322,6 +322,8 @@ class MeasuredRoutes {
       return decision && !rechecking &&
              (awaits_steady_check(*decision) || awaits_multilane_steady_check(*decision, block));
     }
+    // In a steady check, counts a decided call towards the calls that open its next window.
+    void count_decided_call();
     // Whether the call that explores_next_call() did not explore is timed for the steady check:
     // from the last skipped one, whose end starts a barrier's first interval.
     bool times_decided_call() const {
