@@ -89,6 +89,16 @@ while [ $# -gt 0 ]; do
   esac
   shift 2
 done
+for collective in $(echo "$collectives" | tr , ' '); do
+  case $collective in
+    bcast | scatter | gather | allreduce | allgatherv | alltoallv) ;;
+    *)
+      echo "emu_compare.sh: --collectives: unknown collective '$collective' (allowed: bcast," \
+        "scatter, gather, allreduce, allgatherv, alltoallv)" >&2
+      exit 2
+      ;;
+  esac
+done
 case $build in /*) ;; *) build=$here/$build ;; esac
 case $plot in /* | '') ;; *) plot=$(pwd)/$plot ;; esac
 multilane=$build/multilane
